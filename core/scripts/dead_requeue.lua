@@ -1,0 +1,40 @@
+-- crawlq script: dead_requeue
+-- protocol: 1
+-- KEYS: the 12 queue keys (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,
+--       oldest first), then for mode 'ids' the ids to requeue
+-- reply: {requeued, remaining_dead, flag1, flag2, ...}; flags (mode 'ids' only) are 1 when the
+--        id was a dead letter and is queued again, 0 when it was not found
+-- A requeued item starts over: attempt 0, last_error kept for reference, back of its lane.
+
+local ids
+if ARGV[3] == 'all' then
+  ids = redis.call('ZRANGE', K_DEAD, 0, tonumber(ARGV[4]) - 1)
+else
+  ids = {}
+  for i = 5, #ARGV do
+    ids[#ids + 1] = ARGV[i]
+  end
+end
+local flags, requeued = {}, 0
+for i, id in ipairs(ids) do
+  local rec = redis.call('HGET', K_DEADREC, id)
+  if rec then
+    redis.call('HDEL', K_DEADREC, id)
+    redis.call('ZREM', K_DEAD, id)
+    enqueue_ready(rec_rebuild(rec, NOW, 0, nil), false)
+    requeued = requeued + 1
+    flags[i] = 1
+  else
+    flags[i] = 0
+  end
+end
+counter('requeued_total', requeued)
+wake(requeued)
+local out = { requeued, redis.call('ZCARD', K_DEAD) }
+if ARGV[3] ~= 'all' then
+  for i = 1, #flags do
+    out[#out + 1] = flags[i]
+  end
+end
+return out

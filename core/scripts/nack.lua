@@ -1,0 +1,81 @@
+-- crawlq script: nack
+-- protocol: 1
+-- KEYS: the 12 queue keys (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
+--       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
+--       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 6 fields per lease:
+--       token, retry (0/1), delay ms (-1 = backoff policy), reason (a JSON string literal,
+--       '' keeps the stored last_error), rate limited (0/1), random number in [0, 1) for jitter
+-- reply: {'retried'|'dead'|'lost', ...} one per lease; 'lost': the token is not live and
+--        nothing changed
+-- A failed attempt counts against max attempts; a rate-limited nack does not (the host was
+-- busy, not the item) but doubles the host's adaptive extra delay (from the step, up to the
+-- max) and holds the host back for its full delay from now.
+
+local max_attempts, kind = tonumber(ARGV[3]), ARGV[4]
+local base, cap, jitter = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local default_delay, step, adaptive_max = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local n = tonumber(ARGV[11])
+
+local function backoff(failures, random)
+  local d = base
+  if kind == 'exponential' then
+    d = base * 2 ^ (failures - 1)
+  end
+  if d > cap then
+    d = cap
+  end
+  return math.floor(d * (1 - jitter * random))
+end
+
+local out, immediate, retried, died = {}, 0, 0, 0
+for i = 0, n - 1 do
+  local a = 12 + i * 6
+  local token, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
+  local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
+  local rec = redis.call('HGET', K_LEASES, token)
+  if not rec then
+    out[i + 1] = 'lost'
+  else
+    redis.call('HDEL', K_LEASES, token)
+    redis.call('ZREM', K_LEASED, token)
+    local id, _, host, _, attempt = rec_head(rec)
+    local failures = attempt
+    if not rate_limited then
+      failures = attempt + 1
+    end
+    local fresh = rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil)
+
+    if rate_limited then
+      local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0')
+      extra = math.min(math.max(extra * 2, step), adaptive_max)
+      redis.call('HSET', K_ADAPTIVE, host, int(extra))
+      local hold = host_delay(host, default_delay, true, true)
+      redis.call('ZREM', K_READY, host)
+      redis.call('ZADD', K_WAIT, 'GT', NOW + hold, host)
+    end
+
+    if not retry or failures >= max_attempts then
+      to_dead(id, fresh)
+      died = died + 1
+      out[i + 1] = 'dead'
+    else
+      local d = explicit
+      if d < 0 then
+        d = rate_limited and 0 or backoff(failures, random)
+      end
+      if d > 0 then
+        redis.call('ZADD', K_DELAYED, NOW + d, fresh)
+      else
+        enqueue_ready(fresh, false)
+        immediate = immediate + 1
+      end
+      retried = retried + 1
+      out[i + 1] = 'retried'
+    end
+  end
+end
+counter('nacked_total', retried + died)
+counter('retried_total', retried)
+wake(immediate)
+return out

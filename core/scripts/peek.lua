@@ -1,0 +1,20 @@
+-- crawlq script: peek
+-- protocol: 1
+-- KEYS: the 12 queue keys (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 limit
+-- reply: {record1, record2, ...}: the head of each leasable host in the order lease would take
+--        them (one per host), without leasing anything. Read-only: delayed items and held-back
+--        hosts that became due are only promoted by lease.
+
+local limit = tonumber(ARGV[3])
+local out = {}
+if limit <= 0 then
+  return out
+end
+for _, host in ipairs(redis.call('ZRANGE', K_READY, 0, limit - 1)) do
+  local top = redis.call('ZRANGE', hp_key(host), 0, 0)[1]
+  if top then
+    out[#out + 1] = redis.call('LINDEX', lane_key(host, top), 0)
+  end
+end
+return out

@@ -1,0 +1,511 @@
+//! Queue options: their defaults, validation, and their names in each language style.
+//!
+//! Python and PHP spell options in snake_case with durations in seconds; JavaScript in
+//! camelCase with durations in milliseconds (`leaseTtlMs`). The table lives here once, so an
+//! unknown or mistyped option is the same error everywhere.
+
+use crate::error::{Error, Result};
+use crate::normalize::HostKeyMode;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Naming and unit convention of a binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// snake_case names, durations and timestamps in seconds (Python, PHP).
+    Snake,
+    /// camelCase names, durations (suffix `Ms`) and timestamps in milliseconds (JavaScript).
+    Camel,
+}
+
+/// How a retried item waits before it is leasable again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackoffKind {
+    /// Always `base`.
+    Fixed,
+    /// `base * 2^(failures - 1)`, capped at `max`.
+    Exponential,
+}
+
+/// Retry delay policy used by nack when no explicit delay is given.
+///
+/// ```
+/// use crawlq::config::{Backoff, BackoffKind};
+/// use std::time::Duration;
+/// let b = Backoff { kind: BackoffKind::Exponential, base: Duration::from_secs(1),
+///                   max: Duration::from_secs(60), jitter: 0.0 };
+/// assert_eq!(b.delay(3, 0.0), Duration::from_secs(4));
+/// assert_eq!(b.delay(10, 0.0), Duration::from_secs(60));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    pub kind: BackoffKind,
+    pub base: Duration,
+    pub max: Duration,
+    /// Fraction (0..=1) of the delay that is randomly taken off, so retries of many items
+    /// spread out.
+    pub jitter: f64,
+}
+
+impl Backoff {
+    /// The delay after `failures` failed attempts with a random number `random` in `[0, 1)`.
+    /// The nack script computes the same; this mirror documents and tests the formula.
+    pub fn delay(&self, failures: u32, random: f64) -> Duration {
+        let base = self.base.as_millis() as f64;
+        let mut d = match self.kind {
+            BackoffKind::Fixed => base,
+            BackoffKind::Exponential => base * 2f64.powi(failures.saturating_sub(1) as i32),
+        };
+        d = d.min(self.max.as_millis() as f64);
+        Duration::from_millis((d * (1.0 - self.jitter * random)).floor() as u64)
+    }
+}
+
+/// Options of a queue handle. Workers sharing a queue should use the same values: politeness
+/// and retry decisions are taken with the options of the worker that makes them.
+///
+/// ```
+/// use crawlq::config::{Config, Style};
+/// let opts = serde_json::json!({"lease_ttl": 30, "max_attempts": 5});
+/// let config = Config::from_options(opts.as_object().unwrap(), Style::Snake).unwrap();
+/// assert_eq!(config.lease_ttl.as_secs(), 30);
+/// let err = Config::from_options(serde_json::json!({"lease_tll": 1}).as_object().unwrap(), Style::Snake);
+/// assert!(err.unwrap_err().to_string().contains("did you mean \"lease_ttl\""));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// How long a lease lasts before it may be reclaimed (default 120 s).
+    pub lease_ttl: Duration,
+    /// Deliveries before an item goes to dead letters (default 3).
+    pub max_attempts: u32,
+    /// Retry delay after a failed attempt (default exponential from 1 s, at most 300 s,
+    /// jitter 0.1).
+    pub backoff: Backoff,
+    /// Default politeness delay between two leases of one host (default 0: plain priority
+    /// FIFO). Per-host overrides set with `set_host_delay` are stored in Redis.
+    pub host_delay: Duration,
+    /// What a politeness key is: the host (default) or its registrable domain.
+    pub host_key: HostKeyMode,
+    /// Prefix of every key (default `crawlq`).
+    pub key_prefix: String,
+    /// Time allowed to establish a connection (default 5 s).
+    pub connect_timeout: Duration,
+    /// Time allowed for one command's reply (default 10 s). Blocking waits add their own wait.
+    pub command_timeout: Duration,
+    /// Largest serialized payload per item (default 16 KiB).
+    pub max_payload_bytes: usize,
+    /// Items per seed round trip (default 1000).
+    pub seed_batch: usize,
+    /// Expired leases reclaimed at most per lease call (default 100).
+    pub reclaim_batch: usize,
+    /// First extra delay a rate-limited nack adds to its host (default 1 s); each further one
+    /// doubles it.
+    pub adaptive_delay_step: Duration,
+    /// Cap of the adaptive extra delay (default 60 s).
+    pub adaptive_delay_max: Duration,
+    /// PEM file of the CA that signed the server's certificate, for `rediss://` with a private
+    /// CA (default: the system's trust store).
+    pub tls_ca_file: Option<String>,
+    /// Test only: use this fixed time (ms since epoch) instead of the Redis server's clock.
+    pub fixed_clock_ms: Option<i64>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            lease_ttl: Duration::from_secs(120),
+            max_attempts: 3,
+            backoff: Backoff {
+                kind: BackoffKind::Exponential,
+                base: Duration::from_secs(1),
+                max: Duration::from_secs(300),
+                jitter: 0.1,
+            },
+            host_delay: Duration::ZERO,
+            host_key: HostKeyMode::Host,
+            key_prefix: "crawlq".into(),
+            connect_timeout: Duration::from_secs(5),
+            command_timeout: Duration::from_secs(10),
+            max_payload_bytes: 16 * 1024,
+            seed_batch: 1000,
+            reclaim_batch: 100,
+            adaptive_delay_step: Duration::from_secs(1),
+            adaptive_delay_max: Duration::from_secs(60),
+            tls_ca_file: None,
+            fixed_clock_ms: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Duration,
+    Count { min: u64, max: u64 },
+    Fraction,
+    Choice(&'static [&'static str]),
+    Text,
+    Timestamp,
+}
+
+struct Spec {
+    snake: &'static str,
+    camel: &'static str,
+    kind: Kind,
+}
+
+const SPECS: &[Spec] = &[
+    Spec {
+        snake: "lease_ttl",
+        camel: "leaseTtlMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "max_attempts",
+        camel: "maxAttempts",
+        kind: Kind::Count {
+            min: 1,
+            max: 1_000_000,
+        },
+    },
+    Spec {
+        snake: "backoff",
+        camel: "backoff",
+        kind: Kind::Choice(&["fixed", "exponential"]),
+    },
+    Spec {
+        snake: "backoff_base",
+        camel: "backoffBaseMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "backoff_max",
+        camel: "backoffMaxMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "backoff_jitter",
+        camel: "backoffJitter",
+        kind: Kind::Fraction,
+    },
+    Spec {
+        snake: "host_delay",
+        camel: "hostDelayMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "host_key",
+        camel: "hostKey",
+        kind: Kind::Choice(&["host", "domain"]),
+    },
+    Spec {
+        snake: "key_prefix",
+        camel: "keyPrefix",
+        kind: Kind::Text,
+    },
+    Spec {
+        snake: "connect_timeout",
+        camel: "connectTimeoutMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "command_timeout",
+        camel: "commandTimeoutMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "max_payload_bytes",
+        camel: "maxPayloadBytes",
+        kind: Kind::Count {
+            min: 0,
+            max: 512 * 1024 * 1024,
+        },
+    },
+    Spec {
+        snake: "seed_batch",
+        camel: "seedBatch",
+        kind: Kind::Count {
+            min: 1,
+            max: 10_000,
+        },
+    },
+    Spec {
+        snake: "reclaim_batch",
+        camel: "reclaimBatch",
+        kind: Kind::Count {
+            min: 1,
+            max: 10_000,
+        },
+    },
+    Spec {
+        snake: "adaptive_delay_step",
+        camel: "adaptiveDelayStepMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "adaptive_delay_max",
+        camel: "adaptiveDelayMaxMs",
+        kind: Kind::Duration,
+    },
+    Spec {
+        snake: "tls_ca_file",
+        camel: "tlsCaFile",
+        kind: Kind::Text,
+    },
+    Spec {
+        snake: "fixed_clock",
+        camel: "fixedClock",
+        kind: Kind::Timestamp,
+    },
+];
+
+/// A parsed option value.
+enum Parsed {
+    Duration(Duration),
+    Count(u64),
+    Fraction(f64),
+    Text(String),
+    Timestamp(i64),
+}
+
+impl Config {
+    /// Parse an options object spelled in `style`. `null` values keep the default; unknown
+    /// names, wrong types and out-of-range values are [`Error::Config`].
+    pub fn from_options(options: &Map<String, Value>, style: Style) -> Result<Config> {
+        let mut config = Config::default();
+        for (name, value) in options {
+            if value.is_null() {
+                continue;
+            }
+            let spec = SPECS
+                .iter()
+                .find(|s| name_in(s, style) == name)
+                .ok_or_else(|| unknown_option(name, style))?;
+            let parsed = parse_value(spec, value, style)?;
+            config.apply(spec.snake, parsed);
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn apply(&mut self, snake: &str, value: Parsed) {
+        match (snake, value) {
+            ("lease_ttl", Parsed::Duration(d)) => self.lease_ttl = d,
+            ("max_attempts", Parsed::Count(n)) => self.max_attempts = n as u32,
+            ("backoff", Parsed::Text(k)) => {
+                self.backoff.kind = if k == "fixed" {
+                    BackoffKind::Fixed
+                } else {
+                    BackoffKind::Exponential
+                }
+            }
+            ("backoff_base", Parsed::Duration(d)) => self.backoff.base = d,
+            ("backoff_max", Parsed::Duration(d)) => self.backoff.max = d,
+            ("backoff_jitter", Parsed::Fraction(f)) => self.backoff.jitter = f,
+            ("host_delay", Parsed::Duration(d)) => self.host_delay = d,
+            ("host_key", Parsed::Text(k)) => {
+                self.host_key = if k == "domain" {
+                    HostKeyMode::Domain
+                } else {
+                    HostKeyMode::Host
+                }
+            }
+            ("key_prefix", Parsed::Text(p)) => self.key_prefix = p,
+            ("connect_timeout", Parsed::Duration(d)) => self.connect_timeout = d,
+            ("command_timeout", Parsed::Duration(d)) => self.command_timeout = d,
+            ("max_payload_bytes", Parsed::Count(n)) => self.max_payload_bytes = n as usize,
+            ("seed_batch", Parsed::Count(n)) => self.seed_batch = n as usize,
+            ("reclaim_batch", Parsed::Count(n)) => self.reclaim_batch = n as usize,
+            ("adaptive_delay_step", Parsed::Duration(d)) => self.adaptive_delay_step = d,
+            ("adaptive_delay_max", Parsed::Duration(d)) => self.adaptive_delay_max = d,
+            ("tls_ca_file", Parsed::Text(p)) => self.tls_ca_file = Some(p),
+            ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
+            (name, _) => unreachable!("option {name} parsed to the wrong kind"),
+        }
+    }
+
+    /// Check cross-field and range rules (also run by [`Config::from_options`]).
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Config(m));
+        if self.lease_ttl < Duration::from_millis(1) {
+            return bad("lease_ttl must be at least 1 ms".into());
+        }
+        if self.max_attempts == 0 {
+            return bad("max_attempts must be at least 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.backoff.jitter) {
+            return bad(format!(
+                "backoff_jitter must be within 0..=1, got {}",
+                self.backoff.jitter
+            ));
+        }
+        if self.backoff.max < self.backoff.base {
+            return bad("backoff_max must not be smaller than backoff_base".into());
+        }
+        if self.adaptive_delay_max < self.adaptive_delay_step {
+            return bad("adaptive_delay_max must not be smaller than adaptive_delay_step".into());
+        }
+        if self.command_timeout.is_zero() || self.connect_timeout.is_zero() {
+            return bad("connect_timeout and command_timeout must be positive".into());
+        }
+        if !(1..=10_000).contains(&self.seed_batch) || !(1..=10_000).contains(&self.reclaim_batch) {
+            return bad("seed_batch and reclaim_batch must be within 1..=10000".into());
+        }
+        crate::keys::Keys::new(&self.key_prefix, "q")?;
+        Ok(())
+    }
+
+    /// Every option name in `style`, in documentation order.
+    pub fn option_names(style: Style) -> Vec<&'static str> {
+        SPECS.iter().map(|s| name_in(s, style)).collect()
+    }
+}
+
+fn name_in(spec: &Spec, style: Style) -> &'static str {
+    match style {
+        Style::Snake => spec.snake,
+        Style::Camel => spec.camel,
+    }
+}
+
+fn unknown_option(name: &str, style: Style) -> Error {
+    let known = Config::option_names(style);
+    let closest = known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    match closest {
+        Some((_, k)) => Error::Config(format!("unknown option {name:?}; did you mean {k:?}?")),
+        None => Error::Config(format!(
+            "unknown option {name:?}; known options: {}",
+            known.join(", ")
+        )),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(cur)
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn parse_value(spec: &Spec, value: &Value, style: Style) -> Result<Parsed> {
+    let name = name_in(spec, style);
+    let err = |what: &str| Error::Config(format!("option {name:?} must be {what}, got {value}"));
+    match spec.kind {
+        Kind::Duration => duration_from_value(value, style)
+            .map(Parsed::Duration)
+            .ok_or_else(|| err(duration_hint(style))),
+        Kind::Count { min, max } => match value.as_u64() {
+            Some(n) if (min..=max).contains(&n) => Ok(Parsed::Count(n)),
+            _ => Err(err(&format!("an integer within {min}..={max}"))),
+        },
+        Kind::Fraction => match value.as_f64() {
+            Some(f) if (0.0..=1.0).contains(&f) => Ok(Parsed::Fraction(f)),
+            _ => Err(err("a number within 0..=1")),
+        },
+        Kind::Choice(choices) => match value.as_str() {
+            Some(s) if choices.contains(&s) => Ok(Parsed::Text(s.to_string())),
+            _ => Err(err(&format!("one of {choices:?}"))),
+        },
+        Kind::Text => value
+            .as_str()
+            .map(|s| Parsed::Text(s.to_string()))
+            .ok_or_else(|| err("a string")),
+        Kind::Timestamp => timestamp_from_value(value, style)
+            .map(Parsed::Timestamp)
+            .ok_or_else(|| err("a timestamp")),
+    }
+}
+
+/// A non-negative duration in the style's unit (seconds or milliseconds).
+///
+/// ```
+/// use crawlq::config::{duration_from_value, Style};
+/// assert_eq!(duration_from_value(&serde_json::json!(1.5), Style::Snake).unwrap().as_millis(), 1500);
+/// assert_eq!(duration_from_value(&serde_json::json!(250), Style::Camel).unwrap().as_millis(), 250);
+/// assert!(duration_from_value(&serde_json::json!(-1), Style::Snake).is_none());
+/// ```
+pub fn duration_from_value(value: &Value, style: Style) -> Option<Duration> {
+    let n = value.as_f64()?;
+    let ms = match style {
+        Style::Snake => n * 1000.0,
+        Style::Camel => n,
+    };
+    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then(|| Duration::from_millis(ms.round() as u64))
+}
+
+/// What a duration must look like in `style`, for error messages.
+pub fn duration_hint(style: Style) -> &'static str {
+    match style {
+        Style::Snake => "a non-negative number of seconds",
+        Style::Camel => "a non-negative number of milliseconds",
+    }
+}
+
+/// A timestamp (since the Unix epoch) in the style's unit, as milliseconds.
+pub fn timestamp_from_value(value: &Value, style: Style) -> Option<i64> {
+    let n = value.as_f64()?;
+    let ms = match style {
+        Style::Snake => n * 1000.0,
+        Style::Camel => n,
+    };
+    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then(|| ms.round() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value, style: Style) -> Result<Config> {
+        Config::from_options(v.as_object().unwrap(), style)
+    }
+
+    #[test]
+    fn both_styles_reach_the_same_config() {
+        let a = parse(
+            json!({"lease_ttl": 2.5, "host_delay": 0.25, "backoff": "fixed"}),
+            Style::Snake,
+        )
+        .unwrap();
+        let b = parse(
+            json!({"leaseTtlMs": 2500, "hostDelayMs": 250, "backoff": "fixed"}),
+            Style::Camel,
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.lease_ttl, Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn bad_options_are_config_errors() {
+        for (v, style) in [
+            (json!({"leaseTtlMs": 5}), Style::Snake),
+            (json!({"lease_ttl": "5"}), Style::Snake),
+            (json!({"max_attempts": 0}), Style::Snake),
+            (json!({"backoffJitter": 2}), Style::Camel),
+            (json!({"hostKey": "tld"}), Style::Camel),
+            (json!({"key_prefix": "a{b"}), Style::Snake),
+            (json!({"backoff_base": 10, "backoff_max": 1}), Style::Snake),
+        ] {
+            assert!(
+                matches!(parse(v.clone(), style), Err(Error::Config(_))),
+                "{v}"
+            );
+        }
+    }
+}

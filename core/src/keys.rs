@@ -1,0 +1,91 @@
+//! Key layout of a queue. Every key carries the hash tag `{<queue>}` so a queue lives in one
+//! Redis Cluster slot; the scripts build per-host and seen-bucket keys from [`Keys::base`].
+
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+/// Names of the fixed keys, in the order every script receives them as `KEYS`.
+pub const FIXED_KEYS: [&str; 12] = [
+    "meta",
+    "ready",
+    "wait",
+    "heads",
+    "delayed",
+    "leased",
+    "leases",
+    "dead",
+    "deadrec",
+    "hostdelay",
+    "adaptive",
+    "wake",
+];
+
+/// The keys of one queue.
+///
+/// ```
+/// let keys = crawlq::keys::Keys::new("crawlq", "jobs").unwrap();
+/// assert_eq!(keys.base(), "crawlq:{jobs}");
+/// assert_eq!(keys.fixed()[0], "crawlq:{jobs}:meta");
+/// assert_eq!(keys.lane("example.com", 0), "crawlq:{jobs}:l:0:example.com");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Keys {
+    base: String,
+    fixed: Arc<[String]>,
+}
+
+impl Keys {
+    /// Validate the prefix and queue name and build the key set.
+    pub fn new(prefix: &str, queue: &str) -> Result<Keys> {
+        if queue.is_empty() || queue.len() > 200 {
+            return Err(Error::Config(format!(
+                "queue name must be 1..=200 bytes, got {}",
+                queue.len()
+            )));
+        }
+        for (what, s) in [("queue name", queue), ("key_prefix", prefix)] {
+            if s.contains(['{', '}']) || s.chars().any(char::is_control) {
+                return Err(Error::Config(format!(
+                    "{what} {s:?} must not contain braces or control characters"
+                )));
+            }
+        }
+        let base = if prefix.is_empty() {
+            format!("{{{queue}}}")
+        } else {
+            format!("{prefix}:{{{queue}}}")
+        };
+        let fixed = FIXED_KEYS.iter().map(|k| format!("{base}:{k}")).collect();
+        Ok(Keys { base, fixed })
+    }
+
+    /// `<prefix>:{<queue>}`: the start of every key of the queue.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The fixed keys, in [`FIXED_KEYS`] order (cheap to clone).
+    pub fn fixed(&self) -> &Arc<[String]> {
+        &self.fixed
+    }
+
+    /// The list key `wake`, on which blocked lease calls wait.
+    pub fn wake(&self) -> &str {
+        &self.fixed[11]
+    }
+
+    /// The ready lane of one host at one priority.
+    pub fn lane(&self, host: &str, priority: i16) -> String {
+        format!("{}:l:{priority}:{host}", self.base)
+    }
+
+    /// The set of priorities with a non-empty lane for one host.
+    pub fn host_priorities(&self, host: &str) -> String {
+        format!("{}:hp:{host}", self.base)
+    }
+
+    /// One bucket of the seen set.
+    pub fn seen_bucket(&self, level: u32, bucket: u64) -> String {
+        format!("{}:s:{level}:{bucket}", self.base)
+    }
+}

@@ -1,0 +1,307 @@
+//! The values operations take and return.
+
+use crate::error::InvalidReason;
+use serde_json::Value;
+use std::time::Duration;
+
+/// One item to seed: a URL or a bare host, with optional per-item overrides of the batch's
+/// [`SeedOptions`].
+///
+/// ```
+/// let item = crawlq::SeedItem::from("https://example.com/")
+///     .with_priority(5)
+///     .with_payload(serde_json::json!({"depth": 1}));
+/// assert_eq!(item.priority, Some(5));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeedItem {
+    pub input: String,
+    pub priority: Option<i64>,
+    pub delay: Option<Duration>,
+    pub payload: Option<Value>,
+    pub force: Option<bool>,
+}
+
+impl SeedItem {
+    pub fn with_priority(mut self, priority: i64) -> SeedItem {
+        self.priority = Some(priority);
+        self
+    }
+    pub fn with_delay(mut self, delay: Duration) -> SeedItem {
+        self.delay = Some(delay);
+        self
+    }
+    pub fn with_payload(mut self, payload: Value) -> SeedItem {
+        self.payload = Some(payload);
+        self
+    }
+    pub fn with_force(mut self, force: bool) -> SeedItem {
+        self.force = Some(force);
+        self
+    }
+}
+
+impl From<&str> for SeedItem {
+    fn from(input: &str) -> SeedItem {
+        SeedItem {
+            input: input.to_string(),
+            ..SeedItem::default()
+        }
+    }
+}
+
+impl From<String> for SeedItem {
+    fn from(input: String) -> SeedItem {
+        SeedItem {
+            input,
+            ..SeedItem::default()
+        }
+    }
+}
+
+/// Batch-wide seed options; each [`SeedItem`] may override them.
+///
+/// ```
+/// let opts = crawlq::SeedOptions { priority: 10, ..Default::default() };
+/// assert!(!opts.force);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeedOptions {
+    /// Higher is leased first; within `-32768..=32767`.
+    pub priority: i64,
+    /// Not leasable before this much time has passed.
+    pub delay: Duration,
+    /// JSON payload stored with every item of the batch (unless an item has its own).
+    pub payload: Option<Value>,
+    /// Queue even if the item was seen before (the seen set is left as it is).
+    pub force: bool,
+}
+
+/// An item that was refused, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidInput {
+    /// Position in the seeded batch (0-based).
+    pub index: usize,
+    pub input: String,
+    pub reason: InvalidReason,
+}
+
+/// What a seed call did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeedReport {
+    /// Items queued (including ones queued again by `force`).
+    pub added: u64,
+    /// Items not queued because they were seen before (in this batch or the queue's past).
+    pub duplicates: u64,
+    /// Items refused, with their index, input and reason.
+    pub invalid: Vec<InvalidInput>,
+}
+
+impl SeedReport {
+    /// Fold the report of a later part of the same batch into this one.
+    pub fn merge(&mut self, other: SeedReport) {
+        self.added += other.added;
+        self.duplicates += other.duplicates;
+        self.invalid.extend(other.invalid);
+    }
+}
+
+/// Progress of a long seed call, reported after each round trip.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SeedProgress {
+    pub done: usize,
+    pub total: usize,
+    pub added: u64,
+    pub duplicates: u64,
+    pub invalid: usize,
+}
+
+/// A leased item. Hold on to it: ack, nack, extend and release take it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lease {
+    pub id: String,
+    /// The canonical URL, or `None` for a host item.
+    pub url: Option<String>,
+    /// The host key the item is scheduled under.
+    pub host: String,
+    pub payload: Option<Value>,
+    pub priority: i16,
+    /// 1 on the first delivery, 2 on the first retry, ...
+    pub attempt: u32,
+    /// Fencing token: unique per lease, increasing. A call with a token that is no longer live
+    /// changes nothing.
+    pub token: u64,
+    /// Server time of the lease, ms since epoch.
+    pub leased_at_ms: i64,
+    /// When the lease may be reclaimed, ms since epoch (server clock).
+    pub expires_at_ms: i64,
+    /// When the item was last queued, ms since epoch.
+    pub enqueued_at_ms: i64,
+    /// Why the previous attempt failed, if one did.
+    pub last_error: Option<String>,
+}
+
+impl Lease {
+    /// What ack, nack, extend and release need to find the lease.
+    pub fn handle(&self) -> LeaseHandle {
+        LeaseHandle {
+            token: self.token,
+            host: self.host.clone(),
+            id: self.id.clone(),
+        }
+    }
+}
+
+/// The part of a [`Lease`] that identifies it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHandle {
+    pub token: u64,
+    pub host: String,
+    pub id: String,
+}
+
+impl From<&Lease> for LeaseHandle {
+    fn from(lease: &Lease) -> LeaseHandle {
+        lease.handle()
+    }
+}
+
+/// How to fail a lease.
+///
+/// ```
+/// let o = crawlq::NackOptions { reason: Some("HTTP 503".into()), ..Default::default() };
+/// assert!(o.retry);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct NackOptions {
+    /// Retry (default) or send straight to dead letters.
+    pub retry: bool,
+    /// Retry after exactly this long instead of the backoff policy.
+    pub delay: Option<Duration>,
+    /// Stored on the item as `last_error`.
+    pub reason: Option<String>,
+    /// The host answered "slow down" (HTTP 429, 503 with Retry-After...): the attempt is not
+    /// counted, and the host's adaptive extra delay grows.
+    pub rate_limited: bool,
+}
+
+impl Default for NackOptions {
+    fn default() -> NackOptions {
+        NackOptions {
+            retry: true,
+            delay: None,
+            reason: None,
+            rate_limited: false,
+        }
+    }
+}
+
+/// The outcome of a nack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NackOutcome {
+    /// Queued again (now or after a delay).
+    Retried,
+    /// Moved to dead letters.
+    Dead,
+    /// The lease was not live: nothing changed.
+    Lost,
+}
+
+impl NackOutcome {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NackOutcome::Retried => "retried",
+            NackOutcome::Dead => "dead",
+            NackOutcome::Lost => "lost",
+        }
+    }
+}
+
+impl std::fmt::Display for NackOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a reclaim call did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReclaimReport {
+    /// Expired leases queued again.
+    pub requeued: u64,
+    /// Expired leases that had used up their attempts and went to dead letters.
+    pub dead: u64,
+    /// Expired leases left for a later call (beyond the limit).
+    pub remaining: u64,
+}
+
+/// Depth and counters of a queue, read in one O(1) script call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Server time of the reading, ms since epoch.
+    pub now_ms: i64,
+    /// ready + delayed: queued and not leased.
+    pub pending: u64,
+    /// Queued in host lanes, leasable as soon as politeness allows.
+    pub ready: u64,
+    /// Waiting for their delay or retry backoff.
+    pub delayed: u64,
+    /// Leased now (including expired leases not yet reclaimed).
+    pub leased: u64,
+    /// In dead letters.
+    pub dead: u64,
+    /// Acked over the queue's life.
+    pub done: u64,
+    /// Distinct items ever seeded.
+    pub seen: u64,
+    /// Hosts with at least one ready item.
+    pub hosts: u64,
+    /// Hosts held back by politeness right now (including ones with no ready item).
+    pub hosts_waiting: u64,
+    /// Age of the oldest item at the front of a host lane (its time since it was queued).
+    pub oldest_pending_age_ms: Option<u64>,
+    pub seeded_total: u64,
+    pub duplicates_total: u64,
+    pub leased_total: u64,
+    pub acked_total: u64,
+    pub nacked_total: u64,
+    pub retried_total: u64,
+    pub reclaimed_total: u64,
+    pub released_total: u64,
+    pub dead_total: u64,
+}
+
+/// One dead letter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadLetter {
+    pub id: String,
+    pub url: Option<String>,
+    pub host: String,
+    pub payload: Option<Value>,
+    pub priority: i16,
+    /// Failed deliveries before it died.
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub died_at_ms: i64,
+}
+
+/// A page of dead letters, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeadPage {
+    /// Dead letters in the queue (not only on this page).
+    pub total: u64,
+    pub items: Vec<DeadLetter>,
+}
+
+/// Politeness state of one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostInfo {
+    pub host: String,
+    /// The per-host delay override stored in Redis (`None`: the workers' default applies).
+    pub delay_override_ms: Option<u64>,
+    /// Extra delay built up by rate-limited nacks.
+    pub adaptive_extra_ms: u64,
+    /// Ready items of the host.
+    pub ready: u64,
+    /// Not leasable before this time (ms since epoch), if held back.
+    pub held_until_ms: Option<i64>,
+}

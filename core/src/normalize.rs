@@ -1,0 +1,288 @@
+//! Canonical form of queued items, their fingerprint, and the host key used for politeness.
+//!
+//! An item is either a URL (`http`/`https`, canonicalized by the WHATWG URL parser of the
+//! `url` crate: lowercase scheme and host, IDNA to punycode, default port dropped, dot
+//! segments resolved) with its fragment removed, or a bare host (`Example.COM.` ->
+//! `example.com`). Both forms have their trailing root dot stripped, so a URL and a bare host
+//! agree on the host key.
+
+use crate::error::InvalidReason;
+use url::{Host, Url};
+
+/// Longest canonical URL (or raw input) accepted, in bytes.
+pub const MAX_ITEM_BYTES: usize = 8192;
+
+/// Whether an item is a URL or a bare host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Url,
+    Host,
+}
+
+/// A canonical item.
+///
+/// ```
+/// let item = crawlq::normalize::normalize("HTTP://Example.COM:80/a/../b#frag").unwrap();
+/// assert_eq!(item.canonical, "http://example.com/b");
+/// assert_eq!(item.host, "example.com");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Normalized {
+    pub kind: ItemKind,
+    /// The canonical URL, or the canonical host for host items.
+    pub canonical: String,
+    /// The host of the item (punycode, no port, no trailing dot; IPv6 in brackets).
+    pub host: String,
+}
+
+impl Normalized {
+    /// The fingerprint used for de-duplication.
+    pub fn fingerprint(&self) -> Fingerprint {
+        Fingerprint::of(&self.canonical)
+    }
+}
+
+/// How items are grouped for politeness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostKeyMode {
+    /// One politeness key per host name (`www.example.com` and `example.com` are separate).
+    #[default]
+    Host,
+    /// One key per registrable domain from the Public Suffix List (`www.example.co.uk` and
+    /// `shop.example.co.uk` share `example.co.uk`). IP addresses and names without a
+    /// registrable domain keep their host.
+    Domain,
+}
+
+/// The 128-bit XXH3 hash of an item's canonical form (seed 0, big-endian bytes).
+///
+/// ```
+/// let fp = crawlq::normalize::Fingerprint::of("http://example.com/");
+/// assert_eq!(fp.hex().len(), 32);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fingerprint(pub [u8; 16]);
+
+impl Fingerprint {
+    pub fn of(canonical: &str) -> Fingerprint {
+        Fingerprint(xxhash_rust::xxh3::xxh3_128(canonical.as_bytes()).to_be_bytes())
+    }
+
+    /// Lowercase hex of the 16 bytes.
+    pub fn hex(&self) -> String {
+        use std::fmt::Write;
+        self.0.iter().fold(String::with_capacity(32), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    }
+
+    /// The member stored in the seen set: bytes 0..8 as a signed 64-bit integer, so Redis keeps
+    /// the set as a compact intset.
+    pub fn seen_member(&self) -> i64 {
+        i64::from_be_bytes(self.0[0..8].try_into().expect("8 bytes"))
+    }
+
+    /// Chooses the seen bucket: bytes 8..12 as an unsigned 32-bit integer.
+    pub fn bucket_hash(&self) -> u32 {
+        u32::from_be_bytes(self.0[8..12].try_into().expect("4 bytes"))
+    }
+}
+
+/// Canonicalize one input (URL or bare host).
+///
+/// ```
+/// use crawlq::normalize::{normalize, ItemKind};
+/// let host = normalize("  Example.COM.  ").unwrap();
+/// assert_eq!((host.kind, host.canonical.as_str()), (ItemKind::Host, "example.com"));
+/// assert_eq!(normalize("example.com/path").unwrap_err().code(), "invalid_url");
+/// ```
+pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err(InvalidReason::Empty);
+    }
+    if trimmed.len() > MAX_ITEM_BYTES {
+        return Err(InvalidReason::TooLong {
+            len: trimmed.len(),
+            max: MAX_ITEM_BYTES,
+        });
+    }
+    if trimmed.contains("://") {
+        normalize_url(trimmed)
+    } else if !trimmed.starts_with('[') && trimmed.contains(['/', ':', '?', '#', '@']) {
+        Err(InvalidReason::InvalidUrl(
+            "no scheme: start URLs with http:// or https://, or give a bare host".into(),
+        ))
+    } else {
+        let host = normalize_host(trimmed)?;
+        Ok(Normalized {
+            kind: ItemKind::Host,
+            canonical: host.clone(),
+            host,
+        })
+    }
+}
+
+fn normalize_url(input: &str) -> Result<Normalized, InvalidReason> {
+    let mut url = Url::parse(input).map_err(|e| InvalidReason::InvalidUrl(e.to_string()))?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(InvalidReason::UnsupportedScheme(url.scheme().to_string()));
+    }
+    url.set_fragment(None);
+    let host = match url.host() {
+        Some(Host::Domain(d)) => {
+            let stripped = d.strip_suffix('.').unwrap_or(d).to_string();
+            check_hostname(&stripped)?;
+            if stripped.len() != d.len() {
+                url.set_host(Some(&stripped))
+                    .map_err(|e| InvalidReason::InvalidHost(e.to_string()))?;
+            }
+            stripped
+        }
+        Some(Host::Ipv4(ip)) => ip.to_string(),
+        Some(Host::Ipv6(ip)) => format!("[{ip}]"),
+        None => return Err(InvalidReason::InvalidHost("URL has no host".into())),
+    };
+    let canonical = String::from(url);
+    if canonical.len() > MAX_ITEM_BYTES {
+        return Err(InvalidReason::TooLong {
+            len: canonical.len(),
+            max: MAX_ITEM_BYTES,
+        });
+    }
+    Ok(Normalized {
+        kind: ItemKind::Url,
+        canonical,
+        host,
+    })
+}
+
+/// Canonicalize a bare host: trimmed, lowercased, IDNA to punycode, trailing dot stripped,
+/// validated as a hostname or IP address (IPv6 in brackets).
+///
+/// ```
+/// assert_eq!(crawlq::normalize::normalize_host("BÜCHER.example.").unwrap(), "xn--bcher-kva.example");
+/// assert!(crawlq::normalize::normalize_host("bad host").is_err());
+/// ```
+pub fn normalize_host(input: &str) -> Result<String, InvalidReason> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err(InvalidReason::Empty);
+    }
+    let without_dot = trimmed.strip_suffix('.').unwrap_or(trimmed);
+    match Host::parse(without_dot).map_err(|e| InvalidReason::InvalidHost(e.to_string()))? {
+        Host::Domain(d) => {
+            check_hostname(&d)?;
+            Ok(d)
+        }
+        Host::Ipv4(ip) => Ok(ip.to_string()),
+        Host::Ipv6(ip) => Ok(format!("[{ip}]")),
+    }
+}
+
+/// RFC 1123 hostname rules after IDNA, allowing `_` (common in real host names): labels of
+/// 1..=63 characters from `[a-z0-9_-]`, not starting or ending with `-`, 253 characters in all.
+fn check_hostname(host: &str) -> Result<(), InvalidReason> {
+    if host.is_empty() {
+        return Err(InvalidReason::InvalidHost("empty host".into()));
+    }
+    if host.len() > 253 {
+        return Err(InvalidReason::InvalidHost(format!(
+            "{} characters, at most 253 allowed",
+            host.len()
+        )));
+    }
+    for label in host.split('.') {
+        if label.is_empty() {
+            return Err(InvalidReason::InvalidHost("empty label".into()));
+        }
+        if label.len() > 63 {
+            return Err(InvalidReason::InvalidHost(format!(
+                "label of {} characters, at most 63 allowed",
+                label.len()
+            )));
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err(InvalidReason::InvalidHost(format!(
+                "label {label:?} starts or ends with '-'"
+            )));
+        }
+        if let Some(c) = label
+            .chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '_'))
+        {
+            return Err(InvalidReason::InvalidHost(format!(
+                "character {c:?} is not allowed in a host name"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The politeness key of a canonical host.
+///
+/// ```
+/// use crawlq::normalize::{host_key, HostKeyMode};
+/// assert_eq!(host_key("www.example.co.uk", HostKeyMode::Domain), "example.co.uk");
+/// assert_eq!(host_key("www.example.co.uk", HostKeyMode::Host), "www.example.co.uk");
+/// ```
+pub fn host_key(host: &str, mode: HostKeyMode) -> String {
+    match mode {
+        HostKeyMode::Host => host.to_string(),
+        HostKeyMode::Domain => {
+            if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
+                return host.to_string();
+            }
+            psl::domain_str(host).unwrap_or(host).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_canonicalized() {
+        let cases = [
+            ("HTTP://Example.COM/", "http://example.com/"),
+            ("https://example.com:443/a", "https://example.com/a"),
+            ("http://example.com:8080/a", "http://example.com:8080/a"),
+            ("http://example.com/a#top", "http://example.com/a"),
+            ("http://example.com./a", "http://example.com/a"),
+            ("http://bücher.de/", "http://xn--bcher-kva.de/"),
+            ("http://example.com/a/./b/../c", "http://example.com/a/c"),
+            ("  http://example.com  ", "http://example.com/"),
+            ("http://example.com/a b", "http://example.com/a%20b"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(normalize(input).unwrap().canonical, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn invalid_inputs_have_codes() {
+        let cases = [
+            ("", "empty"),
+            ("   ", "empty"),
+            ("ftp://example.com/", "unsupported_scheme"),
+            ("http://", "invalid_url"),
+            ("example.com:8080", "invalid_url"),
+            ("exa mple.com", "invalid_host"),
+            ("-bad.example.com", "invalid_host"),
+            ("a..b", "invalid_host"),
+        ];
+        for (input, code) in cases {
+            assert_eq!(normalize(input).unwrap_err().code(), code, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn fingerprint_parts_are_stable() {
+        let fp = Fingerprint::of("http://example.com/");
+        assert_eq!(fp.seen_member().to_be_bytes(), fp.0[0..8]);
+        assert_eq!(fp.bucket_hash().to_be_bytes(), fp.0[8..12]);
+        assert_ne!(fp, Fingerprint::of("example.com"));
+    }
+}

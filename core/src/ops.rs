@@ -1,0 +1,628 @@
+//! Sans-IO operations: each builds one script call ([`ScriptCall`]) and decodes its reply
+//! ([`Reply`]). Any transport that can run EVALSHA/EVAL can drive a queue with these; the
+//! native client ([`crate::redis_exec`]) and the WebAssembly build both do.
+
+use crate::config::{BackoffKind, Config};
+use crate::error::{Error, InvalidReason, Result};
+use crate::keys::Keys;
+use crate::model::*;
+use crate::normalize::{self, ItemKind};
+use crate::scripts::{self, Script};
+use crate::wire::{self, StoredItem};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+/// A reply from Redis, independent of any client library.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Nil,
+    Int(i64),
+    Data(Vec<u8>),
+    Array(Vec<Reply>),
+}
+
+impl Reply {
+    fn int(&self) -> Result<i64> {
+        match self {
+            Reply::Int(i) => Ok(*i),
+            Reply::Data(d) => std::str::from_utf8(d)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| bad_reply("an integer", self)),
+            _ => Err(bad_reply("an integer", self)),
+        }
+    }
+
+    fn uint(&self) -> Result<u64> {
+        let i = self.int()?;
+        u64::try_from(i).map_err(|_| bad_reply("a non-negative integer", self))
+    }
+
+    fn data(&self) -> Result<&[u8]> {
+        match self {
+            Reply::Data(d) => Ok(d),
+            _ => Err(bad_reply("a string", self)),
+        }
+    }
+
+    fn text(&self) -> Result<String> {
+        String::from_utf8(self.data()?.to_vec()).map_err(|_| bad_reply("UTF-8 text", self))
+    }
+
+    fn array(self) -> Result<Vec<Reply>> {
+        match self {
+            Reply::Array(a) => Ok(a),
+            other => Err(bad_reply("an array", &other)),
+        }
+    }
+}
+
+fn bad_reply(what: &str, got: &Reply) -> Error {
+    let mut shown = format!("{got:?}");
+    shown.truncate(120);
+    Error::Protocol(format!("expected {what} in the script reply, got {shown}"))
+}
+
+fn expect_len(items: &[Reply], min: usize, script: &str) -> Result<()> {
+    if items.len() < min {
+        return Err(Error::Protocol(format!(
+            "{script} reply has {} elements, expected at least {min}",
+            items.len()
+        )));
+    }
+    Ok(())
+}
+
+/// One script invocation: what EVALSHA needs (the script's SHA-1, keys and arguments) and the
+/// source for the NOSCRIPT fallback.
+#[derive(Debug, Clone)]
+pub struct ScriptCall {
+    pub script: &'static Script,
+    pub keys: Arc<[String]>,
+    pub args: Vec<Vec<u8>>,
+}
+
+/// An item that passed normalization, ready for the seed script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedItem {
+    /// Position in the caller's batch.
+    pub index: usize,
+    pub seen_member: i64,
+    pub bucket_hash: u32,
+    pub host: String,
+    pub priority: i16,
+    pub delay_ms: u64,
+    pub force: bool,
+    /// The record after `"attempt":0`.
+    pub tail: String,
+}
+
+/// The result of one lease script call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseBatch {
+    pub now_ms: i64,
+    /// When something may become leasable (only when nothing was leased).
+    pub next_due_ms: Option<i64>,
+    pub reclaimed: u64,
+    pub reclaimed_dead: u64,
+    pub leases: Vec<Lease>,
+}
+
+/// Builds the calls of one queue and decodes their replies.
+///
+/// ```
+/// let ops = crawlq::ops::Ops::new("jobs", crawlq::Config::default()).unwrap();
+/// let call = ops.stats();
+/// assert_eq!(call.script.name, "stats");
+/// assert_eq!(call.keys[0], "crawlq:{jobs}:meta");
+/// ```
+#[derive(Debug)]
+pub struct Ops {
+    keys: Keys,
+    config: Config,
+    /// Fixed clock in ms, or `i64::MIN` for the server's clock.
+    clock: AtomicI64,
+}
+
+impl Ops {
+    pub fn new(queue: &str, config: Config) -> Result<Ops> {
+        config.validate()?;
+        let keys = Keys::new(&config.key_prefix, queue)?;
+        let clock = AtomicI64::new(config.fixed_clock_ms.unwrap_or(i64::MIN));
+        Ok(Ops {
+            keys,
+            config,
+            clock,
+        })
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Test only: pin the scripts' clock to `ms` (or back to the server's clock with `None`).
+    pub fn set_fixed_clock(&self, ms: Option<i64>) {
+        self.clock.store(ms.unwrap_or(i64::MIN), Ordering::Relaxed);
+    }
+
+    fn call(&self, script: &'static Script, extra: usize) -> ScriptCall {
+        let mut args = Vec::with_capacity(2 + extra);
+        args.push(self.keys.base().as_bytes().to_vec());
+        let clock = self.clock.load(Ordering::Relaxed);
+        args.push(if clock == i64::MIN {
+            Vec::new()
+        } else {
+            clock.to_string().into_bytes()
+        });
+        ScriptCall {
+            script,
+            keys: self.keys.fixed().clone(),
+            args,
+        }
+    }
+
+    // ---- seed ----
+
+    /// Normalize a batch. Invalid items are returned with their index; valid ones are ready
+    /// for [`Ops::seed`]. Batch options out of range are an error for the whole call.
+    pub fn prepare(
+        &self,
+        items: &[SeedItem],
+        opts: &SeedOptions,
+    ) -> Result<(Vec<PreparedItem>, Vec<InvalidInput>)> {
+        let batch_priority = i16::try_from(opts.priority).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "priority {} is outside -32768..=32767",
+                opts.priority
+            ))
+        })?;
+        let batch_payload = match &opts.payload {
+            Some(p) => Some(
+                self.payload_json(p)
+                    .map_err(|r| Error::InvalidArgument(format!("payload: {r}")))?,
+            ),
+            None => None,
+        };
+        let mut prepared = Vec::with_capacity(items.len());
+        let mut invalid = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            match self.prepare_one(index, item, opts, batch_priority, batch_payload.as_ref()) {
+                Ok(p) => prepared.push(p),
+                Err(reason) => invalid.push(InvalidInput {
+                    index,
+                    input: item.input.clone(),
+                    reason,
+                }),
+            }
+        }
+        Ok((prepared, invalid))
+    }
+
+    fn payload_json(&self, payload: &serde_json::Value) -> Result<Option<String>, InvalidReason> {
+        if payload.is_null() {
+            return Ok(None);
+        }
+        let json = wire::canonical_json(payload)?;
+        if json.len() > self.config.max_payload_bytes {
+            return Err(InvalidReason::PayloadTooLarge {
+                len: json.len(),
+                max: self.config.max_payload_bytes,
+            });
+        }
+        Ok(Some(json))
+    }
+
+    fn prepare_one(
+        &self,
+        index: usize,
+        item: &SeedItem,
+        opts: &SeedOptions,
+        batch_priority: i16,
+        batch_payload: Option<&Option<String>>,
+    ) -> Result<PreparedItem, InvalidReason> {
+        let normalized = normalize::normalize(&item.input)?;
+        let priority = match item.priority {
+            Some(p) => i16::try_from(p).map_err(|_| InvalidReason::InvalidPriority(p))?,
+            None => batch_priority,
+        };
+        let own_payload;
+        let payload = match &item.payload {
+            Some(p) => {
+                own_payload = self.payload_json(p)?;
+                own_payload.as_deref()
+            }
+            None => batch_payload.and_then(|p| p.as_deref()),
+        };
+        let fingerprint = normalized.fingerprint();
+        let url = (normalized.kind == ItemKind::Url).then_some(normalized.canonical.as_str());
+        Ok(PreparedItem {
+            index,
+            seen_member: fingerprint.seen_member(),
+            bucket_hash: fingerprint.bucket_hash(),
+            host: normalize::host_key(&normalized.host, self.config.host_key),
+            priority,
+            delay_ms: item.delay.unwrap_or(opts.delay).as_millis() as u64,
+            force: item.force.unwrap_or(opts.force),
+            tail: wire::record_tail(url, None, payload),
+        })
+    }
+
+    /// The seed call for one chunk of prepared items.
+    pub fn seed(&self, items: &[PreparedItem]) -> ScriptCall {
+        let mut call = self.call(&scripts::SEED, 1 + items.len() * 7);
+        call.args.push(items.len().to_string().into_bytes());
+        for item in items {
+            call.args.push(item.seen_member.to_string().into_bytes());
+            call.args.push(item.bucket_hash.to_string().into_bytes());
+            call.args.push(item.host.as_bytes().to_vec());
+            call.args.push(item.priority.to_string().into_bytes());
+            call.args.push(item.delay_ms.to_string().into_bytes());
+            call.args.push(if item.force {
+                b"1".to_vec()
+            } else {
+                b"0".to_vec()
+            });
+            call.args.push(item.tail.as_bytes().to_vec());
+        }
+        call
+    }
+
+    /// Decode a seed reply into (added, duplicates) for a chunk of `n` items.
+    pub fn decode_seed(&self, reply: Reply, n: usize) -> Result<(u64, u64)> {
+        let items = reply.array()?;
+        expect_len(&items, 3, "seed")?;
+        let status = items[0].data()?;
+        if status.len() != n {
+            return Err(Error::Protocol(format!(
+                "seed status covers {} items, sent {n}",
+                status.len()
+            )));
+        }
+        let duplicates = status.iter().filter(|c| **c == b'd').count() as u64;
+        Ok((n as u64 - duplicates, duplicates))
+    }
+
+    // ---- lease ----
+
+    /// The lease call for up to `max` items with lease time `ttl`.
+    pub fn lease(&self, max: usize, ttl: Duration) -> ScriptCall {
+        let mut call = self.call(&scripts::LEASE, 6);
+        let c = &self.config;
+        call.args.push(max.to_string().into_bytes());
+        call.args.push(millis(ttl).into_bytes());
+        call.args.push(millis(c.host_delay).into_bytes());
+        call.args.push(c.max_attempts.to_string().into_bytes());
+        call.args.push(c.reclaim_batch.to_string().into_bytes());
+        call.args.push(max.max(100).to_string().into_bytes());
+        call
+    }
+
+    pub fn decode_lease(&self, reply: Reply, ttl: Duration) -> Result<LeaseBatch> {
+        let items = reply.array()?;
+        expect_len(&items, 4, "lease")?;
+        let now_ms = items[0].int()?;
+        let next_due = items[1].int()?;
+        let expires_at_ms = now_ms + ttl.as_millis() as i64;
+        let mut leases = Vec::with_capacity((items.len() - 4) / 2);
+        for pair in items[4..].chunks(2) {
+            let [token, record] = pair else {
+                return Err(Error::Protocol(
+                    "lease reply has an odd number of fields".into(),
+                ));
+            };
+            let stored = wire::decode_record(record.data()?)?;
+            leases.push(Lease {
+                id: stored.id,
+                url: stored.url,
+                host: stored.host,
+                payload: stored.payload,
+                priority: stored.priority,
+                attempt: stored.attempt + 1,
+                token: token.uint()?,
+                leased_at_ms: now_ms,
+                expires_at_ms,
+                enqueued_at_ms: stored.ts,
+                last_error: stored.last_error,
+            });
+        }
+        Ok(LeaseBatch {
+            now_ms,
+            next_due_ms: (next_due >= 0).then_some(next_due),
+            reclaimed: items[2].uint()?,
+            reclaimed_dead: items[3].uint()?,
+            leases,
+        })
+    }
+
+    // ---- ack / extend / release / nack ----
+
+    pub fn ack(&self, leases: &[LeaseHandle]) -> ScriptCall {
+        let mut call = self.call(&scripts::ACK, 1 + leases.len() * 2);
+        call.args.push(leases.len().to_string().into_bytes());
+        for l in leases {
+            call.args.push(l.token.to_string().into_bytes());
+            call.args.push(l.host.as_bytes().to_vec());
+        }
+        call
+    }
+
+    /// Decode a per-lease 1/0 reply (ack, release).
+    pub fn decode_flags(&self, reply: Reply, n: usize) -> Result<Vec<bool>> {
+        let items = reply.array()?;
+        expect_len(&items, n, "ack/release")?;
+        items.iter().map(|r| Ok(r.int()? == 1)).collect()
+    }
+
+    pub fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> ScriptCall {
+        let mut call = self.call(&scripts::EXTEND, 1 + leases.len() * 2);
+        call.args.push(leases.len().to_string().into_bytes());
+        for l in leases {
+            call.args.push(l.token.to_string().into_bytes());
+            call.args.push(millis(ttl).into_bytes());
+        }
+        call
+    }
+
+    /// New deadlines (ms) per lease, `None` where the lease was not live.
+    pub fn decode_extend(&self, reply: Reply, n: usize) -> Result<Vec<Option<i64>>> {
+        let items = reply.array()?;
+        expect_len(&items, n, "extend")?;
+        items
+            .iter()
+            .map(|r| Ok(Some(r.int()?).filter(|d| *d >= 0)))
+            .collect()
+    }
+
+    pub fn release(&self, leases: &[LeaseHandle]) -> ScriptCall {
+        let mut call = self.call(&scripts::RELEASE, 1 + leases.len());
+        call.args.push(leases.len().to_string().into_bytes());
+        for l in leases {
+            call.args.push(l.token.to_string().into_bytes());
+        }
+        call
+    }
+
+    /// The nack call. `randoms` (one per lease, in `[0, 1)`) feed the backoff jitter.
+    pub fn nack(&self, leases: &[(LeaseHandle, NackOptions)], randoms: &[f64]) -> ScriptCall {
+        let c = &self.config;
+        let mut call = self.call(&scripts::NACK, 9 + leases.len() * 6);
+        call.args.push(c.max_attempts.to_string().into_bytes());
+        call.args.push(
+            match c.backoff.kind {
+                BackoffKind::Fixed => "fixed",
+                BackoffKind::Exponential => "exponential",
+            }
+            .into(),
+        );
+        call.args.push(millis(c.backoff.base).into_bytes());
+        call.args.push(millis(c.backoff.max).into_bytes());
+        call.args.push(c.backoff.jitter.to_string().into_bytes());
+        call.args.push(millis(c.host_delay).into_bytes());
+        call.args.push(millis(c.adaptive_delay_step).into_bytes());
+        call.args.push(millis(c.adaptive_delay_max).into_bytes());
+        call.args.push(leases.len().to_string().into_bytes());
+        for (i, (lease, opts)) in leases.iter().enumerate() {
+            call.args.push(lease.token.to_string().into_bytes());
+            call.args.push(if opts.retry {
+                b"1".to_vec()
+            } else {
+                b"0".to_vec()
+            });
+            call.args.push(match opts.delay {
+                Some(d) => millis(d).into_bytes(),
+                None => b"-1".to_vec(),
+            });
+            call.args.push(match &opts.reason {
+                Some(r) => wire::json_string(r).into_bytes(),
+                None => Vec::new(),
+            });
+            call.args.push(if opts.rate_limited {
+                b"1".to_vec()
+            } else {
+                b"0".to_vec()
+            });
+            call.args.push(
+                randoms
+                    .get(i)
+                    .copied()
+                    .unwrap_or(0.0)
+                    .to_string()
+                    .into_bytes(),
+            );
+        }
+        call
+    }
+
+    pub fn decode_nack(&self, reply: Reply, n: usize) -> Result<Vec<NackOutcome>> {
+        let items = reply.array()?;
+        expect_len(&items, n, "nack")?;
+        items
+            .iter()
+            .map(|r| match r.data()? {
+                b"retried" => Ok(NackOutcome::Retried),
+                b"dead" => Ok(NackOutcome::Dead),
+                b"lost" => Ok(NackOutcome::Lost),
+                _ => Err(bad_reply("retried, dead or lost", r)),
+            })
+            .collect()
+    }
+
+    // ---- recovery, depth, dead letters, hosts ----
+
+    pub fn reclaim(&self, limit: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::RECLAIM, 2);
+        call.args.push(limit.to_string().into_bytes());
+        call.args
+            .push(self.config.max_attempts.to_string().into_bytes());
+        call
+    }
+
+    pub fn decode_reclaim(&self, reply: Reply) -> Result<ReclaimReport> {
+        let items = reply.array()?;
+        expect_len(&items, 3, "reclaim")?;
+        Ok(ReclaimReport {
+            requeued: items[0].uint()?,
+            dead: items[1].uint()?,
+            remaining: items[2].uint()?,
+        })
+    }
+
+    pub fn stats(&self) -> ScriptCall {
+        self.call(&scripts::STATS, 0)
+    }
+
+    pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {
+        let items = reply.array()?;
+        expect_len(&items, 19, "stats")?;
+        let u = |i: usize| items[i].uint();
+        let now_ms = items[0].int()?;
+        let oldest = items[8].int()?;
+        let (ready, delayed) = (u(1)?, u(5)?);
+        Ok(Stats {
+            now_ms,
+            pending: ready + delayed,
+            ready,
+            hosts: u(2)?,
+            done: u(3)?,
+            seen: u(4)?,
+            delayed,
+            leased: u(6)?,
+            dead: u(7)?,
+            oldest_pending_age_ms: (oldest >= 0).then(|| (now_ms - oldest).max(0) as u64),
+            seeded_total: u(9)?,
+            duplicates_total: u(10)?,
+            leased_total: u(11)?,
+            acked_total: u(12)?,
+            nacked_total: u(13)?,
+            retried_total: u(14)?,
+            reclaimed_total: u(15)?,
+            released_total: u(16)?,
+            dead_total: u(17)?,
+            hosts_waiting: u(18)?,
+        })
+    }
+
+    pub fn dead_list(&self, limit: usize, offset: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::DEAD_LIST, 2);
+        call.args.push(offset.to_string().into_bytes());
+        call.args.push(limit.to_string().into_bytes());
+        call
+    }
+
+    pub fn decode_dead_list(&self, reply: Reply) -> Result<DeadPage> {
+        let items = reply.array()?;
+        expect_len(&items, 1, "dead_list")?;
+        let total = items[0].uint()?;
+        let mut page = Vec::new();
+        for triple in items[1..].chunks(3) {
+            let [id, died_at, record] = triple else {
+                return Err(Error::Protocol("dead_list reply is not in triples".into()));
+            };
+            let stored: StoredItem = wire::decode_record(record.data()?)?;
+            page.push(DeadLetter {
+                id: id.text()?,
+                url: stored.url,
+                host: stored.host,
+                payload: stored.payload,
+                priority: stored.priority,
+                attempts: stored.attempt,
+                last_error: stored.last_error,
+                died_at_ms: died_at.int()?,
+            });
+        }
+        Ok(DeadPage { total, items: page })
+    }
+
+    /// Requeue the given dead letters, or (with `None`) up to `limit` of the oldest.
+    pub fn dead_requeue(&self, ids: Option<&[String]>, limit: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::DEAD_REQUEUE, 2 + ids.map_or(0, <[String]>::len));
+        call.args.push(if ids.is_some() {
+            b"ids".to_vec()
+        } else {
+            b"all".to_vec()
+        });
+        call.args.push(limit.to_string().into_bytes());
+        for id in ids.unwrap_or_default() {
+            call.args.push(id.as_bytes().to_vec());
+        }
+        call
+    }
+
+    /// (requeued, remaining dead, per-id found flags).
+    pub fn decode_dead_requeue(&self, reply: Reply) -> Result<(u64, u64, Vec<bool>)> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "dead_requeue")?;
+        let flags = items[2..]
+            .iter()
+            .map(|r| Ok(r.int()? == 1))
+            .collect::<Result<_>>()?;
+        Ok((items[0].uint()?, items[1].uint()?, flags))
+    }
+
+    pub fn dead_purge(&self) -> ScriptCall {
+        self.call(&scripts::DEAD_PURGE, 0)
+    }
+
+    pub fn decode_count(&self, reply: Reply) -> Result<u64> {
+        reply.uint()
+    }
+
+    /// Set (`Some(Some(d))`), clear (`Some(None)`) or only read (`None`) a host's delay.
+    pub fn host_config(&self, host: &str, delay: Option<Option<Duration>>) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_CONFIG, 2);
+        call.args.push(host.as_bytes().to_vec());
+        call.args.push(match delay {
+            Some(Some(d)) => millis(d).into_bytes(),
+            Some(None) => Vec::new(),
+            None => b"-".to_vec(),
+        });
+        call
+    }
+
+    pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
+        let items = reply.array()?;
+        expect_len(&items, 4, "host_config")?;
+        let previous = items[0].int()?;
+        let held = items[3].int()?;
+        Ok(HostInfo {
+            host: host.to_string(),
+            delay_override_ms: (previous >= 0).then_some(previous as u64),
+            adaptive_extra_ms: items[1].uint()?,
+            ready: items[2].uint()?,
+            held_until_ms: (held >= 0).then_some(held),
+        })
+    }
+
+    pub fn peek(&self, limit: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::PEEK, 1);
+        call.args.push(limit.to_string().into_bytes());
+        call
+    }
+
+    pub fn decode_peek(&self, reply: Reply) -> Result<Vec<StoredItem>> {
+        reply
+            .array()?
+            .iter()
+            .map(|r| wire::decode_record(r.data()?))
+            .collect()
+    }
+
+    /// The politeness key of a host or URL given by a user (for `set_host_delay`).
+    pub fn host_key_of(&self, input: &str) -> Result<String> {
+        let normalized = normalize::normalize(input).map_err(|reason| Error::InvalidItem {
+            index: 0,
+            input: input.to_string(),
+            reason,
+        })?;
+        Ok(normalize::host_key(&normalized.host, self.config.host_key))
+    }
+}
+
+fn millis(d: Duration) -> String {
+    d.as_millis().to_string()
+}

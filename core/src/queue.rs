@@ -1,0 +1,413 @@
+//! The queue client: every operation over any [`Executor`] (the native Redis client, or a
+//! JavaScript transport in the WebAssembly build). Chunking, the blocking wait and the
+//! per-lease bookkeeping live here once.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::ops::{LeaseBatch, Ops, Reply, ScriptCall};
+use crate::wire::StoredItem;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// `Send` on native targets, nothing on wasm32 (where JavaScript futures are not `Send`).
+#[cfg(not(target_family = "wasm"))]
+pub trait MaybeSend: Send {}
+#[cfg(not(target_family = "wasm"))]
+impl<T: Send> MaybeSend for T {}
+/// `Send` on native targets, nothing on wasm32 (where JavaScript futures are not `Send`).
+#[cfg(target_family = "wasm")]
+pub trait MaybeSend {}
+#[cfg(target_family = "wasm")]
+impl<T> MaybeSend for T {}
+
+/// What a transport must provide: run one script call, and block on the wake key.
+pub trait Executor {
+    /// Run a script: EVALSHA with the call's SHA-1, falling back to EVAL with the source when
+    /// the server answers NOSCRIPT.
+    fn eval(&self, call: ScriptCall) -> impl Future<Output = Result<Reply>> + MaybeSend;
+
+    /// Wait up to `timeout` for a marker on the list `key` (BLPOP on a connection of its own:
+    /// a blocking command would stall every other command sharing its connection). Returns
+    /// whether a marker was taken.
+    fn wait(&self, key: &str, timeout: Duration) -> impl Future<Output = Result<bool>> + MaybeSend;
+
+    /// Milliseconds on a local monotonic clock; only differences are used, to bound waits.
+    fn monotonic_ms(&self) -> u64;
+}
+
+/// How to lease.
+///
+/// ```
+/// let opts = crawlq::LeaseOptions { max: 100, ..Default::default() };
+/// assert_eq!(opts.wait, std::time::Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseOptions {
+    /// Most items returned (1..=10000).
+    pub max: usize,
+    /// How long to wait when nothing is ready (zero: answer at once).
+    pub wait: Duration,
+    /// Lease time of these leases (default: the queue's `lease_ttl`).
+    pub ttl: Option<Duration>,
+}
+
+impl Default for LeaseOptions {
+    fn default() -> LeaseOptions {
+        LeaseOptions {
+            max: 1,
+            wait: Duration::from_secs(5),
+            ttl: None,
+        }
+    }
+}
+
+/// Largest number of leases sent in one ack/nack/extend/release round trip.
+const LEASES_PER_CALL: usize = 1000;
+/// Dead letters requeued per round trip by `requeue_dead(None)`.
+const REQUEUE_PER_CALL: usize = 1000;
+/// The longest blocking wait a lease call accepts.
+const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// A crawl frontier in Redis.
+///
+/// ```no_run
+/// # async fn demo() -> crawlq::Result<()> {
+/// use crawlq::{Queue, SeedOptions, NackOptions};
+/// let q = Queue::connect("redis://127.0.0.1:6379/0", "frontier", Default::default()).await?;
+/// q.seed(&["https://example.com/".into()], &SeedOptions::default()).await?;
+/// for lease in q.lease(10, std::time::Duration::from_secs(5)).await? {
+///     match lease.url.as_deref() {
+///         Some(_url) => { q.ack(&[lease.handle()]).await?; }
+///         None => { q.nack(&[(lease.handle(), NackOptions::default())]).await?; }
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Queue<E> {
+    name: String,
+    ops: Ops,
+    exec: E,
+    jitter_nonce: AtomicU64,
+}
+
+impl<E: Executor> Queue<E> {
+    /// A queue named `name` over an executor.
+    pub fn with_executor(exec: E, name: &str, config: Config) -> Result<Queue<E>> {
+        Ok(Queue {
+            name: name.to_string(),
+            ops: Ops::new(name, config)?,
+            exec,
+            jitter_nonce: AtomicU64::new(0),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn config(&self) -> &Config {
+        self.ops.config()
+    }
+
+    /// The sans-IO operations of this queue.
+    pub fn ops(&self) -> &Ops {
+        &self.ops
+    }
+
+    pub fn executor(&self) -> &E {
+        &self.exec
+    }
+
+    /// Test only: pin the scripts' clock (ms since epoch), or return to the server's clock.
+    pub fn set_fixed_clock(&self, ms: Option<i64>) {
+        self.ops.set_fixed_clock(ms);
+    }
+
+    /// Seed URLs or hosts. Invalid items are reported with their index and never stop the
+    /// rest; each chunk of `seed_batch` items is one round trip.
+    ///
+    /// If Redis fails part-way the error says how many items were already seeded; seeding the
+    /// same batch again is safe (those come back as duplicates).
+    pub async fn seed(&self, items: &[SeedItem], opts: &SeedOptions) -> Result<SeedReport> {
+        self.seed_with_progress(items, opts, |_| {}).await
+    }
+
+    /// [`Queue::seed`], calling `progress` after each round trip.
+    pub async fn seed_with_progress<F>(
+        &self,
+        items: &[SeedItem],
+        opts: &SeedOptions,
+        mut progress: F,
+    ) -> Result<SeedReport>
+    where
+        F: FnMut(SeedProgress) + MaybeSend,
+    {
+        let (prepared, invalid) = self.ops.prepare(items, opts)?;
+        let mut report = SeedReport {
+            invalid,
+            ..SeedReport::default()
+        };
+        let mut done = report.invalid.len();
+        for chunk in prepared.chunks(self.config().seed_batch) {
+            let reply = self.exec.eval(self.ops.seed(chunk)).await.map_err(|e| {
+                with_context(
+                    e,
+                    &format!(
+                        "after {} of {} items were seeded",
+                        report.added + report.duplicates,
+                        items.len()
+                    ),
+                )
+            })?;
+            let (added, duplicates) = self.ops.decode_seed(reply, chunk.len())?;
+            report.added += added;
+            report.duplicates += duplicates;
+            done += chunk.len();
+            progress(SeedProgress {
+                done,
+                total: items.len(),
+                added: report.added,
+                duplicates: report.duplicates,
+                invalid: report.invalid.len(),
+            });
+        }
+        if prepared.is_empty() {
+            progress(SeedProgress {
+                done,
+                total: items.len(),
+                added: 0,
+                duplicates: 0,
+                invalid: report.invalid.len(),
+            });
+        }
+        Ok(report)
+    }
+
+    /// Lease up to `max` items, waiting up to `wait` when nothing is ready.
+    pub async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Lease>> {
+        self.lease_with(&LeaseOptions {
+            max,
+            wait,
+            ttl: None,
+        })
+        .await
+    }
+
+    /// Lease with all options. Returns an empty list when `wait` passes with nothing ready.
+    pub async fn lease_with(&self, opts: &LeaseOptions) -> Result<Vec<Lease>> {
+        if !(1..=10_000).contains(&opts.max) {
+            return Err(Error::InvalidArgument(format!(
+                "max must be within 1..=10000, got {}",
+                opts.max
+            )));
+        }
+        if opts.wait > MAX_WAIT {
+            return Err(Error::InvalidArgument(
+                "wait must be at most one day".into(),
+            ));
+        }
+        let ttl = opts.ttl.unwrap_or(self.config().lease_ttl);
+        if ttl < Duration::from_millis(1) {
+            return Err(Error::InvalidArgument("ttl must be at least 1 ms".into()));
+        }
+        let wait_ms = opts.wait.as_millis() as u64;
+        let started = self.exec.monotonic_ms();
+        loop {
+            let batch = self.lease_once(opts.max, ttl).await?;
+            if !batch.leases.is_empty() {
+                return Ok(batch.leases);
+            }
+            let waited = self.exec.monotonic_ms().saturating_sub(started);
+            if waited >= wait_ms {
+                return Ok(Vec::new());
+            }
+            let mut sleep = wait_ms - waited;
+            if let Some(due) = batch.next_due_ms {
+                sleep = sleep.min((due - batch.now_ms).max(1) as u64);
+            }
+            self.exec
+                .wait(self.ops.keys().wake(), Duration::from_millis(sleep))
+                .await?;
+        }
+    }
+
+    /// One lease script call, without waiting: the raw batch with reclaim counts and the time
+    /// something next becomes due.
+    pub async fn lease_once(&self, max: usize, ttl: Duration) -> Result<LeaseBatch> {
+        let reply = self.exec.eval(self.ops.lease(max, ttl)).await?;
+        self.ops.decode_lease(reply, ttl)
+    }
+
+    /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
+    /// any more (expired and reclaimed, or already answered): nothing changed for it.
+    pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        let mut out = Vec::with_capacity(leases.len());
+        for chunk in leases.chunks(LEASES_PER_CALL) {
+            let reply = self.exec.eval(self.ops.ack(chunk)).await?;
+            out.extend(self.ops.decode_flags(reply, chunk.len())?);
+        }
+        Ok(out)
+    }
+
+    /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
+    pub async fn nack(&self, leases: &[(LeaseHandle, NackOptions)]) -> Result<Vec<NackOutcome>> {
+        let mut out = Vec::with_capacity(leases.len());
+        for chunk in leases.chunks(LEASES_PER_CALL) {
+            let randoms: Vec<f64> = chunk
+                .iter()
+                .map(|(l, _)| self.jitter_random(l.token))
+                .collect();
+            let reply = self.exec.eval(self.ops.nack(chunk, &randoms)).await?;
+            out.extend(self.ops.decode_nack(reply, chunk.len())?);
+        }
+        Ok(out)
+    }
+
+    /// Push the deadline of leases to now + `ttl`. `None` for a lease that is not live.
+    pub async fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> Result<Vec<Option<i64>>> {
+        if ttl < Duration::from_millis(1) {
+            return Err(Error::InvalidArgument("ttl must be at least 1 ms".into()));
+        }
+        let mut out = Vec::with_capacity(leases.len());
+        for chunk in leases.chunks(LEASES_PER_CALL) {
+            let reply = self.exec.eval(self.ops.extend(chunk, ttl)).await?;
+            out.extend(self.ops.decode_extend(reply, chunk.len())?);
+        }
+        Ok(out)
+    }
+
+    /// Extend one lease, or fail with [`Error::LeaseLost`] when it is not live any more (the
+    /// holder should stop working on it).
+    pub async fn extend_one(&self, lease: &LeaseHandle, ttl: Duration) -> Result<i64> {
+        match self
+            .extend(std::slice::from_ref(lease), ttl)
+            .await?
+            .pop()
+            .flatten()
+        {
+            Some(deadline) => Ok(deadline),
+            None => Err(Error::LeaseLost {
+                id: lease.id.clone(),
+                token: lease.token,
+            }),
+        }
+    }
+
+    /// Give leases back untouched: each goes to the front of its lane and its attempt is not
+    /// counted. `false` for a lease that was not live.
+    pub async fn release(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        let mut out = Vec::with_capacity(leases.len());
+        for chunk in leases.chunks(LEASES_PER_CALL) {
+            let reply = self.exec.eval(self.ops.release(chunk)).await?;
+            out.extend(self.ops.decode_flags(reply, chunk.len())?);
+        }
+        Ok(out)
+    }
+
+    /// Recover up to `limit` expired leases now (lease calls also do this, bounded).
+    pub async fn reclaim(&self, limit: usize) -> Result<ReclaimReport> {
+        if limit == 0 {
+            return Err(Error::InvalidArgument("limit must be at least 1".into()));
+        }
+        let reply = self.exec.eval(self.ops.reclaim(limit)).await?;
+        self.ops.decode_reclaim(reply)
+    }
+
+    /// Depth and counters, exact and O(1).
+    pub async fn stats(&self) -> Result<Stats> {
+        let reply = self.exec.eval(self.ops.stats()).await?;
+        self.ops.decode_stats(reply)
+    }
+
+    /// A page of dead letters, oldest first.
+    pub async fn dead(&self, limit: usize, offset: usize) -> Result<DeadPage> {
+        let reply = self.exec.eval(self.ops.dead_list(limit, offset)).await?;
+        self.ops.decode_dead_list(reply)
+    }
+
+    /// Queue dead letters again with fresh attempts: the given ids, or all of them (`None`).
+    /// Returns how many were requeued (unknown ids are skipped).
+    pub async fn requeue_dead(&self, ids: Option<&[String]>) -> Result<u64> {
+        match ids {
+            Some(ids) => {
+                let mut total = 0;
+                for chunk in ids.chunks(REQUEUE_PER_CALL) {
+                    let reply = self
+                        .exec
+                        .eval(self.ops.dead_requeue(Some(chunk), chunk.len()))
+                        .await?;
+                    total += self.ops.decode_dead_requeue(reply)?.0;
+                }
+                Ok(total)
+            }
+            None => {
+                let mut total = 0;
+                loop {
+                    let reply = self
+                        .exec
+                        .eval(self.ops.dead_requeue(None, REQUEUE_PER_CALL))
+                        .await?;
+                    let (requeued, remaining, _) = self.ops.decode_dead_requeue(reply)?;
+                    total += requeued;
+                    if remaining == 0 || requeued == 0 {
+                        return Ok(total);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).
+    pub async fn purge_dead(&self) -> Result<u64> {
+        let reply = self.exec.eval(self.ops.dead_purge()).await?;
+        self.ops.decode_count(reply)
+    }
+
+    /// Set the politeness delay of one host for every worker (`None`: back to each worker's
+    /// `host_delay`). `host` may be a host or a URL.
+    pub async fn set_host_delay(&self, host: &str, delay: Option<Duration>) -> Result<HostInfo> {
+        let key = self.ops.host_key_of(host)?;
+        let reply = self
+            .exec
+            .eval(self.ops.host_config(&key, Some(delay)))
+            .await?;
+        let mut info = self.ops.decode_host_config(reply, &key)?;
+        info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
+        Ok(info)
+    }
+
+    /// Politeness state of one host.
+    pub async fn host_info(&self, host: &str) -> Result<HostInfo> {
+        let key = self.ops.host_key_of(host)?;
+        let reply = self.exec.eval(self.ops.host_config(&key, None)).await?;
+        self.ops.decode_host_config(reply, &key)
+    }
+
+    /// The items the next lease calls would take (one per leasable host), without leasing.
+    pub async fn peek(&self, limit: usize) -> Result<Vec<StoredItem>> {
+        let reply = self.exec.eval(self.ops.peek(limit)).await?;
+        self.ops.decode_peek(reply)
+    }
+
+    /// A number in [0, 1) that differs per lease and per call, for backoff jitter. It needs
+    /// no entropy, only spread, and stays available on wasm32 without a random source.
+    fn jitter_random(&self, token: u64) -> f64 {
+        let nonce = self.jitter_nonce.fetch_add(1, Ordering::Relaxed);
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&token.to_le_bytes());
+        bytes[8..].copy_from_slice(&nonce.to_le_bytes());
+        (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn with_context(error: Error, context: &str) -> Error {
+    match error {
+        Error::Unavailable(m) => Error::Unavailable(format!("{m} ({context})")),
+        Error::Timeout(m) => Error::Timeout(format!("{m} ({context})")),
+        Error::Server(m) => Error::Server(format!("{m} ({context})")),
+        other => other,
+    }
+}

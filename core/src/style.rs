@@ -1,0 +1,1 @@
+//! Conversions to and from each language style (filled in with the bindings).

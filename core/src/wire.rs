@@ -1,0 +1,262 @@
+//! The stored item record: a JSON object with a fixed field order, a superset of the classic
+//! `{"host","ts","attempt"}` crawl-queue item.
+//!
+//! ```text
+//! {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>],"attempt":<n>
+//!   [,"url":"<url>"][,"last_error":"<text>"][,"payload":<json>]}
+//! ```
+//! `priority` is omitted when 0, `url` for host items, `last_error` until an attempt failed,
+//! `payload` when null. The fixed order lets the Lua scripts read and rewrite the mutable
+//! fields without a JSON library, and makes the stored bytes identical from every language.
+
+use crate::error::{Error, InvalidReason, Result};
+use serde::Deserialize;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// Version written in `"v"`. Records with a higher version are refused with
+/// [`Error::Protocol`].
+pub const FORMAT_VERSION: u64 = 1;
+
+/// One decoded record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredItem {
+    /// Queue-assigned id (the decimal arrival sequence number).
+    pub id: String,
+    /// When the item was last queued (seeded, retried, reclaimed or requeued), ms since epoch.
+    pub ts: i64,
+    /// Host key the item is scheduled under.
+    pub host: String,
+    pub priority: i16,
+    /// Failed deliveries so far.
+    pub attempt: u32,
+    /// `None` for host items.
+    pub url: Option<String>,
+    pub last_error: Option<String>,
+    pub payload: Option<Value>,
+}
+
+impl StoredItem {
+    /// The canonical stored bytes of this record.
+    ///
+    /// ```
+    /// let item = crawlq::wire::StoredItem {
+    ///     id: "7".into(), ts: 1700000000000, host: "example.com".into(), priority: 0,
+    ///     attempt: 0, url: Some("http://example.com/".into()), last_error: None, payload: None,
+    /// };
+    /// assert_eq!(item.encode(),
+    ///     r#"{"v":1,"id":"7","ts":1700000000000,"host":"example.com","attempt":0,"url":"http://example.com/"}"#);
+    /// ```
+    pub fn encode(&self) -> String {
+        let payload = self.payload.as_ref().and_then(|p| canonical_json(p).ok());
+        let mut s = record_prefix(&self.id, self.ts, &self.host, self.priority, self.attempt);
+        s.push_str(&record_tail(
+            self.url.as_deref(),
+            self.last_error.as_deref(),
+            payload.as_deref(),
+        ));
+        s
+    }
+}
+
+/// The record up to and including `"attempt":<n>` (what the seed script writes itself).
+pub fn record_prefix(id: &str, ts: i64, host: &str, priority: i16, attempt: u32) -> String {
+    let mut s = String::with_capacity(64 + host.len());
+    let _ = write!(
+        s,
+        r#"{{"v":{FORMAT_VERSION},"id":"{id}","ts":{ts},"host":"{host}","#
+    );
+    if priority != 0 {
+        let _ = write!(s, r#""priority":{priority},"#);
+    }
+    let _ = write!(s, r#""attempt":{attempt}"#);
+    s
+}
+
+/// The record after `"attempt":<n>`: optional url, last_error and (already canonical) payload,
+/// and the closing brace.
+pub fn record_tail(
+    url: Option<&str>,
+    last_error: Option<&str>,
+    payload_json: Option<&str>,
+) -> String {
+    let mut s =
+        String::with_capacity(url.map_or(0, str::len) + payload_json.map_or(0, str::len) + 32);
+    if let Some(url) = url {
+        s.push_str(r#","url":"#);
+        s.push_str(&json_string(url));
+    }
+    if let Some(e) = last_error {
+        s.push_str(r#","last_error":"#);
+        s.push_str(&json_string(e));
+    }
+    if let Some(p) = payload_json {
+        s.push_str(r#","payload":"#);
+        s.push_str(p);
+    }
+    s.push('}');
+    s
+}
+
+/// A JSON string literal, escaped as serde_json does (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`,
+/// other control characters as `\u00xx`, everything else as raw UTF-8).
+pub fn json_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a str always serializes")
+}
+
+#[derive(Deserialize)]
+struct RawRecord {
+    v: u64,
+    id: String,
+    ts: i64,
+    host: String,
+    #[serde(default)]
+    priority: i16,
+    attempt: u32,
+    url: Option<String>,
+    last_error: Option<String>,
+    payload: Option<Value>,
+}
+
+/// Decode stored record bytes.
+///
+/// ```
+/// let item = crawlq::wire::decode_record(br#"{"v":1,"id":"1","ts":5,"host":"a.com","attempt":2}"#).unwrap();
+/// assert_eq!((item.attempt, item.url), (2, None));
+/// assert_eq!(crawlq::wire::decode_record(br#"{"v":2}"#).unwrap_err().code(), "PROTOCOL");
+/// ```
+pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
+    #[derive(Deserialize)]
+    struct Version {
+        v: Option<u64>,
+    }
+    let version: Version = serde_json::from_slice(bytes)
+        .map_err(|e| Error::Protocol(format!("unreadable record: {e}")))?;
+    match version.v {
+        Some(FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(Error::Protocol(format!(
+                "record format {v} is newer than this client's {FORMAT_VERSION}; upgrade crawlq"
+            )));
+        }
+        None => return Err(Error::Protocol("record without a format version".into())),
+    }
+    let raw: RawRecord = serde_json::from_slice(bytes)
+        .map_err(|e| Error::Protocol(format!("unreadable record: {e}")))?;
+    debug_assert_eq!(raw.v, FORMAT_VERSION);
+    Ok(StoredItem {
+        id: raw.id,
+        ts: raw.ts,
+        host: raw.host,
+        priority: raw.priority,
+        attempt: raw.attempt,
+        url: raw.url,
+        last_error: raw.last_error,
+        payload: raw.payload.filter(|p| !p.is_null()),
+    })
+}
+
+/// Serialize a payload canonically: object keys sorted by their UTF-8 bytes, no whitespace,
+/// floats with an integral value below 2^53 written as integers (so a Python `1.0` and a
+/// JavaScript `1` store the same bytes), other floats in shortest round-trip form.
+///
+/// ```
+/// let v = serde_json::json!({"b": 1.0, "a": [true, null, "x"]});
+/// assert_eq!(crawlq::wire::canonical_json(&v).unwrap(), r#"{"a":[true,null,"x"],"b":1}"#);
+/// ```
+pub fn canonical_json(value: &Value) -> Result<String, InvalidReason> {
+    let mut out = String::new();
+    write_canonical(value, &mut out)?;
+    Ok(out)
+}
+
+fn write_canonical(value: &Value, out: &mut String) -> Result<(), InvalidReason> {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() {
+                let _ = write!(out, "{n}");
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                if !f.is_finite() {
+                    return Err(InvalidReason::InvalidPayload("non-finite number".into()));
+                }
+                if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+                    let _ = write!(out, "{}", f as i64);
+                } else {
+                    let _ = write!(out, "{n}");
+                }
+            }
+        }
+        Value::String(s) => out.push_str(&json_string(s)),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out)?;
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&json_string(k));
+                out.push(':');
+                write_canonical(v, out)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn encode_decode_round_trip() {
+        let item = StoredItem {
+            id: "42".into(),
+            ts: 1_700_000_000_123,
+            host: "example.com".into(),
+            priority: -3,
+            attempt: 2,
+            url: Some("http://example.com/\"q\"".into()),
+            last_error: Some("timeout \"x\"\n".into()),
+            payload: Some(json!({"depth": 2, "from": "ü"})),
+        };
+        let bytes = item.encode();
+        assert!(bytes.starts_with(r#"{"v":1,"id":"42","ts":1700000000123,"host":"example.com","priority":-3,"attempt":2,"url":"#));
+        assert_eq!(decode_record(bytes.as_bytes()).unwrap(), item);
+    }
+
+    #[test]
+    fn floats_with_integral_values_are_integers() {
+        assert_eq!(canonical_json(&json!(1.0)).unwrap(), "1");
+        assert_eq!(canonical_json(&json!(-0.0)).unwrap(), "0");
+        assert_eq!(canonical_json(&json!(0.5)).unwrap(), "0.5");
+        assert_eq!(canonical_json(&json!(1e300)).unwrap(), "1e300");
+    }
+
+    #[test]
+    fn unknown_versions_are_refused() {
+        assert!(matches!(
+            decode_record(br#"{"v":9,"id":"1"}"#),
+            Err(Error::Protocol(_))
+        ));
+        assert!(matches!(
+            decode_record(b"not json"),
+            Err(Error::Protocol(_))
+        ));
+    }
+}
