@@ -1,5 +1,6 @@
 -- crawlq script: ack
 -- protocol: 1
+-- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: token, host key
 -- reply: {1|0, ...} one per lease: 1 acked, 0 the token is not live (stale: nothing changed)

@@ -1,5 +1,6 @@
 -- crawlq script: common (prelude)
 -- protocol: 1
+-- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 meta, 2 ready, 3 wait, 4 heads, 5 delayed, 6 leased, 7 leases, 8 dead,
 --       9 deadrec, 10 hostdelay, 11 adaptive, 12 wake
 -- ARGV: 1 key base (prefix of per-host and seen keys), 2 clock override in ms ('' = server TIME),

@@ -1,5 +1,6 @@
 -- crawlq script: dead_list
 -- protocol: 1
+-- flags: no-writes
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit
 -- reply: {total, id1, died_at1, record1, id2, ...} oldest dead letter first

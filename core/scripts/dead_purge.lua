@@ -1,5 +1,6 @@
 -- crawlq script: dead_purge
 -- protocol: 1
+-- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock
 -- reply: number of dead letters removed

@@ -1,5 +1,6 @@
 -- crawlq script: dead_requeue
 -- protocol: 1
+-- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,
 --       oldest first), then for mode 'ids' the ids to requeue

@@ -1,5 +1,6 @@
 -- crawlq script: host_config
 -- protocol: 1
+-- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
 --       override, so the workers' default applies again; '-' leaves it as it is)

@@ -1,5 +1,6 @@
 -- crawlq script: peek
 -- protocol: 1
+-- flags: no-writes
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit
 -- reply: {record1, record2, ...}: the head of each leasable host in the order lease would take

@@ -1,5 +1,6 @@
 -- crawlq script: reclaim
 -- protocol: 1
+-- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit (expired leases handled in this call), 4 max attempts
 -- reply: {requeued, dead, remaining_expired}

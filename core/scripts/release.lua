@@ -1,5 +1,6 @@
 -- crawlq script: release
 -- protocol: 1
+-- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 1 field per lease: token
 -- reply: {1|0, ...} one per lease: 1 released (back at the front of its lane, attempt count

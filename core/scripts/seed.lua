@@ -1,5 +1,6 @@
 -- crawlq script: seed
 -- protocol: 1
+-- flags: (none)
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 item count N, then 7 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,

@@ -1,5 +1,6 @@
 -- crawlq script: stats
 -- protocol: 1
+-- flags: no-writes
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock
 -- reply: {now, ready, hosts, done, seen, delayed, leased, dead, oldest_head_ts (-1 if none),

@@ -6,6 +6,9 @@ use std::sync::OnceLock;
 /// One operation script.
 pub struct Script {
     pub name: &'static str,
+    /// Redis 7 script flags (the `#!lua flags=...` line): decided before the script runs, so a
+    /// script is refused as a whole (never half-applied) when memory is full.
+    pub flags: &'static str,
     body: &'static str,
     source: OnceLock<String>,
     sha1: OnceLock<String>,
@@ -14,19 +17,26 @@ pub struct Script {
 const COMMON: &str = include_str!("../scripts/common.lua");
 
 impl Script {
-    const fn new(name: &'static str, body: &'static str) -> Script {
+    const fn new(name: &'static str, flags: &'static str, body: &'static str) -> Script {
         Script {
             name,
+            flags,
             body,
             source: OnceLock::new(),
             sha1: OnceLock::new(),
         }
     }
 
-    /// The full source sent with EVAL: the prelude followed by the operation.
+    /// The full source sent with EVAL: the flags line, the prelude, then the operation.
     pub fn source(&self) -> &str {
-        self.source
-            .get_or_init(|| format!("{COMMON}\n{}", self.body))
+        self.source.get_or_init(|| {
+            let shebang = if self.flags.is_empty() {
+                "#!lua".to_string()
+            } else {
+                format!("#!lua flags={}", self.flags)
+            };
+            format!("{shebang}\n{COMMON}\n{}", self.body)
+        })
     }
 
     /// Lowercase hex SHA-1 of [`Script::source`], the name EVALSHA uses.
@@ -47,25 +57,54 @@ impl std::fmt::Debug for Script {
 }
 
 macro_rules! scripts {
-    ($($ident:ident => $file:literal),* $(,)?) => {
-        $(pub static $ident: Script = Script::new($file, include_str!(concat!("../scripts/", $file, ".lua")));)*
+    ($($ident:ident => ($file:literal, $flags:literal)),* $(,)?) => {
+        $(pub static $ident: Script = Script::new($file, $flags, include_str!(concat!("../scripts/", $file, ".lua")));)*
         /// Every operation script.
         pub static ALL: &[&Script] = &[$(&$ident),*];
     };
 }
 
+// Seeding is the one operation refused when Redis is out of memory (it is what grows the
+// dataset); draining operations stay allowed so workers can free memory. Reads are
+// `no-writes`, so they also run on read-only replicas.
 scripts! {
-    SEED => "seed",
-    LEASE => "lease",
-    ACK => "ack",
-    NACK => "nack",
-    EXTEND => "extend",
-    RELEASE => "release",
-    RECLAIM => "reclaim",
-    STATS => "stats",
-    DEAD_LIST => "dead_list",
-    DEAD_REQUEUE => "dead_requeue",
-    DEAD_PURGE => "dead_purge",
-    HOST_CONFIG => "host_config",
-    PEEK => "peek",
+    SEED => ("seed", ""),
+    LEASE => ("lease", "allow-oom"),
+    ACK => ("ack", "allow-oom"),
+    NACK => ("nack", "allow-oom"),
+    EXTEND => ("extend", "allow-oom"),
+    RELEASE => ("release", "allow-oom"),
+    RECLAIM => ("reclaim", "allow-oom"),
+    STATS => ("stats", "no-writes"),
+    DEAD_LIST => ("dead_list", "no-writes"),
+    DEAD_REQUEUE => ("dead_requeue", "allow-oom"),
+    DEAD_PURGE => ("dead_purge", "allow-oom"),
+    HOST_CONFIG => ("host_config", "allow-oom"),
+    PEEK => ("peek", "no-writes"),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each Lua file documents its flags in its header; the header and the table agree, and
+    /// every file starts with the common header shape.
+    #[test]
+    fn headers_match_the_script_table() {
+        for script in ALL {
+            let lines: Vec<&str> = script.body.lines().take(6).collect();
+            assert_eq!(lines[0], format!("-- crawlq script: {}", script.name));
+            assert_eq!(lines[1], "-- protocol: 1");
+            let flags = if script.flags.is_empty() {
+                "(none)"
+            } else {
+                script.flags
+            };
+            assert_eq!(lines[2], format!("-- flags: {flags}"), "{}", script.name);
+            assert!(lines[3].starts_with("-- KEYS: "), "{}", script.name);
+            assert!(lines[4].starts_with("-- ARGV: "), "{}", script.name);
+            assert!(script.body.contains("\n-- reply: "), "{}", script.name);
+            assert!(script.source().starts_with("#!lua"));
+        }
+    }
 }

@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(canonical_json(&json!(1.0)).unwrap(), "1");
         assert_eq!(canonical_json(&json!(-0.0)).unwrap(), "0");
         assert_eq!(canonical_json(&json!(0.5)).unwrap(), "0.5");
-        assert_eq!(canonical_json(&json!(1e300)).unwrap(), "1e300");
+        assert_eq!(canonical_json(&json!(1e300)).unwrap(), "1e+300");
     }
 
     #[test]

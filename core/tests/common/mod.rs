@@ -35,8 +35,16 @@ impl RedisServer {
         for _ in 0..20 {
             let port = free_port();
             if let Some(child) = spawn(port, &dir, extra) {
-                let password = extra.windows(2).find(|w| w[0] == "--requirepass").map(|w| w[1].to_string());
-                return RedisServer { child, port, dir, password };
+                let password = extra
+                    .windows(2)
+                    .find(|w| w[0] == "--requirepass")
+                    .map(|w| w[1].to_string());
+                return RedisServer {
+                    child,
+                    port,
+                    dir,
+                    password,
+                };
             }
         }
         panic!("could not start redis-server (is it installed? apt-get install redis-server)");
@@ -92,15 +100,34 @@ impl Drop for RedisServer {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn spawn(port: u16, dir: &std::path::Path, extra: &[&str]) -> Option<Child> {
     let mut child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
         .arg("--unixsocket")
         .arg(dir.join("redis.sock"))
-        .args(["--unixsocketperm", "700", "--dir"])
+        .args([
+            "--unixsocketperm",
+            "700",
+            "--enable-debug-command",
+            "yes",
+            "--dir",
+        ])
         .arg(dir)
         .args(extra)
         .stdout(Stdio::null())
@@ -112,7 +139,9 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[&str]) -> Option<Child> {
         if let Ok(Some(_)) = child.try_wait() {
             return None; // port taken, most likely
         }
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() && dir.join("redis.sock").exists() {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            && dir.join("redis.sock").exists()
+        {
             return Some(child);
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -133,7 +162,9 @@ pub fn unique(name: &str) -> String {
 }
 
 pub async fn open(name: &str, config: Config) -> Queue<RedisExecutor> {
-    Queue::connect(&shared().url(), &unique(name), config).await.unwrap()
+    Queue::connect(&shared().url(), &unique(name), config)
+        .await
+        .unwrap()
 }
 
 pub fn config() -> Config {
@@ -142,4 +173,40 @@ pub fn config() -> Config {
 
 pub fn items(urls: &[&str]) -> Vec<crawlq::SeedItem> {
     urls.iter().map(|u| (*u).into()).collect()
+}
+
+/// Keys of a queue matching a pattern suffix (e.g. `:l:*`), by SCAN.
+pub fn scan_keys(server: &RedisServer, base: &str, suffix: &str) -> Vec<String> {
+    let out = server.cli(&[
+        "--scan",
+        "--pattern",
+        &format!("{}{suffix}", glob_escape(base)),
+    ]);
+    out.lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn glob_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| match c {
+            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}
+
+/// Clock of the fixed-clock tests: an arbitrary, realistic epoch-ms value.
+pub const T0: i64 = 1_800_000_000_000;
+
+pub fn fixed_clock_config() -> Config {
+    Config {
+        fixed_clock_ms: Some(T0),
+        ..Config::default()
+    }
+}
+
+pub fn handles(leases: &[crawlq::Lease]) -> Vec<crawlq::LeaseHandle> {
+    leases.iter().map(|l| l.handle()).collect()
 }

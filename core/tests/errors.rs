@@ -1,0 +1,413 @@
+//! Error paths and connections: Redis down, dropped and restored, slow, protected by a
+//! password, over a unix socket or TLS, full, or holding data of a newer format; bad options.
+mod common;
+
+use common::*;
+use crawlq::*;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn quick() -> Config {
+    Config {
+        connect_timeout: Duration::from_millis(500),
+        command_timeout: Duration::from_millis(500),
+        ..config()
+    }
+}
+
+#[tokio::test]
+async fn unreachable_redis_is_reported_as_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = Queue::connect(&format!("redis://127.0.0.1:{port}/0"), "q", quick())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "UNAVAILABLE", "{err}");
+    let err = Queue::connect("unix:///nonexistent/redis.sock", "q", quick())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "UNAVAILABLE", "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_connection_is_surfaced_and_recovered_after_restart() {
+    let mut server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "drop", quick())
+        .await
+        .unwrap();
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+
+    server.stop();
+    let err = q.stats().await.unwrap_err();
+    assert!(
+        matches!(err, Error::Unavailable(_) | Error::Timeout(_)),
+        "{err}"
+    );
+    let err = q
+        .seed(
+            &items(&["http://a.com/1", "http://a.com/2"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("after 0 of 2 items were seeded"),
+        "{err}"
+    );
+
+    server.restart();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stats = loop {
+        match q.stats().await {
+            Ok(stats) => break stats,
+            Err(e) => {
+                assert!(Instant::now() < deadline, "no reconnect: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert_eq!(stats.seen, 0, "a fresh server (no persistence in tests)");
+    assert_eq!(
+        q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+            .await
+            .unwrap()
+            .added,
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_lease_fails_instead_of_hanging_when_redis_goes_away() {
+    let mut server = RedisServer::start();
+    let q = std::sync::Arc::new(
+        Queue::connect(&server.url(), "drop-wait", quick())
+            .await
+            .unwrap(),
+    );
+    let waiter = {
+        let q = q.clone();
+        tokio::spawn(async move { q.lease(1, Duration::from_secs(30)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.stop();
+    let result = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("lease returned")
+        .unwrap();
+    let err = result.unwrap_err();
+    assert!(
+        matches!(err, Error::Unavailable(_) | Error::Timeout(_)),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out() {
+    let server = RedisServer::start();
+    let q = Queue::connect(
+        &server.url(),
+        "slow",
+        Config {
+            command_timeout: Duration::from_millis(200),
+            ..config()
+        },
+    )
+    .await
+    .unwrap();
+    q.stats().await.unwrap();
+    server.cli(&["CLIENT", "PAUSE", "1500", "ALL"]);
+    let err = q.stats().await.unwrap_err();
+    assert_eq!(err.code(), "TIMEOUT", "{err}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while q.stats().await.is_err() {
+        assert!(Instant::now() < deadline, "recovered after the pause");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn passwords_come_from_the_url() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret"]);
+    let q = Queue::connect(&server.url(), "auth", quick())
+        .await
+        .unwrap();
+    assert_eq!(
+        q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+            .await
+            .unwrap()
+            .added,
+        1
+    );
+    let wrong = format!("redis://:wrong@127.0.0.1:{}/0", server.port);
+    let err = Queue::connect(&wrong, "auth", quick()).await.unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(
+        !err.to_string().contains("wrong"),
+        "the password is not echoed: {err}"
+    );
+    let missing = format!("redis://127.0.0.1:{}/0", server.port);
+    let q = Queue::connect(&missing, "auth", quick()).await;
+    let err = match q {
+        Err(e) => e,
+        Ok(q) => q.stats().await.unwrap_err(),
+    };
+    assert!(matches!(err.code(), "CONFIG" | "SERVER"), "{err}");
+}
+
+#[tokio::test]
+async fn unix_sockets_work() {
+    let url = format!("unix://{}", shared().socket().display());
+    let q = Queue::connect(&url, &unique("unix"), config())
+        .await
+        .unwrap();
+    q.seed(&items(&["http://u.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(q.lease(1, Duration::from_secs(1)).await.unwrap().len(), 1);
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let status = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl");
+    assert!(
+        status.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}
+
+#[tokio::test]
+async fn tls_with_a_private_ca() {
+    let dir = std::env::temp_dir().join(unique("crawlq-tls"));
+    std::fs::create_dir_all(&dir).unwrap();
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=crawlq test CA",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "1",
+            "-extfile",
+            "san.ext",
+        ],
+    );
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let d = |f: &str| dir.join(f).display().to_string();
+    let server = RedisServer::start_with(&[
+        "--tls-port",
+        &tls_port,
+        "--tls-cert-file",
+        &d("server.pem"),
+        "--tls-key-file",
+        &d("server.key"),
+        "--tls-ca-cert-file",
+        &d("ca.pem"),
+        "--tls-auth-clients",
+        "no",
+    ]);
+    let url = format!("rediss://127.0.0.1:{tls_port}/0");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let q = loop {
+        match Queue::connect(
+            &url,
+            "tls",
+            Config {
+                tls_ca_file: Some(d("ca.pem")),
+                ..quick()
+            },
+        )
+        .await
+        {
+            Ok(q) => break q,
+            Err(e) => {
+                assert!(Instant::now() < deadline, "TLS connect: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    q.seed(&items(&["https://tls.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let leases = q.lease(1, Duration::from_secs(1)).await.unwrap();
+    assert_eq!(leases[0].url.as_deref(), Some("https://tls.example/"));
+    // without the CA the certificate is not trusted
+    let err = Queue::connect(&url, "tls", quick()).await.unwrap_err();
+    assert!(matches!(err.code(), "UNAVAILABLE" | "CONFIG"), "{err}");
+    let err = Queue::connect(
+        &url,
+        "tls",
+        Config {
+            tls_ca_file: Some("/nonexistent.pem".into()),
+            ..quick()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), "CONFIG");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_full_redis_refuses_seeds_whole_but_lets_workers_drain() {
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "oom", config())
+        .await
+        .unwrap();
+    q.seed(
+        &items(&["http://a.com/1", "http://a.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let before = q.stats().await.unwrap();
+    server.cli(&["CONFIG", "SET", "maxmemory", "1"]);
+    let err = q
+        .seed(&items(&["http://b.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "SERVER", "{err}");
+    assert!(err.to_string().contains("OOM"), "{err}");
+    assert_eq!(
+        q.stats().await.unwrap().seen,
+        before.seen,
+        "nothing half-applied"
+    );
+    let leases = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(q.ack(&handles(&leases)).await.unwrap(), vec![true, true]);
+    server.cli(&["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(
+        q.seed(&items(&["http://b.com/1"]), &SeedOptions::default())
+            .await
+            .unwrap()
+            .added,
+        1
+    );
+}
+
+#[tokio::test]
+async fn data_of_a_newer_format_is_refused_untouched() {
+    let q = open("newer", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let meta = format!("{}:meta", q.ops().keys().base());
+    shared().cli(&["HSET", &meta, "format", "2"]);
+    for err in [
+        q.stats().await.unwrap_err(),
+        q.lease(1, Duration::ZERO).await.unwrap_err(),
+        q.seed(&items(&["http://b.com/"]), &SeedOptions::default())
+            .await
+            .unwrap_err(),
+    ] {
+        assert_eq!(err.code(), "PROTOCOL", "{err}");
+    }
+    shared().cli(&["HSET", &meta, "format", "1"]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.seen, stats.leased), (1, 1, 0));
+}
+
+#[tokio::test]
+async fn bad_options_and_names_are_config_errors() {
+    let url = shared().url();
+    for (name, config, url) in [
+        ("a{b}", config(), url.as_str()),
+        ("", config(), url.as_str()),
+        (
+            "ok",
+            Config {
+                max_attempts: 0,
+                ..config()
+            },
+            url.as_str(),
+        ),
+        (
+            "ok",
+            Config {
+                key_prefix: "x}".into(),
+                ..config()
+            },
+            url.as_str(),
+        ),
+        ("ok", config(), "http://127.0.0.1:1/"),
+        ("ok", config(), "not a url"),
+    ] {
+        let err = Queue::connect(url, name, config).await.unwrap_err();
+        assert_eq!(err.code(), "CONFIG", "{name:?} {url:?}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn noscript_falls_back_to_eval() {
+    let q = open("noscript", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    shared().cli(&["SCRIPT", "FLUSH"]);
+    assert_eq!(q.stats().await.unwrap().ready, 1);
+    assert_eq!(
+        shared().cli(&["SCRIPT", "EXISTS", crawlq::scripts::STATS.sha1()]),
+        "1"
+    );
+}

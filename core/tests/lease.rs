@@ -1,0 +1,714 @@
+//! Leasing: order, politeness, blocking waits, lease expiry, ack/nack/extend/release, dead
+//! letters, host settings.
+mod common;
+
+use common::*;
+use crawlq::*;
+use std::time::{Duration, Instant};
+
+fn urls_of(leases: &[Lease]) -> Vec<&str> {
+    leases
+        .iter()
+        .map(|l| l.url.as_deref().unwrap_or(&l.host))
+        .collect()
+}
+
+#[tokio::test]
+async fn without_politeness_it_is_a_priority_fifo_across_hosts() {
+    let q = open("order", config()).await;
+    q.seed(
+        &items(&["http://a.com/1", "http://b.com/1", "http://a.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let urgent = vec![
+        SeedItem::from("http://c.com/1").with_priority(5),
+        SeedItem::from("http://a.com/low").with_priority(-1),
+    ];
+    q.seed(&urgent, &SeedOptions::default()).await.unwrap();
+    q.seed(&items(&["http://b.com/2"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        let leases = q.lease(1, Duration::ZERO).await.unwrap();
+        order.push(leases[0].url.clone().unwrap());
+    }
+    assert_eq!(
+        order,
+        [
+            "http://c.com/1",
+            "http://a.com/1",
+            "http://b.com/1",
+            "http://a.com/2",
+            "http://b.com/2",
+            "http://a.com/low"
+        ]
+    );
+
+    // the same order in one call
+    let q = open("order-batch", config()).await;
+    q.seed(
+        &items(&["http://a.com/1", "http://b.com/1", "http://a.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    q.seed(&urgent, &SeedOptions::default()).await.unwrap();
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of(&leases),
+        [
+            "http://c.com/1",
+            "http://a.com/1",
+            "http://b.com/1",
+            "http://a.com/2",
+            "http://a.com/low"
+        ]
+    );
+    assert!(
+        leases.windows(2).all(|w| w[0].token < w[1].token),
+        "tokens increase"
+    );
+}
+
+#[tokio::test]
+async fn politeness_leases_one_item_per_host_per_delay() {
+    let q = open(
+        "polite",
+        Config {
+            host_delay: Duration::from_secs(10),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    let batch: Vec<SeedItem> = ["a", "b", "c"]
+        .iter()
+        .flat_map(|h| (0..3).map(move |i| format!("http://{h}.com/{i}").into()))
+        .collect();
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+
+    let first = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of(&first),
+        ["http://a.com/0", "http://b.com/0", "http://c.com/0"]
+    );
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    assert_eq!(q.stats().await.unwrap().hosts_waiting, 3);
+
+    q.set_fixed_clock(Some(T0 + 9_999));
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    q.set_fixed_clock(Some(T0 + 10_000));
+    let second = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of(&second),
+        ["http://a.com/1", "http://b.com/1", "http://c.com/1"]
+    );
+
+    // a host that ran empty still waits out its delay for an item seeded right after
+    let q = open(
+        "polite-empty",
+        Config {
+            host_delay: Duration::from_secs(10),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(&items(&["http://d.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(q.lease(10, Duration::ZERO).await.unwrap().len(), 1);
+    q.seed(&items(&["http://d.com/2"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    q.set_fixed_clock(Some(T0 + 10_000));
+    assert_eq!(q.lease(10, Duration::ZERO).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn per_host_delays_override_the_default_for_every_worker() {
+    let q = open("host-delay", fixed_clock_config()).await;
+    let info = q
+        .set_host_delay("HTTP://Slow.com/x", Some(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert_eq!(
+        (info.host.as_str(), info.delay_override_ms),
+        ("slow.com", Some(30_000))
+    );
+    q.seed(
+        &items(&[
+            "http://slow.com/1",
+            "http://slow.com/2",
+            "http://fast.com/1",
+            "http://fast.com/2",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of(&leases),
+        [
+            "http://slow.com/1",
+            "http://fast.com/1",
+            "http://fast.com/2"
+        ]
+    );
+    let info = q.host_info("slow.com").await.unwrap();
+    assert_eq!((info.ready, info.held_until_ms), (1, Some(T0 + 30_000)));
+
+    let cleared = q.set_host_delay("slow.com", None).await.unwrap();
+    assert_eq!(cleared.delay_override_ms, None);
+    assert_eq!(
+        q.host_info("slow.com").await.unwrap().delay_override_ms,
+        None
+    );
+    let err = q
+        .set_host_delay("bad host name", Some(Duration::ZERO))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ITEM");
+}
+
+#[tokio::test]
+async fn registrable_domain_mode_shares_politeness_between_subdomains() {
+    let q = open(
+        "domain",
+        Config {
+            host_key: HostKeyMode::Domain,
+            host_delay: Duration::from_secs(5),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(
+        &items(&[
+            "http://www.shop.co.uk/",
+            "http://api.shop.co.uk/",
+            "http://other.org/",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of(&leases),
+        ["http://www.shop.co.uk/", "http://other.org/"]
+    );
+    assert_eq!(leases[0].host, "shop.co.uk");
+}
+
+#[tokio::test]
+async fn a_waiting_lease_wakes_up_when_work_is_seeded() {
+    let q = std::sync::Arc::new(open("wake", config()).await);
+    let waiter = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let leases = q.lease(1, Duration::from_secs(20)).await.unwrap();
+            (leases, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    q.seed(&items(&["http://w.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let (leases, waited) = waiter.await.unwrap();
+    assert_eq!(leases.len(), 1);
+    assert!(
+        waited < Duration::from_secs(10),
+        "woken by the seed, not by the 20 s timeout ({waited:?})"
+    );
+}
+
+#[tokio::test]
+async fn a_waiting_lease_returns_when_a_delayed_item_is_due() {
+    let q = open("wait-delay", config()).await;
+    let batch = vec![SeedItem::from("http://d.com/").with_delay(Duration::from_millis(300))];
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let leases = q.lease(1, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(leases.len(), 1);
+    assert!(leases[0].leased_at_ms - leases[0].enqueued_at_ms >= 300);
+}
+
+#[tokio::test]
+async fn a_waiting_lease_times_out_empty() {
+    let q = open("wait-empty", config()).await;
+    let started = Instant::now();
+    assert!(
+        q.lease(5, Duration::from_millis(300))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(started.elapsed() >= Duration::from_millis(300));
+}
+
+#[tokio::test]
+async fn expired_leases_are_reclaimed_by_the_next_lease_and_fenced() {
+    let q = open(
+        "expire",
+        Config {
+            lease_ttl: Duration::from_secs(60),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(&items(&["http://e.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let first = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!((first.attempt, first.expires_at_ms), (1, T0 + 60_000));
+
+    q.set_fixed_clock(Some(T0 + 59_999));
+    assert!(
+        q.lease(1, Duration::ZERO).await.unwrap().is_empty(),
+        "live lease is not handed out"
+    );
+    q.set_fixed_clock(Some(T0 + 60_000));
+    let second = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!((second.id.as_str(), second.attempt), (first.id.as_str(), 2));
+    assert!(second.token > first.token);
+    assert_eq!(second.last_error.as_deref(), Some("lease expired"));
+
+    // the first holder is fenced out
+    assert_eq!(q.ack(&[first.handle()]).await.unwrap(), vec![false]);
+    assert_eq!(
+        q.nack(&[(first.handle(), NackOptions::default())])
+            .await
+            .unwrap(),
+        vec![NackOutcome::Lost]
+    );
+    assert_eq!(
+        q.extend(&[first.handle()], Duration::from_secs(5))
+            .await
+            .unwrap(),
+        vec![None]
+    );
+    assert!(matches!(
+        q.extend_one(&first.handle(), Duration::from_secs(5)).await,
+        Err(Error::LeaseLost { .. })
+    ));
+    assert_eq!(q.release(&[first.handle()]).await.unwrap(), vec![false]);
+    assert_eq!(q.ack(&[second.handle()]).await.unwrap(), vec![true]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.leased, stats.reclaimed_total), (1, 0, 1));
+}
+
+#[tokio::test]
+async fn reclaim_moves_items_past_max_attempts_to_dead_letters() {
+    let q = open(
+        "reclaim",
+        Config {
+            lease_ttl: Duration::from_secs(1),
+            max_attempts: 2,
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(
+        &items(&["http://r.com/1", "http://r.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(q.lease(2, Duration::ZERO).await.unwrap().len(), 2);
+    q.set_fixed_clock(Some(T0 + 1_000));
+    let report = q.reclaim(1).await.unwrap();
+    assert_eq!((report.requeued, report.dead, report.remaining), (1, 0, 1));
+    let report = q.reclaim(100).await.unwrap();
+    assert_eq!((report.requeued, report.dead, report.remaining), (1, 0, 0));
+
+    assert_eq!(
+        q.lease(2, Duration::ZERO)
+            .await
+            .unwrap()
+            .iter()
+            .map(|l| l.attempt)
+            .collect::<Vec<_>>(),
+        vec![2, 2]
+    );
+    q.set_fixed_clock(Some(T0 + 2_000));
+    let report = q.reclaim(100).await.unwrap();
+    assert_eq!((report.requeued, report.dead), (0, 2));
+    let page = q.dead(10, 0).await.unwrap();
+    assert_eq!(page.total, 2);
+    assert!(page.items.iter().all(|d| d.attempts == 2
+        && d.last_error.as_deref() == Some("lease expired")
+        && d.died_at_ms == T0 + 2_000));
+}
+
+#[tokio::test]
+async fn nack_retries_with_backoff_then_dead_letters() {
+    let config = Config {
+        max_attempts: 3,
+        backoff: Backoff {
+            kind: BackoffKind::Exponential,
+            base: Duration::from_secs(10),
+            max: Duration::from_secs(15),
+            jitter: 0.0,
+        },
+        ..fixed_clock_config()
+    };
+    let q = open("nack", config).await;
+    q.seed(&items(&["http://n.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+
+    let mut clock = T0;
+    for (attempt, backoff_ms) in [(1, 10_000), (2, 15_000)] {
+        let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+        assert_eq!(lease.attempt, attempt);
+        let reason = format!("HTTP 503 \"try later\" #{attempt}");
+        let outcome = q
+            .nack(&[(
+                lease.handle(),
+                NackOptions {
+                    reason: Some(reason),
+                    ..Default::default()
+                },
+            )])
+            .await
+            .unwrap();
+        assert_eq!(outcome, vec![NackOutcome::Retried]);
+        assert_eq!(q.stats().await.unwrap().delayed, 1);
+        q.set_fixed_clock(Some(clock + backoff_ms - 1));
+        assert!(
+            q.lease(1, Duration::ZERO).await.unwrap().is_empty(),
+            "backoff {backoff_ms} ms holds"
+        );
+        clock += backoff_ms;
+        q.set_fixed_clock(Some(clock));
+    }
+    let last = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(
+        (last.attempt, last.last_error.as_deref()),
+        (3, Some("HTTP 503 \"try later\" #2"))
+    );
+    let outcome = q
+        .nack(&[(
+            last.handle(),
+            NackOptions {
+                reason: Some("still 503".into()),
+                ..Default::default()
+            },
+        )])
+        .await
+        .unwrap();
+    assert_eq!(outcome, vec![NackOutcome::Dead]);
+    let dead = q.dead(10, 0).await.unwrap();
+    assert_eq!(
+        (dead.items[0].attempts, dead.items[0].last_error.as_deref()),
+        (3, Some("still 503"))
+    );
+}
+
+#[tokio::test]
+async fn nack_with_explicit_delay_or_without_retry() {
+    let q = open("nack-opts", fixed_clock_config()).await;
+    q.seed(
+        &items(&["http://x.com/1", "http://y.com/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(2, Duration::ZERO).await.unwrap();
+    let outcomes = q
+        .nack(&[
+            (
+                leases[0].handle(),
+                NackOptions {
+                    delay: Some(Duration::ZERO),
+                    ..Default::default()
+                },
+            ),
+            (
+                leases[1].handle(),
+                NackOptions {
+                    retry: false,
+                    reason: Some("404".into()),
+                    ..Default::default()
+                },
+            ),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, vec![NackOutcome::Retried, NackOutcome::Dead]);
+    let again = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        (urls_of(&again), again[0].attempt),
+        (vec!["http://x.com/1"], 2)
+    );
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (stats.dead, stats.nacked_total, stats.retried_total),
+        (1, 2, 1)
+    );
+}
+
+#[tokio::test]
+async fn rate_limited_nacks_slow_the_host_down_and_successes_speed_it_up() {
+    let config = Config {
+        host_delay: Duration::from_secs(1),
+        adaptive_delay_step: Duration::from_secs(2),
+        adaptive_delay_max: Duration::from_secs(5),
+        ..fixed_clock_config()
+    };
+    let q = open("adaptive", config).await;
+    q.seed(
+        &items(&["http://busy.com/1", "http://busy.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut clock = T0;
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let limited = NackOptions {
+        rate_limited: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        q.nack(&[(lease.handle(), limited.clone())]).await.unwrap(),
+        vec![NackOutcome::Retried]
+    );
+    let info = q.host_info("busy.com").await.unwrap();
+    assert_eq!(
+        (info.adaptive_extra_ms, info.held_until_ms),
+        (2_000, Some(clock + 3_000))
+    );
+
+    // the retried item does not lose an attempt, and waits for the host
+    q.set_fixed_clock(Some(clock + 2_999));
+    assert!(q.lease(1, Duration::ZERO).await.unwrap().is_empty());
+    clock += 3_000;
+    q.set_fixed_clock(Some(clock));
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(lease.attempt, 1);
+    q.nack(&[(lease.handle(), limited.clone())]).await.unwrap();
+    assert_eq!(
+        q.host_info("busy.com").await.unwrap().adaptive_extra_ms,
+        4_000
+    );
+    clock += 5_000;
+    q.set_fixed_clock(Some(clock));
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    q.nack(&[(lease.handle(), limited)]).await.unwrap();
+    assert_eq!(
+        q.host_info("busy.com").await.unwrap().adaptive_extra_ms,
+        5_000,
+        "capped"
+    );
+
+    // acks halve it until it is gone
+    for expected in [2_500, 1_250, 625, 312, 156, 78, 0] {
+        clock += 10_000;
+        q.set_fixed_clock(Some(clock));
+        let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+        assert!(q.ack(&[lease.handle()]).await.unwrap()[0]);
+        q.seed(
+            &[SeedItem::from(format!("http://busy.com/more/{expected}"))],
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            q.host_info("busy.com").await.unwrap().adaptive_extra_ms,
+            expected
+        );
+    }
+}
+
+#[tokio::test]
+async fn extend_pushes_the_deadline() {
+    let q = open(
+        "extend",
+        Config {
+            lease_ttl: Duration::from_secs(10),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(&items(&["http://x.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    q.set_fixed_clock(Some(T0 + 9_000));
+    assert_eq!(
+        q.extend_one(&lease.handle(), Duration::from_secs(30))
+            .await
+            .unwrap(),
+        T0 + 39_000
+    );
+    q.set_fixed_clock(Some(T0 + 38_999));
+    assert!(q.lease(1, Duration::ZERO).await.unwrap().is_empty());
+    assert!(q.ack(&[lease.handle()]).await.unwrap()[0]);
+    let err = q
+        .extend(&[lease.handle()], Duration::ZERO)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+}
+
+#[tokio::test]
+async fn release_puts_the_item_back_in_front_without_counting_an_attempt() {
+    let q = open("release", config()).await;
+    q.seed(
+        &items(&["http://x.com/1", "http://x.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(q.release(&[lease.handle()]).await.unwrap(), vec![true]);
+    let again = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(urls_of(&again), ["http://x.com/1", "http://x.com/2"]);
+    assert_eq!(again[0].attempt, 1);
+    assert_eq!(q.stats().await.unwrap().released_total, 1);
+}
+
+#[tokio::test]
+async fn many_leases_are_acked_in_one_call() {
+    let q = open("batch-ack", config()).await;
+    let batch: Vec<SeedItem> = (0..2500)
+        .map(|i| format!("http://h{}.com/{i}", i % 50).into())
+        .collect();
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let mut leases = Vec::new();
+    while leases.len() < 2500 {
+        leases.extend(q.lease(1000, Duration::ZERO).await.unwrap());
+    }
+    let flags = q.ack(&handles(&leases)).await.unwrap();
+    assert_eq!(flags.len(), 2500);
+    assert!(flags.iter().all(|f| *f));
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (stats.done, stats.leased, stats.pending, stats.hosts),
+        (2500, 0, 0, 0)
+    );
+}
+
+#[tokio::test]
+async fn dead_letters_can_be_listed_requeued_and_purged() {
+    let q = open("dead", config()).await;
+    let batch: Vec<SeedItem> = (0..5).map(|i| format!("http://d.com/{i}").into()).collect();
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let leases = q.lease(5, Duration::ZERO).await.unwrap();
+    let fail: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            (
+                l.handle(),
+                NackOptions {
+                    retry: false,
+                    reason: Some(format!("gone {}", l.id)),
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    q.nack(&fail).await.unwrap();
+
+    let page = q.dead(2, 1).await.unwrap();
+    assert_eq!(page.total, 5);
+    assert_eq!(
+        page.items.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+        ["2", "3"]
+    );
+    assert_eq!(page.items[0].last_error.as_deref(), Some("gone 2"));
+    assert_eq!(q.dead(10, 10).await.unwrap().items.len(), 0);
+
+    assert_eq!(
+        q.requeue_dead(Some(&["1".to_string(), "404".to_string()]))
+            .await
+            .unwrap(),
+        1
+    );
+    let back = q.lease(5, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        (back.len(), back[0].attempt, back[0].last_error.as_deref()),
+        (1, 1, Some("gone 1"))
+    );
+    q.ack(&handles(&back)).await.unwrap();
+
+    assert_eq!(q.requeue_dead(None).await.unwrap(), 4);
+    let all = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(all.len(), 4);
+    q.nack(
+        &all.iter()
+            .map(|l| {
+                (
+                    l.handle(),
+                    NackOptions {
+                        retry: false,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect::<Vec<_>>(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(q.purge_dead().await.unwrap(), 4);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.dead, stats.done, stats.seen), (0, 1, 5));
+    let again = q
+        .seed(&items(&["http://d.com/2"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(again.duplicates, 1, "purged items stay seen");
+}
+
+#[tokio::test]
+async fn peek_shows_what_lease_would_take() {
+    let q = open("peek", config()).await;
+    q.seed(
+        &items(&["http://a.com/1", "http://a.com/2", "http://b.com/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let peeked: Vec<String> = q
+        .peek(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.url.unwrap())
+        .collect();
+    assert_eq!(peeked, ["http://a.com/1", "http://b.com/1"]);
+    assert_eq!(q.stats().await.unwrap().leased, 0);
+}
+
+#[tokio::test]
+async fn lease_arguments_are_checked() {
+    let q = open("lease-args", config()).await;
+    for opts in [
+        LeaseOptions {
+            max: 0,
+            ..Default::default()
+        },
+        LeaseOptions {
+            max: 10_001,
+            ..Default::default()
+        },
+        LeaseOptions {
+            ttl: Some(Duration::ZERO),
+            ..Default::default()
+        },
+        LeaseOptions {
+            wait: Duration::from_secs(90_000),
+            ..Default::default()
+        },
+    ] {
+        assert_eq!(
+            q.lease_with(&opts).await.unwrap_err().code(),
+            "INVALID_ARGUMENT",
+            "{opts:?}"
+        );
+    }
+    assert_eq!(q.reclaim(0).await.unwrap_err().code(), "INVALID_ARGUMENT");
+}

@@ -1,0 +1,301 @@
+//! Seeding: normalization, de-duplication, reports, payloads, delays, chunking, stored bytes.
+mod common;
+
+use common::*;
+use crawlq::wire::StoredItem;
+use crawlq::*;
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test]
+async fn report_counts_added_duplicates_and_invalid_items_with_their_index() {
+    let q = open("seed-report", config()).await;
+    let batch = items(&[
+        "http://a.com/1",
+        "",
+        "http://a.com/1",
+        "ftp://a.com/",
+        "b.com",
+        "not a host",
+        "HTTP://A.com/1#x",
+    ]);
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added, 2);
+    assert_eq!(report.duplicates, 2);
+    let invalid: Vec<(usize, &str, &str)> = report
+        .invalid
+        .iter()
+        .map(|i| (i.index, i.input.as_str(), i.reason.code()))
+        .collect();
+    assert_eq!(
+        invalid,
+        vec![
+            (1, "", "empty"),
+            (3, "ftp://a.com/", "unsupported_scheme"),
+            (5, "not a host", "invalid_host")
+        ]
+    );
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.seen, stats.hosts), (2, 2, 2));
+}
+
+#[tokio::test]
+async fn one_invalid_url_in_ten_thousand_does_not_block_the_rest() {
+    let q = open("seed-10k", config()).await;
+    let mut batch: Vec<SeedItem> = (0..10_000)
+        .map(|i| format!("https://h{}.example.com/p/{i}", i % 100).into())
+        .collect();
+    batch[5000] = "http://exa mple.com/".into();
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added, 9_999);
+    assert_eq!(report.invalid.len(), 1);
+    assert_eq!(report.invalid[0].index, 5000);
+    assert_eq!(report.invalid[0].reason.code(), "invalid_url");
+    assert_eq!(q.stats().await.unwrap().ready, 9_999);
+}
+
+#[tokio::test]
+async fn done_items_are_not_queued_again_unless_forced() {
+    let q = open("seed-life", config()).await;
+    q.seed(&items(&["http://a.com/x"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(q.ack(&handles(&leases)).await.unwrap(), vec![true]);
+
+    let again = q
+        .seed(&items(&["http://A.COM:80/x#frag"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((again.added, again.duplicates), (0, 1));
+    let forced = q
+        .seed(
+            &items(&["http://a.com/x"]),
+            &SeedOptions {
+                force: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((forced.added, forced.duplicates), (1, 0));
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.seen, stats.done), (1, 1, 1));
+}
+
+#[tokio::test]
+async fn hosts_and_urls_are_separate_items_with_one_host_key() {
+    let q = open("seed-hosts", config()).await;
+    let report = q
+        .seed(
+            &items(&["Example.COM.", "http://example.com/", "example.com"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (2, 1));
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    let got: Vec<(Option<&str>, &str)> = leases
+        .iter()
+        .map(|l| (l.url.as_deref(), l.host.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (None, "example.com"),
+            (Some("http://example.com/"), "example.com")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn payloads_round_trip_and_are_size_limited() {
+    let q = open(
+        "seed-payload",
+        Config {
+            max_payload_bytes: 64,
+            ..config()
+        },
+    )
+    .await;
+    let batch = vec![
+        SeedItem::from("http://a.com/1")
+            .with_payload(json!({"depth": 2, "tags": ["x", null, true], "score": 1.5})),
+        SeedItem::from("http://a.com/2").with_payload(json!({"big": "x".repeat(100)})),
+        SeedItem::from("http://a.com/3"),
+    ];
+    let opts = SeedOptions {
+        payload: Some(json!({"batch": true})),
+        ..Default::default()
+    };
+    let report = q.seed(&batch, &opts).await.unwrap();
+    assert_eq!(report.added, 2);
+    assert_eq!(report.invalid.len(), 1);
+    assert_eq!(
+        (report.invalid[0].index, report.invalid[0].reason.code()),
+        (1, "payload_too_large")
+    );
+
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        leases[0].payload,
+        Some(json!({"depth": 2, "tags": ["x", null, true], "score": 1.5}))
+    );
+    assert_eq!(leases[1].payload, Some(json!({"batch": true})));
+
+    let too_big = SeedOptions {
+        payload: Some(json!({"big": "x".repeat(100)})),
+        ..Default::default()
+    };
+    let err = q
+        .seed(&items(&["http://a.com/4"]), &too_big)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+}
+
+#[tokio::test]
+async fn priorities_out_of_range_are_refused() {
+    let q = open("seed-prio", config()).await;
+    let batch = vec![
+        SeedItem::from("http://a.com/1").with_priority(40_000),
+        SeedItem::from("http://a.com/2").with_priority(-32768),
+    ];
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added, 1);
+    assert_eq!(report.invalid[0].reason.code(), "invalid_priority");
+    let err = q
+        .seed(
+            &items(&["http://a.com/3"]),
+            &SeedOptions {
+                priority: 1 << 20,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+}
+
+#[tokio::test]
+async fn delayed_items_wait_for_their_time() {
+    let q = open("seed-delay", fixed_clock_config()).await;
+    let batch = vec![
+        SeedItem::from("http://a.com/later").with_delay(Duration::from_secs(60)),
+        "http://b.com/now".into(),
+    ];
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.delayed, stats.pending), (1, 1, 2));
+
+    let first = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].host, "b.com");
+    q.set_fixed_clock(Some(T0 + 59_999));
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    q.set_fixed_clock(Some(T0 + 60_000));
+    let later = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(later.len(), 1);
+    assert_eq!(later[0].url.as_deref(), Some("http://a.com/later"));
+}
+
+#[tokio::test]
+async fn large_batches_are_chunked_with_progress() {
+    let q = open(
+        "seed-chunks",
+        Config {
+            seed_batch: 7,
+            ..config()
+        },
+    )
+    .await;
+    let mut batch: Vec<SeedItem> = (0..100)
+        .map(|i| format!("http://c.com/{i}").into())
+        .collect();
+    batch.push("http://c.com/0".into());
+    batch.push("bad url".into());
+    let mut calls = Vec::new();
+    let report = q
+        .seed_with_progress(&batch, &SeedOptions::default(), |p| calls.push(p))
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.added, report.duplicates, report.invalid.len()),
+        (100, 1, 1)
+    );
+    assert_eq!(calls.len(), 101_usize.div_ceil(7));
+    let last = calls.last().unwrap();
+    assert_eq!(
+        (
+            last.done,
+            last.total,
+            last.added,
+            last.duplicates,
+            last.invalid
+        ),
+        (102, 102, 100, 1, 1)
+    );
+    assert!(calls.windows(2).all(|w| w[0].done < w[1].done));
+}
+
+#[tokio::test]
+async fn stored_bytes_are_the_canonical_record() {
+    let q = open("seed-bytes", fixed_clock_config()).await;
+    let batch = vec![
+        SeedItem::from("https://Example.com/a?b=1#c")
+            .with_priority(3)
+            .with_payload(json!({"z": 1.0, "a": "é"})),
+        SeedItem::from("example.org"),
+    ];
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let keys = q.ops().keys();
+    let first = shared().cli(&["LINDEX", &keys.lane("example.com", 3), "0"]);
+    let expected = StoredItem {
+        id: "1".into(),
+        ts: T0,
+        host: "example.com".into(),
+        priority: 3,
+        attempt: 0,
+        url: Some("https://example.com/a?b=1".into()),
+        last_error: None,
+        payload: Some(json!({"a": "é", "z": 1})),
+    };
+    assert_eq!(first, expected.encode());
+    assert_eq!(
+        first,
+        r#"{"v":1,"id":"1","ts":1800000000000,"host":"example.com","priority":3,"attempt":0,"url":"https://example.com/a?b=1","payload":{"a":"é","z":1}}"#
+    );
+    let second = shared().cli(&["LINDEX", &keys.lane("example.org", 0), "0"]);
+    assert_eq!(
+        second,
+        r#"{"v":1,"id":"2","ts":1800000000000,"host":"example.org","attempt":0}"#
+    );
+}
+
+#[tokio::test]
+async fn seen_set_stays_compact_and_is_checked_across_levels() {
+    let q = open("seed-levels", config()).await;
+    let base = q.ops().keys().base().to_string();
+    q.seed(&items(&["http://l.com/old"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let buckets = scan_keys(shared(), &base, ":s:0:*");
+    assert_eq!(buckets.len(), 1);
+    assert_eq!(shared().cli(&["OBJECT", "ENCODING", &buckets[0]]), "intset");
+
+    // Pretend level 0 is full: new fingerprints go to level 1, old ones are still found.
+    shared().cli(&["HSET", &format!("{base}:meta"), "seen", "393216"]);
+    let report = q
+        .seed(
+            &items(&["http://l.com/old", "http://l.com/new", "http://l.com/new"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (1, 2));
+    assert_eq!(scan_keys(shared(), &base, ":s:1:*").len(), 1);
+    assert_eq!(
+        shared().cli(&["HGET", &format!("{base}:meta"), "seen"]),
+        "393217"
+    );
+}
