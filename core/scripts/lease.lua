@@ -5,6 +5,7 @@
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
 --       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit
 -- reply: {now, next_due, reclaimed, reclaimed_dead, token1, record1, token2, record2, ...}
+--        (the meta field 'token' is the last token handed out, so it also counts leases)
 --        next_due is the earliest time (ms) at which a delayed item, a held-back host or an
 --        expiring lease can change what is leasable, or -1; it is only computed when nothing
 --        was leased. Every lease expires at now + ttl.
@@ -100,7 +101,6 @@ if count > 0 then
   redis.call('HSET', K_META, 'token', int(token_base + count))
   counter('ready', -count)
   counter('hosts', -emptied)
-  counter('leased_total', count)
 else
   local next_due
   for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do

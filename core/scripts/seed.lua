@@ -18,8 +18,15 @@ local function seen_buckets(level)
   return SEEN_BASE_BUCKETS * SEEN_GROWTH ^ level
 end
 
+-- key prefix and bucket count per level, built once per call
+local level_prefix, level_buckets = {}, {}
+for l = 0, SEEN_MAX_LEVEL do
+  level_prefix[l] = BASE .. ':s:' .. l .. ':'
+  level_buckets[l] = seen_buckets(l)
+end
+
 local function seen_key(level, bucket_hash)
-  return BASE .. ':s:' .. level .. ':' .. int(math.fmod(bucket_hash, seen_buckets(level)))
+  return level_prefix[level] .. int(math.fmod(bucket_hash, level_buckets[level]))
 end
 
 local n = tonumber(ARGV[3])
@@ -31,6 +38,8 @@ while seen >= level_end and level < SEEN_MAX_LEVEL do
 end
 
 local next_id = tonumber(redis.call('HGET', K_META, 'ids') or '0')
+-- the parts of every record around its id, built once per call
+local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. int(NOW) .. ',"host":"'
 local status = {}
 local added_ready, added_delayed, duplicates, seen_added = 0, 0, 0, 0
 local lanes, lane_order = {}, {}
@@ -67,17 +76,26 @@ for i = 0, n - 1 do
   else
     status[#status + 1] = dup and 'f' or 'a'
     next_id = next_id + 1
-    local rec = rec_prefix(int(next_id), NOW, host, prio, 0) .. ARGV[a + 6]
+    local rec
+    if prio == 0 then
+      rec = rec_open .. next_id .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 6]
+    else
+      rec = rec_open .. next_id .. rec_ts .. host .. '","priority":' .. prio .. ',"attempt":0' .. ARGV[a + 6]
+    end
     if delay > 0 then
       redis.call('ZADD', K_DELAYED, NOW + delay, rec)
       added_delayed = added_delayed + 1
     else
-      local lk = lane_key(host, prio)
-      local lane = lanes[lk]
+      local by_prio = lanes[host]
+      if not by_prio then
+        by_prio = {}
+        lanes[host] = by_prio
+      end
+      local lane = by_prio[prio]
       if not lane then
-        lane = { host = host, prio = prio, seq = next_id, recs = {} }
-        lanes[lk] = lane
-        lane_order[#lane_order + 1] = lk
+        lane = { key = lane_key(host, prio), host = host, prio = prio, seq = next_id, recs = {} }
+        by_prio[prio] = lane
+        lane_order[#lane_order + 1] = lane
       end
       lane.recs[#lane.recs + 1] = rec
       if not hosts[host] then
@@ -90,28 +108,32 @@ for i = 0, n - 1 do
 end
 
 -- One RPUSH per lane (in chunks that stay under Lua's unpack limit) instead of one per URL.
+-- New items arrive with higher sequence numbers than anything queued, so only a new lane can
+-- change its host's best head: existing lanes of a scheduled host need nothing but the push.
 for _, host in ipairs(host_order) do
   hosts[host].was_empty = redis.call('EXISTS', hp_key(host)) == 0
 end
-for _, lk in ipairs(lane_order) do
-  local lane = lanes[lk]
+for _, lane in ipairs(lane_order) do
   local recs = lane.recs
+  local len
   for first = 1, #recs, 4000 do
-    redis.call('RPUSH', lk, unpack(recs, first, math.min(first + 3999, #recs)))
+    len = redis.call('RPUSH', lane.key, unpack(recs, first, math.min(first + 3999, #recs)))
   end
-  redis.call('ZADD', hp_key(lane.host), -lane.prio, lane.prio)
-  local h = hosts[lane.host]
-  local r = rank(lane.prio, lane.seq)
-  if not h.rank or r < h.rank then
-    h.rank = r
+  if len == #recs then
+    redis.call('ZADD', hp_key(lane.host), -lane.prio, lane.prio)
+    local h = hosts[lane.host]
+    local r = rank(lane.prio, lane.seq)
+    if not h.rank or r < h.rank then
+      h.rank = r
+    end
   end
 end
 local new_hosts = 0
 for _, host in ipairs(host_order) do
   local h = hosts[host]
-  -- New items arrive with higher sequence numbers than anything already queued, so the host's
-  -- best head only changes when a lane is new: ZADD LT keeps the rank exact.
-  schedule(host, h.rank)
+  if h.rank then
+    schedule(host, h.rank)
+  end
   if h.was_empty then
     new_hosts = new_hosts + 1
     redis.call('ZADD', K_HEADS, NOW, host)

@@ -9,7 +9,7 @@
 -- Read-only and O(1): counters kept by the other scripts plus ZCARDs.
 
 local f = redis.call('HMGET', K_META, 'ready', 'hosts', 'done', 'seen', 'seeded_total',
-  'duplicates_total', 'leased_total', 'acked_total', 'nacked_total', 'retried_total',
+  'duplicates_total', 'token', 'acked_total', 'nacked_total', 'retried_total',
   'reclaimed_total', 'released_total', 'dead_total')
 local function num(v)
   return tonumber(v or '0')

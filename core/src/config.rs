@@ -445,7 +445,9 @@ pub fn duration_from_value(value: &Value, style: Style) -> Option<Duration> {
         Style::Snake => n * 1000.0,
         Style::Camel => n,
     };
-    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then(|| Duration::from_millis(ms.round() as u64))
+    (0.0..1e15)
+        .contains(&ms)
+        .then(|| Duration::from_millis(ms.round() as u64))
 }
 
 /// What a duration must look like in `style`, for error messages.
@@ -463,7 +465,7 @@ pub fn timestamp_from_value(value: &Value, style: Style) -> Option<i64> {
         Style::Snake => n * 1000.0,
         Style::Camel => n,
     };
-    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then(|| ms.round() as i64)
+    (0.0..1e15).contains(&ms).then(|| ms.round() as i64)
 }
 
 #[cfg(test)]

@@ -126,7 +126,7 @@ async fn concurrent_workers_never_share_a_live_item_and_lose_nothing() {
         }
     }
 
-    let ledger = ledger.lock().unwrap();
+    let ledger = ledger.lock().unwrap().clone();
     let mut by_id: HashMap<&str, Vec<&Held>> = HashMap::new();
     for h in ledger.iter() {
         by_id.entry(&h.id).or_default().push(h);

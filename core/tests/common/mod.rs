@@ -137,7 +137,7 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[&str]) -> Option<Child> {
     let deadline = Instant::now() + Duration::from_secs(5);
     while Instant::now() < deadline {
         if let Ok(Some(_)) = child.try_wait() {
-            return None; // port taken, most likely
+            return None; // exited: the port was taken, most likely
         }
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
             && dir.join("redis.sock").exists()
@@ -147,6 +147,7 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[&str]) -> Option<Child> {
         std::thread::sleep(Duration::from_millis(10));
     }
     let _ = child.kill();
+    let _ = child.wait();
     None
 }
 
