@@ -46,3 +46,8 @@ pub use normalize::HostKeyMode;
 pub use queue::{Executor, LeaseOptions, MaybeSend, Queue};
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
+
+/// The root README's Rust example is compiled as a doctest, so it stays correct.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod readme_example {}

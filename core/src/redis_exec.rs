@@ -7,7 +7,7 @@ use crate::ops::{Reply, ScriptCall};
 use crate::queue::{Executor, Queue};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::{AsyncConnectionConfig, ErrorKind, RedisError, ServerErrorKind};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Idle blocking connections kept for reuse.
@@ -17,7 +17,7 @@ const BLOCKING_POOL: usize = 16;
 pub struct RedisExecutor {
     client: redis::Client,
     manager: ConnectionManager,
-    blocking: Mutex<Vec<MultiplexedConnection>>,
+    blocking: Arc<Mutex<Vec<MultiplexedConnection>>>,
     connect_timeout: Duration,
     command_timeout: Duration,
     started: Instant,
@@ -69,7 +69,7 @@ impl RedisExecutor {
         Ok(RedisExecutor {
             client,
             manager,
-            blocking: Mutex::new(Vec::new()),
+            blocking: Arc::default(),
             connect_timeout: config.connect_timeout,
             command_timeout: config.command_timeout,
             started: Instant::now(),
@@ -130,21 +130,39 @@ impl Executor for RedisExecutor {
     }
 
     async fn wait(&self, key: &str, timeout: Duration) -> Result<bool> {
-        let mut conn = self.blocking_connection().await?;
-        let seconds = format!("{:.3}", timeout.as_secs_f64().max(0.001));
-        let mut cmd = redis::cmd("BLPOP");
-        cmd.arg(key).arg(seconds);
-        let blpop = cmd.query_async::<Option<(Vec<u8>, Vec<u8>)>>(&mut conn);
-        match tokio::time::timeout(timeout + self.command_timeout, blpop).await {
-            Ok(Ok(marker)) => {
-                let mut pool = self.blocking.lock().expect("pool lock");
-                if pool.len() < BLOCKING_POOL {
-                    pool.push(conn);
+        let conn = self.blocking_connection().await?;
+        let mut blocked = conn.clone();
+        let mut blpop = redis::cmd("BLPOP");
+        blpop
+            .arg(key)
+            .arg(format!("{:.3}", timeout.as_secs_f64().max(0.001)));
+        let mut reply = tokio::spawn(async move {
+            blpop
+                .query_async::<Option<(Vec<u8>, Vec<u8>)>>(&mut blocked)
+                .await
+        });
+        // Redis notices a blocked client's timeout only on its event-loop tick (1/hz, 100 ms by
+        // default), so the local timer decides when the wait is over; the connection goes back
+        // to the pool once Redis has answered the BLPOP.
+        tokio::select! {
+            joined = &mut reply => match joined {
+                Ok(Ok(marker)) => {
+                    give_back(&self.blocking, conn);
+                    Ok(marker.is_some())
                 }
-                Ok(marker.is_some())
+                Ok(Err(e)) => Err(map_error(e, "waiting for work")),
+                Err(e) => Err(Error::Unavailable(format!("waiting for work: {e}"))),
+            },
+            _ = tokio::time::sleep(timeout) => {
+                let pool = self.blocking.clone();
+                let grace = self.command_timeout;
+                tokio::spawn(async move {
+                    if let Ok(Ok(Ok(_))) = tokio::time::timeout(grace, reply).await {
+                        give_back(&pool, conn);
+                    }
+                });
+                Ok(false)
             }
-            Ok(Err(e)) => Err(map_error(e, "waiting for work")),
-            Err(_) => Err(Error::Timeout("no reply to a blocking wait".into())),
         }
     }
 
@@ -167,6 +185,13 @@ impl Queue<RedisExecutor> {
         crate::keys::Keys::new(&config.key_prefix, name)?;
         let exec = RedisExecutor::connect(url, &config).await?;
         Queue::with_executor(exec, name, config)
+    }
+}
+
+fn give_back(pool: &Mutex<Vec<MultiplexedConnection>>, conn: MultiplexedConnection) {
+    let mut pool = pool.lock().expect("pool lock");
+    if pool.len() < BLOCKING_POOL {
+        pool.push(conn);
     }
 }
 

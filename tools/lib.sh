@@ -1,0 +1,36 @@
+# Shared helpers of the tools/ scripts. Source it; do not run it.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# One target triple for every native build: the napi CLI always passes it, so cargo test,
+# maturin and the PHP build pass it too and share one set of compiled dependencies.
+export CRAWLQ_TARGET=x86_64-unknown-linux-gnu
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Start a private redis-server on a unix socket in a temp dir; sets REDIS_URL and stops the
+# server when the calling script exits.
+start_private_redis() {
+  REDIS_DIR="$(mktemp -d /tmp/crawlq-redis.XXXXXX)"
+  redis-server --port 0 --unixsocket "$REDIS_DIR/redis.sock" --unixsocketperm 700 \
+    --save "" --appendonly no --daemonize yes --dir "$REDIS_DIR" \
+    --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log"
+  for _ in $(seq 1 100); do
+    [ -S "$REDIS_DIR/redis.sock" ] && break
+    sleep 0.05
+  done
+  export REDIS_URL="unix://$REDIS_DIR/redis.sock"
+  trap stop_private_redis EXIT
+}
+
+stop_private_redis() {
+  if [ -n "${REDIS_DIR:-}" ] && [ -f "$REDIS_DIR/redis.pid" ]; then
+    kill "$(cat "$REDIS_DIR/redis.pid")" 2>/dev/null || true
+    sleep 0.1
+    rm -rf "$REDIS_DIR"
+  fi
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what building and testing crawlq needs on a Debian machine. Idempotent: anything
+# already present is skipped.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+APT_PACKAGES=(redis-server)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "apt-get install ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
