@@ -1,1 +1,522 @@
-//! Conversions to and from each language style (filled in with the bindings).
+//! Conversions between the operations' values and each binding's conventions, so every
+//! language parses the same options and returns the same fields, spelled its own way.
+//!
+//! [`Style::Snake`]: snake_case names, durations and timestamps in seconds (Python, PHP).
+//! [`Style::Camel`]: camelCase names, durations (suffix `Ms`) and timestamps in milliseconds
+//! (JavaScript). Bindings turn their native values into JSON values, call these, and turn the
+//! JSON results back.
+
+use crate::config::{Style, duration_from_value, duration_hint};
+use crate::error::{Error, Result};
+use crate::model::*;
+use crate::queue::LeaseOptions;
+use crate::wire::StoredItem;
+use serde_json::{Map, Number, Value};
+use std::time::Duration;
+
+/// The name of a field in `style`: `snake_case` as given, or camelCase with `Ms` appended for
+/// durations.
+///
+/// ```
+/// use crawlq::{Style, style::field_name};
+/// assert_eq!(field_name("oldest_pending_age", true, Style::Camel), "oldestPendingAgeMs");
+/// assert_eq!(field_name("expires_at", false, Style::Camel), "expiresAt");
+/// assert_eq!(field_name("expires_at", false, Style::Snake), "expires_at");
+/// ```
+pub fn field_name(snake: &str, is_duration: bool, style: Style) -> String {
+    match style {
+        Style::Snake => snake.to_string(),
+        Style::Camel => {
+            let mut out = String::with_capacity(snake.len() + 2);
+            let mut upper = false;
+            for c in snake.chars() {
+                if c == '_' {
+                    upper = true;
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                    upper = false;
+                } else {
+                    out.push(c);
+                }
+            }
+            if is_duration {
+                out.push_str("Ms");
+            }
+            out
+        }
+    }
+}
+
+/// Milliseconds as the style's number: seconds (float) or milliseconds (integer).
+pub fn time_value(ms: i64, style: Style) -> Value {
+    match style {
+        Style::Snake => Number::from_f64(ms as f64 / 1000.0).map_or(Value::Null, Value::Number),
+        Style::Camel => Value::from(ms),
+    }
+}
+
+/// Builds a result object in one style.
+struct Out {
+    style: Style,
+    map: Map<String, Value>,
+}
+
+impl Out {
+    fn new(style: Style) -> Out {
+        Out {
+            style,
+            map: Map::new(),
+        }
+    }
+    fn value(mut self, name: &str, v: impl Into<Value>) -> Out {
+        self.map
+            .insert(field_name(name, false, self.style), v.into());
+        self
+    }
+    fn duration(mut self, name: &str, ms: Option<i64>) -> Out {
+        let v = ms.map_or(Value::Null, |ms| time_value(ms, self.style));
+        self.map.insert(field_name(name, true, self.style), v);
+        self
+    }
+    fn timestamp(mut self, name: &str, ms: Option<i64>) -> Out {
+        let v = ms.map_or(Value::Null, |ms| time_value(ms, self.style));
+        self.map.insert(field_name(name, false, self.style), v);
+        self
+    }
+    fn done(self) -> Value {
+        Value::Object(self.map)
+    }
+}
+
+/// A lease as a plain object: id, url, host, payload, priority, attempt, token, leased_at,
+/// expires_at, enqueued_at, last_error.
+pub fn lease_to_json(lease: &Lease, style: Style) -> Value {
+    Out::new(style)
+        .value("id", lease.id.clone())
+        .value("url", lease.url.clone())
+        .value("host", lease.host.clone())
+        .value("payload", lease.payload.clone().unwrap_or(Value::Null))
+        .value("priority", lease.priority)
+        .value("attempt", lease.attempt)
+        .value("token", lease.token)
+        .timestamp("leased_at", Some(lease.leased_at_ms))
+        .timestamp("expires_at", Some(lease.expires_at_ms))
+        .timestamp("enqueued_at", Some(lease.enqueued_at_ms))
+        .value("last_error", lease.last_error.clone())
+        .done()
+}
+
+/// The lease a caller hands back (any object with `token`, `host` and `id`).
+///
+/// ```
+/// let h = crawlq::style::lease_handle_from_json(&serde_json::json!({"token": 7, "host": "a.com", "id": "3"})).unwrap();
+/// assert_eq!(h.token, 7);
+/// assert!(crawlq::style::lease_handle_from_json(&serde_json::json!({"token": "x"})).is_err());
+/// ```
+pub fn lease_handle_from_json(value: &Value) -> Result<LeaseHandle> {
+    let bad =
+        || Error::InvalidArgument("expected a lease (an object with token, host and id)".into());
+    let obj = value.as_object().ok_or_else(bad)?;
+    let token = obj.get("token").and_then(Value::as_u64).ok_or_else(bad)?;
+    let host = obj.get("host").and_then(Value::as_str).ok_or_else(bad)?;
+    let id = obj.get("id").and_then(Value::as_str).unwrap_or_default();
+    Ok(LeaseHandle {
+        token,
+        host: host.to_string(),
+        id: id.to_string(),
+    })
+}
+
+/// A seed report: added, duplicates, invalid (index, input, code, reason).
+pub fn seed_report_to_json(report: &SeedReport, style: Style) -> Value {
+    let invalid: Vec<Value> = report
+        .invalid
+        .iter()
+        .map(|i| {
+            Out::new(style)
+                .value("index", i.index)
+                .value("input", i.input.clone())
+                .value("code", i.reason.code())
+                .value("reason", i.reason.to_string())
+                .done()
+        })
+        .collect();
+    Out::new(style)
+        .value("added", report.added)
+        .value("duplicates", report.duplicates)
+        .value("invalid", invalid)
+        .done()
+}
+
+/// Depth and counters.
+pub fn stats_to_json(s: &Stats, style: Style) -> Value {
+    Out::new(style)
+        .value("pending", s.pending)
+        .value("ready", s.ready)
+        .value("delayed", s.delayed)
+        .value("leased", s.leased)
+        .value("dead", s.dead)
+        .value("done", s.done)
+        .value("seen", s.seen)
+        .value("hosts", s.hosts)
+        .value("hosts_waiting", s.hosts_waiting)
+        .duration(
+            "oldest_pending_age",
+            s.oldest_pending_age_ms.map(|ms| ms as i64),
+        )
+        .value("seeded_total", s.seeded_total)
+        .value("duplicates_total", s.duplicates_total)
+        .value("leased_total", s.leased_total)
+        .value("acked_total", s.acked_total)
+        .value("nacked_total", s.nacked_total)
+        .value("retried_total", s.retried_total)
+        .value("reclaimed_total", s.reclaimed_total)
+        .value("released_total", s.released_total)
+        .value("dead_total", s.dead_total)
+        .timestamp("now", Some(s.now_ms))
+        .done()
+}
+
+/// One dead letter: id, url, host, payload, priority, attempts, last_error, died_at.
+pub fn dead_letter_to_json(d: &DeadLetter, style: Style) -> Value {
+    Out::new(style)
+        .value("id", d.id.clone())
+        .value("url", d.url.clone())
+        .value("host", d.host.clone())
+        .value("payload", d.payload.clone().unwrap_or(Value::Null))
+        .value("priority", d.priority)
+        .value("attempts", d.attempts)
+        .value("last_error", d.last_error.clone())
+        .timestamp("died_at", Some(d.died_at_ms))
+        .done()
+}
+
+/// A page of dead letters: total, items.
+pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
+    Out::new(style)
+        .value("total", page.total)
+        .value(
+            "items",
+            page.items
+                .iter()
+                .map(|d| dead_letter_to_json(d, style))
+                .collect::<Vec<_>>(),
+        )
+        .done()
+}
+
+/// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until.
+pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
+    Out::new(style)
+        .value("host", h.host.clone())
+        .duration("delay", h.delay_override_ms.map(|ms| ms as i64))
+        .duration("adaptive_extra", Some(h.adaptive_extra_ms as i64))
+        .value("ready", h.ready)
+        .timestamp("held_until", h.held_until_ms)
+        .done()
+}
+
+/// What a reclaim did: requeued, dead, remaining.
+pub fn reclaim_to_json(r: &ReclaimReport, style: Style) -> Value {
+    Out::new(style)
+        .value("requeued", r.requeued)
+        .value("dead", r.dead)
+        .value("remaining", r.remaining)
+        .done()
+}
+
+/// A queued record (peek): id, url, host, payload, priority, attempt, enqueued_at, last_error.
+pub fn stored_item_to_json(item: &StoredItem, style: Style) -> Value {
+    Out::new(style)
+        .value("id", item.id.clone())
+        .value("url", item.url.clone())
+        .value("host", item.host.clone())
+        .value("payload", item.payload.clone().unwrap_or(Value::Null))
+        .value("priority", item.priority)
+        .value("attempt", item.attempt)
+        .timestamp("enqueued_at", Some(item.ts))
+        .value("last_error", item.last_error.clone())
+        .done()
+}
+
+/// Reads the fields of an options object, refusing unknown names.
+struct Fields<'a> {
+    what: &'static str,
+    map: &'a Map<String, Value>,
+    style: Style,
+    known: Vec<String>,
+}
+
+impl<'a> Fields<'a> {
+    fn new(what: &'static str, map: &'a Map<String, Value>, style: Style) -> Fields<'a> {
+        Fields {
+            what,
+            map,
+            style,
+            known: Vec::new(),
+        }
+    }
+
+    fn get(&mut self, snake: &str, is_duration: bool) -> Option<&'a Value> {
+        let name = field_name(snake, is_duration, self.style);
+        let v = self.map.get(&name).filter(|v| !v.is_null());
+        self.known.push(name);
+        v
+    }
+
+    fn err(&self, name: &str, expected: &str, got: &Value) -> Error {
+        Error::InvalidArgument(format!(
+            "{} option {name:?} must be {expected}, got {got}",
+            self.what
+        ))
+    }
+
+    fn duration(&mut self, snake: &str) -> Result<Option<Duration>> {
+        let style = self.style;
+        match self.get(snake, true) {
+            None => Ok(None),
+            Some(v) => duration_from_value(v, style)
+                .map(Some)
+                .ok_or_else(|| self.err(&field_name(snake, true, style), duration_hint(style), v)),
+        }
+    }
+
+    fn bool(&mut self, snake: &str) -> Result<Option<bool>> {
+        match self.get(snake, false) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.err(&field_name(snake, false, self.style), "true or false", v)),
+        }
+    }
+
+    fn int(&mut self, snake: &str) -> Result<Option<i64>> {
+        match self.get(snake, false) {
+            None => Ok(None),
+            Some(v) => v
+                .as_i64()
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                        .map(|f| f as i64)
+                })
+                .map(Some)
+                .ok_or_else(|| self.err(&field_name(snake, false, self.style), "an integer", v)),
+        }
+    }
+
+    fn string(&mut self, snake: &str) -> Result<Option<String>> {
+        match self.get(snake, false) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.err(&field_name(snake, false, self.style), "a string", v)),
+        }
+    }
+
+    fn raw(&mut self, snake: &str) -> Option<Value> {
+        self.get(snake, false).cloned()
+    }
+
+    /// Refuse any field that was not asked for.
+    fn finish(self) -> Result<()> {
+        match self.map.keys().find(|k| !self.known.contains(k)) {
+            None => Ok(()),
+            Some(k) => Err(Error::InvalidArgument(format!(
+                "unknown {} option {k:?}; known: {}",
+                self.what,
+                self.known.join(", ")
+            ))),
+        }
+    }
+}
+
+fn as_object<'a>(value: &'a Value, what: &str) -> Result<std::borrow::Cow<'a, Map<String, Value>>> {
+    match value {
+        Value::Null => Ok(std::borrow::Cow::Owned(Map::new())),
+        Value::Object(m) => Ok(std::borrow::Cow::Borrowed(m)),
+        other => Err(Error::InvalidArgument(format!(
+            "{what} must be an object, got {other}"
+        ))),
+    }
+}
+
+/// Batch options: priority, delay, payload, force.
+///
+/// ```
+/// use crawlq::{Style, style::seed_options_from_json};
+/// let o = seed_options_from_json(&serde_json::json!({"priority": 3, "delayMs": 1500}), Style::Camel).unwrap();
+/// assert_eq!((o.priority, o.delay.as_millis()), (3, 1500));
+/// assert!(seed_options_from_json(&serde_json::json!({"delay": 1}), Style::Camel).is_err());
+/// ```
+pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions> {
+    let map = as_object(value, "seed options")?;
+    let mut f = Fields::new("seed", &map, style);
+    let opts = SeedOptions {
+        priority: f.int("priority")?.unwrap_or(0),
+        delay: f.duration("delay")?.unwrap_or_default(),
+        payload: f.raw("payload"),
+        force: f.bool("force")?.unwrap_or(false),
+    };
+    f.finish()?;
+    Ok(opts)
+}
+
+/// Items to seed: an array of strings, or of objects with `url` (or `host`) and optional
+/// priority, delay, payload and force. A malformed per-item option is an argument error for
+/// the call (the types are wrong before anything is sent).
+pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>> {
+    let items = match value {
+        Value::Array(items) => items,
+        Value::String(s) => return Ok(vec![SeedItem::from(s.as_str())]),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "items must be a list of URLs or hosts, got {other}"
+            )));
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| match item {
+            Value::String(s) => Ok(SeedItem::from(s.as_str())),
+            Value::Object(map) => {
+                let mut f = Fields::new("item", map, style);
+                let input = match (f.string("url")?, f.string("host")?) {
+                    (Some(u), None) => u,
+                    (None, Some(h)) => h,
+                    _ => {
+                        return Err(Error::InvalidArgument(format!(
+                            "item {index} must have exactly one of \"url\" and \"host\""
+                        )));
+                    }
+                };
+                let item = SeedItem {
+                    input,
+                    priority: f.int("priority")?,
+                    delay: f.duration("delay")?,
+                    payload: f.raw("payload"),
+                    force: f.bool("force")?,
+                };
+                f.finish()
+                    .map_err(|e| Error::InvalidArgument(format!("item {index}: {e}")))?;
+                Ok(item)
+            }
+            other => Err(Error::InvalidArgument(format!(
+                "item {index} must be a string or an object, got {other}"
+            ))),
+        })
+        .collect()
+}
+
+/// Lease options: max, wait, ttl.
+///
+/// ```
+/// use crawlq::{Style, style::lease_options_from_json};
+/// let o = lease_options_from_json(&serde_json::json!({"max": 10, "wait": 0.5}), Style::Snake).unwrap();
+/// assert_eq!((o.max, o.wait.as_millis(), o.ttl), (10, 500, None));
+/// ```
+pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptions> {
+    let map = as_object(value, "lease options")?;
+    let mut f = Fields::new("lease", &map, style);
+    let defaults = LeaseOptions::default();
+    let max = match f.int("max")? {
+        None => defaults.max,
+        Some(m) if m >= 1 => m as usize,
+        Some(m) => {
+            return Err(Error::InvalidArgument(format!(
+                "max must be within 1..=10000, got {m}"
+            )));
+        }
+    };
+    let opts = LeaseOptions {
+        max,
+        wait: f.duration("wait")?.unwrap_or(defaults.wait),
+        ttl: f.duration("ttl")?,
+    };
+    f.finish()?;
+    Ok(opts)
+}
+
+/// Nack options: retry, delay, reason, rate_limited.
+///
+/// ```
+/// use crawlq::{Style, style::nack_options_from_json};
+/// let o = nack_options_from_json(&serde_json::json!({"retry": false, "reason": "404"}), Style::Snake).unwrap();
+/// assert!(!o.retry);
+/// ```
+pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions> {
+    let map = as_object(value, "nack options")?;
+    let mut f = Fields::new("nack", &map, style);
+    let defaults = NackOptions::default();
+    let opts = NackOptions {
+        retry: f.bool("retry")?.unwrap_or(defaults.retry),
+        delay: f.duration("delay")?,
+        reason: f.string("reason")?,
+        rate_limited: f.bool("rate_limited")?.unwrap_or(false),
+    };
+    f.finish()?;
+    Ok(opts)
+}
+
+/// Queue options (see [`crate::Config::from_options`]).
+pub fn config_from_json(value: &Value, style: Style) -> Result<crate::Config> {
+    match value {
+        Value::Null => Ok(crate::Config::default()),
+        Value::Object(map) => crate::Config::from_options(map, style),
+        other => Err(Error::Config(format!(
+            "options must be an object, got {other}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn items_accept_strings_and_objects() {
+        let items = seed_items_from_json(
+            &json!(["http://a.com/", {"host": "b.com", "priority": 2, "delay": 1.5, "payload": {"x": 1}}]),
+            Style::Snake,
+        )
+        .unwrap();
+        assert_eq!(items[1].input, "b.com");
+        assert_eq!(items[1].delay, Some(Duration::from_millis(1500)));
+        for bad in [
+            json!([{"url": "a", "host": "b"}]),
+            json!([{"url": "a", "prio": 1}]),
+            json!([1]),
+            json!({"url": "x"}),
+        ] {
+            assert!(seed_items_from_json(&bad, Style::Snake).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn results_follow_the_style() {
+        let s = Stats {
+            now_ms: 5_000,
+            oldest_pending_age_ms: Some(1_500),
+            ..Stats::default()
+        };
+        let camel = stats_to_json(&s, Style::Camel);
+        assert_eq!(camel["oldestPendingAgeMs"], json!(1500));
+        assert_eq!(camel["now"], json!(5000));
+        let snake = stats_to_json(&s, Style::Snake);
+        assert_eq!(snake["oldest_pending_age"], json!(1.5));
+        assert_eq!(snake["hosts_waiting"], json!(0));
+    }
+
+    #[test]
+    fn unknown_and_mistyped_options_are_refused() {
+        assert!(nack_options_from_json(&json!({"rateLimited": true}), Style::Snake).is_err());
+        assert!(nack_options_from_json(&json!({"retry": "yes"}), Style::Snake).is_err());
+        assert!(lease_options_from_json(&json!({"max": 0}), Style::Camel).is_err());
+        assert!(lease_options_from_json(&json!({"waitMs": -1}), Style::Camel).is_err());
+        assert!(
+            nack_options_from_json(&json!({"rateLimited": true, "delayMs": 10}), Style::Camel)
+                .unwrap()
+                .rate_limited
+        );
+    }
+}
