@@ -15,4 +15,13 @@ cargo test -p crawlq --target "$CRAWLQ_TARGET"
 say "core builds for wasm32 without tokio and redis"
 cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown
 
+say "python: build the wheel, install it in a fresh virtualenv, run the suite"
+PY_TMP="$(mktemp -d /tmp/crawlq-py.XXXXXX)"
+python3 -m venv "$PY_TMP/venv"
+"$PY_TMP/venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy
+"$PY_TMP/venv/bin/maturin" build -q -m bindings-python/Cargo.toml --target "$CRAWLQ_TARGET" -o "$PY_TMP/dist"
+"$PY_TMP/venv/bin/pip" install -q --disable-pip-version-check "$PY_TMP"/dist/crawlq-*.whl
+(cd bindings-python && "$PY_TMP/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
+rm -rf "$PY_TMP"
+
 say "all tests passed"

@@ -1,0 +1,399 @@
+"""crawlq: a Redis-backed crawl frontier shared by Python, Node.js, PHP and Rust workers.
+
+Durations are seconds (float); timestamps are seconds since the epoch, by the Redis server's
+clock.
+"""
+
+import builtins
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, Literal, Optional, TypedDict, Union, final, overload
+
+__version__: str
+__all__ = [
+    "__version__",
+    "Queue",
+    "AsyncQueue",
+    "Lease",
+    "SeedReport",
+    "InvalidInput",
+    "Leased",
+    "AsyncLeased",
+    "Work",
+    "AsyncWork",
+    "CrawlqError",
+    "InvalidItemError",
+    "ConfigError",
+    "InvalidArgumentError",
+    "UnavailableError",
+    "TimeoutError",
+    "ProtocolError",
+    "LeaseLostError",
+    "ServerError",
+]
+
+JSON = Any
+"""A JSON-compatible value: dict[str, JSON], list, tuple, str, int, float, bool or None."""
+
+class SeedItemDict(TypedDict, total=False):
+    url: str
+    host: str
+    priority: int
+    delay: float
+    payload: JSON
+    force: bool
+
+SeedInput = Union[str, SeedItemDict]
+NackOutcome = Literal["retried", "dead", "lost"]
+
+class Stats(TypedDict):
+    pending: int
+    ready: int
+    delayed: int
+    leased: int
+    dead: int
+    done: int
+    seen: int
+    hosts: int
+    hosts_waiting: int
+    oldest_pending_age: Optional[float]
+    seeded_total: int
+    duplicates_total: int
+    leased_total: int
+    acked_total: int
+    nacked_total: int
+    retried_total: int
+    reclaimed_total: int
+    released_total: int
+    dead_total: int
+    now: float
+
+class DeadLetter(TypedDict):
+    id: str
+    url: Optional[str]
+    host: str
+    payload: JSON
+    priority: int
+    attempts: int
+    last_error: Optional[str]
+    died_at: float
+
+class HostInfo(TypedDict):
+    host: str
+    delay: Optional[float]
+    adaptive_extra: float
+    ready: int
+    held_until: Optional[float]
+
+class ReclaimReport(TypedDict):
+    requeued: int
+    dead: int
+    remaining: int
+
+class QueuedItem(TypedDict):
+    id: str
+    url: Optional[str]
+    host: str
+    payload: JSON
+    priority: int
+    attempt: int
+    enqueued_at: float
+    last_error: Optional[str]
+
+@final
+class Lease:
+    """A leased item. Pass it back to ack, nack, extend or release."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def url(self) -> Optional[str]: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def payload(self) -> JSON: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def token(self) -> int: ...
+    @property
+    def leased_at(self) -> float: ...
+    @property
+    def expires_at(self) -> float: ...
+    @property
+    def enqueued_at(self) -> float: ...
+    @property
+    def last_error(self) -> Optional[str]: ...
+    @property
+    def answered(self) -> bool: ...
+
+@final
+class InvalidInput:
+    """An item a seed call refused."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def input(self) -> str: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+
+@final
+class SeedReport:
+    """What a seed call did."""
+
+    @property
+    def added(self) -> int: ...
+    @property
+    def duplicates(self) -> int: ...
+    @property
+    def invalid(self) -> list[InvalidInput]: ...
+
+@final
+class Leased:
+    """`with q.leased() as lease:` acks on success, nacks on exception, releases on interrupt."""
+
+    def __enter__(self) -> Optional[Lease]: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+@final
+class AsyncLeased:
+    """`async with aq.leased() as lease:` (see Leased)."""
+
+    async def __aenter__(self) -> Optional[Lease]: ...
+    async def __aexit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+
+@final
+class Work(Iterator[Lease]):
+    """Iterator over leases; leaving it releases what it still holds."""
+
+    def __iter__(self) -> Work: ...
+    def __next__(self) -> Lease: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Work: ...
+    def __exit__(self, *exc: object) -> bool: ...
+
+@final
+class AsyncWork(AsyncIterator[Lease]):
+    """Async iterator over leases; cancellation releases what it still holds."""
+
+    def __aiter__(self) -> AsyncWork: ...
+    def __anext__(self) -> Any: ...
+    def aclose(self) -> Any: ...
+
+@final
+class Queue:
+    """A crawl frontier in Redis. Blocking; the GIL is released during every Redis call."""
+
+    def __new__(
+        cls,
+        url: str,
+        name: str,
+        *,
+        lease_ttl: float = ...,
+        max_attempts: int = ...,
+        backoff: Literal["fixed", "exponential"] = ...,
+        backoff_base: float = ...,
+        backoff_max: float = ...,
+        backoff_jitter: float = ...,
+        host_delay: float = ...,
+        host_key: Literal["host", "domain"] = ...,
+        key_prefix: str = ...,
+        connect_timeout: float = ...,
+        command_timeout: float = ...,
+        max_payload_bytes: int = ...,
+        seed_batch: int = ...,
+        reclaim_batch: int = ...,
+        adaptive_delay_step: float = ...,
+        adaptive_delay_max: float = ...,
+        tls_ca_file: str = ...,
+        fixed_clock: float = ...,
+    ) -> Queue: ...
+    @property
+    def name(self) -> str: ...
+    def seed(
+        self,
+        items: Union[str, Iterable[SeedInput]],
+        *,
+        priority: int = 0,
+        delay: float = 0.0,
+        payload: JSON = None,
+        force: bool = False,
+    ) -> SeedReport: ...
+    def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
+    @overload
+    def ack(self, lease: Lease) -> bool: ...
+    @overload
+    def ack(self, lease: Sequence[Lease]) -> list[bool]: ...
+    @overload
+    def nack(
+        self,
+        lease: Lease,
+        *,
+        retry: bool = True,
+        delay: Optional[float] = None,
+        reason: Optional[str] = None,
+        rate_limited: bool = False,
+    ) -> NackOutcome: ...
+    @overload
+    def nack(
+        self,
+        lease: Sequence[Lease],
+        *,
+        retry: bool = True,
+        delay: Optional[float] = None,
+        reason: Optional[str] = None,
+        rate_limited: bool = False,
+    ) -> list[NackOutcome]: ...
+    @overload
+    def extend(self, lease: Lease, ttl: float) -> float: ...
+    @overload
+    def extend(self, lease: Sequence[Lease], ttl: float) -> list[Optional[float]]: ...
+    @overload
+    def release(self, lease: Lease) -> bool: ...
+    @overload
+    def release(self, lease: Sequence[Lease]) -> list[bool]: ...
+    def reclaim(self, limit: int = 1000) -> ReclaimReport: ...
+    def stats(self) -> Stats: ...
+    def dead(self, limit: int = 100, offset: int = 0) -> list[DeadLetter]: ...
+    def requeue_dead(self, ids: Optional[Sequence[str]] = None) -> int: ...
+    def purge_dead(self) -> int: ...
+    def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
+    def host_info(self, host: str) -> HostInfo: ...
+    def peek(self, limit: int = 10) -> list[QueuedItem]: ...
+    def leased(self, wait: float = 5.0, *, ttl: Optional[float] = None) -> Leased: ...
+    def work(
+        self, max: int = 10, wait: float = 5.0, *, ttl: Optional[float] = None, stop_when_empty: bool = False
+    ) -> Work: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Queue: ...
+    def __exit__(self, *exc: object) -> bool: ...
+    def _set_fixed_clock(self, ms: Optional[int]) -> None: ...
+
+@final
+class AsyncQueue:
+    """The asyncio twin of Queue; connects on first use (or `await AsyncQueue.connect(...)`)."""
+
+    def __new__(
+        cls,
+        url: str,
+        name: str,
+        *,
+        lease_ttl: float = ...,
+        max_attempts: int = ...,
+        backoff: Literal["fixed", "exponential"] = ...,
+        backoff_base: float = ...,
+        backoff_max: float = ...,
+        backoff_jitter: float = ...,
+        host_delay: float = ...,
+        host_key: Literal["host", "domain"] = ...,
+        key_prefix: str = ...,
+        connect_timeout: float = ...,
+        command_timeout: float = ...,
+        max_payload_bytes: int = ...,
+        seed_batch: int = ...,
+        reclaim_batch: int = ...,
+        adaptive_delay_step: float = ...,
+        adaptive_delay_max: float = ...,
+        tls_ca_file: str = ...,
+        fixed_clock: float = ...,
+    ) -> AsyncQueue: ...
+    @classmethod
+    async def connect(cls, url: str, name: str, **options: Any) -> AsyncQueue: ...
+    @property
+    def name(self) -> str: ...
+    async def seed(
+        self,
+        items: Union[str, Iterable[SeedInput]],
+        *,
+        priority: int = 0,
+        delay: float = 0.0,
+        payload: JSON = None,
+        force: bool = False,
+    ) -> SeedReport: ...
+    async def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
+    @overload
+    async def ack(self, lease: Lease) -> bool: ...
+    @overload
+    async def ack(self, lease: Sequence[Lease]) -> list[bool]: ...
+    @overload
+    async def nack(
+        self,
+        lease: Lease,
+        *,
+        retry: bool = True,
+        delay: Optional[float] = None,
+        reason: Optional[str] = None,
+        rate_limited: bool = False,
+    ) -> NackOutcome: ...
+    @overload
+    async def nack(
+        self,
+        lease: Sequence[Lease],
+        *,
+        retry: bool = True,
+        delay: Optional[float] = None,
+        reason: Optional[str] = None,
+        rate_limited: bool = False,
+    ) -> list[NackOutcome]: ...
+    @overload
+    async def extend(self, lease: Lease, ttl: float) -> float: ...
+    @overload
+    async def extend(self, lease: Sequence[Lease], ttl: float) -> list[Optional[float]]: ...
+    @overload
+    async def release(self, lease: Lease) -> bool: ...
+    @overload
+    async def release(self, lease: Sequence[Lease]) -> list[bool]: ...
+    async def reclaim(self, limit: int = 1000) -> ReclaimReport: ...
+    async def stats(self) -> Stats: ...
+    async def dead(self, limit: int = 100, offset: int = 0) -> list[DeadLetter]: ...
+    async def requeue_dead(self, ids: Optional[Sequence[str]] = None) -> int: ...
+    async def purge_dead(self) -> int: ...
+    async def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
+    async def host_info(self, host: str) -> HostInfo: ...
+    async def peek(self, limit: int = 10) -> list[QueuedItem]: ...
+    def leased(self, wait: float = 5.0, *, ttl: Optional[float] = None) -> AsyncLeased: ...
+    def work(
+        self, max: int = 10, wait: float = 5.0, *, ttl: Optional[float] = None, stop_when_empty: bool = False
+    ) -> AsyncWork: ...
+    def close(self) -> None: ...
+    async def __aenter__(self) -> AsyncQueue: ...
+    async def __aexit__(self, *exc: object) -> bool: ...
+    def _set_fixed_clock(self, ms: Optional[int]) -> None: ...
+
+class CrawlqError(Exception):
+    """Base class of every crawlq error; `code` names the kind."""
+
+    code: Optional[str]
+
+class InvalidItemError(CrawlqError, ValueError):
+    index: int
+    input: str
+    reason: str
+    reason_code: str
+
+class ConfigError(CrawlqError, ValueError): ...
+class InvalidArgumentError(CrawlqError, ValueError): ...
+class UnavailableError(CrawlqError, ConnectionError): ...
+class TimeoutError(UnavailableError, builtins.TimeoutError): ...
+class ProtocolError(CrawlqError): ...
+
+class LeaseLostError(CrawlqError):
+    id: str
+    token: int
+
+class ServerError(CrawlqError): ...

@@ -1,0 +1,210 @@
+//! The tokio runtime behind every call, and the bridge to asyncio.
+//!
+//! The runtime is created lazily and again in a forked child (crawlers and process pools
+//! fork): the parent's worker threads do not exist there. A parent's runtime is leaked in the
+//! child rather than dropped, because dropping it would wait for threads that are gone.
+//!
+//! Runtime threads never touch Python. A finished task queues its completion and writes one
+//! byte to a socket pair the event loop watches (`loop.add_reader`); the loop's thread then
+//! builds the Python result and resolves the future. So no foreign thread holds a Python
+//! thread state when the interpreter shuts down.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use std::future::Future;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
+use tokio::runtime::Runtime;
+
+static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+
+/// The runtime of this process.
+pub fn runtime() -> &'static Runtime {
+    let pid = std::process::id();
+    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
+    match *slot {
+        Some((owner, rt)) if owner == pid => rt,
+        _ => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("crawlq-io")
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            let rt: &'static Runtime = Box::leak(Box::new(rt));
+            *slot = Some((pid, rt));
+            rt
+        }
+    }
+}
+
+/// Run a future to completion with the GIL released.
+pub fn block_on<F: Future + Send>(py: Python<'_>, fut: F) -> F::Output
+where
+    F::Output: Send,
+{
+    py.detach(|| runtime().block_on(fut))
+}
+
+/// Turns a result into a Python value (or exception); runs on the event loop's thread.
+pub type Convert<T> = Box<dyn FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send>;
+
+/// Called with the value when the awaiting Python task was cancelled before the result
+/// arrived (for leases: give them back instead of leaving them to expire).
+pub type Discard<T> = Box<dyn FnOnce(T) + Send>;
+
+type Job = Box<dyn FnOnce(Python<'_>) + Send>;
+
+/// The Rust half of one event loop's bridge: completions waiting for the loop's thread.
+struct Pending {
+    jobs: Mutex<Vec<Job>>,
+    wake: UnixStream,
+}
+
+impl Pending {
+    fn push(&self, job: Job) {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(job);
+        // A full socket buffer already holds a wake-up; a closed one means the loop is gone.
+        let _ = (&self.wake).write(&[1]);
+    }
+}
+
+/// The Python half: registered with `loop.add_reader`, runs queued completions.
+#[pyclass(frozen)]
+struct Bridge {
+    pending: Arc<Pending>,
+    reader: UnixStream,
+}
+
+#[pymethods]
+impl Bridge {
+    fn drain(&self, py: Python<'_>) {
+        let mut sink = [0u8; 256];
+        loop {
+            match (&self.reader).read(&mut sink) {
+                Ok(n) if n == sink.len() => continue,
+                Ok(_) => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let jobs =
+            std::mem::take(&mut *self.pending.jobs.lock().unwrap_or_else(|e| e.into_inner()));
+        for job in jobs {
+            job(py);
+        }
+    }
+}
+
+/// One bridge per event loop, dropped with the loop.
+static BRIDGES: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn bridge_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Pending>> {
+    let bridges = BRIDGES
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                py.import("weakref")?
+                    .call_method0("WeakKeyDictionary")?
+                    .unbind(),
+            )
+        })?
+        .bind(py);
+    if let Some(existing) = bridges
+        .call_method1("get", (event_loop,))?
+        .cast::<Bridge>()
+        .ok()
+    {
+        return Ok(existing.get().pending.clone());
+    }
+    let (reader, wake) =
+        UnixStream::pair().map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    reader.set_nonblocking(true)?;
+    wake.set_nonblocking(true)?;
+    let fd = reader.as_raw_fd();
+    let pending = Arc::new(Pending {
+        jobs: Mutex::new(Vec::new()),
+        wake,
+    });
+    let bridge = Bound::new(
+        py,
+        Bridge {
+            pending: pending.clone(),
+            reader,
+        },
+    )?;
+    event_loop.call_method1("add_reader", (fd, bridge.getattr("drain")?))?;
+    bridges.set_item(event_loop, bridge)?;
+    Ok(pending)
+}
+
+/// An asyncio future for a Rust future running on the runtime. Cancelling the asyncio future
+/// aborts the Rust task.
+pub fn awaitable<'py, F, T>(
+    py: Python<'py>,
+    fut: F,
+    convert: Convert<T>,
+    discard: Option<Discard<T>>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = crawlq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+    let pending = bridge_for(py, &event_loop)?;
+    let py_future = event_loop.call_method0("create_future")?;
+    let future_ref: Py<PyAny> = py_future.clone().unbind();
+    let task = runtime().spawn(async move {
+        let result = fut.await;
+        pending.push(Box::new(move |py| {
+            let future = future_ref.bind(py);
+            if future
+                .call_method0("done")
+                .and_then(|d| d.is_truthy())
+                .unwrap_or(true)
+            {
+                // cancelled while the result was on its way
+                if let (Ok(value), Some(discard)) = (result, discard) {
+                    discard(value);
+                }
+                return;
+            }
+            let outcome = match result
+                .map_err(crate::errors::to_pyerr)
+                .and_then(|v| convert(py, v))
+            {
+                Ok(value) => future.call_method1("set_result", (value,)),
+                Err(err) => future.call_method1("set_exception", (err.into_value(py),)),
+            };
+            if let Err(e) = outcome {
+                e.write_unraisable(py, Some(future));
+            }
+        }));
+    });
+    py_future.call_method1(
+        "add_done_callback",
+        (AbortOnCancel {
+            task: task.abort_handle(),
+        },),
+    )?;
+    Ok(py_future)
+}
+
+#[pyclass(frozen)]
+struct AbortOnCancel {
+    task: tokio::task::AbortHandle,
+}
+
+#[pymethods]
+impl AbortOnCancel {
+    fn __call__(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
+        if future.call_method0("cancelled")?.is_truthy()? {
+            self.task.abort();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,140 @@
+"""AsyncQueue: every operation awaited, concurrency, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+import crawlq
+from conftest import T0, RedisServer
+
+
+def test_every_operation(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, fixed_clock=T0 / 1000, lease_ttl=30, max_attempts=2)
+        report = await aq.seed(["http://a.com/1", "http://a.com/2", "http://b.com/1", "bad url"], payload={"d": 1})
+        assert (report.added, len(report.invalid)) == (3, 1)
+        leases = await aq.lease(3, wait=0)
+        assert [l.url for l in leases] == ["http://a.com/1", "http://a.com/2", "http://b.com/1"]
+        assert leases[0].payload == {"d": 1}
+        assert await aq.ack(leases[0]) is True
+        assert await aq.extend(leases[1], 60) == (T0 + 60_000) / 1000
+        assert await aq.release([leases[1]]) == [True]
+        assert await aq.nack(leases[2], retry=False, reason="gone") == "dead"
+        assert await aq.nack([leases[2]]) == ["lost"]
+        stats = await aq.stats()
+        assert (stats["done"], stats["ready"], stats["dead"]) == (1, 1, 1)
+        dead = await aq.dead()
+        assert dead[0]["last_error"] == "gone"
+        assert await aq.requeue_dead() == 1
+        assert [p["url"] for p in await aq.peek()] == ["http://a.com/2", "http://b.com/1"]
+        again = await aq.lease(2, wait=0)
+        aq._set_fixed_clock(T0 + 31_000)
+        assert await aq.reclaim() == {"requeued": 2, "dead": 0, "remaining": 0}
+        assert await aq.purge_dead() == 0
+        info = await aq.set_host_delay("a.com", 1.5)
+        assert info["delay"] == 1.5 and (await aq.host_info("a.com"))["delay"] == 1.5
+        with pytest.raises(crawlq.LeaseLostError):
+            await aq.extend(again[0], 5)
+        assert repr(aq).startswith("AsyncQueue(")
+        aq.close()
+
+    asyncio.run(main())
+
+
+def test_connect_classmethod_and_context(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        async with await crawlq.AsyncQueue.connect(redis_server.url, name) as aq:
+            assert (await aq.seed(["http://a.com/"])).added == 1
+        with pytest.raises(crawlq.UnavailableError):
+            await crawlq.AsyncQueue.connect("redis://127.0.0.1:1/0", name, connect_timeout=0.3)
+        lazy = crawlq.AsyncQueue("redis://127.0.0.1:1/0", name, connect_timeout=0.3)  # no I/O yet
+        with pytest.raises(crawlq.UnavailableError):
+            await lazy.stats()
+
+    asyncio.run(main())
+
+
+def test_many_tasks_never_share_a_live_item(redis_server: RedisServer, name: str) -> None:
+    total = 3000
+
+    async def main() -> Counter[str]:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        await aq.seed([f"https://h{i % 30}.example/{i}" for i in range(total)])
+        seen: Counter[str] = Counter()
+
+        async def worker() -> None:
+            async for lease in aq.work(max=7, wait=0.2, stop_when_empty=True):
+                seen[lease.id] += 1
+                if lease.id.endswith("3"):
+                    await asyncio.sleep(0)  # interleave with other tasks while holding
+                assert await aq.ack(lease)
+
+        await asyncio.gather(*(worker() for _ in range(50)))
+        stats = await aq.stats()
+        assert (stats["done"], stats["leased"], stats["pending"]) == (total, 0, 0)
+        return seen
+
+    seen = asyncio.run(main())
+    assert len(seen) == total and set(seen.values()) == {1}
+
+
+def test_cancelling_a_waiting_lease_leaves_nothing_behind(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        waiting = asyncio.ensure_future(aq.lease(1, wait=30))
+        await asyncio.sleep(0.3)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        await aq.seed(["http://a.com/"])
+        await asyncio.sleep(0.3)
+        stats = await aq.stats()
+        assert (stats["leased"], stats["ready"]) == (0, 1), "the cancelled call leased nothing"
+
+    asyncio.run(main())
+
+
+def test_cancelled_work_releases_what_it_holds(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        await aq.seed([f"http://a.com/{i}" for i in range(5)])
+        got = asyncio.Event()
+
+        async def consume() -> None:
+            async for lease in aq.work(max=5, wait=1):
+                got.set()
+                await asyncio.sleep(30)  # cancelled here, holding one lease and four prefetched
+
+        task = asyncio.ensure_future(consume())
+        await got.wait()
+        assert (await aq.stats())["leased"] == 5
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        del task
+        await asyncio.sleep(0.2)
+        stats = await aq.stats()
+        assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 5, 5)
+
+    asyncio.run(main())
+
+
+def test_async_leased_context(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        await aq.seed(["http://a.com/1", "http://a.com/2"])
+        async with aq.leased(wait=1) as lease:
+            assert lease is not None and lease.url == "http://a.com/1"
+        with pytest.raises(RuntimeError):
+            async with aq.leased(wait=1) as lease:
+                raise RuntimeError("fetch failed")
+        async with aq.leased(wait=0) as nothing:
+            assert nothing is None
+        stats = await aq.stats()
+        assert (stats["done"], stats["delayed"]) == (1, 1)
+        assert (await aq.peek()) == []
+
+    asyncio.run(main())

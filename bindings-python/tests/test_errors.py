@@ -1,0 +1,141 @@
+"""Every exception type, and TypeErrors raised before anything reaches Redis."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+import crawlq
+from conftest import RedisServer
+
+
+def test_hierarchy() -> None:
+    assert issubclass(crawlq.InvalidItemError, crawlq.CrawlqError) and issubclass(crawlq.InvalidItemError, ValueError)
+    assert issubclass(crawlq.ConfigError, ValueError) and issubclass(crawlq.InvalidArgumentError, ValueError)
+    assert issubclass(crawlq.UnavailableError, ConnectionError)
+    assert issubclass(crawlq.TimeoutError, crawlq.UnavailableError) and issubclass(crawlq.TimeoutError, TimeoutError)
+    codes = {c.__name__: c.code for c in (crawlq.InvalidItemError, crawlq.ConfigError, crawlq.InvalidArgumentError,
+             crawlq.UnavailableError, crawlq.TimeoutError, crawlq.ProtocolError, crawlq.LeaseLostError, crawlq.ServerError)}
+    assert codes == {"InvalidItemError": "INVALID_ITEM", "ConfigError": "CONFIG", "InvalidArgumentError": "INVALID_ARGUMENT",
+                     "UnavailableError": "UNAVAILABLE", "TimeoutError": "TIMEOUT", "ProtocolError": "PROTOCOL",
+                     "LeaseLostError": "LEASE_LOST", "ServerError": "SERVER"}
+    assert crawlq.CrawlqError.code is None
+
+
+def test_invalid_item(q: crawlq.Queue) -> None:
+    with pytest.raises(crawlq.InvalidItemError) as err:
+        q.set_host_delay("not a host", 1)
+    assert (err.value.index, err.value.input, err.value.reason_code, err.value.code) == (0, "not a host", "invalid_host", "INVALID_ITEM")
+
+
+@pytest.mark.parametrize("options", [{"lease_tll": 3}, {"lease_ttl": "3"}, {"max_attempts": 0}, {"host_key": "tld"},
+                                     {"key_prefix": "a{b}"}, {"leaseTtlMs": 5}])
+def test_config_errors(redis_server: RedisServer, options: dict[str, object]) -> None:
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.Queue(redis_server.url, "cfg", **options)  # type: ignore[arg-type]
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.AsyncQueue(redis_server.url, "cfg", **options)  # type: ignore[arg-type]
+
+
+def test_bad_url_and_name_are_config_errors(redis_server: RedisServer) -> None:
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.Queue("http://127.0.0.1:1/", "q")
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.Queue(redis_server.url, "bad{name}")
+
+
+def test_invalid_arguments(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/"])
+    [lease] = q.lease(1, wait=0)
+    for call in (lambda: q.lease(0), lambda: q.lease(1, wait=-1), lambda: q.seed(["http://b.com/"], priority=10**6),
+                 lambda: q.seed([{"url": "http://b.com/", "host": "b.com"}]), lambda: q.seed([{"uri": "x"}]),
+                 lambda: q.extend(lease, -1), lambda: q.nack(lease, delay=-1), lambda: q.reclaim(0)):
+        with pytest.raises(crawlq.InvalidArgumentError):
+            call()
+
+
+def test_unavailable() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(crawlq.UnavailableError) as err:
+        crawlq.Queue(f"redis://127.0.0.1:{port}/0", "q", connect_timeout=0.3)
+    assert err.value.code == "UNAVAILABLE"
+
+
+def test_redis_going_away_is_surfaced_then_recovered(private_redis: RedisServer, name: str) -> None:
+    q = crawlq.Queue(private_redis.url, name, connect_timeout=0.5, command_timeout=0.5)
+    q.seed(["http://a.com/"])
+    private_redis.proc.kill()
+    private_redis.proc.wait()
+    with pytest.raises(crawlq.UnavailableError):
+        q.stats()
+
+
+def test_timeout(private_redis: RedisServer, name: str) -> None:
+    q = crawlq.Queue(private_redis.url, name, command_timeout=0.2)
+    q.stats()
+    private_redis.cli("CLIENT", "PAUSE", "1000", "ALL")
+    with pytest.raises(crawlq.TimeoutError) as err:
+        q.stats()
+    assert isinstance(err.value, TimeoutError) and err.value.code == "TIMEOUT"
+    time.sleep(1.0)
+
+
+def test_protocol(redis_server: RedisServer, q: crawlq.Queue, name: str) -> None:
+    q.seed(["http://a.com/"])
+    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "2")
+    with pytest.raises(crawlq.ProtocolError) as err:
+        q.stats()
+    assert "format 2" in str(err.value)
+    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "1")
+    assert q.stats()["ready"] == 1
+
+
+def test_server_error_when_redis_is_full(private_redis: RedisServer, name: str) -> None:
+    q = crawlq.Queue(private_redis.url, name)
+    q.seed(["http://a.com/"])
+    private_redis.cli("CONFIG", "SET", "maxmemory", "1")
+    with pytest.raises(crawlq.ServerError) as err:
+        q.seed(["http://b.com/"])
+    assert "OOM" in str(err.value)
+    [lease] = q.lease(1, wait=0)
+    assert q.ack(lease), "workers can still drain a full Redis"
+
+
+def test_lease_lost_in_context_manager(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=1_800_000_000.0, lease_ttl=1)
+    q.seed(["http://a.com/"])
+    with pytest.raises(crawlq.LeaseLostError):
+        with q.leased(wait=0) as lease:
+            assert lease is not None
+            q._set_fixed_clock(1_800_000_002_000)
+            q.reclaim()
+
+
+@pytest.mark.parametrize("payload", [{1: "int key"}, {"x": {1, 2}}, b"bytes", object(), {"deep": [object()]}])
+def test_payloads_must_be_json(q: crawlq.Queue, payload: object) -> None:
+    with pytest.raises(TypeError):
+        q.seed(["http://a.com/"], payload=payload)
+    assert q.stats()["seen"] == 0, "nothing reached Redis"
+
+
+def test_non_finite_floats_and_huge_ints(q: crawlq.Queue) -> None:
+    with pytest.raises(ValueError):
+        q.seed(["http://a.com/"], payload={"x": float("nan")})
+    with pytest.raises(TypeError):
+        q.seed(["http://a.com/"], payload={"x": 2**70})
+    with pytest.raises(TypeError):
+        q.seed([42])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        q.ack("not a lease")  # type: ignore[call-overload]
+
+
+def test_oversized_payload_is_reported_per_item(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, max_payload_bytes=32)
+    report = q.seed([{"url": "http://a.com/1", "payload": "x" * 100}, "http://a.com/2"])
+    assert report.added == 1 and report.invalid[0].code == "payload_too_large"
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.seed(["http://a.com/3"], payload="x" * 100)

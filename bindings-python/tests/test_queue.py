@@ -1,0 +1,151 @@
+"""Every operation of the blocking Queue."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import crawlq
+from conftest import T0, RedisServer
+
+
+def test_seed_reports_added_duplicates_and_invalid(q: crawlq.Queue) -> None:
+    report = q.seed(["http://a.com/1", "HTTP://A.com:80/1#x", "ftp://a.com/", "Example.COM.", ""])
+    assert (report.added, report.duplicates) == (2, 1)
+    assert [(i.index, i.input, i.code) for i in report.invalid] == [(2, "ftp://a.com/", "unsupported_scheme"), (4, "", "empty")]
+    assert "only http and https" in report.invalid[0].reason
+    assert repr(report) == "SeedReport(added=2, duplicates=1, invalid=2)"
+    assert q.stats()["ready"] == 2
+
+
+def test_seed_accepts_one_string_and_dict_items(q: crawlq.Queue) -> None:
+    assert q.seed("http://one.com/").added == 1, "a str is one item, not its characters"
+    report = q.seed([{"url": "http://a.com/", "priority": 5, "payload": {"k": [1, 2.5, None, True]}},
+                     {"host": "b.com", "delay": 60}, "http://c.com/"], payload={"batch": 1})
+    assert report.added == 3
+    leases = q.lease(10, wait=0)
+    assert [(l.url, l.priority, l.payload) for l in leases] == [
+        ("http://a.com/", 5, {"k": [1, 2.5, None, True]}),
+        ("http://one.com/", 0, None),
+        ("http://c.com/", 0, {"batch": 1}),
+    ]
+    assert q.stats()["delayed"] == 1, "b.com waits a minute"
+
+
+def test_lease_attributes_and_ack(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/x"], payload={"depth": 1})
+    [lease] = q.lease(1, wait=1.0)
+    assert (lease.id, lease.url, lease.host, lease.priority, lease.attempt) == ("1", "http://a.com/x", "a.com", 0, 1)
+    assert lease.payload == {"depth": 1} and lease.last_error is None and not lease.answered
+    assert math.isclose(lease.expires_at - lease.leased_at, 120.0)
+    assert lease.enqueued_at <= lease.leased_at
+    assert repr(lease) == f"Lease(id='1', url='http://a.com/x', attempt=1, token={lease.token})"
+    assert q.ack(lease) is True
+    assert lease.answered
+    assert q.ack(lease) is False, "a second ack is stale"
+    s = q.stats()
+    assert (s["done"], s["leased"], s["pending"]) == (1, 0, 0)
+
+
+def test_priority_fifo_and_batches(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/1", "http://b.com/1", "http://a.com/2"])
+    q.seed([{"url": "http://c.com/1", "priority": 9}])
+    leases = q.lease(10, wait=0)
+    assert [l.url for l in leases] == ["http://c.com/1", "http://a.com/1", "http://b.com/1", "http://a.com/2"]
+    assert q.ack(leases) == [True] * 4
+    assert q.lease(5, wait=0) == []
+
+
+def test_nack_retry_backoff_and_dead_letters(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, max_attempts=2, backoff="fixed",
+                     backoff_base=30, backoff_jitter=0)
+    q.seed(["http://n.com/1", "http://n.com/2"])
+    first, second = q.lease(2, wait=0)
+    assert q.nack(first, reason="HTTP 503") == "retried"
+    assert q.nack(second, retry=False, reason="HTTP 404") == "dead"
+    assert q.nack(first) == "lost"
+    assert q.stats()["delayed"] == 1
+    q._set_fixed_clock(T0 + 29_999)
+    assert q.lease(1, wait=0) == []
+    q._set_fixed_clock(T0 + 30_000)
+    [again] = q.lease(1, wait=0)
+    assert (again.attempt, again.last_error) == (2, "HTTP 503")
+    assert q.nack([again], delay=0) == ["dead"]
+    dead = q.dead()
+    assert [(d["url"], d["attempts"], d["last_error"]) for d in dead] == [
+        ("http://n.com/2", 1, "HTTP 404"), ("http://n.com/1", 2, "HTTP 503")]
+    assert dead[0]["died_at"] == T0 / 1000
+    assert q.dead(limit=1, offset=1)[0]["url"] == "http://n.com/1"
+    assert q.requeue_dead([dead[0]["id"], "nope"]) == 1
+    assert q.requeue_dead() == 1
+    assert len(q.lease(5, wait=0)) == 2
+    assert q.purge_dead() == 0
+
+
+def test_extend_release_and_reclaim(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, lease_ttl=10)
+    q.seed(["http://x.com/1", "http://x.com/2"])
+    a, b = q.lease(2, wait=0)
+    q._set_fixed_clock(T0 + 5_000)
+    assert q.extend(a, 60) == (T0 + 65_000) / 1000
+    assert a.expires_at == (T0 + 65_000) / 1000
+    assert q.release(b) is True
+    q._set_fixed_clock(T0 + 20_000)
+    report = q.reclaim()
+    assert report == {"requeued": 0, "dead": 0, "remaining": 0}
+    [b2] = q.lease(1, wait=0)
+    assert (b2.url, b2.attempt) == ("http://x.com/2", 1), "released: attempt not counted"
+    q._set_fixed_clock(T0 + 100_000)
+    assert q.reclaim(limit=10) == {"requeued": 2, "dead": 0, "remaining": 0}
+    with pytest.raises(crawlq.LeaseLostError) as lost:
+        q.extend(a, 5)
+    assert (lost.value.id, lost.value.token, lost.value.code) == (a.id, a.token, "LEASE_LOST")
+    assert q.extend([a, b2], 5) == [None, None]
+    assert q.release([a]) == [False]
+
+
+def test_politeness_and_host_settings(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, host_delay=2.0)
+    info = q.set_host_delay("HTTP://Slow.COM/x", 30)
+    assert (info["host"], info["delay"]) == ("slow.com", 30.0)
+    q.seed(["http://slow.com/1", "http://slow.com/2", "http://fast.com/1", "http://fast.com/2"])
+    assert [l.url for l in q.lease(10, wait=0)] == ["http://slow.com/1", "http://fast.com/1"]
+    q._set_fixed_clock(T0 + 2_000)
+    assert [l.url for l in q.lease(10, wait=0)] == ["http://fast.com/2"]
+    info = q.host_info("slow.com")
+    assert (info["ready"], info["held_until"], info["adaptive_extra"]) == (1, (T0 + 30_000) / 1000, 0.0)
+    assert q.set_host_delay("slow.com", None)["delay"] is None
+
+
+def test_rate_limited_nack_slows_the_host(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, adaptive_delay_step=4)
+    q.seed(["http://busy.com/1"])
+    [lease] = q.lease(1, wait=0)
+    assert q.nack(lease, rate_limited=True) == "retried"
+    assert q.host_info("busy.com")["adaptive_extra"] == 4.0
+    assert q.lease(1, wait=0) == []
+    q._set_fixed_clock(T0 + 4_000)
+    [again] = q.lease(1, wait=0)
+    assert again.attempt == 1
+
+
+def test_stats_peek_and_oldest_age(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000)
+    q.seed(["http://a.com/1", "http://a.com/2", "http://b.com/1"])
+    q._set_fixed_clock(T0 + 2_500)
+    s = q.stats()
+    assert s["oldest_pending_age"] == 2.5
+    assert (s["pending"], s["ready"], s["hosts"], s["seen"], s["seeded_total"]) == (3, 3, 2, 3, 3)
+    assert list(s)[:4] == ["pending", "ready", "delayed", "leased"]
+    peeked = q.peek()
+    assert [p["url"] for p in peeked] == ["http://a.com/1", "http://b.com/1"]
+    assert peeked[0]["enqueued_at"] == T0 / 1000
+
+
+def test_queue_as_context_manager_and_reconnect(redis_server: RedisServer, name: str) -> None:
+    with crawlq.Queue(redis_server.url, name) as q:
+        q.seed(["http://a.com/"])
+    assert repr(q) == f"Queue(name='{name}', prefix='crawlq')"
+    assert q.stats()["ready"] == 1, "a closed queue connects again when used"
+    assert q.name == name
