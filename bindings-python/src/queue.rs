@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyString, PyType};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub type CoreQueue = crawlq::Queue<crawlq::RedisExecutor>;
 
@@ -222,27 +222,41 @@ fn json_out(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
     from_json(py, &value)
 }
 
-/// Lease in slices so Ctrl-C (KeyboardInterrupt) is noticed while a blocking wait goes on.
+/// A stop check for the core's interruptible waits: true once Ctrl-C (or another signal
+/// handler) raised, with the exception kept to re-raise.
+pub fn signal_check(raised: &Mutex<Option<PyErr>>) -> impl FnMut() -> bool + Send + '_ {
+    move || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *raised.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                true
+            }
+        })
+    }
+}
+
+/// Lease, noticing Ctrl-C (KeyboardInterrupt) while a blocking wait goes on.
 pub fn lease_blocking(
     py: Python<'_>,
     handle: &Arc<Handle>,
     opts: LeaseOptions,
 ) -> PyResult<Vec<crawlq::Lease>> {
-    const SLICE: Duration = Duration::from_millis(250);
-    let deadline = Instant::now() + opts.wait;
-    loop {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        let slice = LeaseOptions {
-            wait: remaining.min(SLICE),
-            ..opts
-        };
-        let h = handle.clone();
-        let leases = block_on(py, async move { h.queue().await?.lease_with(&slice).await })
-            .map_err(to_pyerr)?;
-        if !leases.is_empty() || remaining <= SLICE {
-            return Ok(leases);
+    let raised = Mutex::new(None);
+    let h = handle.clone();
+    let leases = block_on(py, async {
+        h.queue()
+            .await?
+            .lease_interruptible(&opts, signal_check(&raised))
+            .await
+    })
+    .map_err(to_pyerr)?;
+    match raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(err) => {
+            release_quietly(handle, leases.iter().map(|l| l.handle()).collect());
+            Err(err)
         }
-        py.check_signals()?;
+        None => Ok(leases),
     }
 }
 

@@ -4,15 +4,14 @@
 use crate::errors::to_pyerr;
 use crate::queue::{
     Handle, lease_awaitable, lease_blocking, leases_to_py, release_in_background, release_quietly,
+    signal_check,
 };
 use crate::runtime::{awaitable, block_on};
 use crate::types::Lease;
-use crawlq::{LeaseHandle, LeaseOptions, NackOptions};
+use crawlq::{LeaseCursor, LeaseHandle, LeaseOptions, NackOptions};
 use pyo3::exceptions::{PyException, PyStopAsyncIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How a `leased()` block ended, and what to answer for its lease.
@@ -194,64 +193,29 @@ impl AsyncLeased {
     }
 }
 
-/// What an iterator holds: leases fetched but not handed out, and the one handed out last.
-#[derive(Default)]
-struct Held {
-    buffer: VecDeque<Py<Lease>>,
-    current: Option<Py<Lease>>,
-}
-
-impl Held {
-    fn next(&mut self) -> Option<Py<Lease>> {
-        let next = self.buffer.pop_front()?;
-        self.current = Some(Python::attach(|py| next.clone_ref(py)));
-        Some(next)
-    }
-
-    /// Everything still held that was not answered.
-    fn drain_unanswered(&mut self) -> Vec<LeaseHandle> {
-        let current = self.current.take();
-        self.buffer
-            .drain(..)
-            .chain(current)
-            .filter(|l| !l.get().is_answered())
-            .map(|l| {
-                l.get().mark_answered();
-                l.get().handle()
-            })
-            .collect()
-    }
-}
-
-/// Iterator returned by `Queue.work()`.
+/// Iterator returned by `Queue.work()`: the core's `LeaseCursor`, with Ctrl-C noticed while
+/// it waits.
 #[pyclass(frozen, module = "crawlq")]
 pub struct Work {
     handle: Arc<Handle>,
-    opts: LeaseOptions,
-    stop_when_empty: bool,
-    held: Mutex<Held>,
-    finished: AtomicBool,
+    cursor: Mutex<LeaseCursor>,
 }
 
 impl Work {
     pub fn new(handle: Arc<Handle>, opts: LeaseOptions, stop_when_empty: bool) -> Work {
         Work {
             handle,
-            opts,
-            stop_when_empty,
-            held: Mutex::default(),
-            finished: AtomicBool::new(false),
+            cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
         }
     }
 
+    fn cursor(&self) -> std::sync::MutexGuard<'_, LeaseCursor> {
+        self.cursor.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn stop(&self) {
-        self.finished.store(true, Ordering::Relaxed);
-        let leases = self
-            .held
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain_unanswered();
-        release_quietly(&self.handle, leases);
+        let held = self.cursor().close();
+        release_quietly(&self.handle, held);
     }
 }
 
@@ -262,36 +226,37 @@ impl Work {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<Lease>>> {
-        if self.finished.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        if let Some(next) = self.held.lock().unwrap_or_else(|e| e.into_inner()).next() {
-            return Ok(Some(next));
-        }
-        loop {
-            let leases = match lease_blocking(py, &self.handle, self.opts)
-                .and_then(|l| leases_to_py(py, l))
-            {
-                Ok(leases) => leases,
-                Err(e) => {
-                    self.stop();
-                    return Err(e);
-                }
-            };
-            if leases.is_empty() {
-                if self.stop_when_empty {
-                    self.stop();
-                    return Ok(None);
-                }
-                if let Err(e) = py.check_signals() {
-                    self.stop();
-                    return Err(e);
-                }
-                continue;
+        let (opts, stop_when_empty) = {
+            let mut cursor = self.cursor();
+            if let Some(next) = cursor.pop() {
+                return Ok(Some(Py::new(py, Lease::new(py, next)?)?));
             }
-            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-            held.buffer.extend(leases);
-            return Ok(held.next());
+            if cursor.is_finished() {
+                return Ok(None);
+            }
+            (cursor.options(), cursor.stop_when_empty())
+        };
+        let raised = Mutex::new(None);
+        let h = self.handle.clone();
+        let fetched = block_on(py, async {
+            let q = h.queue().await?;
+            LeaseCursor::fetch(&q, &opts, stop_when_empty, signal_check(&raised)).await
+        });
+        let refilled = fetched.map(|leases| self.cursor().refill(leases));
+        if let Some(err) = raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            self.stop();
+            return Err(err);
+        }
+        match refilled {
+            Ok(Ok(next)) => next.map(|l| Py::new(py, Lease::new(py, l)?)).transpose(),
+            Ok(Err(late)) => {
+                release_quietly(&self.handle, late);
+                Ok(None)
+            }
+            Err(e) => {
+                self.stop();
+                Err(to_pyerr(e))
+            }
         }
     }
 
@@ -321,31 +286,22 @@ impl Drop for Work {
 #[pyclass(frozen, module = "crawlq")]
 pub struct AsyncWork {
     handle: Arc<Handle>,
-    opts: LeaseOptions,
-    stop_when_empty: bool,
-    held: Arc<Mutex<Held>>,
-    finished: Arc<AtomicBool>,
+    cursor: Arc<Mutex<LeaseCursor>>,
 }
 
 impl AsyncWork {
     pub fn new(handle: Arc<Handle>, opts: LeaseOptions, stop_when_empty: bool) -> AsyncWork {
         AsyncWork {
             handle,
-            opts,
-            stop_when_empty,
-            held: Arc::default(),
-            finished: Arc::default(),
+            cursor: Arc::new(Mutex::new(LeaseCursor::new(opts, stop_when_empty))),
         }
     }
 
-    fn stop(&self) {
-        self.finished.store(true, Ordering::Relaxed);
-        let leases = self
-            .held
+    fn close_cursor(&self) -> Vec<LeaseHandle> {
+        self.cursor
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .drain_unanswered();
-        release_quietly(&self.handle, leases);
+            .close()
     }
 }
 
@@ -356,40 +312,47 @@ impl AsyncWork {
     }
 
     fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.finished.load(Ordering::Relaxed) {
-            return Err(PyStopAsyncIteration::new_err(()));
-        }
-        let held = self.held.clone();
-        if let Some(next) = held.lock().unwrap_or_else(|e| e.into_inner()).next() {
-            return awaitable(
-                py,
-                async { Ok(()) },
-                Box::new(move |_py, ()| Ok(next.into_any())),
-                None,
-            );
-        }
-        let (h, opts, stop_when_empty) = (self.handle.clone(), self.opts, self.stop_when_empty);
-        let finished = self.finished.clone();
-        let for_discard = self.handle.clone();
+        let (opts, stop_when_empty) = {
+            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(next) = cursor.pop() {
+                let lease = Py::new(py, Lease::new(py, next)?)?;
+                return awaitable(
+                    py,
+                    async { Ok(()) },
+                    Box::new(move |_py, ()| Ok(lease.into_any())),
+                    None,
+                );
+            }
+            if cursor.is_finished() {
+                return Err(PyStopAsyncIteration::new_err(()));
+            }
+            (cursor.options(), cursor.stop_when_empty())
+        };
+        let h = self.handle.clone();
+        let (cursor, for_late, for_discard) = (
+            self.cursor.clone(),
+            self.handle.clone(),
+            self.handle.clone(),
+        );
         awaitable(
             py,
             async move {
                 let q = h.queue().await?;
-                loop {
-                    let leases = q.lease_with(&opts).await?;
-                    if !leases.is_empty() || stop_when_empty {
-                        return Ok(leases);
-                    }
-                }
+                LeaseCursor::fetch(&q, &opts, stop_when_empty, || false).await
             },
             Box::new(move |py, leases| {
-                if leases.is_empty() {
-                    finished.store(true, Ordering::Relaxed);
-                    return Err(PyStopAsyncIteration::new_err(()));
+                match cursor
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .refill(leases)
+                {
+                    Ok(Some(next)) => Ok(Py::new(py, Lease::new(py, next)?)?.into_any()),
+                    Ok(None) => Err(PyStopAsyncIteration::new_err(())),
+                    Err(late) => {
+                        release_in_background(&for_late, late);
+                        Err(PyStopAsyncIteration::new_err(()))
+                    }
                 }
-                let mut held = held.lock().unwrap_or_else(|e| e.into_inner());
-                held.buffer.extend(leases_to_py(py, leases)?);
-                Ok(held.next().map(Py::into_any).unwrap_or_else(|| py.None()))
             }),
             Some(Box::new(move |leases: Vec<crawlq::Lease>| {
                 release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
@@ -399,18 +362,13 @@ impl AsyncWork {
 
     /// Stop and release what the iterator still holds.
     fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.finished.store(true, Ordering::Relaxed);
-        let leases = self
-            .held
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain_unanswered();
+        let held = self.close_cursor();
         let h = self.handle.clone();
         awaitable(
             py,
             async move {
-                if !leases.is_empty() {
-                    h.queue().await?.release(&leases).await?;
+                if !held.is_empty() {
+                    h.queue().await?.release(&held).await?;
                 }
                 Ok(())
             },
@@ -422,6 +380,7 @@ impl AsyncWork {
 
 impl Drop for AsyncWork {
     fn drop(&mut self) {
-        self.stop();
+        let held = self.close_cursor();
+        release_quietly(&self.handle, held);
     }
 }

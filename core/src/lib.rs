@@ -43,7 +43,7 @@ pub use config::{Backoff, BackoffKind, Config, Style};
 pub use error::{Error, InvalidReason, Result};
 pub use model::*;
 pub use normalize::HostKeyMode;
-pub use queue::{Executor, LeaseOptions, MaybeSend, Queue};
+pub use queue::{Executor, LeaseCursor, LeaseOptions, MaybeSend, Queue, WAIT_SLICE};
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
 

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::model::*;
 use crate::ops::{LeaseBatch, Ops, Reply, ScriptCall};
 use crate::wire::StoredItem;
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -69,6 +70,9 @@ const LEASES_PER_CALL: usize = 1000;
 const REQUEUE_PER_CALL: usize = 1000;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+/// How long [`Queue::lease_interruptible`] blocks at a time: how quickly it notices a stop
+/// request (Ctrl-C, an `AbortSignal`, a closed iterator).
+pub const WAIT_SLICE: Duration = Duration::from_millis(250);
 
 /// A crawl frontier in Redis.
 ///
@@ -231,6 +235,32 @@ impl<E: Executor> Queue<E> {
             self.exec
                 .wait(self.ops.keys().wake(), Duration::from_millis(sleep))
                 .await?;
+        }
+    }
+
+    /// [`Queue::lease_with`], waiting in slices of at most [`WAIT_SLICE`] and giving up early
+    /// (with an empty list) as soon as `stop()` returns true between slices.
+    pub async fn lease_interruptible<S>(
+        &self,
+        opts: &LeaseOptions,
+        mut stop: S,
+    ) -> Result<Vec<Lease>>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        let started = self.exec.monotonic_ms();
+        let total = opts.wait.as_millis() as u64;
+        let slice_ms = WAIT_SLICE.as_millis() as u64;
+        loop {
+            let remaining = total.saturating_sub(self.exec.monotonic_ms().saturating_sub(started));
+            let slice = LeaseOptions {
+                wait: Duration::from_millis(remaining.min(slice_ms)),
+                ..*opts
+            };
+            let leases = self.lease_with(&slice).await?;
+            if !leases.is_empty() || remaining <= slice_ms || stop() {
+                return Ok(leases);
+            }
         }
     }
 
@@ -400,6 +430,128 @@ impl<E: Executor> Queue<E> {
         bytes[..8].copy_from_slice(&token.to_le_bytes());
         bytes[8..].copy_from_slice(&nonce.to_le_bytes());
         (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A worker loop's view of the queue, behind every binding's `work()` iterator: leases `max`
+/// at a time, hands the leases out one by one, and gives back what it still holds when
+/// closed (the prefetched leases and the one handed out last; releasing a lease that was
+/// already answered changes nothing, by its fencing token).
+///
+/// The fetch does not borrow the cursor, so an async binding can keep the cursor behind a
+/// plain mutex: [`LeaseCursor::pop`], then [`LeaseCursor::fetch`], then [`LeaseCursor::refill`].
+///
+/// ```no_run
+/// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let mut cursor = crawlq::LeaseCursor::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
+/// while let Some(lease) = cursor.next(q, || false).await? {
+///     q.ack(&[lease.handle()]).await?;
+/// }
+/// q.release(&cursor.close()).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct LeaseCursor {
+    opts: LeaseOptions,
+    stop_when_empty: bool,
+    buffer: VecDeque<Lease>,
+    current: Option<LeaseHandle>,
+    finished: bool,
+}
+
+impl LeaseCursor {
+    /// A cursor leasing with `opts`. With `stop_when_empty` it finishes when a fetch waited
+    /// `opts.wait` and got nothing; otherwise it keeps waiting until stopped or closed.
+    pub fn new(opts: LeaseOptions, stop_when_empty: bool) -> LeaseCursor {
+        LeaseCursor {
+            opts,
+            stop_when_empty,
+            buffer: VecDeque::new(),
+            current: None,
+            finished: false,
+        }
+    }
+
+    pub fn options(&self) -> LeaseOptions {
+        self.opts
+    }
+
+    pub fn stop_when_empty(&self) -> bool {
+        self.stop_when_empty
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Hand out the next prefetched lease, if any (no I/O).
+    pub fn pop(&mut self) -> Option<Lease> {
+        if self.finished {
+            return None;
+        }
+        let next = self.buffer.pop_front()?;
+        self.current = Some(next.handle());
+        Some(next)
+    }
+
+    /// Take in a batch from [`LeaseCursor::fetch`] and hand out its first lease. An empty
+    /// batch (nothing came, or the fetch was stopped) finishes the cursor. A cursor closed
+    /// meanwhile keeps nothing: the batch is returned for release instead.
+    pub fn refill(&mut self, leases: Vec<Lease>) -> Result<Option<Lease>, Vec<LeaseHandle>> {
+        if self.finished {
+            return Err(leases.iter().map(Lease::handle).collect());
+        }
+        if leases.is_empty() {
+            self.finished = true;
+            return Ok(None);
+        }
+        self.buffer.extend(leases);
+        Ok(self.pop())
+    }
+
+    /// Fetch the next batch for a cursor with these settings. Without `stop_when_empty` it
+    /// waits until leases come or `stop()` says to give up (empty result).
+    pub async fn fetch<E: Executor, S>(
+        q: &Queue<E>,
+        opts: &LeaseOptions,
+        stop_when_empty: bool,
+        mut stop: S,
+    ) -> Result<Vec<Lease>>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        loop {
+            let leases = q.lease_interruptible(opts, &mut stop).await?;
+            if !leases.is_empty() || stop_when_empty || stop() {
+                return Ok(leases);
+            }
+        }
+    }
+
+    /// The next lease: prefetched, else fetched. `None` when finished.
+    pub async fn next<E: Executor, S>(&mut self, q: &Queue<E>, stop: S) -> Result<Option<Lease>>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        if let Some(lease) = self.pop() {
+            return Ok(Some(lease));
+        }
+        if self.finished {
+            return Ok(None);
+        }
+        let leases = Self::fetch(q, &self.opts, self.stop_when_empty, stop).await?;
+        match self.refill(leases) {
+            Ok(next) => Ok(next),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Finish, and return what the cursor still holds, to release.
+    pub fn close(&mut self) -> Vec<LeaseHandle> {
+        self.finished = true;
+        let mut held: Vec<LeaseHandle> = self.current.take().into_iter().collect();
+        held.extend(self.buffer.drain(..).map(|l| l.handle()));
+        held
     }
 }
 

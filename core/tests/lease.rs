@@ -712,3 +712,98 @@ async fn lease_arguments_are_checked() {
     }
     assert_eq!(q.reclaim(0).await.unwrap_err().code(), "INVALID_ARGUMENT");
 }
+
+#[tokio::test]
+async fn a_cursor_hands_out_leases_one_by_one_and_releases_what_it_holds() {
+    let q = open("cursor", config()).await;
+    q.seed(
+        &(0..7)
+            .map(|i| SeedItem::from(format!("http://c.com/{i}")))
+            .collect::<Vec<_>>(),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut cursor = LeaseCursor::new(
+        LeaseOptions {
+            max: 3,
+            wait: Duration::from_millis(100),
+            ttl: None,
+        },
+        true,
+    );
+    let first = cursor.next(&q, || false).await.unwrap().unwrap();
+    assert_eq!(q.stats().await.unwrap().leased, 3, "leased a batch of max");
+    q.ack(&[first.handle()]).await.unwrap();
+    let second = cursor.next(&q, || false).await.unwrap().unwrap();
+    assert_eq!(second.url.as_deref(), Some("http://c.com/1"));
+    let held = cursor.close();
+    assert_eq!(held.len(), 2, "the current lease and the one prefetched");
+    assert_eq!(q.release(&held).await.unwrap(), vec![true, true]);
+    assert!(cursor.next(&q, || false).await.unwrap().is_none(), "closed");
+
+    let mut rest = LeaseCursor::new(
+        LeaseOptions {
+            max: 4,
+            wait: Duration::from_millis(100),
+            ttl: None,
+        },
+        true,
+    );
+    let mut urls = Vec::new();
+    while let Some(lease) = rest.next(&q, || false).await.unwrap() {
+        urls.push(lease.url.clone().unwrap());
+        q.ack(&[lease.handle()]).await.unwrap();
+    }
+    assert_eq!(urls.len(), 6, "the two released ones came back");
+    assert!(rest.is_finished());
+    assert_eq!(q.stats().await.unwrap().done, 7);
+}
+
+#[tokio::test]
+async fn an_interruptible_wait_stops_between_slices() {
+    let q = open("interruptible", config()).await;
+    let started = Instant::now();
+    let mut asked = 0;
+    let leases = q
+        .lease_interruptible(
+            &LeaseOptions {
+                max: 1,
+                wait: Duration::from_secs(30),
+                ttl: None,
+            },
+            || {
+                asked += 1;
+                asked == 2
+            },
+        )
+        .await
+        .unwrap();
+    assert!(leases.is_empty());
+    assert_eq!(asked, 2);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "stopped after two slices, not 30 s"
+    );
+
+    let mut cursor = LeaseCursor::new(
+        LeaseOptions {
+            max: 1,
+            wait: Duration::from_secs(30),
+            ttl: None,
+        },
+        false,
+    );
+    let mut polls = 0;
+    assert!(
+        cursor
+            .next(&q, || {
+                polls += 1;
+                polls > 1
+            })
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(cursor.is_finished(), "a stopped fetch finishes the cursor");
+}
