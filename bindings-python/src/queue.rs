@@ -49,10 +49,10 @@ impl Handle {
     /// The connected queue of this process (connecting on first use and after a fork).
     pub async fn queue(&self) -> crawlq::Result<Arc<CoreQueue>> {
         let pid = std::process::id();
-        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner()) {
-            if *owner == pid {
-                return Ok(q.clone());
-            }
+        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner())
+            && *owner == pid
+        {
+            return Ok(q.clone());
         }
         let q = Arc::new(CoreQueue::connect(&self.url, &self.name, self.config.clone()).await?);
         let clock = self.fixed_clock.load(Ordering::Relaxed);
@@ -155,20 +155,20 @@ impl LeaseArg {
             });
         }
         let mut leases = Vec::new();
-        if !obj.is_instance_of::<PyString>() {
-            if let Ok(iter) = obj.try_iter() {
-                for item in iter {
-                    let item = item?;
-                    let lease = item.cast::<Lease>().map_err(|_| {
-                        PyTypeError::new_err("expected a Lease or a sequence of Lease objects")
-                    })?;
-                    leases.push(lease.clone().unbind());
-                }
-                return Ok(LeaseArg {
-                    leases,
-                    single: false,
-                });
+        if !obj.is_instance_of::<PyString>()
+            && let Ok(iter) = obj.try_iter()
+        {
+            for item in iter {
+                let item = item?;
+                let lease = item.cast::<Lease>().map_err(|_| {
+                    PyTypeError::new_err("expected a Lease or a sequence of Lease objects")
+                })?;
+                leases.push(lease.clone().unbind());
             }
+            return Ok(LeaseArg {
+                leases,
+                single: false,
+            });
         }
         Err(PyTypeError::new_err(
             "expected a Lease or a sequence of Lease objects",
@@ -202,11 +202,7 @@ impl LeaseArg {
                 .into_any()
                 .unbind())
         } else {
-            Ok(results
-                .into_pyobject(py)
-                .map_err(Into::<PyErr>::into)?
-                .into_any()
-                .unbind())
+            Ok(results.into_pyobject(py)?.into_any().unbind())
         }
     }
 }

@@ -114,11 +114,7 @@ fn bridge_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Pen
             )
         })?
         .bind(py);
-    if let Some(existing) = bridges
-        .call_method1("get", (event_loop,))?
-        .cast::<Bridge>()
-        .ok()
-    {
+    if let Ok(existing) = bridges.call_method1("get", (event_loop,))?.cast::<Bridge>() {
         return Ok(existing.get().pending.clone());
     }
     let (reader, wake) =
