@@ -4,13 +4,16 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-APT_PACKAGES=(redis-server)
+wanted=(redis-server)
 # a Python with venv and pip (Debian splits them out of python3)
 if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
-  APT_PACKAGES+=(python3 python3-venv python3-pip)
+  wanted+=(python3 python3-venv python3-pip)
 fi
+command -v node >/dev/null 2>&1 || wanted+=(nodejs)
+command -v npm >/dev/null 2>&1 || wanted+=(npm)
+
 missing=()
-for p in "${APT_PACKAGES[@]}"; do
+for p in "${wanted[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if ((${#missing[@]})); then

@@ -24,4 +24,14 @@ python3 -m venv "$PY_TMP/venv"
 (cd bindings-python && "$PY_TMP/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
 rm -rf "$PY_TMP"
 
+say "node: build the addon, check the committed index.d.ts, run the suite"
+(cd bindings-node && npm ci --no-audit --no-fund --loglevel=error \
+  && npx napi build --platform --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
+if ! git diff --quiet -- bindings-node/index.d.ts; then
+  git --no-pager diff -- bindings-node/index.d.ts
+  echo "bindings-node/index.d.ts differs from what the build generates: commit the new one" >&2
+  exit 1
+fi
+(cd bindings-node && node --test test/)
+
 say "all tests passed"

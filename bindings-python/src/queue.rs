@@ -98,17 +98,13 @@ pub fn seed_args(
         for item in items.try_iter().map_err(|_| {
             PyTypeError::new_err("items must be an iterable of URLs or hosts (str or dict)")
         })? {
-            let item = item?;
-            if !(item.is_instance_of::<PyString>() || item.is_instance_of::<PyDict>()) {
-                let kind = item.get_type().name()?;
-                return Err(PyTypeError::new_err(format!(
-                    "each item must be a str or a dict, got {kind}"
-                )));
-            }
-            list.push(to_json(&item)?);
+            list.push(to_json(&item?)?);
         }
         Value::Array(list)
     };
+    if let Some(problem) = style::seed_items_type_error(&items_json) {
+        return Err(PyTypeError::new_err(problem));
+    }
     let items = style::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
     let payload = payload.map(to_json).transpose()?;
     let opts = json!({"priority": priority, "delay": delay, "payload": payload, "force": force});

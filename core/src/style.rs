@@ -360,6 +360,42 @@ pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions
     Ok(opts)
 }
 
+/// The type problem of a seed batch, if any: every item must be a string or an object. A
+/// binding reports it as its language's type error (Python `TypeError`, JavaScript
+/// `TypeError` with code `ERR_INVALID_ARG_TYPE`); [`seed_items_from_json`] would report it
+/// as an argument error.
+///
+/// ```
+/// let bad = serde_json::json!(["http://a.com/", 42]);
+/// assert_eq!(crawlq::style::seed_items_type_error(&bad).unwrap(), "items[1] must be a string or an object, got a number");
+/// ```
+pub fn seed_items_type_error(items: &Value) -> Option<String> {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    match items {
+        Value::String(_) => None,
+        Value::Array(list) => list
+            .iter()
+            .position(|v| !(v.is_string() || v.is_object()))
+            .map(|i| {
+                format!(
+                    "items[{i}] must be a string or an object, got {}",
+                    kind(&list[i])
+                )
+            }),
+        other => Some(format!(
+            "items must be a string or an array of strings and objects, got {}",
+            kind(other)
+        )),
+    }
+}
+
 /// Items to seed: an array of strings, or of objects with `url` (or `host`) and optional
 /// priority, delay, payload and force. A malformed per-item option is an argument error for
 /// the call (the types are wrong before anything is sent).

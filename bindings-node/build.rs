@@ -1,0 +1,3 @@
+fn main() {
+    napi_build::setup();
+}

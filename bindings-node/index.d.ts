@@ -1,0 +1,288 @@
+/* crawlq: a Redis-backed crawl frontier shared by Node.js, Python, PHP and Rust workers.
+ *
+ * The interfaces below describe the plain objects the API takes and returns; the classes
+ * after them are generated from the Rust binding. Durations are milliseconds (`...Ms`),
+ * timestamps are milliseconds since the epoch by the Redis server's clock.
+ */
+
+/** Any JSON value (payloads). */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/** Options of `Queue.connect`; an unknown name rejects with `ERR_CRAWLQ_CONFIG`. */
+export interface QueueOptions {
+  /** How long a lease lasts before it may be reclaimed (default 120000). */
+  leaseTtlMs?: number
+  /** Deliveries before an item goes to dead letters (default 3). */
+  maxAttempts?: number
+  /** Retry delay policy (default `'exponential'`). */
+  backoff?: 'fixed' | 'exponential'
+  backoffBaseMs?: number
+  backoffMaxMs?: number
+  /** Fraction of a retry delay taken off at random, 0..1 (default 0.1). */
+  backoffJitter?: number
+  /** Default politeness delay between two leases of one host (default 0). */
+  hostDelayMs?: number
+  /** Politeness key: the host (default) or its registrable domain. */
+  hostKey?: 'host' | 'domain'
+  /** Prefix of every Redis key (default `'crawlq'`). */
+  keyPrefix?: string
+  connectTimeoutMs?: number
+  commandTimeoutMs?: number
+  /** Largest serialized payload per item (default 16384). */
+  maxPayloadBytes?: number
+  /** Items per seed round trip (default 1000). */
+  seedBatch?: number
+  /** Expired leases reclaimed at most per lease call (default 100). */
+  reclaimBatch?: number
+  adaptiveDelayStepMs?: number
+  adaptiveDelayMaxMs?: number
+  /** PEM file of the CA of a `rediss://` server with a private CA. */
+  tlsCaFile?: string
+  /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
+  fixedClock?: number
+}
+
+/** One item to seed, with per-item overrides of the batch's `SeedOptions`. */
+export interface SeedItem {
+  url?: string
+  host?: string
+  priority?: number
+  delayMs?: number
+  payload?: Json
+  force?: boolean
+}
+
+export interface SeedOptions {
+  /** Higher is leased first, -32768..32767 (default 0). */
+  priority?: number
+  /** Not leasable before this many ms (default 0). */
+  delayMs?: number
+  /** Stored with every item of the batch that has none of its own. */
+  payload?: Json
+  /** Queue even if seen before (default false). */
+  force?: boolean
+}
+
+export interface InvalidInput {
+  /** Position in the seeded batch. */
+  index: number
+  input: string
+  /** Stable reason code: `invalid_url`, `invalid_host`, `payload_too_large`, ... */
+  code: string
+  reason: string
+}
+
+export interface SeedReport {
+  added: number
+  duplicates: number
+  invalid: InvalidInput[]
+}
+
+export interface LeaseOptions {
+  /** Most items returned, 1..10000 (default 1). */
+  max?: number
+  /** How long to wait when nothing is ready (default 5000). */
+  waitMs?: number
+  /** Lease time of these leases (default: the queue's `leaseTtlMs`). */
+  ttlMs?: number
+}
+
+export interface WorkOptions extends LeaseOptions {
+  /** Finish when a lease call waited `waitMs` and got nothing (default false: wait on). */
+  stopWhenEmpty?: boolean
+  /** Stops the iteration and releases what it holds. */
+  signal?: AbortSignal
+}
+
+/** A leased item. Pass it back to `ack`, `nack`, `extend` or `release`. */
+export interface Lease {
+  id: string
+  /** The canonical URL, or `null` for a host item. */
+  url: string | null
+  /** The host key the item is scheduled under. */
+  host: string
+  payload: Json
+  priority: number
+  /** 1 on the first delivery, 2 on the first retry, ... */
+  attempt: number
+  /** Fencing token of this lease. */
+  token: number
+  leasedAt: number
+  expiresAt: number
+  enqueuedAt: number
+  /** Why the previous attempt failed, if one did. */
+  lastError: string | null
+}
+
+export interface NackOptions {
+  /** Retry (default) or send straight to dead letters. */
+  retry?: boolean
+  /** Retry after exactly this long instead of the backoff policy. */
+  delayMs?: number | null
+  /** Stored on the item as its last error. */
+  reason?: string | null
+  /** The host said "slow down": the attempt is not counted, the host's delay grows. */
+  rateLimited?: boolean
+}
+
+export type NackOutcome = 'retried' | 'dead' | 'lost'
+
+export interface Stats {
+  /** ready + delayed. */
+  pending: number
+  ready: number
+  delayed: number
+  leased: number
+  dead: number
+  done: number
+  seen: number
+  /** Hosts with at least one ready item. */
+  hosts: number
+  hostsWaiting: number
+  oldestPendingAgeMs: number | null
+  seededTotal: number
+  duplicatesTotal: number
+  leasedTotal: number
+  ackedTotal: number
+  nackedTotal: number
+  retriedTotal: number
+  reclaimedTotal: number
+  releasedTotal: number
+  deadTotal: number
+  /** Server time of the reading. */
+  now: number
+}
+
+export interface DeadLetter {
+  id: string
+  url: string | null
+  host: string
+  payload: Json
+  priority: number
+  attempts: number
+  lastError: string | null
+  diedAt: number
+}
+
+export interface HostInfo {
+  host: string
+  /** The per-host delay override (`null`: each worker's default applies). */
+  delayMs: number | null
+  adaptiveExtraMs: number
+  ready: number
+  heldUntil: number | null
+}
+
+export interface ReclaimReport {
+  requeued: number
+  dead: number
+  remaining: number
+}
+
+export interface QueuedItem {
+  id: string
+  url: string | null
+  host: string
+  payload: Json
+  priority: number
+  attempt: number
+  enqueuedAt: number
+  lastError: string | null
+}
+
+/** The `code` of every error the API rejects with (besides `ERR_INVALID_ARG_TYPE`). */
+export type CrawlqErrorCode =
+  | 'ERR_CRAWLQ_INVALID_ITEM'
+  | 'ERR_CRAWLQ_CONFIG'
+  | 'ERR_CRAWLQ_INVALID_ARGUMENT'
+  | 'ERR_CRAWLQ_UNAVAILABLE'
+  | 'ERR_CRAWLQ_TIMEOUT'
+  | 'ERR_CRAWLQ_PROTOCOL'
+  | 'ERR_CRAWLQ_LEASE_LOST'
+  | 'ERR_CRAWLQ_SERVER'
+
+/** `Work` is an async iterable: `for await (const lease of queue.work())`. */
+export interface Work extends AsyncIterable<Lease> {}
+
+/**
+ * Which binding artifact the generated loader actually loaded: `'native'` for
+ * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
+ * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
+ * can point the loader at a WASI artifact this package does not build itself.
+ */
+export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/** A crawl frontier in Redis. Create one with `await Queue.connect(url, name, options)`. */
+export declare class Queue {
+  /**
+   * Connect to Redis at `url` (`redis://`, `rediss://`, `unix://`) and open the queue
+   * `name`. Rejects with `ERR_CRAWLQ_UNAVAILABLE` when Redis cannot be reached and
+   * `ERR_CRAWLQ_CONFIG` for an unknown or invalid option.
+   */
+  static connect(url: string, name: string, options?: QueueOptions): Promise<Queue>
+  /** The queue's name. */
+  get name(): string
+  /**
+   * Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`).
+   * Invalid items are reported with their index, never thrown.
+   */
+  seed(items: string | Array<string | SeedItem>, options?: SeedOptions): Promise<SeedReport>
+  /**
+   * Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
+   * ready; resolves with `[]` after that.
+   */
+  lease(options?: LeaseOptions): Promise<Lease[]>
+  /**
+   * Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no
+   * longer live (nothing changed).
+   */
+  ack<T extends Lease | Lease[]>(lease: T): Promise<T extends Lease[] ? boolean[] : boolean>
+  /** Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`. */
+  nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
+  /**
+   * Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a
+   * rejection with `ERR_CRAWLQ_LEASE_LOST`. An array: one `expiresAt` or `null` per lease.
+   */
+  extend<T extends Lease | Lease[]>(lease: T, ttlMs: number): Promise<T extends Lease[] ? Array<number | null> : number>
+  /** Give a lease (or an array) back untouched: front of its lane, attempt not counted. */
+  release<T extends Lease | Lease[]>(lease: T): Promise<T extends Lease[] ? boolean[] : boolean>
+  /** Recover up to `limit` (default 1000) expired leases now; lease calls also do this. */
+  reclaim(options?: { limit?: number }): Promise<ReclaimReport>
+  /** Depth and counters, exact and O(1). */
+  stats(): Promise<Stats>
+  /** A page of dead letters, oldest first. */
+  dead(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>
+  /** Queue dead letters again (the given ids, or all); resolves with how many. */
+  requeueDead(ids?: string[]): Promise<number>
+  /** Delete every dead letter; resolves with how many. */
+  purgeDead(): Promise<number>
+  /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
+  setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
+  /** Politeness state of a host. */
+  hostInfo(host: string): Promise<HostInfo>
+  /** The next items lease would take (one per leasable host), without leasing them. */
+  peek(options?: { limit?: number }): Promise<QueuedItem[]>
+  /**
+   * An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
+   * Leaving the loop (break, throw, abort) releases the prefetched leases and the current
+   * one if it was not answered.
+   */
+  work(options?: WorkOptions): Work
+  /** Drop this handle's reference to the connection (it closes when no call uses it). */
+  close(): void
+  /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
+  _setFixedClock(ms?: number | undefined | null): void
+}
+
+/**
+ * The iterator `Queue.work()` returns: the core's `LeaseCursor` behind the async iterator
+ * protocol (`next`, `return`).
+ */
+export declare class Work {
+  /** The next lease (`{ value, done: false }`), or `{ done: true }` once finished. */
+  next(): Promise<IteratorResult<Lease, undefined>>
+  /** Stop and release what the iterator still holds (called by `for await` on `break`). */
+  return(): Promise<IteratorResult<Lease, undefined>>
+  /** Stop and release what the iterator still holds. */
+  close(): Promise<void>
+}

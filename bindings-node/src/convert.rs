@@ -1,0 +1,300 @@
+//! JavaScript values <-> JSON values. Only plain objects, arrays, strings, finite numbers,
+//! booleans and null cross; `undefined` object fields are skipped (as `JSON.stringify` does).
+//! Anything else is a TypeError naming where it was found.
+
+use napi::sys;
+use serde_json::{Map, Number, Value};
+use std::ptr;
+
+const MAX_DEPTH: usize = 64;
+
+/// Why a value is not JSON, and where (`payload.tags[2]`).
+#[derive(Debug)]
+pub struct NotJson(pub String);
+
+struct Ctx {
+    env: sys::napi_env,
+    object_prototype: sys::napi_value,
+}
+
+fn status(s: sys::napi_status, what: &str) -> Result<(), NotJson> {
+    if s == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(NotJson(format!("could not read {what}")))
+    }
+}
+
+/// Convert `value`, found at `path`, to JSON.
+///
+/// # Safety
+/// `env` and `value` must be valid for the current N-API call.
+pub unsafe fn to_json(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    path: &str,
+) -> Result<Value, NotJson> {
+    let ctx = Ctx {
+        env,
+        object_prototype: unsafe { object_prototype(env)? },
+    };
+    unsafe { convert(&ctx, value, path, 0) }.map(|v| v.unwrap_or(Value::Null))
+}
+
+unsafe fn object_prototype(env: sys::napi_env) -> Result<sys::napi_value, NotJson> {
+    let mut global = ptr::null_mut();
+    status(
+        unsafe { sys::napi_get_global(env, &mut global) },
+        "the global object",
+    )?;
+    let mut object = ptr::null_mut();
+    status(
+        unsafe { sys::napi_get_named_property(env, global, c"Object".as_ptr(), &mut object) },
+        "Object",
+    )?;
+    let mut proto = ptr::null_mut();
+    status(
+        unsafe { sys::napi_get_named_property(env, object, c"prototype".as_ptr(), &mut proto) },
+        "Object.prototype",
+    )?;
+    Ok(proto)
+}
+
+/// `None` for `undefined` (the caller drops the field).
+unsafe fn convert(
+    ctx: &Ctx,
+    value: sys::napi_value,
+    path: &str,
+    depth: usize,
+) -> Result<Option<Value>, NotJson> {
+    if depth > MAX_DEPTH {
+        return Err(NotJson(format!(
+            "{path} is nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    let env = ctx.env;
+    let mut ty = 0;
+    status(unsafe { sys::napi_typeof(env, value, &mut ty) }, path)?;
+    Ok(Some(match ty {
+        sys::ValueType::napi_undefined => return Ok(None),
+        sys::ValueType::napi_null => Value::Null,
+        sys::ValueType::napi_boolean => {
+            let mut b = false;
+            status(
+                unsafe { sys::napi_get_value_bool(env, value, &mut b) },
+                path,
+            )?;
+            Value::Bool(b)
+        }
+        sys::ValueType::napi_number => {
+            let mut f = 0.0;
+            status(
+                unsafe { sys::napi_get_value_double(env, value, &mut f) },
+                path,
+            )?;
+            if !f.is_finite() {
+                return Err(NotJson(format!("{path} is {f}, which is not JSON")));
+            }
+            if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+                Value::from(f as i64)
+            } else {
+                Value::Number(Number::from_f64(f).expect("finite"))
+            }
+        }
+        sys::ValueType::napi_string => Value::String(unsafe { string(env, value, path)? }),
+        sys::ValueType::napi_object => unsafe { object(ctx, value, path, depth)? },
+        other => {
+            let what = match other {
+                sys::ValueType::napi_function => "a function",
+                sys::ValueType::napi_symbol => "a symbol",
+                sys::ValueType::napi_bigint => "a BigInt",
+                _ => "not a JSON value",
+            };
+            return Err(NotJson(format!("{path} is {what}, which is not JSON")));
+        }
+    }))
+}
+
+unsafe fn string(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    path: &str,
+) -> Result<String, NotJson> {
+    let mut len = 0;
+    status(
+        unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) },
+        path,
+    )?;
+    let mut buf = vec![0u8; len + 1];
+    let mut written = 0;
+    status(
+        unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                value,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut written,
+            )
+        },
+        path,
+    )?;
+    buf.truncate(written);
+    String::from_utf8(buf).map_err(|_| NotJson(format!("{path} is not valid UTF-8")))
+}
+
+unsafe fn object(
+    ctx: &Ctx,
+    value: sys::napi_value,
+    path: &str,
+    depth: usize,
+) -> Result<Value, NotJson> {
+    let env = ctx.env;
+    let mut is_array = false;
+    status(
+        unsafe { sys::napi_is_array(env, value, &mut is_array) },
+        path,
+    )?;
+    if is_array {
+        let mut len = 0;
+        status(
+            unsafe { sys::napi_get_array_length(env, value, &mut len) },
+            path,
+        )?;
+        let mut items = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            let mut element = ptr::null_mut();
+            status(
+                unsafe { sys::napi_get_element(env, value, i, &mut element) },
+                path,
+            )?;
+            let at = format!("{path}[{i}]");
+            items.push(unsafe { convert(ctx, element, &at, depth + 1)? }.unwrap_or(Value::Null));
+        }
+        return Ok(Value::Array(items));
+    }
+    // plain objects only: a Date, Map, Buffer or class instance has another prototype
+    let mut proto = ptr::null_mut();
+    status(
+        unsafe { sys::napi_get_prototype(env, value, &mut proto) },
+        path,
+    )?;
+    let mut proto_type = 0;
+    status(
+        unsafe { sys::napi_typeof(env, proto, &mut proto_type) },
+        path,
+    )?;
+    let mut plain = proto_type == sys::ValueType::napi_null;
+    if !plain {
+        status(
+            unsafe { sys::napi_strict_equals(env, proto, ctx.object_prototype, &mut plain) },
+            path,
+        )?;
+    }
+    if !plain {
+        return Err(NotJson(format!(
+            "{path} is not a plain object (a Date, Map, Buffer or class instance is not JSON)"
+        )));
+    }
+    let mut keys = ptr::null_mut();
+    status(
+        unsafe {
+            sys::napi_get_all_property_names(
+                env,
+                value,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut keys,
+            )
+        },
+        path,
+    )?;
+    let mut len = 0;
+    status(
+        unsafe { sys::napi_get_array_length(env, keys, &mut len) },
+        path,
+    )?;
+    let mut map = Map::new();
+    for i in 0..len {
+        let mut key = ptr::null_mut();
+        status(
+            unsafe { sys::napi_get_element(env, keys, i, &mut key) },
+            path,
+        )?;
+        let name = unsafe { string(env, key, path)? };
+        let mut field = ptr::null_mut();
+        status(
+            unsafe { sys::napi_get_property(env, value, key, &mut field) },
+            path,
+        )?;
+        let at = if path.is_empty() {
+            name.clone()
+        } else {
+            format!("{path}.{name}")
+        };
+        if let Some(v) = unsafe { convert(ctx, field, &at, depth + 1)? } {
+            map.insert(name, v);
+        }
+    }
+    Ok(Value::Object(map))
+}
+
+/// The `token`, `host` and `id` of a lease object, read directly (ack and friends need
+/// nothing else, and leases carry payloads that would be costly to convert).
+///
+/// # Safety
+/// `env` and `value` must be valid for the current N-API call.
+pub unsafe fn lease_handle(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    path: &str,
+) -> Result<crawlq::LeaseHandle, NotJson> {
+    let bad = || {
+        NotJson(format!(
+            "{path} must be a lease (an object with token, host and id)"
+        ))
+    };
+    let mut ty = 0;
+    status(unsafe { sys::napi_typeof(env, value, &mut ty) }, path)?;
+    if ty != sys::ValueType::napi_object {
+        return Err(bad());
+    }
+    let field = |name: &std::ffi::CStr| -> Result<(sys::napi_value, i32), NotJson> {
+        let mut v = ptr::null_mut();
+        status(
+            unsafe { sys::napi_get_named_property(env, value, name.as_ptr(), &mut v) },
+            path,
+        )?;
+        let mut t = 0;
+        status(unsafe { sys::napi_typeof(env, v, &mut t) }, path)?;
+        Ok((v, t))
+    };
+    let (token, t) = field(c"token")?;
+    if t != sys::ValueType::napi_number {
+        return Err(bad());
+    }
+    let mut token_f = 0.0;
+    status(
+        unsafe { sys::napi_get_value_double(env, token, &mut token_f) },
+        path,
+    )?;
+    if !(token_f >= 0.0 && token_f.fract() == 0.0 && token_f < 9_007_199_254_740_992.0) {
+        return Err(bad());
+    }
+    let (host, t) = field(c"host")?;
+    if t != sys::ValueType::napi_string {
+        return Err(bad());
+    }
+    let (id, t) = field(c"id")?;
+    let id = if t == sys::ValueType::napi_string {
+        unsafe { string(env, id, path)? }
+    } else {
+        String::new()
+    };
+    Ok(crawlq::LeaseHandle {
+        token: token_f as u64,
+        host: unsafe { string(env, host, path)? },
+        id,
+    })
+}

@@ -1,0 +1,666 @@
+//! `require('crawlq')`: the Node.js binding of the crawlq core (napi-rs). JavaScript values
+//! are converted to JSON and back, errors get their `code`; every operation is the core's.
+//! Async methods never block the event loop: they run on napi's tokio runtime and settle a
+//! promise; every failure (argument types included) is a rejection.
+
+#[macro_use]
+extern crate napi_derive;
+
+mod convert;
+mod errors;
+
+use crawlq::{LeaseCursor, LeaseHandle, Style, style};
+use errors::{js_error, type_error};
+use napi::bindgen_prelude::*;
+use serde_json::{Value, json};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+type CoreQueue = crawlq::Queue<crawlq::RedisExecutor>;
+
+/// A promise that settles with `convert(value)`, or rejects with the crawlq error.
+fn promise<'env, T, V, F, C>(env: &'env Env, fut: F, convert: C) -> Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue + 'static,
+    F: Future<Output = crawlq::Result<T>> + Send + 'static,
+    C: FnOnce(&Env, T) -> Result<V> + 'static,
+{
+    env.spawn_future_with_callback(
+        async move { Ok(fut.await) },
+        move |env, outcome| match outcome {
+            Ok(value) => convert(env, value),
+            Err(err) => Err(js_error(env, err)),
+        },
+    )
+}
+
+/// A promise that rejects with `err` (argument errors found before any I/O).
+fn rejected<'env, V: ToNapiValue + 'static>(
+    env: &'env Env,
+    err: Error,
+) -> Result<PromiseRaw<'env, V>> {
+    env.spawn_future_with_callback(async { Ok(()) }, move |_, ()| Err::<V, _>(err))
+}
+
+/// A JSON argument (`undefined` -> null), or a TypeError naming the path.
+fn json_arg(env: &Env, value: Option<Unknown<'_>>, path: &str) -> Result<Value> {
+    match value {
+        None => Ok(Value::Null),
+        Some(v) => {
+            unsafe { convert::to_json(env.raw(), v.raw(), path) }.map_err(|e| type_error(env, e.0))
+        }
+    }
+}
+
+/// Core validation errors found before I/O, as JavaScript errors.
+fn core_arg<T>(env: &Env, result: crawlq::Result<T>) -> Result<T> {
+    result.map_err(|e| js_error(env, e))
+}
+
+/// One lease (object) or an array of leases.
+fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> {
+    let raw = env.raw();
+    let mut is_array = false;
+    unsafe { sys::napi_is_array(raw, value.raw(), &mut is_array) };
+    let not_a_lease = |e: convert::NotJson| js_error(env, crawlq::Error::InvalidArgument(e.0));
+    if !is_array {
+        let one =
+            unsafe { convert::lease_handle(raw, value.raw(), "lease") }.map_err(not_a_lease)?;
+        return Ok((vec![one], true));
+    }
+    let mut len = 0;
+    unsafe { sys::napi_get_array_length(raw, value.raw(), &mut len) };
+    let mut handles = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let mut element = std::ptr::null_mut();
+        unsafe { sys::napi_get_element(raw, value.raw(), i, &mut element) };
+        handles.push(
+            unsafe { convert::lease_handle(raw, element, &format!("lease[{i}]")) }
+                .map_err(not_a_lease)?,
+        );
+    }
+    Ok((handles, false))
+}
+
+/// One answer for one lease, an array for an array.
+fn shaped<T: Into<Value>>(results: Vec<T>, single: bool) -> Value {
+    let mut values: Vec<Value> = results.into_iter().map(Into::into).collect();
+    if single {
+        values.pop().unwrap_or(Value::Null)
+    } else {
+        Value::Array(values)
+    }
+}
+
+macro_rules! try_arg {
+    ($env:expr, $e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(err) => return rejected($env, err),
+        }
+    };
+}
+
+/// A crawl frontier in Redis. Create one with `await Queue.connect(url, name, options)`.
+#[napi]
+pub struct Queue {
+    inner: Arc<CoreQueue>,
+}
+
+#[napi]
+impl Queue {
+    /// Connect to Redis at `url` (`redis://`, `rediss://`, `unix://`) and open the queue
+    /// `name`. Rejects with `ERR_CRAWLQ_UNAVAILABLE` when Redis cannot be reached and
+    /// `ERR_CRAWLQ_CONFIG` for an unknown or invalid option.
+    #[napi(
+        ts_args_type = "url: string, name: string, options?: QueueOptions",
+        ts_return_type = "Promise<Queue>"
+    )]
+    pub fn connect<'env>(
+        env: &'env Env,
+        url: String,
+        name: String,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Queue>> {
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let config = try_arg!(
+            env,
+            core_arg(env, style::config_from_json(&options, Style::Camel))
+        );
+        promise(
+            env,
+            async move { CoreQueue::connect(&url, &name, config).await },
+            |_, q| Ok(Queue { inner: Arc::new(q) }),
+        )
+    }
+
+    /// The queue's name.
+    #[napi(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name().to_string()
+    }
+
+    /// Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`).
+    /// Invalid items are reported with their index, never thrown.
+    #[napi(
+        ts_args_type = "items: string | Array<string | SeedItem>, options?: SeedOptions",
+        ts_return_type = "Promise<SeedReport>"
+    )]
+    pub fn seed<'env>(
+        &self,
+        env: &'env Env,
+        items: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let items = try_arg!(env, json_arg(env, Some(items), "items"));
+        if let Some(problem) = style::seed_items_type_error(&items) {
+            return rejected(env, type_error(env, problem));
+        }
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let items = try_arg!(
+            env,
+            core_arg(env, style::seed_items_from_json(&items, Style::Camel))
+        );
+        let opts = try_arg!(
+            env,
+            core_arg(env, style::seed_options_from_json(&options, Style::Camel))
+        );
+        let q = self.inner.clone();
+        promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
+            Ok(style::seed_report_to_json(&r, Style::Camel))
+        })
+    }
+
+    /// Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
+    /// ready; resolves with `[]` after that.
+    #[napi(
+        ts_args_type = "options?: LeaseOptions",
+        ts_return_type = "Promise<Lease[]>"
+    )]
+    pub fn lease<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let opts = try_arg!(
+            env,
+            core_arg(env, style::lease_options_from_json(&options, Style::Camel))
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.lease_with(&opts).await },
+            |_, leases| {
+                Ok(Value::Array(
+                    leases
+                        .iter()
+                        .map(|l| style::lease_to_json(l, Style::Camel))
+                        .collect(),
+                ))
+            },
+        )
+    }
+
+    /// Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no
+    /// longer live (nothing changed).
+    #[napi(
+        ts_generic_types = "T extends Lease | Lease[]",
+        ts_args_type = "lease: T",
+        ts_return_type = "Promise<T extends Lease[] ? boolean[] : boolean>"
+    )]
+    pub fn ack<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (handles, single) = try_arg!(env, lease_arg(env, lease));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.ack(&handles).await },
+            move |_, flags| Ok(shaped(flags, single)),
+        )
+    }
+
+    /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.
+    #[napi(
+        ts_generic_types = "T extends Lease | Lease[]",
+        ts_args_type = "lease: T, options?: NackOptions",
+        ts_return_type = "Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>"
+    )]
+    pub fn nack<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (handles, single) = try_arg!(env, lease_arg(env, lease));
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let opts = try_arg!(
+            env,
+            core_arg(env, style::nack_options_from_json(&options, Style::Camel))
+        );
+        let pairs: Vec<_> = handles.into_iter().map(|h| (h, opts.clone())).collect();
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.nack(&pairs).await },
+            move |_, outcomes| {
+                Ok(shaped(
+                    outcomes.iter().map(|o| o.as_str()).collect(),
+                    single,
+                ))
+            },
+        )
+    }
+
+    /// Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a
+    /// rejection with `ERR_CRAWLQ_LEASE_LOST`. An array: one `expiresAt` or `null` per lease.
+    #[napi(
+        ts_generic_types = "T extends Lease | Lease[]",
+        ts_args_type = "lease: T, ttlMs: number",
+        ts_return_type = "Promise<T extends Lease[] ? Array<number | null> : number>"
+    )]
+    pub fn extend<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        ttl_ms: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (handles, single) = try_arg!(env, lease_arg(env, lease));
+        let ttl = try_arg!(env, json_arg(env, Some(ttl_ms), "ttlMs"));
+        let ttl = match crawlq::config::duration_from_value(&ttl, Style::Camel) {
+            Some(ttl) => ttl,
+            None => {
+                return rejected(
+                    env,
+                    js_error(
+                        env,
+                        crawlq::Error::InvalidArgument(format!(
+                            "ttlMs must be a non-negative number of milliseconds, got {ttl}"
+                        )),
+                    ),
+                );
+            }
+        };
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move {
+                let deadlines = q.extend(&handles, ttl).await?;
+                if single && deadlines[0].is_none() {
+                    return Err(crawlq::Error::LeaseLost {
+                        id: handles[0].id.clone(),
+                        token: handles[0].token,
+                    });
+                }
+                Ok(deadlines)
+            },
+            move |_, deadlines| Ok(shaped(deadlines, single)),
+        )
+    }
+
+    /// Give a lease (or an array) back untouched: front of its lane, attempt not counted.
+    #[napi(
+        ts_generic_types = "T extends Lease | Lease[]",
+        ts_args_type = "lease: T",
+        ts_return_type = "Promise<T extends Lease[] ? boolean[] : boolean>"
+    )]
+    pub fn release<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (handles, single) = try_arg!(env, lease_arg(env, lease));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.release(&handles).await },
+            move |_, flags| Ok(shaped(flags, single)),
+        )
+    }
+
+    /// Recover up to `limit` (default 1000) expired leases now; lease calls also do this.
+    #[napi(
+        ts_args_type = "options?: { limit?: number }",
+        ts_return_type = "Promise<ReclaimReport>"
+    )]
+    pub fn reclaim<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let [limit] = try_arg!(env, counts(env, options, &[("limit", 1000)]));
+        let q = self.inner.clone();
+        promise(env, async move { q.reclaim(limit).await }, |_, r| {
+            Ok(style::reclaim_to_json(&r, Style::Camel))
+        })
+    }
+
+    /// Depth and counters, exact and O(1).
+    #[napi(ts_return_type = "Promise<Stats>")]
+    pub fn stats<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.stats().await }, |_, s| {
+            Ok(style::stats_to_json(&s, Style::Camel))
+        })
+    }
+
+    /// A page of dead letters, oldest first.
+    #[napi(
+        ts_args_type = "options?: { limit?: number; offset?: number }",
+        ts_return_type = "Promise<DeadLetter[]>"
+    )]
+    pub fn dead<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let [limit, offset] = try_arg!(env, counts(env, options, &[("limit", 100), ("offset", 0)]));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.dead(limit, offset).await },
+            |_, page| {
+                Ok(Value::Array(
+                    page.items
+                        .iter()
+                        .map(|d| style::dead_letter_to_json(d, Style::Camel))
+                        .collect(),
+                ))
+            },
+        )
+    }
+
+    /// Queue dead letters again (the given ids, or all); resolves with how many.
+    #[napi(ts_args_type = "ids?: string[]", ts_return_type = "Promise<number>")]
+    pub fn requeue_dead<'env>(
+        &self,
+        env: &'env Env,
+        ids: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let ids = match try_arg!(env, json_arg(env, ids, "ids")) {
+            Value::Null => None,
+            Value::Array(items) => match items
+                .into_iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(ids) => Some(ids),
+                None => {
+                    return rejected(
+                        env,
+                        type_error(env, "ids must be an array of strings".into()),
+                    );
+                }
+            },
+            _ => {
+                return rejected(
+                    env,
+                    type_error(env, "ids must be an array of strings".into()),
+                );
+            }
+        };
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.requeue_dead(ids.as_deref()).await },
+            |_, n| Ok(json!(n)),
+        )
+    }
+
+    /// Delete every dead letter; resolves with how many.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn purge_dead<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.purge_dead().await }, |_, n| {
+            Ok(json!(n))
+        })
+    }
+
+    /// Set a host's politeness delay in ms for every worker (`null`: back to the default).
+    #[napi(
+        ts_args_type = "host: string, delayMs: number | null",
+        ts_return_type = "Promise<HostInfo>"
+    )]
+    pub fn set_host_delay<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        delay_ms: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let delay = match try_arg!(env, json_arg(env, Some(delay_ms), "delayMs")) {
+            Value::Null => None,
+            v => match crawlq::config::duration_from_value(&v, Style::Camel) {
+                Some(d) => Some(d),
+                None => {
+                    return rejected(
+                        env,
+                        js_error(
+                            env,
+                            crawlq::Error::InvalidArgument(format!(
+                                "delayMs must be a non-negative number of milliseconds or null, got {v}"
+                            )),
+                        ),
+                    );
+                }
+            },
+        };
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.set_host_delay(&host, delay).await },
+            |_, i| Ok(style::host_info_to_json(&i, Style::Camel)),
+        )
+    }
+
+    /// Politeness state of a host.
+    #[napi(ts_return_type = "Promise<HostInfo>")]
+    pub fn host_info<'env>(&self, env: &'env Env, host: String) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.host_info(&host).await }, |_, i| {
+            Ok(style::host_info_to_json(&i, Style::Camel))
+        })
+    }
+
+    /// The next items lease would take (one per leasable host), without leasing them.
+    #[napi(
+        ts_args_type = "options?: { limit?: number }",
+        ts_return_type = "Promise<QueuedItem[]>"
+    )]
+    pub fn peek<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let [limit] = try_arg!(env, counts(env, options, &[("limit", 10)]));
+        let q = self.inner.clone();
+        promise(env, async move { q.peek(limit).await }, |_, items| {
+            Ok(Value::Array(
+                items
+                    .iter()
+                    .map(|i| style::stored_item_to_json(i, Style::Camel))
+                    .collect(),
+            ))
+        })
+    }
+
+    /// An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
+    /// Leaving the loop (break, throw, abort) releases the prefetched leases and the current
+    /// one if it was not answered.
+    #[napi(
+        js_name = "work",
+        ts_args_type = "options?: WorkOptions",
+        ts_return_type = "Work"
+    )]
+    pub fn work_iterator(&self, env: &Env, options: Option<Unknown<'_>>) -> Result<Work> {
+        let mut options = json_arg(env, options, "options")?;
+        let stop_when_empty = match options
+            .as_object_mut()
+            .and_then(|o| o.remove("stopWhenEmpty"))
+        {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => b,
+            Some(other) => {
+                return Err(type_error(
+                    env,
+                    format!("options.stopWhenEmpty must be a boolean, got {other}"),
+                ));
+            }
+        };
+        let opts = core_arg(env, style::lease_options_from_json(&options, Style::Camel))?;
+        Ok(Work {
+            queue: self.inner.clone(),
+            cursor: Arc::new(Mutex::new(LeaseCursor::new(opts, stop_when_empty))),
+            closed: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// Drop this handle's reference to the connection (it closes when no call uses it).
+    #[napi]
+    pub fn close(&self) {}
+
+    /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
+    #[napi(js_name = "_setFixedClock")]
+    pub fn set_fixed_clock(&self, ms: Option<f64>) {
+        self.inner.set_fixed_clock(ms.map(|m| m as i64));
+    }
+}
+
+/// Non-negative integer options with defaults (`limit`, `offset`).
+fn counts<const N: usize>(
+    env: &Env,
+    options: Option<Unknown<'_>>,
+    names: &[(&str, usize); N],
+) -> Result<[usize; N]> {
+    let options = json_arg(env, options, "options")?;
+    let map = match &options {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(m) => m.clone(),
+        other => {
+            return Err(type_error(
+                env,
+                format!("options must be an object, got {other}"),
+            ));
+        }
+    };
+    if let Some(unknown) = map.keys().find(|k| !names.iter().any(|(n, _)| n == k)) {
+        return Err(js_error(
+            env,
+            crawlq::Error::InvalidArgument(format!("unknown option {unknown:?}")),
+        ));
+    }
+    let mut out = [0usize; N];
+    for (slot, (name, default)) in out.iter_mut().zip(names) {
+        *slot = match map.get(*name) {
+            None | Some(Value::Null) => *default,
+            Some(v) => match v.as_u64() {
+                Some(n) => n as usize,
+                None => {
+                    return Err(js_error(
+                        env,
+                        crawlq::Error::InvalidArgument(format!(
+                            "{name} must be a non-negative integer, got {v}"
+                        )),
+                    ));
+                }
+            },
+        };
+    }
+    Ok(out)
+}
+
+/// The iterator `Queue.work()` returns: the core's `LeaseCursor` behind the async iterator
+/// protocol (`next`, `return`).
+#[napi]
+pub struct Work {
+    queue: Arc<CoreQueue>,
+    cursor: Arc<Mutex<LeaseCursor>>,
+    closed: Arc<AtomicBool>,
+}
+
+fn item(lease: &crawlq::Lease) -> Value {
+    json!({"value": style::lease_to_json(lease, Style::Camel), "done": false})
+}
+
+fn finished() -> Value {
+    json!({"done": true})
+}
+
+impl Work {
+    fn close_cursor(&self) -> Vec<LeaseHandle> {
+        self.closed.store(true, Ordering::Relaxed);
+        self.cursor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .close()
+    }
+}
+
+#[napi]
+impl Work {
+    /// The next lease (`{ value, done: false }`), or `{ done: true }` once finished.
+    #[napi(ts_return_type = "Promise<IteratorResult<Lease, undefined>>")]
+    pub fn next<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let (opts, stop_when_empty) = {
+            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(lease) = cursor.pop() {
+                let value = item(&lease);
+                return promise(env, async { Ok(()) }, move |_, ()| Ok(value));
+            }
+            if cursor.is_finished() {
+                return promise(env, async { Ok(()) }, |_, ()| Ok(finished()));
+            }
+            (cursor.options(), cursor.stop_when_empty())
+        };
+        let (q, closed, cursor) = (self.queue.clone(), self.closed.clone(), self.cursor.clone());
+        let for_late = self.queue.clone();
+        promise(
+            env,
+            async move {
+                LeaseCursor::fetch(&q, &opts, stop_when_empty, || {
+                    closed.load(Ordering::Relaxed)
+                })
+                .await
+            },
+            move |_, leases| match cursor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .refill(leases)
+            {
+                Ok(Some(lease)) => Ok(item(&lease)),
+                Ok(None) => Ok(finished()),
+                Err(late) => {
+                    napi::bindgen_prelude::spawn(async move {
+                        let _ = for_late.release(&late).await;
+                    });
+                    Ok(finished())
+                }
+            },
+        )
+    }
+
+    /// Stop and release what the iterator still holds (called by `for await` on `break`).
+    #[napi(
+        js_name = "return",
+        ts_return_type = "Promise<IteratorResult<Lease, undefined>>"
+    )]
+    pub fn finish<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let held = self.close_cursor();
+        let q = self.queue.clone();
+        promise(env, async move { q.release(&held).await }, |_, _| {
+            Ok(finished())
+        })
+    }
+
+    /// Stop and release what the iterator still holds.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let held = self.close_cursor();
+        let q = self.queue.clone();
+        promise(env, async move { q.release(&held).await }, |_, _| Ok(()))
+    }
+}

@@ -1,0 +1,140 @@
+'use strict'
+// Every error code, and TypeErrors for values that are not JSON.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { crawlq, startRedis, uniqueName, T0 } = require('./harness.js')
+
+let redis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+const open = (opts) => crawlq.Queue.connect(redis.url, uniqueName('e'), opts)
+const code = expected => err => {
+  assert.ok(err instanceof Error, 'an Error object')
+  assert.equal(err.code, expected, err.message)
+  return true
+}
+
+test('ERR_CRAWLQ_INVALID_ITEM carries the input and reason', async () => {
+  const q = await open()
+  await assert.rejects(q.setHostDelay('not a host', 1000), err => {
+    code('ERR_CRAWLQ_INVALID_ITEM')(err)
+    assert.deepEqual([err.index, err.input, err.reason], [0, 'not a host', 'invalid_host'])
+    return true
+  })
+})
+
+test('ERR_CRAWLQ_CONFIG for unknown, mistyped or out-of-range options and bad URLs', async () => {
+  for (const opts of [{ leaseTtl: 5 }, { lease_ttl: 5 }, { leaseTtlMs: '5' }, { maxAttempts: 0 }, { hostKey: 'tld' }, { keyPrefix: 'a{b}' }]) {
+    await assert.rejects(crawlq.Queue.connect(redis.url, 'c', opts), code('ERR_CRAWLQ_CONFIG'))
+  }
+  await assert.rejects(crawlq.Queue.connect('http://127.0.0.1:1/', 'c'), code('ERR_CRAWLQ_CONFIG'))
+  await assert.rejects(crawlq.Queue.connect(redis.url, 'bad{name}'), code('ERR_CRAWLQ_CONFIG'))
+  await assert.rejects(crawlq.Queue.connect(redis.url, 'c', { leaseTtl: 5 }), /did you mean "leaseTtlMs"/)
+})
+
+test('ERR_CRAWLQ_INVALID_ARGUMENT for out-of-range arguments', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/'])
+  const [lease] = await q.lease({ waitMs: 0 })
+  const calls = [
+    () => q.lease({ max: 0 }),
+    () => q.lease({ waitMs: -1 }),
+    () => q.lease({ wait: 5 }),
+    () => q.seed(['http://b.com/'], { priority: 1e6 }),
+    () => q.seed([{ url: 'http://b.com/', host: 'b.com' }]),
+    () => q.extend(lease, -1),
+    () => q.nack(lease, { delayMs: -1 }),
+    () => q.nack(lease, { rate_limited: true }),
+    () => q.reclaim({ limit: 0 }),
+    () => q.dead({ limit: -1 }),
+    () => q.ack({ id: '1' })
+  ]
+  for (const call of calls) await assert.rejects(call(), code('ERR_CRAWLQ_INVALID_ARGUMENT'), call.toString())
+})
+
+test('ERR_CRAWLQ_UNAVAILABLE when Redis cannot be reached or goes away', async () => {
+  await assert.rejects(crawlq.Queue.connect('redis://127.0.0.1:1/0', 'u', { connectTimeoutMs: 300 }), code('ERR_CRAWLQ_UNAVAILABLE'))
+  const own = await startRedis()
+  const q = await crawlq.Queue.connect(own.url, 'u', { connectTimeoutMs: 500, commandTimeoutMs: 500 })
+  await q.seed(['http://a.com/'])
+  await own.stop()
+  await assert.rejects(q.stats(), err => ['ERR_CRAWLQ_UNAVAILABLE', 'ERR_CRAWLQ_TIMEOUT'].includes(err.code))
+})
+
+test('ERR_CRAWLQ_TIMEOUT when Redis does not answer in time', async () => {
+  const own = await startRedis()
+  try {
+    const q = await crawlq.Queue.connect(own.url, 't', { commandTimeoutMs: 200 })
+    await q.stats()
+    own.cli('CLIENT', 'PAUSE', '1000', 'ALL')
+    await assert.rejects(q.stats(), code('ERR_CRAWLQ_TIMEOUT'))
+  } finally {
+    await new Promise(resolve => setTimeout(resolve, 1000))
+    await own.stop()
+  }
+})
+
+test('ERR_CRAWLQ_PROTOCOL for data of a newer format', async () => {
+  const name = uniqueName('p')
+  const q = await crawlq.Queue.connect(redis.url, name)
+  await q.seed(['http://a.com/'])
+  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '2')
+  await assert.rejects(q.stats(), code('ERR_CRAWLQ_PROTOCOL'))
+  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '1')
+  assert.equal((await q.stats()).ready, 1)
+})
+
+test('ERR_CRAWLQ_LEASE_LOST for a lost lease', async () => {
+  const q = await open({ fixedClock: T0, leaseTtlMs: 1000 })
+  await q.seed(['http://a.com/'])
+  const [lease] = await q.lease({ waitMs: 0 })
+  q._setFixedClock(T0 + 2000)
+  await q.reclaim()
+  await assert.rejects(q.extend(lease, 1000), code('ERR_CRAWLQ_LEASE_LOST'))
+})
+
+test('ERR_CRAWLQ_SERVER when Redis refuses (out of memory), while workers still drain', async () => {
+  const own = await startRedis()
+  try {
+    const q = await crawlq.Queue.connect(own.url, 's')
+    await q.seed(['http://a.com/'])
+    own.cli('CONFIG', 'SET', 'maxmemory', '1')
+    await assert.rejects(q.seed(['http://b.com/']), err => code('ERR_CRAWLQ_SERVER')(err) && /OOM/.test(err.message))
+    const [lease] = await q.lease({ waitMs: 0 })
+    assert.equal(await q.ack(lease), true)
+  } finally {
+    await own.stop()
+  }
+})
+
+test('values that are not JSON are TypeErrors, and nothing reaches Redis', async () => {
+  const q = await open()
+  const bad = [() => 1, Symbol('s'), 10n, new Date(), new Map(), Buffer.from('x'), NaN, Infinity, { nested: [new Set()] }, new (class Job {})()]
+  for (const payload of bad) {
+    await assert.rejects(q.seed(['http://a.com/'], { payload }), err => {
+      assert.ok(err instanceof TypeError, String(payload))
+      assert.equal(err.code, 'ERR_INVALID_ARG_TYPE')
+      assert.match(err.message, /options\.payload/)
+      return true
+    })
+  }
+  await assert.rejects(q.seed([42]), err => err instanceof TypeError && err.code === 'ERR_INVALID_ARG_TYPE' && /items\[0\]/.test(err.message))
+  await assert.rejects(q.seed(7), err => err instanceof TypeError)
+  await assert.rejects(q.seed([{ url: 'http://a.com/', payload: () => 1 }]), err => err instanceof TypeError && /items\[0\]\.payload/.test(err.message))
+  await assert.rejects(q.requeueDead([1, 2]), err => err instanceof TypeError)
+  assert.equal((await q.stats()).seen, 0)
+  const big = await crawlq.Queue.connect(redis.url, uniqueName('big'), { maxPayloadBytes: 32 })
+  const report = await big.seed([{ url: 'http://a.com/1', payload: 'x'.repeat(100) }, 'http://a.com/2'])
+  assert.deepEqual([report.added, report.invalid[0].code], [1, 'payload_too_large'])
+})
+
+test('codes are stable names, never GenericFailure', async () => {
+  const q = await open()
+  const seen = new Set()
+  for (const call of [() => q.lease({ max: 0 }), () => crawlq.Queue.connect(redis.url, 'x', { nope: 1 })]) {
+    await call().catch(err => seen.add(err.code))
+  }
+  assert.ok(![...seen].includes('GenericFailure'))
+  assert.deepEqual([...seen].sort(), ['ERR_CRAWLQ_CONFIG', 'ERR_CRAWLQ_INVALID_ARGUMENT'])
+})

@@ -1,0 +1,87 @@
+'use strict'
+// The README's Node.js worker runs for real, the typed example compiles under --strict, and
+// the objects the API returns have exactly the fields index.d.ts declares.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { execFile } = require('node:child_process')
+const fs = require('node:fs')
+const http = require('node:http')
+const path = require('node:path')
+const { promisify } = require('node:util')
+const { crawlq, modulePath, startRedis, uniqueName, T0 } = require('./harness.js')
+
+const run = promisify(execFile)
+const PACKAGE = path.resolve(__dirname, '..')
+const REPO = path.resolve(PACKAGE, '..')
+
+let redis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+const SITE = {
+  '/': '<a href="/a">a</a> <a href="/b#top">b</a>',
+  '/a': '<a href="/b">b</a> <a href="c">c</a>',
+  '/b': '<a href="/">home</a>',
+  '/c': '<a href="/missing">gone</a>'
+}
+
+function readmeBlock () {
+  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
+  const section = readme.split('\n## Node.js\n')[1].split('\n## ')[0]
+  return /```js\n([\s\S]*?)```/.exec(section)[1]
+}
+
+test("the README's worker crawls a local site", async () => {
+  const server = http.createServer((req, res) => {
+    const body = SITE[req.url]
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/html' })
+    res.end(body ?? 'not found')
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  const own = await startRedis()
+  try {
+    const entry = require('node:url').pathToFileURL(require.resolve(modulePath)).href
+    const code = readmeBlock().replace("from 'crawlq'", `from ${JSON.stringify(entry)}`)
+    const file = path.join(PACKAGE, 'test', `.readme-example-${process.pid}.mjs`)
+    fs.writeFileSync(file, code)
+    try {
+      const env = { ...process.env, REDIS_URL: own.url, START_URL: `http://127.0.0.1:${server.address().port}/` }
+      const { stdout } = await run(process.execPath, [file], { env, timeout: 120_000 })
+      // /, /a, /b, /c once each though linked several times; /missing is 404: retried, then dead
+      assert.equal(stdout.trim(), '4 pages crawled, 1 dead')
+    } finally {
+      fs.rmSync(file, { force: true })
+    }
+  } finally {
+    server.close()
+    await own.stop()
+  }
+})
+
+test('the typed example compiles with tsc --strict', { skip: process.env.CRAWLQ_JS_MODULE ? 'types of the native package' : false }, async () => {
+  const tsc = path.join(PACKAGE, 'node_modules', '.bin', 'tsc')
+  await run(tsc, ['-p', path.join(PACKAGE, 'examples', 'tsconfig.json')], { cwd: PACKAGE })
+})
+
+function declaredFields (dts, name) {
+  const match = new RegExp(`export interface ${name} (?:extends \\w+ )?\\{([\\s\\S]*?)\\n\\}`).exec(dts)
+  assert.ok(match, `interface ${name} in index.d.ts`)
+  return [...match[1].matchAll(/^\s+(\w+)\??:/gm)].map(m => m[1]).sort()
+}
+
+test('returned objects have exactly the fields the type declarations list', async () => {
+  const dts = fs.readFileSync(path.join(modulePath, 'index.d.ts'), 'utf8')
+  const q = await crawlq.Queue.connect(redis.url, uniqueName('types'), { fixedClock: T0 })
+  const report = await q.seed(['http://a.com/1', 'http://a.com/2', 'bad url'])
+  const keys = o => Object.keys(o).sort()
+  assert.deepEqual(keys(report), declaredFields(dts, 'SeedReport'))
+  assert.deepEqual(keys(report.invalid[0]), declaredFields(dts, 'InvalidInput'))
+  assert.deepEqual(keys((await q.peek())[0]), declaredFields(dts, 'QueuedItem'))
+  const [lease, other] = await q.lease({ max: 2, waitMs: 0 })
+  assert.deepEqual(keys(lease), declaredFields(dts, 'Lease'))
+  await q.nack(other, { retry: false })
+  assert.deepEqual(keys((await q.dead())[0]), declaredFields(dts, 'DeadLetter'))
+  assert.deepEqual(keys(await q.stats()), declaredFields(dts, 'Stats'))
+  assert.deepEqual(keys(await q.hostInfo('a.com')), declaredFields(dts, 'HostInfo'))
+  assert.deepEqual(keys(await q.reclaim()), declaredFields(dts, 'ReclaimReport'))
+})

@@ -1,0 +1,172 @@
+'use strict'
+// Every operation of the Queue.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { crawlq, startRedis, uniqueName, T0 } = require('./harness.js')
+
+let redis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+const open = (opts) => crawlq.Queue.connect(redis.url, uniqueName('q'), opts)
+
+test('seed reports added, duplicates and invalid items with their index', async () => {
+  const q = await open()
+  const report = await q.seed(['http://a.com/1', 'HTTP://A.com:80/1#x', 'ftp://a.com/', 'Example.COM.', ''])
+  assert.equal(report.added, 2)
+  assert.equal(report.duplicates, 1)
+  assert.deepEqual(report.invalid.map(i => [i.index, i.input, i.code]), [[2, 'ftp://a.com/', 'unsupported_scheme'], [4, '', 'empty']])
+  assert.match(report.invalid[0].reason, /only http and https/)
+  assert.equal((await q.stats()).ready, 2)
+})
+
+test('seed takes one string, item objects and batch options', async () => {
+  const q = await open()
+  assert.equal((await q.seed('http://one.com/')).added, 1)
+  const report = await q.seed([
+    { url: 'http://a.com/', priority: 5, payload: { k: [1, 2.5, null, true] } },
+    { host: 'b.com', delayMs: 60_000 },
+    'http://c.com/'
+  ], { payload: { batch: 1 } })
+  assert.equal(report.added, 3)
+  const leases = await q.lease({ max: 10, waitMs: 0 })
+  assert.deepEqual(leases.map(l => [l.url, l.priority, l.payload]), [
+    ['http://a.com/', 5, { k: [1, 2.5, null, true] }],
+    ['http://one.com/', 0, null],
+    ['http://c.com/', 0, { batch: 1 }]
+  ])
+  assert.equal((await q.stats()).delayed, 1)
+})
+
+test('a lease has every field, and ack answers once', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/x'], { payload: { depth: 1 } })
+  const [lease] = await q.lease({ waitMs: 1000 })
+  assert.deepEqual(Object.keys(lease).sort(), ['attempt', 'enqueuedAt', 'expiresAt', 'host', 'id', 'lastError', 'leasedAt', 'payload', 'priority', 'token', 'url'])
+  assert.equal(lease.id, '1')
+  assert.equal(lease.host, 'a.com')
+  assert.equal(lease.attempt, 1)
+  assert.equal(lease.lastError, null)
+  assert.equal(lease.expiresAt - lease.leasedAt, 120_000)
+  assert.ok(lease.enqueuedAt <= lease.leasedAt)
+  assert.equal(await q.ack(lease), true)
+  assert.equal(await q.ack(lease), false, 'a second ack is stale')
+  const stats = await q.stats()
+  assert.deepEqual([stats.done, stats.leased, stats.pending], [1, 0, 0])
+})
+
+test('priority first, then arrival order; batches answer per lease', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/1', 'http://b.com/1', 'http://a.com/2'])
+  await q.seed([{ url: 'http://c.com/1', priority: 9 }])
+  const leases = await q.lease({ max: 10, waitMs: 0 })
+  assert.deepEqual(leases.map(l => l.url), ['http://c.com/1', 'http://a.com/1', 'http://b.com/1', 'http://a.com/2'])
+  assert.deepEqual(await q.ack(leases), [true, true, true, true])
+  assert.deepEqual(await q.lease({ max: 5, waitMs: 0 }), [])
+})
+
+test('nack retries with backoff, then dead letters can be listed, requeued and purged', async () => {
+  const q = await open({ fixedClock: T0, maxAttempts: 2, backoff: 'fixed', backoffBaseMs: 30_000, backoffJitter: 0 })
+  await q.seed(['http://n.com/1', 'http://n.com/2'])
+  const [first, second] = await q.lease({ max: 2, waitMs: 0 })
+  assert.equal(await q.nack(first, { reason: 'HTTP 503' }), 'retried')
+  assert.equal(await q.nack(second, { retry: false, reason: 'HTTP 404' }), 'dead')
+  assert.equal(await q.nack(first), 'lost')
+  q._setFixedClock(T0 + 29_999)
+  assert.deepEqual(await q.lease({ waitMs: 0 }), [])
+  q._setFixedClock(T0 + 30_000)
+  const [again] = await q.lease({ waitMs: 0 })
+  assert.deepEqual([again.attempt, again.lastError], [2, 'HTTP 503'])
+  assert.deepEqual(await q.nack([again], { delayMs: 0 }), ['dead'])
+  const dead = await q.dead()
+  assert.deepEqual(dead.map(d => [d.url, d.attempts, d.lastError]), [['http://n.com/2', 1, 'HTTP 404'], ['http://n.com/1', 2, 'HTTP 503']])
+  assert.equal(dead[0].diedAt, T0)
+  assert.equal((await q.dead({ limit: 1, offset: 1 }))[0].url, 'http://n.com/1')
+  assert.equal(await q.requeueDead([dead[0].id, 'nope']), 1)
+  assert.equal(await q.requeueDead(), 1)
+  assert.equal((await q.lease({ max: 5, waitMs: 0 })).length, 2)
+  assert.equal(await q.purgeDead(), 0)
+})
+
+test('extend, release and reclaim', async () => {
+  const q = await open({ fixedClock: T0, leaseTtlMs: 10_000 })
+  await q.seed(['http://x.com/1', 'http://x.com/2'])
+  const [a, b] = await q.lease({ max: 2, waitMs: 0 })
+  q._setFixedClock(T0 + 5_000)
+  assert.equal(await q.extend(a, 60_000), T0 + 65_000)
+  assert.equal(await q.release(b), true)
+  q._setFixedClock(T0 + 20_000)
+  assert.deepEqual(await q.reclaim(), { requeued: 0, dead: 0, remaining: 0 })
+  const [b2] = await q.lease({ waitMs: 0 })
+  assert.deepEqual([b2.url, b2.attempt], ['http://x.com/2', 1])
+  q._setFixedClock(T0 + 100_000)
+  assert.deepEqual(await q.reclaim({ limit: 10 }), { requeued: 2, dead: 0, remaining: 0 })
+  await assert.rejects(q.extend(a, 5_000), err => err.code === 'ERR_CRAWLQ_LEASE_LOST' && err.token === a.token && err.leaseId === a.id)
+  assert.deepEqual(await q.extend([a, b2], 5_000), [null, null])
+  assert.deepEqual(await q.release([a]), [false])
+})
+
+test('politeness and host settings', async () => {
+  const q = await open({ fixedClock: T0, hostDelayMs: 2_000 })
+  const info = await q.setHostDelay('HTTP://Slow.COM/x', 30_000)
+  assert.deepEqual([info.host, info.delayMs], ['slow.com', 30_000])
+  await q.seed(['http://slow.com/1', 'http://slow.com/2', 'http://fast.com/1', 'http://fast.com/2'])
+  assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://slow.com/1', 'http://fast.com/1'])
+  q._setFixedClock(T0 + 2_000)
+  assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://fast.com/2'])
+  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000 })
+  assert.equal((await q.setHostDelay('slow.com', null)).delayMs, null)
+})
+
+test('a rate-limited nack slows the host without counting an attempt', async () => {
+  const q = await open({ fixedClock: T0, adaptiveDelayStepMs: 4_000 })
+  await q.seed(['http://busy.com/1'])
+  const [lease] = await q.lease({ waitMs: 0 })
+  assert.equal(await q.nack(lease, { rateLimited: true }), 'retried')
+  assert.equal((await q.hostInfo('busy.com')).adaptiveExtraMs, 4_000)
+  assert.deepEqual(await q.lease({ waitMs: 0 }), [])
+  q._setFixedClock(T0 + 4_000)
+  const [again] = await q.lease({ waitMs: 0 })
+  assert.equal(again.attempt, 1)
+})
+
+test('stats, peek and the oldest pending age', async () => {
+  const q = await open({ fixedClock: T0 })
+  await q.seed(['http://a.com/1', 'http://a.com/2', 'http://b.com/1'])
+  q._setFixedClock(T0 + 2_500)
+  const stats = await q.stats()
+  assert.equal(stats.oldestPendingAgeMs, 2_500)
+  assert.deepEqual([stats.pending, stats.ready, stats.hosts, stats.seen, stats.seededTotal], [3, 3, 2, 3, 3])
+  const peeked = await q.peek()
+  assert.deepEqual(peeked.map(p => p.url), ['http://a.com/1', 'http://b.com/1'])
+  assert.equal(peeked[0].enqueuedAt, T0)
+  assert.equal((await q.stats()).leased, 0)
+})
+
+test('a waiting lease wakes up when work is seeded', async () => {
+  const q = await open()
+  const started = Date.now()
+  const waiting = q.lease({ waitMs: 20_000 })
+  await new Promise(resolve => setTimeout(resolve, 200))
+  await q.seed(['http://w.com/'])
+  const leases = await waiting
+  assert.equal(leases.length, 1)
+  assert.ok(Date.now() - started < 10_000, 'woken by the seed, not the timeout')
+})
+
+test('the event loop keeps running while a lease waits', async () => {
+  const q = await open()
+  let ticks = 0
+  const timer = setInterval(() => { ticks++ }, 10)
+  await q.lease({ waitMs: 500 })
+  clearInterval(timer)
+  assert.ok(ticks >= 20, `timers ran during the wait (${ticks} ticks)`)
+})
+
+test('payload values round-trip as plain JSON', async () => {
+  const q = await open()
+  const payload = { s: 'é "quoted"\n', n: -1.25, big: 2 ** 53 - 1, nested: { list: [[], {}, false] }, nil: null }
+  await q.seed([{ url: 'http://p.com/', payload: { ...payload, skipped: undefined } }])
+  const [lease] = await q.lease({ waitMs: 0 })
+  assert.deepEqual(lease.payload, payload)
+})

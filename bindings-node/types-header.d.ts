@@ -1,0 +1,205 @@
+/* crawlq: a Redis-backed crawl frontier shared by Node.js, Python, PHP and Rust workers.
+ *
+ * The interfaces below describe the plain objects the API takes and returns; the classes
+ * after them are generated from the Rust binding. Durations are milliseconds (`...Ms`),
+ * timestamps are milliseconds since the epoch by the Redis server's clock.
+ */
+
+/** Any JSON value (payloads). */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/** Options of `Queue.connect`; an unknown name rejects with `ERR_CRAWLQ_CONFIG`. */
+export interface QueueOptions {
+  /** How long a lease lasts before it may be reclaimed (default 120000). */
+  leaseTtlMs?: number
+  /** Deliveries before an item goes to dead letters (default 3). */
+  maxAttempts?: number
+  /** Retry delay policy (default `'exponential'`). */
+  backoff?: 'fixed' | 'exponential'
+  backoffBaseMs?: number
+  backoffMaxMs?: number
+  /** Fraction of a retry delay taken off at random, 0..1 (default 0.1). */
+  backoffJitter?: number
+  /** Default politeness delay between two leases of one host (default 0). */
+  hostDelayMs?: number
+  /** Politeness key: the host (default) or its registrable domain. */
+  hostKey?: 'host' | 'domain'
+  /** Prefix of every Redis key (default `'crawlq'`). */
+  keyPrefix?: string
+  connectTimeoutMs?: number
+  commandTimeoutMs?: number
+  /** Largest serialized payload per item (default 16384). */
+  maxPayloadBytes?: number
+  /** Items per seed round trip (default 1000). */
+  seedBatch?: number
+  /** Expired leases reclaimed at most per lease call (default 100). */
+  reclaimBatch?: number
+  adaptiveDelayStepMs?: number
+  adaptiveDelayMaxMs?: number
+  /** PEM file of the CA of a `rediss://` server with a private CA. */
+  tlsCaFile?: string
+  /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
+  fixedClock?: number
+}
+
+/** One item to seed, with per-item overrides of the batch's `SeedOptions`. */
+export interface SeedItem {
+  url?: string
+  host?: string
+  priority?: number
+  delayMs?: number
+  payload?: Json
+  force?: boolean
+}
+
+export interface SeedOptions {
+  /** Higher is leased first, -32768..32767 (default 0). */
+  priority?: number
+  /** Not leasable before this many ms (default 0). */
+  delayMs?: number
+  /** Stored with every item of the batch that has none of its own. */
+  payload?: Json
+  /** Queue even if seen before (default false). */
+  force?: boolean
+}
+
+export interface InvalidInput {
+  /** Position in the seeded batch. */
+  index: number
+  input: string
+  /** Stable reason code: `invalid_url`, `invalid_host`, `payload_too_large`, ... */
+  code: string
+  reason: string
+}
+
+export interface SeedReport {
+  added: number
+  duplicates: number
+  invalid: InvalidInput[]
+}
+
+export interface LeaseOptions {
+  /** Most items returned, 1..10000 (default 1). */
+  max?: number
+  /** How long to wait when nothing is ready (default 5000). */
+  waitMs?: number
+  /** Lease time of these leases (default: the queue's `leaseTtlMs`). */
+  ttlMs?: number
+}
+
+export interface WorkOptions extends LeaseOptions {
+  /** Finish when a lease call waited `waitMs` and got nothing (default false: wait on). */
+  stopWhenEmpty?: boolean
+  /** Stops the iteration and releases what it holds. */
+  signal?: AbortSignal
+}
+
+/** A leased item. Pass it back to `ack`, `nack`, `extend` or `release`. */
+export interface Lease {
+  id: string
+  /** The canonical URL, or `null` for a host item. */
+  url: string | null
+  /** The host key the item is scheduled under. */
+  host: string
+  payload: Json
+  priority: number
+  /** 1 on the first delivery, 2 on the first retry, ... */
+  attempt: number
+  /** Fencing token of this lease. */
+  token: number
+  leasedAt: number
+  expiresAt: number
+  enqueuedAt: number
+  /** Why the previous attempt failed, if one did. */
+  lastError: string | null
+}
+
+export interface NackOptions {
+  /** Retry (default) or send straight to dead letters. */
+  retry?: boolean
+  /** Retry after exactly this long instead of the backoff policy. */
+  delayMs?: number | null
+  /** Stored on the item as its last error. */
+  reason?: string | null
+  /** The host said "slow down": the attempt is not counted, the host's delay grows. */
+  rateLimited?: boolean
+}
+
+export type NackOutcome = 'retried' | 'dead' | 'lost'
+
+export interface Stats {
+  /** ready + delayed. */
+  pending: number
+  ready: number
+  delayed: number
+  leased: number
+  dead: number
+  done: number
+  seen: number
+  /** Hosts with at least one ready item. */
+  hosts: number
+  hostsWaiting: number
+  oldestPendingAgeMs: number | null
+  seededTotal: number
+  duplicatesTotal: number
+  leasedTotal: number
+  ackedTotal: number
+  nackedTotal: number
+  retriedTotal: number
+  reclaimedTotal: number
+  releasedTotal: number
+  deadTotal: number
+  /** Server time of the reading. */
+  now: number
+}
+
+export interface DeadLetter {
+  id: string
+  url: string | null
+  host: string
+  payload: Json
+  priority: number
+  attempts: number
+  lastError: string | null
+  diedAt: number
+}
+
+export interface HostInfo {
+  host: string
+  /** The per-host delay override (`null`: each worker's default applies). */
+  delayMs: number | null
+  adaptiveExtraMs: number
+  ready: number
+  heldUntil: number | null
+}
+
+export interface ReclaimReport {
+  requeued: number
+  dead: number
+  remaining: number
+}
+
+export interface QueuedItem {
+  id: string
+  url: string | null
+  host: string
+  payload: Json
+  priority: number
+  attempt: number
+  enqueuedAt: number
+  lastError: string | null
+}
+
+/** The `code` of every error the API rejects with (besides `ERR_INVALID_ARG_TYPE`). */
+export type CrawlqErrorCode =
+  | 'ERR_CRAWLQ_INVALID_ITEM'
+  | 'ERR_CRAWLQ_CONFIG'
+  | 'ERR_CRAWLQ_INVALID_ARGUMENT'
+  | 'ERR_CRAWLQ_UNAVAILABLE'
+  | 'ERR_CRAWLQ_TIMEOUT'
+  | 'ERR_CRAWLQ_PROTOCOL'
+  | 'ERR_CRAWLQ_LEASE_LOST'
+  | 'ERR_CRAWLQ_SERVER'
+
+/** `Work` is an async iterable: `for await (const lease of queue.work())`. */
+export interface Work extends AsyncIterable<Lease> {}
