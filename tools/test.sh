@@ -25,7 +25,7 @@ python3 -m venv "$PY_TMP/venv"
 rm -rf "$PY_TMP"
 
 say "node: build the addon, check the committed index.d.ts, run the suite"
-(cd bindings-node && npm ci --no-audit --no-fund --loglevel=error \
+(cd bindings-node && npm install --no-audit --no-fund --no-save --loglevel=error \
   && npx napi build --platform --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
 if ! git diff --quiet -- bindings-node/index.d.ts; then
   git --no-pager diff -- bindings-node/index.d.ts
