@@ -34,4 +34,11 @@ if ! git diff --quiet -- bindings-node/index.d.ts; then
 fi
 (cd bindings-node && node --test test/)
 
+say "php: build the extension, check it against its stub, run the PHPUnit suite"
+cargo build -p crawlq-php --target "$CRAWLQ_TARGET"
+PHP_EXT="$(mktemp -d /tmp/crawlq-php.XXXXXX)/crawlq.so"
+cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/libcrawlq_php.so" "$PHP_EXT"
+(cd bindings-php && CRAWLQ_PHP_EXTENSION="$PHP_EXT" php -d extension="$PHP_EXT" "$(command -v phpunit)")
+rm -rf "$(dirname "$PHP_EXT")"
+
 say "all tests passed"

@@ -220,6 +220,17 @@ fn check_hostname(host: &str) -> Result<(), InvalidReason> {
     Ok(())
 }
 
+/// Resolve `href` (as found in a page) against the page's URL, as a browser does; `None` when
+/// either is not a URL. The result is not canonicalized: seeding does that.
+///
+/// ```
+/// assert_eq!(crawlq::normalize::resolve("http://a.com/x/y", "../z?q#f").as_deref(), Some("http://a.com/z?q#f"));
+/// assert_eq!(crawlq::normalize::resolve("not a url", "/z"), None);
+/// ```
+pub fn resolve(base: &str, href: &str) -> Option<String> {
+    Url::parse(base).ok()?.join(href).ok().map(String::from)
+}
+
 /// The politeness key of a canonical host.
 ///
 /// ```

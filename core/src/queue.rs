@@ -38,6 +38,21 @@ pub trait Executor {
     fn monotonic_ms(&self) -> u64;
 }
 
+/// Several queues can share one executor (one connection per process, as PHP workers want).
+impl<E: Executor + Sync> Executor for std::sync::Arc<E> {
+    fn eval(&self, call: ScriptCall) -> impl Future<Output = Result<Reply>> + MaybeSend {
+        (**self).eval(call)
+    }
+
+    fn wait(&self, key: &str, timeout: Duration) -> impl Future<Output = Result<bool>> + MaybeSend {
+        (**self).wait(key, timeout)
+    }
+
+    fn monotonic_ms(&self) -> u64 {
+        (**self).monotonic_ms()
+    }
+}
+
 /// How to lease.
 ///
 /// ```

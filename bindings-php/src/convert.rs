@@ -1,0 +1,111 @@
+//! PHP values <-> JSON values. Payloads and options cross here: null, bool, int, float, string
+//! and arrays (a list when its keys are 0..n-1, an object otherwise); anything else (objects,
+//! resources, NaN, invalid UTF-8) is a TypeError before anything reaches Redis.
+
+use ext_php_rs::flags::DataType;
+use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
+use serde_json::{Map, Number, Value};
+
+const MAX_DEPTH: usize = 64;
+
+/// A JSON value from a PHP value found at `path`, or why it is not one.
+pub fn to_json(z: &Zval, path: &str) -> Result<Value, String> {
+    to_json_at(z, path, 0)
+}
+
+fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("{path} is nested deeper than {MAX_DEPTH} levels"));
+    }
+    if z.is_reference() {
+        if let Some(inner) = z.reference() {
+            return to_json_at(inner, path, depth);
+        }
+    }
+    match z.get_type() {
+        DataType::Null | DataType::Undef => Ok(Value::Null),
+        DataType::True => Ok(Value::Bool(true)),
+        DataType::False => Ok(Value::Bool(false)),
+        DataType::Long => Ok(Value::from(z.long().unwrap_or_default())),
+        DataType::Double => {
+            let f = z.double().unwrap_or(f64::NAN);
+            Number::from_f64(f)
+                .map(Value::Number)
+                .ok_or_else(|| format!("{path} is {f}, which is not JSON"))
+        }
+        DataType::String => z
+            .str()
+            .map(|s| Value::String(s.to_string()))
+            .ok_or_else(|| format!("{path} is not valid UTF-8")),
+        DataType::Array => array_to_json(z.array().expect("array"), path, depth),
+        other => Err(format!(
+            "{path} is {}, which is not JSON (use arrays and scalars)",
+            type_name(other)
+        )),
+    }
+}
+
+fn type_name(t: DataType) -> &'static str {
+    match t {
+        DataType::Object(_) => "an object",
+        DataType::Resource => "a resource",
+        DataType::Callable => "a callable",
+        _ => "not a JSON value",
+    }
+}
+
+fn array_to_json(a: &ZendHashTable, path: &str, depth: usize) -> Result<Value, String> {
+    if a.has_sequential_keys() {
+        let mut items = Vec::with_capacity(a.len());
+        for (i, v) in a.values().enumerate() {
+            items.push(to_json_at(v, &format!("{path}[{i}]"), depth + 1)?);
+        }
+        return Ok(Value::Array(items));
+    }
+    let mut map = Map::new();
+    for (k, v) in a.iter() {
+        let key = match k {
+            ArrayKey::Long(i) => i.to_string(),
+            ArrayKey::String(s) => s,
+            ArrayKey::Str(s) => s.to_string(),
+            ArrayKey::ZendString(s) => s
+                .as_str()
+                .map_err(|_| format!("{path} has a key that is not valid UTF-8"))?
+                .to_string(),
+        };
+        let value = to_json_at(v, &format!("{path}['{key}']"), depth + 1)?;
+        map.insert(key, value);
+    }
+    Ok(Value::Object(map))
+}
+
+/// A PHP value from JSON: null, bool, int, float, string, array.
+pub fn from_json(v: &Value) -> Zval {
+    let mut z = Zval::new();
+    match v {
+        Value::Null => z.set_null(),
+        Value::Bool(b) => z.set_bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => z.set_long(i),
+            None => z.set_double(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => {
+            let _ = z.set_string(s, false);
+        }
+        Value::Array(items) => {
+            let mut table = ZendHashTable::with_capacity(items.len() as u32);
+            for item in items {
+                let _ = table.push(from_json(item));
+            }
+            z.set_hashtable(table);
+        }
+        Value::Object(map) => {
+            let mut table = ZendHashTable::with_capacity(map.len() as u32);
+            for (k, item) in map {
+                let _ = table.insert(k.as_str(), from_json(item));
+            }
+            z.set_hashtable(table);
+        }
+    }
+    z
+}

@@ -1,0 +1,602 @@
+//! `extension=crawlq`: the PHP extension of the crawlq core (ext-php-rs), namespace `Crawlq`.
+//! PHP values are converted to JSON and back, errors become `Crawlq\Exception` subclasses;
+//! every queue operation is the core's.
+
+mod convert;
+mod errors;
+mod runtime;
+
+use convert::{from_json, to_json};
+use crawlq::{LeaseCursor, LeaseHandle, RedisExecutor, Style, style};
+use errors::{throw, type_error};
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendClassObject, Zval};
+use ext_php_rs::zend::ce;
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+type CoreQueue = crawlq::Queue<Arc<RedisExecutor>>;
+
+/// How a `Crawlq\Queue` connects, and the queue of the current process: a forked child
+/// (PHP-FPM workers, pcntl_fork) gets its own connection instead of the parent's.
+struct Handle {
+    url: String,
+    name: String,
+    config: crawlq::Config,
+    current: Mutex<Option<(u32, Arc<CoreQueue>)>>,
+    fixed_clock: Mutex<Option<i64>>,
+}
+
+impl Handle {
+    fn queue(&self) -> PhpResult<Arc<CoreQueue>> {
+        let pid = std::process::id();
+        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner()) {
+            if *owner == pid {
+                return Ok(q.clone());
+            }
+        }
+        let exec = runtime::connection(&self.url, &self.config).map_err(throw)?;
+        let q = Arc::new(
+            crawlq::Queue::with_executor(exec, &self.name, self.config.clone()).map_err(throw)?,
+        );
+        q.set_fixed_clock(*self.fixed_clock.lock().unwrap_or_else(|e| e.into_inner()));
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, q.clone()));
+        Ok(q)
+    }
+}
+
+fn zval_of(value: &Value) -> Zval {
+    from_json(value)
+}
+
+fn seconds(ms: i64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+/// An optional PHP options array as a JSON object (`null` when absent).
+fn options_json(options: Option<&Zval>, what: &str) -> PhpResult<Value> {
+    match options {
+        None => Ok(Value::Null),
+        Some(z) if z.is_null() => Ok(Value::Null),
+        Some(z) if z.is_array() => {
+            let v = to_json(z, what).map_err(type_error)?;
+            // an empty PHP array is a list in JSON terms; as options it means "none"
+            Ok(if v.as_array().is_some_and(Vec::is_empty) {
+                Value::Null
+            } else {
+                v
+            })
+        }
+        Some(_) => Err(type_error(format!("{what} must be an array"))),
+    }
+}
+
+fn duration(value: f64, what: &str) -> PhpResult<Duration> {
+    crawlq::config::duration_from_value(&json!(value), Style::Snake).ok_or_else(|| {
+        throw(crawlq::Error::InvalidArgument(format!(
+            "{what} must be a non-negative number of seconds, got {value}"
+        )))
+    })
+}
+
+/// A leased item. Its properties are read-only.
+#[php_class]
+#[php(name = "Crawlq\\Lease")]
+#[php(flags = ClassFlags::Final)]
+pub struct Lease {
+    core: crawlq::Lease,
+    expires_at_ms: AtomicI64,
+}
+
+#[php_impl]
+impl Lease {
+    /// Queue-assigned id of the item.
+    #[php(getter)]
+    pub fn id(&self) -> String {
+        self.core.id.clone()
+    }
+    /// The canonical URL, or null for a host item.
+    #[php(getter)]
+    pub fn url(&self) -> Option<String> {
+        self.core.url.clone()
+    }
+    /// The host key the item is scheduled under.
+    #[php(getter)]
+    pub fn host(&self) -> String {
+        self.core.host.clone()
+    }
+    /// The JSON payload as PHP values (arrays and scalars), or null.
+    #[php(getter)]
+    pub fn payload(&self) -> Zval {
+        zval_of(self.core.payload.as_ref().unwrap_or(&Value::Null))
+    }
+    #[php(getter)]
+    pub fn priority(&self) -> i64 {
+        self.core.priority.into()
+    }
+    /// 1 on the first delivery, 2 on the first retry, ...
+    #[php(getter)]
+    pub fn attempt(&self) -> i64 {
+        self.core.attempt.into()
+    }
+    /// Fencing token of this lease.
+    #[php(getter)]
+    pub fn token(&self) -> i64 {
+        self.core.token as i64
+    }
+    /// Server time of the lease, seconds since the epoch.
+    #[php(getter)]
+    pub fn leased_at(&self) -> f64 {
+        seconds(self.core.leased_at_ms)
+    }
+    /// When the lease may be reclaimed, seconds since the epoch.
+    #[php(getter)]
+    pub fn expires_at(&self) -> f64 {
+        seconds(self.expires_at_ms.load(Ordering::Relaxed))
+    }
+    /// When the item was last queued, seconds since the epoch.
+    #[php(getter)]
+    pub fn enqueued_at(&self) -> f64 {
+        seconds(self.core.enqueued_at_ms)
+    }
+    /// Why the previous attempt failed, if one did.
+    #[php(getter)]
+    pub fn last_error(&self) -> Option<String> {
+        self.core.last_error.clone()
+    }
+}
+
+impl Lease {
+    fn new(core: crawlq::Lease) -> Lease {
+        Lease {
+            expires_at_ms: AtomicI64::new(core.expires_at_ms),
+            core,
+        }
+    }
+}
+
+/// What a seed call did.
+#[php_class]
+#[php(name = "Crawlq\\SeedReport")]
+#[php(flags = ClassFlags::Final)]
+pub struct SeedReport {
+    report: crawlq::SeedReport,
+}
+
+#[php_impl]
+impl SeedReport {
+    /// Items queued (including ones queued again by force).
+    #[php(getter)]
+    pub fn added(&self) -> i64 {
+        self.report.added as i64
+    }
+    /// Items not queued because they were seen before.
+    #[php(getter)]
+    pub fn duplicates(&self) -> i64 {
+        self.report.duplicates as i64
+    }
+    /// Items refused: a list of ['index' => int, 'input' => string, 'code' => string, 'reason' => string].
+    #[php(getter)]
+    pub fn invalid(&self) -> Zval {
+        zval_of(&style::seed_report_to_json(&self.report, Style::Snake)["invalid"])
+    }
+}
+
+/// One `Crawlq\Lease` or an array of them, as given.
+struct LeaseArg {
+    handles: Vec<LeaseHandle>,
+    leases: Vec<*const Lease>,
+    single: bool,
+}
+
+fn lease_of(z: &Zval) -> Option<&Lease> {
+    let object = z.object()?;
+    ZendClassObject::<Lease>::from_zend_obj(object).map(|o| &**o)
+}
+
+impl LeaseArg {
+    fn extract(z: &Zval) -> PhpResult<LeaseArg> {
+        if let Some(one) = lease_of(z) {
+            return Ok(LeaseArg {
+                handles: vec![one.core.handle()],
+                leases: vec![one as *const Lease],
+                single: true,
+            });
+        }
+        let Some(array) = z.array() else {
+            return Err(type_error(
+                "expected a Crawlq\\Lease or an array of them".into(),
+            ));
+        };
+        let mut arg = LeaseArg {
+            handles: Vec::with_capacity(array.len()),
+            leases: Vec::with_capacity(array.len()),
+            single: false,
+        };
+        for item in array.values() {
+            let lease = lease_of(item)
+                .ok_or_else(|| type_error("expected a Crawlq\\Lease or an array of them".into()))?;
+            arg.handles.push(lease.core.handle());
+            arg.leases.push(lease as *const Lease);
+        }
+        Ok(arg)
+    }
+
+    /// One answer for one lease, an array for an array.
+    fn shape(&self, values: Vec<Value>) -> Zval {
+        if self.single {
+            zval_of(values.first().unwrap_or(&Value::Null))
+        } else {
+            zval_of(&Value::Array(values))
+        }
+    }
+}
+
+/// A crawl frontier in Redis.
+#[php_class]
+#[php(name = "Crawlq\\Queue")]
+#[php(flags = ClassFlags::Final)]
+pub struct Queue {
+    handle: Arc<Handle>,
+}
+
+#[php_impl]
+impl Queue {
+    /// Open the queue `$name` on the Redis at `$url` (`redis://`, `rediss://`, `unix://`).
+    /// Options (snake_case, seconds): lease_ttl, max_attempts, backoff, backoff_base,
+    /// backoff_max, backoff_jitter, host_delay, host_key, key_prefix, connect_timeout,
+    /// command_timeout, max_payload_bytes, seed_batch, reclaim_batch, adaptive_delay_step,
+    /// adaptive_delay_max, tls_ca_file. The connection is shared by every queue of the process
+    /// with the same URL and connection settings, across requests.
+    pub fn __construct(url: String, name: String, options: Option<&Zval>) -> PhpResult<Self> {
+        let options = options_json(options, "options")?;
+        let config = style::config_from_json(&options, Style::Snake).map_err(throw)?;
+        crawlq::keys::Keys::new(&config.key_prefix, &name).map_err(throw)?;
+        let fixed_clock = Mutex::new(config.fixed_clock_ms);
+        let handle = Handle {
+            url,
+            name,
+            config,
+            current: Mutex::new(None),
+            fixed_clock,
+        };
+        handle.queue()?; // connect now: a bad URL or an unreachable Redis fails here
+        Ok(Queue {
+            handle: Arc::new(handle),
+        })
+    }
+
+    /// The queue's name.
+    pub fn get_name(&self) -> String {
+        self.handle.name.clone()
+    }
+
+    /// Seed URLs or hosts: strings, or ['url' | 'host' => ..., 'priority', 'delay', 'payload',
+    /// 'force']. Options: priority, delay (seconds), payload, force. Invalid items are reported
+    /// with their index, never thrown.
+    pub fn seed(&self, items: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
+        let items = if items.is_string() || items.is_array() {
+            to_json(items, "items").map_err(type_error)?
+        } else {
+            return Err(type_error("items must be a string or an array".into()));
+        };
+        if let Some(problem) = style::seed_items_type_error(&items) {
+            return Err(type_error(problem));
+        }
+        let items = style::seed_items_from_json(&items, Style::Snake).map_err(throw)?;
+        let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+            .map_err(throw)?;
+        let report = runtime::block_on(self.handle.queue()?.seed(&items, &opts)).map_err(throw)?;
+        Ok(SeedReport { report })
+    }
+
+    /// Lease up to `$max` items, waiting up to `$wait` seconds when none is ready (an empty
+    /// array after that). `$ttl`: lease time in seconds (default: the queue's lease_ttl).
+    #[php(defaults(max = 1, wait = 5.0))]
+    pub fn lease(&self, max: i64, wait: f64, ttl: Option<f64>) -> PhpResult<Vec<Lease>> {
+        let opts = style::lease_options_from_json(
+            &json!({"max": max, "wait": wait, "ttl": ttl}),
+            Style::Snake,
+        )
+        .map_err(throw)?;
+        let leases = runtime::block_on(self.handle.queue()?.lease_with(&opts)).map_err(throw)?;
+        Ok(leases.into_iter().map(Lease::new).collect())
+    }
+
+    /// Ack a lease (or an array of leases, in one round trip): true, or false when the lease
+    /// was not live any more (nothing changed).
+    pub fn ack(&self, lease: &Zval) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let flags = runtime::block_on(self.handle.queue()?.ack(&arg.handles)).map_err(throw)?;
+        Ok(arg.shape(flags.into_iter().map(Value::Bool).collect()))
+    }
+
+    /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
+    /// (seconds or null for the backoff policy), reason (string), rate_limited (bool).
+    pub fn nack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let opts = style::nack_options_from_json(&options_json(options, "options")?, Style::Snake)
+            .map_err(throw)?;
+        let pairs: Vec<_> = arg
+            .handles
+            .iter()
+            .map(|h| (h.clone(), opts.clone()))
+            .collect();
+        let outcomes = runtime::block_on(self.handle.queue()?.nack(&pairs)).map_err(throw)?;
+        Ok(arg.shape(outcomes.iter().map(|o| Value::from(o.as_str())).collect()))
+    }
+
+    /// Push a lease's deadline to now + `$ttl` seconds. One lease: the new expiresAt, or a
+    /// Crawlq\LeaseLostException. An array: one expiresAt or null per lease.
+    pub fn extend(&self, lease: &Zval, ttl: f64) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let ttl = duration(ttl, "ttl")?;
+        let deadlines =
+            runtime::block_on(self.handle.queue()?.extend(&arg.handles, ttl)).map_err(throw)?;
+        for (lease, deadline) in arg.leases.iter().zip(&deadlines) {
+            if let Some(d) = deadline {
+                // SAFETY: the Lease objects are alive: the caller's arguments hold them.
+                unsafe { &**lease }
+                    .expires_at_ms
+                    .store(*d, Ordering::Relaxed);
+            }
+        }
+        if arg.single && deadlines[0].is_none() {
+            let h = &arg.handles[0];
+            return Err(throw(crawlq::Error::LeaseLost {
+                id: h.id.clone(),
+                token: h.token,
+            }));
+        }
+        Ok(arg.shape(
+            deadlines
+                .iter()
+                .map(|d| d.map_or(Value::Null, |ms| json!(seconds(ms))))
+                .collect(),
+        ))
+    }
+
+    /// Give a lease (or an array) back untouched: front of its lane, attempt not counted.
+    pub fn release(&self, lease: &Zval) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let flags = runtime::block_on(self.handle.queue()?.release(&arg.handles)).map_err(throw)?;
+        Ok(arg.shape(flags.into_iter().map(Value::Bool).collect()))
+    }
+
+    /// Recover up to `$limit` expired leases now: ['requeued' => int, 'dead' => int, 'remaining' => int].
+    #[php(defaults(limit = 1000))]
+    pub fn reclaim(&self, limit: i64) -> PhpResult<Zval> {
+        let r = runtime::block_on(self.handle.queue()?.reclaim(limit.max(0) as usize))
+            .map_err(throw)?;
+        Ok(zval_of(&style::reclaim_to_json(&r, Style::Snake)))
+    }
+
+    /// Depth and counters (exact, O(1)): pending, ready, delayed, leased, dead, done, seen,
+    /// hosts, hosts_waiting, oldest_pending_age (seconds or null), the *_total counters, now.
+    pub fn stats(&self) -> PhpResult<Zval> {
+        let s = runtime::block_on(self.handle.queue()?.stats()).map_err(throw)?;
+        Ok(zval_of(&style::stats_to_json(&s, Style::Snake)))
+    }
+
+    /// A page of dead letters, oldest first (arrays with id, url, host, payload, priority,
+    /// attempts, last_error, died_at).
+    #[php(defaults(limit = 100, offset = 0))]
+    pub fn dead(&self, limit: i64, offset: i64) -> PhpResult<Zval> {
+        if limit < 0 || offset < 0 {
+            return Err(throw(crawlq::Error::InvalidArgument(
+                "limit and offset must not be negative".into(),
+            )));
+        }
+        let page = runtime::block_on(self.handle.queue()?.dead(limit as usize, offset as usize))
+            .map_err(throw)?;
+        Ok(zval_of(&Value::Array(
+            page.items
+                .iter()
+                .map(|d| style::dead_letter_to_json(d, Style::Snake))
+                .collect(),
+        )))
+    }
+
+    /// Queue dead letters again (the given ids, or all); returns how many.
+    pub fn requeue_dead(&self, ids: Option<Vec<String>>) -> PhpResult<i64> {
+        let n =
+            runtime::block_on(self.handle.queue()?.requeue_dead(ids.as_deref())).map_err(throw)?;
+        Ok(n as i64)
+    }
+
+    /// Delete every dead letter; returns how many.
+    pub fn purge_dead(&self) -> PhpResult<i64> {
+        Ok(runtime::block_on(self.handle.queue()?.purge_dead()).map_err(throw)? as i64)
+    }
+
+    /// Set a host's politeness delay in seconds for every worker (null: back to the default).
+    pub fn set_host_delay(&self, host: String, seconds: Option<f64>) -> PhpResult<Zval> {
+        let delay = seconds.map(|s| duration(s, "seconds")).transpose()?;
+        let info =
+            runtime::block_on(self.handle.queue()?.set_host_delay(&host, delay)).map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
+    /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.
+    pub fn host_info(&self, host: String) -> PhpResult<Zval> {
+        let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
+    /// The next items lease would take (one per leasable host), without leasing them.
+    #[php(defaults(limit = 10))]
+    pub fn peek(&self, limit: i64) -> PhpResult<Zval> {
+        let items =
+            runtime::block_on(self.handle.queue()?.peek(limit.max(0) as usize)).map_err(throw)?;
+        Ok(zval_of(&Value::Array(
+            items
+                .iter()
+                .map(|i| style::stored_item_to_json(i, Style::Snake))
+                .collect(),
+        )))
+    }
+
+    /// An iterator over leases for `foreach`, `$max` per round trip. It stops when a lease call
+    /// waited `$wait` seconds for nothing if `$stopWhenEmpty`, and otherwise waits on. Closing
+    /// it (or letting it go) releases what it still holds.
+    #[php(defaults(max = 10, wait = 5.0, stop_when_empty = false))]
+    pub fn work(
+        &self,
+        max: i64,
+        wait: f64,
+        ttl: Option<f64>,
+        stop_when_empty: bool,
+    ) -> PhpResult<Work> {
+        let opts = style::lease_options_from_json(
+            &json!({"max": max, "wait": wait, "ttl": ttl}),
+            Style::Snake,
+        )
+        .map_err(throw)?;
+        Ok(Work {
+            handle: self.handle.clone(),
+            cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
+            current: Mutex::new(None),
+            position: AtomicI64::new(-1),
+        })
+    }
+
+    /// Test only: pin the scripts' clock to `$ms` since the epoch (null: the server's clock).
+    #[php(name = "_setFixedClock")]
+    pub fn set_fixed_clock(&self, ms: Option<i64>) -> PhpResult<()> {
+        *self
+            .handle
+            .fixed_clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = ms;
+        self.handle.queue()?.set_fixed_clock(ms);
+        Ok(())
+    }
+}
+
+/// The `foreach` iterator `Crawlq\Queue::work()` returns.
+#[php_class]
+#[php(name = "Crawlq\\Work")]
+#[php(flags = ClassFlags::Final)]
+#[php(implements(ce = ce::iterator, stub = "\\Iterator"))]
+pub struct Work {
+    handle: Arc<Handle>,
+    cursor: Mutex<LeaseCursor>,
+    current: Mutex<Option<crawlq::Lease>>,
+    position: AtomicI64,
+}
+
+impl Work {
+    fn advance(&self) -> PhpResult<()> {
+        let next = {
+            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+            let queue = self.handle.queue()?;
+            runtime::block_on(cursor.next(&queue, || false)).map_err(throw)?
+        };
+        if next.is_some() {
+            self.position.fetch_add(1, Ordering::Relaxed);
+        }
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = next;
+        Ok(())
+    }
+
+    fn stop(&self) {
+        let held = self
+            .cursor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .close();
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if !held.is_empty() {
+            if let Ok(queue) = self.handle.queue() {
+                let _ = runtime::block_on(queue.release(&held));
+            }
+        }
+    }
+}
+
+#[php_impl]
+impl Work {
+    /// The current lease.
+    pub fn current(&self) -> Option<Lease> {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .map(Lease::new)
+    }
+
+    /// 0, 1, 2, ... for the leases handed out.
+    pub fn key(&self) -> i64 {
+        self.position.load(Ordering::Relaxed)
+    }
+
+    /// Lease the next item (waiting as configured).
+    pub fn next(&self) -> PhpResult<()> {
+        self.advance()
+    }
+
+    /// Start: lease the first item (only once; a Work is not rewindable).
+    pub fn rewind(&self) -> PhpResult<()> {
+        if self.position.load(Ordering::Relaxed) < 0
+            && self
+                .current
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_none()
+        {
+            return self.advance();
+        }
+        Ok(())
+    }
+
+    /// Whether there is a current lease.
+    pub fn valid(&self) -> bool {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Stop and release the prefetched leases and the current one (a no-op for a lease
+    /// already answered).
+    pub fn close(&self) {
+        self.stop();
+    }
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Resolve a link found on `$base` (a page URL) against it, as a browser would; null when it
+/// is not a valid URL. PHP has no URL join of its own; crawlers need one to seed links.
+#[php_function]
+#[php(name = "Crawlq\\resolve_url")]
+pub fn resolve_url(base: String, href: String) -> Option<String> {
+    crawlq::normalize::resolve(&base, &href)
+}
+
+/// Connections this process holds (one per Redis URL and connection settings).
+#[php_function]
+#[php(name = "Crawlq\\connection_count")]
+pub fn connection_count() -> i64 {
+    runtime::connection_count() as i64
+}
+
+#[php_module]
+pub fn module(module: ModuleBuilder) -> ModuleBuilder {
+    module
+        .name("crawlq")
+        .startup_function(errors::register)
+        .class::<Queue>()
+        .class::<Lease>()
+        .class::<SeedReport>()
+        .class::<Work>()
+        .function(wrap_function!(connection_count))
+        .function(wrap_function!(resolve_url))
+}

@@ -1,0 +1,81 @@
+//! The runtime and the connections of this PHP process.
+//!
+//! Both are created lazily on first use, never at module startup: PHP-FPM loads the extension
+//! in its master process and forks the workers, and nothing that owns threads or sockets may
+//! cross a fork. A process that finds itself with a different pid (a forked child) builds its
+//! own. One connection per Redis URL (and connection settings) serves every `Crawlq\Queue`
+//! object of the process, across requests.
+
+use crawlq::{Config, RedisExecutor};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio::runtime::Runtime;
+
+static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+
+type ConnectionKey = (String, Option<String>, u128, u128);
+static CONNECTIONS: Mutex<Option<(u32, HashMap<ConnectionKey, Arc<RedisExecutor>>)>> =
+    Mutex::new(None);
+
+fn runtime() -> &'static Runtime {
+    let pid = std::process::id();
+    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
+    match *slot {
+        Some((owner, rt)) if owner == pid => rt,
+        _ => {
+            // PHP runs one request at a time per process: a current-thread runtime driven by
+            // each call is enough, and adds no threads to every FPM worker. A parent's runtime
+            // is leaked in a child, never dropped (its state belongs to the parent).
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            let rt: &'static Runtime = Box::leak(Box::new(rt));
+            *slot = Some((pid, rt));
+            rt
+        }
+    }
+}
+
+/// Run a future to completion on this process's runtime.
+pub fn block_on<F: Future>(fut: F) -> F::Output {
+    runtime().block_on(fut)
+}
+
+/// The connection of this process for `url` with these connection settings.
+pub fn connection(url: &str, config: &Config) -> crawlq::Result<Arc<RedisExecutor>> {
+    let pid = std::process::id();
+    let key = (
+        url.to_string(),
+        config.tls_ca_file.clone(),
+        config.connect_timeout.as_millis(),
+        config.command_timeout.as_millis(),
+    );
+    {
+        let mut cache = CONNECTIONS.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.as_ref().is_none_or(|(owner, _)| *owner != pid) {
+            *cache = Some((pid, HashMap::new()));
+        }
+        if let Some(exec) = cache.as_ref().and_then(|(_, m)| m.get(&key)) {
+            return Ok(exec.clone());
+        }
+    }
+    let exec = Arc::new(block_on(RedisExecutor::connect(url, config))?);
+    let mut cache = CONNECTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, map)) = cache.as_mut() {
+        map.insert(key, exec.clone());
+    }
+    Ok(exec)
+}
+
+/// Connections open in this process (for tests and diagnostics).
+pub fn connection_count() -> usize {
+    let pid = std::process::id();
+    CONNECTIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .filter(|(owner, _)| *owner == pid)
+        .map_or(0, |(_, m)| m.len())
+}

@@ -1,0 +1,204 @@
+<?php
+
+declare(strict_types=1);
+
+use Crawlq\Queue;
+use PHPUnit\Framework\TestCase;
+
+/** Every exception class, with its string code, and TypeErrors for values that are not JSON. */
+final class ErrorsTest extends TestCase
+{
+    private function open(array $options = []): Queue
+    {
+        return new Queue(shared_redis()->url(), unique_name('e'), $options);
+    }
+
+    public function testHierarchy(): void
+    {
+        foreach (['InvalidItem', 'Config', 'InvalidArgument', 'Unavailable', 'Protocol', 'LeaseLost', 'Server'] as $kind) {
+            $this->assertSame('Crawlq\Exception', get_parent_class("Crawlq\\{$kind}Exception"));
+        }
+        $this->assertSame('Crawlq\UnavailableException', get_parent_class('Crawlq\TimeoutException'));
+        $this->assertSame('Exception', get_parent_class('Crawlq\Exception'));
+    }
+
+    public function testInvalidItemCarriesInputAndReason(): void
+    {
+        try {
+            $this->open()->setHostDelay('not a host', 1);
+            $this->fail('no exception');
+        } catch (Crawlq\InvalidItemException $e) {
+            $this->assertSame('INVALID_ITEM', $e->getCode());
+            $this->assertSame([0, 'not a host', 'invalid_host'], [$e->index, $e->input, $e->reason]);
+            $this->assertSame(__FILE__, $e->getFile(), 'the file and line of the PHP call');
+            $this->assertGreaterThan(0, $e->getLine());
+        }
+    }
+
+    /** @dataProvider badOptions */
+    public function testConfigErrors(array $options): void
+    {
+        try {
+            new Queue(shared_redis()->url(), 'c', $options);
+            $this->fail('no exception');
+        } catch (Crawlq\ConfigException $e) {
+            $this->assertSame('CONFIG', $e->getCode());
+        }
+    }
+
+    public static function badOptions(): array
+    {
+        return [[['lease_tll' => 3]], [['lease_ttl' => '3']], [['max_attempts' => 0]], [['host_key' => 'tld']], [['key_prefix' => 'a{b}']], [['leaseTtlMs' => 5]]];
+    }
+
+    public function testBadUrlAndNameAreConfigErrors(): void
+    {
+        foreach ([['http://127.0.0.1:1/', 'q'], [shared_redis()->url(), 'bad{name}']] as [$url, $name]) {
+            try {
+                new Queue($url, $name);
+                $this->fail("no exception for $url $name");
+            } catch (Crawlq\ConfigException $e) {
+                $this->assertStringContainsString('', $e->getMessage());
+            }
+        }
+        $this->expectExceptionMessage('did you mean "lease_ttl"');
+        new Queue(shared_redis()->url(), 'c', ['lease_tll' => 3]);
+    }
+
+    public function testInvalidArguments(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        $calls = [
+            fn () => $q->lease(0),
+            fn () => $q->lease(1, -1.0),
+            fn () => $q->seed(['http://b.com/'], ['priority' => 1_000_000]),
+            fn () => $q->seed([['url' => 'http://b.com/', 'host' => 'b.com']]),
+            fn () => $q->seed(['http://b.com/'], ['prio' => 1]),
+            fn () => $q->extend($lease, -1.0),
+            fn () => $q->nack($lease, ['delay' => -1]),
+            fn () => $q->nack($lease, ['rateLimited' => true]),
+            fn () => $q->reclaim(0),
+            fn () => $q->dead(-1),
+        ];
+        foreach ($calls as $i => $call) {
+            try {
+                $call();
+                $this->fail("call $i did not throw");
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+            }
+        }
+    }
+
+    public function testUnavailable(): void
+    {
+        $probe = stream_socket_server('tcp://127.0.0.1:0');
+        $port = substr(strrchr(stream_socket_get_name($probe, false), ':'), 1);
+        fclose($probe);
+        try {
+            new Queue("redis://127.0.0.1:$port/0", 'u', ['connect_timeout' => 0.3]);
+            $this->fail('no exception');
+        } catch (Crawlq\UnavailableException $e) {
+            $this->assertSame('UNAVAILABLE', $e->getCode());
+        }
+        $own = new RedisServer();
+        $q = new Queue($own->url(), 'u', ['connect_timeout' => 0.5, 'command_timeout' => 0.5]);
+        $q->seed(['http://a.com/']);
+        $own->stop();
+        $this->expectException(Crawlq\UnavailableException::class);
+        $q->stats();
+    }
+
+    public function testTimeout(): void
+    {
+        $own = new RedisServer();
+        $q = new Queue($own->url(), 't', ['command_timeout' => 0.2]);
+        $q->stats();
+        $own->cli('CLIENT', 'PAUSE', '1000', 'ALL');
+        try {
+            $q->stats();
+            $this->fail('no exception');
+        } catch (Crawlq\TimeoutException $e) {
+            $this->assertSame('TIMEOUT', $e->getCode());
+            $this->assertInstanceOf(Crawlq\UnavailableException::class, $e);
+        } finally {
+            usleep(1_000_000);
+        }
+    }
+
+    public function testProtocol(): void
+    {
+        $name = unique_name('p');
+        $q = new Queue(shared_redis()->url(), $name);
+        $q->seed(['http://a.com/']);
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '2');
+        try {
+            $q->stats();
+            $this->fail('no exception');
+        } catch (Crawlq\ProtocolException $e) {
+            $this->assertSame('PROTOCOL', $e->getCode());
+        }
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '1');
+        $this->assertSame(1, $q->stats()['ready']);
+    }
+
+    public function testLeaseLost(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'lease_ttl' => 1]);
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        $q->_setFixedClock(T0 + 2_000);
+        $q->reclaim();
+        try {
+            $q->extend($lease, 1);
+            $this->fail('no exception');
+        } catch (Crawlq\LeaseLostException $e) {
+            $this->assertSame(['LEASE_LOST', $lease->id, $lease->token], [$e->getCode(), $e->leaseId, $e->token]);
+        }
+    }
+
+    public function testServerErrorWhenRedisIsFullWhileWorkersStillDrain(): void
+    {
+        $own = new RedisServer();
+        $q = new Queue($own->url(), 's');
+        $q->seed(['http://a.com/']);
+        $own->cli('CONFIG', 'SET', 'maxmemory', '1');
+        try {
+            $q->seed(['http://b.com/']);
+            $this->fail('no exception');
+        } catch (Crawlq\ServerException $e) {
+            $this->assertSame('SERVER', $e->getCode());
+            $this->assertStringContainsString('OOM', $e->getMessage());
+        }
+        [$lease] = $q->lease(1, 0.0);
+        $this->assertTrue($q->ack($lease));
+    }
+
+    public function testValuesThatAreNotJsonAreTypeErrorsAndNothingIsSent(): void
+    {
+        $q = $this->open();
+        $bad = [new stdClass(), ['nested' => [new ArrayObject()]], NAN, INF, fopen('php://memory', 'r'), "\xff\xfe"];
+        foreach ($bad as $i => $payload) {
+            try {
+                $q->seed(['http://a.com/'], ['payload' => $payload]);
+                $this->fail("payload $i accepted");
+            } catch (TypeError $e) {
+                $this->assertStringContainsString("options['payload']", $e->getMessage());
+            }
+        }
+        foreach ([fn () => $q->seed([42]), fn () => $q->seed(7), fn () => $q->ack('x'), fn () => $q->ack([1]), fn () => $q->seed(['http://a.com/'], 'x')] as $call) {
+            try {
+                $call();
+                $this->fail('accepted');
+            } catch (TypeError $e) {
+                $this->assertNotSame('', $e->getMessage());
+            }
+        }
+        $this->assertSame(0, $q->stats()['seen']);
+        $small = $this->open(['max_payload_bytes' => 32]);
+        $report = $small->seed([['url' => 'http://a.com/1', 'payload' => str_repeat('x', 100)], 'http://a.com/2']);
+        $this->assertSame([1, 'payload_too_large'], [$report->added, $report->invalid[0]['code']]);
+    }
+}

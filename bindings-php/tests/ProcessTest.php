@@ -1,0 +1,78 @@
+<?php
+
+declare(strict_types=1);
+
+use Crawlq\Queue;
+use PHPUnit\Framework\TestCase;
+
+/** PHP-FPM and CLI workers: fork, one connection per process, memory across many calls. */
+final class ProcessTest extends TestCase
+{
+    public function testAForkedChildGetsItsOwnRuntimeAndConnection(): void
+    {
+        $q = new Queue(shared_redis()->url(), unique_name('fork'));
+        $q->seed(array_map(fn ($i) => "http://a.com/$i", range(0, 9)));
+        $this->assertCount(2, $q->lease(2, 0.0), 'the parent has used its runtime and connection');
+        $report = tempnam(sys_get_temp_dir(), 'crawlq-fork');
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            try {
+                $leases = $q->lease(3, 1.0);
+                file_put_contents($report, json_encode(['leased' => count($leases), 'acked' => $q->ack($leases)]));
+            } catch (\Throwable $e) {
+                file_put_contents($report, json_encode(['error' => get_class($e) . ': ' . $e->getMessage()]));
+            }
+            posix_kill(getmypid(), SIGKILL); // the child must not run PHPUnit's shutdown
+        }
+        pcntl_waitpid($pid, $status);
+        $child = json_decode((string) file_get_contents($report), true);
+        unlink($report);
+        $this->assertSame(['leased' => 3, 'acked' => [true, true, true]], $child);
+        $this->assertCount(5, $q->lease(10, 0.0));
+        $stats = $q->stats();
+        $this->assertSame([3, 7], [$stats['done'], $stats['leased']], 'the child acked three');
+    }
+
+    public function testOneConnectionPerProcessIsReused(): void
+    {
+        $url = shared_redis()->url();
+        new Queue($url, 'warm');
+        $before = Crawlq\connection_count();
+        for ($i = 0; $i < 500; $i++) {
+            $q = new Queue($url, unique_name('reuse'));
+            $q->stats();
+        }
+        $this->assertSame($before, Crawlq\connection_count(), 'every Queue object shares the connection');
+        new Queue($url, 'other-settings', ['command_timeout' => 3]);
+        $this->assertSame($before + 1, Crawlq\connection_count(), 'other connection settings, other connection');
+    }
+
+    private static function rss(): int
+    {
+        preg_match('/VmRSS:\s+(\d+)/', (string) file_get_contents('/proc/self/status'), $m);
+        return (int) $m[1] * 1024;
+    }
+
+    public function testMemoryStaysFlatOverOneHundredThousandCalls(): void
+    {
+        $q = new Queue(shared_redis()->url(), unique_name('mem'));
+        $round = function (int $calls) use ($q): void {
+            for ($i = 0; $i < $calls; $i += 3) {
+                $q->seed(["http://m.com/$i-" . mt_rand()], ['payload' => ['i' => $i, 'tags' => ['a', 'b']]]);
+                [$lease] = $q->lease(1, 0.0);
+                $q->ack($lease);
+            }
+        };
+        $round(6_000); // warm up: allocator pools, script cache, connection buffers
+        gc_collect_cycles();
+        [$heap, $rss] = [memory_get_usage(), self::rss()];
+        $round(100_000);
+        gc_collect_cycles();
+        $heapGrowth = memory_get_usage() - $heap;
+        $rssGrowth = self::rss() - $rss;
+        fwrite(STDERR, sprintf("\n100k calls: PHP heap %+d bytes, RSS %+d KiB\n", $heapGrowth, intdiv($rssGrowth, 1024)));
+        $this->assertLessThan(100_000, $heapGrowth, 'PHP heap');
+        $this->assertLessThan(4 * 1024 * 1024, $rssGrowth, 'process memory (40 bytes per call would already fail)');
+        $this->assertSame(0, $q->stats()['leased']);
+    }
+}

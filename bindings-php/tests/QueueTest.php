@@ -1,0 +1,209 @@
+<?php
+
+declare(strict_types=1);
+
+use Crawlq\Lease;
+use Crawlq\Queue;
+use PHPUnit\Framework\TestCase;
+
+/** Every operation of Crawlq\Queue. */
+final class QueueTest extends TestCase
+{
+    private function open(array $options = []): Queue
+    {
+        return new Queue(shared_redis()->url(), unique_name('q'), $options);
+    }
+
+    public function testSeedReportsAddedDuplicatesAndInvalidItems(): void
+    {
+        $q = $this->open();
+        $report = $q->seed(['http://a.com/1', 'HTTP://A.com:80/1#x', 'ftp://a.com/', 'Example.COM.', '']);
+        $this->assertSame(2, $report->added);
+        $this->assertSame(1, $report->duplicates);
+        $this->assertSame([[2, 'ftp://a.com/', 'unsupported_scheme'], [4, '', 'empty']],
+            array_map(fn ($i) => [$i['index'], $i['input'], $i['code']], $report->invalid));
+        $this->assertStringContainsString('only http and https', $report->invalid[0]['reason']);
+        $this->assertSame(2, $q->stats()['ready']);
+    }
+
+    public function testSeedTakesOneStringItemArraysAndBatchOptions(): void
+    {
+        $q = $this->open();
+        $this->assertSame(1, $q->seed('http://one.com/')->added);
+        $report = $q->seed([
+            ['url' => 'http://a.com/', 'priority' => 5, 'payload' => ['k' => [1, 2.5, null, true]]],
+            ['host' => 'b.com', 'delay' => 60],
+            'http://c.com/',
+        ], ['payload' => ['batch' => 1]]);
+        $this->assertSame(3, $report->added);
+        $leases = $q->lease(10, 0.0);
+        $this->assertSame([
+            ['http://a.com/', 5, ['k' => [1, 2.5, null, true]]],
+            ['http://one.com/', 0, null],
+            ['http://c.com/', 0, ['batch' => 1]],
+        ], array_map(fn (Lease $l) => [$l->url, $l->priority, $l->payload], $leases));
+        $this->assertSame(1, $q->stats()['delayed']);
+    }
+
+    public function testALeaseHasEveryPropertyAndIsAckedOnce(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/x'], ['payload' => ['depth' => 1]]);
+        [$lease] = $q->lease(1, 1.0);
+        $this->assertInstanceOf(Lease::class, $lease);
+        $this->assertSame(['1', 'http://a.com/x', 'a.com', 0, 1, null], [$lease->id, $lease->url, $lease->host, $lease->priority, $lease->attempt, $lease->lastError]);
+        $this->assertSame(['depth' => 1], $lease->payload);
+        $this->assertEqualsWithDelta(120.0, $lease->expiresAt - $lease->leasedAt, 1e-6);
+        $this->assertLessThanOrEqual($lease->leasedAt, $lease->enqueuedAt);
+        $this->assertIsInt($lease->token);
+        $this->assertTrue($q->ack($lease));
+        $this->assertFalse($q->ack($lease), 'a second ack is stale');
+        $stats = $q->stats();
+        $this->assertSame([1, 0, 0], [$stats['done'], $stats['leased'], $stats['pending']]);
+    }
+
+    public function testPropertiesAreReadOnly(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        try {
+            $lease->id = 'other';
+            $this->fail('a lease property was written');
+        } catch (\Throwable $e) {
+            $this->assertSame('1', $lease->id);
+        }
+    }
+
+    public function testPriorityThenArrivalOrderAndBatchAnswers(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/1', 'http://b.com/1', 'http://a.com/2']);
+        $q->seed([['url' => 'http://c.com/1', 'priority' => 9]]);
+        $leases = $q->lease(10, 0.0);
+        $this->assertSame(['http://c.com/1', 'http://a.com/1', 'http://b.com/1', 'http://a.com/2'], array_map(fn ($l) => $l->url, $leases));
+        $this->assertSame([true, true, true, true], $q->ack($leases));
+        $this->assertSame([], $q->lease(5, 0.0));
+    }
+
+    public function testNackBackoffAndDeadLetters(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'max_attempts' => 2, 'backoff' => 'fixed', 'backoff_base' => 30, 'backoff_jitter' => 0]);
+        $q->seed(['http://n.com/1', 'http://n.com/2']);
+        [$first, $second] = $q->lease(2, 0.0);
+        $this->assertSame('retried', $q->nack($first, ['reason' => 'HTTP 503']));
+        $this->assertSame('dead', $q->nack($second, ['retry' => false, 'reason' => 'HTTP 404']));
+        $this->assertSame('lost', $q->nack($first));
+        $q->_setFixedClock(T0 + 29_999);
+        $this->assertSame([], $q->lease(1, 0.0));
+        $q->_setFixedClock(T0 + 30_000);
+        [$again] = $q->lease(1, 0.0);
+        $this->assertSame([2, 'HTTP 503'], [$again->attempt, $again->lastError]);
+        $this->assertSame(['dead'], $q->nack([$again], ['delay' => 0]));
+        $dead = $q->dead();
+        $this->assertSame([['http://n.com/2', 1, 'HTTP 404'], ['http://n.com/1', 2, 'HTTP 503']],
+            array_map(fn ($d) => [$d['url'], $d['attempts'], $d['last_error']], $dead));
+        $this->assertSame(T0 / 1000.0, $dead[0]['died_at']);
+        $this->assertSame('http://n.com/1', $q->dead(1, 1)[0]['url']);
+        $this->assertSame(1, $q->requeueDead([$dead[0]['id'], 'nope']));
+        $this->assertSame(1, $q->requeueDead());
+        $this->assertCount(2, $q->lease(5, 0.0));
+        $this->assertSame(0, $q->purgeDead());
+    }
+
+    public function testExtendReleaseAndReclaim(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'lease_ttl' => 10]);
+        $q->seed(['http://x.com/1', 'http://x.com/2']);
+        [$a, $b] = $q->lease(2, 0.0);
+        $q->_setFixedClock(T0 + 5_000);
+        $this->assertSame((T0 + 65_000) / 1000.0, $q->extend($a, 60));
+        $this->assertSame((T0 + 65_000) / 1000.0, $a->expiresAt);
+        $this->assertTrue($q->release($b));
+        $q->_setFixedClock(T0 + 20_000);
+        $this->assertSame(['requeued' => 0, 'dead' => 0, 'remaining' => 0], $q->reclaim());
+        [$b2] = $q->lease(1, 0.0);
+        $this->assertSame(['http://x.com/2', 1], [$b2->url, $b2->attempt]);
+        $q->_setFixedClock(T0 + 100_000);
+        $this->assertSame(['requeued' => 2, 'dead' => 0, 'remaining' => 0], $q->reclaim(10));
+        $this->assertSame([null, null], $q->extend([$a, $b2], 5));
+        $this->assertSame([false], $q->release([$a]));
+    }
+
+    public function testPolitenessAndHostSettings(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'host_delay' => 2.0]);
+        $info = $q->setHostDelay('HTTP://Slow.COM/x', 30);
+        $this->assertSame(['slow.com', 30.0], [$info['host'], $info['delay']]);
+        $q->seed(['http://slow.com/1', 'http://slow.com/2', 'http://fast.com/1', 'http://fast.com/2']);
+        $this->assertSame(['http://slow.com/1', 'http://fast.com/1'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
+        $q->_setFixedClock(T0 + 2_000);
+        $this->assertSame(['http://fast.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
+        $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0], $q->hostInfo('slow.com'));
+        $this->assertNull($q->setHostDelay('slow.com', null)['delay']);
+    }
+
+    public function testRateLimitedNackSlowsTheHost(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'adaptive_delay_step' => 4]);
+        $q->seed(['http://busy.com/1']);
+        [$lease] = $q->lease(1, 0.0);
+        $this->assertSame('retried', $q->nack($lease, ['rate_limited' => true]));
+        $this->assertSame(4.0, $q->hostInfo('busy.com')['adaptive_extra']);
+        $this->assertSame([], $q->lease(1, 0.0));
+        $q->_setFixedClock(T0 + 4_000);
+        [$again] = $q->lease(1, 0.0);
+        $this->assertSame(1, $again->attempt);
+    }
+
+    public function testStatsPeekAndOldestAge(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000]);
+        $q->seed(['http://a.com/1', 'http://a.com/2', 'http://b.com/1']);
+        $q->_setFixedClock(T0 + 2_500);
+        $stats = $q->stats();
+        $this->assertSame(2.5, $stats['oldest_pending_age']);
+        $this->assertSame([3, 3, 2, 3, 3], [$stats['pending'], $stats['ready'], $stats['hosts'], $stats['seen'], $stats['seeded_total']]);
+        $peeked = $q->peek();
+        $this->assertSame(['http://a.com/1', 'http://b.com/1'], array_column($peeked, 'url'));
+        $this->assertSame(T0 / 1000.0, $peeked[0]['enqueued_at']);
+        $this->assertSame(0, $q->stats()['leased']);
+    }
+
+    public function testWorkIteratesAndReleasesWhatItHolds(): void
+    {
+        $q = $this->open();
+        $q->seed(array_map(fn ($i) => "http://h" . ($i % 3) . ".com/$i", range(0, 24)));
+        $urls = [];
+        foreach ($q->work(4, 0.1, null, true) as $i => $lease) {
+            $this->assertSame(count($urls), $i);
+            $urls[] = $lease->url;
+            $q->ack($lease);
+        }
+        $this->assertCount(25, array_unique($urls));
+
+        $q->seed(array_map(fn ($i) => "http://w.com/$i", range(0, 5)));
+        $work = $q->work(6, 0.1);
+        foreach ($work as $lease) {
+            break; // holding the current lease and five prefetched ones
+        }
+        $this->assertSame(6, $q->stats()['leased']);
+        $work->close();
+        $stats = $q->stats();
+        $this->assertSame([0, 6, 6], [$stats['leased'], $stats['ready'], $stats['released_total']]);
+        unset($work);
+
+        $other = $q->work(3, 0.1, null, true);
+        $other->rewind();
+        $this->assertTrue($other->valid());
+        unset($other); // letting it go releases as well
+        $this->assertSame(0, $q->stats()['leased']);
+    }
+
+    public function testResolveUrl(): void
+    {
+        $this->assertSame('http://a.com/z?q', \Crawlq\resolve_url('http://a.com/x/y', '../z?q'));
+        $this->assertSame('https://b.org/', \Crawlq\resolve_url('http://a.com/', 'https://b.org/'));
+        $this->assertNull(\Crawlq\resolve_url('not a url', '/x'));
+    }
+}
