@@ -268,8 +268,12 @@ export declare class Queue {
    * one if it was not answered.
    */
   work(options?: WorkOptions): Work
-  /** Drop this handle's reference to the connection (it closes when no call uses it). */
-  close(): void
+  /**
+   * Let go of the connection. The addon's connection does not keep Node.js running, so this
+   * only resolves; it is here so code written for both builds can close (the WebAssembly
+   * build's JavaScript client connections do keep Node.js running until closed).
+   */
+  close(): Promise<void>
   /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
   _setFixedClock(ms?: number | undefined | null): void
 }

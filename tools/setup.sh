@@ -24,6 +24,14 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# the wasm-bindgen CLI at exactly the version of the wasm-bindgen crate (built from source: the
+# registry has no binaries to download); without --locked, whose pinned versions do not resolve
+WASM_BINDGEN=0.2.130
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN" ]; then
+  say "cargo install wasm-bindgen-cli --version =$WASM_BINDGEN (a few minutes, once)"
+  cargo install -q wasm-bindgen-cli --version "=$WASM_BINDGEN"
+fi
+
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown

@@ -41,4 +41,9 @@ cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/libcrawlq_php.so" "$PHP_EXT"
 (cd bindings-php && CRAWLQ_PHP_EXTENSION="$PHP_EXT" php -d extension="$PHP_EXT" "$(command -v phpunit)")
 rm -rf "$(dirname "$PHP_EXT")"
 
+say "wasm: build the package, run the Node.js suite against it unchanged, then its own tests"
+(cd bindings-wasm && npm install --no-audit --no-fund --no-save --loglevel=error && ./build.sh)
+CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
+node --test bindings-wasm/test/
+
 say "all tests passed"

@@ -519,9 +519,13 @@ impl Queue {
         })
     }
 
-    /// Drop this handle's reference to the connection (it closes when no call uses it).
-    #[napi]
-    pub fn close(&self) {}
+    /// Let go of the connection. The addon's connection does not keep Node.js running, so this
+    /// only resolves; it is here so code written for both builds can close (the WebAssembly
+    /// build's JavaScript client connections do keep Node.js running until closed).
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        promise(env, async { Ok(()) }, |_, ()| Ok(()))
+    }
 
     /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
     #[napi(js_name = "_setFixedClock")]

@@ -58,9 +58,22 @@ test("the README's worker crawls a local site", async () => {
   }
 })
 
-test('the typed example compiles with tsc --strict', { skip: process.env.CRAWLQ_JS_MODULE ? 'types of the native package' : false }, async () => {
+test('the typed example compiles with tsc --strict against the module under test', async () => {
   const tsc = path.join(PACKAGE, 'node_modules', '.bin', 'tsc')
-  await run(tsc, ['-p', path.join(PACKAGE, 'examples', 'tsconfig.json')], { cwd: PACKAGE })
+  const base = path.join(PACKAGE, 'examples', 'tsconfig.json')
+  const config = path.join(PACKAGE, 'examples', `.tsconfig-${process.pid}.json`)
+  // 'crawlq' resolves to the types of the module under test
+  fs.writeFileSync(config, JSON.stringify({
+    extends: './tsconfig.json',
+    compilerOptions: { paths: { crawlq: [path.join(modulePath, 'index.d.ts')] } },
+    files: ['typed.ts']
+  }))
+  try {
+    await run(tsc, ['-p', config], { cwd: PACKAGE })
+  } finally {
+    fs.rmSync(config, { force: true })
+  }
+  assert.ok(fs.existsSync(base))
 })
 
 function declaredFields (dts, name) {

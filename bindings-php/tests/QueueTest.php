@@ -200,6 +200,14 @@ final class QueueTest extends TestCase
         $this->assertSame(0, $q->stats()['leased']);
     }
 
+    public function testRegistrableDomainMode(): void
+    {
+        $q = $this->open(['host_key' => 'domain', 'host_delay' => 60]);
+        $q->seed(['http://www.shop.co.uk/', 'http://api.shop.co.uk/', 'http://other.org/']);
+        $this->assertSame([['http://www.shop.co.uk/', 'shop.co.uk'], ['http://other.org/', 'other.org']],
+            array_map(fn ($l) => [$l->url, $l->host], $q->lease(10, 0.0)));
+    }
+
     public function testResolveUrl(): void
     {
         $this->assertSame('http://a.com/z?q', \Crawlq\resolve_url('http://a.com/x/y', '../z?q'));

@@ -149,3 +149,10 @@ def test_queue_as_context_manager_and_reconnect(redis_server: RedisServer, name:
     assert repr(q) == f"Queue(name='{name}', prefix='crawlq')"
     assert q.stats()["ready"] == 1, "a closed queue connects again when used"
     assert q.name == name
+
+
+def test_registrable_domain_mode(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_key="domain", host_delay=60)
+    q.seed(["http://www.shop.co.uk/", "http://api.shop.co.uk/", "http://other.org/"])
+    assert [(l.url, l.host) for l in q.lease(10, wait=0)] == [
+        ("http://www.shop.co.uk/", "shop.co.uk"), ("http://other.org/", "other.org")]

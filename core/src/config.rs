@@ -350,6 +350,13 @@ impl Config {
         if !(1..=10_000).contains(&self.seed_batch) || !(1..=10_000).contains(&self.reclaim_batch) {
             return bad("seed_batch and reclaim_batch must be within 1..=10000".into());
         }
+        if self.host_key == HostKeyMode::Domain && !cfg!(feature = "registrable-domain") {
+            return bad(
+                "host_key \"domain\" needs the Public Suffix List, which this build leaves out \
+                        (cargo feature registrable-domain)"
+                    .into(),
+            );
+        }
         crate::keys::Keys::new(&self.key_prefix, "q")?;
         Ok(())
     }

@@ -235,19 +235,30 @@ pub fn resolve(base: &str, href: &str) -> Option<String> {
 ///
 /// ```
 /// use crawlq::normalize::{host_key, HostKeyMode};
+/// # #[cfg(feature = "registrable-domain")]
 /// assert_eq!(host_key("www.example.co.uk", HostKeyMode::Domain), "example.co.uk");
 /// assert_eq!(host_key("www.example.co.uk", HostKeyMode::Host), "www.example.co.uk");
 /// ```
 pub fn host_key(host: &str, mode: HostKeyMode) -> String {
     match mode {
         HostKeyMode::Host => host.to_string(),
-        HostKeyMode::Domain => {
-            if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
-                return host.to_string();
-            }
-            psl::domain_str(host).unwrap_or(host).to_string()
-        }
+        HostKeyMode::Domain => registrable_domain(host),
     }
+}
+
+#[cfg(feature = "registrable-domain")]
+fn registrable_domain(host: &str) -> String {
+    if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
+        return host.to_string();
+    }
+    psl::domain_str(host).unwrap_or(host).to_string()
+}
+
+/// Without the Public Suffix List, `Config::validate` refuses `host_key = domain`, so this is
+/// not reached; the host is the safe answer (stricter politeness would not be).
+#[cfg(not(feature = "registrable-domain"))]
+fn registrable_domain(host: &str) -> String {
+    host.to_string()
 }
 
 #[cfg(test)]

@@ -1,0 +1,35 @@
+'use strict'
+// pkg/index.d.ts: the native addon's declarations (same API), plus what only this build has:
+// a Queue constructor over a transport, the Transport interface and the two adapters.
+const fs = require('node:fs')
+const [source, target] = process.argv.slice(2)
+let dts = fs.readFileSync(source, 'utf8')
+const classStart = 'export declare class Queue {\n'
+if (!dts.includes(classStart)) throw new Error(`no Queue class in ${source}`)
+dts = dts.replace(classStart, `${classStart}  /** A queue over a transport; \`Queue.connect\` builds one over node-redis. */
+  constructor(transport: Transport, name: string, options?: QueueOptions)
+  /** The transport this queue runs on. */
+  get transport(): Transport
+`)
+dts += `
+/** A reply of a script call: what the Redis client returns. */
+export type Reply = null | number | string | Uint8Array | Reply[]
+
+/**
+ * What a queue needs from a Redis client. Reject with an Error whose \`kind\` is 'server'
+ * (Redis answered with an error), 'timeout' or 'unavailable'.
+ */
+export interface Transport {
+  /** EVALSHA \`sha\` with keys and args; on a NOSCRIPT error, EVAL \`source\` instead. */
+  evalScript(sha: string, source: string, keys: string[], args: string[]): Promise<Reply>
+  /** BLPOP \`key\` for up to \`timeoutSeconds\` on a connection of its own; true if woken. */
+  blockingWait(key: string, timeoutSeconds: number): Promise<boolean>
+  close?(): Promise<void>
+}
+
+/** Connect with the npm \`redis\` client (node-redis). */
+export declare function nodeRedisTransport(url: string, options?: QueueOptions): Promise<Transport>
+/** Connect with the npm \`ioredis\` client. */
+export declare function ioredisTransport(url: string, options?: QueueOptions): Promise<Transport>
+`
+fs.writeFileSync(target, dts)

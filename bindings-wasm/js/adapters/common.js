@@ -1,0 +1,98 @@
+'use strict'
+// What every transport adapter shares: error kinds, a per-command timeout, and blocking waits
+// on connections of their own (a blocking command stalls every other command of its
+// connection) with a precise local timer (Redis checks blocked-client timeouts only on its
+// event-loop tick, 100 ms by default).
+
+/** An Error with the `kind` the core understands: 'server', 'timeout' or 'unavailable'. */
+function kindError (kind, message, cause) {
+  const err = new Error(message, cause ? { cause } : undefined)
+  err.kind = kind
+  return err
+}
+
+function withTimeout (promise, ms) {
+  if (!ms) return promise
+  let timer
+  const timeout = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(kindError('timeout', `no reply from Redis within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * A transport over a client: `run(args)` sends one command on the shared connection,
+ * `duplicate()` opens a connection for blocking waits, `isReplyError(err)` tells Redis's
+ * error replies from connection failures.
+ */
+class ClientTransport {
+  constructor ({ run, duplicate, isReplyError, close, commandTimeoutMs }) {
+    this.run = run
+    this.duplicate = duplicate
+    this.isReplyError = isReplyError
+    this.closeClient = close
+    this.commandTimeoutMs = commandTimeoutMs
+    this.idle = []
+    this.maxIdle = 16
+  }
+
+  classify (err) {
+    if (err && err.kind) return err
+    const message = err && err.message ? err.message : String(err)
+    return kindError(this.isReplyError(err) ? 'server' : 'unavailable', message, err)
+  }
+
+  async evalScript (sha, source, keys, args) {
+    const call = (command, first) => withTimeout(this.run([command, first, String(keys.length), ...keys, ...args]), this.commandTimeoutMs)
+    try {
+      return await call('EVALSHA', sha)
+    } catch (err) {
+      if (!(err && typeof err.message === 'string' && err.message.startsWith('NOSCRIPT'))) throw this.classify(err)
+    }
+    try {
+      return await call('EVAL', source)
+    } catch (err) {
+      throw this.classify(err)
+    }
+  }
+
+  async blockingWait (key, seconds) {
+    let conn
+    try {
+      conn = this.idle.pop() ?? await withTimeout(this.duplicate(), this.commandTimeoutMs)
+    } catch (err) {
+      throw this.classify(err)
+    }
+    const reply = conn.run(['BLPOP', key, seconds.toFixed(3)])
+    let timer
+    const timedOut = new Promise(resolve => { timer = setTimeout(() => resolve('timer'), seconds * 1000) })
+    try {
+      const first = await Promise.race([reply, timedOut])
+      if (first !== 'timer') {
+        this.giveBack(conn)
+        return first !== null && first !== undefined
+      }
+    } catch (err) {
+      conn.close().catch(() => {})
+      throw this.classify(err)
+    } finally {
+      clearTimeout(timer)
+    }
+    // the local timer won: the connection is busy until Redis answers the BLPOP
+    reply.then(() => this.giveBack(conn), () => conn.close().catch(() => {}))
+    return false
+  }
+
+  giveBack (conn) {
+    if (this.closed || this.idle.length >= this.maxIdle) conn.close().catch(() => {})
+    else this.idle.push(conn)
+  }
+
+  async close () {
+    this.closed = true
+    await Promise.allSettled(this.idle.splice(0).map(conn => conn.close()))
+    await this.closeClient()
+  }
+}
+
+module.exports = { ClientTransport, kindError, withTimeout }

@@ -1,0 +1,54 @@
+'use strict'
+// A crawlq transport over the npm `ioredis` client.
+
+const fs = require('node:fs')
+const { ClientTransport, kindError } = require('./common.js')
+
+function loadIoredis () {
+  try {
+    return require('ioredis')
+  } catch (err) {
+    throw kindError('config', 'the ioredis transport needs the npm package `ioredis` (npm install ioredis)', err)
+  }
+}
+
+/** Connect with ioredis and return a transport (same options as nodeRedisTransport). */
+async function ioredisTransport (url, options = {}) {
+  const { default: Redis, ReplyError } = loadIoredis()
+  const connect = async () => {
+    let client
+    try {
+      client = new Redis(url, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: options.connectTimeoutMs ?? 5000,
+        retryStrategy: times => (times > 3 ? null : Math.min(50 * 2 ** times, 1000)),
+        ...(options.tlsCaFile ? { tls: { ca: fs.readFileSync(options.tlsCaFile) } } : {})
+      })
+    } catch (err) {
+      throw kindError('config', `redis URL ${url}: ${err.message}`, err)
+    }
+    client.on('error', () => {})
+    try {
+      await client.connect()
+    } catch (err) {
+      client.disconnect()
+      throw kindError('unavailable', `connecting to ${url}: ${err.message}`, err)
+    }
+    return {
+      run: ([command, ...args]) => client.call(command, ...args),
+      close: async () => { client.disconnect() }
+    }
+  }
+  const main = await connect()
+  return new ClientTransport({
+    run: main.run,
+    duplicate: connect,
+    isReplyError: err => err instanceof ReplyError,
+    close: main.close,
+    commandTimeoutMs: options.commandTimeoutMs ?? 10000
+  })
+}
+
+module.exports = { ioredisTransport }

@@ -1,0 +1,57 @@
+'use strict'
+// A crawlq transport over the npm `redis` client (node-redis v5).
+
+const fs = require('node:fs')
+const { ClientTransport, kindError } = require('./common.js')
+
+function loadRedis () {
+  try {
+    return require('redis')
+  } catch (err) {
+    throw kindError('config', 'the node-redis transport needs the npm package `redis` (npm install redis)', err)
+  }
+}
+
+/**
+ * Connect with node-redis and return a transport. `options` are the queue's options; the
+ * connection ones (connectTimeoutMs, commandTimeoutMs, tlsCaFile) are used here.
+ */
+async function nodeRedisTransport (url, options = {}) {
+  const { createClient, ErrorReply } = loadRedis()
+  const connect = async () => {
+    let client
+    try {
+      client = createClient({
+        url,
+        disableOfflineQueue: true,
+        socket: {
+          connectTimeout: options.connectTimeoutMs ?? 5000,
+          reconnectStrategy: (retries, cause) => (retries >= 3 ? cause : Math.min(50 * 2 ** retries, 1000)),
+          ...(options.tlsCaFile ? { tls: true, ca: fs.readFileSync(options.tlsCaFile) } : {})
+        }
+      })
+    } catch (err) {
+      throw kindError('config', `redis URL ${url}: ${err.message}`, err)
+    }
+    client.on('error', () => {}) // failures surface through the commands
+    try {
+      await client.connect()
+    } catch (err) {
+      throw kindError('unavailable', `connecting to ${url}: ${err.message}`, err)
+    }
+    return {
+      run: args => client.sendCommand(args),
+      close: () => (client.isOpen ? client.close() : Promise.resolve())
+    }
+  }
+  const main = await connect()
+  return new ClientTransport({
+    run: main.run,
+    duplicate: connect,
+    isReplyError: err => err instanceof ErrorReply,
+    close: main.close,
+    commandTimeoutMs: options.commandTimeoutMs ?? 10000
+  })
+}
+
+module.exports = { nodeRedisTransport }

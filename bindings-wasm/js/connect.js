@@ -1,0 +1,36 @@
+'use strict'
+// Queue.connect(url, name, options) for the WebAssembly build: check the options in the
+// core, connect a node-redis transport, and build the queue over it, so the API is the same
+// as the native addon's.
+
+const { nodeRedisTransport } = require('./adapters/node-redis.js')
+
+const CODES = { config: 'ERR_CRAWLQ_CONFIG', timeout: 'ERR_CRAWLQ_TIMEOUT', server: 'ERR_CRAWLQ_SERVER' }
+
+/** A transport's connect failure as the error the native addon would reject with. */
+function connectError (err) {
+  if (err && typeof err.code === 'string' && err.code.startsWith('ERR_CRAWLQ_')) return err
+  const out = new Error(err && err.message ? err.message : String(err), { cause: err })
+  out.code = CODES[err && err.kind] ?? 'ERR_CRAWLQ_UNAVAILABLE'
+  return out
+}
+
+function installConnect (Queue, validateOptions) {
+  Queue.connect = async function connect (url, name, options) {
+    validateOptions(options, name)
+    let transport
+    try {
+      transport = await nodeRedisTransport(url, options ?? {})
+    } catch (err) {
+      throw connectError(err)
+    }
+    try {
+      return new Queue(transport, name, options)
+    } catch (err) {
+      await transport.close().catch(() => {})
+      throw err
+    }
+  }
+}
+
+module.exports = { installConnect, connectError }

@@ -1,0 +1,17 @@
+'use strict'
+// crawlq-wasm, CommonJS entry: the WebAssembly build (wasm-bindgen --target nodejs) with
+// Queue.connect over node-redis and the JavaScript protocols of the native addon.
+
+const wasm = require('./node/crawlq_wasm.js')
+const { installProtocols } = require('./protocol.js')
+const { installConnect } = require('./connect.js')
+const { nodeRedisTransport } = require('./adapters/node-redis.js')
+const { ioredisTransport } = require('./adapters/ioredis.js')
+
+installConnect(wasm.Queue, wasm.validateOptions)
+installProtocols(wasm.Queue, wasm.Work)
+
+exports.Queue = wasm.Queue
+exports.Work = wasm.Work
+exports.nodeRedisTransport = nodeRedisTransport
+exports.ioredisTransport = ioredisTransport

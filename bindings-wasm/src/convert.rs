@@ -1,0 +1,117 @@
+//! JavaScript values <-> JSON values, with the same rules and messages as the native addon:
+//! plain objects, arrays, strings, finite numbers, booleans and null; `undefined` object
+//! fields are skipped; anything else is a TypeError naming where it was found.
+
+use js_sys::{Array, Object, Reflect};
+use serde_json::{Map, Number, Value};
+use wasm_bindgen::{JsCast, JsValue};
+
+const MAX_DEPTH: usize = 64;
+
+/// Convert `value`, found at `path`, to JSON (`undefined` -> null).
+pub fn to_json(value: &JsValue, path: &str) -> Result<Value, String> {
+    convert(value, path, 0).map(|v| v.unwrap_or(Value::Null))
+}
+
+fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("{path} is nested deeper than {MAX_DEPTH} levels"));
+    }
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    if value.is_null() {
+        return Ok(Some(Value::Null));
+    }
+    if let Some(b) = value.as_bool() {
+        return Ok(Some(Value::Bool(b)));
+    }
+    if let Some(f) = value.as_f64() {
+        if !f.is_finite() {
+            return Err(format!(
+                "{path} is {}, which is not JSON",
+                if f.is_nan() {
+                    "NaN".into()
+                } else {
+                    f.to_string()
+                }
+            ));
+        }
+        return Ok(Some(
+            if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+                Value::from(f as i64)
+            } else {
+                Value::Number(Number::from_f64(f).expect("finite"))
+            },
+        ));
+    }
+    if let Some(s) = value.as_string() {
+        return Ok(Some(Value::String(s)));
+    }
+    if Array::is_array(value) {
+        let array: &Array = value.unchecked_ref();
+        let mut items = Vec::with_capacity(array.length() as usize);
+        for (i, item) in array.iter().enumerate() {
+            items.push(convert(&item, &format!("{path}[{i}]"), depth + 1)?.unwrap_or(Value::Null));
+        }
+        return Ok(Some(Value::Array(items)));
+    }
+    let what = if value.is_function() {
+        "a function"
+    } else if value.is_symbol() {
+        "a symbol"
+    } else if value.is_bigint() {
+        "a BigInt"
+    } else if value.is_object() {
+        let proto = Object::get_prototype_of(value);
+        if proto.is_null() || proto == Object::get_prototype_of(&Object::new()) {
+            let object: &Object = value.unchecked_ref();
+            let mut map = Map::new();
+            for key in Object::keys(object).iter() {
+                let name = key.as_string().unwrap_or_default();
+                let field = Reflect::get(object, &key).unwrap_or(JsValue::UNDEFINED);
+                let at = if path.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{path}.{name}")
+                };
+                if let Some(v) = convert(&field, &at, depth + 1)? {
+                    map.insert(name, v);
+                }
+            }
+            return Ok(Some(Value::Object(map)));
+        }
+        return Err(format!(
+            "{path} is not a plain object (a Date, Map, Buffer or class instance is not JSON)"
+        ));
+    } else {
+        "not a JSON value"
+    };
+    Err(format!("{path} is {what}, which is not JSON"))
+}
+
+/// A JavaScript value from JSON (through JSON.parse, which V8 does fast).
+pub fn to_js(value: &Value) -> JsValue {
+    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// The `token`, `host` and `id` of a lease object, read directly.
+pub fn lease_handle(value: &JsValue, path: &str) -> Result<crawlq::LeaseHandle, String> {
+    let bad = || format!("{path} must be a lease (an object with token, host and id)");
+    if !value.is_object() || Array::is_array(value) {
+        return Err(bad());
+    }
+    let get =
+        |name: &str| Reflect::get(value, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    let token = get("token")
+        .as_f64()
+        .filter(|t| *t >= 0.0 && t.fract() == 0.0 && *t < 9_007_199_254_740_992.0)
+        .ok_or_else(bad)?;
+    let host = get("host").as_string().ok_or_else(bad)?;
+    let id = get("id").as_string().unwrap_or_default();
+    Ok(crawlq::LeaseHandle {
+        token: token as u64,
+        host,
+        id,
+    })
+}

@@ -1,0 +1,485 @@
+//! crawlq compiled to WebAssembly. The same `Queue` as the Node.js addon (names, options,
+//! results, error codes); the core builds every command and decodes every reply, and a
+//! JavaScript transport (see [`transport`]) runs them on whatever Redis client the runtime has.
+
+mod convert;
+mod transport;
+
+use crawlq::{LeaseCursor, LeaseHandle, Style, style};
+use js_sys::{Array, Promise, Reflect};
+use serde_json::{Value, json};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use transport::JsTransport;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+type CoreQueue = crawlq::Queue<JsTransport>;
+
+/// The JavaScript error for a core error: an `Error` with `code` (`ERR_CRAWLQ_<KIND>`) and
+/// the same extra fields as the native addon.
+fn js_error(err: crawlq::Error) -> JsValue {
+    let e = js_sys::Error::new(&err.to_string());
+    let set = |name: &str, value: JsValue| {
+        let _ = Reflect::set(&e, &JsValue::from_str(name), &value);
+    };
+    set(
+        "code",
+        JsValue::from_str(&format!("ERR_CRAWLQ_{}", err.code())),
+    );
+    match &err {
+        crawlq::Error::InvalidItem {
+            index,
+            input,
+            reason,
+        } => {
+            set("index", JsValue::from_f64(*index as f64));
+            set("input", JsValue::from_str(input));
+            set("reason", JsValue::from_str(reason.code()));
+        }
+        crawlq::Error::LeaseLost { id, token } => {
+            set("leaseId", JsValue::from_str(id));
+            set("token", JsValue::from_f64(*token as f64));
+        }
+        _ => {}
+    }
+    e.into()
+}
+
+/// A TypeError with code `ERR_INVALID_ARG_TYPE`.
+fn type_error(message: String) -> JsValue {
+    let e = js_sys::TypeError::new(&message);
+    let _ = Reflect::set(
+        &e,
+        &JsValue::from_str("code"),
+        &JsValue::from_str("ERR_INVALID_ARG_TYPE"),
+    );
+    e.into()
+}
+
+fn json_arg(value: &JsValue, path: &str) -> Result<Value, JsValue> {
+    convert::to_json(value, path).map_err(type_error)
+}
+
+fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
+    result.map_err(js_error)
+}
+
+/// A promise settling with `f`'s JSON result, or rejecting with its error. Argument errors
+/// found before I/O reject too (never throw), as in the native addon.
+fn promise<F>(f: F) -> Promise
+where
+    F: Future<Output = Result<Value, JsValue>> + 'static,
+{
+    future_to_promise(async move { f.await.map(|v| convert::to_js(&v)) })
+}
+
+fn rejected(err: JsValue) -> Promise {
+    Promise::reject(&err)
+}
+
+macro_rules! try_arg {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(err) => return rejected(err),
+        }
+    };
+}
+
+fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
+    let not_a_lease = |m: String| js_error(crawlq::Error::InvalidArgument(m));
+    if !Array::is_array(value) {
+        return Ok((
+            vec![convert::lease_handle(value, "lease").map_err(not_a_lease)?],
+            true,
+        ));
+    }
+    let handles = Array::from(value)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| convert::lease_handle(&v, &format!("lease[{i}]")).map_err(not_a_lease))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((handles, false))
+}
+
+fn shaped<T: Into<Value>>(results: Vec<T>, single: bool) -> Value {
+    let mut values: Vec<Value> = results.into_iter().map(Into::into).collect();
+    if single {
+        values.pop().unwrap_or(Value::Null)
+    } else {
+        Value::Array(values)
+    }
+}
+
+/// Check queue options the way `new Queue()` will, before a transport is created for them.
+#[wasm_bindgen(js_name = validateOptions)]
+pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
+    let options = json_arg(&options, "options")?;
+    let config = core(style::config_from_json(&options, Style::Camel))?;
+    core(crawlq::keys::Keys::new(&config.key_prefix, &name))?;
+    Ok(())
+}
+
+/// A crawl frontier in Redis, over a JavaScript transport.
+#[wasm_bindgen]
+pub struct Queue {
+    inner: Rc<CoreQueue>,
+}
+
+#[wasm_bindgen]
+impl Queue {
+    /// A queue named `name` over `transport` (see the package README for the interface and
+    /// the node-redis / ioredis adapters). `Queue.connect(url, name, options)` builds one.
+    #[wasm_bindgen(constructor)]
+    pub fn new(transport: JsValue, name: String, options: JsValue) -> Result<Queue, JsValue> {
+        let options = json_arg(&options, "options")?;
+        let config = core(style::config_from_json(&options, Style::Camel))?;
+        let exec = JsTransport::new(transport).map_err(type_error)?;
+        Ok(Queue {
+            inner: Rc::new(core(crawlq::Queue::with_executor(exec, &name, config))?),
+        })
+    }
+
+    /// The queue's name.
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name().to_string()
+    }
+
+    /// The transport this queue runs on.
+    #[wasm_bindgen(getter)]
+    pub fn transport(&self) -> JsValue {
+        self.inner.executor().object().clone()
+    }
+
+    pub fn seed(&self, items: JsValue, options: JsValue) -> Promise {
+        let items = try_arg!(json_arg(&items, "items"));
+        if let Some(problem) = style::seed_items_type_error(&items) {
+            return rejected(type_error(problem));
+        }
+        let options = try_arg!(json_arg(&options, "options"));
+        let items = try_arg!(core(style::seed_items_from_json(&items, Style::Camel)));
+        let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::seed_report_to_json(
+                &core(q.seed(&items, &opts).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    pub fn lease(&self, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        let opts = try_arg!(core(style::lease_options_from_json(&options, Style::Camel)));
+        let q = self.inner.clone();
+        promise(async move {
+            let leases = core(q.lease_with(&opts).await)?;
+            Ok(Value::Array(
+                leases
+                    .iter()
+                    .map(|l| style::lease_to_json(l, Style::Camel))
+                    .collect(),
+            ))
+        })
+    }
+
+    pub fn ack(&self, lease: JsValue) -> Promise {
+        let (handles, single) = try_arg!(lease_arg(&lease));
+        let q = self.inner.clone();
+        promise(async move { Ok(shaped(core(q.ack(&handles).await)?, single)) })
+    }
+
+    pub fn nack(&self, lease: JsValue, options: JsValue) -> Promise {
+        let (handles, single) = try_arg!(lease_arg(&lease));
+        let options = try_arg!(json_arg(&options, "options"));
+        let opts = try_arg!(core(style::nack_options_from_json(&options, Style::Camel)));
+        let pairs: Vec<_> = handles.into_iter().map(|h| (h, opts.clone())).collect();
+        let q = self.inner.clone();
+        promise(async move {
+            let outcomes = core(q.nack(&pairs).await)?;
+            Ok(shaped(
+                outcomes.iter().map(|o| o.as_str()).collect(),
+                single,
+            ))
+        })
+    }
+
+    pub fn extend(&self, lease: JsValue, ttl_ms: JsValue) -> Promise {
+        let (handles, single) = try_arg!(lease_arg(&lease));
+        let ttl = try_arg!(json_arg(&ttl_ms, "ttlMs"));
+        let Some(ttl) = crawlq::config::duration_from_value(&ttl, Style::Camel) else {
+            return rejected(js_error(crawlq::Error::InvalidArgument(format!(
+                "ttlMs must be a non-negative number of milliseconds, got {ttl}"
+            ))));
+        };
+        let q = self.inner.clone();
+        promise(async move {
+            let deadlines = core(q.extend(&handles, ttl).await)?;
+            if single && deadlines[0].is_none() {
+                return Err(js_error(crawlq::Error::LeaseLost {
+                    id: handles[0].id.clone(),
+                    token: handles[0].token,
+                }));
+            }
+            Ok(shaped(deadlines, single))
+        })
+    }
+
+    pub fn release(&self, lease: JsValue) -> Promise {
+        let (handles, single) = try_arg!(lease_arg(&lease));
+        let q = self.inner.clone();
+        promise(async move { Ok(shaped(core(q.release(&handles).await)?, single)) })
+    }
+
+    pub fn reclaim(&self, options: JsValue) -> Promise {
+        let [limit] = try_arg!(counts(&options, &[("limit", 1000)]));
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::reclaim_to_json(
+                &core(q.reclaim(limit).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    pub fn stats(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(style::stats_to_json(&core(q.stats().await)?, Style::Camel)) })
+    }
+
+    pub fn dead(&self, options: JsValue) -> Promise {
+        let [limit, offset] = try_arg!(counts(&options, &[("limit", 100), ("offset", 0)]));
+        let q = self.inner.clone();
+        promise(async move {
+            let page = core(q.dead(limit, offset).await)?;
+            Ok(Value::Array(
+                page.items
+                    .iter()
+                    .map(|d| style::dead_letter_to_json(d, Style::Camel))
+                    .collect(),
+            ))
+        })
+    }
+
+    #[wasm_bindgen(js_name = requeueDead)]
+    pub fn requeue_dead(&self, ids: JsValue) -> Promise {
+        let ids = match try_arg!(json_arg(&ids, "ids")) {
+            Value::Null => None,
+            Value::Array(items) => match items
+                .into_iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(ids) => Some(ids),
+                None => return rejected(type_error("ids must be an array of strings".into())),
+            },
+            _ => return rejected(type_error("ids must be an array of strings".into())),
+        };
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.requeue_dead(ids.as_deref()).await)?)) })
+    }
+
+    #[wasm_bindgen(js_name = purgeDead)]
+    pub fn purge_dead(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.purge_dead().await)?)) })
+    }
+
+    #[wasm_bindgen(js_name = setHostDelay)]
+    pub fn set_host_delay(&self, host: String, delay_ms: JsValue) -> Promise {
+        let delay = match try_arg!(json_arg(&delay_ms, "delayMs")) {
+            Value::Null => None,
+            v => match crawlq::config::duration_from_value(&v, Style::Camel) {
+                Some(d) => Some(d),
+                None => {
+                    return rejected(js_error(crawlq::Error::InvalidArgument(format!(
+                        "delayMs must be a non-negative number of milliseconds or null, got {v}"
+                    ))));
+                }
+            },
+        };
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::host_info_to_json(
+                &core(q.set_host_delay(&host, delay).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    #[wasm_bindgen(js_name = hostInfo)]
+    pub fn host_info(&self, host: String) -> Promise {
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::host_info_to_json(
+                &core(q.host_info(&host).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    pub fn peek(&self, options: JsValue) -> Promise {
+        let [limit] = try_arg!(counts(&options, &[("limit", 10)]));
+        let q = self.inner.clone();
+        promise(async move {
+            let items = core(q.peek(limit).await)?;
+            Ok(Value::Array(
+                items
+                    .iter()
+                    .map(|i| style::stored_item_to_json(i, Style::Camel))
+                    .collect(),
+            ))
+        })
+    }
+
+    /// The iterator behind `for await (const lease of q.work({ max, waitMs, stopWhenEmpty }))`.
+    pub fn work(&self, options: JsValue) -> Result<Work, JsValue> {
+        let mut options = json_arg(&options, "options")?;
+        let stop_when_empty = match options
+            .as_object_mut()
+            .and_then(|o| o.remove("stopWhenEmpty"))
+        {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => b,
+            Some(other) => {
+                return Err(type_error(format!(
+                    "options.stopWhenEmpty must be a boolean, got {other}"
+                )));
+            }
+        };
+        let opts = core(style::lease_options_from_json(&options, Style::Camel))?;
+        Ok(Work {
+            queue: self.inner.clone(),
+            cursor: Rc::new(RefCell::new(LeaseCursor::new(opts, stop_when_empty))),
+            closed: Rc::new(Cell::new(false)),
+        })
+    }
+
+    /// Close the transport (if it can be closed).
+    pub fn close(&self) -> Promise {
+        let transport = self.inner.executor().object().clone();
+        future_to_promise(async move {
+            if let Ok(close) = Reflect::get(&transport, &JsValue::from_str("close"))
+                .and_then(|f| f.dyn_into::<js_sys::Function>())
+            {
+                let p = close.call0(&transport)?;
+                wasm_bindgen_futures::JsFuture::from(Promise::resolve(&p)).await?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
+    #[wasm_bindgen(js_name = _setFixedClock)]
+    pub fn set_fixed_clock(&self, ms: Option<f64>) {
+        self.inner.set_fixed_clock(ms.map(|m| m as i64));
+    }
+}
+
+/// Non-negative integer options with defaults (`limit`, `offset`).
+fn counts<const N: usize>(
+    options: &JsValue,
+    names: &[(&str, usize); N],
+) -> Result<[usize; N], JsValue> {
+    let map = match json_arg(options, "options")? {
+        Value::Null => serde_json::Map::new(),
+        Value::Object(m) => m,
+        other => {
+            return Err(type_error(format!(
+                "options must be an object, got {other}"
+            )));
+        }
+    };
+    if let Some(unknown) = map.keys().find(|k| !names.iter().any(|(n, _)| n == k)) {
+        return Err(js_error(crawlq::Error::InvalidArgument(format!(
+            "unknown option {unknown:?}"
+        ))));
+    }
+    let mut out = [0usize; N];
+    for (slot, (name, default)) in out.iter_mut().zip(names) {
+        *slot = match map.get(*name) {
+            None | Some(Value::Null) => *default,
+            Some(v) => v.as_u64().map(|n| n as usize).ok_or_else(|| {
+                js_error(crawlq::Error::InvalidArgument(format!(
+                    "{name} must be a non-negative integer, got {v}"
+                )))
+            })?,
+        };
+    }
+    Ok(out)
+}
+
+/// The async iterator `Queue.work()` returns (the core's `LeaseCursor`).
+#[wasm_bindgen]
+pub struct Work {
+    queue: Rc<CoreQueue>,
+    cursor: Rc<RefCell<LeaseCursor>>,
+    closed: Rc<Cell<bool>>,
+}
+
+fn item(lease: &crawlq::Lease) -> Value {
+    json!({"value": style::lease_to_json(lease, Style::Camel), "done": false})
+}
+
+#[wasm_bindgen]
+impl Work {
+    /// The next lease (`{ value, done: false }`), or `{ done: true }` once finished.
+    pub fn next(&self) -> Promise {
+        let (opts, stop_when_empty) = {
+            let mut cursor = self.cursor.borrow_mut();
+            if let Some(lease) = cursor.pop() {
+                let value = item(&lease);
+                return promise(async move { Ok(value) });
+            }
+            if cursor.is_finished() {
+                return promise(async { Ok(json!({"done": true})) });
+            }
+            (cursor.options(), cursor.stop_when_empty())
+        };
+        let (q, closed, cursor) = (self.queue.clone(), self.closed.clone(), self.cursor.clone());
+        promise(async move {
+            let leases =
+                core(LeaseCursor::fetch(&q, &opts, stop_when_empty, || closed.get()).await)?;
+            let refilled = cursor.borrow_mut().refill(leases);
+            match refilled {
+                Ok(Some(lease)) => Ok(item(&lease)),
+                Ok(None) => Ok(json!({"done": true})),
+                Err(late) => {
+                    let _ = q.release(&late).await;
+                    Ok(json!({"done": true}))
+                }
+            }
+        })
+    }
+
+    /// Stop and release what the iterator still holds (called by `for await` on `break`).
+    #[wasm_bindgen(js_name = "return")]
+    pub fn finish(&self) -> Promise {
+        let held = self.close_cursor();
+        let q = self.queue.clone();
+        promise(async move {
+            core(q.release(&held).await)?;
+            Ok(json!({"done": true}))
+        })
+    }
+
+    /// Stop and release what the iterator still holds.
+    pub fn close(&self) -> Promise {
+        let held = self.close_cursor();
+        let q = self.queue.clone();
+        future_to_promise(async move {
+            core(q.release(&held).await)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}
+
+impl Work {
+    fn close_cursor(&self) -> Vec<LeaseHandle> {
+        self.closed.set(true);
+        self.cursor.borrow_mut().close()
+    }
+}

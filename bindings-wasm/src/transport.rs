@@ -1,0 +1,133 @@
+//! The executor of the WebAssembly build: every command is built and every reply decoded by
+//! the core; a JavaScript transport only runs one script call (EVALSHA, falling back to EVAL
+//! on NOSCRIPT) and one blocking wait.
+//!
+//! ```ts
+//! interface Transport {
+//!   evalScript(sha: string, source: string, keys: string[], args: string[]): Promise<Reply>
+//!   blockingWait(key: string, timeoutSeconds: number): Promise<boolean>
+//!   close?(): Promise<void>
+//! }
+//! type Reply = null | number | string | Uint8Array | Reply[]
+//! ```
+//! A transport rejects with an `Error` whose `kind` is `'server'` (Redis answered with an
+//! error), `'timeout'` or `'unavailable'` (anything else).
+
+use crawlq::ops::{Reply, ScriptCall};
+use crawlq::{Error, Executor, Result};
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use std::time::Duration;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+pub struct JsTransport {
+    this: JsValue,
+    eval_script: Function,
+    blocking_wait: Function,
+}
+
+impl JsTransport {
+    pub fn new(transport: JsValue) -> std::result::Result<JsTransport, String> {
+        let method = |name: &str| -> std::result::Result<Function, String> {
+            Reflect::get(&transport, &JsValue::from_str(name))
+                .ok()
+                .and_then(|f| f.dyn_into::<Function>().ok())
+                .ok_or_else(|| format!("the transport must have a method {name}()"))
+        };
+        Ok(JsTransport {
+            eval_script: method("evalScript")?,
+            blocking_wait: method("blockingWait")?,
+            this: transport,
+        })
+    }
+
+    pub fn object(&self) -> &JsValue {
+        &self.this
+    }
+}
+
+fn text(bytes: &[u8]) -> JsValue {
+    JsValue::from_str(&String::from_utf8_lossy(bytes))
+}
+
+/// A transport's rejection as a crawlq error.
+fn transport_error(err: JsValue, context: &str) -> Error {
+    let message = Reflect::get(&err, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| err.as_string())
+        .unwrap_or_else(|| "transport error".into());
+    let kind = Reflect::get(&err, &JsValue::from_str("kind"))
+        .ok()
+        .and_then(|k| k.as_string())
+        .unwrap_or_default();
+    if message.contains("CRAWLQ_PROTOCOL") {
+        return Error::Protocol(message);
+    }
+    match kind.as_str() {
+        "server" => Error::Server(format!("{context}: {message}")),
+        "timeout" => Error::Timeout(format!("{context}: {message}")),
+        _ => Error::Unavailable(format!("{context}: {message}")),
+    }
+}
+
+fn to_reply(value: JsValue) -> Reply {
+    if value.is_null() || value.is_undefined() {
+        Reply::Nil
+    } else if let Some(f) = value.as_f64() {
+        Reply::Int(f as i64)
+    } else if let Some(b) = value.as_bool() {
+        Reply::Int(b as i64)
+    } else if let Some(s) = value.as_string() {
+        Reply::Data(s.into_bytes())
+    } else if Array::is_array(&value) {
+        Reply::Array(
+            value
+                .unchecked_into::<Array>()
+                .iter()
+                .map(to_reply)
+                .collect(),
+        )
+    } else if value.is_instance_of::<Uint8Array>() {
+        Reply::Data(value.unchecked_into::<Uint8Array>().to_vec())
+    } else {
+        Reply::Data(format!("{value:?}").into_bytes())
+    }
+}
+
+impl Executor for JsTransport {
+    async fn eval(&self, call: ScriptCall) -> Result<Reply> {
+        let keys: Array = call.keys.iter().map(|k| JsValue::from_str(k)).collect();
+        let args: Array = call.args.iter().map(|a| text(a)).collect();
+        let promise = self
+            .eval_script
+            .call4(
+                &self.this,
+                &JsValue::from_str(call.script.sha1()),
+                &JsValue::from_str(call.script.source()),
+                &keys,
+                &args,
+            )
+            .map_err(|e| transport_error(e, call.script.name))?;
+        let value = JsFuture::from(Promise::resolve(&promise))
+            .await
+            .map_err(|e| transport_error(e, call.script.name))?;
+        Ok(to_reply(value))
+    }
+
+    async fn wait(&self, key: &str, timeout: Duration) -> Result<bool> {
+        let seconds = JsValue::from_f64(timeout.as_secs_f64().max(0.001));
+        let promise = self
+            .blocking_wait
+            .call2(&self.this, &JsValue::from_str(key), &seconds)
+            .map_err(|e| transport_error(e, "waiting for work"))?;
+        let woken = JsFuture::from(Promise::resolve(&promise))
+            .await
+            .map_err(|e| transport_error(e, "waiting for work"))?;
+        Ok(woken.is_truthy())
+    }
+
+    fn monotonic_ms(&self) -> u64 {
+        js_sys::Date::now() as u64
+    }
+}

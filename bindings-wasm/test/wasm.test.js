@@ -1,0 +1,107 @@
+'use strict'
+// What only the WebAssembly build has to show: it and the native addon share a queue with
+// identical stored bytes; the ioredis transport and the ES-module entry work; and its one
+// documented limitation.
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { execFile } = require('node:child_process')
+const path = require('node:path')
+const { promisify } = require('node:util')
+const { startRedis, uniqueName, T0 } = require('../../bindings-node/test/harness.js')
+
+const wasm = require(path.resolve(__dirname, '..', 'pkg'))
+const native = require(path.resolve(__dirname, '..', '..', 'bindings-node'))
+const run = promisify(execFile)
+
+let redis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+const BATCH = [
+  'https://Example.COM:443/a/../b?x=1#frag',
+  { url: 'http://bücher.example/ü', priority: 7, payload: { z: 1.0, a: ['é', null, true], n: -2.5 } },
+  { host: 'Example.ORG.', payload: 'plain' },
+  { url: 'http://delayed.example/', delayMs: 60_000 }
+]
+
+function storedRecords (name) {
+  const base = `crawlq:{${name}}`
+  const lanes = redis.cli('--scan', '--pattern', `${base}:l:*`).split('\n').filter(Boolean).sort()
+  const records = lanes.flatMap(lane => redis.cli('LRANGE', lane, '0', '-1').split('\n'))
+  return records.concat(redis.cli('ZRANGE', `${base}:delayed`, '0', '-1').split('\n'))
+}
+
+test('the wasm build and the native addon store byte-identical records', async () => {
+  const [a, b] = [uniqueName('bytes-wasm'), uniqueName('bytes-native')]
+  const qa = await wasm.Queue.connect(redis.url, a, { fixedClock: T0 })
+  const qb = await native.Queue.connect(redis.url, b, { fixedClock: T0 })
+  assert.deepEqual(await qa.seed(BATCH), await qb.seed(BATCH))
+  const records = storedRecords(a)
+  assert.equal(records.length, 4)
+  assert.deepEqual(records, storedRecords(b))
+  assert.ok(records.some(r => r.includes('"payload":{"a":["é",null,true],"n":-2.5,"z":1}')), records.join('\n'))
+  await qa.close()
+})
+
+test('seed through wasm, lease and ack through native, and the reverse, on one queue', async () => {
+  const name = uniqueName('mixed')
+  const viaWasm = await wasm.Queue.connect(redis.url, name)
+  const viaNative = await native.Queue.connect(redis.url, name)
+  await viaWasm.seed(['http://w.example/1', 'http://w.example/2'])
+  await viaNative.seed(['http://n.example/1', 'http://w.example/1'])
+  const leased = await viaNative.lease({ max: 10, waitMs: 0 })
+  assert.deepEqual(leased.map(l => l.url).sort(), ['http://n.example/1', 'http://w.example/1', 'http://w.example/2'])
+  assert.deepEqual(await viaWasm.ack(leased.slice(0, 2)), [true, true], 'wasm acks native leases')
+  assert.equal(await viaNative.nack(leased[2], { retry: false, reason: 'from native' }), 'dead')
+  const dead = await viaWasm.dead()
+  assert.deepEqual(dead.map(d => d.lastError), ['from native'])
+  const { now: _w, ...fromWasm } = await viaWasm.stats()
+  const { now: _n, ...fromNative } = await viaNative.stats()
+  assert.deepEqual(fromWasm, fromNative)
+  await viaWasm.close()
+})
+
+test('the ioredis transport runs a queue too', async () => {
+  const transport = await wasm.ioredisTransport(redis.url, { commandTimeoutMs: 2000 })
+  const q = new wasm.Queue(transport, uniqueName('ioredis'), { hostDelayMs: 0 })
+  assert.equal(q.transport, transport)
+  await q.seed(['http://io.example/1', 'http://io.example/2'])
+  const waiting = q.lease({ max: 5, waitMs: 10_000 })
+  const leases = await waiting
+  assert.equal(leases.length, 2)
+  assert.deepEqual(await q.ack(leases), [true, true])
+  const started = Date.now()
+  const later = q.lease({ waitMs: 10_000 })
+  setTimeout(() => { q.seed(['http://io.example/3']) }, 200)
+  assert.equal((await later).length, 1, 'a blocked wait is woken by a seed')
+  assert.ok(Date.now() - started < 5000)
+  redis.cli('SCRIPT', 'FLUSH')
+  assert.equal((await q.stats()).leased, 1, 'NOSCRIPT falls back to EVAL')
+  await q.close()
+})
+
+test('the ES-module entry loads from a plain import', async () => {
+  const entry = require('node:url').pathToFileURL(path.resolve(__dirname, '..', 'pkg', 'index.mjs')).href
+  const code = `import { Queue } from ${JSON.stringify(entry)}
+const q = await Queue.connect(${JSON.stringify(redis.url)}, 'esm')
+const report = await q.seed(['http://esm.example/'])
+console.log(report.added, typeof Queue.prototype.work)
+await q.close()`
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { timeout: 30_000 })
+  assert.equal(stdout.trim(), '1 function')
+})
+
+test('limitation: hostKey "domain" needs the Public Suffix List, which the wasm build leaves out', async () => {
+  await assert.rejects(wasm.Queue.connect(redis.url, 'psl', { hostKey: 'domain' }), err => {
+    assert.equal(err.code, 'ERR_CRAWLQ_CONFIG')
+    assert.match(err.message, /Public Suffix List/)
+    return true
+  })
+  const q = await native.Queue.connect(redis.url, uniqueName('psl'), { hostKey: 'domain' })
+  await q.seed(['http://www.shop.co.uk/'])
+  assert.equal((await q.lease({ waitMs: 0 }))[0].host, 'shop.co.uk', 'the native addon has it')
+})
+
+test('a transport without the two methods is refused', () => {
+  assert.throws(() => new wasm.Queue({ evalScript () {} }, 'q', {}), err => err instanceof TypeError && /blockingWait/.test(err.message))
+})
