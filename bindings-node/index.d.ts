@@ -190,6 +190,16 @@ export interface QueuedItem {
   lastError: string | null
 }
 
+/** The canonical form crawlq gives an input (`normalize()`). */
+export interface Normalized {
+  kind: 'url' | 'host'
+  canonical: string
+  /** Punycode, no port, no trailing dot. */
+  host: string
+  /** XXH3-128 of the canonical form, 32 hex digits. */
+  fingerprint: string
+}
+
 /** The `code` of every error the API rejects with (besides `ERR_INVALID_ARG_TYPE`). */
 export type CrawlqErrorCode =
   | 'ERR_CRAWLQ_INVALID_ITEM'
@@ -290,3 +300,9 @@ export declare class Work {
   /** Stop and release what the iterator still holds. */
   close(): Promise<void>
 }
+
+/**
+ * The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws
+ * an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
+ */
+export declare function normalize(input: string): Normalized

@@ -10,3 +10,4 @@ installProtocols(native.Queue, native.Work)
 // Named exports, so `import { Queue } from 'crawlq'` works from ES modules too.
 exports.Queue = native.Queue
 exports.Work = native.Work
+exports.normalize = native.normalize

@@ -190,6 +190,16 @@ export interface QueuedItem {
   lastError: string | null
 }
 
+/** The canonical form crawlq gives an input (`normalize()`). */
+export interface Normalized {
+  kind: 'url' | 'host'
+  canonical: string
+  /** Punycode, no port, no trailing dot. */
+  host: string
+  /** XXH3-128 of the canonical form, 32 hex digits. */
+  fingerprint: string
+}
+
 /** The `code` of every error the API rejects with (besides `ERR_INVALID_ARG_TYPE`). */
 export type CrawlqErrorCode =
   | 'ERR_CRAWLQ_INVALID_ITEM'

@@ -250,5 +250,13 @@ class ServerException extends Exception {}
  */
 function resolve_url(string $base, string $href): ?string {}
 
+/**
+ * The canonical form crawlq gives an input.
+ *
+ * @return array{kind: 'url'|'host', canonical: string, host: string, fingerprint: string}
+ * @throws InvalidItemException (with $reason) for an input crawlq would refuse
+ */
+function normalize(string $input): mixed {}
+
 /** Connections this process holds (one per Redis URL and connection settings). */
 function connection_count(): int {}

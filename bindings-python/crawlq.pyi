@@ -12,6 +12,7 @@ from typing import Any, Literal, Optional, TypedDict, Union, final, overload
 __version__: str
 __all__ = [
     "__version__",
+    "normalize",
     "Queue",
     "AsyncQueue",
     "Lease",
@@ -374,6 +375,15 @@ class AsyncQueue:
     async def __aenter__(self) -> AsyncQueue: ...
     async def __aexit__(self, *exc: object) -> bool: ...
     def _set_fixed_clock(self, ms: Optional[int]) -> None: ...
+
+class Normalized(TypedDict):
+    kind: Literal["url", "host"]
+    canonical: str
+    host: str
+    fingerprint: str
+
+def normalize(input: str) -> Normalized:
+    """The canonical form crawlq gives an input; InvalidItemError for one it would refuse."""
 
 class CrawlqError(Exception):
     """Base class of every crawlq error; `code` names the kind."""

@@ -534,6 +534,13 @@ impl Queue {
     }
 }
 
+/// The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws
+/// an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
+#[napi(ts_return_type = "Normalized")]
+pub fn normalize(env: &Env, input: String) -> Result<Value> {
+    crawlq::style::normalized_to_json(&input).map_err(|e| js_error(env, e))
+}
+
 /// Non-negative integer options with defaults (`limit`, `offset`).
 fn counts<const N: usize>(
     env: &Env,

@@ -581,6 +581,15 @@ pub fn resolve_url(base: String, href: String) -> Option<String> {
     crawlq::normalize::resolve(&base, &href)
 }
 
+/// The canonical form crawlq gives an input: ['kind' =>, 'canonical' =>, 'host' =>,
+/// 'fingerprint' =>]. Throws Crawlq\InvalidItemException (with `$reason`) for an input it
+/// would refuse.
+#[php_function]
+#[php(name = "Crawlq\\normalize")]
+pub fn normalize(input: String) -> PhpResult<Zval> {
+    Ok(zval_of(&style::normalized_to_json(&input).map_err(throw)?))
+}
+
 /// Connections this process holds (one per Redis URL and connection settings).
 #[php_function]
 #[php(name = "Crawlq\\connection_count")]
@@ -599,4 +608,5 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<Work>()
         .function(wrap_function!(connection_count))
         .function(wrap_function!(resolve_url))
+        .function(wrap_function!(normalize))
 }

@@ -10,8 +10,17 @@ mod work;
 
 use pyo3::prelude::*;
 
+/// The canonical form crawlq gives an input: {"kind", "canonical", "host", "fingerprint"}.
+/// Raises InvalidItemError (with `.reason_code`) for an input it would refuse.
+#[pyfunction]
+fn normalize(py: Python<'_>, input: &str) -> PyResult<Py<PyAny>> {
+    let value = ::crawlq::style::normalized_to_json(input).map_err(errors::to_pyerr)?;
+    convert::from_json(py, &value)
+}
+
 #[pymodule]
 fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<queue::Queue>()?;
     m.add_class::<queue::AsyncQueue>()?;

@@ -13,5 +13,6 @@ installProtocols(wasm.Queue, wasm.Work)
 
 exports.Queue = wasm.Queue
 exports.Work = wasm.Work
+exports.normalize = wasm.normalize
 exports.nodeRedisTransport = nodeRedisTransport
 exports.ioredisTransport = ioredisTransport

@@ -19,4 +19,5 @@ installProtocols(wasm.Queue, wasm.Work)
 
 export const Queue = wasm.Queue
 export const Work = wasm.Work
+export const normalize = wasm.normalize
 export { nodeRedisTransport, ioredisTransport }

@@ -122,6 +122,12 @@ pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
     Ok(())
 }
 
+/// The canonical form crawlq gives an input (same as the native addon's `normalize`).
+#[wasm_bindgen]
+pub fn normalize(input: String) -> Result<JsValue, JsValue> {
+    Ok(convert::to_js(&core(style::normalized_to_json(&input))?))
+}
+
 /// A crawl frontier in Redis, over a JavaScript transport.
 #[wasm_bindgen]
 pub struct Queue {

@@ -239,6 +239,32 @@ pub fn stored_item_to_json(item: &StoredItem, style: Style) -> Value {
         .done()
 }
 
+/// The canonical form of one input: kind (`url` or `host`), canonical, host, fingerprint (32
+/// hex digits). Invalid inputs are an [`Error::InvalidItem`] with the reason code.
+///
+/// ```
+/// let v = crawlq::style::normalized_to_json("HTTP://Example.com:80/#x").unwrap();
+/// assert_eq!(v["canonical"], "http://example.com/");
+/// assert_eq!(crawlq::style::normalized_to_json("ftp://x").unwrap_err().code(), "INVALID_ITEM");
+/// ```
+pub fn normalized_to_json(input: &str) -> Result<Value> {
+    let n = crate::normalize::normalize(input).map_err(|reason| Error::InvalidItem {
+        index: 0,
+        input: input.to_string(),
+        reason,
+    })?;
+    let kind = match n.kind {
+        crate::normalize::ItemKind::Url => "url",
+        crate::normalize::ItemKind::Host => "host",
+    };
+    Ok(serde_json::json!({
+        "kind": kind,
+        "canonical": n.canonical,
+        "host": n.host,
+        "fingerprint": n.fingerprint().hex(),
+    }))
+}
+
 /// Reads the fields of an options object, refusing unknown names.
 struct Fields<'a> {
     what: &'static str,

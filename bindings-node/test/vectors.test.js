@@ -1,0 +1,130 @@
+'use strict'
+// The shared vectors of tests/vectors/, checked through the JavaScript API (the native addon,
+// or another implementation chosen by CRAWLQ_JS_MODULE, such as the WebAssembly build).
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { crawlq, startRedis, uniqueName } = require('./harness.js')
+
+const VECTORS = path.resolve(__dirname, '..', '..', 'tests', 'vectors')
+const load = name => JSON.parse(fs.readFileSync(path.join(VECTORS, name), 'utf8'))
+
+let redis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+const camel = name => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+
+/** Vector names (snake_case, `_ms`) in JavaScript style (camelCase, `Ms`); payloads left alone. */
+function toJs (value) {
+  if (Array.isArray(value)) return value.map(toJs)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [
+    k.endsWith('_ms') ? camel(k.slice(0, -3)) + 'Ms' : camel(k),
+    k === 'payload' ? v : toJs(v)
+  ]))
+}
+
+/** Results back in vector names: expiresAt -> expires_at, oldestPendingAgeMs -> oldest_pending_age. */
+function toVector (value) {
+  if (Array.isArray(value)) return value.map(toVector)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [
+    k.replace(/Ms$/, '').replace(/[A-Z]/g, c => '_' + c.toLowerCase()),
+    k === 'payload' ? v : toVector(v)
+  ]))
+}
+
+function matches (expected, actual) {
+  if (Array.isArray(expected)) return Array.isArray(actual) && expected.length === actual.length && expected.every((e, i) => matches(e, actual[i]))
+  if (expected !== null && typeof expected === 'object') return actual !== null && typeof actual === 'object' && Object.entries(expected).every(([k, v]) => k in actual && matches(v, actual[k]))
+  return expected === actual
+}
+
+test('normalization and fingerprints', () => {
+  const { cases } = load('normalize.json')
+  assert.ok(cases.length >= 300)
+  for (const c of cases) {
+    if (c.error) {
+      assert.throws(() => crawlq.normalize(c.input), err => err.code === 'ERR_CRAWLQ_INVALID_ITEM' && err.reason === c.error, JSON.stringify(c.input))
+    } else {
+      const got = crawlq.normalize(c.input)
+      assert.deepEqual([got.kind, got.canonical, got.host, got.fingerprint], [c.kind, c.canonical, c.host, c.fingerprint], JSON.stringify(c.input))
+    }
+  }
+})
+
+const lines = text => text.split('\n').filter(Boolean)
+
+function storedRecords (base) {
+  const lanes = lines(redis.cli('--scan', '--pattern', `${base}:l:*`))
+  const records = lanes.flatMap(lane => lines(redis.cli('LRANGE', lane, '0', '-1')))
+  records.push(...lines(redis.cli('ZRANGE', `${base}:delayed`, '0', '-1')))
+  return records.sort((a, b) => Number(JSON.parse(a).id) - Number(JSON.parse(b).id))
+}
+
+test('stored record bytes', async () => {
+  const file = load('records.json')
+  for (const c of file.cases) {
+    const name = uniqueName('records')
+    const q = await crawlq.Queue.connect(redis.url, name, { fixedClock: file.clock })
+    await q.seed(toJs(c.items), toJs(c.options))
+    assert.deepEqual(storedRecords(`crawlq:{${name}}`), c.expect, c.name)
+    await q.close()
+  }
+})
+
+test('key names', async () => {
+  for (const c of load('keys.json').cases) {
+    const prefix = uniqueName('vec')
+    const q = await crawlq.Queue.connect(redis.url, c.queue, { keyPrefix: prefix })
+    await q.seed(toJs(c.items))
+    assert.deepEqual(lines(redis.cli('--scan', '--pattern', `${prefix}:*`)).sort(), c.expect.map(k => k.replace('{prefix}', prefix)))
+    await q.close()
+  }
+})
+
+test('operation scenarios', async () => {
+  const file = load('scenarios.json')
+  for (const scenario of file.scenarios) {
+    const q = await crawlq.Queue.connect(redis.url, uniqueName('scenario'), { ...toJs(scenario.options), fixedClock: file.clock })
+    const leases = []
+    for (const [i, step] of scenario.steps.entries()) {
+      const where = `${scenario.name}, step ${i} (${step.op})`
+      const arg = 'lease' in step ? leases[step.lease] : 'leases' in step ? step.leases.map(j => leases[j]) : undefined
+      let got
+      try {
+        switch (step.op) {
+          case 'clock': q._setFixedClock(step.ms); break
+          case 'seed': got = toVector(await q.seed(toJs(step.items), toJs(step.options ?? {}))); break
+          case 'lease': {
+            const fresh = await q.lease({ max: step.max, waitMs: step.wait_ms })
+            leases.push(...fresh)
+            got = toVector(fresh)
+            break
+          }
+          case 'ack': got = await q.ack(arg); break
+          case 'nack': got = await q.nack(arg, toJs(step.options ?? {})); break
+          case 'extend': got = await q.extend(arg, step.ttl_ms); break
+          case 'release': got = await q.release(arg); break
+          case 'reclaim': got = toVector(await q.reclaim({ limit: step.limit })); break
+          case 'stats': got = toVector(await q.stats()); break
+          case 'dead': got = toVector(await q.dead({ limit: step.limit, offset: step.offset })); break
+          case 'requeue_dead': got = await q.requeueDead(step.ids ?? undefined); break
+          case 'purge_dead': got = await q.purgeDead(); break
+          case 'set_host_delay': got = toVector(await q.setHostDelay(step.host, step.delay_ms)); break
+          case 'host_info': got = toVector(await q.hostInfo(step.host)); break
+          case 'peek': got = toVector(await q.peek({ limit: step.limit })); break
+          default: assert.fail(`unknown op ${step.op}`)
+        }
+      } catch (err) {
+        assert.equal(err.code, `ERR_CRAWLQ_${step.expect_error}`, `${where}: ${err.stack}`)
+        continue
+      }
+      assert.ok(!('expect_error' in step), `${where}: no error, got ${JSON.stringify(got)}`)
+      if ('expect' in step) assert.ok(matches(step.expect, got), `${where}: expected ${JSON.stringify(step.expect)}, got ${JSON.stringify(got)}`)
+    }
+    await q.close()
+  }
+})

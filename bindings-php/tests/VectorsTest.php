@@ -1,0 +1,186 @@
+<?php
+
+declare(strict_types=1);
+
+use Crawlq\Lease;
+use Crawlq\Queue;
+use PHPUnit\Framework\TestCase;
+
+/** The shared vectors of tests/vectors/, checked through the PHP extension. */
+final class VectorsTest extends TestCase
+{
+    private const TIME_FIELDS = ['leased_at', 'expires_at', 'enqueued_at', 'died_at', 'held_until', 'now', 'oldest_pending_age', 'delay', 'adaptive_extra'];
+
+    private static function load(string $name): array
+    {
+        return json_decode((string) file_get_contents(__DIR__ . '/../../tests/vectors/' . $name), true, 512, JSON_THROW_ON_ERROR);
+    }
+
+    /** Vector names (`_ms` milliseconds) as PHP's (seconds); payloads left alone. */
+    private static function toPhp(mixed $value): mixed
+    {
+        if (!is_array($value)) {
+            return $value;
+        }
+        $out = [];
+        foreach ($value as $k => $v) {
+            if (is_string($k) && str_ends_with($k, '_ms')) {
+                $out[substr($k, 0, -3)] = $v === null ? null : $v / 1000;
+            } else {
+                $out[$k] = $k === 'payload' ? $v : self::toPhp($v);
+            }
+        }
+        return $out;
+    }
+
+    /** Results in vector units: seconds -> milliseconds for the time fields. */
+    private static function toVector(mixed $value): mixed
+    {
+        if (!is_array($value)) {
+            return $value;
+        }
+        $out = [];
+        foreach ($value as $k => $v) {
+            if (in_array($k, self::TIME_FIELDS, true) && is_float($v)) {
+                $out[$k] = (int) round($v * 1000);
+            } else {
+                $out[$k] = $k === 'payload' ? $v : self::toVector($v);
+            }
+        }
+        return $out;
+    }
+
+    private static function lease(Lease $l): array
+    {
+        return self::toVector(['id' => $l->id, 'url' => $l->url, 'host' => $l->host, 'payload' => $l->payload, 'priority' => $l->priority,
+            'attempt' => $l->attempt, 'token' => $l->token, 'leased_at' => $l->leasedAt, 'expires_at' => $l->expiresAt,
+            'enqueued_at' => $l->enqueuedAt, 'last_error' => $l->lastError]);
+    }
+
+    private static function matchesVector(mixed $expected, mixed $actual): bool
+    {
+        if (is_array($expected) && array_is_list($expected) && $expected !== []) {
+            if (!is_array($actual) || count($actual) !== count($expected)) {
+                return false;
+            }
+            foreach ($expected as $i => $e) {
+                if (!array_key_exists($i, $actual) || !self::matchesVector($e, $actual[$i])) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (is_array($expected)) {
+            if ($expected === []) {
+                return $actual === [];
+            }
+            foreach ($expected as $k => $e) {
+                if (!is_array($actual) || !array_key_exists($k, $actual) || !self::matchesVector($e, $actual[$k])) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return is_int($expected) && is_float($actual) ? (float) $expected === $actual : $expected === $actual;
+    }
+
+    public function testNormalizationAndFingerprints(): void
+    {
+        $cases = self::load('normalize.json')['cases'];
+        $this->assertGreaterThanOrEqual(300, count($cases));
+        foreach ($cases as $case) {
+            if (isset($case['error'])) {
+                try {
+                    Crawlq\normalize($case['input']);
+                    $this->fail('accepted ' . json_encode($case['input']));
+                } catch (Crawlq\InvalidItemException $e) {
+                    $this->assertSame($case['error'], $e->reason, json_encode($case['input']));
+                }
+            } else {
+                $got = Crawlq\normalize($case['input']);
+                $this->assertSame([$case['kind'], $case['canonical'], $case['host'], $case['fingerprint']],
+                    [$got['kind'], $got['canonical'], $got['host'], $got['fingerprint']], json_encode($case['input']));
+            }
+        }
+    }
+
+    private static function lines(string $text): array
+    {
+        return array_values(array_filter(explode("\n", $text), fn ($l) => $l !== ''));
+    }
+
+    public function testStoredRecords(): void
+    {
+        $file = self::load('records.json');
+        foreach ($file['cases'] as $case) {
+            $name = unique_name('records');
+            $q = new Queue(shared_redis()->url(), $name, ['fixed_clock' => $file['clock'] / 1000]);
+            $q->seed(self::toPhp($case['items']), self::toPhp($case['options']) ?: null);
+            $base = "crawlq:{{$name}}";
+            $records = [];
+            foreach (self::lines(shared_redis()->cli('--scan', '--pattern', "$base:l:*")) as $lane) {
+                array_push($records, ...self::lines(shared_redis()->cli('LRANGE', $lane, '0', '-1')));
+            }
+            array_push($records, ...self::lines(shared_redis()->cli('ZRANGE', "$base:delayed", '0', '-1')));
+            usort($records, fn ($a, $b) => (int) json_decode($a, true)['id'] <=> (int) json_decode($b, true)['id']);
+            $this->assertSame($case['expect'], $records, $case['name']);
+        }
+    }
+
+    public function testKeyNames(): void
+    {
+        foreach (self::load('keys.json')['cases'] as $case) {
+            $prefix = unique_name('vec');
+            $q = new Queue(shared_redis()->url(), $case['queue'], ['key_prefix' => $prefix]);
+            $q->seed(self::toPhp($case['items']));
+            $keys = self::lines(shared_redis()->cli('--scan', '--pattern', "$prefix:*"));
+            sort($keys);
+            $this->assertSame(array_map(fn ($k) => str_replace('{prefix}', $prefix, $k), $case['expect']), $keys);
+        }
+    }
+
+    public function testScenarios(): void
+    {
+        $file = self::load('scenarios.json');
+        foreach ($file['scenarios'] as $scenario) {
+            $q = new Queue(shared_redis()->url(), unique_name('scenario'), ['fixed_clock' => $file['clock'] / 1000] + self::toPhp($scenario['options']));
+            $leases = [];
+            foreach ($scenario['steps'] as $i => $step) {
+                $where = "{$scenario['name']}, step $i ({$step['op']})";
+                $arg = array_key_exists('lease', $step) ? $leases[$step['lease']]
+                    : (array_key_exists('leases', $step) ? array_map(fn ($j) => $leases[$j], $step['leases']) : null);
+                $options = self::toPhp($step['options'] ?? []) ?: null;
+                try {
+                    $got = match ($step['op']) {
+                        'clock' => $q->_setFixedClock($step['ms']),
+                        'seed' => (fn ($r) => ['added' => $r->added, 'duplicates' => $r->duplicates, 'invalid' => $r->invalid])($q->seed(self::toPhp($step['items']), $options)),
+                        'lease' => (function () use ($q, $step, &$leases) {
+                            $fresh = $q->lease($step['max'], $step['wait_ms'] / 1000);
+                            array_push($leases, ...$fresh);
+                            return array_map(fn ($l) => self::lease($l), $fresh);
+                        })(),
+                        'ack' => $q->ack($arg),
+                        'nack' => $q->nack($arg, $options),
+                        'extend' => (fn ($d) => is_array($d) ? array_map(fn ($t) => $t === null ? null : (int) round($t * 1000), $d) : (int) round($d * 1000))($q->extend($arg, $step['ttl_ms'] / 1000)),
+                        'release' => $q->release($arg),
+                        'reclaim' => $q->reclaim($step['limit']),
+                        'stats' => self::toVector($q->stats()),
+                        'dead' => self::toVector($q->dead($step['limit'], $step['offset'])),
+                        'requeue_dead' => $q->requeueDead($step['ids']),
+                        'purge_dead' => $q->purgeDead(),
+                        'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
+                        'host_info' => self::toVector($q->hostInfo($step['host'])),
+                        'peek' => self::toVector($q->peek($step['limit'])),
+                    };
+                } catch (Crawlq\Exception $e) {
+                    $this->assertSame($step['expect_error'] ?? null, $e->getCode(), "$where: " . $e->getMessage());
+                    continue;
+                }
+                $this->assertArrayNotHasKey('expect_error', $step, "$where: no error");
+                if (array_key_exists('expect', $step)) {
+                    $this->assertTrue(self::matchesVector($step['expect'], $got), "$where: expected " . json_encode($step['expect']) . ', got ' . json_encode($got));
+                }
+            }
+        }
+    }
+}

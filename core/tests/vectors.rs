@@ -1,0 +1,389 @@
+//! The shared vectors of tests/vectors/ (normalization, fingerprints, stored bytes, key names,
+//! operation scenarios), checked through the Rust API. Every other runtime checks the same files.
+mod common;
+
+use common::*;
+use crawlq::style::{self, field_name};
+use crawlq::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn vectors(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/vectors")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Vector names (snake_case, `_ms` for milliseconds) in the JavaScript style the Rust runner
+/// feeds to the core's parsers. Payloads are data, not names: left alone.
+fn to_camel(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let name = match k.strip_suffix("_ms") {
+                        Some(stem) => field_name(stem, true, Style::Camel),
+                        None => field_name(k, false, Style::Camel),
+                    };
+                    (
+                        name,
+                        if k == "payload" {
+                            v.clone()
+                        } else {
+                            to_camel(v)
+                        },
+                    )
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(to_camel).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Results (JavaScript style) back in vector names: `expiresAt` -> `expires_at`,
+/// `oldestPendingAgeMs` -> `oldest_pending_age`.
+fn to_snake(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let stem = k.strip_suffix("Ms").unwrap_or(k);
+                    let mut name = String::new();
+                    for c in stem.chars() {
+                        if c.is_ascii_uppercase() {
+                            name.push('_');
+                            name.push(c.to_ascii_lowercase());
+                        } else {
+                            name.push(c);
+                        }
+                    }
+                    (
+                        name,
+                        if k == "payload" {
+                            v.clone()
+                        } else {
+                            to_snake(v)
+                        },
+                    )
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(to_snake).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Expected objects list the fields to compare; lists must match element by element.
+fn matches(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|x| matches(v, x))),
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(x, y)| matches(x, y))
+        }
+        (Value::Number(e), Value::Number(a)) => e.as_f64() == a.as_f64(),
+        (e, a) => e == a,
+    }
+}
+
+#[test]
+fn normalization_and_fingerprint_vectors() {
+    let cases = vectors("normalize.json")["cases"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(cases.len() >= 300);
+    for case in cases {
+        let input = case["input"].as_str().unwrap();
+        match (style::normalized_to_json(input), case.get("error")) {
+            (Ok(got), None) => {
+                for field in ["kind", "canonical", "host", "fingerprint"] {
+                    assert_eq!(got[field], case[field], "{field} of {input:?}");
+                }
+            }
+            (Err(Error::InvalidItem { reason, .. }), Some(code)) => {
+                assert_eq!(reason.code(), code, "{input:?}")
+            }
+            (got, _) => panic!("{input:?}: expected {case}, got {got:?}"),
+        }
+    }
+}
+
+async fn seed_items(
+    q: &Queue<RedisExecutor>,
+    items: &Value,
+    options: &Value,
+) -> Result<SeedReport> {
+    let items = style::seed_items_from_json(&to_camel(items), Style::Camel)?;
+    let options = style::seed_options_from_json(&to_camel(options), Style::Camel)?;
+    q.seed(&items, &options).await
+}
+
+/// Every stored record of a queue (ready lanes, then delayed), by id.
+fn stored_records(base: &str) -> Vec<String> {
+    let mut records: Vec<String> = scan_keys(shared(), base, ":l:*")
+        .iter()
+        .flat_map(|lane| {
+            shared()
+                .cli(&["LRANGE", lane, "0", "-1"])
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    records.extend(
+        shared()
+            .cli(&["ZRANGE", &format!("{base}:delayed"), "0", "-1"])
+            .lines()
+            .map(str::to_string),
+    );
+    records.sort_by_key(|r| {
+        wire::decode_record(r.as_bytes())
+            .unwrap()
+            .id
+            .parse::<u64>()
+            .unwrap()
+    });
+    records
+}
+
+#[tokio::test]
+async fn stored_record_vectors() {
+    let file = vectors("records.json");
+    for case in file["cases"].as_array().unwrap() {
+        let config = Config {
+            fixed_clock_ms: file["clock"].as_i64(),
+            ..config()
+        };
+        let q = open("records", config).await;
+        seed_items(&q, &case["items"], &case["options"])
+            .await
+            .unwrap();
+        let expected: Vec<String> = case["expect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            stored_records(q.ops().keys().base()),
+            expected,
+            "{}",
+            case["name"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn key_name_vectors() {
+    for case in vectors("keys.json")["cases"].as_array().unwrap() {
+        let prefix = unique("vec");
+        let queue = case["queue"].as_str().unwrap();
+        let q = Queue::connect(
+            &shared().url(),
+            queue,
+            Config {
+                key_prefix: prefix.clone(),
+                ..config()
+            },
+        )
+        .await
+        .unwrap();
+        seed_items(&q, &case["items"], &Value::Null).await.unwrap();
+        let mut keys = scan_keys(shared(), &format!("{prefix}:"), "*");
+        keys.sort();
+        let expected: Vec<String> = case["expect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap().replace("{prefix}", &prefix))
+            .collect();
+        assert_eq!(keys, expected);
+        let bucket = keys.iter().find(|k| k.contains(":s:0:")).unwrap();
+        let members = shared().cli(&["SMEMBERS", bucket]);
+        let all_buckets: String = keys
+            .iter()
+            .filter(|k| k.contains(":s:"))
+            .map(|k| shared().cli(&["SMEMBERS", k]))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            all_buckets
+                .lines()
+                .any(|m| m == case["seen_member"].as_str().unwrap()),
+            "{members}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn scenario_vectors() {
+    let file = vectors("scenarios.json");
+    let clock = file["clock"].as_i64().unwrap();
+    for scenario in file["scenarios"].as_array().unwrap() {
+        let name = scenario["name"].as_str().unwrap();
+        let mut options = to_camel(&scenario["options"]);
+        options
+            .as_object_mut()
+            .unwrap()
+            .insert("fixedClock".into(), json!(clock));
+        let config = style::config_from_json(&options, Style::Camel).unwrap();
+        let q = open("scenario", config).await;
+        let mut leases: Vec<Lease> = Vec::new();
+        for (n, step) in scenario["steps"].as_array().unwrap().iter().enumerate() {
+            let handles = |step: &Value| -> (Vec<LeaseHandle>, bool) {
+                match (step.get("lease"), step.get("leases")) {
+                    (Some(i), _) => (vec![leases[i.as_u64().unwrap() as usize].handle()], true),
+                    (_, Some(list)) => (
+                        list.as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|i| leases[i.as_u64().unwrap() as usize].handle())
+                            .collect(),
+                        false,
+                    ),
+                    _ => (vec![], false),
+                }
+            };
+            let shape = |values: Vec<Value>, single: bool| {
+                if single {
+                    values[0].clone()
+                } else {
+                    Value::Array(values)
+                }
+            };
+            let (h, single) = handles(step);
+            let result: Result<Value> = async {
+                Ok(match step["op"].as_str().unwrap() {
+                    "clock" => {
+                        q.set_fixed_clock(step["ms"].as_i64());
+                        Value::Null
+                    }
+                    "seed" => {
+                        let report = seed_items(
+                            &q,
+                            &step["items"],
+                            step.get("options").unwrap_or(&Value::Null),
+                        )
+                        .await?;
+                        to_snake(&style::seed_report_to_json(&report, Style::Camel))
+                    }
+                    "lease" => {
+                        let opts = LeaseOptions {
+                            max: step["max"].as_u64().unwrap() as usize,
+                            wait: Duration::from_millis(step["wait_ms"].as_u64().unwrap()),
+                            ttl: None,
+                        };
+                        let got = q.lease_with(&opts).await?;
+                        let out = Value::Array(
+                            got.iter()
+                                .map(|l| to_snake(&style::lease_to_json(l, Style::Camel)))
+                                .collect(),
+                        );
+                        leases.extend(got);
+                        out
+                    }
+                    "ack" => shape(
+                        q.ack(&h).await?.into_iter().map(Value::Bool).collect(),
+                        single,
+                    ),
+                    "nack" => {
+                        let opts = style::nack_options_from_json(
+                            &to_camel(step.get("options").unwrap_or(&Value::Null)),
+                            Style::Camel,
+                        )?;
+                        let pairs: Vec<_> = h.into_iter().map(|h| (h, opts.clone())).collect();
+                        shape(
+                            q.nack(&pairs)
+                                .await?
+                                .iter()
+                                .map(|o| json!(o.as_str()))
+                                .collect(),
+                            single,
+                        )
+                    }
+                    "extend" => {
+                        let ttl = Duration::from_millis(step["ttl_ms"].as_u64().unwrap());
+                        if single {
+                            json!(q.extend_one(&h[0], ttl).await?)
+                        } else {
+                            Value::Array(
+                                q.extend(&h, ttl)
+                                    .await?
+                                    .into_iter()
+                                    .map(|d| json!(d))
+                                    .collect(),
+                            )
+                        }
+                    }
+                    "release" => shape(
+                        q.release(&h).await?.into_iter().map(Value::Bool).collect(),
+                        single,
+                    ),
+                    "reclaim" => to_snake(&style::reclaim_to_json(
+                        &q.reclaim(step["limit"].as_u64().unwrap() as usize).await?,
+                        Style::Camel,
+                    )),
+                    "stats" => to_snake(&style::stats_to_json(&q.stats().await?, Style::Camel)),
+                    "dead" => {
+                        let page = q
+                            .dead(
+                                step["limit"].as_u64().unwrap() as usize,
+                                step["offset"].as_u64().unwrap() as usize,
+                            )
+                            .await?;
+                        Value::Array(
+                            page.items
+                                .iter()
+                                .map(|d| to_snake(&style::dead_letter_to_json(d, Style::Camel)))
+                                .collect(),
+                        )
+                    }
+                    "requeue_dead" => {
+                        let ids: Option<Vec<String>> =
+                            serde_json::from_value(step["ids"].clone()).unwrap();
+                        json!(q.requeue_dead(ids.as_deref()).await?)
+                    }
+                    "purge_dead" => json!(q.purge_dead().await?),
+                    "set_host_delay" => {
+                        let delay = step["delay_ms"].as_u64().map(Duration::from_millis);
+                        to_snake(&style::host_info_to_json(
+                            &q.set_host_delay(step["host"].as_str().unwrap(), delay)
+                                .await?,
+                            Style::Camel,
+                        ))
+                    }
+                    "host_info" => to_snake(&style::host_info_to_json(
+                        &q.host_info(step["host"].as_str().unwrap()).await?,
+                        Style::Camel,
+                    )),
+                    "peek" => Value::Array(
+                        q.peek(step["limit"].as_u64().unwrap() as usize)
+                            .await?
+                            .iter()
+                            .map(|i| to_snake(&style::stored_item_to_json(i, Style::Camel)))
+                            .collect(),
+                    ),
+                    other => panic!("unknown op {other}"),
+                })
+            }
+            .await;
+            let at = format!("{name}, step {n} ({})", step["op"]);
+            match (result, step.get("expect_error")) {
+                (Err(e), Some(code)) => assert_eq!(e.code(), code.as_str().unwrap(), "{at}"),
+                (Ok(got), None) => {
+                    if let Some(expected) = step.get("expect") {
+                        assert!(
+                            matches(expected, &got),
+                            "{at}: expected {expected}, got {got}"
+                        );
+                    }
+                }
+                (got, _) => panic!("{at}: expected {step}, got {got:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Writes normalize.json, records.json and keys.json: the vectors every runtime checks.
+
+The expected values come from models written here, independently of the Rust code: a small
+model of WHATWG URL canonicalization for the systematic URL combinations, Python's IDNA codec
+for punycode, the `xxhash` package for fingerprints, and the record format of
+docs/PROTOCOL.md for stored bytes. A runtime agreeing with these files agrees with the spec,
+not merely with itself. scenarios.json is written by hand.
+
+    pip install xxhash && python3 tests/vectors/generate.py        (rewrites the files)
+    python3 tests/vectors/generate.py --check                       (fails if they are stale)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import xxhash
+
+HERE = Path(__file__).resolve().parent
+T0 = 1_800_000_000_000
+MAX_ITEM_BYTES = 8192
+
+
+# ---------------------------------------------------------------- canonical forms (model)
+
+DEFAULT_PORT = {"http": 80, "https": 443}
+# WHATWG path percent-encode set (beyond C0 controls): space " # < > ? ` { }
+PATH_ENCODE = {" ": "%20", '"': "%22", "<": "%3C", ">": "%3E", "`": "%60", "{": "%7B", "}": "%7D"}
+QUERY_ENCODE = {" ": "%20", '"': "%22", "<": "%3C", ">": "%3E"}
+
+
+def remove_dot_segments(path: str) -> str:
+    out: list[str] = []
+    segments = path.split("/")[1:]
+    for i, seg in enumerate(segments):
+        last = i == len(segments) - 1
+        if seg == ".":
+            if last:
+                out.append("")
+        elif seg == "..":
+            if out:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(seg)
+    return "/" + "/".join(out)
+
+
+def fingerprint(canonical: str) -> str:
+    return xxhash.xxh3_128_hexdigest(canonical.encode())
+
+
+def url_case(scheme: str, host: str, port: int | None, path: str, query: str, fragment: str) -> dict:
+    raw = f"{scheme}://{host}" + (f":{port}" if port is not None else "") + path + query + fragment
+    s = scheme.lower()
+    h = host.lower().rstrip(".")
+    keep_port = port is not None and port != DEFAULT_PORT[s]
+    p = remove_dot_segments(path or "/")
+    p = "".join(PATH_ENCODE.get(c, c) for c in p)
+    q = "".join(QUERY_ENCODE.get(c, c) for c in query)
+    canonical = f"{s}://{h}" + (f":{port}" if keep_port else "") + p + q
+    return {"input": raw, "kind": "url", "canonical": canonical, "host": h, "fingerprint": fingerprint(canonical)}
+
+
+def systematic_urls() -> list[dict]:
+    schemes = ["http", "HTTP", "https", "HtTpS"]
+    hosts = ["Example.COM", "example.com.", "WWW.Example.ORG", "127.0.0.1", "sub.Domain.co.uk", "x-y.example"]
+    ports = [None, "default", 8080]
+    paths = ["", "/", "/a/b", "/a/./b/../c", "/a/b/..", "/a%20b/~x", "/a b", "/%7Euser/"]
+    queries = ["", "?q=1&r=two", "?x=a b", "?"]
+    fragments = ["", "#frag", "#"]
+    rng = random.Random(20261121)
+    cases, seen = [], set()
+    while len(cases) < 240:
+        scheme = rng.choice(schemes)
+        port = rng.choice(ports)
+        if port == "default":
+            port = DEFAULT_PORT[scheme.lower()]
+        case = url_case(scheme, rng.choice(hosts), port, rng.choice(paths), rng.choice(queries), rng.choice(fragments))
+        if case["input"] not in seen:
+            seen.add(case["input"])
+            cases.append(case)
+    return cases
+
+
+def host_case(raw: str, host: str) -> dict:
+    return {"input": raw, "kind": "host", "canonical": host, "host": host, "fingerprint": fingerprint(host)}
+
+
+def url(raw: str, canonical: str, host: str) -> dict:
+    return {"input": raw, "kind": "url", "canonical": canonical, "host": host, "fingerprint": fingerprint(canonical)}
+
+
+def invalid(raw: str, code: str) -> dict:
+    return {"input": raw, "error": code}
+
+
+def puny(label: str) -> str:
+    return label.encode("idna").decode()
+
+
+def hand_written() -> list[dict]:
+    b = puny("bücher")
+    e = puny("éxample")
+    return [
+        # bare hosts: trimmed, lowercased, trailing dot stripped, IDNA to punycode
+        host_case("Example.COM.", "example.com"),
+        host_case("  example.com  ", "example.com"),
+        host_case("\texample.com\n", "example.com"),
+        host_case("EXAMPLE.org", "example.org"),
+        host_case("sub.example.co.uk", "sub.example.co.uk"),
+        host_case("a_b.example", "a_b.example"),
+        host_case("localhost", "localhost"),
+        host_case("bücher.de", f"{b}.de"),
+        host_case("BÜCHER.de.", f"{b}.de"),
+        host_case("ÉXAMPLE.com", f"{e}.com"),
+        host_case("xn--bcher-kva.de", "xn--bcher-kva.de"),
+        host_case("192.168.0.1", "192.168.0.1"),
+        host_case("127.0.0.1", "127.0.0.1"),
+        host_case("[::1]", "[::1]"),
+        host_case("[2001:DB8::1]", "[2001:db8::1]"),
+        host_case("a" * 63 + ".com", "a" * 63 + ".com"),
+        # URLs: case, ports, fragments, trailing dots, IDNA, percent-encoding, dot segments
+        url("HTTP://Example.COM", "http://example.com/", "example.com"),
+        url("https://example.com:443/a", "https://example.com/a", "example.com"),
+        url("http://example.com:443/a", "http://example.com:443/a", "example.com"),
+        url("https://example.com:80/", "https://example.com:80/", "example.com"),
+        url("http://example.com:08080/", "http://example.com:8080/", "example.com"),
+        url("http://example.com/a#top", "http://example.com/a", "example.com"),
+        url("http://example.com/a?b=1#c=2", "http://example.com/a?b=1", "example.com"),
+        url("http://example.com./a", "http://example.com/a", "example.com"),
+        url("http://bücher.de/ü", f"http://{b}.de/%C3%BC", f"{b}.de"),
+        url("http://BÜCHER.de/", f"http://{b}.de/", f"{b}.de"),
+        url("http://example.com/a/./b/../c", "http://example.com/a/c", "example.com"),
+        url("http://example.com/../../x", "http://example.com/x", "example.com"),
+        url("http://example.com/a%2fb", "http://example.com/a%2fb", "example.com"),
+        url("http://example.com/%7e", "http://example.com/%7e", "example.com"),
+        url("http://example.com/a b?c d", "http://example.com/a%20b?c%20d", "example.com"),
+        url("http://example.com/é?é", "http://example.com/%C3%A9?%C3%A9", "example.com"),
+        url("http://example.com\\a\\b", "http://example.com/a/b", "example.com"),
+        url("  http://example.com/x  ", "http://example.com/x", "example.com"),
+        url("http://user:pass@example.com/", "http://user:pass@example.com/", "example.com"),
+        url("http://[::1]:8080/", "http://[::1]:8080/", "[::1]"),
+        url("http://192.168.0.1/", "http://192.168.0.1/", "192.168.0.1"),
+        url("http://0x7f.1/", "http://127.0.0.1/", "127.0.0.1"),
+        url("http://example.com?", "http://example.com/?", "example.com"),
+        url("HTTPS://WWW.Example.COM/Path/Keeps/Case", "https://www.example.com/Path/Keeps/Case", "www.example.com"),
+        # refused inputs, with their reason code
+        invalid("", "empty"),
+        invalid("   ", "empty"),
+        invalid("\t\n", "empty"),
+        invalid("ftp://example.com/file", "unsupported_scheme"),
+        invalid("file:///etc/passwd", "unsupported_scheme"),
+        invalid("ws://example.com/", "unsupported_scheme"),
+        invalid("javascript://alert(1)", "unsupported_scheme"),
+        invalid("http://", "invalid_url"),
+        invalid("http://exa mple.com/", "invalid_url"),
+        invalid("http://example.com:99999/", "invalid_url"),
+        invalid("http://[::1/", "invalid_url"),
+        invalid("example.com/path", "invalid_url"),
+        invalid("example.com:8080", "invalid_url"),
+        invalid("mailto:someone@example.com", "invalid_url"),
+        invalid("user@example.com", "invalid_url"),
+        invalid("example.com?q", "invalid_url"),
+        invalid("exa mple.com", "invalid_host"),
+        invalid("-bad.example.com", "invalid_host"),
+        invalid("bad-.example.com", "invalid_host"),
+        invalid("a..b", "invalid_host"),
+        invalid("a" * 64 + ".com", "invalid_host"),
+        invalid(("a" * 60 + ".") * 5 + "com", "invalid_host"),
+        invalid("http://-bad.example.com/", "invalid_host"),
+        invalid("http://a..b/", "invalid_host"),
+        invalid("http://ex!ample.com/", "invalid_host"),
+        invalid("http://example.com/" + "a" * MAX_ITEM_BYTES, "too_long"),
+        invalid("a" * (MAX_ITEM_BYTES + 1), "too_long"),
+    ]
+
+
+# ------------------------------------------------------------- stored records (model)
+
+def json_string(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def canonical_json(value) -> str:
+    """The canonical payload JSON of docs/PROTOCOL.md."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 2**53:
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, str):
+        return json_string(value)
+    if isinstance(value, list):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    items = sorted(value.items(), key=lambda kv: kv[0].encode())
+    return "{" + ",".join(json_string(k) + ":" + canonical_json(v) for k, v in items) + "}"
+
+
+def record(id_: int, host: str, url_: str | None, priority: int = 0, payload=None) -> str:
+    s = f'{{"v":1,"id":"{id_}","ts":{T0},"host":{json_string(host)},'
+    if priority:
+        s += f'"priority":{priority},'
+    s += '"attempt":0'
+    if url_ is not None:
+        s += f',"url":{json_string(url_)}'
+    if payload is not None:
+        s += f',"payload":{canonical_json(payload)}'
+    return s + "}"
+
+
+def records() -> list[dict]:
+    b = puny("bücher")
+    return [
+        {
+            "name": "urls and hosts, default options",
+            "items": ["https://Example.COM:443/a/../b?x=1#frag", "Example.ORG.", "http://bücher.de/ü"],
+            "options": {},
+            "expect": [
+                record(1, "example.com", "https://example.com/b?x=1"),
+                record(2, "example.org", None),
+                record(3, f"{b}.de", f"http://{b}.de/%C3%BC"),
+            ],
+        },
+        {
+            "name": "priorities and payloads, per item and per batch",
+            "items": [
+                {"url": "http://p.example/1", "priority": 7, "payload": {"z": 1.0, "a": ["é", None, True], "n": -2.5}},
+                {"url": "http://p.example/2", "priority": -3},
+                "http://p.example/3",
+                {"host": "h.example", "payload": "plain \"quoted\"\n"},
+            ],
+            "options": {"priority": 2, "payload": {"batch": True, "depth": 0}},
+            "expect": [
+                record(1, "p.example", "http://p.example/1", 7, {"z": 1.0, "a": ["é", None, True], "n": -2.5}),
+                record(2, "p.example", "http://p.example/2", -3, {"batch": True, "depth": 0}),
+                record(3, "p.example", "http://p.example/3", 2, {"batch": True, "depth": 0}),
+                record(4, "h.example", None, 2, "plain \"quoted\"\n"),
+            ],
+        },
+        {
+            "name": "duplicates and invalid items take no id; delayed items are stored alike",
+            "items": ["http://d.example/a", "http://D.EXAMPLE:80/a#x", "not a host", {"url": "http://d.example/later", "delay_ms": 60000}],
+            "options": {},
+            "expect": [
+                record(1, "d.example", "http://d.example/a"),
+                record(2, "d.example", "http://d.example/later"),
+            ],
+        },
+        {
+            "name": "floats, big integers and unicode in payloads",
+            "items": [{"url": "http://f.example/", "payload": {"f": 0.1, "big": 9007199254740991, "neg": -0.0, "e": 1e300, "u": "日本\u2028"}}],
+            "options": {},
+            "expect": [
+                record(1, "f.example", "http://f.example/", 0, {"f": 0.1, "big": 9007199254740991, "neg": 0, "e": 1e300, "u": "日本\u2028"}),
+            ],
+        },
+    ]
+
+
+def keys() -> list[dict]:
+    """The keys that exist after seeding one URL (placeholder {prefix} for a prefix per run)."""
+    url_ = "http://k.example/page"
+    fp = bytes.fromhex(fingerprint(url_))
+    bucket = int.from_bytes(fp[8:12], "big") % 1024
+    base = "{prefix}:{frontier}"
+    return [{
+        "queue": "frontier",
+        "items": [url_, {"url": "http://k.example/urgent", "priority": 5}],
+        "expect": sorted(set([
+            f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake",
+            f"{base}:hp:k.example", f"{base}:l:0:k.example", f"{base}:l:5:k.example",
+            f"{base}:s:0:{bucket}",
+            f"{base}:s:0:{int.from_bytes(bytes.fromhex(fingerprint('http://k.example/urgent'))[8:12], 'big') % 1024}",
+        ])),
+        "seen_member": str(int.from_bytes(fp[0:8], "big", signed=True)),
+    }]
+
+
+def main() -> None:
+    files = {
+        "normalize.json": {"cases": hand_written() + systematic_urls()},
+        "records.json": {"clock": T0, "cases": records()},
+        "keys.json": {"cases": keys()},
+    }
+    stale = []
+    for name, content in files.items():
+        text = json.dumps(content, indent=1, ensure_ascii=False) + "\n"
+        path = HERE / name
+        if "--check" in sys.argv:
+            if not path.exists() or path.read_text() != text:
+                stale.append(name)
+        else:
+            path.write_text(text)
+    if stale:
+        sys.exit(f"stale vectors (run tests/vectors/generate.py): {', '.join(stale)}")
+
+
+if __name__ == "__main__":
+    main()
