@@ -34,3 +34,35 @@ stop_private_redis() {
     rm -rf "$REDIS_DIR"
   fi
 }
+
+# Build the wheel and install it with pip into a virtualenv at $1 (created fresh), together with
+# the test tools; `$1/bin/python` then imports crawlq.
+build_python_venv() {
+  local venv="$1"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy xxhash
+  "$venv/bin/maturin" build -q -m "$ROOT/bindings-python/Cargo.toml" --target "$CRAWLQ_TARGET" -o "$venv/dist"
+  "$venv/bin/pip" install -q --disable-pip-version-check "$venv"/dist/crawlq-*.whl
+}
+
+# Build the Node.js addon in bindings-node/ (and its generated index.d.ts).
+build_node_addon() {
+  (cd "$ROOT/bindings-node" && npm install --no-audit --no-fund --no-save --loglevel=error \
+    && npx napi build --platform --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
+}
+
+# Build the PHP extension; sets PHP_EXT to the path of a crawlq.so that `php -d extension=` loads
+# (the file name decides the module name PHP expects).
+build_php_extension() {
+  cargo build -q -p crawlq-php --target "$CRAWLQ_TARGET"
+  mkdir -p "$CARGO_TARGET_DIR/php"
+  PHP_EXT="$CARGO_TARGET_DIR/php/crawlq.so"
+  cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/libcrawlq_php.so" "$PHP_EXT"
+  export PHP_EXT
+}
+
+# Build the wasm package into bindings-wasm/pkg/.
+build_wasm_package() {
+  (cd "$ROOT/bindings-wasm" && npm install --no-audit --no-fund --no-save --loglevel=error && ./build.sh)
+}

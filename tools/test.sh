@@ -3,30 +3,30 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+started=$SECONDS
 
 "$ROOT/tools/setup.sh"
 
 say "cargo fmt --check"
 cargo fmt --all -- --check
 
-say "core: unit, doc and integration tests (each test binary starts its own redis-server)"
+say "core: unit, doc, integration and vector tests (each test binary starts its own redis-server)"
 cargo test -p crawlq --target "$CRAWLQ_TARGET"
 
 say "core builds for wasm32 without tokio and redis"
 cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown
 
 say "python: build the wheel, install it in a fresh virtualenv, run the suite"
-PY_TMP="$(mktemp -d /tmp/crawlq-py.XXXXXX)"
-python3 -m venv "$PY_TMP/venv"
-"$PY_TMP/venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy
-"$PY_TMP/venv/bin/maturin" build -q -m bindings-python/Cargo.toml --target "$CRAWLQ_TARGET" -o "$PY_TMP/dist"
-"$PY_TMP/venv/bin/pip" install -q --disable-pip-version-check "$PY_TMP"/dist/crawlq-*.whl
-(cd bindings-python && "$PY_TMP/venv/bin/python" -m pytest -q -p no:cacheprovider tests)
-rm -rf "$PY_TMP"
+PY_VENV="$(mktemp -d /tmp/crawlq-py.XXXXXX)/venv"
+trap 'rm -rf "$(dirname "$PY_VENV")"; stop_private_redis' EXIT
+build_python_venv "$PY_VENV"
+(cd bindings-python && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider tests)
+
+say "vectors: the generated files are what tests/vectors/generate.py writes"
+"$PY_VENV/bin/python" tests/vectors/generate.py --check
 
 say "node: build the addon, check the committed index.d.ts, run the suite"
-(cd bindings-node && npm install --no-audit --no-fund --no-save --loglevel=error \
-  && npx napi build --platform --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
+build_node_addon
 if ! git diff --quiet -- bindings-node/index.d.ts; then
   git --no-pager diff -- bindings-node/index.d.ts
   echo "bindings-node/index.d.ts differs from what the build generates: commit the new one" >&2
@@ -35,15 +35,22 @@ fi
 (cd bindings-node && node --test test/)
 
 say "php: build the extension, check it against its stub, run the PHPUnit suite"
-cargo build -p crawlq-php --target "$CRAWLQ_TARGET"
-PHP_EXT="$(mktemp -d /tmp/crawlq-php.XXXXXX)/crawlq.so"
-cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/libcrawlq_php.so" "$PHP_EXT"
+build_php_extension
 (cd bindings-php && CRAWLQ_PHP_EXTENSION="$PHP_EXT" php -d extension="$PHP_EXT" "$(command -v phpunit)")
-rm -rf "$(dirname "$PHP_EXT")"
 
 say "wasm: build the package, run the Node.js suite against it unchanged, then its own tests"
-(cd bindings-wasm && npm install --no-audit --no-fund --no-save --loglevel=error && ./build.sh)
+build_wasm_package
 CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
 node --test bindings-wasm/test/
 
-say "all tests passed"
+say "interop: workers of every language on one redis-server (tests/interop/run.py)"
+cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker
+CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker" \
+  "$PY_VENV/bin/python" tests/interop/run.py
+
+say "demo: the mixed-language crawl of tools/demo.sh (it checks its own result)"
+start_private_redis
+trap 'rm -rf "$(dirname "$PY_VENV")"; stop_private_redis' EXIT
+CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_JS_MODULE="$ROOT/bindings-node" "$PY_VENV/bin/python" demo/run.py
+
+say "all tests passed in $((SECONDS - started)) s"
