@@ -10,8 +10,8 @@ started=$SECONDS
 say "cargo fmt --check"
 cargo fmt --all -- --check
 
-say "core: unit, doc, integration and vector tests (each test binary starts its own redis-server)"
-cargo test -p crawlq --target "$CRAWLQ_TARGET"
+say "core and CLI: unit, doc, integration and vector tests (each test binary starts its own redis-server)"
+cargo test -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
 
 say "core builds for wasm32 without tokio and redis"
 cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown

@@ -16,27 +16,27 @@ async fn main() -> crawlq::Result<()> {
         host_delay: Duration::from_millis(20),
         ..Config::default()
     };
-    if let [_, mode, url, name, file] = &args[..] {
-        if mode == "seed" {
-            let q = Queue::connect(url, name, config).await?;
-            let start_at: u64 = std::env::var("CRAWLQ_START_AT")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("clock")
-                .as_millis() as u64;
-            tokio::time::sleep(Duration::from_millis(start_at.saturating_sub(now))).await;
-            let text = std::fs::read_to_string(file).expect("urls file");
-            let items: Vec<SeedItem> = text.lines().map(SeedItem::from).collect();
-            let report = q.seed(&items, &SeedOptions::default()).await?;
-            println!(
-                r#"{{"added":{},"duplicates":{}}}"#,
-                report.added, report.duplicates
-            );
-            return Ok(());
-        }
+    if let [_, mode, url, name, file] = &args[..]
+        && mode == "seed"
+    {
+        let q = Queue::connect(url, name, config).await?;
+        let start_at: u64 = std::env::var("CRAWLQ_START_AT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis() as u64;
+        tokio::time::sleep(Duration::from_millis(start_at.saturating_sub(now))).await;
+        let text = std::fs::read_to_string(file).expect("urls file");
+        let items: Vec<SeedItem> = text.lines().map(SeedItem::from).collect();
+        let report = q.seed(&items, &SeedOptions::default()).await?;
+        println!(
+            r#"{{"added":{},"duplicates":{}}}"#,
+            report.added, report.duplicates
+        );
+        return Ok(());
     }
     let [_, _work, url, name, ledger_path, slow_ms] = &args[..] else {
         eprintln!(

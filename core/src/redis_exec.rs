@@ -10,6 +10,10 @@ use redis::{AsyncConnectionConfig, ErrorKind, RedisError, ServerErrorKind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// The `redis` crate this executor is built on, for tools that also send plain commands
+/// (see [`RedisExecutor::connection`]).
+pub use redis;
+
 /// Idle blocking connections kept for reuse.
 const BLOCKING_POOL: usize = 16;
 
@@ -65,7 +69,7 @@ impl RedisExecutor {
             .set_max_delay(Duration::from_secs(1));
         let manager = ConnectionManager::new_with_config(client.clone(), manager_config)
             .await
-            .map_err(|e| map_error(e, &format!("connecting to {}", redacted(url))))?;
+            .map_err(|e| to_error(e, &format!("connecting to {}", redacted(url))))?;
         Ok(RedisExecutor {
             client,
             manager,
@@ -74,6 +78,23 @@ impl RedisExecutor {
             command_timeout: config.command_timeout,
             started: Instant::now(),
         })
+    }
+
+    /// The executor's auto-reconnecting connection, for plain commands outside the queue's
+    /// scripts on the same server (the CLI's `import-list` moves items of a foreign list with
+    /// it). Queue state must only change through the scripts.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> crawlq::Result<()> {
+    /// use crawlq::redis_exec::{RedisExecutor, redis};
+    /// let exec = RedisExecutor::connect("redis://127.0.0.1:6379/0", &crawlq::Config::default()).await?;
+    /// let mut conn = exec.connection();
+    /// let len: u64 = redis::cmd("LLEN").arg("old-queue").query_async(&mut conn).await
+    ///     .map_err(|e| crawlq::redis_exec::to_error(e, "LLEN"))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn connection(&self) -> ConnectionManager {
+        self.manager.clone()
     }
 
     async fn eval_once(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
@@ -107,7 +128,7 @@ impl RedisExecutor {
         self.client
             .get_multiplexed_async_connection_with_config(&config)
             .await
-            .map_err(|e| map_error(e, "opening a connection for a blocking wait"))
+            .map_err(|e| to_error(e, "opening a connection for a blocking wait"))
     }
 }
 
@@ -124,7 +145,7 @@ impl Executor for RedisExecutor {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_secs(1));
                 }
-                Err(e) => return Err(map_error(e, call.script.name)),
+                Err(e) => return Err(to_error(e, call.script.name)),
             }
         }
     }
@@ -150,7 +171,7 @@ impl Executor for RedisExecutor {
                     give_back(&self.blocking, conn);
                     Ok(marker.is_some())
                 }
-                Ok(Err(e)) => Err(map_error(e, "waiting for work")),
+                Ok(Err(e)) => Err(to_error(e, "waiting for work")),
                 Err(e) => Err(Error::Unavailable(format!("waiting for work: {e}"))),
             },
             _ = tokio::time::sleep(timeout) => {
@@ -232,7 +253,9 @@ fn to_reply(value: redis::Value) -> Reply {
 }
 
 /// Map a client error to a crawlq error kind.
-fn map_error(e: RedisError, context: &str) -> Error {
+/// Map an error of the `redis` crate to crawlq's [`Error`], the way the executor does
+/// (refused or dropped connections are [`Error::Unavailable`], timeouts [`Error::Timeout`]).
+pub fn to_error(e: RedisError, context: &str) -> Error {
     let text = e.to_string();
     if text.contains("CRAWLQ_PROTOCOL") {
         return Error::Protocol(text);

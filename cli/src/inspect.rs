@@ -1,0 +1,334 @@
+//! `stats`, `dead`, `reclaim`, `host-delay` and `peek`: look at a queue and repair it.
+
+use crate::error::CliError;
+use crate::format::{ago, clip, count, duration, rate};
+use clap::{Args, Subcommand};
+use crawlq::{Queue, RedisExecutor, Stats, Style, style};
+use serde_json::Value;
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Refresh every SECONDS (default 2) until interrupted; with --json, one line per refresh.
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, default_missing_value = "2")]
+    watch: Option<f64>,
+    /// JSON (snake_case, seconds, as the Python binding's stats()).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeadCommand {
+    /// List dead letters, oldest first.
+    List {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue dead letters again (attempts reset): the given ids, or all with --all.
+    Requeue {
+        ids: Vec<String>,
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
+    /// Delete every dead letter (they stay in the seen set: seeding them again needs --force).
+    Purge {
+        /// Required: purging cannot be undone.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ReclaimArgs {
+    /// Reclaim at most this many expired leases.
+    #[arg(long, default_value_t = 1000)]
+    limit: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HostDelayArgs {
+    /// A host or URL (its host key is used).
+    host: String,
+    /// New delay in seconds, or "default" to fall back to the queue's host_delay.
+    seconds: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PeekArgs {
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliError> {
+    let Some(every) = args.watch else {
+        let s = q.stats().await?;
+        if args.json {
+            println!("{}", style::stats_to_json(&s, Style::Snake));
+        } else {
+            print!("{}", stats_table(q.name(), &s, None));
+        }
+        return Ok(0);
+    };
+    if !(every.is_finite() && every >= 0.05) {
+        return Err(CliError::Usage(
+            "--watch takes an interval of at least 0.05 seconds".into(),
+        ));
+    }
+    let clear = !args.json && std::io::stdout().is_terminal();
+    let mut previous: Option<Stats> = None;
+    loop {
+        let s = q.stats().await?;
+        let mut out = std::io::stdout().lock();
+        let text = if args.json {
+            format!("{}\n", style::stats_to_json(&s, Style::Snake))
+        } else {
+            let table = stats_table(q.name(), &s, previous.as_ref());
+            // Redraw in place on a terminal; elsewhere print one block per refresh.
+            if clear {
+                format!("\x1b[H\x1b[2J{table}")
+            } else {
+                format!("{table}\n")
+            }
+        };
+        // A closed pipe (`crawlq stats --watch | head`) ends the watch quietly.
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            return Ok(0);
+        }
+        drop(out);
+        previous = Some(s);
+        tokio::time::sleep(Duration::from_secs_f64(every)).await;
+    }
+}
+
+/// The depth figures as a table; with the previous sample, the rates in between.
+fn stats_table(name: &str, s: &Stats, previous: Option<&Stats>) -> String {
+    let row = |label: &str, value: u64, detail: String| {
+        format!("  {label:<16}{:>14}  {detail}", count(value))
+            .trim_end()
+            .to_string()
+            + "\n"
+    };
+    let oldest = s
+        .oldest_pending_age_ms
+        .map_or("-".to_string(), |ms| duration(Duration::from_millis(ms)));
+    let mut out = format!("queue {name}\n");
+    out += &row(
+        "pending",
+        s.pending,
+        format!("ready {}, delayed {}", count(s.ready), count(s.delayed)),
+    );
+    out += &row("leased", s.leased, String::new());
+    out += &row("dead", s.dead, String::new());
+    out += &row("done", s.done, String::new());
+    out += &row("seen", s.seen, "distinct items ever queued".into());
+    out += &row(
+        "hosts",
+        s.hosts,
+        format!(
+            "with pending work; {} waiting on politeness",
+            count(s.hosts_waiting)
+        ),
+    );
+    out += &format!("  {:<16}{oldest:>14}\n", "oldest pending");
+    out += "totals\n";
+    let totals = [
+        ("seeded", s.seeded_total, previous.map(|p| p.seeded_total)),
+        (
+            "duplicates",
+            s.duplicates_total,
+            previous.map(|p| p.duplicates_total),
+        ),
+        ("leased", s.leased_total, previous.map(|p| p.leased_total)),
+        ("acked", s.acked_total, previous.map(|p| p.acked_total)),
+        ("nacked", s.nacked_total, previous.map(|p| p.nacked_total)),
+        (
+            "retried",
+            s.retried_total,
+            previous.map(|p| p.retried_total),
+        ),
+        (
+            "reclaimed",
+            s.reclaimed_total,
+            previous.map(|p| p.reclaimed_total),
+        ),
+        (
+            "released",
+            s.released_total,
+            previous.map(|p| p.released_total),
+        ),
+        (
+            "dead-lettered",
+            s.dead_total,
+            previous.map(|p| p.dead_total),
+        ),
+    ];
+    let elapsed = previous.map(|p| Duration::from_millis(s.now_ms.saturating_sub(p.now_ms) as u64));
+    for (label, value, before) in totals {
+        let detail = match (before, elapsed) {
+            (Some(before), Some(elapsed)) => {
+                format!("{}/s", rate(value.saturating_sub(before), elapsed))
+            }
+            _ => String::new(),
+        };
+        out += &row(label, value, detail);
+    }
+    out
+}
+
+pub async fn dead(q: &Queue<RedisExecutor>, command: DeadCommand) -> Result<u8, CliError> {
+    match command {
+        DeadCommand::List {
+            limit,
+            offset,
+            json,
+        } => {
+            let page = q.dead(limit, offset).await?;
+            if json {
+                println!("{}", style::dead_page_to_json(&page, Style::Snake));
+                return Ok(0);
+            }
+            let now = q.stats().await?.now_ms;
+            println!(
+                "{:<10} {:>8}  {:<12} {:<40} item",
+                "id", "attempts", "died", "last error"
+            );
+            for d in &page.items {
+                println!(
+                    "{:<10} {:>8}  {:<12} {:<40} {}",
+                    d.id,
+                    d.attempts,
+                    ago(d.died_at_ms, now),
+                    clip(d.last_error.as_deref().unwrap_or("-"), 40),
+                    d.url.as_deref().unwrap_or(&d.host)
+                );
+            }
+            println!(
+                "{} of {} dead letters (from {})",
+                count(page.items.len() as u64),
+                count(page.total),
+                offset
+            );
+        }
+        DeadCommand::Requeue { ids, all } => {
+            if ids.is_empty() && !all {
+                return Err(CliError::Usage(
+                    "which dead letters? give their ids, or --all".into(),
+                ));
+            }
+            let requeued = q.requeue_dead(if all { None } else { Some(&ids) }).await?;
+            println!("requeued {} dead letters", count(requeued));
+        }
+        DeadCommand::Purge { yes } => {
+            if !yes {
+                let dead = q.stats().await?.dead;
+                return Err(CliError::Usage(format!(
+                    "not purging {} dead letters without --yes (this cannot be undone)",
+                    count(dead)
+                )));
+            }
+            println!("purged {} dead letters", count(q.purge_dead().await?));
+        }
+    }
+    Ok(0)
+}
+
+pub async fn reclaim(q: &Queue<RedisExecutor>, args: ReclaimArgs) -> Result<u8, CliError> {
+    let r = q.reclaim(args.limit).await?;
+    if args.json {
+        println!("{}", style::reclaim_to_json(&r, Style::Snake));
+    } else {
+        println!(
+            "reclaimed expired leases: {} requeued, {} dead-lettered (past max_attempts), {} expired leases left",
+            count(r.requeued),
+            count(r.dead),
+            count(r.remaining)
+        );
+    }
+    Ok(0)
+}
+
+pub async fn host_delay(q: &Queue<RedisExecutor>, args: HostDelayArgs) -> Result<u8, CliError> {
+    let info = match args.seconds.as_deref() {
+        None => q.host_info(&args.host).await?,
+        Some("default") => q.set_host_delay(&args.host, None).await?,
+        Some(text) => {
+            let seconds: f64 = text
+                .parse()
+                .ok()
+                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "{text:?} is not a delay: give seconds (e.g. 2.5) or \"default\""
+                    ))
+                })?;
+            q.set_host_delay(&args.host, Some(Duration::from_secs_f64(seconds)))
+                .await?
+        }
+    };
+    if args.json {
+        println!("{}", style::host_info_to_json(&info, Style::Snake));
+        return Ok(0);
+    }
+    let delay = match info.delay_override_ms {
+        Some(ms) => duration(Duration::from_millis(ms)),
+        None => format!("{} (queue default)", duration(q.config().host_delay)),
+    };
+    let now = q.stats().await?.now_ms;
+    let held = match info.held_until_ms {
+        Some(at) if at > now => format!("next lease {}", ago(at, now)),
+        _ => "leasable now".into(),
+    };
+    println!(
+        "{}: delay {delay}, adaptive extra {}, {} ready, {held}",
+        info.host,
+        duration(Duration::from_millis(info.adaptive_extra_ms)),
+        count(info.ready)
+    );
+    Ok(0)
+}
+
+pub async fn peek(q: &Queue<RedisExecutor>, args: PeekArgs) -> Result<u8, CliError> {
+    let items = q.peek(args.limit).await?;
+    if args.json {
+        let list: Vec<Value> = items
+            .iter()
+            .map(|i| style::stored_item_to_json(i, Style::Snake))
+            .collect();
+        println!("{}", Value::Array(list));
+        return Ok(0);
+    }
+    let now = q.stats().await?.now_ms;
+    println!(
+        "{:<10} {:>8} {:>7}  {:<12} item",
+        "id", "priority", "attempt", "queued"
+    );
+    for i in &items {
+        println!(
+            "{:<10} {:>8} {:>7}  {:<12} {}",
+            i.id,
+            i.priority,
+            i.attempt,
+            ago(i.ts, now),
+            i.url.as_deref().unwrap_or(&i.host)
+        );
+    }
+    if items.is_empty() {
+        println!("(nothing ready)");
+    }
+    Ok(0)
+}

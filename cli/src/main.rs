@@ -1,0 +1,192 @@
+//! `crawlq`: operate a crawlq queue from a shell. Seed from files, watch depth, repair dead
+//! letters and stale leases, migrate a classic Redis-list queue, export metrics to Prometheus.
+//!
+//! Every subcommand is a thin layer over the core crate's operations; nothing here changes a
+//! queue except through them (`import-list` only moves items of the foreign list it migrates).
+
+mod error;
+mod exporter;
+mod format;
+mod import;
+mod inspect;
+mod seed;
+
+use clap::{Args, Parser, Subcommand};
+use crawlq::{Config, Queue, RedisExecutor, Style};
+use error::CliError;
+use serde_json::{Map, Value};
+use std::process::ExitCode;
+
+/// Seed, inspect and repair a crawlq queue; export its depth to Prometheus.
+///
+/// Exit status: 0 success; 1 Redis failed (unreachable, timeout, server error); 2 bad usage or
+/// bad input (unknown option, unreadable file, invalid value); 3 `seed` or `import-list`
+/// finished but refused some items (the rest were queued).
+#[derive(Debug, Parser)]
+#[command(name = "crawlq", version, max_term_width = 100)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Args)]
+struct Global {
+    /// Redis URL: redis://[:password@]host[:port][/db], rediss://... (TLS) or unix:///path.
+    #[arg(
+        long,
+        global = true,
+        env = "CRAWLQ_REDIS_URL",
+        default_value = "redis://127.0.0.1:6379/0",
+        hide_env_values = true
+    )]
+    redis: String,
+
+    /// Queue name (the exporter takes several: repeat the option or separate with commas).
+    #[arg(
+        long,
+        short = 'q',
+        global = true,
+        env = "CRAWLQ_QUEUE",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    queue: Vec<String>,
+
+    /// A queue option, as in the Python binding (snake_case, seconds): -o key_prefix=app,
+    /// -o max_attempts=5, -o host_key=domain. Repeatable.
+    #[arg(long = "option", short = 'o', global = true, value_name = "KEY=VALUE")]
+    options: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Seed URLs or hosts from a file (one per line; blank lines and # comments skipped), or
+    /// from standard input with "-". Streams in batches, so any file size runs in constant
+    /// memory; invalid lines are reported with their line number and the rest are queued.
+    Seed(seed::SeedArgs),
+    /// The queue's depth and lifetime counters, as a table or JSON.
+    Stats(inspect::StatsArgs),
+    /// List, requeue or purge dead letters.
+    #[command(subcommand)]
+    Dead(inspect::DeadCommand),
+    /// Requeue expired leases now (lease calls also do this as they go), dead-lettering those
+    /// past max_attempts (-o max_attempts=N, default 3).
+    Reclaim(inspect::ReclaimArgs),
+    /// Show a host's politeness state, or set its delay in seconds ("default" clears it).
+    HostDelay(inspect::HostDelayArgs),
+    /// The items the next lease calls would take, without leasing them.
+    Peek(inspect::PeekArgs),
+    /// Move a classic Redis-list queue (KEY and KEY:processing) into a crawlq queue without
+    /// losing an item.
+    ImportList(import::ImportArgs),
+    /// Serve Prometheus metrics (the depth figures and counters of each --queue) on /metrics.
+    Exporter(exporter::ExporterArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("crawlq: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("crawlq: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<u8, CliError> {
+    let config = config_from_options(&cli.global.options)?;
+    let g = &cli.global;
+    match cli.command {
+        Command::Seed(args) => seed::run(&open(g, config).await?, args).await,
+        Command::Stats(args) => inspect::stats(&open(g, config).await?, args).await,
+        Command::Dead(command) => inspect::dead(&open(g, config).await?, command).await,
+        Command::Reclaim(args) => inspect::reclaim(&open(g, config).await?, args).await,
+        Command::HostDelay(args) => inspect::host_delay(&open(g, config).await?, args).await,
+        Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
+        Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
+        Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,
+    }
+}
+
+/// `-o KEY=VALUE` options through the core's option table (the names and units of the Python
+/// binding). A value is read as JSON when it parses (numbers, true, null), else as a string.
+fn config_from_options(options: &[String]) -> Result<Config, CliError> {
+    let mut map = Map::new();
+    for option in options {
+        let (key, value) = option
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("-o {option:?}: expected KEY=VALUE")))?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::from(value));
+        map.insert(key.trim().to_string(), value);
+    }
+    Ok(Config::from_options(&map, Style::Snake)?)
+}
+
+async fn open(g: &Global, config: Config) -> Result<Queue<RedisExecutor>, CliError> {
+    let name = match g.queue.as_slice() {
+        [name] => name,
+        [] => {
+            return Err(CliError::Usage(
+                "which queue? pass --queue NAME or set CRAWLQ_QUEUE".into(),
+            ));
+        }
+        _ => {
+            return Err(CliError::Usage(
+                "this command takes one --queue (only the exporter takes several)".into(),
+            ));
+        }
+    };
+    Ok(Queue::connect(&g.redis, name, config).await?)
+}
+
+/// A path argument that may be "-" for standard input.
+fn is_stdin(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_parsed_by_the_core_option_table() {
+        let config = config_from_options(&[
+            "max_attempts=7".into(),
+            "host_delay=0.25".into(),
+            "key_prefix=app".into(),
+        ])
+        .unwrap();
+        assert_eq!(config.max_attempts, 7);
+        assert_eq!(config.host_delay, std::time::Duration::from_millis(250));
+        assert_eq!(config.key_prefix, "app");
+    }
+
+    #[test]
+    fn bad_options_are_usage_errors() {
+        let err = config_from_options(&["max_attempts".into()]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let err = config_from_options(&["no_such_option=1".into()]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("no_such_option"), "{err}");
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

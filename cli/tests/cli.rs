@@ -1,0 +1,951 @@
+//! The `crawlq` binary against a real redis-server: each test runs the built executable and
+//! checks its output, its exit status and the queue it changed (through the core crate).
+
+#[path = "../../core/tests/common/mod.rs"]
+mod common;
+
+use common::{RedisServer, shared, unique};
+use crawlq::{Config, NackOptions, Queue, RedisExecutor, SeedOptions};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn crawlq_command(server: &RedisServer, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crawlq"));
+    cmd.env("CRAWLQ_REDIS_URL", server.url())
+        .env_remove("CRAWLQ_QUEUE")
+        .args(args);
+    cmd
+}
+
+fn crawlq(args: &[&str]) -> Output {
+    crawlq_command(shared(), args).output().expect("run crawlq")
+}
+
+fn crawlq_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = crawlq_command(shared(), args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run crawlq");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json_out(out: &Output) -> Value {
+    serde_json::from_str(stdout(out).trim())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(out), stderr(out)))
+}
+
+async fn queue(name: &str) -> Queue<RedisExecutor> {
+    Queue::connect(&shared().url(), name, Config::default())
+        .await
+        .unwrap()
+}
+
+fn temp_file(name: &str, content: &[u8]) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "crawlq-cli-{}-{}",
+        std::process::id(),
+        unique(name)
+    ));
+    std::fs::write(&path, content).unwrap();
+    path
+}
+
+const SEED_FILE: &[u8] = b"# seeds for the test\n\
+https://example.com/a\n\
+\n\
+HTTPS://EXAMPLE.COM/a#frag\n\
+ftp://example.com/file\n\
+example.org\n\
+   # an indented comment\n\
+https://example.net/b\n\
+http://exa mple.com/\n\
+EXAMPLE.ORG.\n\
+\xff\xfe not utf-8\n\
+https://example.com/c\n";
+
+#[tokio::test]
+async fn seed_reports_exact_counts_and_invalid_line_numbers() {
+    let name = unique("seed");
+    let file = temp_file("seed.txt", SEED_FILE);
+    let out = crawlq(&["-q", &name, "seed", file.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "some lines were invalid: {}",
+        stderr(&out)
+    );
+    let summary = json_out(&out);
+    assert_eq!(summary["lines"], 12);
+    assert_eq!(summary["skipped"], 3, "blank lines and comments");
+    assert_eq!(summary["added"], 4, "a, example.org, b, c");
+    assert_eq!(summary["duplicates"], 2, "a#frag and EXAMPLE.ORG.");
+    assert_eq!(summary["invalid"], 3);
+    let err = stderr(&out);
+    let path = file.display();
+    assert!(
+        err.contains(&format!("{path}:5: unsupported_scheme")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{path}:9: invalid_")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{path}:11: invalid_url: not a valid URL: not valid UTF-8"
+        )),
+        "{err}"
+    );
+
+    let stats = queue(&name).await.stats().await.unwrap();
+    assert_eq!((stats.pending, stats.seen), (4, 4));
+    let queued: Vec<String> = queue(&name)
+        .await
+        .peek(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.url.unwrap_or(i.host))
+        .collect();
+    assert_eq!(queued.len(), 3, "peek shows one item per host: {queued:?}");
+    assert!(queued.contains(&"https://example.com/a".to_string()));
+}
+
+#[tokio::test]
+async fn seed_in_small_batches_maps_every_invalid_line_and_writes_them_to_a_file() {
+    let name = unique("batches");
+    let file = temp_file("batches.txt", SEED_FILE);
+    let invalid = temp_file("invalid.tsv", b"");
+    let out = crawlq(&[
+        "-q",
+        &name,
+        "seed",
+        file.to_str().unwrap(),
+        "--batch",
+        "2",
+        "--invalid-out",
+        invalid.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stdout(&out).contains("12 lines"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("4 added, 2 duplicates, 3 invalid, 3 skipped"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stderr(&out).contains("unsupported_scheme"),
+        "invalid lines go to the file only"
+    );
+    let rows: Vec<Vec<String>> = std::fs::read_to_string(&invalid)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect();
+    let lines: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(lines, ["5", "9", "11"]);
+    assert_eq!(rows[0][1], "unsupported_scheme");
+    assert_eq!(rows[0][3], "ftp://example.com/file");
+    assert!(rows.iter().all(|r| r.len() == 4), "{rows:?}");
+}
+
+#[tokio::test]
+async fn seed_from_stdin_with_priority_delay_payload_and_force() {
+    let name = unique("stdin");
+    let out = crawlq_stdin(
+        &[
+            "-q",
+            &name,
+            "seed",
+            "-",
+            "--priority",
+            "-3",
+            "--payload",
+            r#"{"depth":1}"#,
+        ],
+        b"https://a.example/1\nhttps://b.example/1\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("<stdin>: 2 lines"),
+        "{}",
+        stdout(&out)
+    );
+    let items = queue(&name).await.peek(10).await.unwrap();
+    assert_eq!(items.len(), 2);
+    assert!(
+        items
+            .iter()
+            .all(|i| i.priority == -3 && i.payload == Some(json!({"depth": 1})))
+    );
+
+    let out = crawlq_stdin(
+        &["-q", &name, "seed", "-", "--delay", "60", "--json"],
+        b"https://c.example/1\n",
+    );
+    assert_eq!(json_out(&out)["added"], 1);
+    let stats = queue(&name).await.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.delayed), (2, 1));
+
+    // done items come back only with --force
+    let q = queue(&name).await;
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    q.ack(&leases.iter().map(|l| l.handle()).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let again = crawlq_stdin(
+        &["-q", &name, "seed", "-", "--json"],
+        b"https://a.example/1\n",
+    );
+    assert_eq!(json_out(&again)["duplicates"], 1);
+    let forced = crawlq_stdin(
+        &["-q", &name, "seed", "-", "--force", "--json"],
+        b"https://a.example/1\n",
+    );
+    assert_eq!(json_out(&forced)["added"], 1);
+}
+
+#[tokio::test]
+async fn seed_resumes_from_a_line() {
+    let name = unique("resume");
+    let file = temp_file(
+        "resume.txt",
+        b"https://r.example/1\nhttps://r.example/2\nhttps://r.example/3\n",
+    );
+    let out = crawlq(&[
+        "-q",
+        &name,
+        "seed",
+        file.to_str().unwrap(),
+        "--from-line",
+        "2",
+        "--json",
+    ]);
+    let summary = json_out(&out);
+    assert_eq!(
+        (summary["added"].as_u64(), summary["skipped"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let urls: Vec<_> = queue(&name)
+        .await
+        .lease(10, Duration::ZERO)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.url.unwrap())
+        .collect();
+    assert_eq!(urls, ["https://r.example/2", "https://r.example/3"]);
+}
+
+#[tokio::test]
+async fn seed_refuses_bad_input_before_touching_the_queue() {
+    let name = unique("badinput");
+    let cases: [(&[&str], &str); 5] = [
+        (&["seed", "/no/such/file"], "cannot read /no/such/file"),
+        (
+            &["seed", "-", "--payload", "{nope"],
+            "--payload is not JSON",
+        ),
+        (&["seed", "-", "--delay", "-1"], "--delay must be"),
+        (&["seed", "-", "--priority", "40000"], "priority"),
+        (&["seed"], "FILE"),
+    ];
+    for (args, message) in cases {
+        let mut full = vec!["-q", name.as_str()];
+        full.extend_from_slice(args);
+        let out = crawlq_stdin(&full, b"https://x.example/\n");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(queue(&name).await.stats().await.unwrap().seen, 0);
+}
+
+#[tokio::test]
+async fn stats_as_table_json_and_watch() {
+    let name = unique("stats");
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&[
+            "https://s.example/1",
+            "https://s.example/2",
+            "https://t.example/1",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let lease = q.lease(1, Duration::ZERO).await.unwrap();
+    q.ack(&[lease[0].handle()]).await.unwrap();
+
+    let table = stdout(&crawlq(&["-q", &name, "stats"]));
+    let row = |label: &str| -> String {
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} row in\n{table}"))
+            .split_whitespace()
+            .nth(label.split_whitespace().count())
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(row("pending"), "2");
+    assert_eq!(row("done"), "1");
+    assert_eq!(row("seen"), "3");
+    assert!(table.contains("ready 2, delayed 0"), "{table}");
+
+    let stats = json_out(&crawlq(&["-q", &name, "stats", "--json"]));
+    assert_eq!(stats["pending"], 2);
+    assert_eq!(stats["acked_total"], 1);
+    assert!(stats["oldest_pending_age"].is_number());
+
+    // --watch --json prints one JSON line per refresh until stopped
+    let mut child = crawlq_command(
+        shared(),
+        &["-q", &name, "stats", "--watch", "0.1", "--json"],
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    q.seed(
+        &common::items(&["https://u.example/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut last = first.clone();
+    for _ in 0..50 {
+        last = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if last["pending"] == 3 {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(first["pending"], 2);
+    assert_eq!(last["pending"], 3, "the watch saw the new item");
+
+    // the table form prints a block per refresh, with rates from the second one on
+    let mut child = crawlq_command(shared(), &["-q", &name, "stats", "--watch", "0.1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while text.matches("queue ").count() < 3 {
+        let n = out.read(&mut buf).unwrap();
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(text.contains("/s"), "rates after the first refresh: {text}");
+    assert_eq!(
+        crawlq(&["-q", &name, "stats", "--watch", "0"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[tokio::test]
+async fn dead_letters_list_requeue_and_purge() {
+    let name = unique("dead");
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&[
+            "https://d1.example/x",
+            "https://d2.example/y",
+            "https://d3.example/z",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(3, Duration::ZERO).await.unwrap();
+    let nacks: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            (
+                l.handle(),
+                NackOptions {
+                    retry: false,
+                    reason: Some(format!("HTTP 404 for {}", l.id)),
+                    ..NackOptions::default()
+                },
+            )
+        })
+        .collect();
+    q.nack(&nacks).await.unwrap();
+
+    let listed = json_out(&crawlq(&["-q", &name, "dead", "list", "--json"]));
+    assert_eq!(listed["total"], 3);
+    let ids: Vec<String> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        listed["items"][0]["last_error"],
+        format!("HTTP 404 for {}", ids[0])
+    );
+    let table = stdout(&crawlq(&[
+        "-q", &name, "dead", "list", "--limit", "2", "--offset", "1",
+    ]));
+    assert!(
+        table.contains(&format!("HTTP 404 for {}", ids[1]))
+            && table.contains("https://d2.example/y"),
+        "{table}"
+    );
+    assert!(table.contains("2 of 3 dead letters (from 1)"), "{table}");
+
+    let out = crawlq(&["-q", &name, "dead", "requeue", &ids[0]]);
+    assert_eq!(stdout(&out).trim(), "requeued 1 dead letters");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.dead, stats.ready), (2, 1));
+    assert_eq!(
+        crawlq(&["-q", &name, "dead", "requeue"]).status.code(),
+        Some(2),
+        "needs ids or --all"
+    );
+
+    let refused = crawlq(&["-q", &name, "dead", "purge"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("not purging 2 dead letters without --yes"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(q.stats().await.unwrap().dead, 2);
+    assert_eq!(
+        stdout(&crawlq(&["-q", &name, "dead", "purge", "--yes"])).trim(),
+        "purged 2 dead letters"
+    );
+    assert_eq!(q.stats().await.unwrap().dead, 0);
+
+    q.seed(
+        &common::items(&["https://d4.example/w"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let lease = q.lease(1, Duration::ZERO).await.unwrap();
+    let lease = lease
+        .iter()
+        .find(|l| l.host == "d4.example")
+        .cloned()
+        .unwrap_or_else(|| lease[0].clone());
+    q.nack(&[(
+        lease.handle(),
+        NackOptions {
+            retry: false,
+            ..NackOptions::default()
+        },
+    )])
+    .await
+    .unwrap();
+    assert_eq!(
+        stdout(&crawlq(&["-q", &name, "dead", "requeue", "--all"])).trim(),
+        "requeued 1 dead letters"
+    );
+}
+
+#[tokio::test]
+async fn reclaim_requeues_expired_leases_and_dead_letters_past_max_attempts() {
+    let name = unique("reclaim");
+    let short = Config {
+        lease_ttl: Duration::from_millis(50),
+        ..Config::default()
+    };
+    let q = Queue::connect(&shared().url(), &name, short).await.unwrap();
+    q.seed(
+        &common::items(&["https://e1.example/", "https://e2.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(q.lease(2, Duration::ZERO).await.unwrap().len(), 2);
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let r = json_out(&crawlq(&["-q", &name, "reclaim", "--limit", "1", "--json"]));
+    assert_eq!(
+        (
+            r["requeued"].as_u64(),
+            r["dead"].as_u64(),
+            r["remaining"].as_u64()
+        ),
+        (Some(1), Some(0), Some(1))
+    );
+    let text = stdout(&crawlq(&["-q", &name, "-o", "max_attempts=1", "reclaim"]));
+    assert!(text.contains("0 requeued, 1 dead-lettered"), "{text}");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.dead, stats.leased), (1, 1, 0));
+}
+
+#[tokio::test]
+async fn host_delay_shows_sets_and_clears_an_override() {
+    let name = unique("hostdelay");
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&["https://h.example/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "host-delay",
+        "https://H.example/any",
+        "2.5",
+    ]));
+    assert!(text.starts_with("h.example: delay 2.5s"), "{text}");
+    assert_eq!(
+        q.host_info("h.example").await.unwrap().delay_override_ms,
+        Some(2500)
+    );
+    let shown = json_out(&crawlq(&["-q", &name, "host-delay", "h.example", "--json"]));
+    assert_eq!(shown["delay"], 2.5);
+    assert_eq!(shown["ready"], 1);
+    crawlq(&["-q", &name, "host-delay", "h.example", "default"]);
+    assert_eq!(
+        q.host_info("h.example").await.unwrap().delay_override_ms,
+        None
+    );
+    let bad = crawlq(&["-q", &name, "host-delay", "h.example", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a delay"), "{}", stderr(&bad));
+    let bad_host = crawlq(&["-q", &name, "host-delay", "ex ample", "1"]);
+    assert_eq!(bad_host.status.code(), Some(2), "{}", stderr(&bad_host));
+}
+
+#[tokio::test]
+async fn peek_shows_the_next_items_without_leasing() {
+    let name = unique("peek");
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&["https://p1.example/a", "https://p2.example/b"]),
+        &SeedOptions {
+            priority: 2,
+            ..SeedOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let peeked = json_out(&crawlq(&["-q", &name, "peek", "--json"]));
+    let urls: Vec<&str> = peeked
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls, ["https://p1.example/a", "https://p2.example/b"]);
+    assert_eq!(peeked[0]["priority"], 2);
+    let table = stdout(&crawlq(&["-q", &name, "peek", "--limit", "1"]));
+    assert!(
+        table.contains("https://p1.example/a") && !table.contains("p2.example"),
+        "{table}"
+    );
+    assert_eq!(q.stats().await.unwrap().leased, 0);
+    let empty = stdout(&crawlq(&["-q", &unique("empty"), "peek"]));
+    assert!(empty.contains("(nothing ready)"), "{empty}");
+}
+
+#[tokio::test]
+async fn import_list_moves_a_classic_queue_without_losing_an_item() {
+    let server = shared();
+    let key = unique("classic");
+    let name = unique("imported");
+    let processing = format!("{key}:processing");
+    // producers LPUSH; the oldest item is at the right end
+    server.cli(&["RPUSH", &key,
+        r#"{"host":"new.example","ts":1700000003,"attempt":0}"#,
+        "not json {",
+        r#"{"url":"https://x.example/page","host":"x.example","ts":1700000002,"attempt":1,"depth":2}"#,
+        r#"{"host":"old.example","ts":1700000001,"attempt":0}"#,
+        r#"{"host":"old.example","ts":1700000000,"attempt":0}"#,
+        r#"{"ts":1}"#,
+    ]);
+    server.cli(&[
+        "RPUSH",
+        &processing,
+        r#"{"host":"inflight.example","ts":1699999999,"attempt":2}"#,
+        "https://raw.example/path",
+    ]);
+    // what an interrupted run left behind
+    server.cli(&[
+        "RPUSH",
+        &format!("{key}:crawlq-import"),
+        r#"{"host":"staged.example","ts":1,"attempt":0}"#,
+    ]);
+
+    let dry = crawlq(&["-q", &name, "import-list", &key, "--dry-run", "--json"]);
+    let report = json_out(&dry);
+    assert_eq!(report["dry_run"], true);
+    assert_eq!(report["lists"][1]["items"], 6);
+    assert_eq!(report["lists"][1]["refused"], 2);
+    assert_eq!(server.cli(&["LLEN", &key]), "6", "a dry run moves nothing");
+
+    let out = crawlq(&["-q", &name, "import-list", &key, "--batch", "2", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "two items were refused: {}",
+        stderr(&out)
+    );
+    let report = json_out(&out);
+    let lists: Vec<(String, u64, u64, u64, u64)> = report["lists"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["list"].as_str().unwrap().to_string(),
+                l["items"].as_u64().unwrap(),
+                l["added"].as_u64().unwrap(),
+                l["duplicates"].as_u64().unwrap(),
+                l["refused"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lists,
+        [
+            (format!("{key}:crawlq-import"), 1, 1, 0, 0),
+            (key.clone(), 6, 3, 1, 2),
+            (processing.clone(), 2, 2, 0, 0),
+        ]
+    );
+    assert_eq!(
+        server.cli(&["EXISTS", &key, &processing, &format!("{key}:crawlq-import")]),
+        "0"
+    );
+    let rejected = server.cli(&["LRANGE", &format!("{key}:crawlq-rejected"), "0", "-1"]);
+    assert_eq!(
+        rejected, "{\"ts\":1}\nnot json {",
+        "refused items are kept, unchanged"
+    );
+    stderr(&out)
+        .contains("no \"url\" or \"host\"")
+        .then_some(())
+        .expect("reasons on stderr");
+
+    let q = queue(&name).await;
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.pending, stats.seen), (6, 6));
+    let items = q.peek(10).await.unwrap();
+    let x = items.iter().find(|i| i.host == "x.example").unwrap();
+    assert_eq!(x.url.as_deref(), Some("https://x.example/page"));
+    assert_eq!(
+        x.payload,
+        Some(json!({"depth": 2})),
+        "extra fields become the payload"
+    );
+    // arrival order is kept: the staged item, then the list from its right (oldest) end
+    let id = |host: &str| -> u64 {
+        items
+            .iter()
+            .find(|i| i.host == host)
+            .unwrap()
+            .id
+            .parse()
+            .unwrap()
+    };
+    assert!(id("staged.example") < id("old.example"));
+    assert!(id("old.example") < id("x.example") && id("x.example") < id("new.example"));
+    assert!(id("new.example") < id("inflight.example"));
+    let text = stdout(&crawlq(&["-q", &name, "import-list", &key]));
+    assert!(text.contains("0 items"), "nothing left to import: {text}");
+}
+
+#[tokio::test]
+async fn exporter_serves_prometheus_metrics_per_queue() {
+    let a = unique("metrics-a");
+    let b = unique("metrics-b");
+    let qa = queue(&a).await;
+    qa.seed(
+        &common::items(&[
+            "https://m1.example/",
+            "https://m2.example/",
+            "https://m3.example/",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = qa.lease(2, Duration::ZERO).await.unwrap();
+    qa.ack(&[leases[0].handle()]).await.unwrap();
+    qa.nack(&[(
+        leases[1].handle(),
+        NackOptions {
+            retry: false,
+            ..NackOptions::default()
+        },
+    )])
+    .await
+    .unwrap();
+
+    let mut exporter = Exporter::start(shared(), &[&format!("{a},{b}")]);
+    let (status, content_type, body) = http_get(&exporter.address, "/metrics");
+    assert_eq!(status, 200);
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let value = |metric: &str, queue: &str| -> f64 {
+        let sample = scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == metric && s.labels.get("queue") == Some(queue))
+            .unwrap_or_else(|| panic!("no {metric}{{queue={queue}}} in\n{body}"));
+        match sample.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            ref other => panic!("{metric}: unexpected {other:?}"),
+        }
+    };
+    assert_eq!(value("crawlq_up", &a), 1.0);
+    assert_eq!(value("crawlq_pending", &a), 1.0);
+    assert_eq!(value("crawlq_done", &a), 1.0);
+    assert_eq!(value("crawlq_dead", &a), 1.0);
+    assert_eq!(value("crawlq_seen", &a), 3.0);
+    assert_eq!(value("crawlq_leases_total", &a), 2.0);
+    assert_eq!(value("crawlq_acks_total", &a), 1.0);
+    assert_eq!(value("crawlq_nacks_total", &a), 1.0);
+    assert_eq!(value("crawlq_dead_lettered_total", &a), 1.0);
+    assert_eq!(value("crawlq_reclaimed_total", &a), 0.0);
+    assert!(value("crawlq_oldest_pending_age_seconds", &a) >= 0.0);
+    assert_eq!(value("crawlq_up", &b), 1.0);
+    assert_eq!(value("crawlq_pending", &b), 0.0);
+    assert!(body.contains("# TYPE crawlq_acks counter"), "{body}");
+    assert!(body.contains("# TYPE crawlq_pending gauge"), "{body}");
+
+    // each scrape reads fresh figures
+    let lease = qa.lease(1, Duration::ZERO).await.unwrap();
+    qa.ack(&[lease[0].handle()]).await.unwrap();
+    let (_, _, body) = http_get(&exporter.address, "/metrics");
+    assert!(
+        body.contains(&format!("crawlq_acks_total{{queue=\"{a}\"}} 2")),
+        "{body}"
+    );
+    assert_eq!(http_get(&exporter.address, "/nope").0, 404);
+    let status = Command::new("kill")
+        .args(["-TERM", &exporter.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        exporter.child.wait().unwrap().code(),
+        Some(0),
+        "SIGTERM stops it cleanly"
+    );
+}
+
+#[test]
+fn exporter_reports_down_while_redis_is_unreachable() {
+    let mut server = RedisServer::start();
+    let mut exporter = Exporter::start(&server, &["q1"]);
+    let (_, _, body) = http_get(&exporter.address, "/metrics");
+    assert!(body.contains("crawlq_up{queue=\"q1\"} 1"), "{body}");
+    server.stop();
+    let (status, _, body) = http_get(&exporter.address, "/metrics");
+    assert_eq!(status, 200, "the scrape itself succeeds");
+    assert!(body.contains("crawlq_up{queue=\"q1\"} 0"), "{body}");
+    assert!(
+        !body.contains("crawlq_pending{"),
+        "no stale figures while down: {body}"
+    );
+    server.restart();
+    let mut up = false;
+    for _ in 0..50 {
+        if http_get(&exporter.address, "/metrics")
+            .2
+            .contains("crawlq_up{queue=\"q1\"} 1")
+        {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(up, "the exporter reconnects");
+    exporter.stop();
+}
+
+#[test]
+fn usage_and_connection_errors_have_clear_messages_and_exit_codes() {
+    let out = crawlq(&["stats"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("pass --queue NAME or set CRAWLQ_QUEUE"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = crawlq(&["-q", "a,b", "stats"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("only the exporter takes several"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = crawlq(&["-q", "x", "-o", "max_atempts=3", "stats"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("max_atempts"), "{}", stderr(&out));
+
+    let out = crawlq(&[
+        "-q",
+        "x",
+        "--redis",
+        "redis://127.0.0.1:1/0",
+        "-o",
+        "connect_timeout=0.5",
+        "stats",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("crawlq: redis unavailable"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = crawlq(&["-q", "x", "--redis", "http://nope", "stats"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("redis URL"), "{}", stderr(&out));
+
+    let out = crawlq(&["-q", "x", "exporter", "--listen", "256.0.0.1:1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot listen on 256.0.0.1:1"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = crawlq(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn seeding_surfaces_redis_dying_mid_file_with_where_to_resume() {
+    let mut server = RedisServer::start();
+    let lines: String = (0..50_000)
+        .map(|i| format!("https://dying{}.example/{i}\n", i % 100))
+        .collect();
+    let file = temp_file("dying.txt", lines.as_bytes());
+    let child = crawlq_command(
+        &server,
+        &[
+            "-q",
+            "dying",
+            "-o",
+            "connect_timeout=0.3",
+            "seed",
+            file.to_str().unwrap(),
+            "--batch",
+            "1000",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // stop the server once part of the file is in
+    for _ in 0..200 {
+        if server.cli(&["DBSIZE"]).parse::<u64>().unwrap_or(0) > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout: {}\nstderr: {}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let err = stderr(&out);
+    assert!(err.contains("retrying"), "retried first: {err}");
+    assert!(err.contains("resume with --from-line"), "{err}");
+}
+
+struct Exporter {
+    child: Child,
+    address: String,
+}
+
+impl Exporter {
+    fn start(server: &RedisServer, queues: &[&str]) -> Exporter {
+        let mut args = vec![];
+        for q in queues {
+            args.extend(["--queue", q]);
+        }
+        args.extend([
+            "-o",
+            "connect_timeout=0.5",
+            "-o",
+            "command_timeout=0.5",
+            "exporter",
+            "--listen",
+            "127.0.0.1:0",
+        ]);
+        let mut child = crawlq_command(server, &args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = line
+            .trim()
+            .strip_suffix("/metrics")
+            .and_then(|l| l.rsplit("http://").next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Exporter { child, address }
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A plain HTTP/1.0 GET: (status, content type, body).
+fn http_get(address: &str, path: &str) -> (u16, String, String) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let content_type = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Type: "))
+        .unwrap_or_default()
+        .to_string();
+    (status, content_type, body.to_string())
+}
