@@ -28,6 +28,8 @@ else
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+local NOW_DIGITS = string.format('%d', NOW)
+
 -- Host ranks order due hosts by the head of their best lane: priority first (higher first),
 -- then arrival sequence. Both parts fit in the 53 exact bits of a ZSET score.
 local SEQ_SPAN = 137438953472 -- 2^37 sequence numbers per priority
@@ -35,6 +37,8 @@ local function rank(prio, seq)
   return (32767 - prio) * SEQ_SPAN + seq
 end
 
+-- A number as the digits Redis expects. Scores and ids handed to redis.call per item go through
+-- this: Lua would otherwise format them with '%.17g', which costs more than the command.
 local function int(x)
   return string.format('%d', x)
 end
@@ -108,10 +112,27 @@ local function rec_rebuild(rec, ts, attempt, last_error_json)
   return rec_prefix(id, ts, host, prio, attempt) .. url_part .. error_part .. rest
 end
 
--- The id and enqueue time of a record, without parsing the rest.
+-- The id (a number) and enqueue time (its digits, as stored) of a record, without parsing the
+-- rest. The time stays a string: it is mostly handed straight back to Redis as a score.
 local function rec_seq_ts(rec)
   local _, _, id, ts = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),')
-  return tonumber(id), tonumber(ts)
+  return tonumber(id), ts
+end
+
+-- The earlier of two enqueue times given as digit strings (either may be nil).
+local function earlier(a, b)
+  if not a or (b and tonumber(b) < tonumber(a)) then
+    return b
+  end
+  return a
+end
+
+-- Run a variadic command (HSET, ZADD, ZREM, RPUSH) over a long argument list, in chunks that
+-- stay under Lua's unpack limit; chunks have an even length, so pairs stay together.
+local function call_chunked(cmd, key, args)
+  for first = 1, #args, 4000 do
+    redis.call(cmd, key, unpack(args, first, math.min(first + 3999, #args)))
+  end
 end
 
 local function counter(field, delta)
@@ -123,7 +144,7 @@ end
 -- Put a host in the ready set unless politeness still holds it back in the wait set.
 local function schedule(host, host_rank)
   if not redis.call('ZSCORE', K_WAIT, host) then
-    redis.call('ZADD', K_READY, 'LT', host_rank, host)
+    redis.call('ZADD', K_READY, 'LT', int(host_rank), host)
   end
 end
 
@@ -140,9 +161,7 @@ local function host_heads(host)
     if i == 1 then
       best = rank(tonumber(p), seq)
     end
-    if not oldest or ts < oldest then
-      oldest = ts
-    end
+    oldest = earlier(oldest, ts)
   end
   return best, oldest
 end
@@ -167,7 +186,7 @@ local function enqueue_ready(rec, at_front)
     -- this record is now the head of its lane: recompute the host's rank and head age exactly
     local best, oldest = host_heads(host)
     if not redis.call('ZSCORE', K_WAIT, host) then
-      redis.call('ZADD', K_READY, best, host)
+      redis.call('ZADD', K_READY, int(best), host)
     end
     redis.call('ZADD', K_HEADS, oldest, host)
   end
@@ -176,7 +195,7 @@ local function enqueue_ready(rec, at_front)
 end
 
 local function to_dead(id, rec)
-  redis.call('ZADD', K_DEAD, NOW, id)
+  redis.call('ZADD', K_DEAD, NOW_DIGITS, id)
   redis.call('HSET', K_DEADREC, id, rec)
   counter('dead_total', 1)
 end
@@ -217,7 +236,7 @@ end
 
 -- Move expired leases back to their lanes, or to dead letters once max_attempts is reached.
 local function reclaim_expired(limit, max_attempts)
-  local tokens = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW, 'LIMIT', 0, limit)
+  local tokens = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', 0, limit)
   local requeued, died = 0, 0
   for _, token in ipairs(tokens) do
     local rec = redis.call('HGET', K_LEASES, token)

@@ -11,7 +11,7 @@ local out = {}
 for i = 0, n - 1 do
   local token, ttl = ARGV[4 + i * 2], tonumber(ARGV[5 + i * 2])
   if redis.call('ZSCORE', K_LEASED, token) then
-    redis.call('ZADD', K_LEASED, 'XX', NOW + ttl, token)
+    redis.call('ZADD', K_LEASED, 'XX', int(NOW + ttl), token)
     out[i + 1] = NOW + ttl
   else
     out[i + 1] = -1

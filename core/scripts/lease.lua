@@ -16,7 +16,7 @@ local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), tonumber(A
 local reclaimed, reclaimed_dead = reclaim_expired(reclaim_limit, max_attempts)
 
 -- Delayed items (seeded with a delay, or retried with backoff) that are due join their lanes.
-local due_items = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', NOW, 'LIMIT', 0, promote_limit)
+local due_items = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
 for _, rec in ipairs(due_items) do
   enqueue_ready(rec, false)
 end
@@ -25,11 +25,11 @@ if #due_items > 0 then
 end
 
 -- Hosts whose politeness delay has passed become leasable again.
-local due_hosts = redis.call('ZRANGEBYSCORE', K_WAIT, '-inf', NOW, 'LIMIT', 0, promote_limit)
+local due_hosts = redis.call('ZRANGEBYSCORE', K_WAIT, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
 for _, host in ipairs(due_hosts) do
   local best = host_heads(host)
   if best then
-    redis.call('ZADD', K_READY, best, host)
+    redis.call('ZADD', K_READY, int(best), host)
   end
 end
 if #due_hosts > 0 then
@@ -39,9 +39,12 @@ end
 local any_override = redis.call('EXISTS', K_HOSTDELAY) == 1
 local any_adaptive = redis.call('EXISTS', K_ADAPTIVE) == 1
 local token_base = tonumber(redis.call('HGET', K_META, 'token') or '0')
-local deadline = NOW + ttl
+local deadline = int(NOW + ttl)
 local out = { NOW, -1, reclaimed, reclaimed_dead }
 local count, emptied = 0, 0
+-- Writes no later iteration reads are collected and sent as one multi-member call each.
+local lease_fields, leased_members, wait_members = {}, {}, {}
+local head_of, head_hosts = {}, {}
 
 while count < max_items do
   local popped = redis.call('ZPOPMIN', K_READY)
@@ -69,35 +72,53 @@ while count < max_items do
       if not best then
         best = rank(tonumber(prios[i]), seq)
       end
-      if not oldest or ts < oldest then
-        oldest = ts
-      end
+      oldest = earlier(oldest, ts)
     end
 
     local delay = host_delay(host, default_delay, any_override, any_adaptive)
     if delay > 0 then
       -- kept even when the host is now empty, so an item seeded a moment later still waits
-      redis.call('ZADD', K_WAIT, NOW + delay, host)
+      wait_members[#wait_members + 1] = int(NOW + delay)
+      wait_members[#wait_members + 1] = host
     elseif best then
-      redis.call('ZADD', K_READY, best, host)
+      -- right away: the host may be popped again by this loop
+      redis.call('ZADD', K_READY, int(best), host)
     end
-    if best then
-      redis.call('ZADD', K_HEADS, oldest, host)
-    else
-      redis.call('ZREM', K_HEADS, host)
+    if head_of[host] == nil then
+      head_hosts[#head_hosts + 1] = host
+    end
+    head_of[host] = oldest or false
+    if not best then
       emptied = emptied + 1
     end
 
     count = count + 1
     local token = int(token_base + count)
-    redis.call('HSET', K_LEASES, token, rec)
-    redis.call('ZADD', K_LEASED, deadline, token)
+    lease_fields[#lease_fields + 1] = token
+    lease_fields[#lease_fields + 1] = rec
+    leased_members[#leased_members + 1] = deadline
+    leased_members[#leased_members + 1] = token
     out[#out + 1] = token
     out[#out + 1] = rec
   end
 end
 
 if count > 0 then
+  call_chunked('HSET', K_LEASES, lease_fields)
+  call_chunked('ZADD', K_LEASED, leased_members)
+  call_chunked('ZADD', K_WAIT, wait_members)
+  local head_members, gone = {}, {}
+  for _, host in ipairs(head_hosts) do
+    local oldest = head_of[host]
+    if oldest then
+      head_members[#head_members + 1] = oldest
+      head_members[#head_members + 1] = host
+    else
+      gone[#gone + 1] = host
+    end
+  end
+  call_chunked('ZADD', K_HEADS, head_members)
+  call_chunked('ZREM', K_HEADS, gone)
   redis.call('HSET', K_META, 'token', int(token_base + count))
   counter('ready', -count)
   counter('hosts', -emptied)

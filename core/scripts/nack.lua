@@ -53,7 +53,7 @@ for i = 0, n - 1 do
       redis.call('HSET', K_ADAPTIVE, host, int(extra))
       local hold = host_delay(host, default_delay, true, true)
       redis.call('ZREM', K_READY, host)
-      redis.call('ZADD', K_WAIT, 'GT', NOW + hold, host)
+      redis.call('ZADD', K_WAIT, 'GT', int(NOW + hold), host)
     end
 
     if not retry or failures >= max_attempts then
@@ -66,7 +66,7 @@ for i = 0, n - 1 do
         d = rate_limited and 0 or backoff(failures, random)
       end
       if d > 0 then
-        redis.call('ZADD', K_DELAYED, NOW + d, fresh)
+        redis.call('ZADD', K_DELAYED, int(NOW + d), fresh)
       else
         enqueue_ready(fresh, false)
         immediate = immediate + 1

@@ -8,4 +8,4 @@
 
 local requeued, died = reclaim_expired(tonumber(ARGV[3]), tonumber(ARGV[4]))
 wake(requeued)
-return { requeued, died, redis.call('ZCOUNT', K_LEASED, '-inf', NOW) }
+return { requeued, died, redis.call('ZCOUNT', K_LEASED, '-inf', NOW_DIGITS) }

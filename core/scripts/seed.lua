@@ -48,7 +48,10 @@ local hosts, host_order = {}, {}
 for i = 0, n - 1 do
   local a = 4 + i * 7
   local fp, bucket_hash = ARGV[a], tonumber(ARGV[a + 1])
-  local host, prio, delay, force = ARGV[a + 2], tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5] == '1'
+  local host, prio_digits, delay_digits, force = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5] == '1'
+  -- most items have the defaults: skip the string-to-number conversions for them
+  local prio = prio_digits == '0' and 0 or tonumber(prio_digits)
+  local delay = delay_digits == '0' and 0 or tonumber(delay_digits)
 
   local dup = false
   for l = 0, level - 1 do
@@ -78,12 +81,12 @@ for i = 0, n - 1 do
     next_id = next_id + 1
     local rec
     if prio == 0 then
-      rec = rec_open .. next_id .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 6]
+      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 6]
     else
-      rec = rec_open .. next_id .. rec_ts .. host .. '","priority":' .. prio .. ',"attempt":0' .. ARGV[a + 6]
+      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 6]
     end
     if delay > 0 then
-      redis.call('ZADD', K_DELAYED, NOW + delay, rec)
+      redis.call('ZADD', K_DELAYED, int(NOW + delay), rec)
       added_delayed = added_delayed + 1
     else
       local by_prio = lanes[host]
@@ -136,7 +139,7 @@ for _, host in ipairs(host_order) do
   end
   if h.was_empty then
     new_hosts = new_hosts + 1
-    redis.call('ZADD', K_HEADS, NOW, host)
+    redis.call('ZADD', K_HEADS, NOW_DIGITS, host)
   end
 end
 

@@ -116,6 +116,19 @@ pub struct SeedProgress {
     pub invalid: usize,
 }
 
+impl SeedProgress {
+    /// The progress of a seed call that has handled `done` of `total` items so far.
+    pub(crate) fn of(report: &SeedReport, done: usize, total: usize) -> Self {
+        SeedProgress {
+            done,
+            total,
+            added: report.added,
+            duplicates: report.duplicates,
+            invalid: report.invalid.len(),
+        }
+    }
+}
+
 /// A leased item. Hold on to it: ack, nack, extend and release take it back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lease {

@@ -98,6 +98,14 @@ pub struct PreparedItem {
     pub tail: String,
 }
 
+/// A seed call's batch options, checked once ([`Ops::seed_defaults`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeedDefaults {
+    priority: i16,
+    /// The batch payload as canonical JSON (`Some(None)`: an explicit null).
+    payload: Option<Option<String>>,
+}
+
 /// The result of one lease script call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaseBatch {
@@ -175,23 +183,42 @@ impl Ops {
         items: &[SeedItem],
         opts: &SeedOptions,
     ) -> Result<(Vec<PreparedItem>, Vec<InvalidInput>)> {
-        let batch_priority = i16::try_from(opts.priority).map_err(|_| {
+        let defaults = self.seed_defaults(opts)?;
+        Ok(self.prepare_with(items, 0, opts, &defaults))
+    }
+
+    /// Check a seed call's batch options once, before its items are prepared chunk by chunk.
+    pub fn seed_defaults(&self, opts: &SeedOptions) -> Result<SeedDefaults> {
+        let priority = i16::try_from(opts.priority).map_err(|_| {
             Error::InvalidArgument(format!(
                 "priority {} is outside -32768..=32767",
                 opts.priority
             ))
         })?;
-        let batch_payload = match &opts.payload {
+        let payload = match &opts.payload {
             Some(p) => Some(
                 self.payload_json(p)
                     .map_err(|r| Error::InvalidArgument(format!("payload: {r}")))?,
             ),
             None => None,
         };
+        Ok(SeedDefaults { priority, payload })
+    }
+
+    /// Normalize `items`, the part of a batch that starts at index `offset`; indexes in the
+    /// result are positions in the whole batch.
+    pub fn prepare_with(
+        &self,
+        items: &[SeedItem],
+        offset: usize,
+        opts: &SeedOptions,
+        defaults: &SeedDefaults,
+    ) -> (Vec<PreparedItem>, Vec<InvalidInput>) {
         let mut prepared = Vec::with_capacity(items.len());
         let mut invalid = Vec::new();
-        for (index, item) in items.iter().enumerate() {
-            match self.prepare_one(index, item, opts, batch_priority, batch_payload.as_ref()) {
+        for (i, item) in items.iter().enumerate() {
+            let index = offset + i;
+            match self.prepare_one(index, item, opts, defaults) {
                 Ok(p) => prepared.push(p),
                 Err(reason) => invalid.push(InvalidInput {
                     index,
@@ -200,7 +227,7 @@ impl Ops {
                 }),
             }
         }
-        Ok((prepared, invalid))
+        (prepared, invalid)
     }
 
     fn payload_json(&self, payload: &serde_json::Value) -> Result<Option<String>, InvalidReason> {
@@ -222,13 +249,12 @@ impl Ops {
         index: usize,
         item: &SeedItem,
         opts: &SeedOptions,
-        batch_priority: i16,
-        batch_payload: Option<&Option<String>>,
+        defaults: &SeedDefaults,
     ) -> Result<PreparedItem, InvalidReason> {
         let normalized = normalize::normalize(&item.input)?;
         let priority = match item.priority {
             Some(p) => i16::try_from(p).map_err(|_| InvalidReason::InvalidPriority(p))?,
-            None => batch_priority,
+            None => defaults.priority,
         };
         let own_payload;
         let payload = match &item.payload {
@@ -236,7 +262,7 @@ impl Ops {
                 own_payload = self.payload_json(p)?;
                 own_payload.as_deref()
             }
-            None => batch_payload.and_then(|p| p.as_deref()),
+            None => defaults.payload.as_ref().and_then(|p| p.as_deref()),
         };
         let fingerprint = normalized.fingerprint();
         let url = (normalized.kind == ItemKind::Url).then_some(normalized.canonical.as_str());

@@ -9,7 +9,9 @@ use crate::ops::{LeaseBatch, Ops, Reply, ScriptCall};
 use crate::wire::StoredItem;
 use std::collections::VecDeque;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 /// `Send` on native targets, nothing on wasm32 (where JavaScript futures are not `Send`).
@@ -164,43 +166,62 @@ impl<E: Executor> Queue<E> {
     where
         F: FnMut(SeedProgress) + MaybeSend,
     {
-        let (prepared, invalid) = self.ops.prepare(items, opts)?;
-        let mut report = SeedReport {
-            invalid,
-            ..SeedReport::default()
-        };
-        let mut done = report.invalid.len();
-        for chunk in prepared.chunks(self.config().seed_batch) {
-            let reply = self.exec.eval(self.ops.seed(chunk)).await.map_err(|e| {
-                with_context(
-                    e,
-                    &format!(
-                        "after {} of {} items were seeded",
-                        report.added + report.duplicates,
-                        items.len()
-                    ),
-                )
-            })?;
-            let (added, duplicates) = self.ops.decode_seed(reply, chunk.len())?;
-            report.added += added;
-            report.duplicates += duplicates;
-            done += chunk.len();
-            progress(SeedProgress {
-                done,
-                total: items.len(),
-                added: report.added,
-                duplicates: report.duplicates,
-                invalid: report.invalid.len(),
-            });
-        }
-        if prepared.is_empty() {
-            progress(SeedProgress {
-                done,
-                total: items.len(),
-                added: 0,
-                duplicates: 0,
-                invalid: report.invalid.len(),
-            });
+        let defaults = self.ops.seed_defaults(opts)?;
+        let chunk_len = self.config().seed_batch.max(1);
+        let mut report = SeedReport::default();
+        let mut done = 0;
+        // One chunk in flight while the next one is normalized: the client's work overlaps
+        // Redis's, and chunks still run in order (ids follow the caller's order).
+        let mut in_flight = None;
+        let mut offset = 0;
+        loop {
+            let next = if offset < items.len() {
+                let end = (offset + chunk_len).min(items.len());
+                let (prepared, invalid) =
+                    self.ops
+                        .prepare_with(&items[offset..end], offset, opts, &defaults);
+                offset = end;
+                Some((prepared, invalid))
+            } else {
+                None
+            };
+            if let Some((flight, sent)) = in_flight.take() {
+                let reply = match flight {
+                    Flight::Sent(reply) => reply.await,
+                    Flight::Answered(reply) => reply,
+                };
+                let reply = reply.map_err(|e| {
+                    with_context(
+                        e,
+                        &format!(
+                            "after {} of {} items were seeded",
+                            report.added + report.duplicates,
+                            items.len()
+                        ),
+                    )
+                })?;
+                let (added, duplicates) = self.ops.decode_seed(reply, sent)?;
+                report.added += added;
+                report.duplicates += duplicates;
+                done += sent;
+                progress(SeedProgress::of(&report, done, items.len()));
+            }
+            let Some((prepared, invalid)) = next else {
+                break;
+            };
+            done += invalid.len();
+            report.invalid.extend(invalid);
+            if prepared.is_empty() {
+                progress(SeedProgress::of(&report, done, items.len()));
+                continue;
+            }
+            let mut reply = Box::pin(self.exec.eval(self.ops.seed(&prepared)));
+            // Poll once so the executor sends the call now, before the next chunk is prepared.
+            let flight = match poll_once(&mut reply).await {
+                Poll::Ready(answered) => Flight::Answered(answered),
+                Poll::Pending => Flight::Sent(reply),
+            };
+            in_flight = Some((flight, prepared.len()));
         }
         Ok(report)
     }
@@ -446,6 +467,17 @@ impl<E: Executor> Queue<E> {
         bytes[8..].copy_from_slice(&nonce.to_le_bytes());
         (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
     }
+}
+
+/// A call handed to the executor: still on its way, or already answered.
+enum Flight<F> {
+    Sent(F),
+    Answered(Result<Reply>),
+}
+
+/// Poll a future once, in the calling task's context.
+async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
 }
 
 /// A worker loop's view of the queue, behind every binding's `work()` iterator: leases `max`
