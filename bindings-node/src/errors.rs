@@ -74,8 +74,7 @@ pub fn js_error(env: &Env, err: crawlq::Error) -> Error {
 pub fn type_error(env: &Env, message: String) -> Error {
     let raw = env.raw();
     unsafe {
-        let value = JsTypeError::from(Error::new("ERR_INVALID_ARG_TYPE".to_string(), message))
-            .into_value(raw);
+        let value = JsTypeError::from(Error::new("ERR_INVALID_ARG_TYPE", message)).into_value(raw);
         Error::from(Unknown::from_raw_unchecked(raw, value))
     }
 }

@@ -183,7 +183,7 @@ impl Queue {
         &self,
         env: &'env Env,
         options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
+    ) -> Result<PromiseRaw<'env, convert::LeaseRows>> {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let opts = try_arg!(
             env,
@@ -193,14 +193,7 @@ impl Queue {
         promise(
             env,
             async move { q.lease_with(&opts).await },
-            |_, leases| {
-                Ok(Value::Array(
-                    leases
-                        .iter()
-                        .map(|l| style::lease_to_json(l, Style::Camel))
-                        .collect(),
-                ))
-            },
+            |_, leases| Ok(convert::LeaseRows(leases)),
         )
     }
 
@@ -593,8 +586,10 @@ pub struct Work {
     closed: Arc<AtomicBool>,
 }
 
-fn item(lease: &crawlq::Lease) -> Value {
-    json!({"value": style::lease_to_json(lease, Style::Camel), "done": false})
+/// `next()`'s native answer: the rows of one lease (index.js makes `{ value, done: false }`),
+/// or `null` once finished (`{ done: true }`).
+fn item(lease: crawlq::Lease) -> Option<convert::LeaseRows> {
+    Some(convert::LeaseRows(vec![lease]))
 }
 
 fn finished() -> Value {
@@ -615,15 +610,17 @@ impl Work {
 impl Work {
     /// The next lease (`{ value, done: false }`), or `{ done: true }` once finished.
     #[napi(ts_return_type = "Promise<IteratorResult<Lease, undefined>>")]
-    pub fn next<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+    pub fn next<'env>(
+        &self,
+        env: &'env Env,
+    ) -> Result<PromiseRaw<'env, Option<convert::LeaseRows>>> {
         let (opts, stop_when_empty) = {
             let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(lease) = cursor.pop() {
-                let value = item(&lease);
-                return promise(env, async { Ok(()) }, move |_, ()| Ok(value));
+                return promise(env, async { Ok(()) }, move |_, ()| Ok(item(lease)));
             }
             if cursor.is_finished() {
-                return promise(env, async { Ok(()) }, |_, ()| Ok(finished()));
+                return promise(env, async { Ok(()) }, |_, ()| Ok(None));
             }
             (cursor.options(), cursor.stop_when_empty())
         };
@@ -642,13 +639,13 @@ impl Work {
                 .unwrap_or_else(|e| e.into_inner())
                 .refill(leases)
             {
-                Ok(Some(lease)) => Ok(item(&lease)),
-                Ok(None) => Ok(finished()),
+                Ok(Some(lease)) => Ok(item(lease)),
+                Ok(None) => Ok(None),
                 Err(late) => {
                     napi::bindgen_prelude::spawn(async move {
                         let _ = for_late.release(&late).await;
                     });
-                    Ok(finished())
+                    Ok(None)
                 }
             },
         )
