@@ -17,10 +17,10 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
     if depth > MAX_DEPTH {
         return Err(format!("{path} is nested deeper than {MAX_DEPTH} levels"));
     }
-    if z.is_reference() {
-        if let Some(inner) = z.reference() {
-            return to_json_at(inner, path, depth);
-        }
+    if z.is_reference()
+        && let Some(inner) = z.reference()
+    {
+        return to_json_at(inner, path, depth);
     }
     match z.get_type() {
         DataType::Null | DataType::Undef => Ok(Value::Null),

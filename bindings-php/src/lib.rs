@@ -33,10 +33,10 @@ struct Handle {
 impl Handle {
     fn queue(&self) -> PhpResult<Arc<CoreQueue>> {
         let pid = std::process::id();
-        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner()) {
-            if *owner == pid {
-                return Ok(q.clone());
-            }
+        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner())
+            && *owner == pid
+        {
+            return Ok(q.clone());
         }
         let exec = runtime::connection(&self.url, &self.config).map_err(throw)?;
         let q = Arc::new(
@@ -509,10 +509,10 @@ impl Work {
             .unwrap_or_else(|e| e.into_inner())
             .close();
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        if !held.is_empty() {
-            if let Ok(queue) = self.handle.queue() {
-                let _ = runtime::block_on(queue.release(&held));
-            }
+        if !held.is_empty()
+            && let Ok(queue) = self.handle.queue()
+        {
+            let _ = runtime::block_on(queue.release(&held));
         }
     }
 }

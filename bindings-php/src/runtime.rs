@@ -15,8 +15,9 @@ use tokio::runtime::Runtime;
 static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
 
 type ConnectionKey = (String, Option<String>, u128, u128);
-static CONNECTIONS: Mutex<Option<(u32, HashMap<ConnectionKey, Arc<RedisExecutor>>)>> =
-    Mutex::new(None);
+/// Connections of one process, keyed by the pid that opened them (a forked child starts over).
+type ProcessConnections = (u32, HashMap<ConnectionKey, Arc<RedisExecutor>>);
+static CONNECTIONS: Mutex<Option<ProcessConnections>> = Mutex::new(None);
 
 fn runtime() -> &'static Runtime {
     let pid = std::process::id();
