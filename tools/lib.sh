@@ -5,6 +5,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # maturin and the PHP build pass it too and share one set of compiled dependencies.
 export CRAWLQ_TARGET=x86_64-unknown-linux-gnu
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+# The build_* helpers below build debug artefacts (what the tests use) unless
+# CRAWLQ_PROFILE=release (what the benchmark uses).
+CRAWLQ_PROFILE="${CRAWLQ_PROFILE:-debug}"
+release_flag() { [ "$CRAWLQ_PROFILE" = release ] && echo --release || true; }
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -42,27 +46,33 @@ build_python_venv() {
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy xxhash
-  "$venv/bin/maturin" build -q -m "$ROOT/bindings-python/Cargo.toml" --target "$CRAWLQ_TARGET" -o "$venv/dist"
+  "$venv/bin/maturin" build -q $(release_flag) -m "$ROOT/bindings-python/Cargo.toml" --target "$CRAWLQ_TARGET" -o "$venv/dist"
   "$venv/bin/pip" install -q --disable-pip-version-check "$venv"/dist/crawlq-*.whl
 }
 
 # Build the Node.js addon in bindings-node/ (and its generated index.d.ts).
 build_node_addon() {
   (cd "$ROOT/bindings-node" && npm install --no-audit --no-fund --no-save --loglevel=error \
-    && npx napi build --platform --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
+    && npx napi build --platform $(release_flag) --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
 }
 
 # Build the PHP extension; sets PHP_EXT to the path of a crawlq.so that `php -d extension=` loads
 # (the file name decides the module name PHP expects).
 build_php_extension() {
-  cargo build -q -p crawlq-php --target "$CRAWLQ_TARGET"
-  mkdir -p "$CARGO_TARGET_DIR/php"
-  PHP_EXT="$CARGO_TARGET_DIR/php/crawlq.so"
-  cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/libcrawlq_php.so" "$PHP_EXT"
+  cargo build -q $(release_flag) -p crawlq-php --target "$CRAWLQ_TARGET"
+  mkdir -p "$CARGO_TARGET_DIR/php-$CRAWLQ_PROFILE"
+  PHP_EXT="$CARGO_TARGET_DIR/php-$CRAWLQ_PROFILE/crawlq.so"
+  cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/$CRAWLQ_PROFILE/libcrawlq_php.so" "$PHP_EXT"
   export PHP_EXT
 }
 
 # Build the wasm package into bindings-wasm/pkg/.
 build_wasm_package() {
   (cd "$ROOT/bindings-wasm" && npm install --no-audit --no-fund --no-save --loglevel=error && ./build.sh)
+}
+
+# The benchmark's peers: RQ into the virtualenv at $1, BullMQ (and ioredis) into bench/.
+install_bench_peers() {
+  "$1/bin/pip" install -q --disable-pip-version-check "rq>=2,<3"
+  (cd "$ROOT/bench" && npm install --no-audit --no-fund --no-save --loglevel=error)
 }

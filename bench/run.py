@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""crawlq side by side with its peers, on one private redis-server, in one run.
+
+Every system runs the same workload, interleaved round by round (A B C ... A B C ...), and the
+table reports medians, spreads (min-max over the rounds) and ratios computed within this run:
+
+  seed      N distinct URLs over 1,000 hosts, at two lengths (~35 and ~95 characters), with
+            de-duplication on where the system has it; items/s and Redis used_memory growth
+            per queued URL
+  drain     lease + ack every item with a no-op handler at each concurrency (crawlq: lease 100
+            and ack them in one call; "single": lease 1 + ack 1); items/s, and for crawlq the
+            memory left per done URL (only its de-duplication record)
+  ceilings  redis-benchmark: pipelined LPUSH of 95-byte values, pipelined EVALSHA of a no-op
+            script, and the round trip of one PING
+
+Use bench/run.sh, which builds everything in release mode first. Run directly, it needs (from
+the environment): CRAWLQ_BENCH_BIN (the crawlq-bench binary), CRAWLQ_PHP_EXTENSION, and a
+Python with the crawlq wheel and rq installed (the one running this file); the Node.js addon
+is taken from bindings-node/, the wasm package from bindings-wasm/pkg/, BullMQ from
+bench/node_modules/.
+
+    python bench/run.py [--n 100000] [--rounds 3] [--concurrency 1,16] [--only crawlq-rust,bullmq]
+    python bench/run.py --smoke        N = 1,000, one round: checks every runner, times nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+RUNNERS = HERE / "runners"
+HOSTS = 1000
+LENGTHS = (35, 95)
+DRAIN_LENGTH = 95
+SINGLE_ITEMS = 5000  # items of the lease 1 + ack 1 drain
+SMALL_DRAIN_ITEMS = 20_000  # items of the drains at lower concurrency (capped by N)
+POLITE_DELAY_MS = 5  # the politeness row: 1,000 hosts x 5 ms allows 200,000 leases/s
+
+
+def url(i: int, length: int) -> str:
+    """A URL of about `length` characters on host i % 1000 (distinct for every i)."""
+    if length < 60:
+        return f"https://host{i % HOSTS:03d}.example.com/{i:07d}"
+    return f"https://www.host{i % HOSTS:04d}.example.com/articles/2026/11/{i:07d}/a-long-slug-for-the-title-of?ref=rss"
+
+
+@dataclass
+class System:
+    name: str
+    label: str
+    seed: list[str] | None  # the command prefix; None if the system has no seed of its own
+    drain: list[str] | None
+    env: dict[str, str] = field(default_factory=dict)
+    crawlq: bool = False
+
+
+def bench_bin() -> str:
+    """The crawlq-bench binary (bench/src/main.rs)."""
+    return str(Path(os.environ.get("CRAWLQ_BENCH_BIN", "crawlq-bench")).resolve())
+
+
+def systems() -> list[System]:
+    bench = bench_bin()
+    php = ["php", "-d", "extension=" + str(Path(os.environ.get("CRAWLQ_PHP_EXTENSION", "crawlq.so")).resolve()), str(RUNNERS / "crawlq_php.php")]
+    node = ["node", str(RUNNERS / "crawlq_js.mjs")]
+    return [
+        System("crawlq-rust", "crawlq (Rust API)", [bench, "crawlq"], [bench, "crawlq"], crawlq=True),
+        System("crawlq-python", "crawlq (Python, asyncio)", [sys.executable, str(RUNNERS / "crawlq_python.py")],
+               [sys.executable, str(RUNNERS / "crawlq_python.py")], crawlq=True),
+        System("crawlq-node", "crawlq (Node.js addon)", node, node,
+               env={"CRAWLQ_JS_MODULE": str(REPO / "bindings-node")}, crawlq=True),
+        System("crawlq-php", "crawlq (PHP, processes)", php, php, crawlq=True),
+        System("crawlq-wasm", "crawlq (WebAssembly, node-redis)", node, node,
+               env={"CRAWLQ_JS_MODULE": str(REPO / "bindings-wasm" / "pkg")}, crawlq=True),
+        System("bullmq", "BullMQ 6 (addBulk, jobId dedupe; Worker)", ["node", str(RUNNERS / "bullmq.mjs")],
+               ["node", str(RUNNERS / "bullmq.mjs")]),
+        System("list", "list: LPUSH / BRPOPLPUSH + LREM", [bench, "list"], [bench, "list"]),
+        System("list-pipelined", "list: LPUSH pipelined x1000", [bench, "list"], None),
+        System("rq", "RQ enqueue_many", [sys.executable, str(RUNNERS / "rq_seed.py")], None),
+    ]
+
+
+@dataclass
+class Workload:
+    n: int
+    small: int  # items of the drains at lower concurrency
+    single: int  # items of the lease 1 + ack 1 drain
+    files: dict[object, Path]
+
+
+class Redis:
+    """A private redis-server on a free TCP port, no persistence."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="crawlq-bench-")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        subprocess.run(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "yes", "--dir", self.dir, "--pidfile", f"{self.dir}/redis.pid",
+             "--logfile", f"{self.dir}/redis.log"],
+            check=True,
+        )
+        for _ in range(100):
+            if self.cli("PING") == "PONG":
+                break
+            time.sleep(0.05)
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def cli(self, *args: str) -> str:
+        out = subprocess.run(["redis-cli", "-p", str(self.port), *args], capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def used_memory(self) -> int:
+        info = self.cli("INFO", "memory")
+        return int(next(line.split(":")[1] for line in info.splitlines() if line.startswith("used_memory:")))
+
+    def flush(self) -> None:
+        self.cli("FLUSHALL")
+        self.cli("SCRIPT", "FLUSH")
+        self.cli("MEMORY", "PURGE")
+
+    def version(self) -> str:
+        info = self.cli("INFO", "server")
+        return next(line.split(":")[1] for line in info.splitlines() if line.startswith("redis_version:"))
+
+    def stop(self) -> None:
+        self.cli("SHUTDOWN", "NOSAVE")
+
+
+def run_runner(cmd: list[str], env: dict[str, str], expect_items: int) -> float:
+    """Run one runner command; returns items/s after checking it handled every item."""
+    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, cwd=HERE, timeout=1800)
+    if out.returncode != 0:
+        raise SystemExit(f"runner failed: {' '.join(cmd)}\n{out.stderr[-2000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if result["items"] != expect_items:
+        raise SystemExit(f"runner handled {result['items']} items, expected {expect_items}: {' '.join(cmd)}")
+    return result["items"] / max(result["seconds"], 1e-9)
+
+
+def redis_benchmark(redis: Redis, *args: str) -> float:
+    out = subprocess.run(["redis-benchmark", "-p", str(redis.port), "-q", *args], capture_output=True, text=True, check=True)
+    # the last line reads "NAME: 123456.78 requests per second, p50=..."
+    return float(out.stdout.strip().splitlines()[-1].split("requests per second")[0].rsplit(":", 1)[1].split()[-1])
+
+
+def ceilings(redis: Redis, n: int) -> dict[str, float]:
+    sha = redis.cli("SCRIPT", "LOAD", "return 1")
+    pings = max(n // 20, 1000)
+    results = {
+        "ping_client_us": 1e6 / run_runner([bench_bin(), "ping", redis.url, str(pings)], {}, pings),
+        "lpush_pipelined": redis_benchmark(redis, "-t", "lpush", "-P", "100", "-d", "95", "-n", str(max(n * 10, 100_000))),
+        "evalsha_pipelined": redis_benchmark(redis, "-P", "100", "-n", str(max(n * 5, 100_000)), "EVALSHA", sha, "0"),
+        "ping_rtt_us": 1e6 / redis_benchmark(redis, "-c", "1", "-t", "ping_mbulk", "-n", str(max(n // 5, 20_000))),
+    }
+    redis.flush()
+    return results
+
+
+def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list[int],
+              results: dict[tuple[str, str], list[float]], log) -> None:
+    def seed(s: System, queue: str, file: Path, count: int, op: str = "seed") -> float:
+        return run_runner([*s.seed, op, redis.url, queue, str(file)], s.env, count)
+
+    for length in LENGTHS:
+        for s in chosen:
+            if s.seed is None:
+                continue
+            queue = f"bench-{s.name}"
+            redis.flush()
+            before = redis.used_memory()
+            rate = seed(s, queue, w.files[length], w.n, "seed-pipelined" if s.name == "list-pipelined" else "seed")
+            results[(s.name, f"seed{length}")].append(rate)
+            results[(s.name, f"mem{length}")].append((redis.used_memory() - before) / w.n)
+            log(f"{s.name}: seed {length} chars {rate:,.0f}/s")
+            if length != DRAIN_LENGTH or s.drain is None:
+                continue
+            # drain what was just seeded at the highest concurrency, then smaller runs
+            for i, c in enumerate(sorted(concurrency, reverse=True)):
+                count = w.n if i == 0 else w.small
+                if i > 0:
+                    redis.flush()
+                    seed(s, queue, w.files["small"], count)
+                rate = run_runner(drain_cmd(s, redis.url, queue, c, 100, 0, count), s.env, count)
+                results[(s.name, f"drain_c{c}")].append(rate)
+                log(f"{s.name}: drain at concurrency {c} {rate:,.0f}/s")
+                if i == 0 and s.crawlq:
+                    results[(s.name, "mem_done")].append((redis.used_memory() - before) / w.n)
+            if s.crawlq:
+                redis.flush()
+                seed(s, queue, w.files["single"], w.single)
+                rate = run_runner(drain_cmd(s, redis.url, queue, 1, 1, 0, w.single), s.env, w.single)
+                results[(s.name, "single")].append(rate)
+                log(f"{s.name}: lease 1 + ack 1 {rate:,.0f}/s")
+            if s.name == "crawlq-rust":
+                redis.flush()
+                seed(s, queue, w.files[DRAIN_LENGTH], w.n)
+                c = max(concurrency)
+                rate = run_runner(drain_cmd(s, redis.url, queue, c, 100, POLITE_DELAY_MS, w.n), s.env, w.n)
+                results[(s.name, "polite")].append(rate)
+                log(f"{s.name}: drain with politeness {rate:,.0f}/s")
+
+
+def drain_cmd(s: System, redis_url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int) -> list[str]:
+    if s.crawlq:
+        return [*s.drain, "drain", redis_url, queue, str(concurrency), str(batch), str(delay_ms), str(expected)]
+    return [*s.drain, "drain", redis_url, queue, str(concurrency), str(expected)]
+
+
+def fmt(value: float, unit: str) -> str:
+    if unit == "B":
+        return f"{value:,.1f}"
+    return f"{value:,.0f}"
+
+
+def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ceil: dict[str, list[float]],
+           n: int, rounds: int, concurrency: list[int], redis_version: str) -> str:
+    med = {k: statistics.median(v) for k, v in results.items()}
+    lines = [
+        f"N = {n:,} URLs over {HOSTS:,} hosts, {rounds} interleaved round(s), Redis {redis_version}; "
+        "median (min-max); ratio = this row / crawlq (Rust API) in the same run",
+        "",
+    ]
+
+    def table(title: str, metric: str, unit: str, ratio_to: str | None = "crawlq-rust") -> None:
+        rows = [s for s in chosen if (s.name, metric) in results]
+        if not rows:
+            return
+        lines.append(f"| {title} | median | min-max | ratio |")
+        lines.append("|---|---:|---:|---:|")
+        base = med.get((ratio_to, metric)) if ratio_to else None
+        for s in rows:
+            values = results[(s.name, metric)]
+            ratio = f"{med[(s.name, metric)] / base:.2f}" if base else ""
+            lines.append(f"| {s.label} | {fmt(med[(s.name, metric)], unit)} | "
+                         f"{fmt(min(values), unit)}-{fmt(max(values), unit)} | {ratio} |")
+        lines.append("")
+
+    for length in LENGTHS:
+        table(f"seed, ~{length}-char URLs (items/s)", f"seed{length}", "/s")
+    for length in LENGTHS:
+        table(f"Redis memory per queued URL, ~{length} chars (bytes)", f"mem{length}", "B")
+    table("Redis memory per done URL (bytes)", "mem_done", "B")
+    for c in sorted(concurrency, reverse=True):
+        table(f"drain, concurrency {c} (items/s; crawlq leases 100, acks in one call)", f"drain_c{c}", "/s")
+    table("drain, lease 1 + ack 1, concurrency 1 (items/s)", "single", "/s")
+    table(f"drain with politeness ({POLITE_DELAY_MS} ms per host), concurrency {max(concurrency)} (items/s)", "polite", "/s", None)
+
+    c = {k: statistics.median(v) for k, v in ceil.items()}
+    lines.append("| ceiling (redis-benchmark) | median |")
+    lines.append("|---|---:|")
+    lines.append(f"| LPUSH, 95-byte values, pipelined 100, 50 clients (ops/s) | {c['lpush_pipelined']:,.0f} |")
+    lines.append(f"| EVALSHA of `return 1`, pipelined 100, 50 clients (ops/s) | {c['evalsha_pipelined']:,.0f} |")
+    lines.append(f"| PING round trip, 1 client (µs) | {c['ping_rtt_us']:.1f} |")
+    lines.append(f"| PING round trip through crawlq's Rust client, redis-rs (µs) | {c['ping_client_us']:.1f} |")
+    lines.append("")
+
+    def get(name: str, metric: str) -> float | None:
+        return med.get((name, metric))
+
+    targets = []
+
+    def target(text: str, value: float | None, goal: float, at_most: bool = False, unit: str = "x") -> None:
+        if value is None:
+            targets.append(f"- {text}: not measured in this run")
+            return
+        met = value <= goal if at_most else value >= goal
+        shown = f"{value:.2f}{unit}" if unit == "x" else f"{value:.1f} {unit}"
+        targets.append(f"- {text}: {shown} (target {'<=' if at_most else '>='} {goal:g}{unit if unit == 'x' else ' ' + unit}) "
+                       f"{'met' if met else 'MISSED'}")
+
+    rust = "crawlq-rust"
+    seed, bull = get(rust, "seed95"), get("bullmq", "seed95")
+    target("seed, crawlq vs BullMQ addBulk with dedupe (~95 chars)", seed / bull if seed and bull else None, 10)
+    target("seed, crawlq URLs/s vs pipelined LPUSH ops/s", seed / c["lpush_pipelined"] if seed else None, 0.25)
+    for cc in sorted(concurrency):
+        d, b = get(rust, f"drain_c{cc}"), get("bullmq", f"drain_c{cc}")
+        target(f"drain at concurrency {cc}, crawlq vs BullMQ Worker", d / b if d and b else None, 6)
+    single = get(rust, "single")
+    if single:
+        per_item = 1e6 / single
+        target(f"lease 1 + ack 1: {per_item:.0f} µs per item, in round trips of the same client ({c['ping_client_us']:.0f} µs)",
+               per_item / c["ping_client_us"], 2.5, at_most=True)
+    m, mb = get(rust, "mem95"), get("bullmq", "mem95")
+    target("Redis bytes per queued URL, crawlq / BullMQ (~95 chars)", m / mb if m and mb else None, 1 / 3, at_most=True)
+    target("Redis bytes per done URL", get(rust, "mem_done"), 40, at_most=True, unit="B")
+    for s in chosen:
+        if s.crawlq and s.name != rust:
+            for metric in ("seed95", f"drain_c{max(concurrency)}"):
+                v, r = get(s.name, metric), get(rust, metric)
+                target(f"{s.label} / Rust, {metric}", v / r if v and r else None, 0.8)
+    lines.append("Targets (ratios from this run):")
+    lines.extend(targets)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", default="1,16", help="comma-separated, e.g. 1,16,50")
+    parser.add_argument("--only", default="", help="comma-separated system names")
+    parser.add_argument("--smoke", action="store_true", help="N = 1,000, one round, nothing timed: checks every runner")
+    parser.add_argument("--json", type=Path, help="also write the raw results here")
+    args = parser.parse_args()
+    if args.smoke:
+        args.n, args.rounds = 1000, 1
+    concurrency = [int(c) for c in args.concurrency.split(",")]
+    chosen = [s for s in systems() if not args.only or s.name in args.only.split(",")]
+
+    def log(message: str) -> None:
+        print(f"  {message}", file=sys.stderr, flush=True)
+
+    redis = Redis()
+    try:
+        with tempfile.TemporaryDirectory(prefix="crawlq-bench-") as tmp:
+            w = Workload(args.n, min(args.n, SMALL_DRAIN_ITEMS), min(args.n, SINGLE_ITEMS), {})
+            if args.smoke:
+                w.single = 200
+            for key, length, count in [(35, 35, w.n), (95, 95, w.n), ("small", DRAIN_LENGTH, w.small),
+                                       ("single", DRAIN_LENGTH, w.single)]:
+                w.files[key] = Path(tmp) / f"urls-{key}.txt"
+                w.files[key].write_text("".join(url(i, length) + "\n" for i in range(count)))
+            average = {length: sum(len(url(i, length)) for i in range(1000)) / 1000 for length in LENGTHS}
+            log(f"URL lengths: {', '.join(f'{a:.1f}' for a in average.values())} characters on average")
+
+            results: dict[tuple[str, str], list[float]] = defaultdict(list)
+            ceil: dict[str, list[float]] = defaultdict(list)
+            started = time.monotonic()
+            for r in range(args.rounds):
+                log(f"round {r + 1} of {args.rounds}")
+                for k, v in ceilings(redis, args.n).items():
+                    ceil[k].append(v)
+                one_round(redis, chosen, w, concurrency, results, log)
+            log(f"done in {time.monotonic() - started:.0f} s")
+        text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version())
+        if args.smoke:
+            print(f"bench smoke run: every runner handled every item ({len(results)} measurements)")
+        else:
+            print(text)
+        if args.json:
+            args.json.write_text(json.dumps({f"{k[0]}/{k[1]}": v for k, v in results.items()} | {"ceilings": ceil}, indent=1))
+    finally:
+        redis.stop()
+
+
+if __name__ == "__main__":
+    main()

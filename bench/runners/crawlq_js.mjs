@@ -1,0 +1,41 @@
+// crawlq through the Node.js addon, or the WebAssembly build (CRAWLQ_JS_MODULE chooses), for
+// bench/run.py. Same commands and output as crawlq-bench (bench/src/main.rs):
+//   crawlq_js.mjs seed  <redis-url> <queue> <file>
+//   crawlq_js.mjs drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const { Queue } = createRequire(import.meta.url)(process.env.CRAWLQ_JS_MODULE)
+const IDLE_WAIT_MS = 300 // an idle worker's last wait; the reported time ends at the last item
+const now = () => Number(process.hrtime.bigint()) / 1e9
+const [op, url, queue, ...rest] = process.argv.slice(2)
+
+let items, seconds
+if (op === 'seed') {
+  const urls = readFileSync(rest[0], 'utf8').split('\n').filter(Boolean)
+  const q = await Queue.connect(url, queue)
+  const started = now()
+  items = (await q.seed(urls)).added
+  seconds = now() - started
+  await q.close()
+} else {
+  const [concurrency, batch, delayMs, expected] = rest.map(Number)
+  const q = await Queue.connect(url, queue, { hostDelayMs: delayMs })
+  let done = 0
+  let last = 0
+  const started = now()
+  const worker = async () => {
+    while (done < expected) {
+      const leases = await q.lease({ max: batch, waitMs: IDLE_WAIT_MS })
+      if (leases.length === 0) return
+      const acked = (await q.ack(leases)).filter(Boolean).length // awaited before `done` is read
+      done += acked
+      last = now() - started
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  items = done
+  seconds = last
+  await q.close()
+}
+console.log(JSON.stringify({ items, seconds }))

@@ -1,0 +1,50 @@
+<?php
+// crawlq through the PHP extension, for bench/run.py. Same commands and output as crawlq-bench
+// (bench/src/main.rs); concurrency is worker processes (pcntl_fork), as PHP deployments scale.
+//   php -d extension=crawlq.so crawlq_php.php seed  <redis-url> <queue> <file>
+//   php -d extension=crawlq.so crawlq_php.php drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+
+const IDLE_WAIT = 0.3; // an idle worker's last wait; the reported time ends at the last item
+
+[$_, $op, $url, $queue] = $argv;
+if ($op === 'seed') {
+    $urls = file($argv[4], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES);
+    $q = new Crawlq\Queue($url, $queue);
+    $started = hrtime(true);
+    $added = $q->seed($urls)->added;
+    echo json_encode(['items' => $added, 'seconds' => (hrtime(true) - $started) / 1e9]), "\n";
+    exit(0);
+}
+
+[$concurrency, $batch, $delayMs] = array_map('intval', array_slice($argv, 4, 3));
+$started = hrtime(true);
+$pipes = [];
+for ($i = 0; $i < $concurrency; $i++) {
+    $pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        fclose($pair[0]);
+        // the extension connects lazily, so each worker process has its own connection
+        $q = new Crawlq\Queue($url, $queue, ['host_delay' => $delayMs / 1000]);
+        $done = 0;
+        $last = $started;
+        while ($leases = $q->lease($batch, IDLE_WAIT)) {
+            $done += count(array_filter($q->ack($leases)));
+            $last = hrtime(true);
+        }
+        fwrite($pair[1], json_encode([$done, $last]));
+        exit(0);
+    }
+    fclose($pair[1]);
+    $pipes[] = $pair[0];
+}
+$done = 0;
+$last = $started;
+foreach ($pipes as $pipe) {
+    [$n, $at] = json_decode(stream_get_contents($pipe));
+    $done += $n;
+    $last = max($last, $at);
+}
+while (pcntl_wait($status) > 0) {
+}
+echo json_encode(['items' => $done, 'seconds' => ($last - $started) / 1e9]), "\n";

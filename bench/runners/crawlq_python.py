@@ -1,0 +1,57 @@
+"""crawlq through the Python binding (asyncio), for bench/run.py. Same commands and output as
+crawlq-bench (bench/src/main.rs):
+
+    crawlq_python.py seed  <redis-url> <queue> <file>
+    crawlq_python.py drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+"""
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+import crawlq
+
+IDLE_WAIT = 0.3  # an idle worker's last wait; the reported time ends at the last item
+
+
+async def seed(url: str, queue: str, file: str) -> tuple[int, float]:
+    urls = Path(file).read_text().splitlines()
+    aq = await crawlq.AsyncQueue.connect(url, queue)
+    started = time.perf_counter()
+    report = await aq.seed(urls)
+    return report.added, time.perf_counter() - started
+
+
+async def drain(url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int) -> tuple[int, float]:
+    aq = await crawlq.AsyncQueue.connect(url, queue, host_delay=delay_ms / 1000)
+    done, last = 0, 0.0
+    started = time.perf_counter()
+
+    async def worker() -> None:
+        nonlocal done, last
+        while done < expected:
+            leases = await aq.lease(batch, wait=IDLE_WAIT)
+            if not leases:
+                return
+            acked = sum(await aq.ack(leases))  # awaited before `done` is read: no lost update
+            done += acked
+            last = time.perf_counter() - started
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return done, last
+
+
+def main() -> None:
+    op, *args = sys.argv[1:]
+    if op == "seed":
+        items, seconds = asyncio.run(seed(*args))
+    else:
+        url, queue, *numbers = args
+        items, seconds = asyncio.run(drain(url, queue, *map(int, numbers)))
+    print(json.dumps({"items": items, "seconds": seconds}))
+
+
+if __name__ == "__main__":
+    main()
