@@ -573,22 +573,39 @@ async fn release_puts_the_item_back_in_front_without_counting_an_attempt() {
 
 #[tokio::test]
 async fn many_leases_are_acked_in_one_call() {
+    // More leases than the scripts put into one Redis command (4,000), with stale and repeated
+    // tokens among them: each is answered on its own.
     let q = open("batch-ack", config()).await;
-    let batch: Vec<SeedItem> = (0..2500)
+    let batch: Vec<SeedItem> = (0..4500)
         .map(|i| format!("http://h{}.com/{i}", i % 50).into())
         .collect();
     q.seed(&batch, &SeedOptions::default()).await.unwrap();
     let mut leases = Vec::new();
-    while leases.len() < 2500 {
+    while leases.len() < 4500 {
         leases.extend(q.lease(1000, Duration::ZERO).await.unwrap());
     }
-    let flags = q.ack(&handles(&leases)).await.unwrap();
-    assert_eq!(flags.len(), 2500);
-    assert!(flags.iter().all(|f| *f));
+    let early = q.ack(&handles(&leases[..10])).await.unwrap();
+    assert_eq!(early, vec![true; 10]);
+    let mut all = handles(&leases);
+    all.push(leases[4499].handle());
+    let flags = q.ack(&all).await.unwrap();
+    assert_eq!(flags.len(), 4501);
+    assert!(flags[..10].iter().all(|f| !*f), "already acked: stale");
+    assert!(flags[10..4500].iter().all(|f| *f));
+    assert!(
+        !flags[4500],
+        "the same token twice in one call: the second is stale"
+    );
     let stats = q.stats().await.unwrap();
     assert_eq!(
-        (stats.done, stats.leased, stats.pending, stats.hosts),
-        (2500, 0, 0, 0)
+        (
+            stats.done,
+            stats.leased,
+            stats.pending,
+            stats.hosts,
+            stats.acked_total
+        ),
+        (4500, 0, 0, 0, 4500)
     );
 }
 
