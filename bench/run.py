@@ -20,7 +20,7 @@ is taken from bindings-node/, the wasm package from bindings-wasm/pkg/, BullMQ f
 bench/node_modules/.
 
     python bench/run.py [--n 100000] [--rounds 3] [--concurrency 1,16] [--only crawlq-rust,bullmq]
-    python bench/run.py --smoke        N = 1,000, one round: checks every runner, times nothing
+    python bench/run.py --smoke        N = 1,000, one round: checks every runner; no timing is judged
 """
 
 from __future__ import annotations
@@ -314,7 +314,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", default="1,16", help="comma-separated, e.g. 1,16,50")
     parser.add_argument("--only", default="", help="comma-separated system names")
-    parser.add_argument("--smoke", action="store_true", help="N = 1,000, one round, nothing timed: checks every runner")
+    parser.add_argument("--smoke", action="store_true", help="N = 1,000, one round: checks every runner; no timing is judged")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     args = parser.parse_args()
     if args.smoke:

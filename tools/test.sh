@@ -53,7 +53,7 @@ start_private_redis
 trap 'rm -rf "$(dirname "$PY_VENV")"; stop_private_redis' EXIT
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_JS_MODULE="$ROOT/bindings-node" "$PY_VENV/bin/python" demo/run.py
 
-say "bench: smoke run of bench/run.py (N = 1,000, one round: every runner, every peer; times nothing)"
+say "bench: smoke run of bench/run.py (N = 1,000, one round: every runner and peer handles every item; no timing is judged)"
 install_bench_peers "$PY_VENV"
 cargo build -q -p crawlq-bench --target "$CRAWLQ_TARGET"
 CRAWLQ_BENCH_BIN="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench" CRAWLQ_PHP_EXTENSION="$PHP_EXT" \
