@@ -107,33 +107,69 @@ async fn crawlq_drain(
         ..Config::default()
     };
     let q = Arc::new(Queue::connect(url, queue, config).await?);
-    let done = Arc::new(AtomicU64::new(0));
-    let started = Instant::now();
-    let last = Arc::new(AtomicU64::new(0));
+    let drained = Arc::new(Drained::start());
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
-        let (q, done, last) = (q.clone(), done.clone(), last.clone());
+        let (q, drained) = (q.clone(), drained.clone());
         tasks.push(tokio::spawn(async move {
-            while done.load(Ordering::Relaxed) < expected {
+            while drained.count() < expected {
                 let leases = q.lease(batch, IDLE_WAIT).await?;
                 if leases.is_empty() {
                     break;
                 }
                 let handles: Vec<_> = leases.iter().map(|l| l.handle()).collect();
                 let acked = q.ack(&handles).await?.iter().filter(|ok| **ok).count();
-                done.fetch_add(acked as u64, Ordering::Relaxed);
-                last.fetch_max(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                drained.add(acked as u64);
             }
             Ok::<_, crawlq::Error>(())
         }));
     }
-    for task in tasks {
-        task.await??;
+    drained.join(tasks).await
+}
+
+/// Items handled by a pool of drain workers and the time of the last one: a run ends at its
+/// last item, not when the idle workers give up waiting.
+struct Drained {
+    started: Instant,
+    items: AtomicU64,
+    last_nanos: AtomicU64,
+}
+
+impl Drained {
+    fn start() -> Self {
+        Drained {
+            started: Instant::now(),
+            items: AtomicU64::new(0),
+            last_nanos: AtomicU64::new(0),
+        }
     }
-    Ok((
-        done.load(Ordering::Relaxed),
-        last.load(Ordering::Relaxed) as f64 / 1e9,
-    ))
+
+    fn count(&self) -> u64 {
+        self.items.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, items: u64) {
+        self.items.fetch_add(items, Ordering::Relaxed);
+        let now = self.started.elapsed().as_nanos() as u64;
+        self.last_nanos.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Wait for every worker; the items drained and the seconds up to the last one.
+    async fn join<E>(
+        &self,
+        tasks: Vec<tokio::task::JoinHandle<std::result::Result<(), E>>>,
+    ) -> Result<(u64, f64)>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        for task in tasks {
+            task.await??;
+        }
+        Ok((
+            self.count(),
+            self.last_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        ))
+    }
 }
 
 /// Sequential round trips through the connection the executor uses: the floor under every
@@ -187,23 +223,16 @@ async fn list_seed(url: &str, key: &str, file: &str, per_round_trip: usize) -> R
 /// the processing list, "process" it, remove it with LREM. Two round trips per item.
 async fn list_drain(url: &str, key: &str, concurrency: usize, expected: u64) -> Result<(u64, f64)> {
     let processing = format!("{key}:processing");
-    let done = Arc::new(AtomicU64::new(0));
-    let last = Arc::new(AtomicU64::new(0));
     let mut connections = Vec::new();
     for _ in 0..concurrency {
         connections.push(list_connection(url).await?);
     }
-    let started = Instant::now();
+    let drained = Arc::new(Drained::start());
     let mut tasks = Vec::new();
     for mut conn in connections {
-        let (done, last, key, processing) = (
-            done.clone(),
-            last.clone(),
-            key.to_string(),
-            processing.clone(),
-        );
+        let (drained, key, processing) = (drained.clone(), key.to_string(), processing.clone());
         tasks.push(tokio::spawn(async move {
-            while done.load(Ordering::Relaxed) < expected {
+            while drained.count() < expected {
                 let item: Option<Vec<u8>> = redis::cmd("BRPOPLPUSH")
                     .arg(&key)
                     .arg(&processing)
@@ -217,17 +246,10 @@ async fn list_drain(url: &str, key: &str, concurrency: usize, expected: u64) -> 
                     .arg(item)
                     .query_async(&mut conn)
                     .await?;
-                done.fetch_add(1, Ordering::Relaxed);
-                last.fetch_max(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                drained.add(1);
             }
             Ok::<_, redis::RedisError>(())
         }));
     }
-    for task in tasks {
-        task.await??;
-    }
-    Ok((
-        done.load(Ordering::Relaxed),
-        last.load(Ordering::Relaxed) as f64 / 1e9,
-    ))
+    drained.join(tasks).await
 }
