@@ -151,10 +151,25 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[&str]) -> Option<Child> {
     None
 }
 
-/// The server shared by the tests of one binary.
+static SHARED: OnceLock<RedisServer> = OnceLock::new();
+
+/// The server shared by the tests of one binary. A static is never dropped, so the server is
+/// stopped (and its directory removed) by an exit handler: it must not outlive the test run.
 pub fn shared() -> &'static RedisServer {
-    static SERVER: OnceLock<RedisServer> = OnceLock::new();
-    SERVER.get_or_init(RedisServer::start)
+    SHARED.get_or_init(|| {
+        let server = RedisServer::start();
+        // SAFETY: registers a plain `extern "C" fn` that takes no arguments.
+        unsafe { libc::atexit(stop_shared) };
+        server
+    })
+}
+
+extern "C" fn stop_shared() {
+    if let Some(server) = SHARED.get() {
+        // SAFETY: signals the pid of the child this process started and still owns.
+        unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGKILL) };
+        let _ = std::fs::remove_dir_all(&server.dir);
+    }
 }
 
 /// A fresh queue name.
