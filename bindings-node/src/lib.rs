@@ -84,16 +84,6 @@ fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> 
     Ok((handles, false))
 }
 
-/// One answer for one lease, an array for an array.
-fn shaped<T: Into<Value>>(results: Vec<T>, single: bool) -> Value {
-    let mut values: Vec<Value> = results.into_iter().map(Into::into).collect();
-    if single {
-        values.pop().unwrap_or(Value::Null)
-    } else {
-        Value::Array(values)
-    }
-}
-
 macro_rules! try_arg {
     ($env:expr, $e:expr) => {
         match $e {
@@ -214,7 +204,7 @@ impl Queue {
         promise(
             env,
             async move { q.ack(&handles).await },
-            move |_, flags| Ok(shaped(flags, single)),
+            move |_, flags| Ok(style::one_or_many(flags, single)),
         )
     }
 
@@ -242,7 +232,7 @@ impl Queue {
             env,
             async move { q.nack(&pairs).await },
             move |_, outcomes| {
-                Ok(shaped(
+                Ok(style::one_or_many(
                     outcomes.iter().map(|o| o.as_str()).collect(),
                     single,
                 ))
@@ -292,7 +282,7 @@ impl Queue {
                 }
                 Ok(deadlines)
             },
-            move |_, deadlines| Ok(shaped(deadlines, single)),
+            move |_, deadlines| Ok(style::one_or_many(deadlines, single)),
         )
     }
 
@@ -312,7 +302,7 @@ impl Queue {
         promise(
             env,
             async move { q.release(&handles).await },
-            move |_, flags| Ok(shaped(flags, single)),
+            move |_, flags| Ok(style::one_or_many(flags, single)),
         )
     }
 

@@ -104,15 +104,6 @@ fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
     Ok((handles, false))
 }
 
-fn shaped<T: Into<Value>>(results: Vec<T>, single: bool) -> Value {
-    let mut values: Vec<Value> = results.into_iter().map(Into::into).collect();
-    if single {
-        values.pop().unwrap_or(Value::Null)
-    } else {
-        Value::Array(values)
-    }
-}
-
 /// Check queue options the way `new Queue()` will, before a transport is created for them.
 #[wasm_bindgen(js_name = validateOptions)]
 pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
@@ -195,7 +186,7 @@ impl Queue {
     pub fn ack(&self, lease: JsValue) -> Promise {
         let (handles, single) = try_arg!(lease_arg(&lease));
         let q = self.inner.clone();
-        promise(async move { Ok(shaped(core(q.ack(&handles).await)?, single)) })
+        promise(async move { Ok(style::one_or_many(core(q.ack(&handles).await)?, single)) })
     }
 
     pub fn nack(&self, lease: JsValue, options: JsValue) -> Promise {
@@ -206,7 +197,7 @@ impl Queue {
         let q = self.inner.clone();
         promise(async move {
             let outcomes = core(q.nack(&pairs).await)?;
-            Ok(shaped(
+            Ok(style::one_or_many(
                 outcomes.iter().map(|o| o.as_str()).collect(),
                 single,
             ))
@@ -230,14 +221,14 @@ impl Queue {
                     token: handles[0].token,
                 }));
             }
-            Ok(shaped(deadlines, single))
+            Ok(style::one_or_many(deadlines, single))
         })
     }
 
     pub fn release(&self, lease: JsValue) -> Promise {
         let (handles, single) = try_arg!(lease_arg(&lease));
         let q = self.inner.clone();
-        promise(async move { Ok(shaped(core(q.release(&handles).await)?, single)) })
+        promise(async move { Ok(style::one_or_many(core(q.release(&handles).await)?, single)) })
     }
 
     pub fn reclaim(&self, options: JsValue) -> Promise {

@@ -14,6 +14,24 @@ use crate::wire::StoredItem;
 use serde_json::{Map, Number, Value};
 use std::time::Duration;
 
+/// The answers to a call that took one lease or an array of them: the single answer for one
+/// lease, an array for an array (the JavaScript bindings' `ack`, `nack`, `extend`, `release`).
+///
+/// ```
+/// use crawlq::style::one_or_many;
+/// use serde_json::json;
+/// assert_eq!(one_or_many(vec![true], true), json!(true));
+/// assert_eq!(one_or_many(vec![true, false], false), json!([true, false]));
+/// ```
+pub fn one_or_many<T: Into<Value>>(results: Vec<T>, single: bool) -> Value {
+    let mut values: Vec<Value> = results.into_iter().map(Into::into).collect();
+    if single {
+        values.pop().unwrap_or(Value::Null)
+    } else {
+        Value::Array(values)
+    }
+}
+
 /// The name of a field in `style`: `snake_case` as given, or camelCase with `Ms` appended for
 /// durations.
 ///
