@@ -6,7 +6,7 @@ use napi::sys;
 use serde_json::{Map, Number, Value};
 use std::ptr;
 
-const MAX_DEPTH: usize = 64;
+use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// Why a value is not JSON, and where (`payload.tags[2]`).
 #[derive(Debug)]
@@ -252,7 +252,7 @@ pub unsafe fn lease_handle(
 ) -> Result<crawlq::LeaseHandle, NotJson> {
     let bad = || {
         NotJson(format!(
-            "{path} must be a lease (an object with token, host and id)"
+            "{path} must be a lease (an object with token, id, host and url, as lease returned it)"
         ))
     };
     let mut ty = 0;
@@ -287,15 +287,21 @@ pub unsafe fn lease_handle(
         return Err(bad());
     }
     let (id, t) = field(c"id")?;
-    let id = if t == sys::ValueType::napi_string {
-        unsafe { string(env, id, path)? }
-    } else {
-        String::new()
+    if t != sys::ValueType::napi_string {
+        return Err(bad());
+    }
+    let id = unsafe { string(env, id, path)? };
+    let (url, t) = field(c"url")?;
+    let url = match t {
+        sys::ValueType::napi_string => Some(unsafe { string(env, url, path)? }),
+        sys::ValueType::napi_null | sys::ValueType::napi_undefined => None,
+        _ => return Err(bad()),
     };
     Ok(crawlq::LeaseHandle {
         token: token_f as u64,
         host: unsafe { string(env, host, path)? },
         id,
+        url,
     })
 }
 

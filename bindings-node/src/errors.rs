@@ -25,46 +25,10 @@ pub fn js_error(env: &Env, err: crawlq::Error) -> Error {
     let value =
         unsafe { JsError::from(Error::new(code_of(&err), err.to_string())).into_value(raw) };
     unsafe {
-        match &err {
-            crawlq::Error::InvalidItem {
-                index,
-                input,
-                reason,
-            } => {
-                set(
-                    raw,
-                    value,
-                    c"index",
-                    ToNapiValue::to_napi_value(raw, *index as u32).unwrap_or(std::ptr::null_mut()),
-                );
-                set(
-                    raw,
-                    value,
-                    c"input",
-                    ToNapiValue::to_napi_value(raw, input.as_str()).unwrap_or(std::ptr::null_mut()),
-                );
-                set(
-                    raw,
-                    value,
-                    c"reason",
-                    ToNapiValue::to_napi_value(raw, reason.code()).unwrap_or(std::ptr::null_mut()),
-                );
-            }
-            crawlq::Error::LeaseLost { id, token } => {
-                set(
-                    raw,
-                    value,
-                    c"leaseId",
-                    ToNapiValue::to_napi_value(raw, id.as_str()).unwrap_or(std::ptr::null_mut()),
-                );
-                set(
-                    raw,
-                    value,
-                    c"token",
-                    ToNapiValue::to_napi_value(raw, *token as f64).unwrap_or(std::ptr::null_mut()),
-                );
-            }
-            _ => {}
+        for (name, field) in err.fields(crawlq::Style::Camel) {
+            let name = std::ffi::CString::new(name).expect("field names have no NUL");
+            let js = ToNapiValue::to_napi_value(raw, field).unwrap_or(std::ptr::null_mut());
+            set(raw, value, &name, js);
         }
         Error::from(Unknown::from_raw_unchecked(raw, value))
     }

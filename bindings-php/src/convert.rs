@@ -6,7 +6,7 @@ use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 use serde_json::{Map, Number, Value};
 
-const MAX_DEPTH: usize = 64;
+use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// A JSON value from a PHP value found at `path`, or why it is not one.
 pub fn to_json(z: &Zval, path: &str) -> Result<Value, String> {
@@ -33,10 +33,12 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
                 .map(Value::Number)
                 .ok_or_else(|| format!("{path} is {f}, which is not JSON"))
         }
+        // bytes that are not UTF-8 are replaced by U+FFFD, as JavaScript and Python do with
+        // lone surrogates: one bad character never refuses a whole batch
         DataType::String => z
-            .str()
-            .map(|s| Value::String(s.to_string()))
-            .ok_or_else(|| format!("{path} is not valid UTF-8")),
+            .zend_str()
+            .map(|s| Value::String(String::from_utf8_lossy(s.as_bytes()).into_owned()))
+            .ok_or_else(|| format!("{path} is not a string")),
         DataType::Array => array_to_json(z.array().expect("array"), path, depth),
         other => Err(format!(
             "{path} is {}, which is not JSON (use arrays and scalars)",

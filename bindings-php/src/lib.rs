@@ -75,7 +75,7 @@ fn options_json(options: Option<&Zval>, what: &str) -> PhpResult<Value> {
 }
 
 fn duration(value: f64, what: &str) -> PhpResult<Duration> {
-    crawlq::config::duration_from_value(&json!(value), Style::Snake).ok_or_else(|| {
+    crawlq::config::duration_from_number(value, Style::Snake).ok_or_else(|| {
         throw(crawlq::Error::InvalidArgument(format!(
             "{what} must be a non-negative number of seconds, got {value}"
         )))
@@ -298,7 +298,7 @@ impl Queue {
     #[php(defaults(max = 1, wait = 5.0))]
     pub fn lease(&self, max: i64, wait: f64, ttl: Option<f64>) -> PhpResult<Vec<Lease>> {
         let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": wait, "ttl": ttl}),
+            &json!({"max": max, "wait": crawlq::config::number_value(wait), "ttl": ttl.map(crawlq::config::number_value)}),
             Style::Snake,
         )
         .map_err(throw)?;
@@ -451,7 +451,7 @@ impl Queue {
         stop_when_empty: bool,
     ) -> PhpResult<Work> {
         let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": wait, "ttl": ttl}),
+            &json!({"max": max, "wait": crawlq::config::number_value(wait), "ttl": ttl.map(crawlq::config::number_value)}),
             Style::Snake,
         )
         .map_err(throw)?;

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
-const MAX_DEPTH: usize = 64;
+use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// A JSON value from dict / list / tuple / str / int / float / bool / None.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -42,7 +42,9 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             .ok_or_else(|| PyValueError::new_err("NaN and infinite floats are not JSON"));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.extract::<String>()?));
+        // a lone surrogate becomes U+FFFD, as JavaScript does: one bad character never refuses
+        // a whole batch
+        return Ok(Value::String(s.to_string_lossy().into_owned()));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
@@ -50,7 +52,10 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             let key = k.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!("payload keys must be str, got {}", type_name(&k)))
             })?;
-            map.insert(key.extract::<String>()?, to_json_at(&v, depth + 1)?);
+            map.insert(
+                key.to_string_lossy().into_owned(),
+                to_json_at(&v, depth + 1)?,
+            );
         }
         return Ok(Value::Object(map));
     }

@@ -6,6 +6,7 @@ use crate::errors::to_pyerr;
 use crate::runtime::{Convert, awaitable, block_on, runtime};
 use crate::types::{Lease, SeedReport, quoted};
 use crate::work::{AsyncLeased, AsyncWork, Leased, Work};
+use crawlq::config::number_value;
 use crawlq::{LeaseHandle, LeaseOptions, NackOptions, SeedItem, SeedOptions, Style, style};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -107,13 +108,13 @@ pub fn seed_args(
     }
     let items = style::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
     let payload = payload.map(to_json).transpose()?;
-    let opts = json!({"priority": priority, "delay": delay, "payload": payload, "force": force});
+    let opts = json!({"priority": priority, "delay": number_value(delay), "payload": payload, "force": force});
     let opts = style::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)?;
     Ok((items, opts))
 }
 
 pub fn lease_args(max: i64, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
-    let opts = json!({"max": max, "wait": wait, "ttl": ttl});
+    let opts = json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)});
     style::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }
 
@@ -123,13 +124,12 @@ fn nack_args(
     reason: Option<String>,
     rate_limited: bool,
 ) -> PyResult<NackOptions> {
-    let opts =
-        json!({"retry": retry, "delay": delay, "reason": reason, "rate_limited": rate_limited});
+    let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason, "rate_limited": rate_limited});
     style::nack_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }
 
 fn seconds_arg(value: f64, what: &str) -> PyResult<Duration> {
-    crawlq::config::duration_from_value(&json!(value), Style::Snake).ok_or_else(|| {
+    crawlq::config::duration_from_number(value, Style::Snake).ok_or_else(|| {
         to_pyerr(crawlq::Error::InvalidArgument(format!(
             "{what} must be a non-negative number of seconds"
         )))

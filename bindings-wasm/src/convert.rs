@@ -6,7 +6,7 @@ use js_sys::{Array, Object, Reflect};
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
-const MAX_DEPTH: usize = 64;
+use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// Convert `value`, found at `path`, to JSON (`undefined` -> null).
 pub fn to_json(value: &JsValue, path: &str) -> Result<Value, String> {
@@ -95,9 +95,13 @@ pub fn to_js(value: &Value) -> JsValue {
     js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
 }
 
-/// The `token`, `host` and `id` of a lease object, read directly.
+/// The `token`, `id`, `host` and `url` of a lease object, read directly.
 pub fn lease_handle(value: &JsValue, path: &str) -> Result<crawlq::LeaseHandle, String> {
-    let bad = || format!("{path} must be a lease (an object with token, host and id)");
+    let bad = || {
+        format!(
+            "{path} must be a lease (an object with token, id, host and url, as lease returned it)"
+        )
+    };
     if !value.is_object() || Array::is_array(value) {
         return Err(bad());
     }
@@ -108,10 +112,17 @@ pub fn lease_handle(value: &JsValue, path: &str) -> Result<crawlq::LeaseHandle, 
         .filter(|t| *t >= 0.0 && t.fract() == 0.0 && *t < 9_007_199_254_740_992.0)
         .ok_or_else(bad)?;
     let host = get("host").as_string().ok_or_else(bad)?;
-    let id = get("id").as_string().unwrap_or_default();
+    let id = get("id").as_string().ok_or_else(bad)?;
+    let url = get("url");
+    let url = if url.is_null() || url.is_undefined() {
+        None
+    } else {
+        Some(url.as_string().ok_or_else(bad)?)
+    };
     Ok(crawlq::LeaseHandle {
         token: token as u64,
         host,
         id,
+        url,
     })
 }

@@ -28,21 +28,8 @@ fn js_error(err: crawlq::Error) -> JsValue {
         "code",
         JsValue::from_str(&format!("ERR_CRAWLQ_{}", err.code())),
     );
-    match &err {
-        crawlq::Error::InvalidItem {
-            index,
-            input,
-            reason,
-        } => {
-            set("index", JsValue::from_f64(*index as f64));
-            set("input", JsValue::from_str(input));
-            set("reason", JsValue::from_str(reason.code()));
-        }
-        crawlq::Error::LeaseLost { id, token } => {
-            set("leaseId", JsValue::from_str(id));
-            set("token", JsValue::from_f64(*token as f64));
-        }
-        _ => {}
+    for (name, field) in err.fields(crawlq::Style::Camel) {
+        set(&name, crate::convert::to_js(&field));
     }
     e.into()
 }
@@ -108,9 +95,23 @@ fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
 #[wasm_bindgen(js_name = validateOptions)]
 pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
     let options = json_arg(&options, "options")?;
-    let config = core(style::config_from_json(&options, Style::Camel))?;
+    let config = core(wasm_config(&options))?;
     core(crawlq::keys::Keys::new(&config.key_prefix, &name))?;
     Ok(())
+}
+
+/// The queue options this build supports: all of the native addon's but `minReplicas`, whose
+/// `WAIT` the JavaScript transports do not send.
+fn wasm_config(options: &serde_json::Value) -> crawlq::Result<crawlq::Config> {
+    let config = style::config_from_json(options, Style::Camel)?;
+    if config.min_replicas > 0 {
+        return Err(crawlq::Error::Config(
+            "minReplicas is not supported by the WebAssembly build (its transports do not send \
+             WAIT); use the native addon"
+                .into(),
+        ));
+    }
+    Ok(config)
 }
 
 /// The canonical form crawlq gives an input (same as the native addon's `normalize`).
@@ -132,7 +133,7 @@ impl Queue {
     #[wasm_bindgen(constructor)]
     pub fn new(transport: JsValue, name: String, options: JsValue) -> Result<Queue, JsValue> {
         let options = json_arg(&options, "options")?;
-        let config = core(style::config_from_json(&options, Style::Camel))?;
+        let config = core(wasm_config(&options))?;
         let exec = JsTransport::new(transport).map_err(type_error)?;
         Ok(Queue {
             inner: Rc::new(core(crawlq::Queue::with_executor(exec, &name, config))?),

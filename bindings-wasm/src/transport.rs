@@ -61,11 +61,11 @@ fn transport_error(err: JsValue, context: &str) -> Error {
         .ok()
         .and_then(|k| k.as_string())
         .unwrap_or_default();
-    if message.contains("CRAWLQ_PROTOCOL") {
-        return Error::Protocol(message);
-    }
     match kind.as_str() {
-        "server" => Error::Server(format!("{context}: {message}")),
+        "server" => match Error::from_server_reply(&message) {
+            Error::Server(m) => Error::Server(format!("{context}: {m}")),
+            decided => decided,
+        },
         "timeout" => Error::Timeout(format!("{context}: {message}")),
         _ => Error::Unavailable(format!("{context}: {message}")),
     }

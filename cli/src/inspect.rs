@@ -80,7 +80,8 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
         }
         return Ok(0);
     };
-    if !(every.is_finite() && every >= 0.05) {
+    let every = crate::seconds(every, "--watch")?;
+    if every < Duration::from_millis(50) {
         return Err(CliError::Usage(
             "--watch takes an interval of at least 0.05 seconds".into(),
         ));
@@ -111,7 +112,7 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
         }
         drop(out);
         previous = Some(s);
-        tokio::time::sleep(Duration::from_secs_f64(every)).await;
+        tokio::time::sleep(every).await;
     }
 }
 
@@ -267,16 +268,12 @@ pub async fn host_delay(q: &Queue<RedisExecutor>, args: HostDelayArgs) -> Result
         None => q.host_info(&args.host).await?,
         Some("default") => q.set_host_delay(&args.host, None).await?,
         Some(text) => {
-            let seconds: f64 = text
-                .parse()
-                .ok()
-                .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-                .ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "{text:?} is not a delay: give seconds (e.g. 2.5) or \"default\""
-                    ))
-                })?;
-            q.set_host_delay(&args.host, Some(Duration::from_secs_f64(seconds)))
+            let seconds: f64 = text.parse().map_err(|_| {
+                CliError::Usage(format!(
+                    "{text:?} is not a delay: give seconds (e.g. 2.5) or \"default\""
+                ))
+            })?;
+            q.set_host_delay(&args.host, Some(crate::seconds(seconds, "the delay")?))
                 .await?
         }
     };

@@ -154,6 +154,16 @@ async fn open(g: &Global, config: Config) -> Result<Queue<RedisExecutor>, CliErr
 }
 
 /// A path argument that may be "-" for standard input.
+/// A number of seconds given on the command line, checked the way the library checks every
+/// duration (not negative, not NaN, at most 100 years): a usage error, never a panic.
+fn seconds(value: f64, what: &str) -> Result<std::time::Duration, error::CliError> {
+    crawlq::config::duration_from_number(value, crawlq::Style::Snake).ok_or_else(|| {
+        error::CliError::Usage(format!(
+            "{what} must be a number of seconds from 0 to 100 years, got {value}"
+        ))
+    })
+}
+
 fn is_stdin(path: &std::path::Path) -> bool {
     path.as_os_str() == "-"
 }

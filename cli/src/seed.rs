@@ -85,14 +85,9 @@ pub async fn run(q: &Queue<RedisExecutor>, args: SeedArgs) -> Result<u8, CliErro
         ),
         None => None,
     };
-    if !(args.delay.is_finite() && args.delay >= 0.0) {
-        return Err(CliError::Usage(
-            "--delay must be a number of seconds >= 0".into(),
-        ));
-    }
     let opts = SeedOptions {
         priority: args.priority,
-        delay: Duration::from_secs_f64(args.delay),
+        delay: crate::seconds(args.delay, "--delay")?,
         payload,
         force: args.force,
     };

@@ -1,25 +1,31 @@
 -- crawlq script: ack
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
--- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: token, host key
--- reply: {1|0, ...} one per lease: 1 acked, 0 the token is not live (stale: nothing changed)
+-- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),
+--       host key, live member, live bucket hash (see docs/PROTOCOL.md, "Live set")
+-- reply: {1|0, ...} one per lease: 1 acked, 0 the lease is not live (stale token, or a token of
+--        another item: nothing changed)
 -- An ack also halves the host's adaptive extra delay (dropped under 50 ms): successes bring a
 -- rate-limited host back to its normal pace.
 
 local n = tonumber(ARGV[3])
-local any_adaptive = redis.call('EXISTS', K_ADAPTIVE) == 1
+local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+local level = current_level(seen_count())
+expect_types({ K_LEASES, 'hash', K_LEASED, 'zset' })
 local out, acked = {}, 0
 for i = 0, n - 1 do
-  local token, host = ARGV[4 + i * 2], ARGV[5 + i * 2]
-  if redis.call('HDEL', K_LEASES, token) == 1 then
-    redis.call('ZREM', K_LEASED, token)
+  local a = 4 + i * 4
+  local lease_key, host = ARGV[a], ARGV[a + 1]
+  if redis.call('HDEL', K_LEASES, lease_key) == 1 then
+    redis.call('ZREM', K_LEASED, lease_key)
+    live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
     acked = acked + 1
     out[i + 1] = 1
     if any_adaptive then
       local extra = redis.call('HGET', K_ADAPTIVE, host)
       if extra then
-        local halved = math.floor(tonumber(extra) / 2)
+        local halved = math.floor((tonumber(extra) or 0) / 2)
         if halved < 50 then
           redis.call('HDEL', K_ADAPTIVE, host)
         else

@@ -1,31 +1,36 @@
 -- crawlq script: common (prelude)
--- protocol: 1
+-- protocol: 2
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 meta, 2 ready, 3 wait, 4 heads, 5 delayed, 6 leased, 7 leases, 8 dead,
 --       9 deadrec, 10 hostdelay, 11 adaptive, 12 wake
--- ARGV: 1 key base (prefix of per-host and seen keys), 2 clock override in ms ('' = server TIME),
---       then the operation's own arguments from ARGV[3] on
+-- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 clock override in ms ('' = server
+--       TIME), then the operation's own arguments from ARGV[3] on
 -- reply: none; this prelude is prepended to every operation script before it is loaded
--- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, dead letters.
+-- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
+-- letters, and the checks every script makes before its first write.
 
-local PROTOCOL = 1
+local PROTOCOL = 2
 local K_META, K_READY, K_WAIT, K_HEADS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_DELAYED, K_LEASED, K_LEASES = KEYS[5], KEYS[6], KEYS[7]
 local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local BASE = ARGV[1]
 
+-- Also the first typed read of meta: a foreign value there fails here, before any write.
 local stored_format = redis.call('HGET', K_META, 'format')
-if stored_format and tonumber(stored_format) > PROTOCOL then
+if stored_format and tonumber(stored_format) ~= PROTOCOL then
   return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. stored_format
     .. '; this client speaks format ' .. PROTOCOL)
 end
 
-local NOW
+-- NOW in ms; NOW_US in microseconds, the floor of new lease tokens.
+local NOW, NOW_US
 if ARGV[2] ~= '' then
   NOW = tonumber(ARGV[2])
+  NOW_US = NOW * 1000
 else
   local t = redis.call('TIME')
   NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  NOW_US = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 local NOW_DIGITS = string.format('%d', NOW)
@@ -43,6 +48,23 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- Abort with a typed error. Only called before a script's first write.
+local function fail(code, message)
+  error({ err = 'CRAWLQ_' .. code .. ' ' .. message })
+end
+
+-- Check that each listed key is absent or of the expected type ({key, type, key, type, ...}).
+-- Scripts call this before their first write for the fixed keys they write and have not read
+-- with a typed command yet: a foreign value at a queue key is reported, nothing is changed.
+local function expect_types(list)
+  for i = 1, #list, 2 do
+    local t = redis.call('TYPE', list[i]).ok
+    if t ~= 'none' and t ~= list[i + 1] then
+      fail('CORRUPT', 'key ' .. list[i] .. ' holds a ' .. t .. ', expected a ' .. list[i + 1])
+    end
+  end
+end
+
 local function lane_key(host, prio)
   return BASE .. ':l:' .. prio .. ':' .. host
 end
@@ -54,10 +76,11 @@ end
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
 -- {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>],"attempt":<n>
 --   [,"url":"<url>"][,"last_error":"<text>"][,"payload":<json>]}
+-- Returns nil for a record that does not have this shape (written by something else).
 local function rec_head(rec)
   local _, e, id, ts, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),"host":"([^"]*)",')
   if not e then
-    error('CRAWLQ_PROTOCOL unreadable record: ' .. string.sub(rec, 1, 60))
+    return nil
   end
   local prio = 0
   local _, e2, p = string.find(rec, '^"priority":(%-?%d+),', e + 1)
@@ -67,7 +90,7 @@ local function rec_head(rec)
   end
   local _, e3, a = string.find(rec, '^"attempt":(%d+)', e + 1)
   if not e3 then
-    error('CRAWLQ_PROTOCOL unreadable record: ' .. string.sub(rec, 1, 60))
+    return nil
   end
   return id, tonumber(ts), host, prio, tonumber(a), e3 + 1
 end
@@ -81,9 +104,12 @@ local function rec_prefix(id, ts, host, prio, attempt)
 end
 
 -- Rewrite the mutable fields of a record. last_error_json is a JSON string literal, or nil to
--- keep the stored one.
+-- keep the stored one. Returns nil when the record cannot be read (the caller keeps it as is).
 local function rec_rebuild(rec, ts, attempt, last_error_json)
   local id, _, host, prio, _, pos = rec_head(rec)
+  if not id then
+    return nil
+  end
   local rest = string.sub(rec, pos)
   local url_part = ''
   local _, e, u = string.find(rest, '^(,"url":"[^"]*")')
@@ -96,6 +122,9 @@ local function rec_rebuild(rec, ts, attempt, last_error_json)
     local i = 16 -- first character of the string's contents
     while true do
       local c = string.find(rest, '["\\]', i)
+      if not c then
+        return nil
+      end
       if string.sub(rest, c, c) == '\\' then
         i = c + 2
       else
@@ -113,10 +142,21 @@ local function rec_rebuild(rec, ts, attempt, last_error_json)
 end
 
 -- The id (a number) and enqueue time (its digits, as stored) of a record, without parsing the
--- rest. The time stays a string: it is mostly handed straight back to Redis as a score.
+-- rest. The time stays a string: it is mostly handed straight back to Redis as a score. A record
+-- that cannot be read sorts last and counts as queued now, so it is still leased (and then
+-- dead-lettered by the client that cannot decode it) instead of failing the call.
 local function rec_seq_ts(rec)
-  local _, _, id, ts = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),')
+  local _, _, id, ts = string.find(rec, '^{"v":1,"id":"(%d+)","ts":(%d+),')
+  if not id then
+    return SEQ_SPAN - 1, NOW_DIGITS
+  end
   return tonumber(id), ts
+end
+
+-- The id of a record as stored, or '?' when it cannot be read.
+local function rec_id(rec)
+  local _, _, id = string.find(rec, '^{"v":1,"id":"([^"]*)"')
+  return id or '?'
 end
 
 -- The earlier of two enqueue times given as digit strings (either may be nil).
@@ -127,17 +167,92 @@ local function earlier(a, b)
   return a
 end
 
--- Run a variadic command (HSET, ZADD, ZREM, RPUSH) over a long argument list, in chunks that
--- stay under Lua's unpack limit; chunks have an even length, so pairs stay together.
+-- Run a variadic command (HSET, ZADD, ZREM, RPUSH, HDEL, HMGET) over a long argument list, in
+-- chunks that stay under Lua's unpack limit (about 8,000 values); chunks have an even length,
+-- so pairs stay together. Returns the replies of HMGET-like commands concatenated.
 local function call_chunked(cmd, key, args)
+  local out = {}
   for first = 1, #args, 4000 do
-    redis.call(cmd, key, unpack(args, first, math.min(first + 3999, #args)))
+    local r = redis.call(cmd, key, unpack(args, first, math.min(first + 3999, #args)))
+    if type(r) == 'table' then
+      for _, v in ipairs(r) do
+        out[#out + 1] = v
+      end
+    end
   end
+  return out
 end
 
 local function counter(field, delta)
   if delta ~= 0 then
     redis.call('HINCRBY', K_META, field, delta)
+  end
+end
+
+-- The seen and live sets are split in levels of small integer sets (Redis intsets). Level l has
+-- 1024 * 8^l buckets and takes new members until meta.seen reaches 384 per bucket on average,
+-- which keeps every bucket under the default set-max-intset-entries (512). Earlier levels are
+-- only read, so a level never has to be rehashed. Live members are at most as many as seen ones.
+local SEEN_BASE_BUCKETS, SEEN_GROWTH, SEEN_FILL, SEEN_MAX_LEVEL = 1024, 8, 384, 7
+
+local function level_buckets(level)
+  return SEEN_BASE_BUCKETS * SEEN_GROWTH ^ level
+end
+
+-- The level new members go to when the queue has seen `seen` items, and the seen count at which
+-- the next level starts.
+local function current_level(seen)
+  local level, level_end = 0, level_buckets(0) * SEEN_FILL
+  while seen >= level_end and level < SEEN_MAX_LEVEL do
+    level = level + 1
+    level_end = level_end + level_buckets(level) * SEEN_FILL
+  end
+  return level, level_end
+end
+
+local function live_key(level, bucket_hash)
+  return BASE .. ':v:' .. level .. ':' .. int(math.fmod(bucket_hash, level_buckets(level)))
+end
+
+-- Remove a live member (the item was acked or dead-lettered). It sits at the level that was
+-- current when it was added: look from the current level down.
+local function live_remove(member, bucket_hash, top_level)
+  for l = top_level, 0, -1 do
+    if redis.call('SREM', live_key(l, bucket_hash), member) == 1 then
+      return
+    end
+  end
+end
+
+local function seen_count()
+  return tonumber(redis.call('HGET', K_META, 'seen') or '0')
+end
+
+-- The live member of a stored record, computed here where no client is involved (reclaim,
+-- nack, dead letters): SHA-1 of the item's identity (its URL, else its host key), unescaped.
+-- Member: the first 13 hex digits (52 bits, exact in a Lua number); bucket hash: the next 8.
+local function rec_live(rec)
+  local _, _, host = string.find(rec, '^{"v":1,"id":"[^"]*","ts":%d+,"host":"([^"]*)",')
+  if not host then
+    return nil
+  end
+  local _, _, url = string.find(rec, ',"attempt":%d+,"url":"([^"]*)"')
+  local identity = url and string.gsub(url, '\\\\', '\\') or host
+  local h = redis.sha1hex(identity)
+  return int(tonumber(string.sub(h, 1, 13), 16)), tonumber(string.sub(h, 14, 21), 16)
+end
+
+local function live_remove_rec(rec, top_level)
+  local member, bucket = rec_live(rec)
+  if member then
+    live_remove(member, bucket, top_level)
+  end
+end
+
+local function live_add_rec(rec)
+  local member, bucket = rec_live(rec)
+  if member then
+    redis.call('SADD', live_key(current_level(seen_count()), bucket), member)
   end
 end
 
@@ -157,19 +272,26 @@ local function host_heads(host)
   end
   local best, oldest
   for i, p in ipairs(prios) do
-    local seq, ts = rec_seq_ts(redis.call('LINDEX', lane_key(host, p), 0))
-    if i == 1 then
-      best = rank(tonumber(p), seq)
+    local head = redis.call('LINDEX', lane_key(host, p), 0)
+    if head then
+      local seq, ts = rec_seq_ts(head)
+      if not best then
+        best = rank(tonumber(p), seq)
+      end
+      oldest = earlier(oldest, ts)
     end
-    oldest = earlier(oldest, ts)
   end
   return best, oldest
 end
 
 -- Append (or, with at_front, prepend) a record to its host lane and keep the host's
--- scheduling, head age and the ready/hosts counters right. Returns 1.
+-- scheduling, head age and the ready/hosts counters right. Returns false (and changes nothing)
+-- for a record that cannot be read: the caller dead-letters it instead.
 local function enqueue_ready(rec, at_front)
-  local _, ts, host, prio = rec_head(rec)
+  local id, ts, host, prio = rec_head(rec)
+  if not id then
+    return false
+  end
   local hp = hp_key(host)
   local lane = lane_key(host, prio)
   if redis.call('EXISTS', hp) == 0 then
@@ -191,7 +313,7 @@ local function enqueue_ready(rec, at_front)
     redis.call('ZADD', K_HEADS, oldest, host)
   end
   counter('ready', 1)
-  return 1
+  return true
 end
 
 local function to_dead(id, rec)
@@ -222,40 +344,71 @@ local function host_delay(host, default_delay, any_override, any_adaptive)
   if any_override then
     local o = redis.call('HGET', K_HOSTDELAY, host)
     if o then
-      d = tonumber(o)
+      d = tonumber(o) or d
     end
   end
   if any_adaptive then
     local a = redis.call('HGET', K_ADAPTIVE, host)
     if a then
-      d = d + tonumber(a)
+      d = d + (tonumber(a) or 0)
     end
   end
   return d
 end
 
--- Move expired leases back to their lanes, or to dead letters once max_attempts is reached.
-local function reclaim_expired(limit, max_attempts)
-  local tokens = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', 0, limit)
+-- The id in a lease key '<token>:<id>'.
+local function lease_key_id(lease_key)
+  local _, _, id = string.find(lease_key, '^%d+:(.*)$')
+  return id or '?'
+end
+
+-- Take back expired leases (their keys, read by the caller from `leased`). Each goes back to
+-- the end of its lane, or to dead letters once max_attempts is reached (or when its record
+-- cannot be read). Range removals and chunked multi-member calls keep any number of them under
+-- Lua's unpack limit. Returns requeued, died. The caller has checked RECLAIM_TYPES.
+local function reclaim_leases(lease_keys, max_attempts)
+  if #lease_keys == 0 then
+    return 0, 0
+  end
+  local recs = call_chunked('HMGET', K_LEASES, lease_keys)
+  redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #lease_keys - 1)
+  call_chunked('HDEL', K_LEASES, lease_keys)
   local requeued, died = 0, 0
-  for _, token in ipairs(tokens) do
-    local rec = redis.call('HGET', K_LEASES, token)
+  local level
+  for i, lease_key in ipairs(lease_keys) do
+    local rec = recs[i]
     if rec then
-      redis.call('HDEL', K_LEASES, token)
-      local id, _, _, _, attempt = rec_head(rec)
-      local fresh = rec_rebuild(rec, NOW, attempt + 1, '"lease expired"')
-      if attempt + 1 >= max_attempts then
-        to_dead(id, fresh)
-        died = died + 1
-      else
-        enqueue_ready(fresh, false)
+      local _, _, _, _, attempt = rec_head(rec)
+      local fresh = attempt and rec_rebuild(rec, NOW, attempt + 1, '"lease expired"')
+      if fresh and attempt + 1 < max_attempts and enqueue_ready(fresh, false) then
         requeued = requeued + 1
+      else
+        level = level or current_level(seen_count())
+        live_remove_rec(rec, level)
+        to_dead(lease_key_id(lease_key), fresh or rec)
+        died = died + 1
       end
     end
   end
-  if #tokens > 0 then
-    redis.call('ZREM', K_LEASED, unpack(tokens))
-    counter('reclaimed_total', #tokens)
-  end
+  counter('reclaimed_total', #lease_keys)
   return requeued, died
+end
+
+-- The keys reclaim_leases writes besides `leased` and `leases`.
+local RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
+
+-- The earliest time (ms) at which a held-back host, a delayed item or an expiring lease can
+-- change what is leasable, or -1.
+local function next_due()
+  local due = -1
+  for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if first[2] then
+      local at = tonumber(first[2])
+      if due < 0 or at < due then
+        due = at
+      end
+    end
+  end
+  return due
 end

@@ -1,5 +1,5 @@
 -- crawlq script: dead_list
--- protocol: 1
+-- protocol: 2
 -- flags: no-writes
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit

@@ -1,5 +1,5 @@
 -- crawlq script: dead_purge
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock
@@ -7,6 +7,8 @@
 -- Purged items stay in the seen set: seeding them again needs force.
 
 local count = redis.call('ZCARD', K_DEAD)
+-- UNLINK would delete a foreign value at deadrec as well: check it first
+expect_types({ K_DEADREC, 'hash' })
 redis.call('UNLINK', K_DEAD, K_DEADREC)
 counter('purged_total', count)
 return count

@@ -1,12 +1,13 @@
 -- crawlq script: dead_requeue
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,
 --       oldest first), then for mode 'ids' the ids to requeue
 -- reply: {requeued, remaining_dead, flag1, flag2, ...}; flags (mode 'ids' only) are 1 when the
 --        id was a dead letter and is queued again, 0 when it was not found
--- A requeued item starts over: attempt 0, last_error kept for reference, back of its lane.
+-- A requeued item starts over: attempt 0, last_error kept for reference, back of its lane; it
+-- is live again (a forced seed of it is a duplicate).
 
 local ids
 if ARGV[3] == 'all' then
@@ -17,16 +18,20 @@ else
     ids[#ids + 1] = ARGV[i]
   end
 end
+expect_types({ K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
 local flags, requeued = {}, 0
 for i, id in ipairs(ids) do
   local rec = redis.call('HGET', K_DEADREC, id)
-  if rec then
+  local fresh = rec and rec_rebuild(rec, NOW, 0, nil)
+  if fresh then
     redis.call('HDEL', K_DEADREC, id)
     redis.call('ZREM', K_DEAD, id)
-    enqueue_ready(rec_rebuild(rec, NOW, 0, nil), false)
+    enqueue_ready(fresh, false)
+    live_add_rec(fresh)
     requeued = requeued + 1
     flags[i] = 1
   else
+    -- not a dead letter, or one whose record no script can read (it stays where it is)
     flags[i] = 0
   end
 end

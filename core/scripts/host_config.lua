@@ -1,5 +1,5 @@
 -- crawlq script: host_config
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
@@ -9,6 +9,7 @@
 
 local host, delay = ARGV[3], ARGV[4]
 local previous = redis.call('HGET', K_HOSTDELAY, host)
+expect_types({ K_ADAPTIVE, 'hash', K_WAIT, 'zset' })
 if delay == '' then
   redis.call('HDEL', K_HOSTDELAY, host)
 elseif delay ~= '-' then

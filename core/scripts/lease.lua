@@ -1,44 +1,68 @@
 -- crawlq script: lease
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
 --       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit
--- reply: {now, next_due, reclaimed, reclaimed_dead, token1, record1, token2, record2, ...}
---        (the meta field 'token' is the last token handed out, so it also counts leases)
---        next_due is the earliest time (ms) at which a delayed item, a held-back host or an
---        expiring lease can change what is leasable, or -1; it is only computed when nothing
---        was leased. Every lease expires at now + ttl.
+-- reply: {now, next_due, reclaimed, reclaimed_dead, lease_key1, record1, lease_key2, ...}
+--        lease keys are '<token>:<id>'. next_due is the earliest time (ms) at which a delayed
+--        item, a held-back host or an expiring lease can change what is leasable, or -1; it is
+--        only computed when nothing was leased. Every lease expires at now + ttl.
+-- Tokens are unique and increasing: above the last one handed out (meta.token) and at least
+-- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
-local reclaimed, reclaimed_dead = reclaim_expired(reclaim_limit, max_attempts)
+-- Every read that decides what to write comes first; then the types of the keys still unread
+-- are checked; then the writes.
+local expired = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', 0, reclaim_limit)
+local due_items = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
+local due_hosts = redis.call('ZRANGEBYSCORE', K_WAIT, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
+local any_override = redis.call('HLEN', K_HOSTDELAY) > 0
+local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+local ready_hosts = redis.call('ZCARD', K_READY)
+
+if #expired == 0 and #due_items == 0 and #due_hosts == 0 and ready_hosts == 0 then
+  -- nothing is leasable: say when that may change
+  return { NOW, next_due(), 0, 0 }
+end
+
+local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
+if #expired > 0 or #due_items > 0 then
+  for _, v in ipairs({ K_DEAD, 'zset', K_DEADREC, 'hash' }) do
+    types[#types + 1] = v
+  end
+end
+expect_types(types)
+
+local reclaimed, reclaimed_dead = reclaim_leases(expired, max_attempts)
 
 -- Delayed items (seeded with a delay, or retried with backoff) that are due join their lanes.
-local due_items = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
-for _, rec in ipairs(due_items) do
-  enqueue_ready(rec, false)
-end
 if #due_items > 0 then
-  redis.call('ZREM', K_DELAYED, unpack(due_items))
+  redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due_items - 1)
+  local level
+  for _, rec in ipairs(due_items) do
+    if not enqueue_ready(rec, false) then
+      level = level or current_level(seen_count())
+      live_remove_rec(rec, level)
+      to_dead(rec_id(rec), rec)
+    end
+  end
 end
 
 -- Hosts whose politeness delay has passed become leasable again.
-local due_hosts = redis.call('ZRANGEBYSCORE', K_WAIT, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
-for _, host in ipairs(due_hosts) do
-  local best = host_heads(host)
-  if best then
-    redis.call('ZADD', K_READY, int(best), host)
+if #due_hosts > 0 then
+  redis.call('ZREMRANGEBYRANK', K_WAIT, 0, #due_hosts - 1)
+  for _, host in ipairs(due_hosts) do
+    local best = host_heads(host)
+    if best then
+      redis.call('ZADD', K_READY, int(best), host)
+    end
   end
 end
-if #due_hosts > 0 then
-  redis.call('ZREM', K_WAIT, unpack(due_hosts))
-end
 
-local any_override = redis.call('EXISTS', K_HOSTDELAY) == 1
-local any_adaptive = redis.call('EXISTS', K_ADAPTIVE) == 1
-local token_base = tonumber(redis.call('HGET', K_META, 'token') or '0')
+local token_base = math.max(tonumber(redis.call('HGET', K_META, 'token') or '0'), NOW_US)
 local deadline = int(NOW + ttl)
 local out = { NOW, -1, reclaimed, reclaimed_dead }
 local count, emptied = 0, 0
@@ -68,20 +92,36 @@ while count < max_items do
       redis.call('ZREM', hp, top)
     end
     for i = 2, #prios do
-      local seq, ts = rec_seq_ts(redis.call('LINDEX', lane_key(host, prios[i]), 0))
-      if not best then
-        best = rank(tonumber(prios[i]), seq)
+      local head = redis.call('LINDEX', lane_key(host, prios[i]), 0)
+      if head then
+        local seq, ts = rec_seq_ts(head)
+        if not best then
+          best = rank(tonumber(prios[i]), seq)
+        end
+        oldest = earlier(oldest, ts)
       end
-      oldest = earlier(oldest, ts)
     end
 
-    local delay = host_delay(host, default_delay, any_override, any_adaptive)
-    if delay > 0 then
-      -- kept even when the host is now empty, so an item seeded a moment later still waits
-      wait_members[#wait_members + 1] = int(NOW + delay)
-      wait_members[#wait_members + 1] = host
+    if rec then
+      local delay = host_delay(host, default_delay, any_override, any_adaptive)
+      if delay > 0 then
+        -- kept even when the host is now empty, so an item seeded a moment later still waits
+        wait_members[#wait_members + 1] = int(NOW + delay)
+        wait_members[#wait_members + 1] = host
+      elseif best then
+        -- right away: the host may be popped again by this loop
+        redis.call('ZADD', K_READY, int(best), host)
+      end
+      count = count + 1
+      local lease_key = int(token_base + count) .. ':' .. rec_id(rec)
+      lease_fields[#lease_fields + 1] = lease_key
+      lease_fields[#lease_fields + 1] = rec
+      leased_members[#leased_members + 1] = deadline
+      leased_members[#leased_members + 1] = lease_key
+      out[#out + 1] = lease_key
+      out[#out + 1] = rec
     elseif best then
-      -- right away: the host may be popped again by this loop
+      -- a priority listed without a lane (left by an interrupted writer): skip it
       redis.call('ZADD', K_READY, int(best), host)
     end
     if head_of[host] == nil then
@@ -91,15 +131,6 @@ while count < max_items do
     if not best then
       emptied = emptied + 1
     end
-
-    count = count + 1
-    local token = int(token_base + count)
-    lease_fields[#lease_fields + 1] = token
-    lease_fields[#lease_fields + 1] = rec
-    leased_members[#leased_members + 1] = deadline
-    leased_members[#leased_members + 1] = token
-    out[#out + 1] = token
-    out[#out + 1] = rec
   end
 end
 
@@ -107,6 +138,11 @@ if count > 0 then
   call_chunked('HSET', K_LEASES, lease_fields)
   call_chunked('ZADD', K_LEASED, leased_members)
   call_chunked('ZADD', K_WAIT, wait_members)
+  redis.call('HSET', K_META, 'token', int(token_base + count))
+  counter('ready', -count)
+  counter('leased_total', count)
+end
+if #head_hosts > 0 then
   local head_members, gone = {}, {}
   for _, host in ipairs(head_hosts) do
     local oldest = head_of[host]
@@ -119,22 +155,9 @@ if count > 0 then
   end
   call_chunked('ZADD', K_HEADS, head_members)
   call_chunked('ZREM', K_HEADS, gone)
-  redis.call('HSET', K_META, 'token', int(token_base + count))
-  counter('ready', -count)
   counter('hosts', -emptied)
-else
-  local next_due
-  for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-    if first[2] then
-      local at = tonumber(first[2])
-      if not next_due or at < next_due then
-        next_due = at
-      end
-    end
-  end
-  if next_due then
-    out[2] = next_due
-  end
+end
+if count == 0 then
+  out[2] = next_due()
 end
 return out

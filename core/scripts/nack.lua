@@ -1,17 +1,19 @@
 -- crawlq script: nack
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
 --       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
 --       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 6 fields per lease:
---       token, retry (0/1), delay ms (-1 = backoff policy), reason (a JSON string literal,
---       '' keeps the stored last_error), rate limited (0/1), random number in [0, 1) for jitter
--- reply: {'retried'|'dead'|'lost', ...} one per lease; 'lost': the token is not live and
---        nothing changed
+--       lease key ('<token>:<id>'), retry (0/1), delay ms (-1 = backoff policy), reason (a JSON
+--       string literal, '' keeps the stored last_error), rate limited (0/1), random number in
+--       [0, 1) for jitter
+-- reply: {'retried'|'dead'|'lost', ...} one per lease; 'lost': the lease is not live (stale
+--        token, or a token of another item) and nothing changed
 -- A failed attempt counts against max attempts; a rate-limited nack does not (the host was
 -- busy, not the item) but doubles the host's adaptive extra delay (from the step, up to the
--- max) and holds the host back for its full delay from now.
+-- max) and holds the host back for its full delay from now. A record no script can read goes to
+-- dead letters as it is.
 
 local max_attempts, kind = tonumber(ARGV[3]), ARGV[4]
 local base, cap, jitter = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -29,26 +31,29 @@ local function backoff(failures, random)
   return math.floor(d * (1 - jitter * random))
 end
 
-local out, immediate, retried, died = {}, 0, 0, 0
+expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
+  K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
+  K_WAKE, 'list' })
+local out, immediate, retried, died, level = {}, 0, 0, 0, nil
 for i = 0, n - 1 do
   local a = 12 + i * 6
-  local token, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
+  local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
-  local rec = redis.call('HGET', K_LEASES, token)
+  local rec = redis.call('HGET', K_LEASES, lease_key)
   if not rec then
     out[i + 1] = 'lost'
   else
-    redis.call('HDEL', K_LEASES, token)
-    redis.call('ZREM', K_LEASED, token)
+    redis.call('HDEL', K_LEASES, lease_key)
+    redis.call('ZREM', K_LEASED, lease_key)
     local id, _, host, _, attempt = rec_head(rec)
     local failures = attempt
-    if not rate_limited then
+    if id and not rate_limited then
       failures = attempt + 1
     end
-    local fresh = rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil)
+    local fresh = id and rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil)
 
-    if rate_limited then
-      local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0')
+    if fresh and rate_limited then
+      local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0
       extra = math.min(math.max(extra * 2, step), adaptive_max)
       redis.call('HSET', K_ADAPTIVE, host, int(extra))
       local hold = host_delay(host, default_delay, true, true)
@@ -56,8 +61,10 @@ for i = 0, n - 1 do
       redis.call('ZADD', K_WAIT, 'GT', int(NOW + hold), host)
     end
 
-    if not retry or failures >= max_attempts then
-      to_dead(id, fresh)
+    if not fresh or not retry or failures >= max_attempts then
+      level = level or current_level(seen_count())
+      live_remove_rec(rec, level)
+      to_dead(lease_key_id(lease_key), fresh or rec)
       died = died + 1
       out[i + 1] = 'dead'
     else

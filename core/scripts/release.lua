@@ -1,21 +1,30 @@
 -- crawlq script: release
--- protocol: 1
+-- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
--- ARGV: 1 base, 2 clock, 3 lease count N, then 1 field per lease: token
+-- ARGV: 1 base, 2 clock, 3 lease count N, then 1 field per lease: lease key ('<token>:<id>')
 -- reply: {1|0, ...} one per lease: 1 released (back at the front of its lane, attempt count
---        unchanged), 0 the token is not live (stale: nothing changed)
+--        unchanged), 0 the lease is not live (stale token, or a token of another item: nothing
+--        changed)
 
 local n = tonumber(ARGV[3])
-local out, released = {}, 0
+expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
+  K_DEAD, 'zset', K_DEADREC, 'hash', K_WAKE, 'list' })
+local out, released, level = {}, 0, nil
 for i = 0, n - 1 do
-  local token = ARGV[4 + i]
-  local rec = redis.call('HGET', K_LEASES, token)
+  local lease_key = ARGV[4 + i]
+  local rec = redis.call('HGET', K_LEASES, lease_key)
   if rec then
-    redis.call('HDEL', K_LEASES, token)
-    redis.call('ZREM', K_LEASED, token)
-    enqueue_ready(rec, true)
-    released = released + 1
+    redis.call('HDEL', K_LEASES, lease_key)
+    redis.call('ZREM', K_LEASED, lease_key)
+    if enqueue_ready(rec, true) then
+      released = released + 1
+    else
+      -- a record no script can read goes to dead letters as it is
+      level = level or current_level(seen_count())
+      live_remove_rec(rec, level)
+      to_dead(lease_key_id(lease_key), rec)
+    end
     out[i + 1] = 1
   else
     out[i + 1] = 0

@@ -1,41 +1,40 @@
 -- crawlq script: seed
--- protocol: 1
+-- protocol: 2
 -- flags: (none)
 -- KEYS: the 12 queue keys (see common.lua)
--- ARGV: 1 base, 2 clock, 3 item count N, then 7 fields per item:
+-- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
---       priority, delay ms, force (0/1), record tail (the canonical record after "attempt":0)
+--       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
+--       canonical record after "attempt":0)
 -- reply: {status, added_ready, added_delayed}; status has one byte per item: 'a' added,
---        'f' added again by force although already seen, 'd' duplicate (not added)
+--        'f' added again by force (seen before, and neither queued nor leased now),
+--        'd' duplicate (not added: seen before without force, or queued or leased now)
 
--- The seen set is split in levels of small integer sets (Redis intsets: 8 bytes per
--- fingerprint). Level l has 1024 * 8^l buckets and takes fingerprints until it holds 384 per
--- bucket on average, which keeps every bucket under the default set-max-intset-entries (512).
--- Earlier levels are only read, so a level never has to be rehashed.
-local SEEN_BASE_BUCKETS, SEEN_GROWTH, SEEN_FILL, SEEN_MAX_LEVEL = 1024, 8, 384, 7
-
-local function seen_buckets(level)
-  return SEEN_BASE_BUCKETS * SEEN_GROWTH ^ level
-end
-
--- key prefix and bucket count per level, built once per call
-local level_prefix, level_buckets = {}, {}
+-- key prefix and bucket count per level of the seen set, built once per call
+local level_prefix, level_size = {}, {}
 for l = 0, SEEN_MAX_LEVEL do
   level_prefix[l] = BASE .. ':s:' .. l .. ':'
-  level_buckets[l] = seen_buckets(l)
+  level_size[l] = level_buckets(l)
 end
 
 local function seen_key(level, bucket_hash)
-  return level_prefix[level] .. int(math.fmod(bucket_hash, level_buckets[level]))
+  return level_prefix[level] .. int(math.fmod(bucket_hash, level_size[level]))
+end
+
+-- Whether an item is queued or leased now: its live member is in some level's live set.
+local function is_live(member, bucket_hash, top_level)
+  for l = 0, top_level do
+    if redis.call('SISMEMBER', live_key(l, bucket_hash), member) == 1 then
+      return true
+    end
+  end
+  return false
 end
 
 local n = tonumber(ARGV[3])
-local seen = tonumber(redis.call('HGET', K_META, 'seen') or '0')
-local level, level_end = 0, seen_buckets(0) * SEEN_FILL
-while seen >= level_end and level < SEEN_MAX_LEVEL do
-  level = level + 1
-  level_end = level_end + seen_buckets(level) * SEEN_FILL
-end
+local seen = seen_count()
+local level, level_end = current_level(seen)
+expect_types({ K_DELAYED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
 
 local next_id = tonumber(redis.call('HGET', K_META, 'ids') or '0')
 -- the parts of every record around its id, built once per call
@@ -46,7 +45,7 @@ local lanes, lane_order = {}, {}
 local hosts, host_order = {}, {}
 
 for i = 0, n - 1 do
-  local a = 4 + i * 7
+  local a = 4 + i * 9
   local fp, bucket_hash = ARGV[a], tonumber(ARGV[a + 1])
   local host, prio_digits, delay_digits, force = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5] == '1'
   -- most items have the defaults: skip the string-to-number conversions for them
@@ -66,24 +65,26 @@ for i = 0, n - 1 do
       seen_added = seen_added + 1
       if seen >= level_end and level < SEEN_MAX_LEVEL then
         level = level + 1
-        level_end = level_end + seen_buckets(level) * SEEN_FILL
+        level_end = level_end + level_buckets(level) * SEEN_FILL
       end
     else
       dup = true
     end
   end
 
-  if dup and not force then
+  local live_member, live_bucket = ARGV[a + 6], tonumber(ARGV[a + 7])
+  if dup and (not force or is_live(live_member, live_bucket, level)) then
     status[#status + 1] = 'd'
     duplicates = duplicates + 1
   else
     status[#status + 1] = dup and 'f' or 'a'
+    redis.call('SADD', live_key(level, live_bucket), live_member)
     next_id = next_id + 1
     local rec
     if prio == 0 then
-      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 6]
+      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 8]
     else
-      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 6]
+      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 8]
     end
     if delay > 0 then
       redis.call('ZADD', K_DELAYED, int(NOW + delay), rec)

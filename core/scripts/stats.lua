@@ -1,5 +1,5 @@
 -- crawlq script: stats
--- protocol: 1
+-- protocol: 2
 -- flags: no-writes
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock
@@ -9,7 +9,7 @@
 -- Read-only and O(1): counters kept by the other scripts plus ZCARDs.
 
 local f = redis.call('HMGET', K_META, 'ready', 'hosts', 'done', 'seen', 'seeded_total',
-  'duplicates_total', 'token', 'acked_total', 'nacked_total', 'retried_total',
+  'duplicates_total', 'leased_total', 'acked_total', 'nacked_total', 'retried_total',
   'reclaimed_total', 'released_total', 'dead_total')
 local function num(v)
   return tonumber(v or '0')

@@ -9,6 +9,10 @@ use crate::normalize::HostKeyMode;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
+/// The longest duration any option or argument accepts (100 years): delays, lease times and
+/// politeness delays beyond it are refused rather than overflowing a score.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// Naming and unit convention of a binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -106,6 +110,12 @@ pub struct Config {
     /// PEM file of the CA that signed the server's certificate, for `rediss://` with a private
     /// CA (default: the system's trust store).
     pub tls_ca_file: Option<String>,
+    /// After each call that changes the queue, wait until this many replicas have the change
+    /// (Redis `WAIT`; default 0: do not wait). A call whose change did not reach them within
+    /// `replica_timeout` fails with [`Error::Timeout`]; the change is on the primary.
+    pub min_replicas: u32,
+    /// How long a call waits for `min_replicas` (default 1 s).
+    pub replica_timeout: Duration,
     /// Test only: use this fixed time (ms since epoch) instead of the Redis server's clock.
     pub fixed_clock_ms: Option<i64>,
 }
@@ -132,6 +142,8 @@ impl Default for Config {
             adaptive_delay_step: Duration::from_secs(1),
             adaptive_delay_max: Duration::from_secs(60),
             tls_ca_file: None,
+            min_replicas: 0,
+            replica_timeout: Duration::from_secs(1),
             fixed_clock_ms: None,
         }
     }
@@ -252,6 +264,16 @@ const SPECS: &[Spec] = &[
         kind: Kind::Text,
     },
     Spec {
+        snake: "min_replicas",
+        camel: "minReplicas",
+        kind: Kind::Count { min: 0, max: 100 },
+    },
+    Spec {
+        snake: "replica_timeout",
+        camel: "replicaTimeoutMs",
+        kind: Kind::Duration,
+    },
+    Spec {
         snake: "fixed_clock",
         camel: "fixedClock",
         kind: Kind::Timestamp,
@@ -318,6 +340,8 @@ impl Config {
             ("adaptive_delay_step", Parsed::Duration(d)) => self.adaptive_delay_step = d,
             ("adaptive_delay_max", Parsed::Duration(d)) => self.adaptive_delay_max = d,
             ("tls_ca_file", Parsed::Text(p)) => self.tls_ca_file = Some(p),
+            ("min_replicas", Parsed::Count(n)) => self.min_replicas = n as u32,
+            ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
             ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
             (name, _) => unreachable!("option {name} parsed to the wrong kind"),
         }
@@ -346,6 +370,22 @@ impl Config {
         }
         if self.command_timeout.is_zero() || self.connect_timeout.is_zero() {
             return bad("connect_timeout and command_timeout must be positive".into());
+        }
+        if self.min_replicas > 0 && self.replica_timeout.is_zero() {
+            return bad("replica_timeout must be positive when min_replicas is set".into());
+        }
+        for (name, d) in [
+            ("lease_ttl", self.lease_ttl),
+            ("backoff_max", self.backoff.max),
+            ("host_delay", self.host_delay),
+            ("adaptive_delay_max", self.adaptive_delay_max),
+            ("connect_timeout", self.connect_timeout),
+            ("command_timeout", self.command_timeout),
+            ("replica_timeout", self.replica_timeout),
+        ] {
+            if d > MAX_DURATION {
+                return bad(format!("{name} must be at most 100 years"));
+            }
         }
         if !(1..=10_000).contains(&self.seed_batch) || !(1..=10_000).contains(&self.reclaim_batch) {
             return bad("seed_batch and reclaim_batch must be within 1..=10000".into());
@@ -438,30 +478,43 @@ fn parse_value(spec: &Spec, value: &Value, style: Style) -> Result<Parsed> {
     }
 }
 
-/// A non-negative duration in the style's unit (seconds or milliseconds).
+/// A non-negative duration in the style's unit (seconds or milliseconds), at most
+/// [`MAX_DURATION`]. NaN, infinities, negative numbers and non-numbers give `None`.
 ///
 /// ```
 /// use crawlq::config::{duration_from_value, Style};
 /// assert_eq!(duration_from_value(&serde_json::json!(1.5), Style::Snake).unwrap().as_millis(), 1500);
 /// assert_eq!(duration_from_value(&serde_json::json!(250), Style::Camel).unwrap().as_millis(), 250);
 /// assert!(duration_from_value(&serde_json::json!(-1), Style::Snake).is_none());
+/// assert!(duration_from_value(&serde_json::json!(1e20), Style::Snake).is_none());
 /// ```
 pub fn duration_from_value(value: &Value, style: Style) -> Option<Duration> {
-    let n = value.as_f64()?;
+    duration_from_number(value.as_f64()?, style)
+}
+
+/// [`duration_from_value`] for a number the caller already has (NaN and infinities give
+/// `None`).
+///
+/// ```
+/// use crawlq::config::{duration_from_number, Style};
+/// assert!(duration_from_number(f64::NAN, Style::Snake).is_none());
+/// assert!(duration_from_number(f64::INFINITY, Style::Camel).is_none());
+/// assert_eq!(duration_from_number(0.25, Style::Snake).unwrap().as_millis(), 250);
+/// ```
+pub fn duration_from_number(n: f64, style: Style) -> Option<Duration> {
     let ms = match style {
         Style::Snake => n * 1000.0,
         Style::Camel => n,
     };
-    (0.0..1e15)
-        .contains(&ms)
+    (ms >= 0.0 && ms <= MAX_DURATION.as_millis() as f64)
         .then(|| Duration::from_millis(ms.round() as u64))
 }
 
 /// What a duration must look like in `style`, for error messages.
 pub fn duration_hint(style: Style) -> &'static str {
     match style {
-        Style::Snake => "a non-negative number of seconds",
-        Style::Camel => "a non-negative number of milliseconds",
+        Style::Snake => "a non-negative number of seconds (at most 100 years)",
+        Style::Camel => "a non-negative number of milliseconds (at most 100 years)",
     }
 }
 
@@ -473,6 +526,18 @@ pub fn timestamp_from_value(value: &Value, style: Style) -> Option<i64> {
         Style::Camel => n,
     };
     (0.0..1e15).contains(&ms).then(|| ms.round() as i64)
+}
+
+/// A number as a JSON value for the option parsers: finite numbers as they are, NaN and
+/// infinities as a string, so they are refused by name ("got \"NaN\"") instead of turning into
+/// `null` (which would silently mean "the default").
+///
+/// ```
+/// assert_eq!(crawlq::config::number_value(f64::NAN), serde_json::json!("NaN"));
+/// assert_eq!(crawlq::config::number_value(1.5), serde_json::json!(1.5));
+/// ```
+pub fn number_value(n: f64) -> Value {
+    serde_json::Number::from_f64(n).map_or_else(|| Value::String(format!("{n}")), Value::Number)
 }
 
 #[cfg(test)]

@@ -122,11 +122,16 @@ pub enum Error {
     /// Redis answered with an error (out of memory, read-only replica, missing permission...).
     #[error("redis error: {0}")]
     Server(String),
+    /// A key of the queue holds a value of the wrong type (written by something other than
+    /// crawlq). Detected before the call changed anything.
+    #[error("queue data is corrupt: {0}")]
+    Corrupt(String),
 }
 
 impl Error {
     /// Stable language-neutral code of the error kind: `INVALID_ITEM`, `CONFIG`,
-    /// `INVALID_ARGUMENT`, `UNAVAILABLE`, `TIMEOUT`, `PROTOCOL`, `LEASE_LOST` or `SERVER`.
+    /// `INVALID_ARGUMENT`, `UNAVAILABLE`, `TIMEOUT`, `PROTOCOL`, `LEASE_LOST`, `SERVER` or
+    /// `CORRUPT`.
     pub fn code(&self) -> &'static str {
         match self {
             Error::InvalidItem { .. } => "INVALID_ITEM",
@@ -137,21 +142,182 @@ impl Error {
             Error::Protocol(_) => "PROTOCOL",
             Error::LeaseLost { .. } => "LEASE_LOST",
             Error::Server(_) => "SERVER",
+            Error::Corrupt(_) => "CORRUPT",
         }
     }
 
-    /// Every code [`Error::code`] can return, for bindings that declare one class per kind.
-    pub const CODES: [&'static str; 8] = [
-        "INVALID_ITEM",
-        "CONFIG",
-        "INVALID_ARGUMENT",
-        "UNAVAILABLE",
-        "TIMEOUT",
-        "PROTOCOL",
-        "LEASE_LOST",
-        "SERVER",
-    ];
+    /// The error a server error reply stands for: crawlq's own script errors
+    /// (`CRAWLQ_PROTOCOL ...`, `CRAWLQ_CORRUPT ...`) and `WRONGTYPE` are decided here, once,
+    /// for every transport; anything else is [`Error::Server`].
+    ///
+    /// ```
+    /// use crawlq::Error;
+    /// assert_eq!(Error::from_server_reply("CRAWLQ_CORRUPT key x holds a string").code(), "CORRUPT");
+    /// assert_eq!(Error::from_server_reply("WRONGTYPE Operation against a key").code(), "CORRUPT");
+    /// assert_eq!(Error::from_server_reply("OOM command not allowed").code(), "SERVER");
+    /// ```
+    pub fn from_server_reply(message: &str) -> Error {
+        let tail = |code: &str| {
+            let at = message.find(code).map_or(0, |i| i + code.len());
+            // Redis appends where a script raised the error: keep the message only
+            let text = message[at..].trim_start();
+            text.split(" script: ")
+                .next()
+                .unwrap_or(text)
+                .trim()
+                .to_string()
+        };
+        if message.contains("CRAWLQ_PROTOCOL") {
+            Error::Protocol(tail("CRAWLQ_PROTOCOL"))
+        } else if message.contains("CRAWLQ_CORRUPT") {
+            Error::Corrupt(tail("CRAWLQ_CORRUPT"))
+        } else if message.contains("WRONGTYPE") {
+            Error::Corrupt(format!(
+                "a key of the queue holds a value of the wrong type ({})",
+                message.trim()
+            ))
+        } else {
+            Error::Server(message.trim().to_string())
+        }
+    }
+
+    /// The kind of this error in [`ERROR_KINDS`].
+    pub fn kind(&self) -> &'static ErrorKind {
+        ERROR_KINDS
+            .iter()
+            .find(|k| k.code == self.code())
+            .expect("every code is in ERROR_KINDS")
+    }
+
+    /// The extra fields of this error (the kind's [`ErrorKind::fields`]), named in `style`:
+    /// `index`, `input`, `reason` (the refusal code) of an invalid item; `lease_id` /
+    /// `leaseId` and `token` of a lost lease.
+    ///
+    /// ```
+    /// use crawlq::{Error, Style};
+    /// let e = Error::LeaseLost { id: "3".into(), token: 9 };
+    /// assert_eq!(e.fields(Style::Camel)[0], ("leaseId".to_string(), serde_json::json!("3")));
+    /// ```
+    pub fn fields(&self, style: crate::Style) -> Vec<(String, serde_json::Value)> {
+        let values: Vec<serde_json::Value> = match self {
+            Error::InvalidItem {
+                index,
+                input,
+                reason,
+            } => vec![(*index).into(), input.clone().into(), reason.code().into()],
+            Error::LeaseLost { id, token } => vec![id.clone().into(), (*token).into()],
+            _ => Vec::new(),
+        };
+        self.kind()
+            .fields
+            .iter()
+            .zip(values)
+            .map(|(name, v)| (crate::style::field_name(name, false, style), v))
+            .collect()
+    }
 }
+
+/// One kind of [`Error`] as every binding presents it: Python builds the class `<name>Error`,
+/// PHP `Crawlq\<name>Exception`, JavaScript rejects with an `Error` whose `code` is
+/// `ERR_CRAWLQ_<code>`; each sets the extra `fields` (snake_case in Python, camelCase in
+/// JavaScript and PHP). Published in docs/PROTOCOL.md, section "Errors".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorKind {
+    /// [`Error::code`]: `INVALID_ITEM`, `CONFIG`, ...
+    pub code: &'static str,
+    /// The class name stem: `InvalidItem`, `Config`, ...
+    pub name: &'static str,
+    /// The code of the parent kind (`TIMEOUT` is an `UNAVAILABLE`); `None`: the base class.
+    pub parent: Option<&'static str>,
+    /// The builtin Python exception the class also derives from, so `except ValueError`
+    /// works as a Python user expects.
+    pub python_builtin: Option<&'static str>,
+    /// One line on what it means.
+    pub doc: &'static str,
+    /// Extra fields, snake_case.
+    pub fields: &'static [&'static str],
+}
+
+/// Every error kind, parents before children.
+pub const ERROR_KINDS: [ErrorKind; 9] = [
+    ErrorKind {
+        code: "INVALID_ITEM",
+        name: "InvalidItem",
+        parent: None,
+        python_builtin: Some("ValueError"),
+        doc: "An item was refused where a single item is expected (index, input, reason code).",
+        fields: &["index", "input", "reason"],
+    },
+    ErrorKind {
+        code: "CONFIG",
+        name: "Config",
+        parent: None,
+        python_builtin: Some("ValueError"),
+        doc: "An unknown option, an option with a wrong type or value, a bad URL, failed \
+              authentication or an untrusted TLS certificate.",
+        fields: &[],
+    },
+    ErrorKind {
+        code: "INVALID_ARGUMENT",
+        name: "InvalidArgument",
+        parent: None,
+        python_builtin: Some("ValueError"),
+        doc: "A method argument out of range or of the wrong shape (NaN, infinite, negative).",
+        fields: &[],
+    },
+    ErrorKind {
+        code: "UNAVAILABLE",
+        name: "Unavailable",
+        parent: None,
+        python_builtin: Some("ConnectionError"),
+        doc: "Redis could not be reached, or the connection dropped during a call (which may \
+              or may not have been applied).",
+        fields: &[],
+    },
+    ErrorKind {
+        code: "TIMEOUT",
+        name: "Timeout",
+        parent: Some("UNAVAILABLE"),
+        python_builtin: Some("TimeoutError"),
+        doc: "Redis did not answer within command_timeout, or replicas did not acknowledge a \
+              change within replica_timeout.",
+        fields: &[],
+    },
+    ErrorKind {
+        code: "PROTOCOL",
+        name: "Protocol",
+        parent: None,
+        python_builtin: None,
+        doc: "The queue holds data of another format, or a reply had an unexpected shape.",
+        fields: &[],
+    },
+    ErrorKind {
+        code: "LEASE_LOST",
+        name: "LeaseLost",
+        parent: None,
+        python_builtin: None,
+        doc: "The lease is not held any more (expired and reclaimed, or already answered).",
+        fields: &["lease_id", "token"],
+    },
+    ErrorKind {
+        code: "SERVER",
+        name: "Server",
+        parent: None,
+        python_builtin: None,
+        doc: "Redis answered with an error (out of memory, read-only replica, missing \
+              permission, ...).",
+        fields: &[],
+    },
+    ErrorKind {
+        code: "CORRUPT",
+        name: "Corrupt",
+        parent: None,
+        python_builtin: None,
+        doc: "A key of the queue holds a value of the wrong type (written by another program); \
+              the call changed nothing.",
+        fields: &[],
+    },
+];
 
 /// Result alias used throughout crawlq.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -40,7 +40,7 @@ pub mod style;
 pub mod wire;
 
 pub use config::{Backoff, BackoffKind, Config, Style};
-pub use error::{Error, InvalidReason, Result};
+pub use error::{ERROR_KINDS, Error, ErrorKind, InvalidReason, Result};
 pub use model::*;
 pub use normalize::HostKeyMode;
 pub use queue::{Executor, LeaseCursor, LeaseOptions, MaybeSend, Queue, WAIT_SLICE};

@@ -161,16 +161,52 @@ impl Lease {
             token: self.token,
             host: self.host.clone(),
             id: self.id.clone(),
+            url: self.url.clone(),
         }
     }
 }
 
-/// The part of a [`Lease`] that identifies it.
+/// The part of a [`Lease`] that identifies it. A lease is live only for its own token *and*
+/// item id, so a stale token, even one that Redis handed out again after losing writes, cannot
+/// answer for another item.
+///
+/// ```
+/// let h = crawlq::LeaseHandle { token: 7, id: "3".into(), host: "a.com".into(), url: None };
+/// assert_eq!(h.lease_key(), "7:3");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHandle {
     pub token: u64,
     pub host: String,
     pub id: String,
+    /// The leased URL (`None` for a host item): ack uses it to take the item out of the live
+    /// set.
+    pub url: Option<String>,
+}
+
+impl LeaseHandle {
+    /// The key of the lease in Redis: `<token>:<id>`.
+    pub fn lease_key(&self) -> String {
+        format!("{}:{}", self.token, self.id)
+    }
+
+    /// What identifies the item in the live set: its URL, else its host key.
+    pub fn identity(&self) -> &str {
+        self.url.as_deref().unwrap_or(&self.host)
+    }
+}
+
+/// A leased record that could not be decoded (written by another program, or with a payload
+/// nested deeper than a reader accepts). The lease call sends it to dead letters with the
+/// reason `undecodable: ...` instead of failing, and hands out the rest of the batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undecodable {
+    pub token: u64,
+    pub id: String,
+    /// The record as stored (lossy UTF-8).
+    pub raw: String,
+    /// Why it could not be decoded.
+    pub error: String,
 }
 
 impl From<&Lease> for LeaseHandle {
@@ -295,6 +331,9 @@ pub struct DeadLetter {
     pub attempts: u32,
     pub last_error: Option<String>,
     pub died_at_ms: i64,
+    /// The record as stored, when it could not be decoded (the other fields are then what could
+    /// be read of it).
+    pub raw: Option<String>,
 }
 
 /// A page of dead letters, oldest first.

@@ -89,6 +89,35 @@ impl Fingerprint {
     }
 }
 
+/// An item's member in the live set (the items queued or leased now), which lets a forced seed
+/// tell a finished item from one still in the queue. SHA-1 of the item's identity (its canonical
+/// URL, or its host key for a host item): the first 13 hex digits are the member (52 bits, so
+/// the scripts compute the same value exactly), the next 8 choose the bucket. See
+/// docs/PROTOCOL.md, "Live set".
+///
+/// ```
+/// let live = crawlq::normalize::LiveMember::of("http://example.com/");
+/// assert!(live.member < 1 << 52);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LiveMember {
+    pub member: u64,
+    pub bucket_hash: u32,
+}
+
+impl LiveMember {
+    pub fn of(identity: &str) -> LiveMember {
+        let digest = sha1_smol::Sha1::from(identity).digest().bytes();
+        let head = u64::from_be_bytes(digest[0..8].try_into().expect("8 bytes"));
+        let next = u64::from_be_bytes(digest[4..12].try_into().expect("8 bytes"));
+        LiveMember {
+            member: head >> 12,
+            // hex digits 14..=21: bits 52..84 of the digest
+            bucket_hash: ((next >> 12) & 0xffff_ffff) as u32,
+        }
+    }
+}
+
 /// Canonicalize one input (URL or bare host).
 ///
 /// ```

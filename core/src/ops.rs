@@ -6,7 +6,7 @@ use crate::config::{BackoffKind, Config};
 use crate::error::{Error, InvalidReason, Result};
 use crate::keys::Keys;
 use crate::model::*;
-use crate::normalize::{self, ItemKind};
+use crate::normalize::{self, ItemKind, LiveMember};
 use crate::scripts::{self, Script};
 use crate::wire::{self, StoredItem};
 use std::sync::Arc;
@@ -81,6 +81,32 @@ pub struct ScriptCall {
     pub script: &'static Script,
     pub keys: Arc<[String]>,
     pub args: Vec<Vec<u8>>,
+    /// Set when the queue asks for `min_replicas`: after a script that changes data, the
+    /// executor waits (Redis `WAIT`, pipelined after the script) until that many replicas have
+    /// it, and fails with [`Error::Timeout`] when they do not within the timeout.
+    pub replicas: Option<Replicas>,
+}
+
+/// How many replicas must acknowledge a call's change, and for how long to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replicas {
+    pub count: u32,
+    pub timeout: Duration,
+}
+
+impl Replicas {
+    /// The error for a `WAIT` that answered `acknowledged` replicas.
+    pub fn check(&self, acknowledged: i64, script: &str) -> Result<()> {
+        if acknowledged >= i64::from(self.count) {
+            return Ok(());
+        }
+        Err(Error::Timeout(format!(
+            "{script} was applied on the primary but only {acknowledged} of {} replicas \
+             acknowledged it within {} ms (min_replicas)",
+            self.count,
+            self.timeout.as_millis()
+        )))
+    }
 }
 
 /// An item that passed normalization, ready for the seed script.
@@ -94,6 +120,8 @@ pub struct PreparedItem {
     pub priority: i16,
     pub delay_ms: u64,
     pub force: bool,
+    /// The item's member in the live set (queued or leased items).
+    pub live: LiveMember,
     /// The record after `"attempt":0`.
     pub tail: String,
 }
@@ -115,6 +143,8 @@ pub struct LeaseBatch {
     pub reclaimed: u64,
     pub reclaimed_dead: u64,
     pub leases: Vec<Lease>,
+    /// Leased records that could not be decoded; [`crate::Queue`] dead-letters them.
+    pub undecodable: Vec<Undecodable>,
 }
 
 /// Builds the calls of one queue and decodes their replies.
@@ -167,10 +197,15 @@ impl Ops {
         } else {
             clock.to_string().into_bytes()
         });
+        let writes = !script.flags.contains("no-writes");
         ScriptCall {
             script,
             keys: self.keys.fixed().clone(),
             args,
+            replicas: (writes && self.config.min_replicas > 0).then_some(Replicas {
+                count: self.config.min_replicas,
+                timeout: self.config.replica_timeout,
+            }),
         }
     }
 
@@ -266,13 +301,23 @@ impl Ops {
         };
         let fingerprint = normalized.fingerprint();
         let url = (normalized.kind == ItemKind::Url).then_some(normalized.canonical.as_str());
+        let host = normalize::host_key(&normalized.host, self.config.host_key);
+        let delay = item.delay.unwrap_or(opts.delay);
+        if delay > crate::config::MAX_DURATION {
+            return Err(InvalidReason::InvalidDelay(format!(
+                "{} s is longer than the longest delay ({} s)",
+                delay.as_secs(),
+                crate::config::MAX_DURATION.as_secs()
+            )));
+        }
         Ok(PreparedItem {
             index,
             seen_member: fingerprint.seen_member(),
             bucket_hash: fingerprint.bucket_hash(),
-            host: normalize::host_key(&normalized.host, self.config.host_key),
+            live: LiveMember::of(url.unwrap_or(&host)),
+            host,
             priority,
-            delay_ms: item.delay.unwrap_or(opts.delay).as_millis() as u64,
+            delay_ms: delay.as_millis() as u64,
             force: item.force.unwrap_or(opts.force),
             tail: wire::record_tail(url, None, payload),
         })
@@ -280,7 +325,7 @@ impl Ops {
 
     /// The seed call for one chunk of prepared items.
     pub fn seed(&self, items: &[PreparedItem]) -> ScriptCall {
-        let mut call = self.call(&scripts::SEED, 1 + items.len() * 7);
+        let mut call = self.call(&scripts::SEED, 1 + items.len() * 9);
         call.args.push(items.len().to_string().into_bytes());
         for item in items {
             call.args.push(item.seen_member.to_string().into_bytes());
@@ -293,6 +338,9 @@ impl Ops {
             } else {
                 b"0".to_vec()
             });
+            call.args.push(item.live.member.to_string().into_bytes());
+            call.args
+                .push(item.live.bucket_hash.to_string().into_bytes());
             call.args.push(item.tail.as_bytes().to_vec());
         }
         call
@@ -335,26 +383,38 @@ impl Ops {
         let next_due = items[1].int()?;
         let expires_at_ms = now_ms + ttl.as_millis() as i64;
         let mut leases = Vec::with_capacity((items.len() - 4) / 2);
+        let mut undecodable = Vec::new();
         for pair in items[4..].chunks(2) {
-            let [token, record] = pair else {
+            let [lease_key, record] = pair else {
                 return Err(Error::Protocol(
                     "lease reply has an odd number of fields".into(),
                 ));
             };
-            let stored = wire::decode_record(record.data()?)?;
-            leases.push(Lease {
-                id: stored.id,
-                url: stored.url,
-                host: stored.host,
-                payload: stored.payload,
-                priority: stored.priority,
-                attempt: stored.attempt + 1,
-                token: token.uint()?,
-                leased_at_ms: now_ms,
-                expires_at_ms,
-                enqueued_at_ms: stored.ts,
-                last_error: stored.last_error,
-            });
+            let (token, id) = parse_lease_key(lease_key)?;
+            let bytes = record.data()?;
+            match wire::decode_record(bytes) {
+                Ok(stored) => leases.push(Lease {
+                    id: stored.id,
+                    url: stored.url,
+                    host: stored.host,
+                    payload: stored.payload,
+                    priority: stored.priority,
+                    attempt: stored.attempt + 1,
+                    token,
+                    leased_at_ms: now_ms,
+                    expires_at_ms,
+                    enqueued_at_ms: stored.ts,
+                    last_error: stored.last_error,
+                }),
+                // a record of a newer format is a version mismatch, not a poison record
+                Err(e) if wire::is_newer_format(bytes) => return Err(e),
+                Err(e) => undecodable.push(Undecodable {
+                    token,
+                    id,
+                    raw: String::from_utf8_lossy(bytes).into_owned(),
+                    error: e.to_string(),
+                }),
+            }
         }
         Ok(LeaseBatch {
             now_ms,
@@ -362,17 +422,21 @@ impl Ops {
             reclaimed: items[2].uint()?,
             reclaimed_dead: items[3].uint()?,
             leases,
+            undecodable,
         })
     }
 
     // ---- ack / extend / release / nack ----
 
     pub fn ack(&self, leases: &[LeaseHandle]) -> ScriptCall {
-        let mut call = self.call(&scripts::ACK, 1 + leases.len() * 2);
+        let mut call = self.call(&scripts::ACK, 1 + leases.len() * 4);
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
-            call.args.push(l.token.to_string().into_bytes());
+            let live = LiveMember::of(l.identity());
+            call.args.push(l.lease_key().into_bytes());
             call.args.push(l.host.as_bytes().to_vec());
+            call.args.push(live.member.to_string().into_bytes());
+            call.args.push(live.bucket_hash.to_string().into_bytes());
         }
         call
     }
@@ -388,7 +452,7 @@ impl Ops {
         let mut call = self.call(&scripts::EXTEND, 1 + leases.len() * 2);
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
-            call.args.push(l.token.to_string().into_bytes());
+            call.args.push(l.lease_key().into_bytes());
             call.args.push(millis(ttl).into_bytes());
         }
         call
@@ -408,7 +472,7 @@ impl Ops {
         let mut call = self.call(&scripts::RELEASE, 1 + leases.len());
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
-            call.args.push(l.token.to_string().into_bytes());
+            call.args.push(l.lease_key().into_bytes());
         }
         call
     }
@@ -433,7 +497,7 @@ impl Ops {
         call.args.push(millis(c.adaptive_delay_max).into_bytes());
         call.args.push(leases.len().to_string().into_bytes());
         for (i, (lease, opts)) in leases.iter().enumerate() {
-            call.args.push(lease.token.to_string().into_bytes());
+            call.args.push(lease.lease_key().into_bytes());
             call.args.push(if opts.retry {
                 b"1".to_vec()
             } else {
@@ -549,7 +613,15 @@ impl Ops {
             let [id, died_at, record] = triple else {
                 return Err(Error::Protocol("dead_list reply is not in triples".into()));
             };
-            let stored: StoredItem = wire::decode_record(record.data()?)?;
+            // a dead letter that does not decode is shown raw, never fails the listing
+            let bytes = record.data()?;
+            let (stored, raw) = match wire::decode_record(bytes) {
+                Ok(stored) => (stored, None),
+                Err(_) => (
+                    wire::salvage_record(bytes),
+                    Some(String::from_utf8_lossy(bytes).into_owned()),
+                ),
+            };
             page.push(DeadLetter {
                 id: id.text()?,
                 url: stored.url,
@@ -559,6 +631,7 @@ impl Ops {
                 attempts: stored.attempt,
                 last_error: stored.last_error,
                 died_at_ms: died_at.int()?,
+                raw,
             });
         }
         Ok(DeadPage { total, items: page })
@@ -634,7 +707,10 @@ impl Ops {
         reply
             .array()?
             .iter()
-            .map(|r| wire::decode_record(r.data()?))
+            .map(|r| {
+                let bytes = r.data()?;
+                Ok(wire::decode_record(bytes).unwrap_or_else(|_| wire::salvage_record(bytes)))
+            })
             .collect()
     }
 
@@ -647,6 +723,14 @@ impl Ops {
         })?;
         Ok(normalize::host_key(&normalized.host, self.config.host_key))
     }
+}
+
+/// `<token>:<id>` as the lease script answers it.
+fn parse_lease_key(reply: &Reply) -> Result<(u64, String)> {
+    let text = reply.text()?;
+    text.split_once(':')
+        .and_then(|(token, id)| Some((token.parse().ok()?, id.to_string())))
+        .ok_or_else(|| bad_reply("a lease key <token>:<id>", reply))
 }
 
 fn millis(d: Duration) -> String {

@@ -250,15 +250,18 @@ impl<E: Executor> Queue<E> {
             ));
         }
         let ttl = opts.ttl.unwrap_or(self.config().lease_ttl);
-        if ttl < Duration::from_millis(1) {
-            return Err(Error::InvalidArgument("ttl must be at least 1 ms".into()));
-        }
+        check_ttl(ttl)?;
         let wait_ms = opts.wait.as_millis() as u64;
         let started = self.exec.monotonic_ms();
         loop {
             let batch = self.lease_once(opts.max, ttl).await?;
+            let buried = self.bury_undecodable(&batch.undecodable).await?;
             if !batch.leases.is_empty() {
                 return Ok(batch.leases);
+            }
+            if buried > 0 {
+                // the batch was only poison: ask again at once
+                continue;
             }
             let waited = self.exec.monotonic_ms().saturating_sub(started);
             if waited >= wait_ms {
@@ -300,8 +303,37 @@ impl<E: Executor> Queue<E> {
         }
     }
 
+    /// Send leased records that cannot be decoded to dead letters (reason `undecodable: ...`),
+    /// so one poison record never fails a lease call or sinks its batch-mates. Returns how many.
+    pub async fn bury_undecodable(&self, undecodable: &[Undecodable]) -> Result<usize> {
+        if undecodable.is_empty() {
+            return Ok(0);
+        }
+        let nacks: Vec<(LeaseHandle, NackOptions)> = undecodable
+            .iter()
+            .map(|u| {
+                let salvaged = crate::wire::salvage_record(u.raw.as_bytes());
+                let handle = LeaseHandle {
+                    token: u.token,
+                    id: u.id.clone(),
+                    host: salvaged.host,
+                    url: salvaged.url,
+                };
+                let opts = NackOptions {
+                    retry: false,
+                    reason: Some(format!("undecodable: {}", u.error)),
+                    ..NackOptions::default()
+                };
+                (handle, opts)
+            })
+            .collect();
+        self.nack(&nacks).await?;
+        Ok(undecodable.len())
+    }
+
     /// One lease script call, without waiting: the raw batch with reclaim counts and the time
-    /// something next becomes due.
+    /// something next becomes due. Undecodable records are in the batch's `undecodable` (see
+    /// [`Queue::bury_undecodable`]).
     pub async fn lease_once(&self, max: usize, ttl: Duration) -> Result<LeaseBatch> {
         let reply = self.exec.eval(self.ops.lease(max, ttl)).await?;
         self.ops.decode_lease(reply, ttl)
@@ -334,9 +366,7 @@ impl<E: Executor> Queue<E> {
 
     /// Push the deadline of leases to now + `ttl`. `None` for a lease that is not live.
     pub async fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> Result<Vec<Option<i64>>> {
-        if ttl < Duration::from_millis(1) {
-            return Err(Error::InvalidArgument("ttl must be at least 1 ms".into()));
-        }
+        check_ttl(ttl)?;
         let mut out = Vec::with_capacity(leases.len());
         for chunk in leases.chunks(LEASES_PER_CALL) {
             let reply = self.exec.eval(self.ops.extend(chunk, ttl)).await?;
@@ -435,6 +465,11 @@ impl<E: Executor> Queue<E> {
     /// Set the politeness delay of one host for every worker (`None`: back to each worker's
     /// `host_delay`). `host` may be a host or a URL.
     pub async fn set_host_delay(&self, host: &str, delay: Option<Duration>) -> Result<HostInfo> {
+        if delay.is_some_and(|d| d > crate::config::MAX_DURATION) {
+            return Err(Error::InvalidArgument(
+                "a host delay must be at most 100 years".into(),
+            ));
+        }
         let key = self.ops.host_key_of(host)?;
         let reply = self
             .exec
@@ -602,11 +637,24 @@ impl LeaseCursor {
     }
 }
 
+fn check_ttl(ttl: Duration) -> Result<()> {
+    if ttl < Duration::from_millis(1) {
+        return Err(Error::InvalidArgument("ttl must be at least 1 ms".into()));
+    }
+    if ttl > crate::config::MAX_DURATION {
+        return Err(Error::InvalidArgument(
+            "ttl must be at most 100 years".into(),
+        ));
+    }
+    Ok(())
+}
+
 fn with_context(error: Error, context: &str) -> Error {
     match error {
         Error::Unavailable(m) => Error::Unavailable(format!("{m} ({context})")),
         Error::Timeout(m) => Error::Timeout(format!("{m} ({context})")),
         Error::Server(m) => Error::Server(format!("{m} ({context})")),
+        Error::Corrupt(m) => Error::Corrupt(format!("{m} ({context})")),
         other => other,
     }
 }

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::ops::{Reply, ScriptCall};
 use crate::queue::{Executor, Queue};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
-use redis::{AsyncConnectionConfig, ErrorKind, RedisError, ServerErrorKind};
+use redis::{AsyncConnectionConfig, ErrorKind, IntoConnectionInfo, RedisError, ServerErrorKind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -36,17 +36,27 @@ impl std::fmt::Debug for RedisExecutor {
 }
 
 impl RedisExecutor {
-    /// Connect to `url` (`redis://[:password@]host[:port][/db]`, `rediss://...` for TLS,
-    /// `unix:///path/to/socket`). Fails with [`Error::Unavailable`] when the server cannot be
-    /// reached within `connect_timeout`.
+    /// Connect to `url` (`redis://[[user]:password@]host[:port][/db]`, `rediss://...` for TLS,
+    /// `unix:///path/to/socket`) and check the connection with a `PING`, so a wrong or missing
+    /// password, a certificate the client does not trust or a bad URL is an [`Error::Config`]
+    /// here, and an unreachable server an [`Error::Unavailable`] after `connect_timeout`.
     pub async fn connect(url: &str, config: &Config) -> Result<RedisExecutor> {
+        let bad_url = |e: RedisError| Error::Config(format!("redis URL {}: {e}", redacted(url)));
+        // RESP3: the connection manager then hears a dropped connection at once (a killed
+        // client, a restarted server) and reconnects before the next call, instead of failing it.
+        let info = url.into_connection_info().map_err(bad_url)?;
+        let settings = info
+            .redis_settings()
+            .clone()
+            .set_protocol(redis::ProtocolVersion::RESP3);
+        let info = info.set_redis_settings(settings);
         let client = match &config.tls_ca_file {
             Some(path) => {
                 let root_cert = std::fs::read(path)
                     .map_err(|e| Error::Config(format!("tls_ca_file {path:?}: {e}")))?;
                 install_tls_provider();
                 redis::Client::build_with_tls(
-                    url,
+                    info,
                     redis::TlsCertificates {
                         client_tls: None,
                         root_cert: Some(root_cert),
@@ -57,27 +67,34 @@ impl RedisExecutor {
                 if url.starts_with("rediss://") {
                     install_tls_provider();
                 }
-                redis::Client::open(url)
+                redis::Client::open(info)
             }
         }
-        .map_err(|e| Error::Config(format!("redis URL {}: {e}", redacted(url))))?;
+        .map_err(bad_url)?;
         let manager_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(config.connect_timeout))
             .set_response_timeout(Some(config.command_timeout))
             .set_number_of_retries(3)
             .set_min_delay(Duration::from_millis(50))
             .set_max_delay(Duration::from_secs(1));
+        let context = format!("connecting to {}", redacted(url));
         let manager = ConnectionManager::new_with_config(client.clone(), manager_config)
             .await
-            .map_err(|e| to_error(e, &format!("connecting to {}", redacted(url))))?;
-        Ok(RedisExecutor {
+            .map_err(|e| to_error(e, &context))?;
+        let exec = RedisExecutor {
             client,
             manager,
             blocking: Arc::default(),
             connect_timeout: config.connect_timeout,
             command_timeout: config.command_timeout,
             started: Instant::now(),
-        })
+        };
+        let mut conn = exec.manager.clone();
+        let _: String = redis::cmd("PING")
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| to_error(e, &context))?;
+        Ok(exec)
     }
 
     /// The executor's auto-reconnecting connection, for plain commands outside the queue's
@@ -118,6 +135,16 @@ impl RedisExecutor {
         }
     }
 
+    /// `WAIT` on the scripts' connection: how many replicas have its writes so far.
+    async fn wait_replicas(&self, count: u32, timeout: Duration) -> redis::RedisResult<i64> {
+        let mut conn = self.manager.clone();
+        redis::cmd("WAIT")
+            .arg(count)
+            .arg(timeout.as_millis().max(1) as u64)
+            .query_async(&mut conn)
+            .await
+    }
+
     async fn blocking_connection(&self) -> Result<MultiplexedConnection> {
         if let Some(conn) = self.blocking.lock().expect("pool lock").pop() {
             return Ok(conn);
@@ -130,28 +157,18 @@ impl RedisExecutor {
             .await
             .map_err(|e| to_error(e, "opening a connection for a blocking wait"))
     }
-}
 
-impl Executor for RedisExecutor {
-    async fn eval(&self, call: ScriptCall) -> Result<Reply> {
-        // Only a refused connection is retried: then the script certainly did not run. A
-        // connection dropped mid-call is reported, because the script may have run.
-        let mut delay = Duration::from_millis(50);
-        let deadline = Instant::now() + self.connect_timeout;
-        loop {
-            match self.eval_once(&call).await {
-                Ok(value) => return Ok(to_reply(value)),
-                Err(e) if e.is_connection_refusal() && Instant::now() + delay < deadline => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(1));
-                }
-                Err(e) => return Err(to_error(e, call.script.name)),
+    /// One BLPOP on a pooled connection. The connection goes back to the pool only after Redis
+    /// answered, so a pooled connection is one that worked a moment ago.
+    async fn blpop(&self, key: &str, timeout: Duration) -> redis::RedisResult<Option<bool>> {
+        let conn = match self.blocking_connection().await {
+            Ok(conn) => conn,
+            Err(_) => {
+                return Err(RedisError::from(std::io::Error::from(
+                    std::io::ErrorKind::ConnectionRefused,
+                )));
             }
-        }
-    }
-
-    async fn wait(&self, key: &str, timeout: Duration) -> Result<bool> {
-        let conn = self.blocking_connection().await?;
+        };
         let mut blocked = conn.clone();
         let mut blpop = redis::cmd("BLPOP");
         blpop
@@ -169,10 +186,10 @@ impl Executor for RedisExecutor {
             joined = &mut reply => match joined {
                 Ok(Ok(marker)) => {
                     give_back(&self.blocking, conn);
-                    Ok(marker.is_some())
+                    Ok(Some(marker.is_some()))
                 }
-                Ok(Err(e)) => Err(to_error(e, "waiting for work")),
-                Err(e) => Err(Error::Unavailable(format!("waiting for work: {e}"))),
+                Ok(Err(e)) => Err(e),
+                Err(e) => Err(RedisError::from(std::io::Error::other(e.to_string()))),
             },
             _ = tokio::time::sleep(timeout) => {
                 let pool = self.blocking.clone();
@@ -182,8 +199,63 @@ impl Executor for RedisExecutor {
                         give_back(&pool, conn);
                     }
                 });
-                Ok(false)
+                Ok(None)
             }
+        }
+    }
+}
+
+/// Whether a failed call may be sent again: the server certainly did not run it (the connection
+/// was refused; Redis was loading its data set, busy with another script, or asked to try
+/// again), or the call changes nothing (a read-only script), so running it twice is harmless.
+fn may_retry(e: &RedisError, read_only: bool) -> bool {
+    e.is_connection_refusal()
+        || matches!(
+            e.code(),
+            Some("LOADING" | "BUSY" | "TRYAGAIN" | "MASTERDOWN")
+        )
+        || (read_only && (e.is_connection_dropped() || e.is_io_error()) && !e.is_timeout())
+}
+
+impl Executor for RedisExecutor {
+    async fn eval(&self, call: ScriptCall) -> Result<Reply> {
+        // A call whose connection dropped while it was in flight is reported, not sent again:
+        // the script may have run. Calls that provably did not run are retried until
+        // connect_timeout (or command_timeout, if longer) has passed.
+        let read_only = call.script.flags.contains("no-writes");
+        let mut delay = Duration::from_millis(50);
+        let deadline = Instant::now() + self.connect_timeout.max(self.command_timeout);
+        let value = loop {
+            match self.eval_once(&call).await {
+                Ok(value) => break value,
+                Err(e) if may_retry(&e, read_only) && Instant::now() + delay < deadline => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => return Err(to_error(e, call.script.name)),
+            }
+        };
+        if let Some(replicas) = call.replicas {
+            let acknowledged = self
+                .wait_replicas(replicas.count, replicas.timeout)
+                .await
+                .map_err(|e| to_error(e, "waiting for replicas"))?;
+            replicas.check(acknowledged, call.script.name)?;
+        }
+        Ok(to_reply(value))
+    }
+
+    async fn wait(&self, key: &str, timeout: Duration) -> Result<bool> {
+        // A wait is harmless to repeat: a connection that died in the pool (killed, or the
+        // server restarted) is dropped and the wait tried once more on a fresh one.
+        match self.blpop(key, timeout).await {
+            Ok(marker) => Ok(marker == Some(true)),
+            Err(e) if e.is_connection_dropped() || e.is_io_error() => self
+                .blpop(key, timeout)
+                .await
+                .map(|marker| marker == Some(true))
+                .map_err(|e| to_error(e, "waiting for work")),
+            Err(e) => Err(to_error(e, "waiting for work")),
         }
     }
 
@@ -252,16 +324,36 @@ fn to_reply(value: redis::Value) -> Reply {
     }
 }
 
-/// Map a client error to a crawlq error kind.
-/// Map an error of the `redis` crate to crawlq's [`Error`], the way the executor does
-/// (refused or dropped connections are [`Error::Unavailable`], timeouts [`Error::Timeout`]).
+/// Map an error of the `redis` crate to crawlq's [`Error`], the way the executor does:
+/// refused or dropped connections are [`Error::Unavailable`], timeouts [`Error::Timeout`],
+/// authentication and certificate problems [`Error::Config`], crawlq's script errors and
+/// `WRONGTYPE` as [`Error::from_server_reply`] decides.
 pub fn to_error(e: RedisError, context: &str) -> Error {
     let text = e.to_string();
-    if text.contains("CRAWLQ_PROTOCOL") {
-        return Error::Protocol(text);
+    if text.contains("CRAWLQ_") || e.code() == Some("WRONGTYPE") {
+        return with_context(Error::from_server_reply(&text), context);
+    }
+    if e.kind() == ErrorKind::AuthenticationFailed
+        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+    {
+        return Error::Config(format!(
+            "{context}: authentication failed ({text}); give the password (and user) in the URL: \
+             redis://user:password@host:port"
+        ));
+    }
+    if is_tls_verification(&text) {
+        return Error::Config(format!(
+            "{context}: the server's TLS certificate is not trusted ({text}); set tls_ca_file to \
+             the CA that signed it"
+        ));
     }
     if e.is_timeout() {
         return Error::Timeout(format!("{context}: {text}"));
+    }
+    if e.code() == Some("LOADING") {
+        return Error::Unavailable(format!(
+            "{context}: Redis is still loading its data set ({text})"
+        ));
     }
     if e.is_connection_refusal() {
         return Error::Unavailable(format!("{context}: connection refused ({text})"));
@@ -272,11 +364,28 @@ pub fn to_error(e: RedisError, context: &str) -> Error {
         ));
     }
     match e.kind() {
-        ErrorKind::AuthenticationFailed => {
-            Error::Config(format!("{context}: authentication failed ({text})"))
-        }
         ErrorKind::InvalidClientConfig => Error::Config(format!("{context}: {text}")),
         ErrorKind::Server(_) | ErrorKind::Extension => Error::Server(format!("{context}: {text}")),
         _ => Error::Unavailable(format!("{context}: {text}")),
     }
+}
+
+fn with_context(error: Error, context: &str) -> Error {
+    match error {
+        Error::Server(m) => Error::Server(format!("{context}: {m}")),
+        other => other,
+    }
+}
+
+/// rustls reports an untrusted certificate (unknown issuer, wrong name, expired) as an I/O
+/// error whose text names it.
+fn is_tls_verification(text: &str) -> bool {
+    [
+        "invalid peer certificate",
+        "UnknownIssuer",
+        "NotValidForName",
+        "certificate verify",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
 }

@@ -14,6 +14,12 @@ use crate::wire::StoredItem;
 use serde_json::{Map, Number, Value};
 use std::time::Duration;
 
+/// Deepest nesting a binding converts from its language's values (lists, dicts, arrays,
+/// objects) before refusing the argument with a type error: deep enough for any payload crawlq
+/// stores ([`crate::wire::MAX_PAYLOAD_DEPTH`], refused per item past that) with its wrappers,
+/// and shallow enough that conversion never exhausts the stack.
+pub const MAX_VALUE_DEPTH: usize = 2 * crate::wire::MAX_PAYLOAD_DEPTH;
+
 /// The answers to a call that took one lease or an array of them: the single answer for one
 /// lease, an array for an array (the JavaScript bindings' `ack`, `nack`, `extend`, `release`).
 ///
@@ -124,25 +130,47 @@ pub fn lease_to_json(lease: &Lease, style: Style) -> Value {
         .done()
 }
 
-/// The lease a caller hands back (any object with `token`, `host` and `id`).
+/// The lease a caller hands back (any object with `token`, `id`, `host` and `url`, as lease
+/// returned it; `url` is null for a host item).
 ///
 /// ```
-/// let h = crawlq::style::lease_handle_from_json(&serde_json::json!({"token": 7, "host": "a.com", "id": "3"})).unwrap();
-/// assert_eq!(h.token, 7);
+/// let h = crawlq::style::lease_handle_from_json(&serde_json::json!({"token": 7, "host": "a.com", "id": "3", "url": null})).unwrap();
+/// assert_eq!(h.lease_key(), "7:3");
 /// assert!(crawlq::style::lease_handle_from_json(&serde_json::json!({"token": "x"})).is_err());
+/// assert!(crawlq::style::lease_handle_from_json(&serde_json::json!({"token": 7, "host": "a.com"})).is_err());
 /// ```
 pub fn lease_handle_from_json(value: &Value) -> Result<LeaseHandle> {
-    let bad =
-        || Error::InvalidArgument("expected a lease (an object with token, host and id)".into());
+    let bad = || {
+        Error::InvalidArgument(
+            "expected a lease (an object with token, id, host and url, as lease returned it)"
+                .into(),
+        )
+    };
     let obj = value.as_object().ok_or_else(bad)?;
-    let token = obj.get("token").and_then(Value::as_u64).ok_or_else(bad)?;
+    let token = obj
+        .get("token")
+        .and_then(|t| t.as_u64().or_else(|| integral_f64(t)))
+        .ok_or_else(bad)?;
     let host = obj.get("host").and_then(Value::as_str).ok_or_else(bad)?;
-    let id = obj.get("id").and_then(Value::as_str).unwrap_or_default();
+    let id = obj.get("id").and_then(Value::as_str).ok_or_else(bad)?;
+    let url = match obj.get("url") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(u)) => Some(u.clone()),
+        Some(_) => return Err(bad()),
+    };
     Ok(LeaseHandle {
         token,
         host: host.to_string(),
         id: id.to_string(),
+        url,
     })
+}
+
+/// A JSON number that is a whole, non-negative float (how JavaScript numbers arrive).
+fn integral_f64(v: &Value) -> Option<u64> {
+    v.as_f64()
+        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9_007_199_254_740_992.0)
+        .map(|f| f as u64)
 }
 
 /// A seed report: added, duplicates, invalid (index, input, code, reason).
@@ -195,7 +223,8 @@ pub fn stats_to_json(s: &Stats, style: Style) -> Value {
         .done()
 }
 
-/// One dead letter: id, url, host, payload, priority, attempts, last_error, died_at.
+/// One dead letter: id, url, host, payload, priority, attempts, last_error, died_at, raw (the
+/// stored record when it could not be decoded, else null).
 pub fn dead_letter_to_json(d: &DeadLetter, style: Style) -> Value {
     Out::new(style)
         .value("id", d.id.clone())
@@ -206,6 +235,7 @@ pub fn dead_letter_to_json(d: &DeadLetter, style: Style) -> Value {
         .value("attempts", d.attempts)
         .value("last_error", d.last_error.clone())
         .timestamp("died_at", Some(d.died_at_ms))
+        .value("raw", d.raw.clone())
         .done()
 }
 

@@ -18,6 +18,11 @@ use std::fmt::Write;
 /// [`Error::Protocol`].
 pub const FORMAT_VERSION: u64 = 1;
 
+/// Deepest nesting of arrays and objects in a payload (`{"a":[1]}` is 2 deep). Deeper payloads
+/// are refused per item (`invalid_payload`) by every writer, so every reader can decode what is
+/// stored.
+pub const MAX_PAYLOAD_DEPTH: usize = 32;
+
 /// One decoded record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredItem {
@@ -156,6 +161,72 @@ pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
     })
 }
 
+/// Whether stored bytes are a record of a format newer than this client's (to be refused with
+/// [`Error::Protocol`], never treated as a broken record).
+///
+/// ```
+/// assert!(crawlq::wire::is_newer_format(br#"{"v":2,"id":"1"}"#));
+/// assert!(!crawlq::wire::is_newer_format(br#"{"v":1,"id":"1","payload":[[["#));
+/// ```
+pub fn is_newer_format(bytes: &[u8]) -> bool {
+    let Some(rest) = bytes.strip_prefix(br#"{"v":"#) else {
+        return false;
+    };
+    let digits: Vec<u8> = rest
+        .iter()
+        .copied()
+        .take_while(u8::is_ascii_digit)
+        .collect();
+    std::str::from_utf8(&digits)
+        .ok()
+        .and_then(|d| d.parse::<u64>().ok())
+        .is_some_and(|v| v > FORMAT_VERSION)
+}
+
+/// What can be read of a record that does not decode (a payload nested too deep for a reader,
+/// bytes another program wrote): the fields the scripts read by position, where present, with
+/// everything else empty. Used to show such records in dead letters instead of failing.
+///
+/// ```
+/// let item = crawlq::wire::salvage_record(br#"{"v":1,"id":"9","ts":5,"host":"a.com","attempt":2,"url":"http://a.com/","payload":[[["#);
+/// assert_eq!((item.id.as_str(), item.attempt, item.url.as_deref()), ("9", 2, Some("http://a.com/")));
+/// ```
+pub fn salvage_record(bytes: &[u8]) -> StoredItem {
+    let text = String::from_utf8_lossy(bytes);
+    let string_field = |name: &str| -> Option<String> {
+        let start = text.find(&format!("\"{name}\":\""))? + name.len() + 4;
+        let mut end = start;
+        let raw = text.as_bytes();
+        while end < raw.len() && raw[end] != b'"' {
+            end += if raw[end] == b'\\' { 2 } else { 1 };
+        }
+        let literal = text.get(start - 1..(end + 1).min(text.len()))?;
+        serde_json::from_str(literal).ok()
+    };
+    let number_field = |name: &str| -> Option<i64> {
+        let start = text.find(&format!("\"{name}\":"))? + name.len() + 3;
+        let digits: String = text[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '-')
+            .collect();
+        digits.parse().ok()
+    };
+    StoredItem {
+        id: string_field("id").unwrap_or_default(),
+        ts: number_field("ts").unwrap_or(0),
+        host: string_field("host").unwrap_or_default(),
+        priority: number_field("priority")
+            .and_then(|p| i16::try_from(p).ok())
+            .unwrap_or(0),
+        attempt: number_field("attempt")
+            .and_then(|a| u32::try_from(a).ok())
+            .unwrap_or(0),
+        url: string_field("url"),
+        last_error: string_field("last_error"),
+        payload: None,
+    }
+}
+
 /// Serialize a payload canonically: object keys sorted by their UTF-8 bytes, no whitespace,
 /// floats with an integral value below 2^53 written as integers (so a Python `1.0` and a
 /// JavaScript `1` store the same bytes), other floats in shortest round-trip form.
@@ -166,11 +237,16 @@ pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
 /// ```
 pub fn canonical_json(value: &Value) -> Result<String, InvalidReason> {
     let mut out = String::new();
-    write_canonical(value, &mut out)?;
+    write_canonical(value, &mut out, 0)?;
     Ok(out)
 }
 
-fn write_canonical(value: &Value, out: &mut String) -> Result<(), InvalidReason> {
+fn write_canonical(value: &Value, out: &mut String, depth: usize) -> Result<(), InvalidReason> {
+    if matches!(value, Value::Array(_) | Value::Object(_)) && depth >= MAX_PAYLOAD_DEPTH {
+        return Err(InvalidReason::InvalidPayload(format!(
+            "nested deeper than {MAX_PAYLOAD_DEPTH} levels"
+        )));
+    }
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -196,7 +272,7 @@ fn write_canonical(value: &Value, out: &mut String) -> Result<(), InvalidReason>
                 if i > 0 {
                     out.push(',');
                 }
-                write_canonical(item, out)?;
+                write_canonical(item, out, depth + 1)?;
             }
             out.push(']');
         }
@@ -210,7 +286,7 @@ fn write_canonical(value: &Value, out: &mut String) -> Result<(), InvalidReason>
                 }
                 out.push_str(&json_string(k));
                 out.push(':');
-                write_canonical(v, out)?;
+                write_canonical(v, out, depth + 1)?;
             }
             out.push('}');
         }
@@ -246,6 +322,35 @@ mod tests {
         assert_eq!(canonical_json(&json!(-0.0)).unwrap(), "0");
         assert_eq!(canonical_json(&json!(0.5)).unwrap(), "0.5");
         assert_eq!(canonical_json(&json!(1e300)).unwrap(), "1e+300");
+    }
+
+    #[test]
+    fn payload_depth_is_bounded() {
+        let mut deep = json!(1);
+        for _ in 0..MAX_PAYLOAD_DEPTH {
+            deep = json!([deep]);
+        }
+        assert!(canonical_json(&deep).is_ok());
+        let too_deep = json!({ "a": deep });
+        assert_eq!(
+            canonical_json(&too_deep).unwrap_err().code(),
+            "invalid_payload"
+        );
+        // the deepest storable payload still decodes inside a record
+        let item = StoredItem {
+            id: "1".into(),
+            ts: 1,
+            host: "a.com".into(),
+            priority: 0,
+            attempt: 0,
+            url: None,
+            last_error: None,
+            payload: Some(deep.clone()),
+        };
+        assert_eq!(
+            decode_record(item.encode().as_bytes()).unwrap().payload,
+            Some(deep)
+        );
     }
 
     #[test]

@@ -353,7 +353,7 @@ async fn data_of_a_newer_format_is_refused_untouched() {
         .await
         .unwrap();
     let meta = format!("{}:meta", q.ops().keys().base());
-    shared().cli(&["HSET", &meta, "format", "2"]);
+    shared().cli(&["HSET", &meta, "format", "3"]);
     for err in [
         q.stats().await.unwrap_err(),
         q.lease(1, Duration::ZERO).await.unwrap_err(),
@@ -363,7 +363,12 @@ async fn data_of_a_newer_format_is_refused_untouched() {
     ] {
         assert_eq!(err.code(), "PROTOCOL", "{err}");
     }
+    // a queue of the earlier format 1 (no live set, other lease keys) is refused as well
     shared().cli(&["HSET", &meta, "format", "1"]);
+    let err = q.stats().await.unwrap_err();
+    assert_eq!(err.code(), "PROTOCOL", "{err}");
+    assert!(err.to_string().contains("format 1"), "{err}");
+    shared().cli(&["HSET", &meta, "format", "2"]);
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.ready, stats.seen, stats.leased), (1, 1, 0));
 }

@@ -276,6 +276,7 @@ async fn stale_tokens_change_nothing() {
         token: 999_999,
         host: "s.com".into(),
         id: "1".into(),
+        url: None,
     };
     assert_eq!(q.ack(&[bogus]).await.unwrap(), vec![false]);
     assert_eq!(digest().await, before, "stale answers wrote nothing");

@@ -216,6 +216,16 @@ async fn key_name_vectors() {
                 .any(|m| m == case["seen_member"].as_str().unwrap()),
             "{members}"
         );
+        let live_key = case["live_key"]
+            .as_str()
+            .unwrap()
+            .replace("{prefix}", &prefix);
+        let live = shared().cli(&["SMEMBERS", &live_key]);
+        assert!(
+            live.lines()
+                .any(|m| m == case["live_member"].as_str().unwrap()),
+            "live member of the first URL in {live_key}: {live}"
+        );
     }
 }
 

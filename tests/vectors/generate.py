@@ -13,6 +13,7 @@ not merely with itself. scenarios.json is written by hand.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import sys
@@ -266,12 +267,19 @@ def records() -> list[dict]:
     ]
 
 
+def live(identity: str) -> tuple[int, int]:
+    """The live-set member and bucket hash of an item (docs/PROTOCOL.md, "Live set")."""
+    digest = hashlib.sha1(identity.encode()).hexdigest()
+    return int(digest[:13], 16), int(digest[13:21], 16)
+
+
 def keys() -> list[dict]:
     """The keys that exist after seeding one URL (placeholder {prefix} for a prefix per run)."""
     url_ = "http://k.example/page"
     fp = bytes.fromhex(fingerprint(url_))
     bucket = int.from_bytes(fp[8:12], "big") % 1024
     base = "{prefix}:{frontier}"
+    live_member, live_bucket = live(url_)
     return [{
         "queue": "frontier",
         "items": [url_, {"url": "http://k.example/urgent", "priority": 5}],
@@ -280,8 +288,12 @@ def keys() -> list[dict]:
             f"{base}:hp:k.example", f"{base}:l:0:k.example", f"{base}:l:5:k.example",
             f"{base}:s:0:{bucket}",
             f"{base}:s:0:{int.from_bytes(bytes.fromhex(fingerprint('http://k.example/urgent'))[8:12], 'big') % 1024}",
+            f"{base}:v:0:{live_bucket % 1024}",
+            f"{base}:v:0:{live('http://k.example/urgent')[1] % 1024}",
         ])),
         "seen_member": str(int.from_bytes(fp[0:8], "big", signed=True)),
+        "live_key": f"{base}:v:0:{live_bucket % 1024}",
+        "live_member": str(live_member),
     }]
 
 
