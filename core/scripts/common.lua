@@ -249,11 +249,29 @@ local function live_remove_rec(rec, top_level)
   end
 end
 
+-- Whether an item is queued or leased now: its live member is in some level's live set.
+local function is_live(member, bucket_hash, top_level)
+  for l = 0, top_level do
+    if redis.call('SISMEMBER', live_key(l, bucket_hash), member) == 1 then
+      return true
+    end
+  end
+  return false
+end
+
+-- Add a stored record's item to the live set; false (nothing added) when it is live already
+-- (a forced seed queued it again meanwhile) or its record cannot be read.
 local function live_add_rec(rec)
   local member, bucket = rec_live(rec)
-  if member then
-    redis.call('SADD', live_key(current_level(seen_count()), bucket), member)
+  if not member then
+    return false
   end
+  local level = current_level(seen_count())
+  if is_live(member, bucket, level) then
+    return false
+  end
+  redis.call('SADD', live_key(level, bucket), member)
+  return true
 end
 
 -- Put a host in the ready set unless politeness still holds it back in the wait set.

@@ -23,15 +23,17 @@ local flags, requeued = {}, 0
 for i, id in ipairs(ids) do
   local rec = redis.call('HGET', K_DEADREC, id)
   local fresh = rec and rec_rebuild(rec, NOW, 0, nil)
-  if fresh then
+  -- a dead letter whose item a forced seed queued again meanwhile is not queued twice: it
+  -- stays a dead letter (purge removes it)
+  if fresh and live_add_rec(fresh) then
     redis.call('HDEL', K_DEADREC, id)
     redis.call('ZREM', K_DEAD, id)
     enqueue_ready(fresh, false)
-    live_add_rec(fresh)
     requeued = requeued + 1
     flags[i] = 1
   else
-    -- not a dead letter, or one whose record no script can read (it stays where it is)
+    -- not a dead letter, one whose record no script can read, or one whose item is queued or
+    -- leased again (it stays where it is)
     flags[i] = 0
   end
 end

@@ -21,16 +21,6 @@ local function seen_key(level, bucket_hash)
   return level_prefix[level] .. int(math.fmod(bucket_hash, level_size[level]))
 end
 
--- Whether an item is queued or leased now: its live member is in some level's live set.
-local function is_live(member, bucket_hash, top_level)
-  for l = 0, top_level do
-    if redis.call('SISMEMBER', live_key(l, bucket_hash), member) == 1 then
-      return true
-    end
-  end
-  return false
-end
-
 local n = tonumber(ARGV[3])
 local seen = seen_count()
 local level, level_end = current_level(seen)

@@ -78,9 +78,28 @@ impl RedisExecutor {
             .set_min_delay(Duration::from_millis(50))
             .set_max_delay(Duration::from_secs(1));
         let context = format!("connecting to {}", redacted(url));
-        let manager = ConnectionManager::new_with_config(client.clone(), manager_config)
-            .await
-            .map_err(|e| to_error(e, &context))?;
+        // A server that is loading its data set answers LOADING even to PING: wait for it, as
+        // calls do.
+        let deadline = Instant::now() + config.connect_timeout.max(config.command_timeout);
+        let mut delay = Duration::from_millis(50);
+        let manager = loop {
+            let attempt = async {
+                let manager =
+                    ConnectionManager::new_with_config(client.clone(), manager_config.clone())
+                        .await?;
+                let mut conn = manager.clone();
+                redis::cmd("PING").query_async::<String>(&mut conn).await?;
+                Ok::<_, RedisError>(manager)
+            };
+            match attempt.await {
+                Ok(manager) => break manager,
+                Err(e) if may_retry(&e, true) && Instant::now() + delay < deadline => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => return Err(to_error(e, &context)),
+            }
+        };
         let exec = RedisExecutor {
             client,
             manager,
@@ -89,11 +108,6 @@ impl RedisExecutor {
             command_timeout: config.command_timeout,
             started: Instant::now(),
         };
-        let mut conn = exec.manager.clone();
-        let _: String = redis::cmd("PING")
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| to_error(e, &context))?;
         Ok(exec)
     }
 

@@ -87,6 +87,39 @@ scripts! {
 mod tests {
     use super::*;
 
+    /// The least-privilege ACL line in docs/PROTOCOL.md allows every command the scripts call.
+    #[test]
+    fn the_documented_acl_allows_every_command_the_scripts_call() {
+        let protocol = include_str!("../../docs/PROTOCOL.md");
+        let acl = protocol
+            .lines()
+            .find(|l| l.starts_with("ACL SETUSER crawler "))
+            .expect("docs/PROTOCOL.md has the ACL line");
+        let allowed: Vec<String> = acl
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix('+'))
+            .map(str::to_uppercase)
+            .collect();
+        let mut used = Vec::new();
+        for source in ALL.iter().map(|s| s.body).chain([COMMON]) {
+            for marker in ["redis.call('", "call_chunked('"] {
+                for (at, _) in source.match_indices(marker) {
+                    let rest = &source[at + marker.len()..];
+                    used.push(rest[..rest.find('\'').unwrap()].to_string());
+                }
+            }
+        }
+        used.sort();
+        used.dedup();
+        assert!(used.len() > 20, "{used:?}");
+        for command in used {
+            assert!(
+                allowed.contains(&command),
+                "{command} is missing from the ACL line"
+            );
+        }
+    }
+
     /// Each Lua file documents its flags in its header; the header and the table agree, and
     /// every file starts with the common header shape.
     #[test]
