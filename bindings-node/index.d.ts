@@ -162,6 +162,8 @@ export interface DeadLetter {
   attempts: number
   lastError: string | null
   diedAt: number
+  /** The stored record, when it could not be decoded (the other fields are what could be read). */
+  raw: string | null
 }
 
 export interface HostInfo {
@@ -210,6 +212,7 @@ export type CrawlqErrorCode =
   | 'ERR_CRAWLQ_PROTOCOL'
   | 'ERR_CRAWLQ_LEASE_LOST'
   | 'ERR_CRAWLQ_SERVER'
+  | 'ERR_CRAWLQ_CORRUPT'
 
 /** `Work` is an async iterable: `for await (const lease of queue.work())`. */
 export interface Work extends AsyncIterable<Lease> {}

@@ -245,6 +245,9 @@ class LeaseLostException extends Exception
 /** Redis answered with an error (out of memory, read-only replica, ...). */
 class ServerException extends Exception {}
 
+/** A key of the queue holds a value of the wrong type (written by another program); the call changed nothing. */
+class CorruptException extends Exception {}
+
 /**
  * Resolve a link found on `$base` against it, as a browser would; null when it is not a URL.
  */

@@ -31,6 +31,7 @@ __all__ = [
     "ProtocolError",
     "LeaseLostError",
     "ServerError",
+    "CorruptError",
 ]
 
 JSON = Any
@@ -78,6 +79,8 @@ class DeadLetter(TypedDict):
     attempts: int
     last_error: Optional[str]
     died_at: float
+    raw: Optional[str]
+    """The stored record, when it could not be decoded (the other fields are what could be read)."""
 
 class HostInfo(TypedDict):
     host: str
@@ -394,7 +397,7 @@ class InvalidItemError(CrawlqError, ValueError):
     index: int
     input: str
     reason: str
-    reason_code: str
+    """The refusal code (`invalid_host`, ...), as InvalidInput.code; str(error) is the text."""
 
 class ConfigError(CrawlqError, ValueError): ...
 class InvalidArgumentError(CrawlqError, ValueError): ...
@@ -403,7 +406,9 @@ class TimeoutError(UnavailableError, builtins.TimeoutError): ...
 class ProtocolError(CrawlqError): ...
 
 class LeaseLostError(CrawlqError):
-    id: str
+    lease_id: str
     token: int
 
 class ServerError(CrawlqError): ...
+class CorruptError(CrawlqError):
+    """A key of the queue holds a value of the wrong type; the call changed nothing."""

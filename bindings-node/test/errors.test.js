@@ -79,10 +79,44 @@ test('ERR_CRAWLQ_PROTOCOL for data of a newer format', async () => {
   const name = uniqueName('p')
   const q = await crawlq.Queue.connect(redis.url, name)
   await q.seed(['http://a.com/'])
-  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '2')
+  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '3')
   await assert.rejects(q.stats(), code('ERR_CRAWLQ_PROTOCOL'))
-  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '1')
+  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '2')
   assert.equal((await q.stats()).ready, 1)
+})
+
+test('ERR_CRAWLQ_CORRUPT for a foreign value at a queue key, before anything changes', async () => {
+  const name = uniqueName('c')
+  const q = await crawlq.Queue.connect(redis.url, name)
+  await q.seed(['http://a.com/'])
+  redis.cli('SET', `crawlq:{${name}}:heads`, 'foreign')
+  await assert.rejects(q.seed(['http://b.com/']), err => {
+    assert.equal(err.code, 'ERR_CRAWLQ_CORRUPT')
+    assert.match(err.message, /heads/)
+    return true
+  })
+  redis.cli('DEL', `crawlq:{${name}}:heads`)
+  assert.equal((await q.stats()).seen, 1, 'nothing changed')
+  await q.close()
+})
+
+test('NaN, infinite and out-of-range durations are refused by name', async () => {
+  const q = await open()
+  for (const bad of [NaN, Infinity, -1, 1e20]) {
+    await assert.rejects(q.lease({ waitMs: bad }), err => ['ERR_CRAWLQ_INVALID_ARGUMENT', 'ERR_INVALID_ARG_TYPE'].includes(err.code))
+    await assert.rejects(q.seed(['http://a.com/'], { delayMs: bad }), err => ['ERR_CRAWLQ_INVALID_ARGUMENT', 'ERR_INVALID_ARG_TYPE'].includes(err.code))
+  }
+  await assert.rejects(crawlq.Queue.connect(redis.url, 'q', { leaseTtlMs: 1e20 }), code('ERR_CRAWLQ_CONFIG'))
+  await q.close()
+})
+
+test('a lone surrogate becomes one U+FFFD, as in every language', async () => {
+  const q = await open()
+  const report = await q.seed(['http://a.com/\ud800x', 'http://a.com/ok'])
+  assert.deepEqual([report.added, report.invalid], [2, []])
+  const [lease] = await q.lease({ max: 2, waitMs: 0 })
+  assert.equal(lease.url, 'http://a.com/%EF%BF%BDx')
+  await q.close()
 })
 
 test('ERR_CRAWLQ_LEASE_LOST for a lost lease', async () => {

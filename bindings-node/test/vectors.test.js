@@ -55,6 +55,18 @@ test('normalization and fingerprints', () => {
   }
 })
 
+test('lone surrogates are replaced as in every language', () => {
+  for (const c of load('normalize.json').invalid_text) {
+    const text = JSON.parse(`"${c.utf16}"`) // keeps the lone surrogate
+    if (c.error) {
+      assert.throws(() => crawlq.normalize(text), err => err.code === 'ERR_CRAWLQ_INVALID_ITEM' && err.reason === c.error, c.utf16)
+    } else {
+      const got = crawlq.normalize(text)
+      assert.deepEqual([got.kind, got.canonical, got.host, got.fingerprint], [c.kind, c.canonical, c.host, c.fingerprint], c.utf16)
+    }
+  }
+})
+
 const lines = text => text.split('\n').filter(Boolean)
 
 function storedRecords (base) {

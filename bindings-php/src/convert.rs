@@ -13,6 +13,26 @@ pub fn to_json(z: &Zval, path: &str) -> Result<Value, String> {
     to_json_at(z, path, 0)
 }
 
+/// An options array as JSON. A NaN or infinite option (other than a payload) is handed to the
+/// option parser as a named non-number, so it is refused by name as in every language (an
+/// argument or config error), not as a type error.
+pub fn options_to_json(z: &Zval, path: &str) -> Result<Value, String> {
+    let mut value = to_json_at(z, path, 0);
+    if let (Err(_), Some(array)) = (&value, z.array()) {
+        let mut map = serde_json::Map::new();
+        for (key, v) in array.iter() {
+            let key = key.to_string();
+            let converted = match v.double() {
+                Some(f) if !f.is_finite() && key != "payload" => crawlq::config::number_value(f),
+                _ => to_json_at(v, &format!("{path}['{key}']"), 1)?,
+            };
+            map.insert(key, converted);
+        }
+        value = Ok(Value::Object(map));
+    }
+    value
+}
+
 fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
     if depth > MAX_DEPTH {
         return Err(format!("{path} is nested deeper than {MAX_DEPTH} levels"));

@@ -62,7 +62,7 @@ fn options_json(options: Option<&Zval>, what: &str) -> PhpResult<Value> {
         None => Ok(Value::Null),
         Some(z) if z.is_null() => Ok(Value::Null),
         Some(z) if z.is_array() => {
-            let v = to_json(z, what).map_err(type_error)?;
+            let v = crate::convert::options_to_json(z, what).map_err(type_error)?;
             // an empty PHP array is a list in JSON terms; as options it means "none"
             Ok(if v.as_array().is_some_and(Vec::is_empty) {
                 Value::Null
@@ -586,7 +586,9 @@ pub fn resolve_url(base: String, href: String) -> Option<String> {
 /// would refuse.
 #[php_function]
 #[php(name = "Crawlq\\normalize")]
-pub fn normalize(input: String) -> PhpResult<Zval> {
+pub fn normalize(input: ext_php_rs::binary::Binary<u8>) -> PhpResult<Zval> {
+    // bytes that are not UTF-8 become U+FFFD, as seeded items do
+    let input = String::from_utf8_lossy(&input);
     Ok(zval_of(&style::normalized_to_json(&input).map_err(throw)?))
 }
 

@@ -133,15 +133,56 @@ final class ErrorsTest extends TestCase
         $name = unique_name('p');
         $q = new Queue(shared_redis()->url(), $name);
         $q->seed(['http://a.com/']);
-        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '2');
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '3');
         try {
             $q->stats();
             $this->fail('no exception');
         } catch (Crawlq\ProtocolException $e) {
             $this->assertSame('PROTOCOL', $e->getCode());
         }
-        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '1');
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '2');
         $this->assertSame(1, $q->stats()['ready']);
+    }
+
+    public function testCorrupt(): void
+    {
+        $name = unique_name('c');
+        $q = new Queue(shared_redis()->url(), $name);
+        $q->seed(['http://a.com/']);
+        shared_redis()->cli('SET', "crawlq:{{$name}}:heads", 'foreign');
+        try {
+            $q->seed(['http://b.com/']);
+            $this->fail('no exception');
+        } catch (Crawlq\CorruptException $e) {
+            $this->assertSame('CORRUPT', $e->getCode());
+            $this->assertStringContainsString(':heads', $e->getMessage());
+        }
+        shared_redis()->cli('DEL', "crawlq:{{$name}}:heads");
+        $this->assertSame(1, $q->stats()['seen'], 'nothing changed');
+    }
+
+    public function testNumbersThatAreNotDurations(): void
+    {
+        $q = $this->open();
+        foreach ([NAN, INF, -1.0, 1e20] as $bad) {
+            try {
+                $q->lease(1, $bad);
+                $this->fail("wait $bad accepted");
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+            }
+        }
+        $this->expectException(Crawlq\ConfigException::class);
+        new Queue(shared_redis()->url(), 'q', ['lease_ttl' => NAN]);
+    }
+
+    public function testBytesThatAreNotUtf8BecomeReplacementCharacters(): void
+    {
+        $q = $this->open();
+        $report = $q->seed(["http://a.com/\xffx", 'http://a.com/ok']);
+        $this->assertSame([2, []], [$report->added, $report->invalid]);
+        [$lease] = $q->lease(2, 0.0);
+        $this->assertSame('http://a.com/%EF%BF%BDx', $lease->url);
     }
 
     public function testLeaseLost(): void
@@ -179,7 +220,7 @@ final class ErrorsTest extends TestCase
     public function testValuesThatAreNotJsonAreTypeErrorsAndNothingIsSent(): void
     {
         $q = $this->open();
-        $bad = [new stdClass(), ['nested' => [new ArrayObject()]], NAN, INF, fopen('php://memory', 'r'), "\xff\xfe"];
+        $bad = [new stdClass(), ['nested' => [new ArrayObject()]], NAN, INF, fopen('php://memory', 'r')];
         foreach ($bad as $i => $payload) {
             try {
                 $q->seed(['http://a.com/'], ['payload' => $payload]);

@@ -84,6 +84,25 @@ final class VectorsTest extends TestCase
         return is_int($expected) && is_float($actual) ? (float) $expected === $actual : $expected === $actual;
     }
 
+    public function testBytesThatAreNotUtf8AreReplacedAsLoneSurrogatesAreElsewhere(): void
+    {
+        foreach (self::load('normalize.json')['invalid_text'] as $case) {
+            $bytes = hex2bin($case['utf8_hex']);
+            if (isset($case['error'])) {
+                try {
+                    Crawlq\normalize($bytes);
+                    $this->fail('accepted ' . $case['utf8_hex']);
+                } catch (Crawlq\InvalidItemException $e) {
+                    $this->assertSame($case['error'], $e->reason, $case['utf8_hex']);
+                }
+            } else {
+                $got = Crawlq\normalize($bytes);
+                $this->assertSame([$case['kind'], $case['canonical'], $case['host'], $case['fingerprint']],
+                    [$got['kind'], $got['canonical'], $got['host'], $got['fingerprint']], $case['utf8_hex']);
+            }
+        }
+    }
+
     public function testNormalizationAndFingerprints(): void
     {
         $cases = self::load('normalize.json')['cases'];

@@ -8,6 +8,21 @@ use serde_json::{Map, Number, Value};
 
 use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
+/// A str as Rust text. Each lone surrogate becomes one U+FFFD, exactly as JavaScript strings
+/// convert: one bad character never refuses a whole batch, and every language stores the same.
+pub fn text(s: &Bound<'_, PyString>) -> PyResult<String> {
+    if let Ok(t) = s.extract::<String>() {
+        return Ok(t);
+    }
+    let units = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let bytes: Vec<u8> = units.extract()?;
+    let units: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    Ok(String::from_utf16_lossy(&units))
+}
+
 /// A JSON value from dict / list / tuple / str / int / float / bool / None.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_json_at(obj, 0)
@@ -42,9 +57,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             .ok_or_else(|| PyValueError::new_err("NaN and infinite floats are not JSON"));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        // a lone surrogate becomes U+FFFD, as JavaScript does: one bad character never refuses
-        // a whole batch
-        return Ok(Value::String(s.to_string_lossy().into_owned()));
+        return Ok(Value::String(text(s)?));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
@@ -123,7 +136,12 @@ pub fn kwargs_to_json(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
             if v.is_none() {
                 continue;
             }
-            map.insert(k.extract::<String>()?, to_json(&v)?);
+            // a NaN or infinite option is refused by the option parser, by name (ConfigError)
+            let value = match v.cast::<PyFloat>() {
+                Ok(f) => crawlq::config::number_value(f.value()),
+                Err(_) => to_json(&v)?,
+            };
+            map.insert(k.extract::<String>()?, value);
         }
     }
     Ok(Value::Object(map))

@@ -13,8 +13,9 @@ use pyo3::prelude::*;
 /// The canonical form crawlq gives an input: {"kind", "canonical", "host", "fingerprint"}.
 /// Raises InvalidItemError (with `.reason_code`) for an input it would refuse.
 #[pyfunction]
-fn normalize(py: Python<'_>, input: &str) -> PyResult<Py<PyAny>> {
-    let value = ::crawlq::style::normalized_to_json(input).map_err(errors::to_pyerr)?;
+fn normalize(py: Python<'_>, input: &Bound<'_, pyo3::types::PyString>) -> PyResult<Py<PyAny>> {
+    let value =
+        ::crawlq::style::normalized_to_json(&convert::text(input)?).map_err(errors::to_pyerr)?;
     convert::from_json(py, &value)
 }
 

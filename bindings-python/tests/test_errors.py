@@ -27,7 +27,7 @@ def test_hierarchy() -> None:
 def test_invalid_item(q: crawlq.Queue) -> None:
     with pytest.raises(crawlq.InvalidItemError) as err:
         q.set_host_delay("not a host", 1)
-    assert (err.value.index, err.value.input, err.value.reason_code, err.value.code) == (0, "not a host", "invalid_host", "INVALID_ITEM")
+    assert (err.value.index, err.value.input, err.value.reason, err.value.code) == (0, "not a host", "invalid_host", "INVALID_ITEM")
 
 
 @pytest.mark.parametrize("options", [{"lease_tll": 3}, {"lease_ttl": "3"}, {"max_attempts": 0}, {"host_key": "tld"},
@@ -86,12 +86,39 @@ def test_timeout(private_redis: RedisServer, name: str) -> None:
 
 def test_protocol(redis_server: RedisServer, q: crawlq.Queue, name: str) -> None:
     q.seed(["http://a.com/"])
-    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "2")
+    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "3")
     with pytest.raises(crawlq.ProtocolError) as err:
         q.stats()
-    assert "format 2" in str(err.value)
-    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "1")
+    assert "format 3" in str(err.value)
+    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "2")
     assert q.stats()["ready"] == 1
+
+
+def test_corrupt(redis_server: RedisServer, q: crawlq.Queue, name: str) -> None:
+    q.seed(["http://a.com/"])
+    redis_server.cli("SET", f"crawlq:{{{name}}}:heads", "foreign")
+    with pytest.raises(crawlq.CorruptError) as err:
+        q.seed(["http://b.com/"])
+    assert err.value.code == "CORRUPT" and f"crawlq:{{{name}}}:heads" in str(err.value)
+    redis_server.cli("DEL", f"crawlq:{{{name}}}:heads")
+    assert q.stats()["seen"] == 1, "nothing changed"
+
+
+def test_numbers_that_are_not_durations(q: crawlq.Queue) -> None:
+    for bad in (float("nan"), float("inf"), -1.0, 1e20):
+        with pytest.raises(crawlq.InvalidArgumentError):
+            q.lease(1, wait=bad)
+        with pytest.raises(crawlq.InvalidArgumentError):
+            q.seed(["http://a.com/"], delay=bad)
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.Queue("redis://127.0.0.1:1/0", "q", lease_ttl=float("nan"))
+
+
+def test_lone_surrogates_become_replacement_characters(q: crawlq.Queue) -> None:
+    report = q.seed(["http://a.com/\ud800x", "http://a.com/ok"])
+    assert (report.added, report.invalid) == (2, [])
+    [lease, _] = q.lease(2, wait=0)
+    assert lease.url == "http://a.com/%EF%BF%BDx"
 
 
 def test_server_error_when_redis_is_full(private_redis: RedisServer, name: str) -> None:

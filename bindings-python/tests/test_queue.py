@@ -100,7 +100,7 @@ def test_extend_release_and_reclaim(redis_server: RedisServer, name: str) -> Non
     assert q.reclaim(limit=10) == {"requeued": 2, "dead": 0, "remaining": 0}
     with pytest.raises(crawlq.LeaseLostError) as lost:
         q.extend(a, 5)
-    assert (lost.value.id, lost.value.token, lost.value.code) == (a.id, a.token, "LEASE_LOST")
+    assert (lost.value.lease_id, lost.value.token, lost.value.code) == (a.id, a.token, "LEASE_LOST")
     assert q.extend([a, b2], 5) == [None, None]
     assert q.release([a]) == [False]
 

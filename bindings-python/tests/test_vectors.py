@@ -68,10 +68,23 @@ def test_normalization_and_fingerprints() -> None:
         if "error" in case:
             with pytest.raises(crawlq.InvalidItemError) as err:
                 crawlq.normalize(case["input"])
-            assert err.value.reason_code == case["error"], case["input"]
+            assert err.value.reason == case["error"], case["input"]
         else:
             got = crawlq.normalize(case["input"])
             assert {k: got[k] for k in ("kind", "canonical", "host", "fingerprint")} == {k: case[k] for k in ("kind", "canonical", "host", "fingerprint")}, case["input"]
+
+
+def test_lone_surrogates_are_replaced_as_in_every_language() -> None:
+    fields = ("kind", "canonical", "host", "fingerprint")
+    for case in load("normalize.json")["invalid_text"]:
+        text = json.loads('"' + case["utf16"] + '"')  # keeps the lone surrogate
+        if "error" in case:
+            with pytest.raises(crawlq.InvalidItemError) as err:
+                crawlq.normalize(text)
+            assert err.value.reason == case["error"], case["utf16"]
+        else:
+            got = crawlq.normalize(text)
+            assert {k: got[k] for k in fields} == {k: case[k] for k in fields}, case["utf16"]
 
 
 def lines(text: str) -> list[str]:

@@ -91,12 +91,13 @@ fn matches(expected: &Value, actual: &Value) -> bool {
 
 #[test]
 fn normalization_and_fingerprint_vectors() {
-    let cases = vectors("normalize.json")["cases"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let file = vectors("normalize.json");
+    let cases = file["cases"].as_array().unwrap().clone();
     assert!(cases.len() >= 300);
-    for case in cases {
+    // inputs that are not valid Unicode elsewhere arrive here with U+FFFD already in place
+    let invalid_text = file["invalid_text"].as_array().unwrap().clone();
+    assert!(!invalid_text.is_empty());
+    for case in cases.into_iter().chain(invalid_text) {
         let input = case["input"].as_str().unwrap();
         match (style::normalized_to_json(input), case.get("error")) {
             (Ok(got), None) => {

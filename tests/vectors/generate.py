@@ -273,6 +273,26 @@ def live(identity: str) -> tuple[int, int]:
     return int(digest[:13], 16), int(digest[13:21], 16)
 
 
+def invalid_text() -> list[dict]:
+    """Inputs that are not valid Unicode: a lone UTF-16 surrogate (Python, JavaScript) or a byte
+    that is not UTF-8 (PHP). Every runtime replaces each bad unit by one U+FFFD, as JavaScript
+    does, so the same input gives the same item everywhere. `utf16` is the input as a JSON string
+    body (\\uXXXX escapes allowed), `utf8_hex` the PHP input's bytes; the expected result is that
+    of the input with U+FFFD."""
+    cases = [
+        ("http://a.com/\\ud800x", b"http://a.com/\xffx", url("http://a.com/\ufffdx", "http://a.com/%EF%BF%BDx", "a.com")),
+        ("http://a.com/?q=\\udc00", b"http://a.com/?q=\x80", url("http://a.com/?q=\ufffd", "http://a.com/?q=%EF%BF%BD", "a.com")),
+        ("\\ud83d.example", b"\xf0.example", invalid("\ufffd.example", "invalid_host")),
+    ]
+    out = []
+    for utf16, raw, expect in cases:
+        expect = dict(expect)
+        expect["utf16"] = utf16
+        expect["utf8_hex"] = raw.hex()
+        out.append(expect)
+    return out
+
+
 def keys() -> list[dict]:
     """The keys that exist after seeding one URL (placeholder {prefix} for a prefix per run)."""
     url_ = "http://k.example/page"
@@ -299,7 +319,7 @@ def keys() -> list[dict]:
 
 def main() -> None:
     files = {
-        "normalize.json": {"cases": hand_written() + systematic_urls()},
+        "normalize.json": {"cases": hand_written() + systematic_urls(), "invalid_text": invalid_text()},
         "records.json": {"clock": T0, "cases": records()},
         "keys.json": {"cases": keys()},
     }
