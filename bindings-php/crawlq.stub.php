@@ -26,7 +26,7 @@ final class Queue
      *     host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
-     *     tls_ca_file?: string}|null $options
+     *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL
      * @throws UnavailableException when Redis cannot be reached
      */

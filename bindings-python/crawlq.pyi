@@ -225,6 +225,8 @@ class Queue:
         adaptive_delay_step: float = ...,
         adaptive_delay_max: float = ...,
         tls_ca_file: str = ...,
+        min_replicas: int = ...,
+        replica_timeout: float = ...,
         fixed_clock: float = ...,
     ) -> Queue: ...
     @property
@@ -314,6 +316,8 @@ class AsyncQueue:
         adaptive_delay_step: float = ...,
         adaptive_delay_max: float = ...,
         tls_ca_file: str = ...,
+        min_replicas: int = ...,
+        replica_timeout: float = ...,
         fixed_clock: float = ...,
     ) -> AsyncQueue: ...
     @classmethod

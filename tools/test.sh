@@ -48,6 +48,9 @@ cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker" \
   "$PY_VENV/bin/python" tests/interop/run.py
 
+say "faults: workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)"
+CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/faults/run.py
+
 say "demo: the mixed-language crawl of tools/demo.sh (it checks its own result)"
 start_private_redis
 trap 'rm -rf "$(dirname "$PY_VENV")"; stop_private_redis' EXIT

@@ -252,15 +252,23 @@ async fn seed_resumes_from_a_line() {
 #[tokio::test]
 async fn seed_refuses_bad_input_before_touching_the_queue() {
     let name = unique("badinput");
-    let cases: [(&[&str], &str); 5] = [
+    let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+    let cases: [(&[&str], &str); 12] = [
         (&["seed", "/no/such/file"], "cannot read /no/such/file"),
         (
             &["seed", "-", "--payload", "{nope"],
             "--payload is not JSON",
         ),
+        (&["seed", "-", "--payload", &deep], "nested deeper than 32"),
         (&["seed", "-", "--delay", "-1"], "--delay must be"),
+        (&["seed", "-", "--delay", "1e16"], "--delay must be"),
+        (&["seed", "-", "--delay", "1e20"], "--delay must be"),
+        (&["seed", "-", "--delay", "NaN"], "--delay must be"),
         (&["seed", "-", "--priority", "40000"], "priority"),
         (&["seed"], "FILE"),
+        (&["host-delay", "example.com", "1e300"], "the delay must be"),
+        (&["host-delay", "example.com", "inf"], "the delay must be"),
+        (&["stats", "--watch", "1e300"], "--watch must be"),
     ];
     for (args, message) in cases {
         let mut full = vec!["-q", name.as_str()];

@@ -238,7 +238,8 @@ pub struct ErrorKind {
     pub fields: &'static [&'static str],
 }
 
-/// Every error kind, parents before children.
+/// Every error kind, parents before children. docs/PROTOCOL.md (section 6) publishes this table;
+/// a test keeps the two equal.
 pub const ERROR_KINDS: [ErrorKind; 9] = [
     ErrorKind {
         code: "INVALID_ITEM",
@@ -321,3 +322,43 @@ pub const ERROR_KINDS: [ErrorKind; 9] = [
 
 /// Result alias used throughout crawlq.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/PROTOCOL.md publishes the table: one row per kind, with its parent, builtin, fields
+    /// and doc line exactly as here.
+    #[test]
+    fn the_published_error_table_is_this_one() {
+        let protocol = include_str!("../../docs/PROTOCOL.md");
+        for kind in ERROR_KINDS {
+            let fields = kind
+                .fields
+                .iter()
+                .map(|f| match *f {
+                    "reason" => "`reason` (the refusal code)".to_string(),
+                    f => format!("`{f}`"),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let row = format!(
+                "| `{}` | {} | {} | {} | {} | {} |",
+                kind.code,
+                kind.name,
+                kind.parent.map(|p| format!("`{p}`")).unwrap_or_default(),
+                kind.python_builtin.unwrap_or_default(),
+                fields,
+                kind.doc
+            );
+            let mut row = row;
+            while row.contains("|  |") {
+                row = row.replace("|  |", "| |");
+            }
+            assert!(
+                protocol.contains(&row),
+                "docs/PROTOCOL.md lacks the row\n{row}"
+            );
+        }
+    }
+}

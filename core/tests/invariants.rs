@@ -1,4 +1,4 @@
-//! The invariants of the design (DESIGN.md section 4), checked under concurrency, worker
+//! The guarantees of docs/PROTOCOL.md (section 8), checked under concurrency, worker
 //! crashes and a random mixed workload.
 mod common;
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Interop scenarios: worker processes of every language on one redis-server at once, then the
-invariants of DESIGN.md section 4 checked from the ledgers the workers write.
+guarantees of docs/PROTOCOL.md (section 8) checked from the ledgers the workers write.
 
 Runs with the Python that has the crawlq wheel installed. Environment:
   CRAWLQ_PHP_EXTENSION  path of crawlq.so

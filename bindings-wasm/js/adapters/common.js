@@ -26,12 +26,13 @@ function withTimeout (promise, ms) {
  * error replies from connection failures.
  */
 class ClientTransport {
-  constructor ({ run, duplicate, isReplyError, close, commandTimeoutMs }) {
+  constructor ({ run, duplicate, isReplyError, close, commandTimeoutMs, retryForMs }) {
     this.run = run
     this.duplicate = duplicate
     this.isReplyError = isReplyError
     this.closeClient = close
     this.commandTimeoutMs = commandTimeoutMs
+    this.retryForMs = retryForMs ?? commandTimeoutMs
     this.idle = []
     this.maxIdle = 16
   }
@@ -42,7 +43,25 @@ class ClientTransport {
     return kindError(this.isReplyError(err) ? 'server' : 'unavailable', message, err)
   }
 
+  // A script Redis certainly did not run (it was loading its data set, busy with another
+  // script, or asked to try again) is sent again until retryForMs has passed, as the native
+  // client does.
   async evalScript (sha, source, keys, args) {
+    const deadline = Date.now() + this.retryForMs
+    let delay = 50
+    for (;;) {
+      try {
+        return await this.evalOnce(sha, source, keys, args)
+      } catch (err) {
+        const notRun = this.isReplyError(err.cause ?? err) && /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN)\b/.test(err.message)
+        if (!notRun || Date.now() + delay >= deadline) throw err
+        await new Promise(resolve => setTimeout(resolve, delay))
+        delay = Math.min(delay * 2, 1000)
+      }
+    }
+  }
+
+  async evalOnce (sha, source, keys, args) {
     const call = (command, first) => withTimeout(this.run([command, first, String(keys.length), ...keys, ...args]), this.commandTimeoutMs)
     try {
       return await call('EVALSHA', sha)

@@ -47,7 +47,8 @@ async function ioredisTransport (url, options = {}) {
     duplicate: connect,
     isReplyError: err => err instanceof ReplyError,
     close: main.close,
-    commandTimeoutMs: options.commandTimeoutMs ?? 10000
+    commandTimeoutMs: options.commandTimeoutMs ?? 10000,
+    retryForMs: Math.max(options.connectTimeoutMs ?? 5000, options.commandTimeoutMs ?? 10000)
   })
 }
 

@@ -50,7 +50,8 @@ async function nodeRedisTransport (url, options = {}) {
     duplicate: connect,
     isReplyError: err => err instanceof ErrorReply,
     close: main.close,
-    commandTimeoutMs: options.commandTimeoutMs ?? 10000
+    commandTimeoutMs: options.commandTimeoutMs ?? 10000,
+    retryForMs: Math.max(options.connectTimeoutMs ?? 5000, options.commandTimeoutMs ?? 10000)
   })
 }
 

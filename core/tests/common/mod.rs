@@ -2,6 +2,7 @@
 //! or reconfigure it), on a free port, with no persistence.
 #![allow(dead_code)]
 
+use crawlq::redis_exec::redis;
 use crawlq::{Config, Queue, RedisExecutor};
 use std::net::TcpListener;
 use std::path::PathBuf;

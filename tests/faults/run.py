@@ -1,0 +1,566 @@
+#!/usr/bin/env python3
+"""The fault suite: worker processes of several languages drain one queue while the harness
+breaks things on purpose, then checks that nothing was lost, no item was acked twice within a
+live lease, no lease token was handed out twice, and every counter equals the structures it
+counts.
+
+    python tests/faults/run.py            # the short run (tools/test.sh)
+    python tests/faults/run.py --full     # the long run whose figures are in README.md
+    python tests/faults/run.py --only sigstop,client_kill
+
+Runs with the Python that has the crawlq wheel and redis-py installed. Environment:
+  CRAWLQ_PHP_EXTENSION  path of crawlq.so (the PHP workers)
+  (the Node addon and the wasm package are taken from bindings-node/ and bindings-wasm/pkg/)
+
+Scenarios (each on redis-server processes of its own):
+  workers_killed     workers SIGKILLed mid-lease again and again, and restarted
+  aof_always         Redis killed with kill -9 (AOF fsync always) and restarted, twice
+  aof_everysec       the same with AOF fsync everysec, and the AOF's unflushed tail lost as in a
+                     machine crash: Redis forgets its last writes
+  sigstop            Redis stopped (SIGSTOP) for longer than the lease TTL, then continued
+  client_kill        every client connection killed (CLIENT KILL) again and again
+  maxmemory          Redis full (maxmemory, noeviction): seeds refused while workers drain
+  replica_promotion  a replica promoted while the old primary still takes writes, which are
+                     then lost with it; workers follow through an address that moves
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import redis
+
+import crawlq
+
+REPO = Path(__file__).resolve().parents[2]
+WORKERS = Path(__file__).resolve().parent / "workers"
+# Short leases and timeouts, so faults play out in seconds; many attempts, so no item dies of
+# the faults themselves (a dead letter would hide a loss).
+OPTIONS = {"lease_ttl": 2.0, "command_timeout": 1.0, "connect_timeout": 1.0, "max_attempts": 100}
+LANGUAGES = ["python", "node", "wasm", "php"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A redis-server on a fixed port and directory: it can be killed, stopped and restarted."""
+
+    def __init__(self, *args: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="crawlq-fault-"))
+        self.port = free_port()
+        self.args = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
+                     "--save", "", "--enable-debug-command", "yes", *args]
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(["redis-server", *self.args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if self.client().ping():
+                    return
+            except redis.exceptions.BusyLoadingError:
+                pass
+            except redis.exceptions.ConnectionError:
+                pass
+            time.sleep(0.02)
+        raise SystemExit(f"redis-server on {self.port} did not start")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=5)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Proxy:
+    """A TCP address whose backend can move (as a cloud endpoint or a Sentinel-aware proxy
+    moves after a failover): switching closes every open connection."""
+
+    def __init__(self, backend: int) -> None:
+        self.backend = backend
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.pairs: list[tuple[socket.socket, socket.socket]] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def _accept(self) -> None:
+        while True:
+            client, _ = self.listener.accept()
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.backend), timeout=2)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.pairs.append((client, upstream))
+            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+
+    def _pipe(self, a: socket.socket, b: socket.socket) -> None:
+        try:
+            while True:
+                ready, _, _ = select.select([a, b], [], [], 1.0)
+                for s in ready:
+                    data = s.recv(65536)
+                    if not data:
+                        raise OSError
+                    (b if s is a else a).sendall(data)
+        except OSError:
+            for s in (a, b):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def switch(self, backend: int) -> None:
+        with self.lock:
+            self.backend = backend
+            for a, b in self.pairs:
+                for s in (a, b):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+            self.pairs.clear()
+
+
+@dataclass
+class Run:
+    name: str
+    url: str
+    queue: str
+    urls: list[str]
+    tmp: Path
+    slow_ms: int
+    languages: list[str]
+    procs: dict[int, subprocess.Popen] = field(default_factory=dict)
+    worker_lang: dict[int, str] = field(default_factory=dict)
+    restarts: int = 0
+    figures: dict[str, object] = field(default_factory=dict)
+
+    def ledger(self, i: int) -> Path:
+        return self.tmp / f"worker-{i}.jsonl"
+
+    def ledgers(self) -> list[tuple[Path, bool]]:
+        """Every ledger written, and whether its worker was killed (an ack it sent just before
+        may have reached Redis without reaching its ledger)."""
+        live = [(self.ledger(i), False) for i in self.procs]
+        return live + [(p, True) for p in sorted(self.tmp.glob("killed-*.jsonl"))]
+
+    def start_worker(self, i: int, lang: str) -> None:
+        env = dict(os.environ, CRAWLQ_FAULT_OPTIONS=json.dumps(OPTIONS))
+        args = [self.url, self.queue, str(self.ledger(i)), str(self.tmp / "stop"), str(self.slow_ms)]
+        if lang == "python":
+            cmd = [sys.executable, str(WORKERS / "worker.py"), *args]
+        elif lang in ("node", "wasm"):
+            env["CRAWLQ_JS_MODULE"] = str(REPO / ("bindings-node" if lang == "node" else "bindings-wasm/pkg"))
+            cmd = ["node", str(WORKERS / "worker.js"), *args]
+        else:
+            cmd = ["php", "-d", "extension=" + os.environ["CRAWLQ_PHP_EXTENSION"], str(WORKERS / "worker.php"), *args]
+        self.procs[i] = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(self.tmp / f"worker-{i}.err", "a"))
+        self.worker_lang[i] = lang
+
+    def holding(self, i: int) -> int:
+        entries = read_ledger(self.ledger(i))
+        return sum(e["ev"] == "lease" for e in entries) - sum(e["ev"] == "ack" for e in entries)
+
+
+def read_ledger(path: Path) -> list[dict]:
+    # a worker killed mid-write can leave a torn last line; everything before it counts
+    entries = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return entries
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SystemExit(f"FAILED: {message}")
+    print(f"    ok: {message}")
+
+
+def seed_all(url: str, queue: str, urls: list[str], deadline: float) -> int:
+    """Seed every URL, chunk by chunk, retrying each chunk Redis refused or could not take
+    (seeding is idempotent: what got in comes back as duplicates). Returns the refusals."""
+    refused = 0
+    q = None
+    for start in range(0, len(urls), 500):
+        chunk = urls[start:start + 500]
+        while True:
+            try:
+                q = q or crawlq.Queue(url, queue, **OPTIONS)
+                q.seed(chunk)
+                break
+            except crawlq.CrawlqError as err:
+                refused += 1
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"FAILED: could not seed before the deadline: {err}")
+                time.sleep(0.2)
+    return refused
+
+
+_observers: dict[tuple[str, str], crawlq.Queue] = {}
+
+
+def stats_of(url: str, queue: str) -> dict | None:
+    try:
+        if (url, queue) not in _observers:
+            _observers[(url, queue)] = crawlq.Queue(url, queue, **OPTIONS)
+        return _observers[(url, queue)].stats()
+    except crawlq.CrawlqError:
+        return None
+
+
+def check_structures(client: redis.Redis, queue: str, stats: dict) -> None:
+    """The invariant checker (as core/tests/common): every counter against the structures it
+    counts, every lease with its deadline, every record in one place, the live set."""
+    base = "crawlq:{" + queue + "}"
+    key = lambda k: f"{base}:{k}"  # noqa: E731
+    esc = base.replace("{", "\\{").replace("}", "\\}")
+    places: dict[str, str] = {}
+
+    def place(item_id: str, where: str) -> None:
+        assert item_id not in places, f"record {item_id} in {places[item_id]} and {where}"
+        places[item_id] = where
+
+    def record_id(raw: bytes) -> str:
+        return json.loads(raw)["id"]
+
+    ready, hosts = 0, set()
+    for lane in client.scan_iter(match=f"{esc}:l:*", count=1000):
+        records = client.lrange(lane, 0, -1)
+        assert records, f"empty lane {lane}"
+        for r in records:
+            place(record_id(r), "a lane")
+        ready += len(records)
+        hosts.add(lane.decode().split(":", 4)[-1])
+    delayed = client.zrange(key("delayed"), 0, -1)
+    for r in delayed:
+        place(record_id(r), "delayed")
+    leases = client.hgetall(key("leases"))
+    leased = set(client.zrange(key("leased"), 0, -1))
+    assert len(leases) == len(leased) and set(leases) == leased, "every lease has a deadline"
+    for lease_key, r in leases.items():
+        assert lease_key.decode().split(":", 1)[1] == record_id(r), "lease key names its item"
+        place(record_id(r), "a lease")
+    dead = client.zrange(key("dead"), 0, -1)
+    assert len(dead) == client.hlen(key("deadrec")), "dead ids and records"
+    for d in dead:
+        place(d.decode(), "dead letters")
+    seen = sum(client.scard(k) for k in client.scan_iter(match=f"{esc}:s:*", count=1000))
+    live = sum(client.scard(k) for k in client.scan_iter(match=f"{esc}:v:*", count=1000))
+    truth = {"ready": ready, "hosts": len(hosts), "delayed": len(delayed), "leased": len(leases),
+             "dead": len(dead), "seen": seen}
+    for name, value in truth.items():
+        assert stats[name] == value, f"stats {name} = {stats[name]}, structures say {value}"
+    assert live == ready + len(delayed) + len(leases), f"live set {live} vs {ready + len(delayed) + len(leases)}"
+
+
+def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
+    events = []
+    unanswered_by_killed = set()
+    for n, (path, killed) in enumerate(run.ledgers()):
+        entries = read_ledger(path)
+        for e in entries:
+            e["worker"] = n
+            events.append(e)
+        if killed:
+            answered = {(e["token"], e["id"]) for e in entries if e["ev"] == "ack"}
+            unanswered_by_killed |= {e["url"] for e in entries if e["ev"] == "lease" and (e["token"], e["id"]) not in answered}
+    leases = {(e["token"], e["id"]): e for e in events if e["ev"] == "lease"}
+    tokens = [e["token"] for e in events if e["ev"] == "lease"]
+    acks = [e for e in events if e["ev"] == "ack"]
+    ok_acks = [e for e in acks if e["ok"] is True]
+    by_url: dict[str, list[dict]] = defaultdict(list)
+    for a in ok_acks:
+        lease = leases[(a["token"], a["id"])]
+        assert lease["worker"] == a["worker"], "an ack answers the worker's own lease"
+        by_url[lease["url"]].append(lease)
+
+    stats = stats_of(run.url, run.queue)
+    check(stats is not None, "Redis answers after the faults")
+    check((stats["pending"], stats["leased"]) == (0, 0), f"the queue drained (pending {stats['pending']}, leased {stats['leased']})")
+    check(stats["done"] + stats["dead"] == len(run.urls), f"0 lost: done {stats['done']} + dead {stats['dead']} = {len(run.urls)} seeded")
+    missing = [u for u in run.urls if u not in by_url]
+    dead_urls = {d["url"] for d in crawlq.Queue(run.url, run.queue, **OPTIONS).dead(limit=len(run.urls) + 1)}
+    missing = [u for u in missing if u not in dead_urls]
+    # an ack whose connection dropped in flight (ok null: "may or may not have been applied"),
+    # or one a worker sent just before it was killed, may have been applied
+    unknown = unanswered_by_killed | {leases[(a["token"], a["id"])]["url"] for a in acks if a["ok"] is None}
+    in_flight = [u for u in missing if u in unknown]
+    missing = [u for u in missing if u not in unknown]
+    check(not missing, f"every URL was acked by a worker, or is a dead letter, or its ack's outcome was unknown to its worker ({len(in_flight)}) ({len(missing)} not: {missing[:3]})")
+    check(len(tokens) == len(set(tokens)), f"{len(tokens)} lease tokens, none handed out twice")
+    overlapping = 0
+    redelivered = 0
+    for url, acked in by_url.items():
+        acked.sort(key=lambda e: e["at"])
+        for first, second in zip(acked, acked[1:]):
+            redelivered += 1
+            if second["at"] < first["exp"]:
+                overlapping += 1
+    if lost_writes:
+        # Redis forgot those leases and acks: the work is done again (at least once), but no
+        # stale token answered for a lease made after the loss (tokens above are unique)
+        print(f"    note: {redelivered} items done again after Redis lost writes ({overlapping} while the lost lease would still have been live)")
+    else:
+        check(overlapping == 0, f"0 items acked twice within a live lease ({redelivered} acked again after their lease expired)")
+    check_structures(client, run.queue, stats)
+    check(True, "counters equal the structures they count (ready, hosts, delayed, leased, dead, seen, live set)")
+    errors = defaultdict(int)
+    for e in events:
+        if e["ev"] == "error" or (e["ev"] == "ack" and e["ok"] is None):
+            errors[e.get("code")] += 1
+    stale = sum(1 for a in acks if a["ok"] is False)
+    run.figures.update(items=len(run.urls), leases=len(tokens), acks=len(ok_acks), stale_acks=stale,
+                       redelivered=redelivered, errors=dict(errors), worker_restarts=run.restarts,
+                       done=stats["done"], dead=stats["dead"])
+
+
+def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], None], lost_writes: bool,
+             size: dict, replica: bool = False) -> dict:
+    print(f"scenario {name}")
+    tmp = Path(tempfile.mkdtemp(prefix=f"crawlq-{name}-"))
+    server = Server(*server_args)
+    servers = {"primary": server}
+    proxy = None
+    if replica:
+        servers["replica"] = Server("--replicaof", "127.0.0.1", str(server.port))
+        deadline = time.monotonic() + 10
+        while server.client().info("replication").get("slave0", {}).get("state") != "online":
+            assert time.monotonic() < deadline, "replica did not sync"
+            time.sleep(0.05)
+        proxy = Proxy(server.port)
+        servers["proxy"] = proxy
+    url = proxy.url if proxy else server.url
+    urls = [f"http://h{i % size['hosts']}.{name}.test/page/{i}" for i in range(size["items"])]
+    random.Random(name).shuffle(urls)
+    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], LANGUAGES)
+    started = time.monotonic()
+    try:
+        run.figures["refused_seeds"] = seed_all(url, run.queue, urls, time.monotonic() + 60)
+        for i in range(size["workers"]):
+            run.start_worker(i, LANGUAGES[i % len(LANGUAGES)])
+        fault(run, servers)
+        deadline = time.monotonic() + size["drain_s"]
+        while True:
+            stats = stats_of(url, run.queue)
+            if stats and stats["pending"] == 0 and stats["leased"] == 0:
+                if stats["done"] + stats["dead"] >= len(urls):
+                    break
+                # Redis lost seeds with its writes: seed again (idempotent), as a crawler would
+                run.figures["reseeded"] = run.figures.get("reseeded", 0) + 1
+                seed_all(url, run.queue, urls, deadline)
+            if time.monotonic() > deadline:
+                raise SystemExit(f"FAILED: {name} did not drain: {stats}")
+            time.sleep(0.2)
+        (tmp / "stop").touch()
+        for p in run.procs.values():
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        client = (servers.get("replica") if replica and run.figures.get("promoted") else server).client()
+        analyse(run, lost_writes, client)
+        run.figures["seconds"] = round(time.monotonic() - started, 1)
+        print(f"    figures: {json.dumps(run.figures)}")
+        return run.figures
+    finally:
+        (tmp / "stop").touch()
+        for p in run.procs.values():
+            if p.poll() is None:
+                p.kill()
+        for s in servers.values():
+            if isinstance(s, Server):
+                s.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def wait_progress(run: Run, fraction: float, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        stats = stats_of(run.url, run.queue)
+        if stats and stats["done"] >= fraction * len(run.urls):
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"FAILED: no progress in {run.name}")
+
+
+def kill_workers(times: int) -> Callable[[Run, dict], None]:
+    def fault(run: Run, servers: dict) -> None:
+        rng = random.Random(1)
+        for k in range(times):
+            wait_progress(run, (k + 1) / (times + 2))
+            holders = [i for i in run.procs if run.procs[i].poll() is None and run.holding(i) > 0] or list(run.procs)
+            i = rng.choice(holders)
+            run.procs[i].send_signal(signal.SIGKILL)
+            run.procs[i].wait()
+            run.ledger(i).rename(run.tmp / f"killed-{run.restarts}.jsonl")
+            run.restarts += 1
+            run.start_worker(i, run.worker_lang[i])
+        run.figures["kills"] = times
+    return fault
+
+
+def lose_aof_tail(server: Server) -> int:
+    """What a machine crash does to an AOF written with fsync everysec: the last writes the OS
+    had not flushed are gone (here: the last quarter of the incremental file, at most 64 KB),
+    and the torn tail is repaired with redis-check-aof, as an operator would."""
+    incr = next((server.dir / "appendonlydir").glob("*.incr.aof"))
+    size = incr.stat().st_size
+    cut = min(size // 4, 64 * 1024)
+    with open(incr, "r+b") as f:
+        f.truncate(size - cut)
+    manifest = next((server.dir / "appendonlydir").glob("*.manifest"))
+    subprocess.run(["redis-check-aof", "--fix", str(manifest)], input=b"y\n", capture_output=True, check=True)
+    return cut
+
+
+def kill_redis(times: int, lost_writes: bool) -> Callable[[Run, dict], None]:
+    def fault(run: Run, servers: dict) -> None:
+        for k in range(times):
+            wait_progress(run, (k + 1) / (times + 2))
+            servers["primary"].kill9()
+            if lost_writes:
+                run.figures["aof_bytes_lost"] = run.figures.get("aof_bytes_lost", 0) + lose_aof_tail(servers["primary"])
+            time.sleep(0.3)
+            servers["primary"].start()
+            if lost_writes:
+                seed_all(run.url, run.queue, run.urls, time.monotonic() + 60)
+        run.figures["redis_kills"] = times
+    return fault
+
+
+def stop_redis(times: int) -> Callable[[Run, dict], None]:
+    def fault(run: Run, servers: dict) -> None:
+        for k in range(times):
+            wait_progress(run, (k + 1) / (times + 2))
+            servers["primary"].signal(signal.SIGSTOP)
+            time.sleep(OPTIONS["lease_ttl"] + 1.5)  # every lease held expires meanwhile
+            servers["primary"].signal(signal.SIGCONT)
+        run.figures["redis_stops"] = times
+    return fault
+
+
+def kill_clients(times: int) -> Callable[[Run, dict], None]:
+    def fault(run: Run, servers: dict) -> None:
+        wait_progress(run, 0.1)
+        killed = 0
+        for _ in range(times):
+            killed += servers["primary"].client().client_kill_filter(_type="normal", skipme=True)
+            time.sleep(0.3)
+        run.figures["client_kills"] = times
+        run.figures["connections_killed"] = killed
+    return fault
+
+
+def fill_redis(run: Run, servers: dict) -> None:
+    # Redis is full (noeviction): a second wave of seeds is refused whole, while the workers
+    # keep draining (their scripts may run when memory is full); once memory is added, the
+    # refused seeds go through
+    client = servers["primary"].client()
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", int(client.info("memory")["used_memory"]) // 2)
+    extra = [f"http://x{i % 17}.{run.name}.test/more/{i}" for i in range(len(run.urls) // 2)]
+    q = crawlq.Queue(run.url, run.queue, **OPTIONS)
+    refused = 0
+    for start in range(0, len(extra), 100):
+        try:
+            q.seed(extra[start:start + 100])
+        except crawlq.ServerError as err:
+            assert "OOM" in str(err), err
+            refused += 1
+    check(refused == (len(extra) + 99) // 100, f"Redis full: all {refused} seed calls refused whole")
+    wait_progress(run, 1.0)
+    check(q.stats()["seen"] == len(run.urls), "nothing of the refused calls was applied; the workers drained the queue meanwhile")
+    client.config_set("maxmemory", 0)
+    run.urls.extend(extra)
+    seed_all(run.url, run.queue, extra, time.monotonic() + 60)
+    run.figures["refused_seeds"] = refused
+
+
+def promote_replica(run: Run, servers: dict) -> None:
+    wait_progress(run, 0.3)
+    primary, replica, proxy = servers["primary"], servers["replica"], servers["proxy"]
+    replica.client().execute_command("REPLICAOF", "NO", "ONE")
+    time.sleep(0.5)  # the old primary still takes leases and acks, which the new one never sees
+    primary.kill9()
+    proxy.switch(replica.port)
+    run.figures["promoted"] = True
+    seed_all(run.url, run.queue, run.urls, time.monotonic() + 60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--full", action="store_true", help="the long run (README.md figures)")
+    parser.add_argument("--only", default="", help="comma-separated scenario names")
+    args = parser.parse_args()
+    full = args.full
+    size = ({"items": 20_000, "hosts": 200, "workers": 8, "slow_ms": 2, "drain_s": 600} if full
+            else {"items": 800, "hosts": 40, "workers": 4, "slow_ms": 5, "drain_s": 120})
+    repeat = 5 if full else 2
+    aof = ["--appendonly", "yes", "--appendfilename", "crawlq.aof"]
+    scenarios = {
+        "workers_killed": lambda: scenario("workers_killed", [], kill_workers(3 * repeat), False, size),
+        "aof_always": lambda: scenario("aof_always", [*aof, "--appendfsync", "always"], kill_redis(repeat, False), False, size),
+        "aof_everysec": lambda: scenario("aof_everysec", [*aof, "--appendfsync", "everysec"], kill_redis(repeat, True), True, size),
+        "sigstop": lambda: scenario("sigstop", [], stop_redis(repeat), False, size),
+        "client_kill": lambda: scenario("client_kill", [], kill_clients(5 * repeat), False, size),
+        "maxmemory": lambda: scenario("maxmemory", [], fill_redis, False, size),
+        "replica_promotion": lambda: scenario("replica_promotion", ["--repl-diskless-sync-delay", "0"], promote_replica, True, size, replica=True),
+    }
+    chosen = [s for s in args.only.split(",") if s] or list(scenarios)
+    started = time.monotonic()
+    results = {}
+    for name in chosen:
+        results[name] = scenarios[name]()
+    print(f"fault suite: {len(results)} scenarios passed in {time.monotonic() - started:.0f} s")
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
