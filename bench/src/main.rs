@@ -85,9 +85,21 @@ fn read_lines(file: &str) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The queue options of every crawlq runner: the defaults, with `min_replicas` from
+/// CRAWLQ_BENCH_MIN_REPLICAS (bench/replicas.py measures what waiting for replicas costs).
+fn bench_config() -> Config {
+    Config {
+        min_replicas: std::env::var("CRAWLQ_BENCH_MIN_REPLICAS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        ..Config::default()
+    }
+}
+
 async fn crawlq_seed(url: &str, queue: &str, file: &str) -> Result<(u64, f64)> {
     let items: Vec<SeedItem> = read_lines(file)?.into_iter().map(SeedItem::from).collect();
-    let q = Queue::connect(url, queue, Config::default()).await?;
+    let q = Queue::connect(url, queue, bench_config()).await?;
     let started = Instant::now();
     let report = q.seed(&items, &SeedOptions::default()).await?;
     Ok((report.added, started.elapsed().as_secs_f64()))
@@ -104,7 +116,7 @@ async fn crawlq_drain(
 ) -> Result<(u64, f64)> {
     let config = Config {
         host_delay: Duration::from_millis(host_delay_ms),
-        ..Config::default()
+        ..bench_config()
     };
     let q = Arc::new(Queue::connect(url, queue, config).await?);
     let drained = Arc::new(Drained::start());
