@@ -38,6 +38,10 @@ export interface QueueOptions {
   adaptiveDelayMaxMs?: number
   /** PEM file of the CA of a `rediss://` server with a private CA. */
   tlsCaFile?: string
+  /** After each change, wait until this many replicas have it (Redis WAIT); default 0. */
+  minReplicas?: number
+  /** How long a change waits for `minReplicas` (default 1000). */
+  replicaTimeoutMs?: number
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }
@@ -292,7 +296,7 @@ export declare class Queue {
 }
 
 /**
- * The iterator `Queue.work()` returns: the core's `LeaseCursor` behind the async iterator
+ * The iterator `Queue.work()` returns: the core's `Work` loop behind the async iterator
  * protocol (`next`, `return`).
  */
 export declare class Work {

@@ -9,13 +9,12 @@ extern crate napi_derive;
 mod convert;
 mod errors;
 
-use crawlq::{LeaseCursor, LeaseHandle, Style, style};
+use crawlq::{Answer, LeaseHandle, Popped, Style, style};
 use errors::{js_error, type_error};
 use napi::bindgen_prelude::*;
 use serde_json::{Value, json};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 type CoreQueue = crawlq::Queue<crawlq::RedisExecutor>;
 
@@ -91,6 +90,25 @@ macro_rules! try_arg {
             Err(err) => return rejected($env, err),
         }
     };
+}
+
+impl Queue {
+    /// ack / nack / extend / release: one lease or an array, answered by the core.
+    fn answer<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        answer: crawlq::Result<Answer>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (handles, single) = try_arg!(env, lease_arg(env, lease));
+        let answer = try_arg!(env, core_arg(env, answer));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.answer(&answer, &handles, single).await },
+            |_, answers| Ok(answers.to_json(Style::Camel)),
+        )
+    }
 }
 
 /// A crawl frontier in Redis. Create one with `await Queue.connect(url, name, options)`.
@@ -199,13 +217,7 @@ impl Queue {
         env: &'env Env,
         lease: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let (handles, single) = try_arg!(env, lease_arg(env, lease));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.ack(&handles).await },
-            move |_, flags| Ok(style::one_or_many(flags, single)),
-        )
+        self.answer(env, lease, Ok(Answer::Ack))
     }
 
     /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.
@@ -220,24 +232,9 @@ impl Queue {
         lease: Unknown<'env>,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let (handles, single) = try_arg!(env, lease_arg(env, lease));
         let options = try_arg!(env, json_arg(env, options, "options"));
-        let opts = try_arg!(
-            env,
-            core_arg(env, style::nack_options_from_json(&options, Style::Camel))
-        );
-        let pairs: Vec<_> = handles.into_iter().map(|h| (h, opts.clone())).collect();
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.nack(&pairs).await },
-            move |_, outcomes| {
-                Ok(style::one_or_many(
-                    outcomes.iter().map(|o| o.as_str()).collect(),
-                    single,
-                ))
-            },
-        )
+        let answer = style::nack_options_from_json(&options, Style::Camel).map(Answer::Nack);
+        self.answer(env, lease, answer)
     }
 
     /// Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a
@@ -253,37 +250,9 @@ impl Queue {
         lease: Unknown<'env>,
         ttl_ms: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let (handles, single) = try_arg!(env, lease_arg(env, lease));
         let ttl = try_arg!(env, json_arg(env, Some(ttl_ms), "ttlMs"));
-        let ttl = match crawlq::config::duration_from_value(&ttl, Style::Camel) {
-            Some(ttl) => ttl,
-            None => {
-                return rejected(
-                    env,
-                    js_error(
-                        env,
-                        crawlq::Error::InvalidArgument(format!(
-                            "ttlMs must be a non-negative number of milliseconds, got {ttl}"
-                        )),
-                    ),
-                );
-            }
-        };
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move {
-                let deadlines = q.extend(&handles, ttl).await?;
-                if single && deadlines[0].is_none() {
-                    return Err(crawlq::Error::LeaseLost {
-                        id: handles[0].id.clone(),
-                        token: handles[0].token,
-                    });
-                }
-                Ok(deadlines)
-            },
-            move |_, deadlines| Ok(style::one_or_many(deadlines, single)),
-        )
+        let answer = style::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend);
+        self.answer(env, lease, answer)
     }
 
     /// Give a lease (or an array) back untouched: front of its lane, attempt not counted.
@@ -297,13 +266,7 @@ impl Queue {
         env: &'env Env,
         lease: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let (handles, single) = try_arg!(env, lease_arg(env, lease));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.release(&handles).await },
-            move |_, flags| Ok(style::one_or_many(flags, single)),
-        )
+        self.answer(env, lease, Ok(Answer::Release))
     }
 
     /// Recover up to `limit` (default 1000) expired leases now; lease calls also do this.
@@ -316,7 +279,11 @@ impl Queue {
         env: &'env Env,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let [limit] = try_arg!(env, counts(env, options, &[("limit", 1000)]));
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let [limit] = try_arg!(
+            env,
+            core_arg(env, style::counts_from_json(&options, &[("limit", 1000)]))
+        );
         let q = self.inner.clone();
         promise(env, async move { q.reclaim(limit).await }, |_, r| {
             Ok(style::reclaim_to_json(&r, Style::Camel))
@@ -342,7 +309,14 @@ impl Queue {
         env: &'env Env,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let [limit, offset] = try_arg!(env, counts(env, options, &[("limit", 100), ("offset", 0)]));
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let [limit, offset] = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::counts_from_json(&options, &[("limit", 100), ("offset", 0)])
+            )
+        );
         let q = self.inner.clone();
         promise(
             env,
@@ -365,28 +339,11 @@ impl Queue {
         env: &'env Env,
         ids: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let ids = match try_arg!(env, json_arg(env, ids, "ids")) {
-            Value::Null => None,
-            Value::Array(items) => match items
-                .into_iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-            {
-                Some(ids) => Some(ids),
-                None => {
-                    return rejected(
-                        env,
-                        type_error(env, "ids must be an array of strings".into()),
-                    );
-                }
-            },
-            _ => {
-                return rejected(
-                    env,
-                    type_error(env, "ids must be an array of strings".into()),
-                );
-            }
-        };
+        let ids = try_arg!(env, json_arg(env, ids, "ids"));
+        let ids = try_arg!(
+            env,
+            style::ids_from_json(&ids).map_err(|m| type_error(env, m))
+        );
         let q = self.inner.clone();
         promise(
             env,
@@ -415,23 +372,14 @@ impl Queue {
         host: String,
         delay_ms: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let delay = match try_arg!(env, json_arg(env, Some(delay_ms), "delayMs")) {
-            Value::Null => None,
-            v => match crawlq::config::duration_from_value(&v, Style::Camel) {
-                Some(d) => Some(d),
-                None => {
-                    return rejected(
-                        env,
-                        js_error(
-                            env,
-                            crawlq::Error::InvalidArgument(format!(
-                                "delayMs must be a non-negative number of milliseconds or null, got {v}"
-                            )),
-                        ),
-                    );
-                }
-            },
-        };
+        let delay = try_arg!(env, json_arg(env, Some(delay_ms), "delayMs"));
+        let delay = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::optional_duration_arg(&delay, "delayMs", Style::Camel)
+            )
+        );
         let q = self.inner.clone();
         promise(
             env,
@@ -459,7 +407,11 @@ impl Queue {
         env: &'env Env,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let [limit] = try_arg!(env, counts(env, options, &[("limit", 10)]));
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let [limit] = try_arg!(
+            env,
+            core_arg(env, style::counts_from_json(&options, &[("limit", 10)]))
+        );
         let q = self.inner.clone();
         promise(env, async move { q.peek(limit).await }, |_, items| {
             Ok(Value::Array(
@@ -480,25 +432,12 @@ impl Queue {
         ts_return_type = "Work"
     )]
     pub fn work_iterator(&self, env: &Env, options: Option<Unknown<'_>>) -> Result<Work> {
-        let mut options = json_arg(env, options, "options")?;
-        let stop_when_empty = match options
-            .as_object_mut()
-            .and_then(|o| o.remove("stopWhenEmpty"))
-        {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => b,
-            Some(other) => {
-                return Err(type_error(
-                    env,
-                    format!("options.stopWhenEmpty must be a boolean, got {other}"),
-                ));
-            }
-        };
-        let opts = core_arg(env, style::lease_options_from_json(&options, Style::Camel))?;
+        let options = json_arg(env, options, "options")?;
+        let (opts, stop_when_empty) =
+            core_arg(env, style::work_options_from_json(&options, Style::Camel))?;
         Ok(Work {
             queue: self.inner.clone(),
-            cursor: Arc::new(Mutex::new(LeaseCursor::new(opts, stop_when_empty))),
-            closed: Arc::new(AtomicBool::new(false)),
+            work: Arc::new(crawlq::Work::new(opts, stop_when_empty)),
         })
     }
 
@@ -524,76 +463,12 @@ pub fn normalize(env: &Env, input: String) -> Result<Value> {
     crawlq::style::normalized_to_json(&input).map_err(|e| js_error(env, e))
 }
 
-/// Non-negative integer options with defaults (`limit`, `offset`).
-fn counts<const N: usize>(
-    env: &Env,
-    options: Option<Unknown<'_>>,
-    names: &[(&str, usize); N],
-) -> Result<[usize; N]> {
-    let options = json_arg(env, options, "options")?;
-    let map = match &options {
-        Value::Null => serde_json::Map::new(),
-        Value::Object(m) => m.clone(),
-        other => {
-            return Err(type_error(
-                env,
-                format!("options must be an object, got {other}"),
-            ));
-        }
-    };
-    if let Some(unknown) = map.keys().find(|k| !names.iter().any(|(n, _)| n == k)) {
-        return Err(js_error(
-            env,
-            crawlq::Error::InvalidArgument(format!("unknown option {unknown:?}")),
-        ));
-    }
-    let mut out = [0usize; N];
-    for (slot, (name, default)) in out.iter_mut().zip(names) {
-        *slot = match map.get(*name) {
-            None | Some(Value::Null) => *default,
-            Some(v) => match v.as_u64() {
-                Some(n) => n as usize,
-                None => {
-                    return Err(js_error(
-                        env,
-                        crawlq::Error::InvalidArgument(format!(
-                            "{name} must be a non-negative integer, got {v}"
-                        )),
-                    ));
-                }
-            },
-        };
-    }
-    Ok(out)
-}
-
-/// The iterator `Queue.work()` returns: the core's `LeaseCursor` behind the async iterator
+/// The iterator `Queue.work()` returns: the core's `Work` loop behind the async iterator
 /// protocol (`next`, `return`).
 #[napi]
 pub struct Work {
     queue: Arc<CoreQueue>,
-    cursor: Arc<Mutex<LeaseCursor>>,
-    closed: Arc<AtomicBool>,
-}
-
-/// `next()`'s native answer: the rows of one lease (index.js makes `{ value, done: false }`),
-/// or `null` once finished (`{ done: true }`).
-fn item(lease: crawlq::Lease) -> Option<convert::LeaseRows> {
-    Some(convert::LeaseRows(vec![lease]))
-}
-
-fn finished() -> Value {
-    json!({"done": true})
-}
-
-impl Work {
-    fn close_cursor(&self) -> Vec<LeaseHandle> {
-        self.closed.store(true, Ordering::Relaxed);
-        self.cursor
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .close()
-    }
+    work: Arc<crawlq::Work>,
 }
 
 #[napi]
@@ -604,41 +479,19 @@ impl Work {
         &self,
         env: &'env Env,
     ) -> Result<PromiseRaw<'env, Option<convert::LeaseRows>>> {
-        let (opts, stop_when_empty) = {
-            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(lease) = cursor.pop() {
-                return promise(env, async { Ok(()) }, move |_, ()| Ok(item(lease)));
+        let rows = |lease: crawlq::Lease| Some(convert::LeaseRows(vec![lease]));
+        match self.work.pop() {
+            Popped::Lease(lease) => promise(env, async { Ok(()) }, move |_, ()| Ok(rows(*lease))),
+            Popped::Finished => promise(env, async { Ok(()) }, |_, ()| Ok(None)),
+            Popped::Empty => {
+                let (q, work) = (self.queue.clone(), self.work.clone());
+                promise(
+                    env,
+                    async move { work.next(&q, || false).await },
+                    move |_, next| Ok(next.and_then(rows)),
+                )
             }
-            if cursor.is_finished() {
-                return promise(env, async { Ok(()) }, |_, ()| Ok(None));
-            }
-            (cursor.options(), cursor.stop_when_empty())
-        };
-        let (q, closed, cursor) = (self.queue.clone(), self.closed.clone(), self.cursor.clone());
-        let for_late = self.queue.clone();
-        promise(
-            env,
-            async move {
-                LeaseCursor::fetch(&q, &opts, stop_when_empty, || {
-                    closed.load(Ordering::Relaxed)
-                })
-                .await
-            },
-            move |_, leases| match cursor
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .refill(leases)
-            {
-                Ok(Some(lease)) => Ok(item(lease)),
-                Ok(None) => Ok(None),
-                Err(late) => {
-                    napi::bindgen_prelude::spawn(async move {
-                        let _ = for_late.release(&late).await;
-                    });
-                    Ok(None)
-                }
-            },
-        )
+        }
     }
 
     /// Stop and release what the iterator still holds (called by `for await` on `break`).
@@ -647,18 +500,16 @@ impl Work {
         ts_return_type = "Promise<IteratorResult<Lease, undefined>>"
     )]
     pub fn finish<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let held = self.close_cursor();
-        let q = self.queue.clone();
-        promise(env, async move { q.release(&held).await }, |_, _| {
-            Ok(finished())
+        let (q, work) = (self.queue.clone(), self.work.clone());
+        promise(env, async move { work.finish(&q).await }, |_, ()| {
+            Ok(json!({"done": true}))
         })
     }
 
     /// Stop and release what the iterator still holds.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let held = self.close_cursor();
-        let q = self.queue.clone();
-        promise(env, async move { q.release(&held).await }, |_, _| Ok(()))
+        let (q, work) = (self.queue.clone(), self.work.clone());
+        promise(env, async move { work.finish(&q).await }, |_, ()| Ok(()))
     }
 }

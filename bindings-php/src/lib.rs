@@ -7,7 +7,8 @@ mod errors;
 mod runtime;
 
 use convert::{from_json, to_json};
-use crawlq::{LeaseCursor, LeaseHandle, RedisExecutor, Style, style};
+use crawlq::config::number_value;
+use crawlq::{Answer, LeaseHandle, RedisExecutor, Style, style};
 use errors::{throw, type_error};
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
@@ -225,13 +226,22 @@ impl LeaseArg {
         Ok(arg)
     }
 
-    /// One answer for one lease, an array for an array.
-    fn shape(&self, values: Vec<Value>) -> Zval {
-        if self.single {
-            zval_of(values.first().unwrap_or(&Value::Null))
-        } else {
-            zval_of(&Value::Array(values))
+    /// ack / nack / extend / release, answered by the core; an extend also moves the lease
+    /// objects' expiresAt.
+    fn answer(self, handle: &Handle, answer: crawlq::Result<Answer>) -> PhpResult<Zval> {
+        let answer = answer.map_err(throw)?;
+        let queue = handle.queue()?;
+        let answers =
+            runtime::block_on(queue.answer(&answer, &self.handles, self.single)).map_err(throw)?;
+        for (lease, deadline) in self.leases.iter().zip(answers.deadlines().unwrap_or(&[])) {
+            if let Some(d) = deadline {
+                // SAFETY: the Lease objects are alive: the caller's arguments hold them.
+                unsafe { &**lease }
+                    .expires_at_ms
+                    .store(*d, Ordering::Relaxed);
+            }
         }
+        Ok(zval_of(&answers.to_json(Style::Snake)))
     }
 }
 
@@ -298,7 +308,7 @@ impl Queue {
     #[php(defaults(max = 1, wait = 5.0))]
     pub fn lease(&self, max: i64, wait: f64, ttl: Option<f64>) -> PhpResult<Vec<Lease>> {
         let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": crawlq::config::number_value(wait), "ttl": ttl.map(crawlq::config::number_value)}),
+            &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
             Style::Snake,
         )
         .map_err(throw)?;
@@ -309,61 +319,29 @@ impl Queue {
     /// Ack a lease (or an array of leases, in one round trip): true, or false when the lease
     /// was not live any more (nothing changed).
     pub fn ack(&self, lease: &Zval) -> PhpResult<Zval> {
-        let arg = LeaseArg::extract(lease)?;
-        let flags = runtime::block_on(self.handle.queue()?.ack(&arg.handles)).map_err(throw)?;
-        Ok(arg.shape(flags.into_iter().map(Value::Bool).collect()))
+        LeaseArg::extract(lease)?.answer(&self.handle, Ok(Answer::Ack))
     }
 
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
     /// (seconds or null for the backoff policy), reason (string), rate_limited (bool).
     pub fn nack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
-        let opts = style::nack_options_from_json(&options_json(options, "options")?, Style::Snake)
-            .map_err(throw)?;
-        let pairs: Vec<_> = arg
-            .handles
-            .iter()
-            .map(|h| (h.clone(), opts.clone()))
-            .collect();
-        let outcomes = runtime::block_on(self.handle.queue()?.nack(&pairs)).map_err(throw)?;
-        Ok(arg.shape(outcomes.iter().map(|o| Value::from(o.as_str())).collect()))
+        let options = options_json(options, "options")?;
+        let answer = style::nack_options_from_json(&options, Style::Snake).map(Answer::Nack);
+        arg.answer(&self.handle, answer)
     }
 
     /// Push a lease's deadline to now + `$ttl` seconds. One lease: the new expiresAt, or a
     /// Crawlq\LeaseLostException. An array: one expiresAt or null per lease.
     pub fn extend(&self, lease: &Zval, ttl: f64) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
-        let ttl = duration(ttl, "ttl")?;
-        let deadlines =
-            runtime::block_on(self.handle.queue()?.extend(&arg.handles, ttl)).map_err(throw)?;
-        for (lease, deadline) in arg.leases.iter().zip(&deadlines) {
-            if let Some(d) = deadline {
-                // SAFETY: the Lease objects are alive: the caller's arguments hold them.
-                unsafe { &**lease }
-                    .expires_at_ms
-                    .store(*d, Ordering::Relaxed);
-            }
-        }
-        if arg.single && deadlines[0].is_none() {
-            let h = &arg.handles[0];
-            return Err(throw(crawlq::Error::LeaseLost {
-                id: h.id.clone(),
-                token: h.token,
-            }));
-        }
-        Ok(arg.shape(
-            deadlines
-                .iter()
-                .map(|d| d.map_or(Value::Null, |ms| json!(seconds(ms))))
-                .collect(),
-        ))
+        let ttl = style::duration_arg(&number_value(ttl), "ttl", Style::Snake);
+        arg.answer(&self.handle, ttl.map(Answer::Extend))
     }
 
     /// Give a lease (or an array) back untouched: front of its lane, attempt not counted.
     pub fn release(&self, lease: &Zval) -> PhpResult<Zval> {
-        let arg = LeaseArg::extract(lease)?;
-        let flags = runtime::block_on(self.handle.queue()?.release(&arg.handles)).map_err(throw)?;
-        Ok(arg.shape(flags.into_iter().map(Value::Bool).collect()))
+        LeaseArg::extract(lease)?.answer(&self.handle, Ok(Answer::Release))
     }
 
     /// Recover up to `$limit` expired leases now: ['requeued' => int, 'dead' => int, 'remaining' => int].
@@ -451,13 +429,13 @@ impl Queue {
         stop_when_empty: bool,
     ) -> PhpResult<Work> {
         let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": crawlq::config::number_value(wait), "ttl": ttl.map(crawlq::config::number_value)}),
+            &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
             Style::Snake,
         )
         .map_err(throw)?;
         Ok(Work {
             handle: self.handle.clone(),
-            cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
+            work: crawlq::Work::new(opts, stop_when_empty),
             current: Mutex::new(None),
             position: AtomicI64::new(-1),
         })
@@ -483,18 +461,15 @@ impl Queue {
 #[php(implements(ce = ce::iterator, stub = "\\Iterator"))]
 pub struct Work {
     handle: Arc<Handle>,
-    cursor: Mutex<LeaseCursor>,
+    work: crawlq::Work,
     current: Mutex<Option<crawlq::Lease>>,
     position: AtomicI64,
 }
 
 impl Work {
     fn advance(&self) -> PhpResult<()> {
-        let next = {
-            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
-            let queue = self.handle.queue()?;
-            runtime::block_on(cursor.next(&queue, || false)).map_err(throw)?
-        };
+        let queue = self.handle.queue()?;
+        let next = runtime::block_on(self.work.next(&queue, || false)).map_err(throw)?;
         if next.is_some() {
             self.position.fetch_add(1, Ordering::Relaxed);
         }
@@ -503,16 +478,9 @@ impl Work {
     }
 
     fn stop(&self) {
-        let held = self
-            .cursor
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .close();
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        if !held.is_empty()
-            && let Ok(queue) = self.handle.queue()
-        {
-            let _ = runtime::block_on(queue.release(&held));
+        if let Ok(queue) = self.handle.queue() {
+            let _ = runtime::block_on(self.work.finish(&queue));
         }
     }
 }

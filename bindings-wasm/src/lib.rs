@@ -5,10 +5,9 @@
 mod convert;
 mod transport;
 
-use crawlq::{LeaseCursor, LeaseHandle, Style, style};
+use crawlq::{Answer, LeaseHandle, Popped, Style, style};
 use js_sys::{Array, Promise, Reflect};
 use serde_json::{Value, json};
-use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 use transport::JsTransport;
@@ -185,55 +184,32 @@ impl Queue {
     }
 
     pub fn ack(&self, lease: JsValue) -> Promise {
-        let (handles, single) = try_arg!(lease_arg(&lease));
-        let q = self.inner.clone();
-        promise(async move { Ok(style::one_or_many(core(q.ack(&handles).await)?, single)) })
+        self.answer(&lease, Ok(Answer::Ack))
     }
 
     pub fn nack(&self, lease: JsValue, options: JsValue) -> Promise {
-        let (handles, single) = try_arg!(lease_arg(&lease));
         let options = try_arg!(json_arg(&options, "options"));
-        let opts = try_arg!(core(style::nack_options_from_json(&options, Style::Camel)));
-        let pairs: Vec<_> = handles.into_iter().map(|h| (h, opts.clone())).collect();
-        let q = self.inner.clone();
-        promise(async move {
-            let outcomes = core(q.nack(&pairs).await)?;
-            Ok(style::one_or_many(
-                outcomes.iter().map(|o| o.as_str()).collect(),
-                single,
-            ))
-        })
+        self.answer(
+            &lease,
+            style::nack_options_from_json(&options, Style::Camel).map(Answer::Nack),
+        )
     }
 
     pub fn extend(&self, lease: JsValue, ttl_ms: JsValue) -> Promise {
-        let (handles, single) = try_arg!(lease_arg(&lease));
         let ttl = try_arg!(json_arg(&ttl_ms, "ttlMs"));
-        let Some(ttl) = crawlq::config::duration_from_value(&ttl, Style::Camel) else {
-            return rejected(js_error(crawlq::Error::InvalidArgument(format!(
-                "ttlMs must be a non-negative number of milliseconds, got {ttl}"
-            ))));
-        };
-        let q = self.inner.clone();
-        promise(async move {
-            let deadlines = core(q.extend(&handles, ttl).await)?;
-            if single && deadlines[0].is_none() {
-                return Err(js_error(crawlq::Error::LeaseLost {
-                    id: handles[0].id.clone(),
-                    token: handles[0].token,
-                }));
-            }
-            Ok(style::one_or_many(deadlines, single))
-        })
+        self.answer(
+            &lease,
+            style::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend),
+        )
     }
 
     pub fn release(&self, lease: JsValue) -> Promise {
-        let (handles, single) = try_arg!(lease_arg(&lease));
-        let q = self.inner.clone();
-        promise(async move { Ok(style::one_or_many(core(q.release(&handles).await)?, single)) })
+        self.answer(&lease, Ok(Answer::Release))
     }
 
     pub fn reclaim(&self, options: JsValue) -> Promise {
-        let [limit] = try_arg!(counts(&options, &[("limit", 1000)]));
+        let options = try_arg!(json_arg(&options, "options"));
+        let [limit] = try_arg!(core(style::counts_from_json(&options, &[("limit", 1000)])));
         let q = self.inner.clone();
         promise(async move {
             Ok(style::reclaim_to_json(
@@ -249,7 +225,11 @@ impl Queue {
     }
 
     pub fn dead(&self, options: JsValue) -> Promise {
-        let [limit, offset] = try_arg!(counts(&options, &[("limit", 100), ("offset", 0)]));
+        let options = try_arg!(json_arg(&options, "options"));
+        let [limit, offset] = try_arg!(core(style::counts_from_json(
+            &options,
+            &[("limit", 100), ("offset", 0)]
+        )));
         let q = self.inner.clone();
         promise(async move {
             let page = core(q.dead(limit, offset).await)?;
@@ -264,18 +244,8 @@ impl Queue {
 
     #[wasm_bindgen(js_name = requeueDead)]
     pub fn requeue_dead(&self, ids: JsValue) -> Promise {
-        let ids = match try_arg!(json_arg(&ids, "ids")) {
-            Value::Null => None,
-            Value::Array(items) => match items
-                .into_iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-            {
-                Some(ids) => Some(ids),
-                None => return rejected(type_error("ids must be an array of strings".into())),
-            },
-            _ => return rejected(type_error("ids must be an array of strings".into())),
-        };
+        let ids = try_arg!(json_arg(&ids, "ids"));
+        let ids = try_arg!(style::ids_from_json(&ids).map_err(type_error));
         let q = self.inner.clone();
         promise(async move { Ok(json!(core(q.requeue_dead(ids.as_deref()).await)?)) })
     }
@@ -288,17 +258,12 @@ impl Queue {
 
     #[wasm_bindgen(js_name = setHostDelay)]
     pub fn set_host_delay(&self, host: String, delay_ms: JsValue) -> Promise {
-        let delay = match try_arg!(json_arg(&delay_ms, "delayMs")) {
-            Value::Null => None,
-            v => match crawlq::config::duration_from_value(&v, Style::Camel) {
-                Some(d) => Some(d),
-                None => {
-                    return rejected(js_error(crawlq::Error::InvalidArgument(format!(
-                        "delayMs must be a non-negative number of milliseconds or null, got {v}"
-                    ))));
-                }
-            },
-        };
+        let delay = try_arg!(json_arg(&delay_ms, "delayMs"));
+        let delay = try_arg!(core(style::optional_duration_arg(
+            &delay,
+            "delayMs",
+            Style::Camel
+        )));
         let q = self.inner.clone();
         promise(async move {
             Ok(style::host_info_to_json(
@@ -320,7 +285,8 @@ impl Queue {
     }
 
     pub fn peek(&self, options: JsValue) -> Promise {
-        let [limit] = try_arg!(counts(&options, &[("limit", 10)]));
+        let options = try_arg!(json_arg(&options, "options"));
+        let [limit] = try_arg!(core(style::counts_from_json(&options, &[("limit", 10)])));
         let q = self.inner.clone();
         promise(async move {
             let items = core(q.peek(limit).await)?;
@@ -335,24 +301,11 @@ impl Queue {
 
     /// The iterator behind `for await (const lease of q.work({ max, waitMs, stopWhenEmpty }))`.
     pub fn work(&self, options: JsValue) -> Result<Work, JsValue> {
-        let mut options = json_arg(&options, "options")?;
-        let stop_when_empty = match options
-            .as_object_mut()
-            .and_then(|o| o.remove("stopWhenEmpty"))
-        {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => b,
-            Some(other) => {
-                return Err(type_error(format!(
-                    "options.stopWhenEmpty must be a boolean, got {other}"
-                )));
-            }
-        };
-        let opts = core(style::lease_options_from_json(&options, Style::Camel))?;
+        let options = json_arg(&options, "options")?;
+        let (opts, stop_when_empty) = core(style::work_options_from_json(&options, Style::Camel))?;
         Ok(Work {
             queue: self.inner.clone(),
-            cursor: Rc::new(RefCell::new(LeaseCursor::new(opts, stop_when_empty))),
-            closed: Rc::new(Cell::new(false)),
+            work: Rc::new(crawlq::Work::new(opts, stop_when_empty)),
         })
     }
 
@@ -378,106 +331,63 @@ impl Queue {
 }
 
 /// Non-negative integer options with defaults (`limit`, `offset`).
-fn counts<const N: usize>(
-    options: &JsValue,
-    names: &[(&str, usize); N],
-) -> Result<[usize; N], JsValue> {
-    let map = match json_arg(options, "options")? {
-        Value::Null => serde_json::Map::new(),
-        Value::Object(m) => m,
-        other => {
-            return Err(type_error(format!(
-                "options must be an object, got {other}"
-            )));
-        }
-    };
-    if let Some(unknown) = map.keys().find(|k| !names.iter().any(|(n, _)| n == k)) {
-        return Err(js_error(crawlq::Error::InvalidArgument(format!(
-            "unknown option {unknown:?}"
-        ))));
+impl Queue {
+    /// ack / nack / extend / release: one lease or an array, answered by the core.
+    fn answer(&self, lease: &JsValue, answer: crawlq::Result<Answer>) -> Promise {
+        let (handles, single) = try_arg!(lease_arg(lease));
+        let answer = try_arg!(core(answer));
+        let q = self.inner.clone();
+        promise(async move {
+            let answers = core(q.answer(&answer, &handles, single).await)?;
+            Ok(answers.to_json(Style::Camel))
+        })
     }
-    let mut out = [0usize; N];
-    for (slot, (name, default)) in out.iter_mut().zip(names) {
-        *slot = match map.get(*name) {
-            None | Some(Value::Null) => *default,
-            Some(v) => v.as_u64().map(|n| n as usize).ok_or_else(|| {
-                js_error(crawlq::Error::InvalidArgument(format!(
-                    "{name} must be a non-negative integer, got {v}"
-                )))
-            })?,
-        };
-    }
-    Ok(out)
 }
 
-/// The async iterator `Queue.work()` returns (the core's `LeaseCursor`).
+/// The async iterator `Queue.work()` returns (the core's `Work` loop).
 #[wasm_bindgen]
 pub struct Work {
     queue: Rc<CoreQueue>,
-    cursor: Rc<RefCell<LeaseCursor>>,
-    closed: Rc<Cell<bool>>,
+    work: Rc<crawlq::Work>,
 }
 
-fn item(lease: &crawlq::Lease) -> Value {
-    json!({"value": style::lease_to_json(lease, Style::Camel), "done": false})
+fn item(lease: Option<crawlq::Lease>) -> Value {
+    match lease {
+        Some(lease) => json!({"value": style::lease_to_json(&lease, Style::Camel), "done": false}),
+        None => json!({"done": true}),
+    }
 }
 
 #[wasm_bindgen]
 impl Work {
     /// The next lease (`{ value, done: false }`), or `{ done: true }` once finished.
     pub fn next(&self) -> Promise {
-        let (opts, stop_when_empty) = {
-            let mut cursor = self.cursor.borrow_mut();
-            if let Some(lease) = cursor.pop() {
-                let value = item(&lease);
-                return promise(async move { Ok(value) });
+        match self.work.pop() {
+            Popped::Lease(lease) => promise(async move { Ok(item(Some(*lease))) }),
+            Popped::Finished => promise(async { Ok(item(None)) }),
+            Popped::Empty => {
+                let (q, work) = (self.queue.clone(), self.work.clone());
+                promise(async move { Ok(item(core(work.next(&q, || false).await)?)) })
             }
-            if cursor.is_finished() {
-                return promise(async { Ok(json!({"done": true})) });
-            }
-            (cursor.options(), cursor.stop_when_empty())
-        };
-        let (q, closed, cursor) = (self.queue.clone(), self.closed.clone(), self.cursor.clone());
-        promise(async move {
-            let leases =
-                core(LeaseCursor::fetch(&q, &opts, stop_when_empty, || closed.get()).await)?;
-            let refilled = cursor.borrow_mut().refill(leases);
-            match refilled {
-                Ok(Some(lease)) => Ok(item(&lease)),
-                Ok(None) => Ok(json!({"done": true})),
-                Err(late) => {
-                    let _ = q.release(&late).await;
-                    Ok(json!({"done": true}))
-                }
-            }
-        })
+        }
     }
 
     /// Stop and release what the iterator still holds (called by `for await` on `break`).
     #[wasm_bindgen(js_name = "return")]
     pub fn finish(&self) -> Promise {
-        let held = self.close_cursor();
-        let q = self.queue.clone();
+        let (q, work) = (self.queue.clone(), self.work.clone());
         promise(async move {
-            core(q.release(&held).await)?;
-            Ok(json!({"done": true}))
+            core(work.finish(&q).await)?;
+            Ok(item(None))
         })
     }
 
     /// Stop and release what the iterator still holds.
     pub fn close(&self) -> Promise {
-        let held = self.close_cursor();
-        let q = self.queue.clone();
+        let (q, work) = (self.queue.clone(), self.work.clone());
         future_to_promise(async move {
-            core(q.release(&held).await)?;
+            core(work.finish(&q).await)?;
             Ok(JsValue::UNDEFINED)
         })
-    }
-}
-
-impl Work {
-    fn close_cursor(&self) -> Vec<LeaseHandle> {
-        self.closed.set(true);
-        self.cursor.borrow_mut().close()
     }
 }

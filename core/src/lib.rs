@@ -38,14 +38,16 @@ pub mod redis_exec;
 pub mod scripts;
 pub mod style;
 pub mod wire;
+pub mod work;
 
 pub use config::{Backoff, BackoffKind, Config, Style};
 pub use error::{ERROR_KINDS, Error, ErrorKind, InvalidReason, Result};
 pub use model::*;
 pub use normalize::HostKeyMode;
-pub use queue::{Executor, LeaseCursor, LeaseOptions, MaybeSend, Queue, WAIT_SLICE};
+pub use queue::{Executor, LeaseOptions, MaybeSend, Queue, WAIT_SLICE};
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
+pub use work::{LeaseCursor, Popped, Work};
 
 /// The root README's Rust example is compiled as a doctest, so it stays correct.
 #[cfg(doctest)]

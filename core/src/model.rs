@@ -357,3 +357,73 @@ pub struct HostInfo {
     /// Not leasable before this time (ms since epoch), if held back.
     pub held_until_ms: Option<i64>,
 }
+
+/// What to do with leases handed back ([`crate::Queue::answer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Ack,
+    Nack(NackOptions),
+    /// Push the deadline to now + this.
+    Extend(Duration),
+    Release,
+}
+
+/// The per-lease results of an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerResults {
+    /// ack, release: `false` for a lease that was not live.
+    Flags(Vec<bool>),
+    /// nack.
+    Outcomes(Vec<NackOutcome>),
+    /// extend: the new deadline (ms since epoch), `None` for a lease that was not live.
+    Deadlines(Vec<Option<i64>>),
+}
+
+/// What [`crate::Queue::answer`] did, for one lease or a list of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answers {
+    pub results: AnswerResults,
+    /// Whether the caller gave one lease (its result is one value) or a list.
+    pub single: bool,
+}
+
+impl Answers {
+    /// Which leases this answer finished (acked, nacked or released: their holder must not
+    /// answer them again). An extend finishes nothing.
+    pub fn finished(&self) -> Vec<bool> {
+        match &self.results {
+            AnswerResults::Flags(flags) => flags.clone(),
+            AnswerResults::Outcomes(o) => o.iter().map(|o| *o != NackOutcome::Lost).collect(),
+            AnswerResults::Deadlines(d) => vec![false; d.len()],
+        }
+    }
+
+    /// The new deadlines of an extend (ms since epoch), to update the caller's lease objects.
+    pub fn deadlines(&self) -> Option<&[Option<i64>]> {
+        match &self.results {
+            AnswerResults::Deadlines(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The results in a binding's style: one value for a single lease, an array for a list;
+    /// flags as booleans, nack outcomes as `"retried"`/`"dead"`/`"lost"`, deadlines as the
+    /// style's timestamps (seconds or milliseconds) or null.
+    ///
+    /// ```
+    /// use crawlq::{AnswerResults, Answers, Style};
+    /// let a = Answers { results: AnswerResults::Deadlines(vec![Some(1500), None]), single: false };
+    /// assert_eq!(a.to_json(Style::Snake), serde_json::json!([1.5, null]));
+    /// ```
+    pub fn to_json(&self, style: crate::Style) -> Value {
+        let values: Vec<Value> = match &self.results {
+            AnswerResults::Flags(f) => f.iter().map(|b| Value::Bool(*b)).collect(),
+            AnswerResults::Outcomes(o) => o.iter().map(|o| Value::from(o.as_str())).collect(),
+            AnswerResults::Deadlines(d) => d
+                .iter()
+                .map(|d| d.map_or(Value::Null, |ms| crate::style::time_value(ms, style)))
+                .collect(),
+        };
+        crate::style::one_or_many(values, self.single)
+    }
+}

@@ -5,9 +5,9 @@
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::*;
+use crate::model::{AnswerResults, Answers};
 use crate::ops::{LeaseBatch, Ops, Reply, ScriptCall};
 use crate::wire::StoredItem;
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -375,21 +375,44 @@ impl<E: Executor> Queue<E> {
         Ok(out)
     }
 
-    /// Extend one lease, or fail with [`Error::LeaseLost`] when it is not live any more (the
-    /// holder should stop working on it).
-    pub async fn extend_one(&self, lease: &LeaseHandle, ttl: Duration) -> Result<i64> {
-        match self
-            .extend(std::slice::from_ref(lease), ttl)
-            .await?
-            .pop()
-            .flatten()
-        {
-            Some(deadline) => Ok(deadline),
-            None => Err(Error::LeaseLost {
-                id: lease.id.clone(),
-                token: lease.token,
-            }),
-        }
+    /// Answer leases a caller hands back, the way every binding's `ack`, `nack`, `extend` and
+    /// `release` do: one round trip per chunk, the results per lease, and which leases are
+    /// finished. For a single lease (`single`), an extend that finds it lost is
+    /// [`Error::LeaseLost`] (its holder should stop working on it); the other answers report a
+    /// lost lease in their result (`false`, `lost`).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// use crawlq::{Answer, Style};
+    /// let answers = q.answer(&Answer::Ack, &[lease.handle()], true).await?;
+    /// assert_eq!(answers.to_json(Style::Camel), serde_json::json!(true));
+    /// # Ok(()) }
+    /// ```
+    pub async fn answer(
+        &self,
+        answer: &Answer,
+        leases: &[LeaseHandle],
+        single: bool,
+    ) -> Result<Answers> {
+        let results = match answer {
+            Answer::Ack => AnswerResults::Flags(self.ack(leases).await?),
+            Answer::Release => AnswerResults::Flags(self.release(leases).await?),
+            Answer::Nack(opts) => {
+                let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
+                AnswerResults::Outcomes(self.nack(&pairs).await?)
+            }
+            Answer::Extend(ttl) => {
+                let deadlines = self.extend(leases, *ttl).await?;
+                if single && let (Some(None), Some(lease)) = (deadlines.first(), leases.first()) {
+                    return Err(Error::LeaseLost {
+                        id: lease.id.clone(),
+                        token: lease.token,
+                    });
+                }
+                AnswerResults::Deadlines(deadlines)
+            }
+        };
+        Ok(Answers { results, single })
     }
 
     /// Give leases back untouched: each goes to the front of its lane and its attempt is not
@@ -513,128 +536,6 @@ enum Flight<F> {
 /// Poll a future once, in the calling task's context.
 async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
     std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
-}
-
-/// A worker loop's view of the queue, behind every binding's `work()` iterator: leases `max`
-/// at a time, hands the leases out one by one, and gives back what it still holds when
-/// closed (the prefetched leases and the one handed out last; releasing a lease that was
-/// already answered changes nothing, by its fencing token).
-///
-/// The fetch does not borrow the cursor, so an async binding can keep the cursor behind a
-/// plain mutex: [`LeaseCursor::pop`], then [`LeaseCursor::fetch`], then [`LeaseCursor::refill`].
-///
-/// ```no_run
-/// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
-/// let mut cursor = crawlq::LeaseCursor::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
-/// while let Some(lease) = cursor.next(q, || false).await? {
-///     q.ack(&[lease.handle()]).await?;
-/// }
-/// q.release(&cursor.close()).await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug)]
-pub struct LeaseCursor {
-    opts: LeaseOptions,
-    stop_when_empty: bool,
-    buffer: VecDeque<Lease>,
-    current: Option<LeaseHandle>,
-    finished: bool,
-}
-
-impl LeaseCursor {
-    /// A cursor leasing with `opts`. With `stop_when_empty` it finishes when a fetch waited
-    /// `opts.wait` and got nothing; otherwise it keeps waiting until stopped or closed.
-    pub fn new(opts: LeaseOptions, stop_when_empty: bool) -> LeaseCursor {
-        LeaseCursor {
-            opts,
-            stop_when_empty,
-            buffer: VecDeque::new(),
-            current: None,
-            finished: false,
-        }
-    }
-
-    pub fn options(&self) -> LeaseOptions {
-        self.opts
-    }
-
-    pub fn stop_when_empty(&self) -> bool {
-        self.stop_when_empty
-    }
-
-    pub fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// Hand out the next prefetched lease, if any (no I/O).
-    pub fn pop(&mut self) -> Option<Lease> {
-        if self.finished {
-            return None;
-        }
-        let next = self.buffer.pop_front()?;
-        self.current = Some(next.handle());
-        Some(next)
-    }
-
-    /// Take in a batch from [`LeaseCursor::fetch`] and hand out its first lease. An empty
-    /// batch (nothing came, or the fetch was stopped) finishes the cursor. A cursor closed
-    /// meanwhile keeps nothing: the batch is returned for release instead.
-    pub fn refill(&mut self, leases: Vec<Lease>) -> Result<Option<Lease>, Vec<LeaseHandle>> {
-        if self.finished {
-            return Err(leases.iter().map(Lease::handle).collect());
-        }
-        if leases.is_empty() {
-            self.finished = true;
-            return Ok(None);
-        }
-        self.buffer.extend(leases);
-        Ok(self.pop())
-    }
-
-    /// Fetch the next batch for a cursor with these settings. Without `stop_when_empty` it
-    /// waits until leases come or `stop()` says to give up (empty result).
-    pub async fn fetch<E: Executor, S>(
-        q: &Queue<E>,
-        opts: &LeaseOptions,
-        stop_when_empty: bool,
-        mut stop: S,
-    ) -> Result<Vec<Lease>>
-    where
-        S: FnMut() -> bool + MaybeSend,
-    {
-        loop {
-            let leases = q.lease_interruptible(opts, &mut stop).await?;
-            if !leases.is_empty() || stop_when_empty || stop() {
-                return Ok(leases);
-            }
-        }
-    }
-
-    /// The next lease: prefetched, else fetched. `None` when finished.
-    pub async fn next<E: Executor, S>(&mut self, q: &Queue<E>, stop: S) -> Result<Option<Lease>>
-    where
-        S: FnMut() -> bool + MaybeSend,
-    {
-        if let Some(lease) = self.pop() {
-            return Ok(Some(lease));
-        }
-        if self.finished {
-            return Ok(None);
-        }
-        let leases = Self::fetch(q, &self.opts, self.stop_when_empty, stop).await?;
-        match self.refill(leases) {
-            Ok(next) => Ok(next),
-            Err(_) => Ok(None),
-        }
-    }
-
-    /// Finish, and return what the cursor still holds, to release.
-    pub fn close(&mut self) -> Vec<LeaseHandle> {
-        self.finished = true;
-        let mut held: Vec<LeaseHandle> = self.current.take().into_iter().collect();
-        held.extend(self.buffer.drain(..).map(|l| l.handle()));
-        held
-    }
 }
 
 fn check_ttl(ttl: Duration) -> Result<()> {

@@ -567,6 +567,107 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
     Ok(opts)
 }
 
+/// Non-negative integer options with defaults, for calls that take only counts (`dead`'s
+/// limit and offset, `reclaim`'s and `peek`'s limit); unknown names are refused.
+///
+/// ```
+/// use crawlq::style::counts_from_json;
+/// let [limit, offset] = counts_from_json(&serde_json::json!({"limit": 5}), &[("limit", 100), ("offset", 0)]).unwrap();
+/// assert_eq!((limit, offset), (5, 0));
+/// assert!(counts_from_json(&serde_json::json!({"limit": -1}), &[("limit", 100)]).is_err());
+/// ```
+pub fn counts_from_json<const N: usize>(
+    value: &Value,
+    names: &[(&str, usize); N],
+) -> Result<[usize; N]> {
+    let map = as_object(value, "options")?;
+    if let Some(unknown) = map.keys().find(|k| !names.iter().any(|(n, _)| n == k)) {
+        return Err(Error::InvalidArgument(format!(
+            "unknown option {unknown:?}; known: {}",
+            names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let mut out = [0usize; N];
+    for (slot, (name, default)) in out.iter_mut().zip(names) {
+        *slot = match map.get(*name) {
+            None | Some(Value::Null) => *default,
+            Some(v) => v.as_u64().map(|n| n as usize).ok_or_else(|| {
+                Error::InvalidArgument(format!("{name} must be a non-negative integer, got {v}"))
+            })?,
+        };
+    }
+    Ok(out)
+}
+
+/// The ids of a dead-letter requeue: null (all of them) or an array of strings. `Err` is a type
+/// problem, for the binding's type error.
+///
+/// ```
+/// use crawlq::style::ids_from_json;
+/// assert_eq!(ids_from_json(&serde_json::json!(["3"])).unwrap(), Some(vec!["3".to_string()]));
+/// assert!(ids_from_json(&serde_json::json!([3])).is_err());
+/// ```
+pub fn ids_from_json(value: &Value) -> std::result::Result<Option<Vec<String>>, String> {
+    let bad = || "ids must be an array of strings".to_string();
+    match value {
+        Value::Null => Ok(None),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(bad))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map(Some),
+        _ => Err(bad()),
+    }
+}
+
+/// A duration given as an argument of its own (an extend's ttl, a host delay), in the style's
+/// unit; `name` is how the argument is called in that language.
+///
+/// ```
+/// use crawlq::{Style, style::duration_arg};
+/// assert_eq!(duration_arg(&serde_json::json!(250), "ttlMs", Style::Camel).unwrap().as_millis(), 250);
+/// assert!(duration_arg(&serde_json::json!("NaN"), "ttl", Style::Snake).is_err());
+/// ```
+pub fn duration_arg(value: &Value, name: &str, style: Style) -> Result<Duration> {
+    duration_from_value(value, style).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{name} must be {}, got {value}",
+            duration_hint(style)
+        ))
+    })
+}
+
+/// [`duration_arg`] where null means "none" (a host delay back to the default).
+pub fn optional_duration_arg(value: &Value, name: &str, style: Style) -> Result<Option<Duration>> {
+    match value {
+        Value::Null => Ok(None),
+        v => duration_arg(v, name, style).map(Some),
+    }
+}
+
+/// `work()` options: the lease options (max, wait, ttl) and `stop_when_empty`.
+///
+/// ```
+/// use crawlq::{Style, style::work_options_from_json};
+/// let (opts, stop) = work_options_from_json(&serde_json::json!({"max": 5, "stopWhenEmpty": true}), Style::Camel).unwrap();
+/// assert_eq!((opts.max, stop), (5, true));
+/// ```
+pub fn work_options_from_json(value: &Value, style: Style) -> Result<(LeaseOptions, bool)> {
+    let mut map = as_object(value, "work options")?.into_owned();
+    let stop_name = field_name("stop_when_empty", false, style);
+    let stop_when_empty = match map.remove(&stop_name) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => b,
+        Some(other) => {
+            return Err(Error::InvalidArgument(format!(
+                "{stop_name} must be true or false, got {other}"
+            )));
+        }
+    };
+    let opts = lease_options_from_json(&Value::Object(map), style)?;
+    Ok((opts, stop_when_empty))
+}
+
 /// Queue options (see [`crate::Config::from_options`]).
 pub fn config_from_json(value: &Value, style: Style) -> Result<crate::Config> {
     match value {

@@ -291,9 +291,21 @@ async fn expired_leases_are_reclaimed_by_the_next_lease_and_fenced() {
         vec![None]
     );
     assert!(matches!(
-        q.extend_one(&first.handle(), Duration::from_secs(5)).await,
+        q.answer(
+            &Answer::Extend(Duration::from_secs(5)),
+            &[first.handle()],
+            true
+        )
+        .await,
         Err(Error::LeaseLost { .. })
     ));
+    // a list answers per lease, a single lease with its one value
+    let answers = q
+        .answer(&Answer::Release, &[first.handle()], false)
+        .await
+        .unwrap();
+    assert_eq!(answers.to_json(Style::Camel), serde_json::json!([false]));
+    assert_eq!(answers.finished(), [false]);
     assert_eq!(q.release(&[first.handle()]).await.unwrap(), vec![false]);
     assert_eq!(q.ack(&[second.handle()]).await.unwrap(), vec![true]);
     let stats = q.stats().await.unwrap();
@@ -539,10 +551,15 @@ async fn extend_pushes_the_deadline() {
     let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
     q.set_fixed_clock(Some(T0 + 9_000));
     assert_eq!(
-        q.extend_one(&lease.handle(), Duration::from_secs(30))
-            .await
-            .unwrap(),
-        T0 + 39_000
+        q.answer(
+            &Answer::Extend(Duration::from_secs(30)),
+            &[lease.handle()],
+            true
+        )
+        .await
+        .unwrap()
+        .to_json(Style::Camel),
+        serde_json::json!(T0 + 39_000)
     );
     q.set_fixed_clock(Some(T0 + 38_999));
     assert!(q.lease(1, Duration::ZERO).await.unwrap().is_empty());

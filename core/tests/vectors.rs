@@ -259,13 +259,6 @@ async fn scenario_vectors() {
                     _ => (vec![], false),
                 }
             };
-            let shape = |values: Vec<Value>, single: bool| {
-                if single {
-                    values[0].clone()
-                } else {
-                    Value::Array(values)
-                }
-            };
             let (h, single) = handles(step);
             let result: Result<Value> = async {
                 Ok(match step["op"].as_str().unwrap() {
@@ -297,43 +290,20 @@ async fn scenario_vectors() {
                         leases.extend(got);
                         out
                     }
-                    "ack" => shape(
-                        q.ack(&h).await?.into_iter().map(Value::Bool).collect(),
-                        single,
-                    ),
-                    "nack" => {
-                        let opts = style::nack_options_from_json(
-                            &to_camel(step.get("options").unwrap_or(&Value::Null)),
-                            Style::Camel,
-                        )?;
-                        let pairs: Vec<_> = h.into_iter().map(|h| (h, opts.clone())).collect();
-                        shape(
-                            q.nack(&pairs)
-                                .await?
-                                .iter()
-                                .map(|o| json!(o.as_str()))
-                                .collect(),
-                            single,
-                        )
+                    "ack" | "nack" | "extend" | "release" => {
+                        let answer = match step["op"].as_str().unwrap() {
+                            "ack" => Answer::Ack,
+                            "release" => Answer::Release,
+                            "extend" => Answer::Extend(Duration::from_millis(
+                                step["ttl_ms"].as_u64().unwrap(),
+                            )),
+                            _ => Answer::Nack(style::nack_options_from_json(
+                                &to_camel(step.get("options").unwrap_or(&Value::Null)),
+                                Style::Camel,
+                            )?),
+                        };
+                        q.answer(&answer, &h, single).await?.to_json(Style::Camel)
                     }
-                    "extend" => {
-                        let ttl = Duration::from_millis(step["ttl_ms"].as_u64().unwrap());
-                        if single {
-                            json!(q.extend_one(&h[0], ttl).await?)
-                        } else {
-                            Value::Array(
-                                q.extend(&h, ttl)
-                                    .await?
-                                    .into_iter()
-                                    .map(|d| json!(d))
-                                    .collect(),
-                            )
-                        }
-                    }
-                    "release" => shape(
-                        q.release(&h).await?.into_iter().map(Value::Bool).collect(),
-                        single,
-                    ),
                     "reclaim" => to_snake(&style::reclaim_to_json(
                         &q.reclaim(step["limit"].as_u64().unwrap() as usize).await?,
                         Style::Camel,

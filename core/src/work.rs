@@ -1,0 +1,236 @@
+//! Worker loops behind every binding's `work()` iterator: lease `max` at a time, hand the
+//! leases out one by one, give back what is still held when the loop stops. Written once here,
+//! so each binding only converts leases and drives the future its own way.
+
+use crate::error::Result;
+use crate::model::*;
+use crate::queue::{Executor, LeaseOptions, MaybeSend, Queue};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A worker loop's view of the queue, behind every binding's `work()` iterator: leases `max`
+/// at a time, hands the leases out one by one, and gives back what it still holds when
+/// closed (the prefetched leases and the one handed out last; releasing a lease that was
+/// already answered changes nothing, by its fencing token).
+///
+/// The fetch does not borrow the cursor, so an async binding can keep the cursor behind a
+/// plain mutex: [`LeaseCursor::pop`], then [`LeaseCursor::fetch`], then [`LeaseCursor::refill`].
+///
+/// ```no_run
+/// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let mut cursor = crawlq::work::LeaseCursor::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
+/// while let Some(lease) = cursor.next(q, || false).await? {
+///     q.ack(&[lease.handle()]).await?;
+/// }
+/// q.release(&cursor.close()).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct LeaseCursor {
+    opts: LeaseOptions,
+    stop_when_empty: bool,
+    buffer: VecDeque<Lease>,
+    current: Option<LeaseHandle>,
+    finished: bool,
+}
+
+impl LeaseCursor {
+    /// A cursor leasing with `opts`. With `stop_when_empty` it finishes when a fetch waited
+    /// `opts.wait` and got nothing; otherwise it keeps waiting until stopped or closed.
+    pub fn new(opts: LeaseOptions, stop_when_empty: bool) -> LeaseCursor {
+        LeaseCursor {
+            opts,
+            stop_when_empty,
+            buffer: VecDeque::new(),
+            current: None,
+            finished: false,
+        }
+    }
+
+    pub fn options(&self) -> LeaseOptions {
+        self.opts
+    }
+
+    pub fn stop_when_empty(&self) -> bool {
+        self.stop_when_empty
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Hand out the next prefetched lease, if any (no I/O).
+    pub fn pop(&mut self) -> Option<Lease> {
+        if self.finished {
+            return None;
+        }
+        let next = self.buffer.pop_front()?;
+        self.current = Some(next.handle());
+        Some(next)
+    }
+
+    /// Take in a batch from [`LeaseCursor::fetch`] and hand out its first lease. An empty
+    /// batch (nothing came, or the fetch was stopped) finishes the cursor. A cursor closed
+    /// meanwhile keeps nothing: the batch is returned for release instead.
+    pub fn refill(&mut self, leases: Vec<Lease>) -> Result<Option<Lease>, Vec<LeaseHandle>> {
+        if self.finished {
+            return Err(leases.iter().map(Lease::handle).collect());
+        }
+        if leases.is_empty() {
+            self.finished = true;
+            return Ok(None);
+        }
+        self.buffer.extend(leases);
+        Ok(self.pop())
+    }
+
+    /// Fetch the next batch for a cursor with these settings. Without `stop_when_empty` it
+    /// waits until leases come or `stop()` says to give up (empty result).
+    pub async fn fetch<E: Executor, S>(
+        q: &Queue<E>,
+        opts: &LeaseOptions,
+        stop_when_empty: bool,
+        mut stop: S,
+    ) -> Result<Vec<Lease>>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        loop {
+            let leases = q.lease_interruptible(opts, &mut stop).await?;
+            if !leases.is_empty() || stop_when_empty || stop() {
+                return Ok(leases);
+            }
+        }
+    }
+
+    /// The next lease: prefetched, else fetched. `None` when finished.
+    pub async fn next<E: Executor, S>(&mut self, q: &Queue<E>, stop: S) -> Result<Option<Lease>>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        if let Some(lease) = self.pop() {
+            return Ok(Some(lease));
+        }
+        if self.finished {
+            return Ok(None);
+        }
+        let leases = Self::fetch(q, &self.opts, self.stop_when_empty, stop).await?;
+        match self.refill(leases) {
+            Ok(next) => Ok(next),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Finish, and return what the cursor still holds, to release.
+    pub fn close(&mut self) -> Vec<LeaseHandle> {
+        self.finished = true;
+        let mut held: Vec<LeaseHandle> = self.current.take().into_iter().collect();
+        held.extend(self.buffer.drain(..).map(|l| l.handle()));
+        held
+    }
+}
+
+/// What [`Work::pop`] found without any I/O.
+#[derive(Debug)]
+pub enum Popped {
+    /// A prefetched lease.
+    Lease(Box<Lease>),
+    /// The loop is over (stopped, closed, or the queue stayed empty with `stop_when_empty`).
+    Finished,
+    /// Nothing prefetched: [`Work::next`] has to fetch.
+    Empty,
+}
+
+/// A `work()` loop that can be shared between threads and driven by any async runtime: every
+/// method takes `&self`, and no lock is held across an await. The queue is passed to each call,
+/// so a binding that reconnects (after a fork, say) keeps its loop.
+///
+/// ```no_run
+/// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let work = crawlq::Work::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
+/// while let Some(lease) = work.next(q, || false).await? {
+///     q.ack(&[lease.handle()]).await?;
+/// }
+/// work.finish(q).await?; // releases what it still holds (nothing, here)
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Work {
+    cursor: Mutex<LeaseCursor>,
+    closed: AtomicBool,
+}
+
+impl Work {
+    /// A loop leasing with `opts`; with `stop_when_empty` it ends when a fetch waited
+    /// `opts.wait` and got nothing, otherwise it waits until closed.
+    pub fn new(opts: LeaseOptions, stop_when_empty: bool) -> Work {
+        Work {
+            cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    fn cursor(&self) -> std::sync::MutexGuard<'_, LeaseCursor> {
+        self.cursor.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next prefetched lease, or whether the loop is over, without I/O.
+    pub fn pop(&self) -> Popped {
+        let mut cursor = self.cursor();
+        match cursor.pop() {
+            Some(lease) => Popped::Lease(Box::new(lease)),
+            None if cursor.is_finished() => Popped::Finished,
+            None => Popped::Empty,
+        }
+    }
+
+    /// The next lease: prefetched, else fetched (waiting in slices, checking `stop` and
+    /// [`Work::close`] between them). `None` when the loop is over. Leases that arrive after the
+    /// loop was closed are released, not handed out.
+    pub async fn next<E: Executor, S>(&self, q: &Queue<E>, mut stop: S) -> Result<Option<Lease>>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        let (opts, stop_when_empty) = {
+            let mut cursor = self.cursor();
+            if let Some(lease) = cursor.pop() {
+                return Ok(Some(lease));
+            }
+            if cursor.is_finished() {
+                return Ok(None);
+            }
+            (cursor.options(), cursor.stop_when_empty())
+        };
+        let closed = &self.closed;
+        let leases = LeaseCursor::fetch(q, &opts, stop_when_empty, || {
+            closed.load(Ordering::Relaxed) || stop()
+        })
+        .await?;
+        let refilled = self.cursor().refill(leases);
+        match refilled {
+            Ok(next) => Ok(next),
+            Err(late) => {
+                q.release(&late).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Stop the loop and return what it still holds (the prefetched leases and the one handed
+    /// out last), for the caller to release. A fetch under way gives up at its next slice.
+    pub fn close(&self) -> Vec<LeaseHandle> {
+        self.closed.store(true, Ordering::Relaxed);
+        self.cursor().close()
+    }
+
+    /// [`Work::close`], then release what was held (a lease already answered is unaffected:
+    /// its lease key is not live any more).
+    pub async fn finish<E: Executor>(&self, q: &Queue<E>) -> Result<()> {
+        let held = self.close();
+        if !held.is_empty() {
+            q.release(&held).await?;
+        }
+        Ok(())
+    }
+}
