@@ -264,7 +264,7 @@ impl Queue {
     pub fn __construct(url: String, name: String, options: Option<&Zval>) -> PhpResult<Self> {
         let options = options_json(options, "options")?;
         let config = style::config_from_json(&options, Style::Snake).map_err(throw)?;
-        crawlq::keys::Keys::new(&config.key_prefix, &name).map_err(throw)?;
+        crawlq::keys::check_queue_name(&config.key_prefix, &name).map_err(throw)?;
         let fixed_clock = Mutex::new(config.fixed_clock_ms);
         let handle = Handle {
             url,

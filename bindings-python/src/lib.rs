@@ -1,8 +1,10 @@
 //! `import crawlq`: the Python binding of the crawlq core. Types are converted and errors
 //! mapped here; every queue operation is the core's.
 
+mod args;
 mod convert;
 mod errors;
+mod handle;
 mod queue;
 mod runtime;
 mod types;
@@ -11,7 +13,7 @@ mod work;
 use pyo3::prelude::*;
 
 /// The canonical form crawlq gives an input: {"kind", "canonical", "host", "fingerprint"}.
-/// Raises InvalidItemError (with `.reason_code`) for an input it would refuse.
+/// Raises InvalidItemError (with `.reason`, the refusal code) for an input it would refuse.
 #[pyfunction]
 fn normalize(py: Python<'_>, input: &Bound<'_, pyo3::types::PyString>) -> PyResult<Py<PyAny>> {
     let value =

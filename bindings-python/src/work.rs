@@ -2,13 +2,12 @@
 //! core's lease / ack / nack / release calls; what to do with an item stays the caller's.
 
 use crate::errors::to_pyerr;
-use crate::queue::{
-    Handle, lease_awaitable, lease_blocking, leases_to_py, release_in_background, release_quietly,
-    signal_check,
+use crate::handle::{
+    Awaiting, Handle, Mode, lease_blocking, release_in_background, release_quietly, signal_check,
 };
 use crate::runtime::{awaitable, block_on};
 use crate::types::Lease;
-use crawlq::{LeaseCursor, LeaseHandle, LeaseOptions, NackOptions};
+use crawlq::{Answer, LeaseHandle, LeaseOptions, NackOptions, Popped};
 use pyo3::exceptions::{PyException, PyStopAsyncIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -46,19 +45,19 @@ fn outcome(
 }
 
 async fn answer(handle: Arc<Handle>, lease: LeaseHandle, outcome: Outcome) -> crawlq::Result<()> {
-    let q = handle.queue().await?;
-    let kept = match outcome {
-        Outcome::Ack => q.ack(std::slice::from_ref(&lease)).await?[0],
-        Outcome::Nack(reason) => {
-            let opts = NackOptions {
-                reason: Some(reason),
-                ..NackOptions::default()
-            };
-            q.nack(&[(lease.clone(), opts)]).await?[0] != crawlq::NackOutcome::Lost
-        }
-        Outcome::Release => q.release(std::slice::from_ref(&lease)).await?[0],
+    let answer = match outcome {
+        Outcome::Ack => Answer::Ack,
+        Outcome::Nack(reason) => Answer::Nack(NackOptions {
+            reason: Some(reason),
+            ..NackOptions::default()
+        }),
+        Outcome::Release => Answer::Release,
     };
-    if kept {
+    let q = handle.queue().await?;
+    let answers = q
+        .answer(&answer, std::slice::from_ref(&lease), true)
+        .await?;
+    if answers.finished()[0] {
         Ok(())
     } else {
         Err(crawlq::Error::LeaseLost {
@@ -66,6 +65,10 @@ async fn answer(handle: Arc<Handle>, lease: LeaseHandle, outcome: Outcome) -> cr
             token: lease.token,
         })
     }
+}
+
+fn lease_object(py: Python<'_>, lease: crawlq::Lease) -> PyResult<Py<Lease>> {
+    Py::new(py, Lease::new(py, lease)?)
 }
 
 /// Context manager returned by `Queue.leased()`.
@@ -89,8 +92,12 @@ impl Leased {
 #[pymethods]
 impl Leased {
     fn __enter__(&self, py: Python<'_>) -> PyResult<Option<Py<Lease>>> {
-        let leases = leases_to_py(py, lease_blocking(py, &self.handle, self.opts)?)?;
-        let lease = leases.into_iter().next();
+        let leases = lease_blocking(py, &self.handle, self.opts)?;
+        let lease = leases
+            .into_iter()
+            .next()
+            .map(|l| lease_object(py, l))
+            .transpose()?;
         *self.lease.lock().unwrap_or_else(|e| e.into_inner()) =
             lease.as_ref().map(|l| l.clone_ref(py));
         Ok(lease)
@@ -145,17 +152,17 @@ impl AsyncLeased {
 impl AsyncLeased {
     fn __aenter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let slot = self.lease.clone();
-        lease_awaitable(
-            py,
-            &self.handle,
-            self.opts,
-            Box::new(move |py, leases| {
-                let lease = leases_to_py(py, leases)?.into_iter().next();
-                *slot.lock().unwrap_or_else(|e| e.into_inner()) =
-                    lease.as_ref().map(|l| l.clone_ref(py));
-                Ok(lease.into_pyobject(py)?.into_any().unbind())
-            }),
-        )
+        let fill = Box::new(move |py: Python<'_>, leases: Vec<crawlq::Lease>| {
+            let lease = leases
+                .into_iter()
+                .next()
+                .map(|l| lease_object(py, l))
+                .transpose()?;
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) =
+                lease.as_ref().map(|l| l.clone_ref(py));
+            Ok(lease.into_pyobject(py)?.into_any().unbind())
+        });
+        Ok(Awaiting::lease(py, &self.handle, self.opts, fill)?.into_bound(py))
     }
 
     fn __aexit__<'py>(
@@ -198,24 +205,19 @@ impl AsyncLeased {
 #[pyclass(frozen, module = "crawlq")]
 pub struct Work {
     handle: Arc<Handle>,
-    cursor: Mutex<LeaseCursor>,
+    work: crawlq::Work,
 }
 
 impl Work {
     pub fn new(handle: Arc<Handle>, opts: LeaseOptions, stop_when_empty: bool) -> Work {
         Work {
             handle,
-            cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
+            work: crawlq::Work::new(opts, stop_when_empty),
         }
     }
 
-    fn cursor(&self) -> std::sync::MutexGuard<'_, LeaseCursor> {
-        self.cursor.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn stop(&self) {
-        let held = self.cursor().close();
-        release_quietly(&self.handle, held);
+        release_quietly(&self.handle, self.work.close());
     }
 }
 
@@ -226,33 +228,21 @@ impl Work {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<Lease>>> {
-        let (opts, stop_when_empty) = {
-            let mut cursor = self.cursor();
-            if let Some(next) = cursor.pop() {
-                return Ok(Some(Py::new(py, Lease::new(py, next)?)?));
-            }
-            if cursor.is_finished() {
-                return Ok(None);
-            }
-            (cursor.options(), cursor.stop_when_empty())
-        };
+        if let Popped::Lease(next) = self.work.pop() {
+            return lease_object(py, *next).map(Some);
+        }
         let raised = Mutex::new(None);
         let h = self.handle.clone();
-        let fetched = block_on(py, async {
+        let next = block_on(py, async {
             let q = h.queue().await?;
-            LeaseCursor::fetch(&q, &opts, stop_when_empty, signal_check(&raised)).await
+            self.work.next(&q, signal_check(&raised)).await
         });
-        let refilled = fetched.map(|leases| self.cursor().refill(leases));
         if let Some(err) = raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
             self.stop();
             return Err(err);
         }
-        match refilled {
-            Ok(Ok(next)) => next.map(|l| Py::new(py, Lease::new(py, l)?)).transpose(),
-            Ok(Err(late)) => {
-                release_quietly(&self.handle, late);
-                Ok(None)
-            }
+        match next {
+            Ok(next) => next.map(|l| lease_object(py, l)).transpose(),
             Err(e) => {
                 self.stop();
                 Err(to_pyerr(e))
@@ -260,7 +250,6 @@ impl Work {
         }
     }
 
-    /// Stop and release what the iterator still holds.
     fn close(&self) {
         self.stop();
     }
@@ -282,26 +271,18 @@ impl Drop for Work {
     }
 }
 
-/// Async iterator returned by `AsyncQueue.work()`.
 #[pyclass(frozen, module = "crawlq")]
 pub struct AsyncWork {
     handle: Arc<Handle>,
-    cursor: Arc<Mutex<LeaseCursor>>,
+    work: Arc<crawlq::Work>,
 }
 
 impl AsyncWork {
     pub fn new(handle: Arc<Handle>, opts: LeaseOptions, stop_when_empty: bool) -> AsyncWork {
         AsyncWork {
             handle,
-            cursor: Arc::new(Mutex::new(LeaseCursor::new(opts, stop_when_empty))),
+            work: Arc::new(crawlq::Work::new(opts, stop_when_empty)),
         }
-    }
-
-    fn close_cursor(&self) -> Vec<LeaseHandle> {
-        self.cursor
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .close()
     }
 }
 
@@ -312,66 +293,41 @@ impl AsyncWork {
     }
 
     fn __anext__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (opts, stop_when_empty) = {
-            let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(next) = cursor.pop() {
-                let lease = Py::new(py, Lease::new(py, next)?)?;
-                return awaitable(
-                    py,
-                    async { Ok(()) },
-                    Box::new(move |_py, ()| Ok(lease.into_any())),
-                    None,
-                );
-            }
-            if cursor.is_finished() {
-                return Err(PyStopAsyncIteration::new_err(()));
-            }
-            (cursor.options(), cursor.stop_when_empty())
+        let next = |py: Python<'_>, lease: Option<crawlq::Lease>| match lease {
+            Some(lease) => Ok(lease_object(py, lease)?.into_any()),
+            None => Err(PyStopAsyncIteration::new_err(())),
         };
-        let h = self.handle.clone();
-        let (cursor, for_late, for_discard) = (
-            self.cursor.clone(),
-            self.handle.clone(),
-            self.handle.clone(),
-        );
-        awaitable(
-            py,
-            async move {
-                let q = h.queue().await?;
-                LeaseCursor::fetch(&q, &opts, stop_when_empty, || false).await
-            },
-            Box::new(move |py, leases| {
-                match cursor
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .refill(leases)
-                {
-                    Ok(Some(next)) => Ok(Py::new(py, Lease::new(py, next)?)?.into_any()),
-                    Ok(None) => Err(PyStopAsyncIteration::new_err(())),
-                    Err(late) => {
-                        release_in_background(&for_late, late);
-                        Err(PyStopAsyncIteration::new_err(()))
-                    }
-                }
-            }),
-            Some(Box::new(move |leases: Vec<crawlq::Lease>| {
-                release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
-            })),
-        )
+        match self.work.pop() {
+            Popped::Lease(lease) => awaitable(
+                py,
+                async { Ok(()) },
+                Box::new(move |py, ()| next(py, Some(*lease))),
+                None,
+            ),
+            Popped::Finished => Err(PyStopAsyncIteration::new_err(())),
+            Popped::Empty => {
+                let (h, work, for_discard) =
+                    (self.handle.clone(), self.work.clone(), self.handle.clone());
+                awaitable(
+                    py,
+                    async move { work.next(&*h.queue().await?, || false).await },
+                    Box::new(next),
+                    Some(Box::new(move |lease: Option<crawlq::Lease>| {
+                        release_in_background(
+                            &for_discard,
+                            lease.iter().map(|l| l.handle()).collect(),
+                        );
+                    })),
+                )
+            }
+        }
     }
 
-    /// Stop and release what the iterator still holds.
     fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let held = self.close_cursor();
-        let h = self.handle.clone();
+        let (h, work) = (self.handle.clone(), self.work.clone());
         awaitable(
             py,
-            async move {
-                if !held.is_empty() {
-                    h.queue().await?.release(&held).await?;
-                }
-                Ok(())
-            },
+            async move { work.finish(&*h.queue().await?).await },
             Box::new(|py, ()| Ok(py.None())),
             None,
         )
@@ -380,7 +336,6 @@ impl AsyncWork {
 
 impl Drop for AsyncWork {
     fn drop(&mut self) {
-        let held = self.close_cursor();
-        release_quietly(&self.handle, held);
+        release_quietly(&self.handle, self.work.close());
     }
 }

@@ -95,7 +95,7 @@ fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
 pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
     let options = json_arg(&options, "options")?;
     let config = core(wasm_config(&options))?;
-    core(crawlq::keys::Keys::new(&config.key_prefix, &name))?;
+    core(crawlq::keys::check_queue_name(&config.key_prefix, &name))?;
     Ok(())
 }
 

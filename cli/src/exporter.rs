@@ -221,7 +221,7 @@ pub async fn run(
         ));
     }
     for queue in queues {
-        crawlq::keys::Keys::new(&config.key_prefix, queue)?;
+        crawlq::keys::check_queue_name(&config.key_prefix, queue)?;
     }
     let server = tiny_http::Server::http(&args.listen)
         .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;

@@ -159,21 +159,20 @@ enum Kind {
     Timestamp,
 }
 
+/// One option: its snake_case name (the camelCase one is derived: `lease_ttl` ->
+/// `leaseTtlMs`, as every JavaScript duration), and what its value is.
 struct Spec {
     snake: &'static str,
-    camel: &'static str,
     kind: Kind,
 }
 
 const SPECS: &[Spec] = &[
     Spec {
         snake: "lease_ttl",
-        camel: "leaseTtlMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "max_attempts",
-        camel: "maxAttempts",
         kind: Kind::Count {
             min: 1,
             max: 1_000_000,
@@ -181,52 +180,42 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         snake: "backoff",
-        camel: "backoff",
         kind: Kind::Choice(&["fixed", "exponential"]),
     },
     Spec {
         snake: "backoff_base",
-        camel: "backoffBaseMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "backoff_max",
-        camel: "backoffMaxMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "backoff_jitter",
-        camel: "backoffJitter",
         kind: Kind::Fraction,
     },
     Spec {
         snake: "host_delay",
-        camel: "hostDelayMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "host_key",
-        camel: "hostKey",
         kind: Kind::Choice(&["host", "domain"]),
     },
     Spec {
         snake: "key_prefix",
-        camel: "keyPrefix",
         kind: Kind::Text,
     },
     Spec {
         snake: "connect_timeout",
-        camel: "connectTimeoutMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "command_timeout",
-        camel: "commandTimeoutMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "max_payload_bytes",
-        camel: "maxPayloadBytes",
         kind: Kind::Count {
             min: 0,
             max: 512 * 1024 * 1024,
@@ -234,7 +223,6 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         snake: "seed_batch",
-        camel: "seedBatch",
         kind: Kind::Count {
             min: 1,
             max: 10_000,
@@ -242,7 +230,6 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         snake: "reclaim_batch",
-        camel: "reclaimBatch",
         kind: Kind::Count {
             min: 1,
             max: 10_000,
@@ -250,32 +237,26 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         snake: "adaptive_delay_step",
-        camel: "adaptiveDelayStepMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "adaptive_delay_max",
-        camel: "adaptiveDelayMaxMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "tls_ca_file",
-        camel: "tlsCaFile",
         kind: Kind::Text,
     },
     Spec {
         snake: "min_replicas",
-        camel: "minReplicas",
         kind: Kind::Count { min: 0, max: 100 },
     },
     Spec {
         snake: "replica_timeout",
-        camel: "replicaTimeoutMs",
         kind: Kind::Duration,
     },
     Spec {
         snake: "fixed_clock",
-        camel: "fixedClock",
         kind: Kind::Timestamp,
     },
 ];
@@ -300,7 +281,7 @@ impl Config {
             }
             let spec = SPECS
                 .iter()
-                .find(|s| name_in(s, style) == name)
+                .find(|s| name_in(s, style) == *name)
                 .ok_or_else(|| unknown_option(name, style))?;
             let parsed = parse_value(spec, value, style)?;
             config.apply(spec.snake, parsed);
@@ -397,28 +378,26 @@ impl Config {
                     .into(),
             );
         }
-        crate::keys::Keys::new(&self.key_prefix, "q")?;
+        crate::keys::check_queue_name(&self.key_prefix, "q")?;
         Ok(())
     }
 
-    /// Every option name in `style`, in documentation order.
-    pub fn option_names(style: Style) -> Vec<&'static str> {
+    /// Every option name in `style`, in documentation order. Each binding's type stubs and
+    /// README list exactly these (a test checks them).
+    pub fn option_names(style: Style) -> Vec<String> {
         SPECS.iter().map(|s| name_in(s, style)).collect()
     }
 }
 
-fn name_in(spec: &Spec, style: Style) -> &'static str {
-    match style {
-        Style::Snake => spec.snake,
-        Style::Camel => spec.camel,
-    }
+fn name_in(spec: &Spec, style: Style) -> String {
+    crate::style::field_name(spec.snake, matches!(spec.kind, Kind::Duration), style)
 }
 
 fn unknown_option(name: &str, style: Style) -> Error {
     let known = Config::option_names(style);
     let closest = known
         .iter()
-        .map(|k| (edit_distance(name, k), *k))
+        .map(|k| (edit_distance(name, k), k))
         .min()
         .filter(|(d, _)| *d <= 3);
     match closest {

@@ -34,6 +34,17 @@ pub struct Keys {
     fixed: Arc<[String]>,
 }
 
+/// Check a key prefix and queue name: a name of 1..=200 bytes, and neither with braces (they
+/// would break the hash tag) or control characters. The one check every binding uses.
+///
+/// ```
+/// assert!(crawlq::keys::check_queue_name("crawlq", "jobs").is_ok());
+/// assert_eq!(crawlq::keys::check_queue_name("crawlq", "a{b}").unwrap_err().code(), "CONFIG");
+/// ```
+pub fn check_queue_name(prefix: &str, queue: &str) -> Result<()> {
+    Keys::new(prefix, queue).map(drop)
+}
+
 impl Keys {
     /// Validate the prefix and queue name and build the key set.
     pub fn new(prefix: &str, queue: &str) -> Result<Keys> {

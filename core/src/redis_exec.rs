@@ -289,7 +289,7 @@ impl Queue<RedisExecutor> {
     /// ```
     pub async fn connect(url: &str, name: &str, config: Config) -> Result<Queue<RedisExecutor>> {
         config.validate()?;
-        crate::keys::Keys::new(&config.key_prefix, name)?;
+        crate::keys::check_queue_name(&config.key_prefix, name)?;
         let exec = RedisExecutor::connect(url, &config).await?;
         Queue::with_executor(exec, name, config)
     }

@@ -1,0 +1,119 @@
+//! Python arguments as the core's values: keyword arguments become the JSON options the core's
+//! `style` parsers read (durations in seconds), and `Lease` objects become lease handles.
+
+use crate::convert::{from_json, to_json};
+use crate::errors::to_pyerr;
+use crate::types::Lease;
+use crawlq::config::number_value;
+use crawlq::{
+    Answers, LeaseHandle, LeaseOptions, NackOptions, SeedItem, SeedOptions, Style, style,
+};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+pub fn seed_args(
+    items: &Bound<'_, PyAny>,
+    priority: i64,
+    delay: f64,
+    payload: Option<&Bound<'_, PyAny>>,
+    force: bool,
+) -> PyResult<(Vec<SeedItem>, SeedOptions)> {
+    let items_json = if items.is_instance_of::<PyString>() {
+        to_json(items)?
+    } else {
+        let not_items =
+            |_| PyTypeError::new_err("items must be an iterable of URLs or hosts (str or dict)");
+        let mut list = Vec::new();
+        for item in items.try_iter().map_err(not_items)? {
+            list.push(to_json(&item?)?);
+        }
+        Value::Array(list)
+    };
+    if let Some(problem) = style::seed_items_type_error(&items_json) {
+        return Err(PyTypeError::new_err(problem));
+    }
+    let items = style::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
+    let payload = payload.map(to_json).transpose()?;
+    let opts = json!({"priority": priority, "delay": number_value(delay), "payload": payload, "force": force});
+    let opts = style::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)?;
+    Ok((items, opts))
+}
+
+pub fn lease_args(max: i64, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
+    let opts = json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)});
+    style::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
+}
+
+pub fn nack_args(
+    retry: bool,
+    delay: Option<f64>,
+    reason: Option<String>,
+    rate_limited: bool,
+) -> crawlq::Result<NackOptions> {
+    let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason, "rate_limited": rate_limited});
+    style::nack_options_from_json(&opts, Style::Snake)
+}
+
+/// A duration argument in seconds (`name` in errors).
+pub fn seconds(value: f64, name: &str) -> crawlq::Result<Duration> {
+    style::duration_arg(&number_value(value), name, Style::Snake)
+}
+
+/// A result the core already shaped as JSON, as Python objects.
+pub fn json_out(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
+    from_json(py, &value)
+}
+
+/// One lease or a sequence of leases, as given.
+pub struct LeaseArg {
+    leases: Vec<Py<Lease>>,
+    pub single: bool,
+}
+
+impl LeaseArg {
+    pub fn extract(obj: &Bound<'_, PyAny>) -> PyResult<LeaseArg> {
+        let not_leases = || PyTypeError::new_err("expected a Lease or a sequence of Lease objects");
+        if let Ok(one) = obj.cast::<Lease>() {
+            return Ok(LeaseArg {
+                leases: vec![one.clone().unbind()],
+                single: true,
+            });
+        }
+        if obj.is_instance_of::<PyString>() {
+            return Err(not_leases());
+        }
+        let mut leases = Vec::new();
+        for item in obj.try_iter().map_err(|_| not_leases())? {
+            let item = item?;
+            let lease = item.cast::<Lease>().map_err(|_| not_leases())?;
+            leases.push(lease.clone().unbind());
+        }
+        Ok(LeaseArg {
+            leases,
+            single: false,
+        })
+    }
+
+    pub fn handles(&self) -> Vec<LeaseHandle> {
+        self.leases.iter().map(|l| l.get().handle()).collect()
+    }
+
+    /// Bring the Lease objects up to date with what an answer did (finished, new deadline),
+    /// and return its results as Python objects.
+    pub fn apply(&self, py: Python<'_>, answers: &Answers) -> PyResult<Py<PyAny>> {
+        for (lease, finished) in self.leases.iter().zip(answers.finished()) {
+            if finished {
+                lease.get().mark_answered();
+            }
+        }
+        for (lease, deadline) in self.leases.iter().zip(answers.deadlines().unwrap_or(&[])) {
+            if let Some(ms) = deadline {
+                lease.get().set_expires_at_ms(*ms);
+            }
+        }
+        json_out(py, answers.to_json(Style::Snake))
+    }
+}

@@ -1,0 +1,242 @@
+//! The connection a `Queue` or `AsyncQueue` holds, and the two ways of running a core call from
+//! Python: blocking with the GIL released (`Blocking`), or as an asyncio awaitable (`Awaiting`).
+//! Every operation is written once against [`Mode`].
+
+use crate::errors::to_pyerr;
+use crate::runtime::{Convert, awaitable, block_on, runtime};
+use crate::types::quoted;
+use crawlq::{LeaseHandle, LeaseOptions, Style, style};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::future::Future;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub type CoreQueue = crawlq::Queue<crawlq::RedisExecutor>;
+
+/// What a `Queue`/`AsyncQueue` holds: how to connect, and the connection of this process.
+pub struct Handle {
+    pub name: String,
+    url: String,
+    config: crawlq::Config,
+    /// (pid that connected, queue): a forked child connects again instead of sharing the
+    /// parent's socket and runtime.
+    current: Mutex<Option<(u32, Arc<CoreQueue>)>>,
+    fixed_clock: AtomicI64,
+}
+
+impl Handle {
+    pub fn new(
+        url: &str,
+        name: &str,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Arc<Handle>> {
+        let options = crate::convert::kwargs_to_json(options)?;
+        let config = style::config_from_json(&options, Style::Snake).map_err(to_pyerr)?;
+        crawlq::keys::check_queue_name(&config.key_prefix, name).map_err(to_pyerr)?;
+        Ok(Arc::new(Handle {
+            url: url.to_string(),
+            name: name.to_string(),
+            fixed_clock: AtomicI64::new(config.fixed_clock_ms.unwrap_or(i64::MIN)),
+            config,
+            current: Mutex::new(None),
+        }))
+    }
+
+    /// The connected queue of this process (connecting on first use and after a fork).
+    pub async fn queue(&self) -> crawlq::Result<Arc<CoreQueue>> {
+        let pid = std::process::id();
+        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner())
+            && *owner == pid
+        {
+            return Ok(q.clone());
+        }
+        let q = Arc::new(CoreQueue::connect(&self.url, &self.name, self.config.clone()).await?);
+        let clock = self.fixed_clock.load(Ordering::Relaxed);
+        q.set_fixed_clock((clock != i64::MIN).then_some(clock));
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, q.clone()));
+        Ok(q)
+    }
+
+    pub fn close(&self) {
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    pub fn set_fixed_clock(&self, ms: Option<i64>) {
+        self.fixed_clock
+            .store(ms.unwrap_or(i64::MIN), Ordering::Relaxed);
+        if let Some((_, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner()) {
+            q.set_fixed_clock(ms);
+        }
+    }
+
+    pub fn repr(&self, class: &str) -> String {
+        format!(
+            "{class}(name={}, prefix={})",
+            quoted(&self.name),
+            quoted(&self.config.key_prefix)
+        )
+    }
+}
+
+/// How a class runs a core call.
+pub trait Mode {
+    /// Run `op` on the connected queue and convert its result.
+    fn run<T, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        op: F,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static;
+
+    /// Lease: noticing Ctrl-C during a blocking wait, or releasing what arrives after the
+    /// awaiting task was cancelled.
+    fn lease(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        opts: LeaseOptions,
+        convert: Convert<Vec<crawlq::Lease>>,
+    ) -> PyResult<Py<PyAny>>;
+}
+
+/// `Queue`: block with the GIL released, so threads run in parallel.
+pub struct Blocking;
+
+/// `AsyncQueue`: an asyncio awaitable.
+pub struct Awaiting;
+
+impl Mode for Blocking {
+    fn run<T, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        op: F,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let h = handle.clone();
+        let value = block_on(py, async move { op(h.queue().await?).await }).map_err(to_pyerr)?;
+        convert(py, value)
+    }
+
+    fn lease(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        opts: LeaseOptions,
+        convert: Convert<Vec<crawlq::Lease>>,
+    ) -> PyResult<Py<PyAny>> {
+        convert(py, lease_blocking(py, handle, opts)?)
+    }
+}
+
+impl Mode for Awaiting {
+    fn run<T, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        op: F,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let h = handle.clone();
+        let fut = async move { op(h.queue().await?).await };
+        Ok(awaitable(py, fut, convert, None)?.unbind())
+    }
+
+    fn lease(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        opts: LeaseOptions,
+        convert: Convert<Vec<crawlq::Lease>>,
+    ) -> PyResult<Py<PyAny>> {
+        let (h, for_discard) = (handle.clone(), handle.clone());
+        let discard = Box::new(move |leases: Vec<crawlq::Lease>| {
+            release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
+        });
+        let fut = async move { h.queue().await?.lease_with(&opts).await };
+        Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
+    }
+}
+
+/// A stop check for the core's interruptible waits: true once Ctrl-C (or another signal
+/// handler) raised, with the exception kept to re-raise.
+pub fn signal_check(raised: &Mutex<Option<PyErr>>) -> impl FnMut() -> bool + Send + '_ {
+    move || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *raised.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                true
+            }
+        })
+    }
+}
+
+/// Lease, noticing Ctrl-C (KeyboardInterrupt) while a blocking wait goes on.
+pub fn lease_blocking(
+    py: Python<'_>,
+    handle: &Arc<Handle>,
+    opts: LeaseOptions,
+) -> PyResult<Vec<crawlq::Lease>> {
+    let raised = Mutex::new(None);
+    let h = handle.clone();
+    let leases = block_on(py, async {
+        h.queue()
+            .await?
+            .lease_interruptible(&opts, signal_check(&raised))
+            .await
+    })
+    .map_err(to_pyerr)?;
+    match raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        Some(err) => {
+            release_quietly(handle, leases.iter().map(|l| l.handle()).collect());
+            Err(err)
+        }
+        None => Ok(leases),
+    }
+}
+
+/// Release leases the caller will not hand out (interrupted iterations, dropped iterators).
+/// Waits (briefly, GIL released) when called from Python; from inside the runtime it only
+/// schedules the release.
+pub fn release_quietly(handle: &Arc<Handle>, leases: Vec<LeaseHandle>) {
+    if leases.is_empty() {
+        return;
+    }
+    let h = handle.clone();
+    let release = async move {
+        if let Ok(q) = h.queue().await {
+            let _ = tokio::time::timeout(Duration::from_secs(2), q.release(&leases)).await;
+        }
+    };
+    if tokio::runtime::Handle::try_current().is_ok() {
+        runtime().spawn(release);
+        return;
+    }
+    // None: the interpreter is going away; the leases expire and are reclaimed instead.
+    let _ = Python::try_attach(|py| py.detach(|| runtime().block_on(release)));
+}
+
+/// Release leases without waiting for the answer (from the event loop's thread).
+pub fn release_in_background(handle: &Arc<Handle>, leases: Vec<LeaseHandle>) {
+    if leases.is_empty() {
+        return;
+    }
+    let h = handle.clone();
+    runtime().spawn(async move {
+        if let Ok(q) = h.queue().await {
+            let _ = q.release(&leases).await;
+        }
+    });
+}
