@@ -12,31 +12,15 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::runtime::Runtime;
 
-static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
-
 type ConnectionKey = (String, Option<String>, u128, u128);
 /// Connections of one process, keyed by the pid that opened them (a forked child starts over).
 type ProcessConnections = (u32, HashMap<ConnectionKey, Arc<RedisExecutor>>);
 static CONNECTIONS: Mutex<Option<ProcessConnections>> = Mutex::new(None);
 
+/// PHP runs one request at a time per process: a current-thread runtime driven by each call
+/// is enough, and adds no threads to every FPM worker.
 fn runtime() -> &'static Runtime {
-    let pid = std::process::id();
-    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
-    match *slot {
-        Some((owner, rt)) if owner == pid => rt,
-        _ => {
-            // PHP runs one request at a time per process: a current-thread runtime driven by
-            // each call is enough, and adds no threads to every FPM worker. A parent's runtime
-            // is leaked in a child, never dropped (its state belongs to the parent).
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("tokio runtime");
-            let rt: &'static Runtime = Box::leak(Box::new(rt));
-            *slot = Some((pid, rt));
-            rt
-        }
-    }
+    crawlq::process::runtime(crawlq::process::Flavor::CurrentThread)
 }
 
 /// Run a future to completion on this process's runtime.

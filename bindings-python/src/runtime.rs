@@ -18,26 +18,9 @@ use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 use tokio::runtime::Runtime;
 
-static RUNTIME: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
-
-/// The runtime of this process.
+/// The runtime of this process (rebuilt in a forked child).
 pub fn runtime() -> &'static Runtime {
-    let pid = std::process::id();
-    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
-    match *slot {
-        Some((owner, rt)) if owner == pid => rt,
-        _ => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("crawlq-io")
-                .enable_all()
-                .build()
-                .expect("tokio runtime");
-            let rt: &'static Runtime = Box::leak(Box::new(rt));
-            *slot = Some((pid, rt));
-            rt
-        }
-    }
+    crawlq::process::runtime(crawlq::process::Flavor::MultiThread { workers: 2 })
 }
 
 /// Run a future to completion with the GIL released.

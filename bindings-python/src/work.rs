@@ -7,64 +7,38 @@ use crate::handle::{
 };
 use crate::runtime::{awaitable, block_on};
 use crate::types::Lease;
-use crawlq::{Answer, LeaseHandle, LeaseOptions, NackOptions, Popped};
+use crawlq::{Answer, BlockEnd, LeaseHandle, LeaseOptions, Popped};
 use pyo3::exceptions::{PyException, PyStopAsyncIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 use std::sync::{Arc, Mutex};
 
 /// How a `leased()` block ended, and what to answer for its lease.
-enum Outcome {
-    Ack,
-    Nack(String),
-    Release,
-}
-
-fn outcome(
-    py: Python<'_>,
-    exc_type: &Bound<'_, PyAny>,
-    exc: &Bound<'_, PyAny>,
-) -> PyResult<Outcome> {
+/// How a `with` block ended: Python's half of the core's rule (`Answer::after`).
+fn block_end(exc_type: &Bound<'_, PyAny>, exc: &Bound<'_, PyAny>) -> PyResult<BlockEnd> {
     if exc_type.is_none() {
-        return Ok(Outcome::Ack);
+        return Ok(BlockEnd::Succeeded);
     }
-    // KeyboardInterrupt, SystemExit, asyncio.CancelledError: not the item's fault
+    // KeyboardInterrupt, SystemExit, asyncio.CancelledError derive from BaseException only
+    let py = exc_type.py();
     if !exc_type
         .cast::<PyType>()?
         .is_subclass(&py.get_type::<PyException>())?
     {
-        return Ok(Outcome::Release);
+        return Ok(BlockEnd::Interrupted);
     }
     let name = exc_type.getattr("__name__")?.extract::<String>()?;
     let text = exc.str()?.to_string();
-    Ok(Outcome::Nack(if text.is_empty() {
+    Ok(BlockEnd::Failed(if text.is_empty() {
         name
     } else {
         format!("{name}: {text}")
     }))
 }
 
-async fn answer(handle: Arc<Handle>, lease: LeaseHandle, outcome: Outcome) -> crawlq::Result<()> {
-    let answer = match outcome {
-        Outcome::Ack => Answer::Ack,
-        Outcome::Nack(reason) => Answer::Nack(NackOptions {
-            reason: Some(reason),
-            ..NackOptions::default()
-        }),
-        Outcome::Release => Answer::Release,
-    };
+async fn answer(handle: Arc<Handle>, lease: LeaseHandle, end: BlockEnd) -> crawlq::Result<()> {
     let q = handle.queue().await?;
-    let answers = q
-        .answer(&answer, std::slice::from_ref(&lease), true)
-        .await?;
-    if answers.finished()[0] {
-        Ok(())
-    } else {
-        Err(crawlq::Error::LeaseLost {
-            id: lease.id,
-            token: lease.token,
-        })
-    }
+    q.answer_one(&Answer::after(end), &lease).await
 }
 
 fn lease_object(py: Python<'_>, lease: crawlq::Lease) -> PyResult<Py<Lease>> {
@@ -117,7 +91,7 @@ impl Leased {
         if lease.is_answered() {
             return Ok(false);
         }
-        let outcome = outcome(py, exc_type, exc)?;
+        let outcome = block_end(exc_type, exc)?;
         let (h, handle) = (self.handle.clone(), lease.handle());
         lease.mark_answered();
         match block_on(py, answer(h, handle, outcome)) {
@@ -175,7 +149,7 @@ impl AsyncLeased {
         let lease = self.lease.lock().unwrap_or_else(|e| e.into_inner()).take();
         let pending = match lease {
             Some(lease) if !lease.get().is_answered() => {
-                let outcome = outcome(py, exc_type, exc)?;
+                let outcome = block_end(exc_type, exc)?;
                 lease.get().mark_answered();
                 Some((lease.get().handle(), outcome))
             }

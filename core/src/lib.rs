@@ -32,6 +32,8 @@ pub mod keys;
 pub mod model;
 pub mod normalize;
 pub mod ops;
+#[cfg(feature = "redis-executor")]
+pub mod process;
 pub mod queue;
 #[cfg(feature = "redis-executor")]
 pub mod redis_exec;

@@ -368,6 +368,39 @@ pub enum Answer {
     Release,
 }
 
+/// How the block of code that held a lease ended, for the context managers of the bindings
+/// (`with q.leased() as lease:`): it decides the answer ([`Answer::after`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockEnd {
+    /// The block finished: the work is done.
+    Succeeded,
+    /// The block failed with an error (its text becomes the nack reason).
+    Failed(String),
+    /// The block was interrupted (Ctrl-C, shutdown, task cancelled): not the item's fault.
+    Interrupted,
+}
+
+impl Answer {
+    /// The answer for a lease whose block ended so: ack a success, nack (retry with backoff) a
+    /// failure with its reason, release an interruption untouched.
+    ///
+    /// ```
+    /// use crawlq::{Answer, BlockEnd};
+    /// assert_eq!(Answer::after(BlockEnd::Succeeded), Answer::Ack);
+    /// assert_eq!(Answer::after(BlockEnd::Interrupted), Answer::Release);
+    /// ```
+    pub fn after(end: BlockEnd) -> Answer {
+        match end {
+            BlockEnd::Succeeded => Answer::Ack,
+            BlockEnd::Failed(reason) => Answer::Nack(NackOptions {
+                reason: Some(reason),
+                ..NackOptions::default()
+            }),
+            BlockEnd::Interrupted => Answer::Release,
+        }
+    }
+}
+
 /// The per-lease results of an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AnswerResults {

@@ -415,6 +415,22 @@ impl<E: Executor> Queue<E> {
         Ok(Answers { results, single })
     }
 
+    /// [`Queue::answer`] for one lease that must still be live: [`Error::LeaseLost`] when it was
+    /// not (expired and reclaimed, or answered already), so its holder learns the work may be
+    /// done twice.
+    pub async fn answer_one(&self, answer: &Answer, lease: &LeaseHandle) -> Result<()> {
+        let answers = self
+            .answer(answer, std::slice::from_ref(lease), true)
+            .await?;
+        if answers.finished().first() == Some(&true) || answers.deadlines().is_some() {
+            return Ok(());
+        }
+        Err(Error::LeaseLost {
+            id: lease.id.clone(),
+            token: lease.token,
+        })
+    }
+
     /// Give leases back untouched: each goes to the front of its lane and its attempt is not
     /// counted. `false` for a lease that was not live.
     pub async fn release(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {

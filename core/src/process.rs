@@ -1,0 +1,55 @@
+//! What one process owns that must not cross a `fork()`: the tokio runtime the bindings drive
+//! their calls on. Crawlers, process pools and PHP-FPM fork after loading the library; a child
+//! finds the parent's runtime threads gone, so it builds its own on first use. The parent's
+//! runtime is leaked in the child, never dropped (dropping it would wait for threads that do
+//! not exist there).
+
+use std::sync::Mutex;
+use tokio::runtime::Runtime;
+
+/// Which runtime a binding wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// Driven by each blocking call on the caller's thread (PHP: one request at a time per
+    /// process, no extra threads in every worker).
+    CurrentThread,
+    /// Worker threads named `crawlq-io` (Python: calls from many threads and an event loop).
+    MultiThread { workers: usize },
+}
+
+static CURRENT_THREAD: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+static MULTI_THREAD: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
+
+/// The runtime of this process in `flavor`, built on first use and again after a fork.
+///
+/// ```
+/// use crawlq::process::{Flavor, runtime};
+/// let rt = runtime(Flavor::CurrentThread);
+/// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
+/// assert!(std::ptr::eq(rt, runtime(Flavor::CurrentThread)));
+/// ```
+pub fn runtime(flavor: Flavor) -> &'static Runtime {
+    let slot = match flavor {
+        Flavor::CurrentThread => &CURRENT_THREAD,
+        Flavor::MultiThread { .. } => &MULTI_THREAD,
+    };
+    let pid = std::process::id();
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    match *slot {
+        Some((owner, rt)) if owner == pid => rt,
+        _ => {
+            let mut builder = match flavor {
+                Flavor::CurrentThread => tokio::runtime::Builder::new_current_thread(),
+                Flavor::MultiThread { workers } => {
+                    let mut b = tokio::runtime::Builder::new_multi_thread();
+                    b.worker_threads(workers).thread_name("crawlq-io");
+                    b
+                }
+            };
+            let rt = builder.enable_all().build().expect("a tokio runtime");
+            let rt: &'static Runtime = Box::leak(Box::new(rt));
+            *slot = Some((pid, rt));
+            rt
+        }
+    }
+}
