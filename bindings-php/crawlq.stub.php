@@ -26,7 +26,8 @@ final class Queue
      *     host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
-     *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float}|null $options
+     *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
+     *     shards?: int}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL
      * @throws UnavailableException when Redis cannot be reached
      */
@@ -93,13 +94,14 @@ final class Queue
     public function reclaim(int $limit = 1000): mixed {}
 
     /**
-     * Depth and counters, exact and O(1).
+     * Depth and counters, exact and O(1) per shard; a queue of several shards also has
+     * 'shards', each shard's own figures (same keys).
      *
      * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int,
      *     seen: int, hosts: int, hosts_waiting: int, oldest_pending_age: float|null,
      *     seeded_total: int, duplicates_total: int, leased_total: int, acked_total: int,
      *     nacked_total: int, retried_total: int, reclaimed_total: int, released_total: int,
-     *     dead_total: int, now: float}
+     *     dead_total: int, now: float, shards?: list<array<string, int|float|null>>}
      */
     public function stats(): mixed {}
 

@@ -48,7 +48,7 @@ class SeedItemDict(TypedDict, total=False):
 SeedInput = Union[str, SeedItemDict]
 NackOutcome = Literal["retried", "dead", "lost"]
 
-class Stats(TypedDict):
+class ShardStats(TypedDict):
     pending: int
     ready: int
     delayed: int
@@ -69,6 +69,10 @@ class Stats(TypedDict):
     released_total: int
     dead_total: int
     now: float
+
+class Stats(ShardStats, total=False):
+    shards: list[ShardStats]
+    """Each shard's own figures (a queue of several shards only)."""
 
 class DeadLetter(TypedDict):
     id: str
@@ -227,6 +231,7 @@ class Queue:
         tls_ca_file: str = ...,
         min_replicas: int = ...,
         replica_timeout: float = ...,
+        shards: int = ...,
         fixed_clock: float = ...,
     ) -> Queue: ...
     @property
@@ -318,6 +323,7 @@ class AsyncQueue:
         tls_ca_file: str = ...,
         min_replicas: int = ...,
         replica_timeout: float = ...,
+        shards: int = ...,
         fixed_clock: float = ...,
     ) -> AsyncQueue: ...
     @classmethod

@@ -3,8 +3,9 @@
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 meta, 2 ready, 3 wait, 4 heads, 5 delayed, 6 leased, 7 leases, 8 dead,
 --       9 deadrec, 10 hostdelay, 11 adaptive, 12 wake
--- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 clock override in ms ('' = server
---       TIME), then the operation's own arguments from ARGV[3] on
+-- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'c' in a
+--       Redis Cluster, then a clock override in ms ('' = server TIME); then the operation's own
+--       arguments from ARGV[3] on
 -- reply: none; this prelude is prepended to every operation script before it is loaded
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
@@ -22,10 +23,20 @@ if stored_format and tonumber(stored_format) ~= PROTOCOL then
     .. '; this client speaks format ' .. PROTOCOL)
 end
 
+-- ARGV[2]: 'c' when Redis is a cluster, then the fixed clock's digits when one is pinned.
+local CLOCK_ARG = ARGV[2]
+if string.byte(CLOCK_ARG, 1) == 99 then
+  -- In a cluster a script may touch keys it did not declare (lanes, seen and live sets) only
+  -- while its slot is not being migrated. A key that never exists fails this probe now, before
+  -- any write, when the slot is migrating or importing (the client retries after the move).
+  redis.call('EXISTS', BASE .. ':probe')
+  CLOCK_ARG = string.sub(CLOCK_ARG, 2)
+end
+
 -- NOW in ms; NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US
-if ARGV[2] ~= '' then
-  NOW = tonumber(ARGV[2])
+if CLOCK_ARG ~= '' then
+  NOW = tonumber(CLOCK_ARG)
   NOW_US = NOW * 1000
 else
   local t = redis.call('TIME')

@@ -116,6 +116,11 @@ pub struct Config {
     pub min_replicas: u32,
     /// How long a call waits for `min_replicas` (default 1 s).
     pub replica_timeout: Duration,
+    /// Shards the queue is split in, 1..=1024, by host (default: what the queue was created
+    /// with, 1 for a new one). Fixed when the queue is created; opening it with another value
+    /// is an [`Error::Config`]. Each shard has its own hash tag, so a Redis Cluster spreads them
+    /// over its nodes.
+    pub shards: Option<u32>,
     /// Test only: use this fixed time (ms since epoch) instead of the Redis server's clock.
     pub fixed_clock_ms: Option<i64>,
 }
@@ -144,6 +149,7 @@ impl Default for Config {
             tls_ca_file: None,
             min_replicas: 0,
             replica_timeout: Duration::from_secs(1),
+            shards: None,
             fixed_clock_ms: None,
         }
     }
@@ -256,6 +262,10 @@ const SPECS: &[Spec] = &[
         kind: Kind::Duration,
     },
     Spec {
+        snake: "shards",
+        kind: Kind::Count { min: 1, max: 1024 },
+    },
+    Spec {
         snake: "fixed_clock",
         kind: Kind::Timestamp,
     },
@@ -323,6 +333,7 @@ impl Config {
             ("tls_ca_file", Parsed::Text(p)) => self.tls_ca_file = Some(p),
             ("min_replicas", Parsed::Count(n)) => self.min_replicas = n as u32,
             ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
+            ("shards", Parsed::Count(n)) => self.shards = Some(n as u32),
             ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
             (name, _) => unreachable!("option {name} parsed to the wrong kind"),
         }
@@ -351,6 +362,9 @@ impl Config {
         }
         if self.command_timeout.is_zero() || self.connect_timeout.is_zero() {
             return bad("connect_timeout and command_timeout must be positive".into());
+        }
+        if self.shards.is_some_and(|s| !(1..=1024).contains(&s)) {
+            return bad("shards must be within 1..=1024".into());
         }
         if self.min_replicas > 0 && self.replica_timeout.is_zero() {
             return bad("replica_timeout must be positive when min_replicas is set".into());

@@ -70,6 +70,20 @@ impl Keys {
         Ok(Keys { base, fixed })
     }
 
+    /// The keys of shard `shard` of a queue split in more than one shard: base
+    /// `<prefix>:{<queue>:<shard>}`, so each shard has a hash tag (a Redis Cluster slot) of its
+    /// own. A queue of one shard uses [`Keys::new`]'s layout.
+    ///
+    /// ```
+    /// let keys = crawlq::keys::Keys::shard("crawlq", "jobs", 3).unwrap();
+    /// assert_eq!(keys.base(), "crawlq:{jobs:3}");
+    /// ```
+    pub fn shard(prefix: &str, queue: &str, shard: u32) -> Result<Keys> {
+        check_queue_name(prefix, queue)?;
+        let tagged = format!("{queue}:{shard}");
+        Keys::new(prefix, &tagged)
+    }
+
     /// `<prefix>:{<queue>}`: the start of every key of the queue.
     pub fn base(&self) -> &str {
         &self.base

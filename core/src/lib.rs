@@ -38,6 +38,7 @@ pub mod queue;
 #[cfg(feature = "redis-executor")]
 pub mod redis_exec;
 pub mod scripts;
+pub mod shards;
 pub mod style;
 pub mod wire;
 pub mod work;

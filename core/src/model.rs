@@ -283,8 +283,8 @@ pub struct ReclaimReport {
     pub remaining: u64,
 }
 
-/// Depth and counters of a queue, read in one O(1) script call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Depth and counters of a queue, read in one O(1) script call per shard.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Server time of the reading, ms since epoch.
     pub now_ms: i64,
@@ -317,6 +317,43 @@ pub struct Stats {
     pub reclaimed_total: u64,
     pub released_total: u64,
     pub dead_total: u64,
+    /// Each shard's own figures, for a queue of several shards (empty for one shard).
+    pub shards: Vec<Stats>,
+}
+
+impl Stats {
+    /// The figures of a whole queue from its shards': sums, the latest reading time and the
+    /// oldest pending age. One shard's figures are the queue's.
+    pub fn total(mut shards: Vec<Stats>) -> Stats {
+        if shards.len() == 1 {
+            return shards.pop().expect("one shard");
+        }
+        let mut t = Stats::default();
+        for s in &shards {
+            t.now_ms = t.now_ms.max(s.now_ms);
+            t.pending += s.pending;
+            t.ready += s.ready;
+            t.delayed += s.delayed;
+            t.leased += s.leased;
+            t.dead += s.dead;
+            t.done += s.done;
+            t.seen += s.seen;
+            t.hosts += s.hosts;
+            t.hosts_waiting += s.hosts_waiting;
+            t.oldest_pending_age_ms = t.oldest_pending_age_ms.max(s.oldest_pending_age_ms);
+            t.seeded_total += s.seeded_total;
+            t.duplicates_total += s.duplicates_total;
+            t.leased_total += s.leased_total;
+            t.acked_total += s.acked_total;
+            t.nacked_total += s.nacked_total;
+            t.retried_total += s.retried_total;
+            t.reclaimed_total += s.reclaimed_total;
+            t.released_total += s.released_total;
+            t.dead_total += s.dead_total;
+        }
+        t.shards = shards;
+        t
+    }
 }
 
 /// One dead letter.

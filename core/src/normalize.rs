@@ -118,6 +118,18 @@ impl LiveMember {
     }
 }
 
+/// The shard of a host key in a queue of `shards` shards: XXH3-64 (seed 0) of the host key's
+/// UTF-8 bytes, modulo `shards`. A URL's host fixes its shard, so every item of one host (its
+/// lanes, politeness, de-duplication) lives in one shard. See docs/PROTOCOL.md, "Shards".
+///
+/// ```
+/// assert_eq!(crawlq::normalize::shard_of("example.com", 1), 0);
+/// assert!(crawlq::normalize::shard_of("example.com", 8) < 8);
+/// ```
+pub fn shard_of(host_key: &str, shards: u32) -> u32 {
+    (xxhash_rust::xxh3::xxh3_64(host_key.as_bytes()) % u64::from(shards.max(1))) as u32
+}
+
 /// Canonicalize one input (URL or bare host).
 ///
 /// ```

@@ -10,7 +10,7 @@ use crate::normalize::{self, ItemKind, LiveMember};
 use crate::scripts::{self, Script};
 use crate::wire::{self, StoredItem};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 /// A reply from Redis, independent of any client library.
@@ -147,7 +147,57 @@ pub struct LeaseBatch {
     pub undecodable: Vec<Undecodable>,
 }
 
-/// Builds the calls of one queue and decodes their replies.
+/// How calls are made, shared by every shard of a queue: the fixed clock of the tests, and
+/// whether Redis is a cluster (scripts then probe their slot before any write).
+#[derive(Debug, Default)]
+pub struct CallState {
+    /// Fixed clock in ms, or `i64::MIN` for the server's clock.
+    clock: AtomicI64,
+    cluster: AtomicBool,
+}
+
+impl CallState {
+    pub fn new(fixed_clock_ms: Option<i64>) -> Arc<CallState> {
+        Arc::new(CallState {
+            clock: AtomicI64::new(fixed_clock_ms.unwrap_or(i64::MIN)),
+            cluster: AtomicBool::new(false),
+        })
+    }
+
+    /// Test only: pin the scripts' clock to `ms` (or back to the server's clock with `None`).
+    pub fn set_fixed_clock(&self, ms: Option<i64>) {
+        self.clock.store(ms.unwrap_or(i64::MIN), Ordering::Relaxed);
+    }
+
+    /// Calls go to a Redis Cluster.
+    pub fn set_cluster(&self, cluster: bool) {
+        self.cluster.store(cluster, Ordering::Relaxed);
+    }
+
+    /// `ARGV[2]` of every script: `c` in a cluster, then the fixed clock's digits (if any).
+    fn arg(&self) -> Vec<u8> {
+        let mut arg = Vec::new();
+        if self.cluster.load(Ordering::Relaxed) {
+            arg.push(b'c');
+        }
+        let clock = self.clock.load(Ordering::Relaxed);
+        if clock != i64::MIN {
+            arg.extend(clock.to_string().into_bytes());
+        }
+        arg
+    }
+}
+
+/// What a seed call did for its items.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeedOutcome {
+    pub added: u64,
+    pub duplicates: u64,
+    /// Added and leasable now (not delayed): what blocked lease calls wake for.
+    pub added_ready: u64,
+}
+
+/// Builds the calls of one queue (or one shard of a queue) and decodes their replies.
 ///
 /// ```
 /// let ops = crawlq::ops::Ops::new("jobs", crawlq::Config::default()).unwrap();
@@ -159,20 +209,25 @@ pub struct LeaseBatch {
 pub struct Ops {
     keys: Keys,
     config: Config,
-    /// Fixed clock in ms, or `i64::MIN` for the server's clock.
-    clock: AtomicI64,
+    state: Arc<CallState>,
 }
 
 impl Ops {
+    /// The operations of a queue of one shard (base `<prefix>:{<queue>}`).
     pub fn new(queue: &str, config: Config) -> Result<Ops> {
         config.validate()?;
         let keys = Keys::new(&config.key_prefix, queue)?;
-        let clock = AtomicI64::new(config.fixed_clock_ms.unwrap_or(i64::MIN));
-        Ok(Ops {
+        let state = CallState::new(config.fixed_clock_ms);
+        Ok(Ops::with_keys(keys, config, state))
+    }
+
+    /// The operations on the keys `keys` (one shard, or a queue's own base).
+    pub fn with_keys(keys: Keys, config: Config, state: Arc<CallState>) -> Ops {
+        Ops {
             keys,
             config,
-            clock,
-        })
+            state,
+        }
     }
 
     pub fn keys(&self) -> &Keys {
@@ -185,18 +240,13 @@ impl Ops {
 
     /// Test only: pin the scripts' clock to `ms` (or back to the server's clock with `None`).
     pub fn set_fixed_clock(&self, ms: Option<i64>) {
-        self.clock.store(ms.unwrap_or(i64::MIN), Ordering::Relaxed);
+        self.state.set_fixed_clock(ms);
     }
 
     fn call(&self, script: &'static Script, extra: usize) -> ScriptCall {
         let mut args = Vec::with_capacity(2 + extra);
         args.push(self.keys.base().as_bytes().to_vec());
-        let clock = self.clock.load(Ordering::Relaxed);
-        args.push(if clock == i64::MIN {
-            Vec::new()
-        } else {
-            clock.to_string().into_bytes()
-        });
+        args.push(self.state.arg());
         let writes = !script.flags.contains("no-writes");
         ScriptCall {
             script,
@@ -207,6 +257,30 @@ impl Ops {
                 timeout: self.config.replica_timeout,
             }),
         }
+    }
+
+    /// The queue's shard count, fixing it to `asked` for a new queue (0: only read). Sent on
+    /// the queue's own base.
+    pub fn shards(&self, asked: u32) -> ScriptCall {
+        let mut call = self.call(&scripts::SHARDS, 1);
+        call.args.push(asked.to_string().into_bytes());
+        // the count is fixed once and read back by every client: no replica wait for it
+        call.replicas = None;
+        call
+    }
+
+    /// Wake blocked lease calls of a queue of several shards (its own wake list).
+    pub fn wake(&self, markers: u64) -> ScriptCall {
+        let mut call = self.call(&scripts::WAKE, 1);
+        call.args.push(markers.to_string().into_bytes());
+        // wake markers are not queue data
+        call.replicas = None;
+        call
+    }
+
+    /// The count a `shards` reply carries.
+    pub fn decode_shards(&self, reply: Reply) -> Result<u32> {
+        u32::try_from(reply.uint()?).map_err(|_| Error::Protocol("shard count out of range".into()))
     }
 
     // ---- seed ----
@@ -346,8 +420,8 @@ impl Ops {
         call
     }
 
-    /// Decode a seed reply into (added, duplicates) for a chunk of `n` items.
-    pub fn decode_seed(&self, reply: Reply, n: usize) -> Result<(u64, u64)> {
+    /// Decode a seed reply for a chunk of `n` items.
+    pub fn decode_seed(&self, reply: Reply, n: usize) -> Result<SeedOutcome> {
         let items = reply.array()?;
         expect_len(&items, 3, "seed")?;
         let status = items[0].data()?;
@@ -358,7 +432,11 @@ impl Ops {
             )));
         }
         let duplicates = status.iter().filter(|c| **c == b'd').count() as u64;
-        Ok((n as u64 - duplicates, duplicates))
+        Ok(SeedOutcome {
+            added: n as u64 - duplicates,
+            duplicates,
+            added_ready: items[1].uint()?,
+        })
     }
 
     // ---- lease ----
@@ -594,6 +672,7 @@ impl Ops {
             released_total: u(16)?,
             dead_total: u(17)?,
             hosts_waiting: u(18)?,
+            shards: Vec::new(),
         })
     }
 

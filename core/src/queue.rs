@@ -1,16 +1,18 @@
 //! The queue client: every operation over any [`Executor`] (the native Redis client, or a
-//! JavaScript transport in the WebAssembly build). Chunking, the blocking wait and the
-//! per-lease bookkeeping live here once.
+//! JavaScript transport in the WebAssembly build). Chunking, shard routing, the blocking wait
+//! and the per-lease bookkeeping live here once.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::model::{AnswerResults, Answers};
-use crate::ops::{LeaseBatch, Ops, Reply, ScriptCall};
+use crate::ops::{CallState, LeaseBatch, Ops, PreparedItem, Reply, ScriptCall, SeedOutcome};
+use crate::shards::{Layout, Part, reassemble};
 use crate::wire::StoredItem;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -38,6 +40,12 @@ pub trait Executor {
 
     /// Milliseconds on a local monotonic clock; only differences are used, to bound waits.
     fn monotonic_ms(&self) -> u64;
+
+    /// Whether calls go to a Redis Cluster (scripts then check their slot is not being
+    /// migrated before they write).
+    fn in_cluster(&self) -> bool {
+        false
+    }
 }
 
 /// Several queues can share one executor (one connection per process, as PHP workers want).
@@ -52,6 +60,10 @@ impl<E: Executor + Sync> Executor for std::sync::Arc<E> {
 
     fn monotonic_ms(&self) -> u64 {
         (**self).monotonic_ms()
+    }
+
+    fn in_cluster(&self) -> bool {
+        (**self).in_cluster()
     }
 }
 
@@ -91,7 +103,9 @@ const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// request (Ctrl-C, an `AbortSignal`, a closed iterator).
 pub const WAIT_SLICE: Duration = Duration::from_millis(250);
 
-/// A crawl frontier in Redis.
+/// A crawl frontier in Redis: one queue, split in shards by host when it was created with
+/// `shards` > 1 (each shard in a Redis Cluster slot of its own). Every operation routes to the
+/// shards it concerns and puts their answers back together; callers see one queue.
 ///
 /// ```no_run
 /// # async fn demo() -> crawlq::Result<()> {
@@ -109,19 +123,40 @@ pub const WAIT_SLICE: Duration = Duration::from_millis(250);
 #[derive(Debug)]
 pub struct Queue<E> {
     name: String,
-    ops: Ops,
+    config: Config,
+    /// The queue's own base `<prefix>:{<queue>}`: where its shard count is kept and, with
+    /// several shards, the wake list of all of them. The only shard of a one-shard queue.
+    home: Ops,
+    /// The shards, learnt from Redis on first use ([`Queue::layout`]).
+    layout: OnceLock<Layout>,
+    state: Arc<CallState>,
     exec: E,
     jitter_nonce: AtomicU64,
+    /// Where the next lease call starts, so no shard is starved.
+    next_shard: AtomicUsize,
 }
 
 impl<E: Executor> Queue<E> {
-    /// A queue named `name` over an executor.
+    /// A queue named `name` over an executor. No I/O: the shard count is read (or, for a new
+    /// queue, fixed) by the first call.
     pub fn with_executor(exec: E, name: &str, config: Config) -> Result<Queue<E>> {
+        config.validate()?;
+        let state = CallState::new(config.fixed_clock_ms);
+        state.set_cluster(exec.in_cluster());
+        let home = Ops::with_keys(
+            crate::keys::Keys::new(&config.key_prefix, name)?,
+            config.clone(),
+            state.clone(),
+        );
         Ok(Queue {
             name: name.to_string(),
-            ops: Ops::new(name, config)?,
+            config,
+            home,
+            layout: OnceLock::new(),
+            state,
             exec,
             jitter_nonce: AtomicU64::new(0),
+            next_shard: AtomicUsize::new(0),
         })
     }
 
@@ -130,12 +165,13 @@ impl<E: Executor> Queue<E> {
     }
 
     pub fn config(&self) -> &Config {
-        self.ops.config()
+        &self.config
     }
 
-    /// The sans-IO operations of this queue.
+    /// The sans-IO operations on the queue's own base (`<prefix>:{<queue>}`; the only shard of
+    /// a one-shard queue).
     pub fn ops(&self) -> &Ops {
-        &self.ops
+        &self.home
     }
 
     pub fn executor(&self) -> &E {
@@ -144,11 +180,77 @@ impl<E: Executor> Queue<E> {
 
     /// Test only: pin the scripts' clock (ms since epoch), or return to the server's clock.
     pub fn set_fixed_clock(&self, ms: Option<i64>) {
-        self.ops.set_fixed_clock(ms);
+        self.state.set_fixed_clock(ms);
+    }
+
+    /// The queue's shards: read from Redis on first use, or fixed there for a new queue (to
+    /// `config.shards`, else 1). A queue created with another count than `config.shards` is an
+    /// [`Error::Config`].
+    pub async fn layout(&self) -> Result<&Layout> {
+        if let Some(layout) = self.layout.get() {
+            return Ok(layout);
+        }
+        let asked = self.config.shards.unwrap_or(0);
+        let reply = self.exec.eval(self.home.shards(asked)).await?;
+        let stored = self.home.decode_shards(reply)?;
+        let count = match (self.config.shards, stored) {
+            (Some(asked), stored) if stored != 0 && stored != asked => {
+                return Err(Error::Config(format!(
+                    "queue {:?} has {stored} shards; this client asks for {asked} (leave \
+                     `shards` unset to use the queue's)",
+                    self.name
+                )));
+            }
+            (_, 0) => 1,
+            (_, stored) => stored,
+        };
+        let layout = Layout::new(&self.name, &self.config, count, &self.state)?;
+        Ok(self.layout.get_or_init(|| layout))
+    }
+
+    /// Number of shards (reads the layout).
+    pub async fn shard_count(&self) -> Result<usize> {
+        Ok(self.layout().await?.count())
+    }
+
+    /// Wake lease calls blocked on a queue of several shards (a one-shard queue's scripts wake
+    /// them themselves).
+    async fn wake(&self, layout: &Layout, markers: u64) -> Result<()> {
+        if layout.count() > 1 && markers > 0 {
+            self.exec.eval(self.home.wake(markers)).await?;
+        }
+        Ok(())
+    }
+
+    /// The list blocked lease calls wait on.
+    fn wake_key<'a>(&'a self, layout: &'a Layout) -> &'a str {
+        if layout.count() > 1 {
+            self.home.keys().wake()
+        } else {
+            layout.shard(0).keys().wake()
+        }
+    }
+
+    /// Run one call per part, concurrently, and return each part's positions with its result.
+    async fn each_part<T, R, F, Fut>(
+        &self,
+        parts: Vec<Part<T>>,
+        call: F,
+    ) -> Result<Vec<(Vec<usize>, R)>>
+    where
+        F: Fn(usize, Vec<T>) -> Fut,
+        Fut: Future<Output = Result<R>>,
+    {
+        let calls = parts.into_iter().map(|p| {
+            let fut = call(p.shard, p.items);
+            async move { Ok::<_, Error>((p.positions, fut.await?)) }
+        });
+        futures_util::future::try_join_all(calls).await
     }
 
     /// Seed URLs or hosts. Invalid items are reported with their index and never stop the
-    /// rest; each chunk of `seed_batch` items is one round trip.
+    /// rest; each chunk of `seed_batch` items is one round trip (per shard it touches, sent
+    /// concurrently).
     ///
     /// If Redis fails part-way the error says how many items were already seeded; seeding the
     /// same batch again is safe (those come back as duplicates).
@@ -166,8 +268,9 @@ impl<E: Executor> Queue<E> {
     where
         F: FnMut(SeedProgress) + MaybeSend,
     {
-        let defaults = self.ops.seed_defaults(opts)?;
-        let chunk_len = self.config().seed_batch.max(1);
+        let layout = self.layout().await?;
+        let defaults = self.home.seed_defaults(opts)?;
+        let chunk_len = self.config.seed_batch.max(1);
         let mut report = SeedReport::default();
         let mut done = 0;
         // One chunk in flight while the next one is normalized: the client's work overlaps
@@ -178,7 +281,7 @@ impl<E: Executor> Queue<E> {
             let next = if offset < items.len() {
                 let end = (offset + chunk_len).min(items.len());
                 let (prepared, invalid) =
-                    self.ops
+                    self.home
                         .prepare_with(&items[offset..end], offset, opts, &defaults);
                 offset = end;
                 Some((prepared, invalid))
@@ -186,11 +289,11 @@ impl<E: Executor> Queue<E> {
                 None
             };
             if let Some((flight, sent)) = in_flight.take() {
-                let reply = match flight {
-                    Flight::Sent(reply) => reply.await,
-                    Flight::Answered(reply) => reply,
+                let outcome = match flight {
+                    Flight::Sent(outcome) => outcome.await,
+                    Flight::Answered(outcome) => outcome,
                 };
-                let reply = reply.map_err(|e| {
+                let outcome: SeedOutcome = outcome.map_err(|e| {
                     with_context(
                         e,
                         &format!(
@@ -200,9 +303,9 @@ impl<E: Executor> Queue<E> {
                         ),
                     )
                 })?;
-                let (added, duplicates) = self.ops.decode_seed(reply, sent)?;
-                report.added += added;
-                report.duplicates += duplicates;
+                report.added += outcome.added;
+                report.duplicates += outcome.duplicates;
+                self.wake(layout, outcome.added_ready).await?;
                 done += sent;
                 progress(SeedProgress::of(&report, done, items.len()));
             }
@@ -215,13 +318,30 @@ impl<E: Executor> Queue<E> {
                 progress(SeedProgress::of(&report, done, items.len()));
                 continue;
             }
-            let mut reply = Box::pin(self.exec.eval(self.ops.seed(&prepared)));
-            // Poll once so the executor sends the call now, before the next chunk is prepared.
-            let flight = match poll_once(&mut reply).await {
+            let sent = prepared.len();
+            let parts = layout.group(&prepared, |p| Ok((layout.of_host(&p.host), p.clone())))?;
+            let mut outcome = Box::pin(async move {
+                let per_shard = self
+                    .each_part(parts, |s, items: Vec<PreparedItem>| async move {
+                        let ops = layout.shard(s);
+                        let reply = self.exec.eval(ops.seed(&items)).await?;
+                        ops.decode_seed(reply, items.len())
+                    })
+                    .await?;
+                Ok(per_shard
+                    .into_iter()
+                    .fold(SeedOutcome::default(), |sum, (_, o)| SeedOutcome {
+                        added: sum.added + o.added,
+                        duplicates: sum.duplicates + o.duplicates,
+                        added_ready: sum.added_ready + o.added_ready,
+                    }))
+            });
+            // Poll once so the executor sends the calls now, before the next chunk is prepared.
+            let flight = match poll_once(&mut outcome).await {
                 Poll::Ready(answered) => Flight::Answered(answered),
-                Poll::Pending => Flight::Sent(reply),
+                Poll::Pending => Flight::Sent(outcome),
             };
-            in_flight = Some((flight, prepared.len()));
+            in_flight = Some((flight, sent));
         }
         Ok(report)
     }
@@ -249,8 +369,9 @@ impl<E: Executor> Queue<E> {
                 "wait must be at most one day".into(),
             ));
         }
-        let ttl = opts.ttl.unwrap_or(self.config().lease_ttl);
+        let ttl = opts.ttl.unwrap_or(self.config.lease_ttl);
         check_ttl(ttl)?;
+        let layout = self.layout().await?;
         let wait_ms = opts.wait.as_millis() as u64;
         let started = self.exec.monotonic_ms();
         loop {
@@ -272,7 +393,7 @@ impl<E: Executor> Queue<E> {
                 sleep = sleep.min((due - batch.now_ms).max(1) as u64);
             }
             self.exec
-                .wait(self.ops.keys().wake(), Duration::from_millis(sleep))
+                .wait(self.wake_key(layout), Duration::from_millis(sleep))
                 .await?;
         }
     }
@@ -331,50 +452,156 @@ impl<E: Executor> Queue<E> {
         Ok(undecodable.len())
     }
 
-    /// One lease script call, without waiting: the raw batch with reclaim counts and the time
-    /// something next becomes due. Undecodable records are in the batch's `undecodable` (see
+    /// Lease calls without waiting: the leases, reclaim counts and when something next becomes
+    /// due. With several shards, the shards are asked in turn from a start that rotates with
+    /// every call (so none is starved) until `max` leases came; each lease's id names its
+    /// shard. Undecodable records are in the batch's `undecodable` (see
     /// [`Queue::bury_undecodable`]).
     pub async fn lease_once(&self, max: usize, ttl: Duration) -> Result<LeaseBatch> {
-        let reply = self.exec.eval(self.ops.lease(max, ttl)).await?;
-        self.ops.decode_lease(reply, ttl)
+        let layout = self.layout().await?;
+        let count = layout.count();
+        let start = self.next_shard.fetch_add(1, Ordering::Relaxed) % count;
+        let mut batch: Option<LeaseBatch> = None;
+        for k in 0..count {
+            let s = (start + k) % count;
+            let got = batch
+                .as_ref()
+                .map_or(0, |b| b.leases.len() + b.undecodable.len());
+            if got >= max {
+                break;
+            }
+            let ops = layout.shard(s);
+            let reply = self.exec.eval(ops.lease(max - got, ttl)).await?;
+            let mut part = ops.decode_lease(reply, ttl)?;
+            for lease in &mut part.leases {
+                lease.id = layout.public_id(std::mem::take(&mut lease.id), s);
+            }
+            for u in &mut part.undecodable {
+                u.id = layout.public_id(std::mem::take(&mut u.id), s);
+            }
+            batch = Some(match batch {
+                None => part,
+                Some(mut sum) => {
+                    sum.now_ms = sum.now_ms.max(part.now_ms);
+                    sum.next_due_ms = match (sum.next_due_ms, part.next_due_ms) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    sum.reclaimed += part.reclaimed;
+                    sum.reclaimed_dead += part.reclaimed_dead;
+                    sum.leases.extend(part.leases);
+                    sum.undecodable.extend(part.undecodable);
+                    sum
+                }
+            });
+        }
+        let batch = batch.expect("a queue has at least one shard");
+        self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
+            .await?;
+        Ok(batch)
+    }
+
+    /// One call per shard the leases belong to (chunks of [`LEASES_PER_CALL`]), concurrently;
+    /// the results in the leases' order.
+    async fn per_lease<'a, T, R, F, Fut>(
+        &'a self,
+        leases: &[T],
+        route: impl Fn(&T) -> &LeaseHandle,
+        call: F,
+    ) -> Result<Vec<R>>
+    where
+        T: Clone,
+        F: Fn(&'a Ops, Vec<(T, LeaseHandle)>) -> Fut,
+        Fut: Future<Output = Result<Vec<R>>>,
+    {
+        let layout = self.layout().await?;
+        let parts = layout.group(leases, |item| {
+            let handle = route(item);
+            let routed = layout.route(std::slice::from_ref(handle))?;
+            let part = routed.into_iter().next().expect("one handle, one part");
+            Ok((
+                part.shard,
+                (
+                    item.clone(),
+                    part.items.into_iter().next().expect("one handle"),
+                ),
+            ))
+        })?;
+        let results = self
+            .each_part(parts, |s, items: Vec<(T, LeaseHandle)>| {
+                let ops = layout.shard(s);
+                let call = &call;
+                async move {
+                    let mut out = Vec::with_capacity(items.len());
+                    for chunk in items.chunks(LEASES_PER_CALL) {
+                        out.extend(call(ops, chunk.to_vec()).await?);
+                    }
+                    Ok(out)
+                }
+            })
+            .await;
+        Ok(reassemble(leases.len(), results?))
     }
 
     /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
     /// any more (expired and reclaimed, or already answered): nothing changed for it.
     pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
-        let mut out = Vec::with_capacity(leases.len());
-        for chunk in leases.chunks(LEASES_PER_CALL) {
-            let reply = self.exec.eval(self.ops.ack(chunk)).await?;
-            out.extend(self.ops.decode_flags(reply, chunk.len())?);
-        }
-        Ok(out)
+        self.per_lease(
+            leases,
+            |h| h,
+            |ops, chunk| async move {
+                let handles: Vec<LeaseHandle> =
+                    chunk.into_iter().map(|(_, routed)| routed).collect();
+                let reply = self.exec.eval(ops.ack(&handles)).await?;
+                ops.decode_flags(reply, handles.len())
+            },
+        )
+        .await
     }
 
     /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
     pub async fn nack(&self, leases: &[(LeaseHandle, NackOptions)]) -> Result<Vec<NackOutcome>> {
-        let mut out = Vec::with_capacity(leases.len());
-        for chunk in leases.chunks(LEASES_PER_CALL) {
-            let randoms: Vec<f64> = chunk
-                .iter()
-                .map(|(l, _)| self.jitter_random(l.token))
-                .collect();
-            let reply = self.exec.eval(self.ops.nack(chunk, &randoms)).await?;
-            out.extend(self.ops.decode_nack(reply, chunk.len())?);
-        }
-        Ok(out)
+        let outcomes = self
+            .per_lease(
+                leases,
+                |(h, _)| h,
+                |ops, chunk| async move {
+                    let pairs: Vec<(LeaseHandle, NackOptions)> = chunk
+                        .into_iter()
+                        .map(|((_, opts), routed)| (routed, opts))
+                        .collect();
+                    let randoms: Vec<f64> = pairs
+                        .iter()
+                        .map(|(l, _)| self.jitter_random(l.token))
+                        .collect();
+                    let reply = self.exec.eval(ops.nack(&pairs, &randoms)).await?;
+                    ops.decode_nack(reply, pairs.len())
+                },
+            )
+            .await?;
+        let retried = outcomes
+            .iter()
+            .filter(|o| **o == NackOutcome::Retried)
+            .count();
+        self.wake(self.layout().await?, retried as u64).await?;
+        Ok(outcomes)
     }
 
     /// Push the deadline of leases to now + `ttl`. `None` for a lease that is not live.
     pub async fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> Result<Vec<Option<i64>>> {
         check_ttl(ttl)?;
-        let mut out = Vec::with_capacity(leases.len());
-        for chunk in leases.chunks(LEASES_PER_CALL) {
-            let reply = self.exec.eval(self.ops.extend(chunk, ttl)).await?;
-            out.extend(self.ops.decode_extend(reply, chunk.len())?);
-        }
-        Ok(out)
+        self.per_lease(
+            leases,
+            |h| h,
+            |ops, chunk| async move {
+                let handles: Vec<LeaseHandle> =
+                    chunk.into_iter().map(|(_, routed)| routed).collect();
+                let reply = self.exec.eval(ops.extend(&handles, ttl)).await?;
+                ops.decode_extend(reply, handles.len())
+            },
+        )
+        .await
     }
-
     /// Answer leases a caller hands back, the way every binding's `ack`, `nack`, `extend` and
     /// `release` do: one round trip per chunk, the results per lease, and which leases are
     /// finished. For a single lease (`single`), an extend that finds it lost is
@@ -434,71 +661,156 @@ impl<E: Executor> Queue<E> {
     /// Give leases back untouched: each goes to the front of its lane and its attempt is not
     /// counted. `false` for a lease that was not live.
     pub async fn release(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
-        let mut out = Vec::with_capacity(leases.len());
-        for chunk in leases.chunks(LEASES_PER_CALL) {
-            let reply = self.exec.eval(self.ops.release(chunk)).await?;
-            out.extend(self.ops.decode_flags(reply, chunk.len())?);
-        }
-        Ok(out)
+        let flags = self
+            .per_lease(
+                leases,
+                |h| h,
+                |ops, chunk| async move {
+                    let handles: Vec<LeaseHandle> =
+                        chunk.into_iter().map(|(_, routed)| routed).collect();
+                    let reply = self.exec.eval(ops.release(&handles)).await?;
+                    ops.decode_flags(reply, handles.len())
+                },
+            )
+            .await?;
+        let released = flags.iter().filter(|ok| **ok).count();
+        self.wake(self.layout().await?, released as u64).await?;
+        Ok(flags)
     }
 
-    /// Recover up to `limit` expired leases now (lease calls also do this, bounded).
+    /// Recover up to `limit` expired leases now, in every shard (lease calls also do this,
+    /// bounded).
     pub async fn reclaim(&self, limit: usize) -> Result<ReclaimReport> {
         if limit == 0 {
             return Err(Error::InvalidArgument("limit must be at least 1".into()));
         }
-        let reply = self.exec.eval(self.ops.reclaim(limit)).await?;
-        self.ops.decode_reclaim(reply)
+        let layout = self.layout().await?;
+        let mut total = ReclaimReport::default();
+        for report in self
+            .each_shard(layout, |ops| async move {
+                let reply = self.exec.eval(ops.reclaim(limit)).await?;
+                ops.decode_reclaim(reply)
+            })
+            .await?
+        {
+            total.requeued += report.requeued;
+            total.dead += report.dead;
+            total.remaining += report.remaining;
+        }
+        self.wake(layout, total.requeued).await?;
+        Ok(total)
     }
 
-    /// Depth and counters, exact and O(1).
+    /// One call per shard, concurrently; the results in shard order.
+    async fn each_shard<'a, R, F, Fut>(&'a self, layout: &'a Layout, call: F) -> Result<Vec<R>>
+    where
+        F: Fn(&'a Ops) -> Fut,
+        Fut: Future<Output = Result<R>>,
+    {
+        futures_util::future::try_join_all(layout.all().iter().map(call)).await
+    }
+
+    /// Depth and counters, exact and O(1) per shard: the sums over the shards, and (with
+    /// several shards) each shard's own in [`Stats::shards`].
     pub async fn stats(&self) -> Result<Stats> {
-        let reply = self.exec.eval(self.ops.stats()).await?;
-        self.ops.decode_stats(reply)
+        let layout = self.layout().await?;
+        let per_shard = self
+            .each_shard(layout, |ops| async move {
+                let reply = self.exec.eval(ops.stats()).await?;
+                ops.decode_stats(reply)
+            })
+            .await?;
+        Ok(Stats::total(per_shard))
     }
 
-    /// A page of dead letters, oldest first.
+    /// A page of dead letters, oldest first (across shards: each shard's oldest `offset +
+    /// limit`, merged by when they died).
     pub async fn dead(&self, limit: usize, offset: usize) -> Result<DeadPage> {
-        let reply = self.exec.eval(self.ops.dead_list(limit, offset)).await?;
-        self.ops.decode_dead_list(reply)
+        let layout = self.layout().await?;
+        let pages = self
+            .each_shard(layout, |ops| async move {
+                let (l, o) = if layout.count() == 1 {
+                    (limit, offset)
+                } else {
+                    (offset + limit, 0)
+                };
+                let reply = self.exec.eval(ops.dead_list(l, o)).await?;
+                ops.decode_dead_list(reply)
+            })
+            .await?;
+        let mut total = 0;
+        let mut items = Vec::new();
+        for (s, page) in pages.into_iter().enumerate() {
+            total += page.total;
+            items.extend(page.items.into_iter().map(|mut d| {
+                d.id = layout.public_id(std::mem::take(&mut d.id), s);
+                d
+            }));
+        }
+        if layout.count() > 1 {
+            items.sort_by(|a, b| (a.died_at_ms, &a.id).cmp(&(b.died_at_ms, &b.id)));
+            items = items.into_iter().skip(offset).take(limit).collect();
+        }
+        Ok(DeadPage { total, items })
     }
 
     /// Queue dead letters again with fresh attempts: the given ids, or all of them (`None`).
     /// Returns how many were requeued (unknown ids are skipped).
     pub async fn requeue_dead(&self, ids: Option<&[String]>) -> Result<u64> {
-        match ids {
+        let layout = self.layout().await?;
+        let requeued: Vec<u64> = match ids {
             Some(ids) => {
-                let mut total = 0;
-                for chunk in ids.chunks(REQUEUE_PER_CALL) {
-                    let reply = self
-                        .exec
-                        .eval(self.ops.dead_requeue(Some(chunk), chunk.len()))
-                        .await?;
-                    total += self.ops.decode_dead_requeue(reply)?.0;
-                }
-                Ok(total)
+                let parts = layout.group(ids, |id| layout.split_id(id))?;
+                self.each_part(parts, |s, ids: Vec<String>| async move {
+                    let ops = layout.shard(s);
+                    let mut total = 0;
+                    for chunk in ids.chunks(REQUEUE_PER_CALL) {
+                        let reply = self
+                            .exec
+                            .eval(ops.dead_requeue(Some(chunk), chunk.len()))
+                            .await?;
+                        total += ops.decode_dead_requeue(reply)?.0;
+                    }
+                    Ok(total)
+                })
+                .await?
+                .into_iter()
+                .map(|(_, n)| n)
+                .collect()
             }
             None => {
-                let mut total = 0;
-                loop {
-                    let reply = self
-                        .exec
-                        .eval(self.ops.dead_requeue(None, REQUEUE_PER_CALL))
-                        .await?;
-                    let (requeued, remaining, _) = self.ops.decode_dead_requeue(reply)?;
-                    total += requeued;
-                    if remaining == 0 || requeued == 0 {
-                        return Ok(total);
+                self.each_shard(layout, |ops| async move {
+                    let mut total = 0;
+                    loop {
+                        let reply = self
+                            .exec
+                            .eval(ops.dead_requeue(None, REQUEUE_PER_CALL))
+                            .await?;
+                        let (requeued, remaining, _) = ops.decode_dead_requeue(reply)?;
+                        total += requeued;
+                        if remaining == 0 || requeued == 0 {
+                            return Ok(total);
+                        }
                     }
-                }
+                })
+                .await?
             }
-        }
+        };
+        let total = requeued.iter().sum();
+        self.wake(layout, total).await?;
+        Ok(total)
     }
 
     /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).
     pub async fn purge_dead(&self) -> Result<u64> {
-        let reply = self.exec.eval(self.ops.dead_purge()).await?;
-        self.ops.decode_count(reply)
+        let layout = self.layout().await?;
+        let counts = self
+            .each_shard(layout, |ops| async move {
+                let reply = self.exec.eval(ops.dead_purge()).await?;
+                ops.decode_count(reply)
+            })
+            .await?;
+        Ok(counts.iter().sum())
     }
 
     /// Set the politeness delay of one host for every worker (`None`: back to each worker's
@@ -509,27 +821,48 @@ impl<E: Executor> Queue<E> {
                 "a host delay must be at most 100 years".into(),
             ));
         }
-        let key = self.ops.host_key_of(host)?;
-        let reply = self
-            .exec
-            .eval(self.ops.host_config(&key, Some(delay)))
-            .await?;
-        let mut info = self.ops.decode_host_config(reply, &key)?;
+        let mut info = self.host_config(host, Some(delay)).await?;
         info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
         Ok(info)
     }
 
     /// Politeness state of one host.
     pub async fn host_info(&self, host: &str) -> Result<HostInfo> {
-        let key = self.ops.host_key_of(host)?;
-        let reply = self.exec.eval(self.ops.host_config(&key, None)).await?;
-        self.ops.decode_host_config(reply, &key)
+        self.host_config(host, None).await
     }
 
-    /// The items the next lease calls would take (one per leasable host), without leasing.
+    async fn host_config(&self, host: &str, delay: Option<Option<Duration>>) -> Result<HostInfo> {
+        let key = self.home.host_key_of(host)?;
+        let layout = self.layout().await?;
+        let ops = layout.shard(layout.of_host(&key));
+        let reply = self.exec.eval(ops.host_config(&key, delay)).await?;
+        ops.decode_host_config(reply, &key)
+    }
+
+    /// The items the next lease calls would take (one per leasable host, higher priority and
+    /// older first across shards), without leasing.
     pub async fn peek(&self, limit: usize) -> Result<Vec<StoredItem>> {
-        let reply = self.exec.eval(self.ops.peek(limit)).await?;
-        self.ops.decode_peek(reply)
+        let layout = self.layout().await?;
+        let per_shard = self
+            .each_shard(layout, |ops| async move {
+                let reply = self.exec.eval(ops.peek(limit)).await?;
+                ops.decode_peek(reply)
+            })
+            .await?;
+        let mut items: Vec<StoredItem> = Vec::new();
+        for (s, shard_items) in per_shard.into_iter().enumerate() {
+            items.extend(shard_items.into_iter().map(|mut i| {
+                i.id = layout.public_id(std::mem::take(&mut i.id), s);
+                i
+            }));
+        }
+        if layout.count() > 1 {
+            items.sort_by(|a, b| {
+                (-i32::from(a.priority), a.ts).cmp(&(-i32::from(b.priority), b.ts))
+            });
+            items.truncate(limit);
+        }
+        Ok(items)
     }
 
     /// A number in [0, 1) that differs per lease and per call, for backoff jitter. It needs
@@ -544,9 +877,9 @@ impl<E: Executor> Queue<E> {
 }
 
 /// A call handed to the executor: still on its way, or already answered.
-enum Flight<F> {
+enum Flight<F, T> {
     Sent(F),
-    Answered(Result<Reply>),
+    Answered(Result<T>),
 }
 
 /// Poll a future once, in the calling task's context.

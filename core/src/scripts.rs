@@ -81,6 +81,8 @@ scripts! {
     DEAD_PURGE => ("dead_purge", "allow-oom"),
     HOST_CONFIG => ("host_config", "allow-oom"),
     PEEK => ("peek", "no-writes"),
+    SHARDS => ("shards", "allow-oom"),
+    WAKE => ("wake", "allow-oom"),
 }
 
 #[cfg(test)]

@@ -194,8 +194,19 @@ pub fn seed_report_to_json(report: &SeedReport, style: Style) -> Value {
         .done()
 }
 
-/// Depth and counters.
+/// Depth and counters; with several shards also `shards`, each shard's own figures.
 pub fn stats_to_json(s: &Stats, style: Style) -> Value {
+    let mut out = stats_fields(s, style);
+    if !s.shards.is_empty() {
+        let shards = s.shards.iter().map(|shard| stats_fields(shard, style)).collect();
+        if let Value::Object(map) = &mut out {
+            map.insert("shards".into(), Value::Array(shards));
+        }
+    }
+    out
+}
+
+fn stats_fields(s: &Stats, style: Style) -> Value {
     Out::new(style)
         .value("pending", s.pending)
         .value("ready", s.ready)

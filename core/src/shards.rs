@@ -1,0 +1,152 @@
+//! A queue split in shards by host. Each shard is a whole queue of protocol 2 with its own hash
+//! tag (`<prefix>:{<queue>:<s>}`), so a Redis Cluster spreads the shards over its nodes and every
+//! script still runs in one slot. What is written here once: which shard an item, a lease or a
+//! dead letter belongs to, how ids name their shard, and how per-shard results are put back in
+//! the caller's order. A queue of one shard keeps the layout and ids of an unsharded queue.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::keys::Keys;
+use crate::model::LeaseHandle;
+use crate::normalize::shard_of;
+use crate::ops::{CallState, Ops};
+use std::sync::Arc;
+
+/// The shards of one queue.
+#[derive(Debug)]
+pub struct Layout {
+    shards: Vec<Ops>,
+}
+
+/// Items of one call that belong to one shard: their positions in the caller's list, and
+/// themselves.
+#[derive(Debug)]
+pub struct Part<T> {
+    pub shard: usize,
+    pub positions: Vec<usize>,
+    pub items: Vec<T>,
+}
+
+impl Layout {
+    /// The layout of `count` shards (1: the unsharded layout, base `<prefix>:{<queue>}`).
+    pub fn new(queue: &str, config: &Config, count: u32, state: &Arc<CallState>) -> Result<Layout> {
+        let shards = if count <= 1 {
+            vec![Keys::new(&config.key_prefix, queue)?]
+        } else {
+            (0..count)
+                .map(|s| Keys::shard(&config.key_prefix, queue, s))
+                .collect::<Result<Vec<_>>>()?
+        };
+        Ok(Layout {
+            shards: shards
+                .into_iter()
+                .map(|keys| Ops::with_keys(keys, config.clone(), state.clone()))
+                .collect(),
+        })
+    }
+
+    pub fn count(&self) -> usize {
+        self.shards.len()
+    }
+
+    pub fn shard(&self, s: usize) -> &Ops {
+        &self.shards[s]
+    }
+
+    pub fn all(&self) -> &[Ops] {
+        &self.shards
+    }
+
+    /// The shard of a host key.
+    pub fn of_host(&self, host: &str) -> usize {
+        shard_of(host, self.count() as u32) as usize
+    }
+
+    /// The id callers see for record id `id` of shard `s`: the record id with one shard,
+    /// `<id>@<s>` with several (record ids are numbered per shard).
+    pub fn public_id(&self, id: String, s: usize) -> String {
+        if self.count() == 1 {
+            id
+        } else {
+            format!("{id}@{s}")
+        }
+    }
+
+    /// The shard and record id of an id a caller gives back.
+    ///
+    /// ```
+    /// # let state = crawlq::ops::CallState::new(None);
+    /// let layout = crawlq::shards::Layout::new("q", &crawlq::Config::default(), 4, &state).unwrap();
+    /// assert_eq!(layout.split_id("17@3").unwrap(), (3, "17".to_string()));
+    /// assert!(layout.split_id("17@9").is_err());
+    /// ```
+    pub fn split_id(&self, id: &str) -> Result<(usize, String)> {
+        if self.count() == 1 {
+            return Ok((0, id.to_string()));
+        }
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "id {id:?} does not name one of the queue's {} shards (<id>@<shard>)",
+                self.count()
+            ))
+        };
+        let (record, shard) = id.rsplit_once('@').ok_or_else(bad)?;
+        let shard: usize = shard.parse().map_err(|_| bad())?;
+        if shard >= self.count() {
+            return Err(bad());
+        }
+        Ok((shard, record.to_string()))
+    }
+
+    /// Lease handles grouped by shard (the one their id names; their host's shard when the id
+    /// has none), with record ids.
+    pub fn route(&self, handles: &[LeaseHandle]) -> Result<Vec<Part<LeaseHandle>>> {
+        self.group(handles, |h| {
+            let (shard, id) = if self.count() > 1 && !h.id.contains('@') {
+                (self.of_host(&h.host), h.id.clone())
+            } else {
+                self.split_id(&h.id)?
+            };
+            Ok((shard, LeaseHandle { id, ..h.clone() }))
+        })
+    }
+
+    /// Group `items` by the shard `place` gives each (with the item to send there).
+    pub fn group<T, U>(
+        &self,
+        items: &[T],
+        mut place: impl FnMut(&T) -> Result<(usize, U)>,
+    ) -> Result<Vec<Part<U>>> {
+        let mut parts: Vec<Part<U>> = Vec::new();
+        let mut index_of = vec![usize::MAX; self.count()];
+        for (position, item) in items.iter().enumerate() {
+            let (shard, placed) = place(item)?;
+            if index_of[shard] == usize::MAX {
+                index_of[shard] = parts.len();
+                parts.push(Part {
+                    shard,
+                    positions: Vec::new(),
+                    items: Vec::new(),
+                });
+            }
+            let part = &mut parts[index_of[shard]];
+            part.positions.push(position);
+            part.items.push(placed);
+        }
+        Ok(parts)
+    }
+}
+
+/// Put per-part results back in the order of the caller's `len` items (every position is
+/// in exactly one part).
+pub fn reassemble<R>(len: usize, parts: Vec<(Vec<usize>, Vec<R>)>) -> Vec<R> {
+    let mut out: Vec<Option<R>> = (0..len).map(|_| None).collect();
+    for (positions, results) in parts {
+        for (position, result) in positions.into_iter().zip(results) {
+            out[position] = Some(result);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every position answered by its shard"))
+        .collect()
+}
