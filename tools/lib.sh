@@ -76,3 +76,43 @@ install_bench_peers() {
   "$1/bin/pip" install -q --disable-pip-version-check "rq>=2,<3"
   (cd "$ROOT/bench" && npm install --no-audit --no-fund --no-save --loglevel=error)
 }
+
+# Start a private Redis Cluster of $1 masters (default 3), each with $2 replicas (default 0), on
+# free ports below 55535 (a node also listens on its port + 10000); sets CLUSTER_URL (any node)
+# and CLUSTER_DIR, and stops the nodes when the calling script exits.
+start_cluster() {
+  local masters="${1:-3}" replicas="${2:-0}" nodes=() port
+  CLUSTER_DIR="$(mktemp -d /tmp/crawlq-cluster.XXXXXX)"
+  port=$((20000 + RANDOM % 20000))
+  while ((${#nodes[@]} < masters * (1 + replicas))); do
+    port=$((port + 1))
+    if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || (echo >"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null; then
+      continue
+    fi
+    mkdir -p "$CLUSTER_DIR/$port"
+    redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 2000 \
+      --cluster-config-file nodes.conf --save "" --appendonly no --enable-debug-command yes \
+      --daemonize yes --dir "$CLUSTER_DIR/$port" --pidfile "$CLUSTER_DIR/$port/redis.pid" \
+      --logfile "$CLUSTER_DIR/$port/redis.log"
+    nodes+=("127.0.0.1:$port")
+  done
+  for node in "${nodes[@]}"; do
+    until redis-cli -p "${node#*:}" ping >/dev/null 2>&1; do sleep 0.05; done
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes >"$CLUSTER_DIR/create.log"
+  for node in "${nodes[@]}"; do
+    until redis-cli -p "${node#*:}" cluster info 2>/dev/null | grep -q cluster_state:ok; do sleep 0.1; done
+  done
+  export CLUSTER_URL="redis://${nodes[0]}/0" CLUSTER_DIR
+  trap stop_cluster EXIT
+}
+
+stop_cluster() {
+  if [ -n "${CLUSTER_DIR:-}" ]; then
+    for pidfile in "$CLUSTER_DIR"/*/redis.pid; do
+      [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
+    done
+    sleep 0.1
+    rm -rf "$CLUSTER_DIR"
+  fi
+}

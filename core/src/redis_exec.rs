@@ -1,12 +1,19 @@
-//! The native executor: the `redis` crate over tokio. One auto-reconnecting multiplexed
-//! connection for scripts, and a small pool of separate connections for blocking waits.
+//! The native executor: the `redis` crate over tokio. Scripts go over one auto-reconnecting
+//! multiplexed connection, or, when the server is a Redis Cluster node, over a cluster
+//! connection that follows the cluster's topology (MOVED, ASK, failovers). Blocking waits use
+//! small pools of separate connections, per node.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ops::{Reply, ScriptCall};
 use crate::queue::{Executor, Queue};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
-use redis::{AsyncConnectionConfig, ErrorKind, IntoConnectionInfo, RedisError, ServerErrorKind};
+use redis::cluster_async::ClusterConnection;
+use redis::{
+    AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, IntoConnectionInfo,
+    RedisError, ServerErrorKind,
+};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,14 +21,58 @@ use std::time::{Duration, Instant};
 /// (see [`RedisExecutor::connection`]).
 pub use redis;
 
-/// Idle blocking connections kept for reuse.
+/// Idle blocking connections kept for reuse, per node.
 const BLOCKING_POOL: usize = 16;
 
-/// Runs scripts on a Redis server (TCP, TLS with `rediss://`, or a unix socket).
+/// The connection scripts go over: to one server, or to a cluster.
+#[derive(Clone)]
+pub enum Connection {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl redis::aio::ConnectionLike for Connection {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        match self {
+            Connection::Single(c) => c.req_packed_command(cmd),
+            Connection::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        match self {
+            Connection::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Connection::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Connection::Single(c) => c.get_db(),
+            Connection::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// Runs scripts on a Redis server (TCP, TLS with `rediss://`, or a unix socket) or a Redis
+/// Cluster (detected from any of its nodes).
 pub struct RedisExecutor {
-    client: redis::Client,
-    manager: ConnectionManager,
-    blocking: Arc<Mutex<Vec<MultiplexedConnection>>>,
+    /// How to reach the node given in the URL; other nodes are reached with its settings.
+    info: ConnectionInfo,
+    root_cert: Option<Vec<u8>>,
+    scripts: Connection,
+    /// Idle connections for blocking waits, by node address.
+    blocking: Arc<Mutex<HashMap<String, Vec<MultiplexedConnection>>>>,
+    /// In a cluster: the node that last held each wait key's slot.
+    wait_nodes: Mutex<HashMap<String, (String, u16)>>,
     connect_timeout: Duration,
     command_timeout: Duration,
     started: Instant,
@@ -30,7 +81,8 @@ pub struct RedisExecutor {
 impl std::fmt::Debug for RedisExecutor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisExecutor")
-            .field("server", &self.client.get_connection_info().addr())
+            .field("server", &self.info.addr())
+            .field("cluster", &self.in_cluster())
             .finish()
     }
 }
@@ -39,7 +91,8 @@ impl RedisExecutor {
     /// Connect to `url` (`redis://[[user]:password@]host[:port][/db]`, `rediss://...` for TLS,
     /// `unix:///path/to/socket`) and check the connection with a `PING`, so a wrong or missing
     /// password, a certificate the client does not trust or a bad URL is an [`Error::Config`]
-    /// here, and an unreachable server an [`Error::Unavailable`] after `connect_timeout`.
+    /// here, and an unreachable server an [`Error::Unavailable`] after `connect_timeout`. When
+    /// the server is a Redis Cluster node, the executor drives the whole cluster.
     pub async fn connect(url: &str, config: &Config) -> Result<RedisExecutor> {
         let bad_url = |e: RedisError| Error::Config(format!("redis URL {}: {e}", redacted(url)));
         // RESP3: the connection manager then hears a dropped connection at once (a killed
@@ -50,27 +103,14 @@ impl RedisExecutor {
             .clone()
             .set_protocol(redis::ProtocolVersion::RESP3);
         let info = info.set_redis_settings(settings);
-        let client = match &config.tls_ca_file {
-            Some(path) => {
-                let root_cert = std::fs::read(path)
-                    .map_err(|e| Error::Config(format!("tls_ca_file {path:?}: {e}")))?;
-                install_tls_provider();
-                redis::Client::build_with_tls(
-                    info,
-                    redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(root_cert),
-                    },
-                )
-            }
-            None => {
-                if url.starts_with("rediss://") {
-                    install_tls_provider();
-                }
-                redis::Client::open(info)
-            }
-        }
-        .map_err(bad_url)?;
+        let root_cert = match &config.tls_ca_file {
+            Some(path) => Some(
+                std::fs::read(path)
+                    .map_err(|e| Error::Config(format!("tls_ca_file {path:?}: {e}")))?,
+            ),
+            None => None,
+        };
+        let client = client_for(&info, &root_cert).map_err(bad_url)?;
         let manager_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(config.connect_timeout))
             .set_response_timeout(Some(config.command_timeout))
@@ -82,17 +122,23 @@ impl RedisExecutor {
         // calls do.
         let deadline = Instant::now() + config.connect_timeout.max(config.command_timeout);
         let mut delay = Duration::from_millis(50);
-        let manager = loop {
+        let (manager, cluster_info) = loop {
             let attempt = async {
                 let manager =
                     ConnectionManager::new_with_config(client.clone(), manager_config.clone())
                         .await?;
                 let mut conn = manager.clone();
                 redis::cmd("PING").query_async::<String>(&mut conn).await?;
-                Ok::<_, RedisError>(manager)
+                // a cluster node answers CLUSTER INFO; another server refuses it
+                let cluster = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query_async::<String>(&mut conn)
+                    .await
+                    .unwrap_or_default();
+                Ok::<_, RedisError>((manager, cluster))
             };
             match attempt.await {
-                Ok(manager) => break manager,
+                Ok(ok) => break ok,
                 Err(e) if may_retry(&e, true) && Instant::now() + delay < deadline => {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_secs(1));
@@ -100,20 +146,26 @@ impl RedisExecutor {
                 Err(e) => return Err(to_error(e, &context)),
             }
         };
-        let exec = RedisExecutor {
-            client,
-            manager,
+        let scripts = if cluster_info.contains("cluster_state:") {
+            Connection::Cluster(cluster_connection(&info, &root_cert, config, &context).await?)
+        } else {
+            Connection::Single(manager)
+        };
+        Ok(RedisExecutor {
+            info,
+            root_cert,
+            scripts,
             blocking: Arc::default(),
+            wait_nodes: Mutex::default(),
             connect_timeout: config.connect_timeout,
             command_timeout: config.command_timeout,
             started: Instant::now(),
-        };
-        Ok(exec)
+        })
     }
 
-    /// The executor's auto-reconnecting connection, for plain commands outside the queue's
-    /// scripts on the same server (the CLI's `import-list` moves items of a foreign list with
-    /// it). Queue state must only change through the scripts.
+    /// The executor's connection (auto-reconnecting; in a cluster, routed by key), for plain
+    /// commands outside the queue's scripts on the same server (the CLI's `import-list` moves
+    /// items of a foreign list with it). Queue state must only change through the scripts.
     ///
     /// ```no_run
     /// # async fn demo() -> crawlq::Result<()> {
@@ -124,12 +176,12 @@ impl RedisExecutor {
     ///     .map_err(|e| crawlq::redis_exec::to_error(e, "LLEN"))?;
     /// # Ok(()) }
     /// ```
-    pub fn connection(&self) -> ConnectionManager {
-        self.manager.clone()
+    pub fn connection(&self) -> Connection {
+        self.scripts.clone()
     }
 
     async fn eval_once(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
-        let mut conn = self.manager.clone();
+        let mut conn = self.scripts.clone();
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha
             .arg(call.script.sha1())
@@ -149,40 +201,76 @@ impl RedisExecutor {
         }
     }
 
-    /// `WAIT` on the scripts' connection: how many replicas have its writes so far.
-    async fn wait_replicas(&self, count: u32, timeout: Duration) -> redis::RedisResult<i64> {
-        let mut conn = self.manager.clone();
-        redis::cmd("WAIT")
-            .arg(count)
-            .arg(timeout.as_millis().max(1) as u64)
-            .query_async(&mut conn)
-            .await
+    /// `WAIT` after a script, on the connection (in a cluster: the node) the script ran on.
+    async fn wait_replicas(
+        &self,
+        key: &str,
+        count: u32,
+        timeout: Duration,
+    ) -> redis::RedisResult<i64> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(count).arg(timeout.as_millis().max(1) as u64);
+        match &self.scripts {
+            Connection::Single(c) => wait.query_async(&mut c.clone()).await,
+            Connection::Cluster(c) => {
+                let route = redis::cluster_routing::Route::with_key(
+                    key,
+                    redis::cluster_routing::SlotAddr::Master,
+                );
+                let routing = redis::cluster_routing::RoutingInfo::SingleNode(
+                    redis::cluster_routing::SingleNodeRoutingInfo::SpecificNode(route),
+                );
+                let value = c.clone().route_command(wait, routing).await?;
+                redis::FromRedisValue::from_redis_value(value)
+                    .map_err(|e| RedisError::from((ErrorKind::Client, "WAIT reply", e.to_string())))
+            }
+        }
     }
 
-    async fn blocking_connection(&self) -> Result<MultiplexedConnection> {
-        if let Some(conn) = self.blocking.lock().expect("pool lock").pop() {
-            return Ok(conn);
+    /// A connection for a blocking wait on `addr` (none: the URL's node), from the pool.
+    async fn blocking_connection(
+        &self,
+        addr: Option<&(String, u16)>,
+    ) -> redis::RedisResult<(String, MultiplexedConnection)> {
+        let info = match addr {
+            Some((host, port)) => {
+                self.info
+                    .clone()
+                    .set_addr(node_addr(self.info.addr(), host, *port))
+            }
+            None => self.info.clone(),
+        };
+        let name = info.addr().to_string();
+        if let Some(conn) = self
+            .blocking
+            .lock()
+            .expect("pool lock")
+            .get_mut(&name)
+            .and_then(Vec::pop)
+        {
+            return Ok((name, conn));
         }
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(Some(self.connect_timeout))
             .set_response_timeout(None);
-        self.client
+        let client = client_for(&info, &self.root_cert)?;
+        let conn = client
             .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(|e| to_error(e, "opening a connection for a blocking wait"))
+            .await?;
+        Ok((name, conn))
     }
 
-    /// One BLPOP on a pooled connection. The connection goes back to the pool only after Redis
-    /// answered, so a pooled connection is one that worked a moment ago.
+    /// One BLPOP on a pooled connection to the node that holds `key` (in a cluster, learnt from
+    /// its MOVED answers). The connection goes back to the pool only after Redis answered, so a
+    /// pooled connection is one that worked a moment ago.
     async fn blpop(&self, key: &str, timeout: Duration) -> redis::RedisResult<Option<bool>> {
-        let conn = match self.blocking_connection().await {
-            Ok(conn) => conn,
-            Err(_) => {
-                return Err(RedisError::from(std::io::Error::from(
-                    std::io::ErrorKind::ConnectionRefused,
-                )));
-            }
-        };
+        let node = self
+            .wait_nodes
+            .lock()
+            .expect("nodes lock")
+            .get(key)
+            .cloned();
+        let (name, conn) = self.blocking_connection(node.as_ref()).await?;
         let mut blocked = conn.clone();
         let mut blpop = redis::cmd("BLPOP");
         blpop
@@ -199,10 +287,17 @@ impl RedisExecutor {
         tokio::select! {
             joined = &mut reply => match joined {
                 Ok(Ok(marker)) => {
-                    give_back(&self.blocking, conn);
+                    give_back(&self.blocking, name, conn);
                     Ok(Some(marker.is_some()))
                 }
-                Ok(Err(e)) => Err(e),
+                Ok(Err(e)) => {
+                    if let Some((host, port)) = e.redirect_node().and_then(|(addr, _)| split_addr(addr)) {
+                        // the slot lives elsewhere now: remember where, and let the caller retry
+                        self.wait_nodes.lock().expect("nodes lock").insert(key.to_string(), (host, port));
+                        give_back(&self.blocking, name, conn);
+                    }
+                    Err(e)
+                }
                 Err(e) => Err(RedisError::from(std::io::Error::other(e.to_string()))),
             },
             _ = tokio::time::sleep(timeout) => {
@@ -210,13 +305,85 @@ impl RedisExecutor {
                 let grace = self.command_timeout;
                 tokio::spawn(async move {
                     if let Ok(Ok(Ok(_))) = tokio::time::timeout(grace, reply).await {
-                        give_back(&pool, conn);
+                        give_back(&pool, name, conn);
                     }
                 });
                 Ok(None)
             }
         }
     }
+}
+
+/// A client for `info`, with the CA of `tls_ca_file` when one is given.
+fn client_for(
+    info: &ConnectionInfo,
+    root_cert: &Option<Vec<u8>>,
+) -> redis::RedisResult<redis::Client> {
+    if matches!(info.addr(), ConnectionAddr::TcpTls { .. }) {
+        install_tls_provider();
+    }
+    match root_cert {
+        Some(cert) => redis::Client::build_with_tls(
+            info.clone(),
+            redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(cert.clone()),
+            },
+        ),
+        None => redis::Client::open(info.clone()),
+    }
+}
+
+/// The address of another node, reached the way the URL's node is (TCP or TLS).
+fn node_addr(like: &ConnectionAddr, host: &str, port: u16) -> ConnectionAddr {
+    match like {
+        ConnectionAddr::TcpTls {
+            insecure,
+            tls_params,
+            ..
+        } => ConnectionAddr::TcpTls {
+            host: host.to_string(),
+            port,
+            insecure: *insecure,
+            tls_params: tls_params.clone(),
+        },
+        _ => ConnectionAddr::Tcp(host.to_string(), port),
+    }
+}
+
+fn split_addr(addr: &str) -> Option<(String, u16)> {
+    let (host, port) = addr.rsplit_once(':')?;
+    Some((host.to_string(), port.parse().ok()?))
+}
+
+/// A cluster connection from one node's settings: the client discovers the other nodes and
+/// follows the topology.
+async fn cluster_connection(
+    info: &ConnectionInfo,
+    root_cert: &Option<Vec<u8>>,
+    config: &Config,
+    context: &str,
+) -> Result<ClusterConnection> {
+    let mut builder = redis::cluster::ClusterClient::builder(vec![info.clone()])
+        .connection_timeout(config.connect_timeout)
+        .response_timeout(config.command_timeout)
+        .retries(6)
+        .min_retry_wait(50)
+        .max_retry_wait(1000)
+        .use_protocol(redis::ProtocolVersion::RESP3);
+    if let Some(cert) = root_cert {
+        builder = builder.certs(redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(cert.clone()),
+        });
+    }
+    let client = builder
+        .build()
+        .map_err(|e| Error::Config(format!("{context}: {e}")))?;
+    client
+        .get_async_connection()
+        .await
+        .map_err(|e| to_error(e, context))
 }
 
 /// Whether a failed call may be sent again: the server certainly did not run it (the connection
@@ -226,9 +393,16 @@ fn may_retry(e: &RedisError, read_only: bool) -> bool {
     e.is_connection_refusal()
         || matches!(
             e.code(),
-            Some("LOADING" | "BUSY" | "TRYAGAIN" | "MASTERDOWN")
+            Some("LOADING" | "BUSY" | "TRYAGAIN" | "MASTERDOWN" | "CLUSTERDOWN" | "MOVED" | "ASK")
         )
+        || is_slot_moving(e)
         || (read_only && (e.is_connection_dropped() || e.is_io_error()) && !e.is_timeout())
+}
+
+/// A script that found its slot being migrated: its probe failed before any write (see
+/// common.lua), so it can be sent again once the slot has moved.
+fn is_slot_moving(e: &RedisError) -> bool {
+    e.to_string().contains("non local key")
 }
 
 impl Executor for RedisExecutor {
@@ -251,7 +425,7 @@ impl Executor for RedisExecutor {
         };
         if let Some(replicas) = call.replicas {
             let acknowledged = self
-                .wait_replicas(replicas.count, replicas.timeout)
+                .wait_replicas(&call.keys[0], replicas.count, replicas.timeout)
                 .await
                 .map_err(|e| to_error(e, "waiting for replicas"))?;
             replicas.check(acknowledged, call.script.name)?;
@@ -261,20 +435,32 @@ impl Executor for RedisExecutor {
 
     async fn wait(&self, key: &str, timeout: Duration) -> Result<bool> {
         // A wait is harmless to repeat: a connection that died in the pool (killed, or the
-        // server restarted) is dropped and the wait tried once more on a fresh one.
-        match self.blpop(key, timeout).await {
-            Ok(marker) => Ok(marker == Some(true)),
-            Err(e) if e.is_connection_dropped() || e.is_io_error() => self
-                .blpop(key, timeout)
-                .await
-                .map(|marker| marker == Some(true))
-                .map_err(|e| to_error(e, "waiting for work")),
-            Err(e) => Err(to_error(e, "waiting for work")),
+        // server restarted) is dropped and the wait tried again on a fresh one; in a cluster, a
+        // MOVED answer names the node to wait on.
+        let mut last = None;
+        for _ in 0..3 {
+            match self.blpop(key, timeout).await {
+                Ok(marker) => return Ok(marker == Some(true)),
+                Err(e)
+                    if e.is_connection_dropped()
+                        || e.is_io_error()
+                        || e.redirect_node().is_some()
+                        || may_retry(&e, true) =>
+                {
+                    last = Some(e)
+                }
+                Err(e) => return Err(to_error(e, "waiting for work")),
+            }
         }
+        Err(to_error(last.expect("an error"), "waiting for work"))
     }
 
     fn monotonic_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+
+    fn in_cluster(&self) -> bool {
+        matches!(self.scripts, Connection::Cluster(_))
     }
 }
 
@@ -291,14 +477,22 @@ impl Queue<RedisExecutor> {
         config.validate()?;
         crate::keys::check_queue_name(&config.key_prefix, name)?;
         let exec = RedisExecutor::connect(url, &config).await?;
-        Queue::with_executor(exec, name, config)
+        let q = Queue::with_executor(exec, name, config)?;
+        // the shard count: a queue opened with another one is refused here, not by a later call
+        q.layout().await?;
+        Ok(q)
     }
 }
 
-fn give_back(pool: &Mutex<Vec<MultiplexedConnection>>, conn: MultiplexedConnection) {
+fn give_back(
+    pool: &Mutex<HashMap<String, Vec<MultiplexedConnection>>>,
+    node: String,
+    conn: MultiplexedConnection,
+) {
     let mut pool = pool.lock().expect("pool lock");
-    if pool.len() < BLOCKING_POOL {
-        pool.push(conn);
+    let idle = pool.entry(node).or_default();
+    if idle.len() < BLOCKING_POOL {
+        idle.push(conn);
     }
 }
 
@@ -363,6 +557,17 @@ pub fn to_error(e: RedisError, context: &str) -> Error {
     }
     if e.is_timeout() {
         return Error::Timeout(format!("{context}: {text}"));
+    }
+    if is_slot_moving(&e)
+        || matches!(
+            e.code(),
+            Some("TRYAGAIN" | "MOVED" | "ASK" | "CLUSTERDOWN" | "CROSSSLOT")
+        )
+    {
+        return Error::Unavailable(format!(
+            "{context}: the Redis Cluster is moving or lost the queue's slot and did not settle \
+             within the timeouts ({text}); nothing was changed, try again"
+        ));
     }
     if e.code() == Some("LOADING") {
         return Error::Unavailable(format!(

@@ -198,7 +198,11 @@ pub fn seed_report_to_json(report: &SeedReport, style: Style) -> Value {
 pub fn stats_to_json(s: &Stats, style: Style) -> Value {
     let mut out = stats_fields(s, style);
     if !s.shards.is_empty() {
-        let shards = s.shards.iter().map(|shard| stats_fields(shard, style)).collect();
+        let shards = s
+            .shards
+            .iter()
+            .map(|shard| stats_fields(shard, style))
+            .collect();
         if let Value::Object(map) = &mut out {
             map.insert("shards".into(), Value::Array(shards));
         }

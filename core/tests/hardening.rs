@@ -81,7 +81,7 @@ async fn a_poison_record_goes_to_dead_letters_and_never_sinks_its_batch() {
     );
     assert!(dead.raw.as_deref().unwrap().contains(r#""payload":[[[["#));
     assert!(q.ack(&handles(&leases)).await.unwrap().iter().all(|ok| *ok));
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.done, stats.dead, stats.pending), (2, 1, 0));
 
     // a batch of nothing but poison: the lease call still answers (with what else is there)
@@ -106,7 +106,7 @@ async fn a_poison_record_goes_to_dead_letters_and_never_sinks_its_batch() {
     assert_eq!(leases[0].url.as_deref(), Some("http://q.example/5"));
     assert_eq!(q.dead(10, 0).await.unwrap().total, 2);
     q.ack(&handles(&leases)).await.unwrap();
-    check_invariants(&shared().url(), &q).await;
+    check_invariants(&test_url(), &q).await;
 }
 
 #[tokio::test]
@@ -204,7 +204,7 @@ async fn force_requeues_finished_items_only() {
     assert_eq!(seed(forced.clone()).await.added, 1, "dead, forced: again");
     // the dead letter is not queued a second time while its item is queued
     assert_eq!(q.requeue_dead(None).await.unwrap(), 0);
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.ready, stats.dead, stats.done), (1, 1, 1));
 }
 

@@ -40,7 +40,7 @@ async fn ten_thousand_delayed_items_come_due_and_are_leased_in_one_call() {
         q.seed(&urls("due", 10, LIMIT), &opts).await.unwrap().added,
         10_000
     );
-    check_invariants(&shared().url(), &q).await;
+    check_invariants(&test_url(), &q).await;
     q.set_fixed_clock(Some(T0 + 2_000));
     let leases = q.lease(LIMIT, Duration::ZERO).await.unwrap();
     assert_eq!(
@@ -48,11 +48,11 @@ async fn ten_thousand_delayed_items_come_due_and_are_leased_in_one_call() {
         LIMIT,
         "every due item promoted and leased at once"
     );
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.leased, stats.delayed, stats.ready), (10_000, 0, 0));
     // and answered in one call each (the client splits them into round trips)
     assert!(q.ack(&handles(&leases)).await.unwrap().iter().all(|ok| *ok));
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.done, stats.leased), (10_000, 0));
 }
 
@@ -68,7 +68,7 @@ async fn ten_thousand_hosts_come_off_politeness_at_once() {
         .unwrap();
     let first = q.lease(LIMIT, Duration::ZERO).await.unwrap();
     assert_eq!(first.len(), LIMIT, "one item per host");
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.hosts_waiting, stats.ready), (10_000, 10_000));
     assert!(
         q.lease(1, Duration::ZERO).await.unwrap().is_empty(),
@@ -81,7 +81,7 @@ async fn ten_thousand_hosts_come_off_politeness_at_once() {
         LIMIT,
         "every host promoted and leased once more"
     );
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.leased, stats.ready, stats.hosts), (20_000, 0, 0));
 }
 
@@ -99,23 +99,29 @@ async fn ten_thousand_expired_leases_are_reclaimed_in_one_lease_call() {
     let stale = q.lease(LIMIT, Duration::ZERO).await.unwrap();
     assert_eq!(stale.len(), LIMIT);
     q.set_fixed_clock(Some(T0 + 10_000));
-    let batch = q.lease_once(1, Duration::from_secs(10)).await.unwrap();
-    assert_eq!(batch.reclaimed, 10_000, "all expired leases in one call");
-    assert_eq!(batch.leases.len(), 1);
-    let stats = check_invariants(&shared().url(), &q).await;
-    assert_eq!((stats.leased, stats.ready), (1, 9_999));
+    // one lease call reclaims every expired lease of each shard it asks (one shard: all)
+    let shards = q.shard_count().await.unwrap() as u64;
+    let mut reclaimed = 0;
+    for _ in 0..shards {
+        let batch = q.lease_once(1, Duration::from_secs(10)).await.unwrap();
+        assert_eq!(batch.leases.len(), 1);
+        reclaimed += batch.reclaimed;
+    }
+    assert_eq!(reclaimed, 10_000, "all expired leases, one call per shard");
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.leased, stats.ready), (shards, 10_000 - shards));
     // the stale tokens answer nothing
     assert!(q.ack(&handles(&stale)).await.unwrap().iter().all(|ok| !*ok));
     // a second expiry sends them to dead letters (max_attempts 2), again in one call
     let all = q.lease(LIMIT, Duration::ZERO).await.unwrap();
-    assert_eq!(all.len(), 9_999);
+    assert_eq!(all.len() as u64, 10_000 - shards);
     q.set_fixed_clock(Some(T0 + 20_000));
     let report = q.reclaim(LIMIT).await.unwrap();
     assert_eq!(
         (report.requeued, report.dead, report.remaining),
         (0, 10_000, 0)
     );
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.dead, stats.leased, stats.pending), (10_000, 0, 0));
 
     // 10,000 dead letters: listed, requeued by id in one call, then purged
@@ -123,7 +129,7 @@ async fn ten_thousand_expired_leases_are_reclaimed_in_one_lease_call() {
     assert_eq!((page.total, page.items.len()), (10_000, 10_000));
     let ids: Vec<String> = page.items.iter().map(|d| d.id.clone()).collect();
     assert_eq!(q.requeue_dead(Some(&ids)).await.unwrap(), 10_000);
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.dead, stats.ready), (0, 10_000));
 }
 
@@ -135,7 +141,7 @@ async fn a_seed_chunk_of_ten_thousand_fills_one_lane() {
         .await
         .unwrap();
     assert_eq!(report.added, 10_000);
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.ready, stats.hosts), (10_000, 1));
     // the whole chunk again, forced: every item is still queued, so none is queued twice
     let forced = SeedOptions {
@@ -154,7 +160,7 @@ async fn a_seed_chunk_of_ten_thousand_fills_one_lane() {
             .iter()
             .all(|ok| *ok)
     );
-    check_invariants(&shared().url(), &q).await;
+    check_invariants(&test_url(), &q).await;
     let leases = q.lease(LIMIT, Duration::ZERO).await.unwrap();
     let lengthened = q
         .extend(&handles(&leases), Duration::from_secs(600))
@@ -180,9 +186,9 @@ async fn a_seed_chunk_of_ten_thousand_fills_one_lane() {
             .iter()
             .all(|o| *o == NackOutcome::Dead)
     );
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.dead, stats.leased, stats.ready), (10_000, 0, 0));
     assert_eq!(q.requeue_dead(None).await.unwrap(), 10_000);
-    let stats = check_invariants(&shared().url(), &q).await;
+    let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.dead, stats.ready), (0, 10_000));
 }

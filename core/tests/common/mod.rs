@@ -188,14 +188,30 @@ pub fn unique(name: &str) -> String {
     format!("{name}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
+/// The Redis the shared tests run on: `CRAWLQ_TEST_URL` (a Redis Cluster, in the sharded
+/// runs of tools/test.sh), else this binary's own server.
+pub fn test_url() -> String {
+    std::env::var("CRAWLQ_TEST_URL").unwrap_or_else(|_| shared().url())
+}
+
+/// Shards of the queues the shared tests open (`CRAWLQ_TEST_SHARDS`, default one).
+pub fn test_shards() -> Option<u32> {
+    std::env::var("CRAWLQ_TEST_SHARDS")
+        .ok()
+        .map(|s| s.parse().expect("CRAWLQ_TEST_SHARDS is a number"))
+}
+
 pub async fn open(name: &str, config: Config) -> Queue<RedisExecutor> {
-    Queue::connect(&shared().url(), &unique(name), config)
+    Queue::connect(&test_url(), &unique(name), config)
         .await
         .unwrap()
 }
 
 pub fn config() -> Config {
-    Config::default()
+    Config {
+        shards: test_shards(),
+        ..Config::default()
+    }
 }
 
 pub fn items(urls: &[&str]) -> Vec<crawlq::SeedItem> {
@@ -230,8 +246,78 @@ pub const T0: i64 = 1_800_000_000_000;
 pub fn fixed_clock_config() -> Config {
     Config {
         fixed_clock_ms: Some(T0),
-        ..Config::default()
+        ..config()
     }
+}
+
+/// The URLs of the primaries behind `url`: every master of a Redis Cluster, or the server.
+pub async fn primaries(url: &str) -> Vec<String> {
+    let mut conn = conn_to(url).await;
+    let nodes: Result<String, _> = redis::cmd("CLUSTER")
+        .arg("NODES")
+        .query_async(&mut conn)
+        .await;
+    match nodes {
+        Ok(nodes) => nodes
+            .lines()
+            .filter(|l| l.contains("master") && !l.contains("fail"))
+            .map(|l| {
+                let addr = l
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap()
+                    .split('@')
+                    .next()
+                    .unwrap();
+                format!("redis://{addr}/0")
+            })
+            .collect(),
+        Err(_) => vec![url.to_string()],
+    }
+}
+
+/// The digest of every key of one queue (all its shards), by key: equal before and after a
+/// call that must change nothing, whatever other tests do to other queues meanwhile.
+pub async fn queue_digest(url: &str, q: &Queue<RedisExecutor>) -> Vec<(String, String)> {
+    let layout = q.layout().await.unwrap();
+    let mut out = Vec::new();
+    for node in primaries(url).await {
+        let mut conn = conn_to(&node).await;
+        for ops in layout.all() {
+            let pattern = format!("{}*", glob_escape(ops.keys().base()));
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg(&pattern)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            for key in keys {
+                let digest: Vec<String> = redis::cmd("DEBUG")
+                    .arg("DIGEST-VALUE")
+                    .arg(&key)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                out.push((key, digest.concat()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `DEBUG DIGEST` of every primary: equal before and after a call that must change nothing.
+pub async fn digest_all(url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for node in primaries(url).await {
+        out.push(
+            redis::cmd("DEBUG")
+                .arg("DIGEST")
+                .query_async::<String>(&mut conn_to(&node).await)
+                .await
+                .unwrap(),
+        );
+    }
+    out
 }
 
 pub fn handles(leases: &[crawlq::Lease]) -> Vec<crawlq::LeaseHandle> {
@@ -249,26 +335,37 @@ async fn conn_to(url: &str) -> redis::aio::MultiplexedConnection {
 /// Every key of a queue whose name starts with `<base><suffix>`, by SCAN (no redis-cli: works
 /// against any server the test started, whatever its port or password).
 pub async fn keys_of(url: &str, base: &str, suffix: &str) -> Vec<String> {
-    let mut conn = conn_to(url).await;
     let pattern = format!("{}{suffix}", glob_escape(base));
-    let mut cursor = 0u64;
     let mut out = Vec::new();
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        out.extend(batch);
-        if next == 0 {
-            return out;
+    for node in primaries(url).await {
+        let mut conn = conn_to(&node).await;
+        let mut cursor = 0u64;
+        loop {
+            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            out.extend(batch);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
         }
-        cursor = next;
     }
+    out
+}
+
+/// A connection that follows a Redis Cluster (or a plain one), for the checks' own commands.
+async fn any_conn(url: &str) -> crawlq::redis_exec::Connection {
+    crawlq::redis_exec::RedisExecutor::connect(url, &Config::default())
+        .await
+        .unwrap()
+        .connection()
 }
 
 /// The invariant checker: every counter of `stats()` against the structures it counts, every
@@ -277,8 +374,76 @@ pub async fn keys_of(url: &str, base: &str, suffix: &str) -> Vec<String> {
 /// what differs; returns the stats it checked.
 pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::Stats {
     let stats = q.stats().await.unwrap();
-    let base = q.ops().keys().base().to_string();
-    let mut conn = conn_to(url).await;
+    let layout = q.layout().await.unwrap();
+    let mut total = Truth::default();
+    for (s, ops) in layout.all().iter().enumerate() {
+        let truth = shard_truth(url, ops.keys().base()).await;
+        let shard_stats = if layout.count() == 1 {
+            &stats
+        } else {
+            &stats.shards[s]
+        };
+        truth.compare(shard_stats, &format!("shard {s}"));
+        total.add(&truth);
+    }
+    total.compare(&stats, "queue");
+    stats
+}
+
+/// What the structures of one shard hold, independent of its counters.
+#[derive(Debug, Default)]
+struct Truth {
+    ready: u64,
+    hosts: u64,
+    delayed: u64,
+    leased: u64,
+    dead: u64,
+    seen: u64,
+    live: u64,
+    oldest_head_ts: Option<i64>,
+}
+
+impl Truth {
+    fn add(&mut self, t: &Truth) {
+        self.ready += t.ready;
+        self.hosts += t.hosts;
+        self.delayed += t.delayed;
+        self.leased += t.leased;
+        self.dead += t.dead;
+        self.seen += t.seen;
+        self.live += t.live;
+        self.oldest_head_ts = match (self.oldest_head_ts, t.oldest_head_ts) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    fn compare(&self, stats: &crawlq::Stats, what: &str) {
+        assert_eq!(stats.ready, self.ready, "{what}: ready");
+        assert_eq!(stats.hosts, self.hosts, "{what}: hosts");
+        assert_eq!(stats.delayed, self.delayed, "{what}: delayed");
+        assert_eq!(stats.leased, self.leased, "{what}: leased");
+        assert_eq!(stats.dead, self.dead, "{what}: dead");
+        assert_eq!(stats.seen, self.seen, "{what}: seen");
+        assert_eq!(stats.pending, self.ready + self.delayed, "{what}: pending");
+        assert_eq!(
+            self.live,
+            self.ready + self.delayed + self.leased,
+            "{what}: one live member per queued or leased item"
+        );
+        assert_eq!(
+            stats.oldest_pending_age_ms,
+            self.oldest_head_ts
+                .map(|ts| (stats.now_ms - ts).max(0) as u64),
+            "{what}: oldest pending age"
+        );
+    }
+}
+
+/// The invariant checker for one shard (base): every lease with its record and deadline, every
+/// record in exactly one place, every host with ready items scheduled exactly once.
+async fn shard_truth(url: &str, base: &str) -> Truth {
+    let mut conn = any_conn(url).await;
     let key = |k: &str| format!("{base}:{k}");
     let mut places: std::collections::HashMap<String, &'static str> = Default::default();
     let mut place = |id: String, what: &'static str| {
@@ -286,12 +451,9 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
             panic!("record {id} is both in {other} and in {what}");
         }
     };
-
-    // host lanes: ready items, one priority set per host, lane heads
-    let mut ready = 0u64;
-    let mut oldest: Option<i64> = None;
+    let mut t = Truth::default();
     let mut hosts: std::collections::BTreeSet<String> = Default::default();
-    for lane in keys_of(url, &base, ":l:*").await {
+    for lane in keys_of(url, base, ":l:*").await {
         let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(&lane)
             .arg(0)
@@ -315,8 +477,8 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
             place(item.id, "a lane");
         }
         let head = crawlq::wire::salvage_record(&records[0]);
-        oldest = Some(oldest.map_or(head.ts, |o| o.min(head.ts)));
-        ready += records.len() as u64;
+        t.oldest_head_ts = Some(t.oldest_head_ts.map_or(head.ts, |o| o.min(head.ts)));
+        t.ready += records.len() as u64;
         let listed: Option<f64> = redis::cmd("ZSCORE")
             .arg(format!("{base}:hp:{host}"))
             .arg(prio)
@@ -330,7 +492,7 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
         hosts.insert(host.to_string());
     }
     assert_eq!(
-        keys_of(url, &base, ":hp:*").await.len(),
+        keys_of(url, base, ":hp:*").await.len(),
         hosts.len(),
         "one priority set per host with lanes"
     );
@@ -362,19 +524,13 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
     for host in ready_hosts {
         assert!(hosts.contains(&host), "host {host} is ready without items");
     }
-    let zcard = |k: String| {
-        let url = url.to_string();
-        async move {
-            redis::cmd("ZCARD")
-                .arg(k)
-                .query_async::<u64>(&mut conn_to(&url).await)
-                .await
-                .unwrap()
-        }
-    };
-    assert_eq!(zcard(key("heads")).await, hosts.len() as u64, "heads");
-
-    // delayed items, leases, dead letters
+    let heads: u64 = redis::cmd("ZCARD")
+        .arg(key("heads"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(heads, hosts.len() as u64, "heads");
+    t.hosts = hosts.len() as u64;
     let delayed: Vec<Vec<u8>> = redis::cmd("ZRANGE")
         .arg(key("delayed"))
         .arg(0)
@@ -385,6 +541,7 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
     for r in &delayed {
         place(crawlq::wire::salvage_record(r).id, "delayed");
     }
+    t.delayed = delayed.len() as u64;
     let leases: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
         .arg(key("leases"))
         .query_async(&mut conn)
@@ -415,6 +572,7 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
         );
         place(id.to_string(), "a lease");
     }
+    t.leased = leases.len() as u64;
     let dead_ids: Vec<String> = redis::cmd("ZRANGE")
         .arg(key("dead"))
         .arg(0)
@@ -431,41 +589,130 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
     for id in dead_ids {
         place(id, "dead letters");
     }
-
-    // the seen and live sets
-    let mut seen = 0u64;
-    for bucket in keys_of(url, &base, ":s:*").await {
-        seen += redis::cmd("SCARD")
+    t.dead = dead_records;
+    for bucket in keys_of(url, base, ":s:*").await {
+        t.seen += redis::cmd("SCARD")
             .arg(&bucket)
             .query_async::<u64>(&mut conn)
             .await
             .unwrap();
     }
-    let mut live = 0u64;
-    for bucket in keys_of(url, &base, ":v:*").await {
-        live += redis::cmd("SCARD")
+    for bucket in keys_of(url, base, ":v:*").await {
+        t.live += redis::cmd("SCARD")
             .arg(&bucket)
             .query_async::<u64>(&mut conn)
             .await
             .unwrap();
     }
+    t
+}
 
-    assert_eq!(stats.ready, ready, "ready");
-    assert_eq!(stats.hosts, hosts.len() as u64, "hosts");
-    assert_eq!(stats.delayed, delayed.len() as u64, "delayed");
-    assert_eq!(stats.leased, leases.len() as u64, "leased");
-    assert_eq!(stats.dead, dead_records, "dead");
-    assert_eq!(stats.seen, seen, "seen");
-    assert_eq!(stats.pending, ready + delayed.len() as u64, "pending");
-    assert_eq!(
-        live,
-        ready + delayed.len() as u64 + leases.len() as u64,
-        "one live member per queued or leased item"
-    );
-    assert_eq!(
-        stats.oldest_pending_age_ms,
-        oldest.map(|ts| (stats.now_ms - ts).max(0) as u64),
-        "oldest pending age"
-    );
-    stats
+/// A private Redis Cluster: `masters` primaries with `replicas` replicas each, on free ports
+/// (a node also listens on its port + 10000), stopped when dropped.
+pub struct Cluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl Cluster {
+    pub fn start(masters: usize, replicas: usize) -> Cluster {
+        let mut nodes = Vec::new();
+        let mut port = 20_000 + (std::process::id() as u16 % 20_000);
+        while nodes.len() < masters * (1 + replicas) {
+            port += 1;
+            let free = |p: u16| TcpListener::bind(("127.0.0.1", p)).is_ok();
+            if !free(port) || !free(port + 10_000) {
+                continue;
+            }
+            let dir =
+                std::env::temp_dir().join(format!("crawlq-cluster-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let extra = [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-node-timeout",
+                "1000",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--repl-diskless-sync-delay",
+                "0",
+            ];
+            if let Some(child) = spawn(port, &dir, &extra) {
+                nodes.push(RedisServer {
+                    child,
+                    port,
+                    dir,
+                    password: None,
+                    extra: extra.iter().map(|a| a.to_string()).collect(),
+                });
+            }
+        }
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let out = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addrs)
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
+            .output()
+            .expect("redis-cli");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let cluster = Cluster { nodes };
+        cluster.wait_ok();
+        cluster
+    }
+
+    /// Until every running node says `cluster_state:ok` and knows every slot.
+    pub fn wait_ok(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for node in &self.nodes {
+            loop {
+                let info = node.cli(&["CLUSTER", "INFO"]);
+                if info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "cluster did not settle: {info}");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    pub fn url(&self) -> String {
+        self.nodes[0].url()
+    }
+
+    /// The node that serves `key`'s slot as master.
+    pub fn owner(&self, key: &str) -> &RedisServer {
+        let slot = self.nodes[0].cli(&["CLUSTER", "KEYSLOT", key]);
+        let nodes = self.nodes[0].cli(&["CLUSTER", "NODES"]);
+        for line in nodes
+            .lines()
+            .filter(|l| l.contains("master") && !l.contains("fail"))
+        {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let port: u16 = fields[1]
+                .split('@')
+                .next()
+                .unwrap()
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let slot: u16 = slot.parse().unwrap();
+            let owns = fields[8..].iter().any(|range| match range.split_once('-') {
+                Some((a, b)) => (a.parse::<u16>().unwrap()..=b.parse().unwrap()).contains(&slot),
+                None => range.parse::<u16>().ok() == Some(slot),
+            });
+            if owns {
+                return self.nodes.iter().find(|n| n.port == port).unwrap();
+            }
+        }
+        panic!("no master owns the slot of {key}");
+    }
 }
