@@ -42,6 +42,8 @@ export interface QueueOptions {
   minReplicas?: number
   /** How long a change waits for `minReplicas` (default 1000). */
   replicaTimeoutMs?: number
+  /** Shards of a new queue, 1..1024, split by host (default: the queue's own, 1 for a new one). */
+  shards?: number
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }
@@ -155,6 +157,8 @@ export interface Stats {
   deadTotal: number
   /** Server time of the reading. */
   now: number
+  /** Each shard's own figures (a queue of several shards only). */
+  shards?: Stats[]
 }
 
 export interface DeadLetter {
@@ -313,3 +317,6 @@ export declare class Work {
  * an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
  */
 export declare function normalize(input: string): Normalized
+
+/** The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024). */
+export declare function shardOf(input: string, shards: number): number

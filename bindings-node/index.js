@@ -47,3 +47,4 @@ function installLeaseObjects (Queue, Work) {
 exports.Queue = native.Queue
 exports.Work = native.Work
 exports.normalize = native.normalize
+exports.shardOf = native.shardOf

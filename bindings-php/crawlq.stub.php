@@ -256,6 +256,14 @@ class CorruptException extends Exception {}
 function resolve_url(string $base, string $href): ?string {}
 
 /**
+ * The shard an input (URL or host) belongs to in a queue of `$shards` shards (1..1024).
+ *
+ * @throws InvalidItemException for an input crawlq would refuse
+ * @throws InvalidArgumentException for a shard count out of range
+ */
+function shard_of(string $input, int $shards): int {}
+
+/**
  * The canonical form crawlq gives an input.
  *
  * @return array{kind: 'url'|'host', canonical: string, host: string, fingerprint: string}

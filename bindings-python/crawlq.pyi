@@ -13,6 +13,7 @@ __version__: str
 __all__ = [
     "__version__",
     "normalize",
+    "shard_of",
     "Queue",
     "AsyncQueue",
     "Lease",
@@ -394,6 +395,9 @@ class Normalized(TypedDict):
     canonical: str
     host: str
     fingerprint: str
+
+def shard_of(input: str, shards: int) -> int:
+    """The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024)."""
 
 def normalize(input: str) -> Normalized:
     """The canonical form crawlq gives an input; InvalidItemError for one it would refuse."""

@@ -456,6 +456,12 @@ impl Queue {
     }
 }
 
+/// The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024).
+#[napi(js_name = "shardOf")]
+pub fn shard_of(env: &Env, input: String, shards: i64) -> Result<u32> {
+    style::shard_of_input(&input, shards).map_err(|e| js_error(env, e))
+}
+
 /// The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws
 /// an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
 #[napi(ts_return_type = "Normalized")]

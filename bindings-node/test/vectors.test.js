@@ -67,6 +67,12 @@ test('lone surrogates are replaced as in every language', () => {
   }
 })
 
+test('shard vectors', () => {
+  const { cases } = load('shards.json')
+  assert.ok(cases.length >= 100)
+  for (const c of cases) assert.equal(crawlq.shardOf(c.input, c.shards), c.shard, JSON.stringify(c))
+})
+
 const lines = text => text.split('\n').filter(Boolean)
 
 function storedRecords (base) {

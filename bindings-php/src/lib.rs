@@ -560,6 +560,16 @@ pub fn normalize(input: ext_php_rs::binary::Binary<u8>) -> PhpResult<Zval> {
     Ok(zval_of(&style::normalized_to_json(&input).map_err(throw)?))
 }
 
+/// The shard an input (URL or host) belongs to in a queue of `$shards` shards (1..1024).
+#[php_function]
+#[php(name = "Crawlq\\shard_of")]
+pub fn shard_of(input: ext_php_rs::binary::Binary<u8>, shards: i64) -> PhpResult<i64> {
+    let input = String::from_utf8_lossy(&input);
+    Ok(i64::from(
+        style::shard_of_input(&input, shards).map_err(throw)?,
+    ))
+}
+
 /// Connections this process holds (one per Redis URL and connection settings).
 #[php_function]
 #[php(name = "Crawlq\\connection_count")]
@@ -579,4 +589,5 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(connection_count))
         .function(wrap_function!(resolve_url))
         .function(wrap_function!(normalize))
+        .function(wrap_function!(shard_of))
 }

@@ -103,6 +103,15 @@ final class VectorsTest extends TestCase
         }
     }
 
+    public function testShardVectors(): void
+    {
+        $cases = self::load('shards.json')['cases'];
+        $this->assertGreaterThanOrEqual(100, count($cases));
+        foreach ($cases as $case) {
+            $this->assertSame($case['shard'], Crawlq\shard_of($case['input'], $case['shards']), json_encode($case));
+        }
+    }
+
     public function testNormalizationAndFingerprints(): void
     {
         $cases = self::load('normalize.json')['cases'];

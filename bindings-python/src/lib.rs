@@ -21,9 +21,16 @@ fn normalize(py: Python<'_>, input: &Bound<'_, pyo3::types::PyString>) -> PyResu
     convert::from_json(py, &value)
 }
 
+/// The shard an input (URL or host) belongs to in a queue of `shards` shards.
+#[pyfunction]
+fn shard_of(input: &Bound<'_, pyo3::types::PyString>, shards: i64) -> PyResult<u32> {
+    ::crawlq::style::shard_of_input(&convert::text(input)?, shards).map_err(errors::to_pyerr)
+}
+
 #[pymodule]
 fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(shard_of, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<queue::Queue>()?;
     m.add_class::<queue::AsyncQueue>()?;

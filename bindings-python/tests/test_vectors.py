@@ -172,3 +172,10 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
             assert "expect_error" not in step, f"{where}: no error, got {got!r}"
             if "expect" in step:
                 assert matches(step["expect"], got), f"{where}: expected {step['expect']!r}, got {got!r}"
+
+
+def test_shard_vectors() -> None:
+    cases = load("shards.json")["cases"]
+    assert len(cases) >= 100
+    for case in cases:
+        assert crawlq.shard_of(case["input"], case["shards"]) == case["shard"], case

@@ -14,5 +14,6 @@ installProtocols(wasm.Queue, wasm.Work)
 exports.Queue = wasm.Queue
 exports.Work = wasm.Work
 exports.normalize = wasm.normalize
+exports.shardOf = wasm.shardOf
 exports.nodeRedisTransport = nodeRedisTransport
 exports.ioredisTransport = ioredisTransport

@@ -20,4 +20,5 @@ installProtocols(wasm.Queue, wasm.Work)
 export const Queue = wasm.Queue
 export const Work = wasm.Work
 export const normalize = wasm.normalize
+export const shardOf = wasm.shardOf
 export { nodeRedisTransport, ioredisTransport }

@@ -113,6 +113,12 @@ fn wasm_config(options: &serde_json::Value) -> crawlq::Result<crawlq::Config> {
     Ok(config)
 }
 
+/// The shard an input belongs to in a queue of `shards` shards (same as the native addon's).
+#[wasm_bindgen(js_name = shardOf)]
+pub fn shard_of(input: String, shards: f64) -> Result<u32, JsValue> {
+    core(style::shard_of_input(&input, shards as i64))
+}
+
 /// The canonical form crawlq gives an input (same as the native addon's `normalize`).
 #[wasm_bindgen]
 pub fn normalize(input: String) -> Result<JsValue, JsValue> {

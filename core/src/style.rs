@@ -328,6 +328,29 @@ pub fn normalized_to_json(input: &str) -> Result<Value> {
     }))
 }
 
+/// The shard of an input (URL or host, by its host key) in a queue of `shards` shards.
+///
+/// ```
+/// assert_eq!(crawlq::style::shard_of_input("http://Example.com/a", 1).unwrap(), 0);
+/// assert!(crawlq::style::shard_of_input("example.com", 8).unwrap() < 8);
+/// assert_eq!(crawlq::style::shard_of_input("example.com", 0).unwrap_err().code(), "INVALID_ARGUMENT");
+/// ```
+pub fn shard_of_input(input: &str, shards: i64) -> Result<u32> {
+    let shards = u32::try_from(shards)
+        .ok()
+        .filter(|s| (1..=1024).contains(s))
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!("shards must be within 1..=1024, got {shards}"))
+        })?;
+    let n = crate::normalize::normalize(input).map_err(|reason| Error::InvalidItem {
+        index: 0,
+        input: input.to_string(),
+        reason,
+    })?;
+    let host = crate::normalize::host_key(&n.host, crate::HostKeyMode::Host);
+    Ok(crate::normalize::shard_of(&host, shards))
+}
+
 /// Reads the fields of an options object, refusing unknown names.
 struct Fields<'a> {
     what: &'static str,

@@ -368,3 +368,21 @@ async fn scenario_vectors() {
         }
     }
 }
+
+#[test]
+fn shard_vectors() {
+    let cases = vectors("shards.json")["cases"].as_array().unwrap().clone();
+    assert!(cases.len() >= 100);
+    for case in cases {
+        let input = case["input"].as_str().unwrap();
+        let shards = case["shards"].as_i64().unwrap();
+        let got = style::shard_of_input(input, shards).unwrap();
+        assert_eq!(
+            u64::from(got),
+            case["shard"].as_u64().unwrap(),
+            "{input} in {shards}"
+        );
+        let host = case["host"].as_str().unwrap();
+        assert_eq!(got, crawlq::normalize::shard_of(host, shards as u32));
+    }
+}

@@ -293,6 +293,24 @@ def invalid_text() -> list[dict]:
     return out
 
 
+def shards() -> list[dict]:
+    """Which shard a host (given as a host or a URL) belongs to: XXH3-64 of its host key, modulo
+    the shard count (docs/PROTOCOL.md, "Shards")."""
+    inputs = [
+        ("example.com", "example.com"),
+        ("https://www.example.com/a?b=c", "www.example.com"),
+        ("HTTP://Bücher.de./x", puny("bücher") + ".de"),
+        ("http://192.168.0.1:8080/", "192.168.0.1"),
+        ("[2001:DB8::1]", "[2001:db8::1]"),
+        ("a_b.example", "a_b.example"),
+    ] + [(f"h{i}.shard.test", f"h{i}.shard.test") for i in range(20)]
+    cases = []
+    for raw, host in inputs:
+        for count in (1, 2, 3, 8, 1024):
+            cases.append({"input": raw, "host": host, "shards": count, "shard": xxhash.xxh3_64_intdigest(host.encode()) % count})
+    return cases
+
+
 def keys() -> list[dict]:
     """The keys that exist after seeding one URL (placeholder {prefix} for a prefix per run)."""
     url_ = "http://k.example/page"
@@ -322,6 +340,7 @@ def main() -> None:
         "normalize.json": {"cases": hand_written() + systematic_urls(), "invalid_text": invalid_text()},
         "records.json": {"clock": T0, "cases": records()},
         "keys.json": {"cases": keys()},
+        "shards.json": {"cases": shards()},
     }
     stale = []
     for name, content in files.items():
