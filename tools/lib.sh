@@ -12,6 +12,13 @@ release_flag() { [ "$CRAWLQ_PROFILE" = release ] && echo --release || true; }
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# Run a command when the calling script exits (every registered one, last first).
+CLEANUP=()
+on_exit() {
+  CLEANUP=("$1" "${CLEANUP[@]}")
+  trap 'for c in "${CLEANUP[@]}"; do eval "$c"; done' EXIT
+}
+
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
@@ -28,7 +35,7 @@ start_private_redis() {
     sleep 0.05
   done
   export REDIS_URL="unix://$REDIS_DIR/redis.sock"
-  trap stop_private_redis EXIT
+  on_exit stop_private_redis
 }
 
 stop_private_redis() {
@@ -104,7 +111,7 @@ start_cluster() {
     until redis-cli -p "${node#*:}" cluster info 2>/dev/null | grep -q cluster_state:ok; do sleep 0.1; done
   done
   export CLUSTER_URL="redis://${nodes[0]}/0" CLUSTER_DIR
-  trap stop_cluster EXIT
+  on_exit stop_cluster
 }
 
 stop_cluster() {

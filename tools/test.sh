@@ -13,12 +13,18 @@ cargo fmt --all -- --check
 say "core and CLI: unit, doc, integration and vector tests (each test binary starts its own redis-server)"
 cargo test -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
 
+say "one queue over several shards: the invariant and limit suites with 3 shards on one Redis, then with 8 shards on a 3-master Redis Cluster"
+CRAWLQ_TEST_SHARDS=3 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits
+start_cluster 3 0
+export CRAWLQ_CLUSTER_URL="$CLUSTER_URL"
+CRAWLQ_TEST_URL="$CLUSTER_URL" CRAWLQ_TEST_SHARDS=8 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits
+
 say "core builds for wasm32 without tokio and redis"
 cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown
 
 say "python: build the wheel, install it in a fresh virtualenv, run the suite"
 PY_VENV="$(mktemp -d /tmp/crawlq-py.XXXXXX)/venv"
-trap 'rm -rf "$(dirname "$PY_VENV")"; stop_private_redis' EXIT
+on_exit 'rm -rf "$(dirname "$PY_VENV")"'
 build_python_venv "$PY_VENV"
 (cd bindings-python && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider tests)
 
@@ -43,17 +49,17 @@ build_wasm_package
 CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
 node --test bindings-wasm/test/
 
-say "interop: workers of every language on one redis-server (tests/interop/run.py)"
+say "interop: workers of every language on one redis-server, then on the Redis Cluster (tests/interop/run.py)"
 cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker
-CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker" \
-  "$PY_VENV/bin/python" tests/interop/run.py
+export CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker"
+CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py
+CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py --cluster "$CLUSTER_URL"
 
 say "faults: workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)"
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/faults/run.py
 
 say "demo: the mixed-language crawl of tools/demo.sh (it checks its own result)"
 start_private_redis
-trap 'rm -rf "$(dirname "$PY_VENV")"; stop_private_redis' EXIT
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_JS_MODULE="$ROOT/bindings-node" "$PY_VENV/bin/python" demo/run.py
 
 say "bench: smoke run of bench/run.py (N = 1,000, one round: every runner and peer handles every item; no timing is judged)"

@@ -15,6 +15,24 @@ function connectError (err) {
   return out
 }
 
+/**
+ * This build's transports talk to one Redis server; a Redis Cluster node would answer MOVED to
+ * most calls. Say so at connect, typed, instead.
+ */
+async function refuseCluster (transport, url) {
+  let info = ''
+  try {
+    info = String(await transport.run(['CLUSTER', 'INFO']))
+  } catch {
+    return // not a cluster node (or CLUSTER is not allowed): a plain server
+  }
+  if (info.includes('cluster_state:')) {
+    const err = new Error(`${url} is a Redis Cluster node: the WebAssembly build drives one Redis server only; use the native addon (require('crawlq')) for a cluster`)
+    err.code = 'ERR_CRAWLQ_CONFIG'
+    throw err
+  }
+}
+
 function installConnect (Queue, validateOptions) {
   Queue.connect = async function connect (url, name, options) {
     validateOptions(options, name)
@@ -25,6 +43,7 @@ function installConnect (Queue, validateOptions) {
       throw connectError(err)
     }
     try {
+      await refuseCluster(transport, url)
       return new Queue(transport, name, options)
     } catch (err) {
       await transport.close().catch(() => {})

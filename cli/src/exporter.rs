@@ -33,6 +33,12 @@ struct QueueLabel {
     queue: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ShardLabel {
+    queue: String,
+    shard: String,
+}
+
 /// The gauges: (metric name, help, value).
 fn gauges(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
     [
@@ -164,6 +170,14 @@ impl Exporter {
             registry.register(name, help, family.clone());
             counter_families.push(family);
         }
+        // a queue of several shards: each gauge per shard too (crawlq_shard_pending{queue, shard})
+        let mut shard_families = Vec::new();
+        for (name, help, _) in gauges(&empty) {
+            let family = Family::<ShardLabel, Gauge>::default();
+            let shard_name = name.replacen("crawlq_", "crawlq_shard_", 1);
+            registry.register(shard_name, format!("{help} Per shard."), family.clone());
+            shard_families.push(family);
+        }
 
         let exec = self.executor().await;
         for queue in &self.queues {
@@ -188,6 +202,15 @@ impl Exporter {
                     }
                     if let Some(ms) = s.oldest_pending_age_ms {
                         age.get_or_create(&label).set(ms as f64 / 1000.0);
+                    }
+                    for (i, shard) in s.shards.iter().enumerate() {
+                        let label = ShardLabel {
+                            queue: queue.clone(),
+                            shard: i.to_string(),
+                        };
+                        for (family, (_, _, value)) in shard_families.iter().zip(gauges(shard)) {
+                            family.get_or_create(&label).set(value as i64);
+                        }
                     }
                 }
                 Err(e) => {

@@ -174,7 +174,7 @@ pub async fn run(q: &Queue<RedisExecutor>, args: ImportArgs) -> Result<u8, CliEr
 
 struct Importer<'a> {
     q: &'a Queue<RedisExecutor>,
-    conn: redis::aio::ConnectionManager,
+    conn: crawlq::redis_exec::Connection,
     staging: String,
     rejected: String,
     batch: usize,

@@ -188,6 +188,19 @@ fn stats_table(name: &str, s: &Stats, previous: Option<&Stats>) -> String {
         };
         out += &row(label, value, detail);
     }
+    if !s.shards.is_empty() {
+        out += &format!("shards ({})\n", s.shards.len());
+        for (i, shard) in s.shards.iter().enumerate() {
+            out += &format!(
+                "  {i:<4}pending {:>10}  leased {:>8}  dead {:>8}  done {:>12}  hosts {:>8}\n",
+                count(shard.pending),
+                count(shard.leased),
+                count(shard.dead),
+                count(shard.done),
+                count(shard.hosts)
+            );
+        }
+    }
     out
 }
 

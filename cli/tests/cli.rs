@@ -959,3 +959,77 @@ fn http_get(address: &str, path: &str) -> (u16, String, String) {
         .to_string();
     (status, content_type, body.to_string())
 }
+
+/// A queue of 8 shards over a Redis Cluster: seeded by the CLI (`-o shards=8` fixes the count),
+/// its stats per shard in the table, the JSON and the exporter; later commands find the count
+/// without the option.
+#[tokio::test]
+async fn a_sharded_queue_over_a_cluster() {
+    let cluster = common::Cluster::start(3, 0);
+    let node = &cluster.nodes[0];
+    let name = unique("sharded");
+    let urls: String = (0..200)
+        .map(|i| format!("https://h{}.cluster.example/{i}\n", i % 40))
+        .collect();
+    let mut seed = crawlq_command(node, &["-q", &name, "-o", "shards=8", "seed", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    seed.stdin
+        .take()
+        .unwrap()
+        .write_all(urls.as_bytes())
+        .unwrap();
+    let out = seed.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = crawlq_command(node, &["-q", &name, "stats", "--json"])
+        .output()
+        .unwrap();
+    let stats = json_out(&out);
+    assert_eq!(stats["pending"], 200);
+    let shards = stats["shards"].as_array().unwrap();
+    assert_eq!(shards.len(), 8);
+    assert_eq!(
+        shards
+            .iter()
+            .map(|s| s["pending"].as_u64().unwrap())
+            .sum::<u64>(),
+        200
+    );
+    let out = crawlq_command(node, &["-q", &name, "stats"])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("shards (8)"), "{}", stdout(&out));
+    let out = crawlq_command(node, &["-q", &name, "-o", "shards=4", "stats"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "another count is a usage error: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("has 8 shards"), "{}", stderr(&out));
+
+    let mut exporter = Exporter::start(node, &[&name]);
+    let (status, _, body) = http_get(&exporter.address, "/metrics");
+    assert_eq!(status, 200);
+    let per_shard: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("crawlq_shard_pending{"))
+        .collect();
+    assert_eq!(per_shard.len(), 8, "{body}");
+    assert!(
+        per_shard
+            .iter()
+            .all(|l| l.contains(&format!("queue=\"{name}\"")))
+    );
+    assert!(
+        body.contains(&format!("crawlq_pending{{queue=\"{name}\"}} 200")),
+        "{body}"
+    );
+    let _ = exporter.child.kill();
+    let _ = exporter.child.wait();
+}

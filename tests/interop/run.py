@@ -2,7 +2,8 @@
 """Interop scenarios: worker processes of every language on one redis-server at once, then the
 guarantees of docs/PROTOCOL.md (section 8) checked from the ledgers the workers write.
 
-Runs with the Python that has the crawlq wheel installed. Environment:
+Runs with the Python that has the crawlq wheel installed; with `--cluster URL`, on that Redis
+Cluster, one queue of 8 shards, workers of every language but the WebAssembly build's. Environment:
   CRAWLQ_PHP_EXTENSION  path of crawlq.so
   CRAWLQ_RUST_WORKER    path of the built interop_worker example
   (the Node addon and the wasm package are taken from bindings-node/ and bindings-wasm/pkg/)
@@ -32,6 +33,7 @@ from conftest import RedisServer  # noqa: E402
 
 HOST_DELAY_MS = 20  # the workers' politeness delay
 LANGUAGES = ["python", "node", "wasm", "php", "rust"]
+SHARDS = 1  # --cluster URL: one queue of 8 shards over that Redis Cluster
 
 
 def command(lang: str, *args: str) -> tuple[list[str], dict[str, str]]:
@@ -65,8 +67,8 @@ def read_ledger(path: Path) -> list[dict]:
 
 def scenario_workers_of_every_language(redis: RedisServer, tmp: Path) -> None:
     print("scenario 1: Python seeds 20,000 URLs over 200 hosts; two workers per language, one of each killed mid-lease")
-    name = "interop-1"
-    q = crawlq.Queue(redis.url, name, lease_ttl=3.0, host_delay=HOST_DELAY_MS / 1000)
+    name = f"interop-1-{os.getpid()}"
+    q = crawlq.Queue(redis.url, name, lease_ttl=3.0, host_delay=HOST_DELAY_MS / 1000, shards=SHARDS)
     urls = [f"http://host{i % 200:03d}.interop.test/page/{i}" for i in range(20_000)]
     poison = [f"http://host{i:03d}.interop.test/poison" for i in range(0, 200, 10)]
     random.Random(7).shuffle(urls)
@@ -166,7 +168,8 @@ def scenario_workers_of_every_language(redis: RedisServer, tmp: Path) -> None:
 
 def scenario_seeding_from_every_language(redis: RedisServer, tmp: Path) -> None:
     print("scenario 2: every language seeds overlapping batches at once; de-duplication holds across languages")
-    name = "interop-2"
+    name = f"interop-2-{os.getpid()}"
+    crawlq.Queue(redis.url, name, shards=SHARDS)  # the count is fixed before anyone seeds
     base = [f"http://seed{i % 50}.interop.test/item/{i}" for i in range(3000)]
     # each language gets the same URLs, written differently (case, default port, fragment)
     variants = [
@@ -197,9 +200,27 @@ def scenario_seeding_from_every_language(redis: RedisServer, tmp: Path) -> None:
     check(added == 3000 and stats["seen"] == 3000 and stats["ready"] == 3000, f"3000 distinct items in all (added {added}, seen {stats['seen']})")
 
 
+class ClusterTarget:
+    """An existing Redis Cluster, given by the URL of one of its nodes."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def stop(self) -> None:
+        pass
+
+
 def main() -> None:
+    global LANGUAGES, SHARDS
     started = time.monotonic()
-    redis = RedisServer()
+    if "--cluster" in sys.argv:
+        # the WebAssembly build drives one Redis server only (it refuses a cluster, typed)
+        LANGUAGES = [lang for lang in LANGUAGES if lang != "wasm"]
+        SHARDS = 8
+        redis = ClusterTarget(sys.argv[sys.argv.index("--cluster") + 1])
+        print(f"on the Redis Cluster at {redis.url}, one queue of {SHARDS} shards")
+    else:
+        redis = RedisServer()
     try:
         with tempfile.TemporaryDirectory(prefix="crawlq-interop-") as tmp:
             scenario_seeding_from_every_language(redis, Path(tmp))
