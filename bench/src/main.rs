@@ -86,13 +86,13 @@ fn read_lines(file: &str) -> Result<Vec<String>> {
 }
 
 /// The queue options of every crawlq runner: the defaults, with `min_replicas` from
-/// CRAWLQ_BENCH_MIN_REPLICAS (bench/replicas.py measures what waiting for replicas costs).
+/// CRAWLQ_BENCH_MIN_REPLICAS (bench/replicas.py measures what waiting for replicas costs) and
+/// `shards` from CRAWLQ_BENCH_SHARDS (bench/cluster.py).
 fn bench_config() -> Config {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
     Config {
-        min_replicas: std::env::var("CRAWLQ_BENCH_MIN_REPLICAS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0),
+        min_replicas: env("CRAWLQ_BENCH_MIN_REPLICAS").unwrap_or(0),
+        shards: env("CRAWLQ_BENCH_SHARDS"),
         ..Config::default()
     }
 }
