@@ -543,19 +543,27 @@ impl<E: Executor> Queue<E> {
         Ok(reassemble(leases.len(), results?))
     }
 
-    /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
-    /// any more (expired and reclaimed, or already answered): nothing changed for it.
-    pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+    /// [`Queue::per_lease`] for calls that take the routed handles only.
+    async fn per_handle<'a, R, F, Fut>(&'a self, leases: &[LeaseHandle], call: F) -> Result<Vec<R>>
+    where
+        F: Fn(&'a Ops, Vec<LeaseHandle>) -> Fut,
+        Fut: Future<Output = Result<Vec<R>>>,
+    {
         self.per_lease(
             leases,
             |h| h,
-            |ops, chunk| async move {
-                let handles: Vec<LeaseHandle> =
-                    chunk.into_iter().map(|(_, routed)| routed).collect();
-                let reply = self.exec.eval(ops.ack(&handles)).await?;
-                ops.decode_flags(reply, handles.len())
-            },
+            |ops, chunk| call(ops, chunk.into_iter().map(|(_, routed)| routed).collect()),
         )
+        .await
+    }
+
+    /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
+    /// any more (expired and reclaimed, or already answered): nothing changed for it.
+    pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        self.per_handle(leases, |ops, handles| async move {
+            let reply = self.exec.eval(ops.ack(&handles)).await?;
+            ops.decode_flags(reply, handles.len())
+        })
         .await
     }
 
@@ -590,16 +598,10 @@ impl<E: Executor> Queue<E> {
     /// Push the deadline of leases to now + `ttl`. `None` for a lease that is not live.
     pub async fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> Result<Vec<Option<i64>>> {
         check_ttl(ttl)?;
-        self.per_lease(
-            leases,
-            |h| h,
-            |ops, chunk| async move {
-                let handles: Vec<LeaseHandle> =
-                    chunk.into_iter().map(|(_, routed)| routed).collect();
-                let reply = self.exec.eval(ops.extend(&handles, ttl)).await?;
-                ops.decode_extend(reply, handles.len())
-            },
-        )
+        self.per_handle(leases, |ops, handles| async move {
+            let reply = self.exec.eval(ops.extend(&handles, ttl)).await?;
+            ops.decode_extend(reply, handles.len())
+        })
         .await
     }
     /// Answer leases a caller hands back, the way every binding's `ack`, `nack`, `extend` and
@@ -662,16 +664,10 @@ impl<E: Executor> Queue<E> {
     /// counted. `false` for a lease that was not live.
     pub async fn release(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
         let flags = self
-            .per_lease(
-                leases,
-                |h| h,
-                |ops, chunk| async move {
-                    let handles: Vec<LeaseHandle> =
-                        chunk.into_iter().map(|(_, routed)| routed).collect();
-                    let reply = self.exec.eval(ops.release(&handles)).await?;
-                    ops.decode_flags(reply, handles.len())
-                },
-            )
+            .per_handle(leases, |ops, handles| async move {
+                let reply = self.exec.eval(ops.release(&handles)).await?;
+                ops.decode_flags(reply, handles.len())
+            })
             .await?;
         let released = flags.iter().filter(|ok| **ok).count();
         self.wake(self.layout().await?, released as u64).await?;

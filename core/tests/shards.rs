@@ -433,26 +433,7 @@ async fn workers_follow_a_failover_inside_the_cluster() {
     let seed: Vec<SeedItem> = urls.iter().map(|u| u.as_str().into()).collect();
     q.seed(&seed, &SeedOptions::default()).await.unwrap();
     let key = format!("crawlq:{{{name}:1}}:meta");
-    let master_port = cluster.owner(&key).port;
-    let replica_port = {
-        let master_id = cluster.owner(&key).cli(&["CLUSTER", "MYID"]);
-        let nodes = cluster.nodes[0].cli(&["CLUSTER", "NODES"]);
-        let line = nodes
-            .lines()
-            .find(|l| l.contains("slave") && l.contains(&master_id))
-            .expect("a replica of the shard's master");
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .split('@')
-            .next()
-            .unwrap()
-            .rsplit(':')
-            .next()
-            .unwrap()
-            .parse::<u16>()
-            .unwrap()
-    };
+    let replica_port = cluster.replica_of(cluster.owner(&key)).port;
     let q2 = q.clone();
     let urls2 = urls.clone();
     let ledger = drain_while(q.clone(), urls.len(), || async {
@@ -482,7 +463,6 @@ async fn workers_follow_a_failover_inside_the_cluster() {
     })
     .await;
     assert_ne!(cluster.owner(&key).port, replica_port);
-    let _ = master_port;
     let acked: std::collections::HashSet<&String> = ledger.acked.iter().collect();
     assert!(urls.iter().all(|u| acked.contains(u)), "0 items lost");
     eprintln!(

@@ -48,6 +48,9 @@ import redis
 
 import crawlq
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
+from run import read_ledger  # noqa: E402  (one reader for both suites' ledgers)
+
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = Path(__file__).resolve().parent / "workers"
 # Short leases and timeouts, so faults play out in seconds; many attempts, so no item dies of
@@ -203,18 +206,6 @@ class Run:
     def holding(self, i: int) -> int:
         entries = read_ledger(self.ledger(i))
         return sum(e["ev"] == "lease" for e in entries) - sum(e["ev"] == "ack" for e in entries)
-
-
-def read_ledger(path: Path) -> list[dict]:
-    # a worker killed mid-write can leave a torn last line; everything before it counts
-    entries = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                entries.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
-    return entries
 
 
 def check(condition: bool, message: str) -> None:

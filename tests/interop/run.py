@@ -57,6 +57,8 @@ def check(condition: bool, message: str) -> None:
 def read_ledger(path: Path) -> list[dict]:
     # a worker killed mid-write can leave a torn last line; everything before it counts
     entries = []
+    if not path.exists():
+        return entries
     for line in path.read_text().splitlines():
         try:
             entries.append(json.loads(line))

@@ -686,6 +686,31 @@ impl Cluster {
         self.nodes[0].url()
     }
 
+    /// The port of a node named in a `CLUSTER NODES` line.
+    fn port_of(line: &str) -> u16 {
+        let addr = line.split_whitespace().nth(1).unwrap();
+        addr.split('@')
+            .next()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// A replica of `master`.
+    pub fn replica_of(&self, master: &RedisServer) -> &RedisServer {
+        let id = master.cli(&["CLUSTER", "MYID"]);
+        let nodes = self.nodes[0].cli(&["CLUSTER", "NODES"]);
+        let line = nodes
+            .lines()
+            .find(|l| l.contains("slave") && l.contains(&id))
+            .expect("a replica of the master");
+        let port = Cluster::port_of(line);
+        self.nodes.iter().find(|n| n.port == port).unwrap()
+    }
+
     /// The node that serves `key`'s slot as master.
     pub fn owner(&self, key: &str) -> &RedisServer {
         let slot = self.nodes[0].cli(&["CLUSTER", "KEYSLOT", key]);
