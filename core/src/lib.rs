@@ -26,6 +26,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "redis-executor")]
+pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod keys;

@@ -683,6 +683,25 @@ impl Ops {
         call
     }
 
+    /// `dead_list` for given ids (at most a few thousand: one argument each).
+    pub fn dead_list_ids(&self, ids: &[String]) -> ScriptCall {
+        let mut call = self.dead_list(0, 0);
+        call.args
+            .extend(ids.iter().map(|id| id.clone().into_bytes()));
+        call
+    }
+
+    /// The reply of [`Ops::dead_list_ids`]: one entry per id asked, `None` where the id is not
+    /// a dead letter.
+    pub fn decode_dead_list_ids(&self, reply: Reply) -> Result<Vec<Option<DeadLetter>>> {
+        let page = self.decode_dead_list(reply)?;
+        Ok(page
+            .items
+            .into_iter()
+            .map(|d| (d.died_at_ms >= 0).then_some(d))
+            .collect())
+    }
+
     pub fn decode_dead_list(&self, reply: Reply) -> Result<DeadPage> {
         let items = reply.array()?;
         expect_len(&items, 1, "dead_list")?;

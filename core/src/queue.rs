@@ -756,23 +756,12 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let requeued: Vec<u64> = match ids {
             Some(ids) => {
-                let parts = layout.group(ids, |id| layout.split_id(id))?;
-                self.each_part(parts, |s, ids: Vec<String>| async move {
-                    let ops = layout.shard(s);
-                    let mut total = 0;
-                    for chunk in ids.chunks(REQUEUE_PER_CALL) {
-                        let reply = self
-                            .exec
-                            .eval(ops.dead_requeue(Some(chunk), chunk.len()))
-                            .await?;
-                        total += ops.decode_dead_requeue(reply)?.0;
-                    }
-                    Ok(total)
-                })
-                .await?
-                .into_iter()
-                .map(|(_, n)| n)
-                .collect()
+                return Ok(self
+                    .requeue_dead_ids(ids)
+                    .await?
+                    .into_iter()
+                    .filter(|&requeued| requeued)
+                    .count() as u64);
             }
             None => {
                 self.each_shard(layout, |ops| async move {
@@ -795,6 +784,82 @@ impl<E: Executor> Queue<E> {
         let total = requeued.iter().sum();
         self.wake(layout, total).await?;
         Ok(total)
+    }
+
+    /// Queue these dead letters again; one flag per id, in the order given: `true` when it was
+    /// a dead letter and is queued again, `false` when it is not a dead letter (unknown, already
+    /// requeued or purged, or its item was queued again meanwhile by a forced seed).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let flags = q.requeue_dead_ids(&["251".into(), "9999".into()]).await?;
+    /// let unknown: Vec<_> = flags.iter().zip(["251", "9999"]).filter(|(ok, _)| !**ok).collect();
+    /// # Ok(()) }
+    /// ```
+    pub async fn requeue_dead_ids(&self, ids: &[String]) -> Result<Vec<bool>> {
+        let layout = self.layout().await?;
+        let parts = layout.group(ids, |id| layout.split_id(id))?;
+        let answered = self
+            .each_part(parts, |s, ids: Vec<String>| async move {
+                let ops = layout.shard(s);
+                let mut flags = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(REQUEUE_PER_CALL) {
+                    let reply = self
+                        .exec
+                        .eval(ops.dead_requeue(Some(chunk), chunk.len()))
+                        .await?;
+                    flags.extend(ops.decode_dead_requeue(reply)?.2);
+                }
+                Ok(flags)
+            })
+            .await?;
+        let mut flags = vec![false; ids.len()];
+        for (positions, part) in answered {
+            for (position, flag) in positions.into_iter().zip(part) {
+                flags[position] = flag;
+            }
+        }
+        self.wake(layout, flags.iter().filter(|&&f| f).count() as u64)
+            .await?;
+        Ok(flags)
+    }
+
+    /// The dead letters with these ids, in the order given; `None` for an id that is not a
+    /// dead letter. One round trip per shard the ids name (per 4,000 ids).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// if let [Some(letter)] = q.dead_letters(&["251".into()]).await?.as_slice() {
+    ///     println!("{} died after {} attempts: {:?}", letter.id, letter.attempts, letter.last_error);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn dead_letters(&self, ids: &[String]) -> Result<Vec<Option<DeadLetter>>> {
+        let layout = self.layout().await?;
+        let parts = layout.group(ids, |id| layout.split_id(id))?;
+        let answered = self
+            .each_part(parts, |s, ids: Vec<String>| async move {
+                let ops = layout.shard(s);
+                let mut found = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(REQUEUE_PER_CALL) {
+                    let reply = self.exec.eval(ops.dead_list_ids(chunk)).await?;
+                    found.extend(ops.decode_dead_list_ids(reply)?.into_iter().map(|d| {
+                        d.map(|mut d| {
+                            d.id = layout.public_id(std::mem::take(&mut d.id), s);
+                            d
+                        })
+                    }));
+                }
+                Ok((s, found))
+            })
+            .await?;
+        let mut letters: Vec<Option<DeadLetter>> = (0..ids.len()).map(|_| None).collect();
+        for (positions, (_, part)) in answered {
+            for (position, letter) in positions.into_iter().zip(part) {
+                letters[position] = letter;
+            }
+        }
+        Ok(letters)
     }
 
     /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).

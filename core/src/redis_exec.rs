@@ -9,6 +9,7 @@ use crate::ops::{Reply, ScriptCall};
 use crate::queue::{Executor, Queue};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{
     AsyncConnectionConfig, ConnectionAddr, ConnectionInfo, ErrorKind, IntoConnectionInfo,
     RedisError, ServerErrorKind,
@@ -20,6 +21,51 @@ use std::time::{Duration, Instant};
 /// The `redis` crate this executor is built on, for tools that also send plain commands
 /// (see [`RedisExecutor::connection`]).
 pub use redis;
+
+/// SCAN one server to the end (`route`: the node of a cluster connection to ask).
+async fn scan_node(
+    conn: &mut Connection,
+    pattern: &str,
+    keys: &mut Vec<String>,
+    route: Option<RoutingInfo>,
+) -> redis::RedisResult<()> {
+    let mut cursor = 0u64;
+    loop {
+        let mut scan = redis::cmd("SCAN");
+        scan.arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000);
+        let reply = match (&route, &mut *conn) {
+            (Some(route), Connection::Cluster(c)) => c.route_command(scan, route.clone()).await?,
+            _ => scan.query_async(conn).await?,
+        };
+        let (next, found): (u64, Vec<String>) = redis::from_redis_value(reply)?;
+        keys.extend(found);
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
+    }
+}
+
+/// The primaries in a `CLUSTER NODES` reply, as (host, port).
+fn cluster_primaries(nodes: &str) -> Vec<(String, u16)> {
+    nodes
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let (address, flags) = (fields.get(1)?, fields.get(2)?);
+            if !flags.split(',').any(|f| f == "master") || flags.contains("fail") {
+                return None;
+            }
+            let address = address.split('@').next()?;
+            let (host, port) = address.rsplit_once(':')?;
+            Some((host.to_string(), port.parse().ok()?))
+        })
+        .collect()
+}
 
 /// Idle blocking connections kept for reuse, per node.
 const BLOCKING_POOL: usize = 16;
@@ -178,6 +224,39 @@ impl RedisExecutor {
     /// ```
     pub fn connection(&self) -> Connection {
         self.scripts.clone()
+    }
+
+    /// Every key matching a `SCAN` glob `pattern`, on the server or on every primary of the
+    /// cluster. Bounded work per round trip (`COUNT 1000`); the whole key space is walked, so
+    /// this is for tools (queue listing, removal), never for a hot path.
+    pub async fn scan_keys(&self, pattern: &str) -> Result<Vec<String>> {
+        let context = format!("scanning keys {pattern}");
+        let mut keys = Vec::new();
+        let mut conn = self.scripts.clone();
+        match &self.scripts {
+            Connection::Single(_) => {
+                scan_node(&mut conn, pattern, &mut keys, None)
+                    .await
+                    .map_err(|e| to_error(e, &context))?;
+            }
+            Connection::Cluster(_) => {
+                let nodes: String = redis::cmd("CLUSTER")
+                    .arg("NODES")
+                    .query_async(&mut conn)
+                    .await
+                    .map_err(|e| to_error(e, &context))?;
+                for (host, port) in cluster_primaries(&nodes) {
+                    let route =
+                        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+                    scan_node(&mut conn, pattern, &mut keys, Some(route))
+                        .await
+                        .map_err(|e| to_error(e, &context))?;
+                }
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
     }
 
     async fn eval_once(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {

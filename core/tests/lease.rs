@@ -627,6 +627,66 @@ async fn many_leases_are_acked_in_one_call() {
 }
 
 #[tokio::test]
+async fn dead_letters_are_found_and_requeued_by_id_with_unknown_ids_flagged() {
+    let q = open("dead-ids", config()).await;
+    let batch: Vec<SeedItem> = (0..3).map(|i| format!("http://e.com/{i}").into()).collect();
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let leases = q.lease(3, Duration::ZERO).await.unwrap();
+    let fail: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            let reason = Some(format!("HTTP 404 for {}", l.id));
+            (
+                l.handle(),
+                NackOptions {
+                    retry: false,
+                    reason,
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    q.nack(&fail).await.unwrap();
+    let (first, third) = (leases[0].id.clone(), leases[2].id.clone());
+
+    let asked = [third.clone(), "9999".to_string(), first.clone()];
+    let found = q.dead_letters(&asked).await.unwrap();
+    assert_eq!(found.len(), 3);
+    let letter = found[0].as_ref().expect("a dead letter");
+    assert_eq!(
+        (
+            letter.id.as_str(),
+            letter.url.as_deref(),
+            letter.last_error.as_deref()
+        ),
+        (
+            third.as_str(),
+            leases[2].url.as_deref(),
+            Some(format!("HTTP 404 for {third}").as_str())
+        )
+    );
+    assert!(found[1].is_none(), "an unknown id is None");
+    assert_eq!(
+        found[2].as_ref().map(|d| d.id.as_str()),
+        Some(first.as_str())
+    );
+
+    let flags = q
+        .requeue_dead_ids(&[first.clone(), "9999".into(), first.clone()])
+        .await
+        .unwrap();
+    assert_eq!(
+        flags,
+        [true, false, false],
+        "requeued once; unknown and repeated ids are flagged"
+    );
+    assert!(q.dead_letters(&[first.clone()]).await.unwrap()[0].is_none());
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.dead, stats.ready), (2, 1));
+    assert!(q.dead_letters(&[]).await.unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn dead_letters_can_be_listed_requeued_and_purged() {
     let q = open("dead", config()).await;
     let batch: Vec<SeedItem> = (0..5).map(|i| format!("http://d.com/{i}").into()).collect();

@@ -1,0 +1,149 @@
+//! The queues a Redis server (or cluster) holds under one key prefix, and removing one: for
+//! tools (the CLI's `queue ls` / `queue rm`, the exporter's discovery), not for workers.
+//!
+//! A queue is found by its meta hash `<prefix>:{<queue>}:meta`, which every connect or first
+//! write creates. The meta hashes of a sharded queue's shards (`{<queue>:<s>}`) are recognised
+//! by the shard count their queue stores, so they are not listed as queues of their own.
+
+use crate::error::{Error, Result};
+use crate::queue::Queue;
+use crate::redis_exec::{RedisExecutor, redis, to_error};
+use std::collections::BTreeMap;
+
+/// One queue found under a prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueEntry {
+    /// The queue's name, as given to `Queue::connect`.
+    pub name: String,
+    /// Its shard count (1 for a queue of one shard).
+    pub shards: usize,
+}
+
+/// The queues under `prefix` (`""` for none), sorted by name. Walks the key space with SCAN.
+///
+/// ```no_run
+/// # async fn demo() -> crawlq::Result<()> {
+/// let exec = crawlq::RedisExecutor::connect("redis://127.0.0.1:6379/0", &Default::default()).await?;
+/// for queue in crawlq::catalog::list_queues(&exec, "crawlq").await? {
+///     println!("{} ({} shards)", queue.name, queue.shards);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn list_queues(exec: &RedisExecutor, prefix: &str) -> Result<Vec<QueueEntry>> {
+    let head = if prefix.is_empty() {
+        "{".to_string()
+    } else {
+        format!("{prefix}:{{")
+    };
+    let pattern = format!("{}*}}:meta", glob_escape(&head));
+    let mut names = Vec::new();
+    for key in exec.scan_keys(&pattern).await? {
+        if let Some(name) = key
+            .strip_prefix(&head)
+            .and_then(|rest| rest.strip_suffix("}:meta"))
+            .filter(|name| !name.is_empty() && !name.contains(['{', '}']))
+        {
+            names.push(name.to_string());
+        }
+    }
+    let mut conn = exec.connection();
+    let mut shards = BTreeMap::new();
+    for name in &names {
+        let stored: Option<usize> = redis::cmd("HGET")
+            .arg(format!("{head}{name}}}:meta"))
+            .arg("shards")
+            .query_async(&mut conn)
+            .await
+            .map_err(|e| to_error(e, "reading a queue's shard count"))?;
+        shards.insert(name.clone(), stored.unwrap_or(1).max(1));
+    }
+    let is_shard_of_another = |name: &str| {
+        name.rsplit_once(':').is_some_and(|(queue, s)| {
+            s.parse::<usize>().is_ok_and(|s| {
+                shards
+                    .get(queue)
+                    .is_some_and(|&count| count > 1 && s < count)
+            })
+        })
+    };
+    Ok(shards
+        .iter()
+        .filter(|(name, _)| !is_shard_of_another(name))
+        .map(|(name, &shards)| QueueEntry {
+            name: name.clone(),
+            shards,
+        })
+        .collect())
+}
+
+/// Delete every key of the queue (all its shards, its items, counters, dead letters and seen
+/// set); returns how many keys were deleted. Workers still running recreate parts of it on
+/// their next call: stop them first. Refuses ([`Error::InvalidArgument`]) while items are
+/// leased unless `even_if_leased`.
+///
+/// ```no_run
+/// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let deleted = crawlq::catalog::remove_queue(&q, false).await?;
+/// # Ok(()) }
+/// ```
+pub async fn remove_queue(q: &Queue<RedisExecutor>, even_if_leased: bool) -> Result<u64> {
+    let stats = q.stats().await?;
+    if stats.leased > 0 && !even_if_leased {
+        return Err(Error::InvalidArgument(format!(
+            "queue {} has {} leased items: stop its workers first (or remove it anyway)",
+            q.name(),
+            stats.leased
+        )));
+    }
+    let prefix = &q.config().key_prefix;
+    let base = |tag: &str| {
+        if prefix.is_empty() {
+            format!("{{{tag}}}")
+        } else {
+            format!("{prefix}:{{{tag}}}")
+        }
+    };
+    let shards = stats.shards.len().max(1);
+    let mut bases = vec![base(q.name())];
+    if shards > 1 {
+        bases.extend((0..shards).map(|s| base(&format!("{}:{s}", q.name()))));
+    }
+    let mut conn = q.executor().connection();
+    let mut deleted = 0u64;
+    for base in &bases {
+        let keys = q
+            .executor()
+            .scan_keys(&format!("{}:*", glob_escape(base)))
+            .await?;
+        // one slot per base, so one UNLINK per chunk works in a cluster too
+        for chunk in keys.chunks(1000) {
+            let n: u64 = redis::cmd("UNLINK")
+                .arg(chunk)
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| to_error(e, "deleting the queue's keys"))?;
+            deleted += n;
+        }
+    }
+    Ok(deleted)
+}
+
+/// `text` with SCAN's glob characters escaped, to match it literally.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn glob_characters_are_escaped() {
+        assert_eq!(super::glob_escape("a*b?[c]\\"), "a\\*b\\?\\[c\\]\\\\");
+    }
+}

@@ -1,0 +1,88 @@
+//! Listing the queues under a prefix and removing one (`crawlq::catalog`): on this binary's own
+//! Redis, and on a Redis Cluster when tools/test.sh sets CRAWLQ_TEST_URL.
+
+mod common;
+
+use common::*;
+use crawlq::catalog::{QueueEntry, list_queues, remove_queue};
+use crawlq::*;
+use std::time::Duration;
+
+async fn queue(prefix: &str, name: &str, shards: Option<u32>) -> Queue<RedisExecutor> {
+    let config = Config {
+        key_prefix: prefix.to_string(),
+        shards,
+        ..Config::default()
+    };
+    Queue::connect(&test_url(), name, config).await.unwrap()
+}
+
+#[tokio::test]
+async fn queues_are_listed_once_each_with_their_shards_and_removed_without_a_trace() {
+    let prefix = unique("catalog");
+    let sharded = test_shards().unwrap_or(4).max(2);
+    // names with glob and separator characters are matched literally
+    let plain = queue(&prefix, "news*[1]", Some(1)).await;
+    let wide = queue(&prefix, "shop:eu", Some(sharded)).await;
+    let other = queue(&format!("{prefix}-other"), "elsewhere", None).await;
+    let batch: Vec<SeedItem> = (0..40)
+        .map(|i| format!("https://h{i}.example/p").into())
+        .collect();
+    for q in [&plain, &wide, &other] {
+        q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    }
+
+    let listed = list_queues(plain.executor(), &prefix).await.unwrap();
+    assert_eq!(
+        listed,
+        [
+            QueueEntry {
+                name: "news*[1]".into(),
+                shards: 1
+            },
+            QueueEntry {
+                name: "shop:eu".into(),
+                shards: sharded as usize
+            },
+        ],
+        "each queue once, its shards not listed as queues, other prefixes left out"
+    );
+
+    let leased = wide.lease(1, Duration::ZERO).await.unwrap();
+    let refused = remove_queue(&wide, false).await.unwrap_err();
+    assert!(matches!(refused, Error::InvalidArgument(_)), "{refused}");
+    assert!(refused.to_string().contains("1 leased"), "{refused}");
+    assert_eq!(
+        wide.stats().await.unwrap().pending,
+        39,
+        "a refused removal changes nothing"
+    );
+    drop(leased);
+
+    let deleted = remove_queue(&wide, true).await.unwrap();
+    assert!(deleted > sharded as u64, "every shard's keys: {deleted}");
+    let left = plain
+        .executor()
+        .scan_keys(&format!("{prefix}:{{shop:eu*"))
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "keys left behind: {left:?}");
+    assert_eq!(
+        list_queues(plain.executor(), &prefix).await.unwrap(),
+        [QueueEntry {
+            name: "news*[1]".into(),
+            shards: 1
+        }]
+    );
+    assert_eq!(
+        plain.stats().await.unwrap().pending,
+        40,
+        "the other queues are untouched"
+    );
+    assert_eq!(other.stats().await.unwrap().pending, 40);
+
+    // a queue removed is a new queue for the next seed: nothing is seen any more
+    let again = queue(&prefix, "shop:eu", Some(sharded)).await;
+    let report = again.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!((report.added, report.duplicates), (40, 0));
+}
