@@ -41,3 +41,6 @@ impl CliError {
 
 /// Exit status of a command that finished but refused some of its items.
 pub const EXIT_SOME_REFUSED: u8 = 3;
+
+/// Exit status of a command some of whose ids name nothing (`dead show`, `dead requeue`).
+pub const EXIT_NOT_FOUND: u8 = 4;

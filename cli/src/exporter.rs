@@ -16,7 +16,7 @@ use prometheus_client::registry::Registry;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -26,6 +26,37 @@ pub struct ExporterArgs {
     /// Address to serve on (port 0 picks a free port; the address is printed).
     #[arg(long, default_value = "127.0.0.1:9464")]
     listen: String,
+    /// Also export every queue under the key prefix whose name matches PATTERN (`*` any
+    /// characters, `?` one): found with SCAN, again at most every --discover-every seconds.
+    #[arg(long, value_name = "PATTERN", num_args = 0..=1, default_missing_value = "*")]
+    discover: Option<String>,
+    /// Seconds between two discoveries (SCAN walks the whole key space).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    discover_every: f64,
+}
+
+/// Whether `name` matches a pattern of `*` (any characters) and `?` (one character).
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    // the last `*` seen and where the name stood then, to backtrack to
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == '*')
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -39,91 +70,129 @@ struct ShardLabel {
     shard: String,
 }
 
-/// The gauges: (metric name, help, value).
+/// The gauges: (metric name, help, value). Each is named after its field of `stats()`. The
+/// registry ends every help text with a period.
 fn gauges(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
     [
         (
             "crawlq_pending",
-            "Items waiting to be leased (ready + delayed).",
+            "Items waiting to be leased: ready plus delayed (stats pending)",
             s.pending,
         ),
         (
             "crawlq_ready",
-            "Pending items whose time has come (some may wait on politeness).",
+            "Pending items whose time has come; some may still wait on their host's politeness delay (stats ready)",
             s.ready,
         ),
         (
             "crawlq_delayed",
-            "Pending items scheduled for later (delay, retry backoff).",
+            "Pending items scheduled for later by a seed delay or a retry backoff (stats delayed)",
             s.delayed,
         ),
         (
             "crawlq_leased",
-            "Items leased to a worker and not yet answered.",
+            "Items leased to a worker and not yet acked, nacked or released (stats leased)",
             s.leased,
         ),
-        ("crawlq_dead", "Items in dead letters.", s.dead),
-        ("crawlq_done", "Items acked.", s.done),
+        (
+            "crawlq_dead",
+            "Items in dead letters: failed past max_attempts or nacked without retry (stats dead)",
+            s.dead,
+        ),
+        (
+            "crawlq_done",
+            "Items acked, kept as counted and seen (stats done)",
+            s.done,
+        ),
         (
             "crawlq_seen",
-            "Distinct items ever queued (the de-duplication set).",
+            "Distinct items ever queued: the size of the de-duplication set (stats seen)",
             s.seen,
         ),
-        ("crawlq_hosts", "Hosts with pending work.", s.hosts),
+        (
+            "crawlq_hosts",
+            "Hosts with pending work (stats hosts)",
+            s.hosts,
+        ),
         (
             "crawlq_hosts_waiting",
-            "Hosts whose next lease waits on their politeness delay.",
+            "Hosts whose next lease waits on their politeness delay (stats hosts_waiting)",
             s.hosts_waiting,
         ),
     ]
 }
 
-/// The counters, registered without the `_total` suffix that the exposition adds.
+/// The lifetime counters, registered without the `_total` suffix the exposition adds, so each
+/// sample is its `stats()` field (`crawlq_acked_total` is `acked_total`) except two whose
+/// family would collide with a gauge: `leased_total` is `crawlq_leases_total` and `dead_total`
+/// is `crawlq_dead_lettered_total`.
 fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
     [
         (
             "crawlq_seeded",
-            "Items added by seed calls.",
+            "Items added by seed calls, of every worker (stats seeded_total)",
             s.seeded_total,
         ),
         (
             "crawlq_duplicates",
-            "Seeded items refused as already seen.",
+            "Seeded items refused because the queue had seen them (stats duplicates_total)",
             s.duplicates_total,
         ),
-        ("crawlq_leases", "Leases handed out.", s.leased_total),
-        ("crawlq_acks", "Successful acks.", s.acked_total),
         (
-            "crawlq_nacks",
-            "Successful nacks (retried or dead-lettered).",
+            "crawlq_leases",
+            "Leases handed out, including re-leases of retried and reclaimed items (stats leased_total)",
+            s.leased_total,
+        ),
+        (
+            "crawlq_acked",
+            "Leases acked as done (stats acked_total)",
+            s.acked_total,
+        ),
+        (
+            "crawlq_nacked",
+            "Leases nacked as failed, retried or dead-lettered (stats nacked_total)",
             s.nacked_total,
         ),
         (
-            "crawlq_retries",
-            "Nacks that queued the item again.",
+            "crawlq_retried",
+            "Nacks and reclaims that queued the item again for another attempt (stats retried_total)",
             s.retried_total,
         ),
         (
             "crawlq_reclaimed",
-            "Expired leases taken back (by lease calls or reclaim).",
+            "Expired leases taken back from workers that did not answer in time (stats reclaimed_total)",
             s.reclaimed_total,
         ),
         (
             "crawlq_released",
-            "Leases given back unanswered.",
+            "Leases given back unanswered, without counting an attempt (stats released_total)",
             s.released_total,
         ),
         (
             "crawlq_dead_lettered",
-            "Items moved to dead letters.",
+            "Items moved to dead letters (stats dead_total)",
             s.dead_total,
         ),
     ]
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabel {
+    version: String,
+}
+
+/// Which queues a scrape reads: those named, plus (with --discover) those found under the
+/// prefix whose name matches the pattern, found again at most every `every`.
+struct Discovery {
+    pattern: String,
+    every: Duration,
+    found: Option<(Instant, Vec<String>)>,
+}
+
 struct Exporter {
     redis_url: String,
     queues: Vec<String>,
+    discovery: Option<Mutex<Discovery>>,
     config: Config,
     /// Connected on the first scrape that reaches Redis; kept for the following ones.
     exec: Mutex<Option<Arc<RedisExecutor>>>,
@@ -140,15 +209,61 @@ impl Exporter {
         Ok(connected)
     }
 
+    /// The queues this scrape reads: the named ones, then the discovered ones (sorted).
+    async fn queues(&self, exec: &RedisExecutor) -> crawlq::Result<Vec<String>> {
+        let mut queues = self.queues.clone();
+        if let Some(discovery) = &self.discovery {
+            let mut d = discovery.lock().await;
+            let stale = d
+                .found
+                .as_ref()
+                .is_none_or(|(at, _)| at.elapsed() >= d.every);
+            if stale {
+                let names = crawlq::catalog::list_queues(exec, &self.config.key_prefix)
+                    .await?
+                    .into_iter()
+                    .map(|entry| entry.name)
+                    .filter(|name| glob_match(&d.pattern, name))
+                    .collect();
+                d.found = Some((Instant::now(), names));
+            }
+            let found = &d.found.as_ref().expect("just filled").1;
+            queues.extend(found.iter().filter(|n| !self.queues.contains(n)).cloned());
+        }
+        Ok(queues)
+    }
+
+    /// `/healthz`: whether Redis answers a PING through the exporter's connection.
+    async fn health(&self) -> Result<(), crawlq::Error> {
+        let exec = self.executor().await?;
+        let mut conn = exec.connection();
+        crawlq::redis_exec::redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .map_err(|e| crawlq::redis_exec::to_error(e, "PING"))?;
+        Ok(())
+    }
+
     /// One scrape: the text exposition of every queue. A queue whose stats cannot be read
     /// shows `crawlq_up 0` and no other series, and the error goes to stderr.
     async fn scrape(&self) -> String {
         let started = Instant::now();
         let mut registry = <Registry>::default();
+        let build = Family::<BuildLabel, Gauge>::default();
+        build
+            .get_or_create(&BuildLabel {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            })
+            .set(1);
+        registry.register(
+            "crawlq_build_info",
+            "Always 1; the version label is the crawlq version of this exporter",
+            build,
+        );
         let up = Family::<QueueLabel, Gauge>::default();
         registry.register(
             "crawlq_up",
-            "1 if the queue's stats could be read, else 0.",
+            "1 if the queue's stats could be read at this scrape, 0 if not (Redis unreachable or refusing)",
             up.clone(),
         );
         let mut gauge_families = Vec::new();
@@ -162,7 +277,7 @@ impl Exporter {
         }
         registry.register(
             "crawlq_oldest_pending_age_seconds",
-            "Age of the oldest pending item (absent when nothing is pending).",
+            "Seconds since the oldest pending item was queued; absent when nothing is pending (stats oldest_pending_age)",
             age.clone(),
         );
         for (name, help, _) in counters(&empty) {
@@ -175,12 +290,23 @@ impl Exporter {
         for (name, help, _) in gauges(&empty) {
             let family = Family::<ShardLabel, Gauge>::default();
             let shard_name = name.replacen("crawlq_", "crawlq_shard_", 1);
-            registry.register(shard_name, format!("{help} Per shard."), family.clone());
+            registry.register(
+                shard_name,
+                format!("{help}, per shard of a sharded queue"),
+                family.clone(),
+            );
             shard_families.push(family);
         }
 
         let exec = self.executor().await;
-        for queue in &self.queues {
+        let queues = match &exec {
+            Ok(exec) => self.queues(exec).await.unwrap_or_else(|e| {
+                eprintln!("crawlq exporter: discovering queues: {e}");
+                self.queues.clone()
+            }),
+            Err(_) => self.queues.clone(),
+        };
+        for queue in &queues {
             let label = QueueLabel {
                 queue: queue.clone(),
             };
@@ -223,7 +349,7 @@ impl Exporter {
         duration.set(started.elapsed().as_secs_f64());
         registry.register(
             "crawlq_scrape_duration_seconds",
-            "Time this scrape took to read every queue's stats.",
+            "Seconds this scrape took to read every queue's stats",
             duration,
         );
         let mut text = String::new();
@@ -238,11 +364,12 @@ pub async fn run(
     config: Config,
     args: ExporterArgs,
 ) -> Result<u8, CliError> {
-    if queues.is_empty() {
+    if queues.is_empty() && args.discover.is_none() {
         return Err(CliError::Usage(
-            "which queues? pass --queue NAME (repeat it, or separate names with commas)".into(),
+            "which queues? pass --queue NAME (repeat it, or separate names with commas), or --discover [PATTERN]".into(),
         ));
     }
+    let discover_every = crate::seconds(args.discover_every, "--discover-every")?;
     for queue in queues {
         crawlq::keys::check_queue_name(&config.key_prefix, queue)?;
     }
@@ -253,15 +380,26 @@ pub async fn run(
         .server_addr()
         .to_ip()
         .map_or(args.listen.clone(), |a| a.to_string());
-    println!(
-        "serving metrics of {} on http://{address}/metrics",
-        queues.join(", ")
-    );
+    let what = match (&args.discover, queues.is_empty()) {
+        (Some(pattern), true) => format!("the queues matching {pattern:?}"),
+        (Some(pattern), false) => {
+            format!("{} and the queues matching {pattern:?}", queues.join(", "))
+        }
+        (None, _) => queues.join(", "),
+    };
+    println!("serving metrics of {what} on http://{address}/metrics");
     let _ = std::io::stdout().flush();
 
     let exporter = Arc::new(Exporter {
         redis_url: redis_url.to_string(),
         queues: queues.to_vec(),
+        discovery: args.discover.map(|pattern| {
+            Mutex::new(Discovery {
+                pattern,
+                every: discover_every,
+                found: None,
+            })
+        }),
         config,
         exec: Mutex::new(None),
     });
@@ -276,8 +414,14 @@ pub async fn run(
                     let body = runtime.block_on(exporter.scrape());
                     tiny_http::Response::from_string(body).with_header(header(CONTENT_TYPE))
                 }
+                Some("/healthz") => match runtime.block_on(exporter.health()) {
+                    Ok(()) => tiny_http::Response::from_string("ok\n"),
+                    Err(e) => tiny_http::Response::from_string(format!("redis: {e}\n"))
+                        .with_status_code(503),
+                }
+                .with_header(header("text/plain; charset=utf-8")),
                 Some("/") => tiny_http::Response::from_string(
-                    "<html><body><a href=\"/metrics\">/metrics</a></body></html>",
+                    "<html><body><a href=\"/metrics\">/metrics</a> <a href=\"/healthz\">/healthz</a></body></html>",
                 )
                 .with_header(header("text/html; charset=utf-8")),
                 _ => tiny_http::Response::from_string("not found\n").with_status_code(404),
@@ -304,4 +448,21 @@ pub async fn run(
 
 fn header(content_type: &str) -> tiny_http::Header {
     tiny_http::Header::from_bytes("Content-Type", content_type).expect("a valid header")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn glob_patterns_match_whole_names() {
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("crawl-*", "crawl-news"));
+        assert!(!glob_match("crawl-*", "recrawl-news"));
+        assert!(glob_match("shop-??", "shop-eu"));
+        assert!(!glob_match("shop-??", "shop-eur"));
+        assert!(glob_match("*-eu*", "shop-eu-2"));
+        assert!(glob_match("a*b*c", "aXbYbZc"));
+        assert!(!glob_match("a*b*c", "aXbYbZ"));
+    }
 }

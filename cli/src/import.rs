@@ -37,6 +37,7 @@ pub struct ImportArgs {
     /// Only read the lists and say what an import would do.
     #[arg(long)]
     dry_run: bool,
+    /// JSON: what became of each list's items.
     #[arg(long)]
     json: bool,
 }
@@ -106,6 +107,13 @@ pub async fn run(q: &Queue<RedisExecutor>, args: ImportArgs) -> Result<u8, CliEr
         },
         shown: 0,
     };
+    check_lists(
+        &mut importer.conn,
+        &args.key,
+        &processing,
+        &importer.staging,
+    )
+    .await?;
     let mut reports = Vec::new();
     if args.dry_run {
         for list in [&importer.staging.clone(), &args.key, &processing] {
@@ -324,6 +332,40 @@ impl Importer<'_> {
             eprintln!("(more refused items not shown)");
         }
     }
+}
+
+/// One clear error before anything moves: a key that is not a list, or nothing to import at all.
+async fn check_lists(
+    conn: &mut crawlq::redis_exec::Connection,
+    key: &str,
+    processing: &str,
+    staging: &str,
+) -> Result<(), CliError> {
+    let mut all_missing = true;
+    for list in [key, processing, staging] {
+        let kind: String = redis::cmd("TYPE")
+            .arg(list)
+            .query_async(conn)
+            .await
+            .map_err(|e| CliError::Queue(to_error(e, &format!("reading the type of {list}"))))?;
+        match kind.as_str() {
+            "none" => {}
+            "list" => all_missing = false,
+            other => {
+                return Err(CliError::Usage(format!(
+                    "{list} is a {other}, not a list: import-list moves the items of a Redis list \
+                     queue (LPUSH by producers, BRPOPLPUSH by workers); nothing was changed"
+                )));
+            }
+        }
+    }
+    if all_missing {
+        return Err(CliError::Usage(format!(
+            "nothing to import: neither {key} nor {processing} exists (check the key name and \
+             the database number in --redis)"
+        )));
+    }
+    Ok(())
 }
 
 fn redis_failure(e: redis::RedisError, list: &str, staging: &str) -> CliError {

@@ -22,16 +22,32 @@ pub struct StatsArgs {
 pub enum DeadCommand {
     /// List dead letters, oldest first.
     List {
+        /// Show at most this many.
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Skip this many of the oldest first (paging).
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// JSON (snake_case, as the Python binding's dead()).
         #[arg(long)]
         json: bool,
     },
-    /// Queue dead letters again (attempts reset): the given ids, or all with --all.
-    Requeue {
+    /// Show dead letters by id: item, payload, attempts, last error, when it died. Ids that
+    /// are not dead letters are reported and the status is 4.
+    Show {
+        /// Dead letter ids (as `dead list` shows them).
+        #[arg(required = true)]
         ids: Vec<String>,
+        /// JSON: one object per id, null for an id that is not a dead letter.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Queue dead letters again (attempts reset): the given ids, or all with --all. Ids that
+    /// are not dead letters are reported and the status is 4.
+    Requeue {
+        /// Dead letter ids (as `dead list` shows them).
+        ids: Vec<String>,
+        /// Every dead letter, oldest first.
         #[arg(long, conflicts_with = "ids")]
         all: bool,
     },
@@ -43,11 +59,35 @@ pub enum DeadCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// List the queues under the key prefix with their depth (every primary of a cluster is
+    /// scanned: meant for operators, not for a hot path).
+    Ls {
+        /// JSON: one object per queue (name, shards and its stats).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a queue: its items, leases, dead letters, counters and seen set. Stop its
+    /// workers first: a running worker recreates the queue on its next call.
+    Rm {
+        /// The queue to delete (default: --queue).
+        name: Option<String>,
+        /// Required: deleting cannot be undone.
+        #[arg(long)]
+        yes: bool,
+        /// Delete it even while items are leased (their workers' answers will be lost).
+        #[arg(long)]
+        force: bool,
+    },
+}
+
 #[derive(Debug, Args)]
 pub struct ReclaimArgs {
     /// Reclaim at most this many expired leases.
     #[arg(long, default_value_t = 1000)]
     limit: usize,
+    /// JSON (snake_case, as the Python binding's reclaim()).
     #[arg(long)]
     json: bool,
 }
@@ -58,14 +98,17 @@ pub struct HostDelayArgs {
     host: String,
     /// New delay in seconds, or "default" to fall back to the queue's host_delay.
     seconds: Option<String>,
+    /// JSON (snake_case, as the Python binding's host_info()).
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct PeekArgs {
+    /// Show at most this many items.
     #[arg(long, default_value_t = 10)]
     limit: usize,
+    /// JSON (snake_case, one object per item).
     #[arg(long)]
     json: bool,
 }
@@ -238,14 +281,56 @@ pub async fn dead(q: &Queue<RedisExecutor>, command: DeadCommand) -> Result<u8, 
                 offset
             );
         }
+        DeadCommand::Show { ids, json } => {
+            let found = q.dead_letters(&ids).await?;
+            if json {
+                let list: Vec<Value> = found
+                    .iter()
+                    .map(|d| {
+                        d.as_ref()
+                            .map_or(Value::Null, |d| style::dead_letter_to_json(d, Style::Snake))
+                    })
+                    .collect();
+                println!("{}", Value::Array(list));
+            } else {
+                let now = q.stats().await?.now_ms;
+                for d in found.iter().flatten() {
+                    println!("dead letter {}", d.id);
+                    println!("  item        {}", d.url.as_deref().unwrap_or(&d.host));
+                    println!("  host        {}", d.host);
+                    println!("  priority    {}", d.priority);
+                    println!("  attempts    {}", d.attempts);
+                    println!("  last error  {}", d.last_error.as_deref().unwrap_or("-"));
+                    println!("  died        {}", ago(d.died_at_ms, now));
+                    if let Some(payload) = &d.payload {
+                        println!("  payload     {payload}");
+                    }
+                    if let Some(raw) = &d.raw {
+                        println!("  raw record  {raw}");
+                    }
+                }
+            }
+            return Ok(report_unknown(&ids, found.iter().map(Option::is_some)));
+        }
         DeadCommand::Requeue { ids, all } => {
             if ids.is_empty() && !all {
                 return Err(CliError::Usage(
                     "which dead letters? give their ids, or --all".into(),
                 ));
             }
-            let requeued = q.requeue_dead(if all { None } else { Some(&ids) }).await?;
-            println!("requeued {} dead letters", count(requeued));
+            if all {
+                let requeued = q.requeue_dead(None).await?;
+                println!("requeued {} dead letters", count(requeued));
+                return Ok(0);
+            }
+            let flags = q.requeue_dead_ids(&ids).await?;
+            let requeued = flags.iter().filter(|&&f| f).count() as u64;
+            println!(
+                "requeued {} of {} dead letters",
+                count(requeued),
+                count(ids.len() as u64)
+            );
+            return Ok(report_unknown(&ids, flags.into_iter()));
         }
         DeadCommand::Purge { yes } => {
             if !yes {
@@ -259,6 +344,24 @@ pub async fn dead(q: &Queue<RedisExecutor>, command: DeadCommand) -> Result<u8, 
         }
     }
     Ok(0)
+}
+
+/// Name on stderr every id whose flag is false; the exit status (4 if any).
+fn report_unknown(ids: &[String], found: impl Iterator<Item = bool>) -> u8 {
+    let unknown: Vec<&str> = ids
+        .iter()
+        .zip(found)
+        .filter(|(_, found)| !found)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    if unknown.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "crawlq: not a dead letter (unknown id, already requeued or purged): {}",
+        unknown.join(", ")
+    );
+    crate::error::EXIT_NOT_FOUND
 }
 
 pub async fn reclaim(q: &Queue<RedisExecutor>, args: ReclaimArgs) -> Result<u8, CliError> {
@@ -341,4 +444,80 @@ pub async fn peek(q: &Queue<RedisExecutor>, args: PeekArgs) -> Result<u8, CliErr
         println!("(nothing ready)");
     }
     Ok(0)
+}
+
+pub async fn queue(
+    g: &crate::Global,
+    config: crawlq::Config,
+    command: QueueCommand,
+) -> Result<u8, CliError> {
+    match command {
+        QueueCommand::Ls { json } => {
+            let exec = std::sync::Arc::new(RedisExecutor::connect(&g.redis, &config).await?);
+            let entries = crawlq::catalog::list_queues(&exec, &config.key_prefix).await?;
+            let mut rows = Vec::new();
+            for entry in &entries {
+                let q = Queue::with_executor(exec.clone(), &entry.name, config.clone())?;
+                rows.push((entry, q.stats().await?));
+            }
+            if json {
+                let list: Vec<Value> = rows
+                    .iter()
+                    .map(|(e, s)| {
+                        serde_json::json!({"name": e.name, "shards": e.shards,
+                                           "stats": style::stats_to_json(s, Style::Snake)})
+                    })
+                    .collect();
+                println!("{}", Value::Array(list));
+                return Ok(0);
+            }
+            println!(
+                "{:<32} {:>6} {:>12} {:>10} {:>10} {:>14}",
+                "queue", "shards", "pending", "leased", "dead", "done"
+            );
+            for (e, s) in &rows {
+                println!(
+                    "{:<32} {:>6} {:>12} {:>10} {:>10} {:>14}",
+                    e.name,
+                    e.shards,
+                    count(s.pending),
+                    count(s.leased),
+                    count(s.dead),
+                    count(s.done)
+                );
+            }
+            println!("{} queues under prefix {:?}", rows.len(), config.key_prefix);
+            Ok(0)
+        }
+        QueueCommand::Rm { name, yes, force } => {
+            let global = crate::Global {
+                redis: g.redis.clone(),
+                queue: name.map_or_else(|| g.queue.clone(), |n| vec![n]),
+                options: Vec::new(),
+            };
+            let q = crate::open(&global, config).await?;
+            if !yes {
+                let s = q.stats().await?;
+                return Err(CliError::Usage(format!(
+                    "not deleting queue {} ({} pending, {} leased, {} dead, {} done) without --yes (this cannot be undone)",
+                    q.name(),
+                    count(s.pending),
+                    count(s.leased),
+                    count(s.dead),
+                    count(s.done)
+                )));
+            }
+            let deleted = crawlq::catalog::remove_queue(&q, force).await?;
+            if deleted == 0 {
+                eprintln!(
+                    "crawlq: no queue {} under prefix {:?}",
+                    q.name(),
+                    q.config().key_prefix
+                );
+                return Ok(crate::error::EXIT_NOT_FOUND);
+            }
+            println!("deleted queue {} ({} keys)", q.name(), count(deleted));
+            Ok(0)
+        }
+    }
 }

@@ -20,8 +20,9 @@ use std::process::ExitCode;
 /// Seed, inspect and repair a crawlq queue; export its depth to Prometheus.
 ///
 /// Exit status: 0 success; 1 Redis failed (unreachable, timeout, server error); 2 bad usage or
-/// bad input (unknown option, unreadable file, invalid value); 3 `seed` or `import-list`
-/// finished but refused some items (the rest were queued).
+/// bad input (unknown option, unreadable file, invalid value, a missing or foreign key); 3
+/// `seed` or `import-list` finished but refused some items (the rest were queued); 4 some ids
+/// given to `dead show` or `dead requeue` are not dead letters (the others were handled).
 #[derive(Debug, Parser)]
 #[command(name = "crawlq", version, max_term_width = 100)]
 struct Cli {
@@ -32,7 +33,7 @@ struct Cli {
 }
 
 #[derive(Debug, Args)]
-struct Global {
+pub(crate) struct Global {
     /// Redis URL: redis://[:password@]host[:port][/db], rediss://... (TLS) or unix:///path.
     #[arg(
         long,
@@ -41,7 +42,7 @@ struct Global {
         default_value = "redis://127.0.0.1:6379/0",
         hide_env_values = true
     )]
-    redis: String,
+    pub(crate) redis: String,
 
     /// Queue name (the exporter takes several: repeat the option or separate with commas).
     #[arg(
@@ -52,7 +53,7 @@ struct Global {
         value_delimiter = ',',
         hide_env_values = true
     )]
-    queue: Vec<String>,
+    pub(crate) queue: Vec<String>,
 
     /// A queue option, as in the Python binding (snake_case, seconds): -o key_prefix=app,
     /// -o max_attempts=5, -o host_key=domain. Repeatable.
@@ -62,6 +63,9 @@ struct Global {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The queues under the key prefix (-o key_prefix=..., default "crawlq"): list, remove.
+    #[command(subcommand)]
+    Queue(inspect::QueueCommand),
     /// Seed URLs or hosts from a file (one per line; blank lines and # comments skipped), or
     /// from standard input with "-". Streams in batches, so any file size runs in constant
     /// memory; invalid lines are reported with their line number and the rest are queued.
@@ -83,10 +87,22 @@ enum Command {
     ImportList(import::ImportArgs),
     /// Serve Prometheus metrics (the depth figures and counters of each --queue) on /metrics.
     Exporter(exporter::ExporterArgs),
+    /// Print a completion script for a shell to standard output, e.g.
+    /// `crawlq completions bash > /etc/bash_completion.d/crawlq`.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Completions { shell } = cli.command {
+        use clap::CommandFactory;
+        clap_complete::generate(shell, &mut Cli::command(), "crawlq", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -111,6 +127,7 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
     let config = config_from_options(&cli.global.options)?;
     let g = &cli.global;
     match cli.command {
+        Command::Queue(command) => inspect::queue(g, config, command).await,
         Command::Seed(args) => seed::run(&open(g, config).await?, args).await,
         Command::Stats(args) => inspect::stats(&open(g, config).await?, args).await,
         Command::Dead(command) => inspect::dead(&open(g, config).await?, command).await,
@@ -119,6 +136,7 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
         Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
         Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,
+        Command::Completions { .. } => unreachable!("answered before the runtime starts"),
     }
 }
 
@@ -136,7 +154,7 @@ fn config_from_options(options: &[String]) -> Result<Config, CliError> {
     Ok(Config::from_options(&map, Style::Snake)?)
 }
 
-async fn open(g: &Global, config: Config) -> Result<Queue<RedisExecutor>, CliError> {
+pub(crate) async fn open(g: &Global, config: Config) -> Result<Queue<RedisExecutor>, CliError> {
     let name = match g.queue.as_slice() {
         [name] => name,
         [] => {
@@ -198,5 +216,29 @@ mod tests {
     fn the_command_line_definition_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    /// Every subcommand and every flag or positional says what it is in `--help`.
+    #[test]
+    fn every_command_and_argument_has_help_text() {
+        use clap::CommandFactory;
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                let sub_path = format!("{path} {}", sub.get_name());
+                if sub.get_name() != "help" && sub.get_about().is_none() {
+                    missing.push(sub_path.clone());
+                }
+                walk(sub, &sub_path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "crawlq", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:#?}");
     }
 }

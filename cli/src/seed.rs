@@ -251,7 +251,7 @@ fn progress_bar(size: Option<u64>, quiet: bool) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(size, target);
     let template = if size.is_some() {
-        "{elapsed_precise} {bar:16} {percent:>3}% {wide_msg}"
+        "{elapsed_precise} {bar:16} {percent:>3}% eta {eta} {wide_msg}"
     } else {
         "{elapsed_precise} {spinner} {wide_msg}"
     };

@@ -422,7 +422,7 @@ async fn dead_letters_list_requeue_and_purge() {
     assert!(table.contains("2 of 3 dead letters (from 1)"), "{table}");
 
     let out = crawlq(&["-q", &name, "dead", "requeue", &ids[0]]);
-    assert_eq!(stdout(&out).trim(), "requeued 1 dead letters");
+    assert_eq!(stdout(&out).trim(), "requeued 1 of 1 dead letters");
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.dead, stats.ready), (2, 1));
     assert_eq!(
@@ -675,8 +675,18 @@ async fn import_list_moves_a_classic_queue_without_losing_an_item() {
     assert!(id("staged.example") < id("old.example"));
     assert!(id("old.example") < id("x.example") && id("x.example") < id("new.example"));
     assert!(id("new.example") < id("inflight.example"));
-    let text = stdout(&crawlq(&["-q", &name, "import-list", &key]));
-    assert!(text.contains("0 items"), "nothing left to import: {text}");
+    let again = crawlq(&["-q", &name, "import-list", &key]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "the lists are gone: {}",
+        stdout(&again)
+    );
+    assert!(
+        stderr(&again).contains("nothing to import"),
+        "{}",
+        stderr(&again)
+    );
 }
 
 #[tokio::test]
@@ -734,22 +744,33 @@ async fn exporter_serves_prometheus_metrics_per_queue() {
     assert_eq!(value("crawlq_dead", &a), 1.0);
     assert_eq!(value("crawlq_seen", &a), 3.0);
     assert_eq!(value("crawlq_leases_total", &a), 2.0);
-    assert_eq!(value("crawlq_acks_total", &a), 1.0);
-    assert_eq!(value("crawlq_nacks_total", &a), 1.0);
+    assert_eq!(value("crawlq_acked_total", &a), 1.0);
+    assert_eq!(value("crawlq_nacked_total", &a), 1.0);
     assert_eq!(value("crawlq_dead_lettered_total", &a), 1.0);
     assert_eq!(value("crawlq_reclaimed_total", &a), 0.0);
     assert!(value("crawlq_oldest_pending_age_seconds", &a) >= 0.0);
     assert_eq!(value("crawlq_up", &b), 1.0);
     assert_eq!(value("crawlq_pending", &b), 0.0);
-    assert!(body.contains("# TYPE crawlq_acks counter"), "{body}");
+    assert!(body.contains("# TYPE crawlq_acked counter"), "{body}");
     assert!(body.contains("# TYPE crawlq_pending gauge"), "{body}");
+    for line in body.lines().filter(|l| l.starts_with("# HELP")) {
+        assert!(line.ends_with('.') && !line.ends_with(".."), "{line}");
+        assert!(line.len() > 40, "a real help text: {line}");
+    }
+    let version = format!(
+        "crawlq_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(body.contains(&version), "{body}");
+    let (status, _, health) = http_get(&exporter.address, "/healthz");
+    assert_eq!((status, health.as_str()), (200, "ok\n"));
 
     // each scrape reads fresh figures
     let lease = qa.lease(1, Duration::ZERO).await.unwrap();
     qa.ack(&[lease[0].handle()]).await.unwrap();
     let (_, _, body) = http_get(&exporter.address, "/metrics");
     assert!(
-        body.contains(&format!("crawlq_acks_total{{queue=\"{a}\"}} 2")),
+        body.contains(&format!("crawlq_acked_total{{queue=\"{a}\"}} 2")),
         "{body}"
     );
     assert_eq!(http_get(&exporter.address, "/nope").0, 404);
@@ -779,6 +800,9 @@ fn exporter_reports_down_while_redis_is_unreachable() {
         !body.contains("crawlq_pending{"),
         "no stale figures while down: {body}"
     );
+    let (status, _, health) = http_get(&exporter.address, "/healthz");
+    assert_eq!(status, 503, "{health}");
+    assert!(health.starts_with("redis: "), "{health}");
     server.restart();
     let mut up = false;
     for _ in 0..50 {
@@ -901,10 +925,15 @@ struct Exporter {
 
 impl Exporter {
     fn start(server: &RedisServer, queues: &[&str]) -> Exporter {
+        Exporter::start_with(server, queues, &[])
+    }
+
+    fn start_with(server: &RedisServer, queues: &[&str], extra: &[&str]) -> Exporter {
         let mut args = vec![];
         for q in queues {
             args.extend(["--queue", q]);
         }
+        args.extend_from_slice(extra);
         args.extend([
             "-o",
             "connect_timeout=0.5",
@@ -914,6 +943,11 @@ impl Exporter {
             "--listen",
             "127.0.0.1:0",
         ]);
+        // exporter options after the subcommand
+        if let Some(at) = args.iter().position(|a| *a == "--discover") {
+            let moved: Vec<&str> = args.drain(at..at + 4).collect();
+            args.extend(moved);
+        }
         let mut child = crawlq_command(server, &args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -1032,4 +1066,243 @@ async fn a_sharded_queue_over_a_cluster() {
     );
     let _ = exporter.child.kill();
     let _ = exporter.child.wait();
+}
+
+#[tokio::test]
+async fn dead_show_and_requeue_report_unknown_ids_with_status_4() {
+    let name = unique("dead-ids");
+    let q = queue(&name).await;
+    q.seed(
+        &["https://a.example/1".into(), "https://b.example/2".into()],
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(2, Duration::ZERO).await.unwrap();
+    let fail: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            let reason = Some("HTTP 410".to_string());
+            (
+                l.handle(),
+                NackOptions {
+                    retry: false,
+                    reason,
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    q.nack(&fail).await.unwrap();
+    let id = leases[0].id.clone();
+
+    let out = crawlq(&["-q", &name, "dead", "show", &id]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("dead letter {id}")) && text.contains("HTTP 410"),
+        "{text}"
+    );
+    assert!(text.contains(leases[0].url.as_deref().unwrap()), "{text}");
+
+    let out = crawlq(&["-q", &name, "dead", "show", "9999", &id, "--json"]);
+    assert_eq!(out.status.code(), Some(4));
+    let shown = json_out(&out);
+    assert_eq!(shown[0], Value::Null);
+    assert_eq!(shown[1]["id"], json!(id));
+    assert!(stderr(&out).contains("9999"), "{}", stderr(&out));
+
+    let out = crawlq(&["-q", &name, "dead", "requeue", &id, "9999"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "the unknown id makes the status 4"
+    );
+    assert!(stdout(&out).contains("requeued 1 of 2"), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("9999") && !stderr(&out).contains(&format!(" {id},")),
+        "{}",
+        stderr(&out)
+    );
+    let s = q.stats().await.unwrap();
+    assert_eq!((s.dead, s.pending), (1, 1), "the known id was requeued");
+    let out = crawlq(&["-q", &name, "dead", "requeue", &id]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "requeued already: not a dead letter any more"
+    );
+}
+
+#[tokio::test]
+async fn queue_ls_lists_queues_and_rm_deletes_one_after_confirmation() {
+    let prefix = unique("cli-catalog");
+    let option = format!("key_prefix={prefix}");
+    let config = Config {
+        key_prefix: prefix.clone(),
+        ..Config::default()
+    };
+    let a = Queue::connect(&shared().url(), "alpha", config.clone())
+        .await
+        .unwrap();
+    let b = Queue::connect(&shared().url(), "beta", config.clone())
+        .await
+        .unwrap();
+    a.seed(
+        &["https://a.example/".into(), "https://b.example/".into()],
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    b.seed(&["https://c.example/".into()], &SeedOptions::default())
+        .await
+        .unwrap();
+
+    let out = crawlq(&["-o", &option, "queue", "ls", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = json_out(&out);
+    let names: Vec<_> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("alpha"), json!("beta")]);
+    assert_eq!(listed[0]["stats"]["pending"], 2);
+    let table = stdout(&crawlq(&["-o", &option, "queue", "ls"]));
+    assert!(
+        table.contains("alpha") && table.contains("2 queues"),
+        "{table}"
+    );
+
+    let out = crawlq(&["-o", &option, "queue", "rm", "alpha"]);
+    assert_eq!(out.status.code(), Some(2), "no --yes: refused");
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert_eq!(a.stats().await.unwrap().pending, 2);
+
+    let out = crawlq(&["-o", &option, "queue", "rm", "alpha", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("deleted queue alpha"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(a.stats().await.unwrap().pending, 0);
+    assert_eq!(b.stats().await.unwrap().pending, 1, "the other queue stays");
+    let out = crawlq(&["-o", &option, "queue", "rm", "alpha", "--yes"]);
+    assert_eq!(out.status.code(), Some(4), "nothing left to delete");
+}
+
+#[test]
+fn import_list_refuses_a_key_that_is_not_a_list_or_does_not_exist_in_one_line() {
+    let server = shared();
+    let key = unique("scrapy-like");
+    server.cli(&["ZADD", &key, "0", "a-request"]);
+    let out = crawlq(&["-q", "imported", "import-list", &key]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "one clear error: {err}");
+    assert!(
+        err.contains(&format!("{key} is a zset, not a list")),
+        "{err}"
+    );
+    assert!(
+        !err.contains("crawlq-import"),
+        "no staging list is named: {err}"
+    );
+    assert_eq!(server.cli(&["ZCARD", &key]), "1", "nothing moved");
+
+    let out = crawlq(&["-q", "imported", "import-list", &unique("missing")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("nothing to import"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "_crawlq()"),
+        ("zsh", "#compdef crawlq"),
+        ("fish", "complete -c crawlq"),
+    ] {
+        let out = crawlq(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        assert!(
+            script.contains(marker),
+            "{shell}: {}",
+            &script[..script.len().min(200)]
+        );
+        assert!(
+            script.contains("host-delay") && script.contains("import-list"),
+            "{shell}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn exporter_discovers_queues_by_pattern_and_reports_health() {
+    let prefix = unique("discover");
+    let config = Config {
+        key_prefix: prefix.clone(),
+        ..Config::default()
+    };
+    for name in ["crawl-news", "crawl-shop", "other"] {
+        let q = Queue::connect(&shared().url(), name, config.clone())
+            .await
+            .unwrap();
+        q.seed(
+            &common::items(&["https://d.example/"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    }
+    let option = format!("key_prefix={prefix}");
+    let mut exporter = Exporter::start_with(
+        shared(),
+        &[],
+        &[
+            "-o",
+            &option,
+            "--discover",
+            "crawl-*",
+            "--discover-every",
+            "0",
+        ],
+    );
+    let (status, _, body) = http_get(&exporter.address, "/metrics");
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("crawlq_pending{queue=\"crawl-news\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("crawlq_pending{queue=\"crawl-shop\"} 1"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("queue=\"other\""),
+        "the pattern leaves it out: {body}"
+    );
+
+    // a queue created later is found by the next discovery
+    let late = Queue::connect(&shared().url(), "crawl-late", config.clone())
+        .await
+        .unwrap();
+    late.seed(
+        &common::items(&["https://l.example/", "https://m.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let (_, _, body) = http_get(&exporter.address, "/metrics");
+    assert!(
+        body.contains("crawlq_pending{queue=\"crawl-late\"} 2"),
+        "{body}"
+    );
+    exporter.stop();
 }
