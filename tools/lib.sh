@@ -46,10 +46,19 @@ stop_private_redis() {
   fi
 }
 
+# The licence files go into every package; the binding folders get copies (git ignores them).
+copy_licenses() {
+  local dir
+  for dir in bindings-python bindings-node bindings-wasm bindings-php; do
+    cp "$ROOT/LICENSE-MIT" "$ROOT/LICENSE-APACHE" "$ROOT/$dir/"
+  done
+}
+
 # Build the wheel and install it with pip into a virtualenv at $1 (created fresh), together with
 # the test tools; `$1/bin/python` then imports crawlq.
 build_python_venv() {
   local venv="$1"
+  copy_licenses
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7"
@@ -75,6 +84,7 @@ build_php_extension() {
 
 # Build the wasm package into bindings-wasm/pkg/.
 build_wasm_package() {
+  copy_licenses
   (cd "$ROOT/bindings-wasm" && npm install --no-audit --no-fund --no-save --loglevel=error && ./build.sh)
 }
 
