@@ -71,8 +71,10 @@ fi
 for wheel in "${WHEELS[@]}"; do
   read -r target compat <<<"$wheel"
   say "python: abi3 wheel for $target ($compat)"
-  maturin build -q --release --strip --zig -m bindings-python/Cargo.toml --target "$target" \
-    --compatibility "$compat" -o "$OUT/python"
+  # a target dir of their own: zig's C compiler settings would otherwise rebuild ring and
+  # everything above it for the native builds below, and back again on the next run
+  CARGO_TARGET_DIR="$CARGO_TARGET_DIR/zig" maturin build -q --release --strip --zig \
+    -m bindings-python/Cargo.toml --target "$target" --compatibility "$compat" -o "$OUT/python"
 done
 if ((!HOST_ONLY)); then
   say "python: sdist"

@@ -7,8 +7,9 @@ started=$SECONDS
 
 "$ROOT/tools/setup.sh"
 
-say "cargo fmt --check"
+say "cargo fmt --check; one version everywhere (tools/version.py --check)"
 cargo fmt --all -- --check
+tools/version.py --check
 
 say "core and CLI: unit, doc, integration and vector tests (each test binary starts its own redis-server)"
 cargo test -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
@@ -48,6 +49,12 @@ say "wasm: build the package, run the Node.js suite against it unchanged, then i
 build_wasm_package
 CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
 node --test bindings-wasm/test/
+
+say "packages: tools/release.sh --host-only, then each package installed where no Rust is on PATH (tests/packages/run.sh)"
+PKG_DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
+on_exit 'rm -rf "$PKG_DIST"'
+./tools/release.sh --host-only --out "$PKG_DIST"
+tests/packages/run.sh "$PKG_DIST"
 
 say "interop: workers of every language on one redis-server, then on the Redis Cluster (tests/interop/run.py)"
 cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker

@@ -38,7 +38,8 @@ import crawlq, sys
 assert crawlq.__version__ == sys.argv[1], crawlq.__version__
 print('import crawlq', crawlq.__version__, 'from', crawlq.__file__)" "$VERSION"
 (cd "$WORK" && PATH="$NO_RUST_PATH" "$WORK/venv/bin/python" "$ROOT/bindings-python/examples/typed_usage.py")
-"$WORK/venv/bin/python" -m pip show -f crawlq | grep -q 'LICENSE-MIT' || { echo "packages: the wheel has no LICENSE-MIT" >&2; exit 1; }
+files="$("$WORK/venv/bin/python" -m pip show -f crawlq)"
+grep -q 'licenses/LICENSE-MIT' <<<"$files" || { echo "packages: the wheel has no LICENSE-MIT" >&2; exit 1; }
 
 say "packages: the npm packages in a fresh directory (offline), from require() and import"
 main_tgz="$DIST/npm/crawlq-$VERSION.tgz"

@@ -3,7 +3,7 @@ import assert from 'node:assert'
 import { Queue, normalize } from 'crawlq'
 
 const q = await Queue.connect(process.env.REDIS_URL, `pkg-esm-${process.pid}`, { hostDelayMs: 0, maxAttempts: 1 })
-assert.strictEqual(normalize('HTTPS://Example.COM/a#x').url, 'https://example.com/a')
+assert.strictEqual(normalize('HTTPS://Example.COM/a#x').canonical, 'https://example.com/a')
 await q.seed(['https://example.net/gone'])
 const [lease] = await q.lease({ max: 1, waitMs: 1000 })
 assert.strictEqual(await q.nack(lease, { reason: 'HTTP 404', retry: false }), 'dead')
