@@ -266,6 +266,12 @@ impl Exporter {
             "1 if the queue's stats could be read at this scrape, 0 if not (Redis unreachable or refusing)",
             up.clone(),
         );
+        let paused = Family::<QueueLabel, Gauge>::default();
+        registry.register(
+            "crawlq_paused",
+            "1 while the queue is paused (crawlq queue pause): leases hand out nothing",
+            paused.clone(),
+        );
         let mut gauge_families = Vec::new();
         let mut counter_families = Vec::new();
         let age = Family::<QueueLabel, Gauge<f64, AtomicU64>>::default();
@@ -312,14 +318,18 @@ impl Exporter {
             };
             let stats = match &exec {
                 Ok(exec) => match Queue::with_executor(exec.clone(), queue, self.config.clone()) {
-                    Ok(q) => q.stats().await,
+                    Ok(q) => match q.stats().await {
+                        Ok(s) => q.is_paused().await.map(|p| (s, p)),
+                        Err(e) => Err(e),
+                    },
                     Err(e) => Err(e),
                 },
                 Err(e) => Err(e.clone()),
             };
             match stats {
-                Ok(s) => {
+                Ok((s, is_paused)) => {
                     up.get_or_create(&label).set(1);
+                    paused.get_or_create(&label).set(i64::from(is_paused));
                     for (family, (_, _, value)) in gauge_families.iter().zip(gauges(&s)) {
                         family.get_or_create(&label).set(value as i64);
                     }

@@ -68,6 +68,18 @@ pub enum QueueCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Pause a queue for every worker in every language: leases hand out nothing (blocking
+    /// ones keep waiting) until `queue resume`; seeding, acks of leases already out, stats and
+    /// dead letters go on.
+    Pause {
+        /// The queue (default: --queue).
+        name: Option<String>,
+    },
+    /// Let a paused queue lease again; lease calls waiting on it wake at once.
+    Resume {
+        /// The queue (default: --queue).
+        name: Option<String>,
+    },
     /// Delete a queue: its items, leases, dead letters, counters and seen set. Stop its
     /// workers first: a running worker recreates the queue on its next call.
     Rm {
@@ -458,13 +470,13 @@ pub async fn queue(
             let mut rows = Vec::new();
             for entry in &entries {
                 let q = Queue::with_executor(exec.clone(), &entry.name, config.clone())?;
-                rows.push((entry, q.stats().await?));
+                rows.push((entry, q.stats().await?, q.is_paused().await?));
             }
             if json {
                 let list: Vec<Value> = rows
                     .iter()
-                    .map(|(e, s)| {
-                        serde_json::json!({"name": e.name, "shards": e.shards,
+                    .map(|(e, s, paused)| {
+                        serde_json::json!({"name": e.name, "shards": e.shards, "paused": paused,
                                            "stats": style::stats_to_json(s, Style::Snake)})
                     })
                     .collect();
@@ -472,14 +484,15 @@ pub async fn queue(
                 return Ok(0);
             }
             println!(
-                "{:<32} {:>6} {:>12} {:>10} {:>10} {:>14}",
-                "queue", "shards", "pending", "leased", "dead", "done"
+                "{:<32} {:>6} {:>7} {:>12} {:>10} {:>10} {:>14}",
+                "queue", "shards", "state", "pending", "leased", "dead", "done"
             );
-            for (e, s) in &rows {
+            for (e, s, paused) in &rows {
                 println!(
-                    "{:<32} {:>6} {:>12} {:>10} {:>10} {:>14}",
+                    "{:<32} {:>6} {:>7} {:>12} {:>10} {:>10} {:>14}",
                     e.name,
                     e.shards,
+                    if *paused { "paused" } else { "active" },
                     count(s.pending),
                     count(s.leased),
                     count(s.dead),
@@ -489,13 +502,25 @@ pub async fn queue(
             println!("{} queues under prefix {:?}", rows.len(), config.key_prefix);
             Ok(0)
         }
+        QueueCommand::Pause { name } => {
+            let q = crate::open(&named(g, name), config).await?;
+            let was = q.pause().await?;
+            let note = if was { " (it was paused already)" } else { "" };
+            println!(
+                "paused queue {}{note}: leases hand out nothing until `crawlq queue resume`",
+                q.name()
+            );
+            Ok(0)
+        }
+        QueueCommand::Resume { name } => {
+            let q = crate::open(&named(g, name), config).await?;
+            let was = q.resume().await?;
+            let note = if was { "" } else { " (it was not paused)" };
+            println!("resumed queue {}{note}", q.name());
+            Ok(0)
+        }
         QueueCommand::Rm { name, yes, force } => {
-            let global = crate::Global {
-                redis: g.redis.clone(),
-                queue: name.map_or_else(|| g.queue.clone(), |n| vec![n]),
-                options: Vec::new(),
-            };
-            let q = crate::open(&global, config).await?;
+            let q = crate::open(&named(g, name), config).await?;
             if !yes {
                 let s = q.stats().await?;
                 return Err(CliError::Usage(format!(
@@ -519,5 +544,14 @@ pub async fn queue(
             println!("deleted queue {} ({} keys)", q.name(), count(deleted));
             Ok(0)
         }
+    }
+}
+
+/// The global options with the queue a subcommand named, if it named one.
+fn named(g: &crate::Global, name: Option<String>) -> crate::Global {
+    crate::Global {
+        redis: g.redis.clone(),
+        queue: name.map_or_else(|| g.queue.clone(), |n| vec![n]),
+        options: Vec::new(),
     }
 }

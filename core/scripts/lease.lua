@@ -11,6 +11,11 @@
 -- Tokens are unique and increasing: above the last one handed out (meta.token) and at least
 -- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
+-- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled.
+if redis.call('HGET', K_META, 'paused') then
+  return { NOW, -1, 0, 0 }
+end
+
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 

@@ -862,6 +862,48 @@ impl<E: Executor> Queue<E> {
         Ok(letters)
     }
 
+    /// Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
+    /// waiting) until [`Queue::resume`]; seeding, answering leases already handed out, stats
+    /// and dead letters go on. Returns whether it was paused already.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.pause().await?;
+    /// assert!(q.is_paused().await?);
+    /// q.resume().await?; // blocked lease calls wake now
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause(&self) -> Result<bool> {
+        self.set_paused(Some(true)).await
+    }
+
+    /// Let a paused queue lease again and wake the lease calls waiting on it. Returns whether
+    /// it was paused.
+    pub async fn resume(&self) -> Result<bool> {
+        self.set_paused(Some(false)).await
+    }
+
+    /// Whether the queue is paused.
+    pub async fn is_paused(&self) -> Result<bool> {
+        self.set_paused(None).await
+    }
+
+    /// Every shard's state changes, so no shard leases while paused; the answer is whether
+    /// any shard was paused before (for a read: is paused now).
+    async fn set_paused(&self, pause: Option<bool>) -> Result<bool> {
+        let layout = self.layout().await?;
+        let states = self
+            .each_shard(layout, |ops| async move {
+                let reply = self.exec.eval(ops.pause(pause)).await?;
+                ops.decode_pause(reply)
+            })
+            .await?;
+        if pause == Some(false) && states.iter().any(|(before, _)| *before) {
+            self.wake(layout, 32).await?;
+        }
+        Ok(states.iter().any(|(before, _)| *before))
+    }
+
     /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).
     pub async fn purge_dead(&self) -> Result<u64> {
         let layout = self.layout().await?;

@@ -83,6 +83,7 @@ scripts! {
     PEEK => ("peek", "no-writes"),
     SHARDS => ("shards", "allow-oom"),
     WAKE => ("wake", "allow-oom"),
+    PAUSE => ("pause", "allow-oom"),
 }
 
 #[cfg(test)]

@@ -86,3 +86,51 @@ async fn queues_are_listed_once_each_with_their_shards_and_removed_without_a_tra
     let report = again.seed(&batch, &SeedOptions::default()).await.unwrap();
     assert_eq!((report.added, report.duplicates), (40, 0));
 }
+
+#[tokio::test]
+async fn a_paused_queue_leases_nothing_until_resumed_and_resume_wakes_a_blocked_lease() {
+    let q = std::sync::Arc::new(open("paused", config()).await);
+    q.seed(
+        &items(&["https://p1.example/", "https://p2.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(!q.pause().await.unwrap(), "was not paused");
+    assert!(q.pause().await.unwrap(), "pausing twice is harmless");
+    assert!(q.is_paused().await.unwrap());
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    // seeding and stats go on while paused
+    q.seed(&items(&["https://p3.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(q.stats().await.unwrap().pending, 3);
+
+    let waiting = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            let leases = q.lease(1, Duration::from_secs(10)).await.unwrap();
+            (leases, std::time::Instant::now())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a blocking lease waits through the pause"
+    );
+    let resumed_at = std::time::Instant::now();
+    assert!(q.resume().await.unwrap(), "it was paused");
+    let (leases, woke_at) = waiting.await.unwrap();
+    assert_eq!(leases.len(), 1);
+    let latency = woke_at.duration_since(resumed_at);
+    assert!(
+        latency < Duration::from_millis(250),
+        "resume woke the lease after {latency:?}"
+    );
+    assert!(!q.is_paused().await.unwrap());
+    assert!(
+        !q.resume().await.unwrap(),
+        "resuming a running queue is harmless"
+    );
+    assert_eq!(q.lease(10, Duration::ZERO).await.unwrap().len(), 2);
+}
