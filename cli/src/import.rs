@@ -1,14 +1,16 @@
-//! `crawlq import-list KEY`: migrate a classic Redis-list queue (producers LPUSH JSON items such
-//! as `{"host":"example.com","ts":..,"attempt":0}` onto KEY, workers BRPOPLPUSH them onto
-//! KEY:processing) into a crawlq queue.
+//! `crawlq import-list KEY`: migrate a foreign queue into a crawlq queue: a classic Redis-list
+//! queue (producers LPUSH JSON items such as `{"host":"example.com","ts":..,"attempt":0}` onto
+//! KEY, workers BRPOPLPUSH them onto KEY:processing), a scrapy-redis request queue, Laravel's
+//! Redis queue or a BullMQ queue (`--format`, parsing in `foreign.rs`).
 //!
-//! No item can be lost, even if the import is interrupted: items move one by one (LMOVE, atomic
-//! per item) from the source list onto a staging list, are seeded, and only then is the
-//! staging list deleted. A run finds a staging list left by an interrupted run and imports it
+//! No item can be lost, even if the import is interrupted: items move (LMOVE per item from a
+//! list; ZRANGE then LPUSH + ZREM in one MULTI from a sorted set) onto a staging list, are
+//! seeded, and only then is the staging list deleted (with the BullMQ job hashes seeded). A run finds a staging list left by an interrupted run and imports it
 //! first (seeding twice is harmless: de-duplication). Items crawlq refuses are kept, bytes
 //! unchanged, on KEY:crawlq-rejected.
 
 use crate::error::{CliError, EXIT_SOME_REFUSED};
+use crate::foreign::{self, Format, Shape, Source};
 use crate::format::count;
 use clap::Args;
 use crawlq::redis_exec::{redis, to_error};
@@ -23,11 +25,19 @@ const CLASSIC_FIELDS: [&str; 5] = ["url", "host", "ts", "attempt", "priority"];
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The classic queue's list.
+    /// The foreign queue: the list (classic), the spider's requests key (scrapy-redis, e.g.
+    /// `myspider:requests`), `queues:<name>` (laravel) or the queue's prefix and name (bullmq,
+    /// e.g. `bull:crawl`).
     key: String,
-    /// Its in-flight list [default: KEY:processing].
+    /// What kind of queue KEY is.
+    #[arg(long, value_enum, default_value_t = Format::Classic)]
+    format: Format,
+    /// The classic queue's in-flight list [default: KEY:processing].
     #[arg(long, value_name = "KEY")]
     processing: Option<String>,
+    /// The job field or property holding the URL (laravel, bullmq).
+    #[arg(long, value_name = "NAME", default_value = "url")]
+    url_field: String,
     /// Items per round trip.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     batch: u64,
@@ -55,7 +65,7 @@ struct ListReport {
 /// A classic item as a seed item: `url` (or else `host`) is the item, `priority` is kept, any
 /// other field than `ts` and `attempt` goes into the payload. A plain string (a bare URL or
 /// host, or a JSON string) is taken as is.
-fn classic_item(raw: &[u8]) -> Result<SeedItem, String> {
+pub(crate) fn classic_item(raw: &[u8]) -> Result<SeedItem, String> {
     let text = std::str::from_utf8(raw).map_err(|_| "not valid UTF-8".to_string())?;
     let trimmed = text.trim();
     if !trimmed.starts_with('{') {
@@ -89,10 +99,6 @@ fn classic_item(raw: &[u8]) -> Result<SeedItem, String> {
 }
 
 pub async fn run(q: &Queue<RedisExecutor>, args: ImportArgs) -> Result<u8, CliError> {
-    let processing = args
-        .processing
-        .clone()
-        .unwrap_or_else(|| format!("{}:processing", args.key));
     let staging = format!("{}:crawlq-import", args.key);
     let rejected = format!("{}:crawlq-rejected", args.key);
     let mut importer = Importer {
@@ -105,26 +111,28 @@ pub async fn run(q: &Queue<RedisExecutor>, args: ImportArgs) -> Result<u8, CliEr
             force: args.force,
             ..SeedOptions::default()
         },
+        format: args.format,
+        url_field: args.url_field.clone(),
+        key: args.key.clone(),
         shown: 0,
     };
-    check_lists(
-        &mut importer.conn,
-        &args.key,
-        &processing,
-        &importer.staging,
-    )
-    .await?;
+    let sources = foreign::sources(args.format, &args.key, args.processing.as_deref());
+    let sources = check_sources(&mut importer.conn, sources, &importer.staging).await?;
+    let staging = Source {
+        key: importer.staging.clone(),
+        shape: Shape::List("RIGHT"),
+    };
     let mut reports = Vec::new();
     if args.dry_run {
-        for list in [&importer.staging.clone(), &args.key, &processing] {
-            reports.push(importer.inspect(list).await?);
+        reports.push(importer.inspect(&staging).await?);
+        for source in &sources {
+            reports.push(importer.inspect(source).await?);
         }
     } else {
         // A staging list left by an interrupted run goes first.
-        let leftover = importer.staging.clone();
-        reports.push(importer.resume(&leftover).await?);
-        for list in [&args.key, &processing] {
-            reports.push(importer.drain(list).await?);
+        reports.push(importer.resume(&staging.key).await?);
+        for source in &sources {
+            reports.push(importer.drain(source).await?);
         }
     }
     let refused: u64 = reports.iter().map(|r| r.refused).sum();
@@ -187,36 +195,94 @@ struct Importer<'a> {
     rejected: String,
     batch: usize,
     opts: SeedOptions,
+    format: Format,
+    url_field: String,
+    /// KEY as given (BullMQ job hashes are KEY:<id>)
+    key: String,
     shown: usize,
 }
 
 impl Importer<'_> {
-    /// Move the list's items, oldest first (the right end, where classic workers pop), batch by
-    /// batch through the staging list into the queue.
-    async fn drain(&mut self, list: &str) -> Result<ListReport, CliError> {
+    /// Move the source's items, oldest first, batch by batch through the staging list into the
+    /// queue.
+    async fn drain(&mut self, source: &Source) -> Result<ListReport, CliError> {
+        let list = source.key.as_str();
         let mut report = ListReport {
             list: list.to_string(),
             ..ListReport::default()
         };
         loop {
-            let mut pipe = redis::pipe();
-            for _ in 0..self.batch {
-                pipe.cmd("LMOVE")
-                    .arg(list)
-                    .arg(&self.staging)
-                    .arg("RIGHT")
-                    .arg("LEFT");
-            }
-            let moved: Vec<Option<Vec<u8>>> = pipe
-                .query_async(&mut self.conn)
-                .await
-                .map_err(|e| redis_failure(e, list, &self.staging))?;
-            let items: Vec<Vec<u8>> = moved.into_iter().flatten().collect();
+            let items: Vec<Vec<u8>> = match source.shape {
+                Shape::List(end) => {
+                    let mut pipe = redis::pipe();
+                    for _ in 0..self.batch {
+                        pipe.cmd("LMOVE")
+                            .arg(list)
+                            .arg(&self.staging)
+                            .arg(end)
+                            .arg("LEFT");
+                    }
+                    let moved: Vec<Option<Vec<u8>>> = pipe
+                        .query_async(&mut self.conn)
+                        .await
+                        .map_err(|e| redis_failure(e, list, &self.staging))?;
+                    moved.into_iter().flatten().collect()
+                }
+                Shape::Zset | Shape::ListOrZset => {
+                    let members: Vec<Vec<u8>> = redis::cmd("ZRANGE")
+                        .arg(list)
+                        .arg(0)
+                        .arg(self.batch - 1)
+                        .query_async(&mut self.conn)
+                        .await
+                        .map_err(|e| redis_failure(e, list, &self.staging))?;
+                    if !members.is_empty() {
+                        // onto the staging list and out of the set in one transaction
+                        let mut pipe = redis::pipe();
+                        pipe.atomic();
+                        pipe.cmd("LPUSH").arg(&self.staging).arg(&members).ignore();
+                        pipe.cmd("ZREM").arg(list).arg(&members).ignore();
+                        pipe.query_async::<()>(&mut self.conn)
+                            .await
+                            .map_err(|e| redis_failure(e, list, &self.staging))?;
+                    }
+                    members
+                }
+            };
             if items.is_empty() {
                 return Ok(report);
             }
             self.import(items, &mut report).await?;
         }
+    }
+
+    /// The stored items as the format's parser reads them: BullMQ's are job ids, read as
+    /// `<name>\n<data>` from their job hashes (empty when the hash is gone).
+    async fn readable(&mut self, raw: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, CliError> {
+        if self.format != Format::Bullmq || raw.is_empty() {
+            return Ok(raw.to_vec());
+        }
+        let mut pipe = redis::pipe();
+        for id in raw {
+            let hash = format!("{}:{}", self.key, String::from_utf8_lossy(id));
+            pipe.cmd("HMGET").arg(hash).arg("name").arg("data");
+        }
+        let jobs: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = pipe
+            .query_async(&mut self.conn)
+            .await
+            .map_err(|e| redis_failure(e, &self.key, &self.staging))?;
+        Ok(jobs
+            .into_iter()
+            .map(|job| match job {
+                (name, Some(data)) => {
+                    let mut out = name.unwrap_or_default();
+                    out.push(b'\n');
+                    out.extend(data);
+                    out
+                }
+                _ => Vec::new(),
+            })
+            .collect())
     }
 
     /// Import what an interrupted run left on the staging list.
@@ -242,11 +308,12 @@ impl Importer<'_> {
 
     /// Seed one batch (oldest first), keep what was refused, then drop the staging list.
     async fn import(&mut self, raw: Vec<Vec<u8>>, report: &mut ListReport) -> Result<(), CliError> {
+        let readable = self.readable(&raw).await?;
         let mut items = Vec::with_capacity(raw.len());
         let mut origin = Vec::with_capacity(raw.len());
         let mut refused: Vec<&[u8]> = Vec::new();
-        for (i, bytes) in raw.iter().enumerate() {
-            match classic_item(bytes) {
+        for (i, (bytes, readable)) in raw.iter().zip(&readable).enumerate() {
+            match foreign::item(self.format, readable, &self.url_field) {
                 Ok(item) => {
                     items.push(item);
                     origin.push(i);
@@ -272,6 +339,15 @@ impl Importer<'_> {
         if !refused.is_empty() {
             pipe.cmd("RPUSH").arg(&self.rejected).arg(&refused).ignore();
         }
+        if self.format == Format::Bullmq {
+            // the jobs now in crawlq; a refused job keeps its hash (its id is on the rejected list)
+            for &i in &origin {
+                if !seeded.invalid.iter().any(|inv| origin[inv.index] == i) {
+                    let hash = format!("{}:{}", self.key, String::from_utf8_lossy(&raw[i]));
+                    pipe.cmd("DEL").arg(hash).ignore();
+                }
+            }
+        }
         pipe.cmd("DEL").arg(&self.staging).ignore();
         pipe.query_async::<()>(&mut self.conn)
             .await
@@ -283,27 +359,34 @@ impl Importer<'_> {
         Ok(())
     }
 
-    /// Count a list's items and how many crawlq would accept, without changing anything.
-    async fn inspect(&mut self, list: &str) -> Result<ListReport, CliError> {
+    /// Count a source's items and how many crawlq would accept, without changing anything.
+    async fn inspect(&mut self, source: &Source) -> Result<ListReport, CliError> {
+        let list = source.key.as_str();
         let mut report = ListReport {
             list: list.to_string(),
             ..ListReport::default()
         };
+        let range = match source.shape {
+            Shape::List(_) => "LRANGE",
+            Shape::Zset | Shape::ListOrZset => "ZRANGE",
+        };
         let mut start = 0usize;
         loop {
-            let chunk: Vec<Vec<u8>> = redis::cmd("LRANGE")
+            let chunk: Vec<Vec<u8>> = redis::cmd(range)
                 .arg(list)
                 .arg(start)
                 .arg(start + self.batch - 1)
                 .query_async(&mut self.conn)
                 .await
                 .map_err(|e| redis_failure(e, list, list))?;
-            for bytes in &chunk {
-                let accepted = classic_item(bytes).and_then(|item| {
-                    crawlq::normalize::normalize(&item.input)
-                        .map(|_| ())
-                        .map_err(|reason| reason.to_string())
-                });
+            let readable = self.readable(&chunk).await?;
+            for (bytes, readable) in chunk.iter().zip(&readable) {
+                let accepted =
+                    foreign::item(self.format, readable, &self.url_field).and_then(|item| {
+                        crawlq::normalize::normalize(&item.input)
+                            .map(|_| ())
+                            .map_err(|reason| reason.to_string())
+                    });
                 match accepted {
                     Ok(()) => report.added += 1,
                     Err(reason) => {
@@ -334,38 +417,68 @@ impl Importer<'_> {
     }
 }
 
-/// One clear error before anything moves: a key that is not a list, or nothing to import at all.
-async fn check_lists(
+/// One clear error before anything moves: a key of the wrong type, or nothing to import at
+/// all. Returns the sources with a list-or-zset resolved to what the key holds.
+async fn check_sources(
     conn: &mut crawlq::redis_exec::Connection,
-    key: &str,
-    processing: &str,
+    sources: Vec<Source>,
     staging: &str,
-) -> Result<(), CliError> {
+) -> Result<Vec<Source>, CliError> {
     let mut all_missing = true;
-    for list in [key, processing, staging] {
+    let mut checked = Vec::with_capacity(sources.len());
+    let staging = Source {
+        key: staging.to_string(),
+        shape: Shape::List("RIGHT"),
+    };
+    for (i, source) in std::iter::once(staging).chain(sources).enumerate() {
         let kind: String = redis::cmd("TYPE")
-            .arg(list)
+            .arg(&source.key)
             .query_async(conn)
             .await
-            .map_err(|e| CliError::Queue(to_error(e, &format!("reading the type of {list}"))))?;
-        match kind.as_str() {
-            "none" => {}
-            "list" => all_missing = false,
-            other => {
+            .map_err(|e| {
+                CliError::Queue(to_error(e, &format!("reading the type of {}", source.key)))
+            })?;
+        let shape = match (kind.as_str(), source.shape) {
+            ("none", shape) => shape,
+            ("list", Shape::List(end)) => Shape::List(end),
+            ("list", Shape::ListOrZset) => Shape::List("RIGHT"),
+            ("zset", Shape::Zset | Shape::ListOrZset) => Shape::Zset,
+            (other, shape) => {
+                let expected = match shape {
+                    Shape::List(_) => "a list",
+                    Shape::Zset => "a sorted set",
+                    Shape::ListOrZset => "a list or a sorted set",
+                };
+                let hint = if other == "zset" {
+                    " (a scrapy-redis priority queue? use --format scrapy-redis)"
+                } else {
+                    ""
+                };
                 return Err(CliError::Usage(format!(
-                    "{list} is a {other}, not a list: import-list moves the items of a Redis list \
-                     queue (LPUSH by producers, BRPOPLPUSH by workers); nothing was changed"
+                    "{} is a {other}, not {expected}{hint}; nothing was changed",
+                    source.key
                 )));
             }
+        };
+        if kind != "none" {
+            all_missing = false;
+        }
+        if i > 0 {
+            checked.push(Source {
+                key: source.key,
+                shape,
+            });
         }
     }
     if all_missing {
+        let keys: Vec<&str> = checked.iter().map(|s| s.key.as_str()).collect();
         return Err(CliError::Usage(format!(
-            "nothing to import: neither {key} nor {processing} exists (check the key name and \
-             the database number in --redis)"
+            "nothing to import: none of {} exists (check the key name, --format and the \
+             database number in --redis)",
+            keys.join(", ")
         )));
     }
-    Ok(())
+    Ok(checked)
 }
 
 fn redis_failure(e: redis::RedisError, list: &str, staging: &str) -> CliError {

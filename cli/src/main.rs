@@ -6,6 +6,7 @@
 
 mod error;
 mod exporter;
+mod foreign;
 mod format;
 mod import;
 mod inspect;
@@ -82,8 +83,9 @@ enum Command {
     HostDelay(inspect::HostDelayArgs),
     /// The items the next lease calls would take, without leasing them.
     Peek(inspect::PeekArgs),
-    /// Move a classic Redis-list queue (KEY and KEY:processing) into a crawlq queue without
-    /// losing an item.
+    /// Move a foreign queue into a crawlq queue without losing an item: a classic Redis list
+    /// (KEY and KEY:processing), a scrapy-redis request queue, Laravel's Redis queue or BullMQ's
+    /// waiting jobs (--format).
     ImportList(import::ImportArgs),
     /// Serve Prometheus metrics (the depth figures and counters of each --queue) on /metrics.
     Exporter(exporter::ExporterArgs),

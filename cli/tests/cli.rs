@@ -1306,3 +1306,194 @@ async fn exporter_discovers_queues_by_pattern_and_reports_health() {
     );
     exporter.stop();
 }
+
+/// Python's pickle of a scrapy request dict, as scrapy-redis' default serializer stores it
+/// (`pickle.dumps(request_to_dict(request), protocol=-1)`).
+fn pickled_request(url: &str, priority: i64) -> Vec<u8> {
+    let script = format!(
+        "import pickle, sys; sys.stdout.buffer.write(pickle.dumps({{'url': {url:?}, 'callback': 'parse', \
+         'errback': None, 'method': 'GET', 'headers': {{b'Referer': [b'https://start.example/']}}, \
+         'body': b'', 'cookies': {{}}, 'meta': {{'depth': 1}}, 'encoding': 'utf-8', \
+         'priority': {priority}, 'dont_filter': False, 'flags': [], 'cb_kwargs': {{}}}}, protocol=-1))"
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[tokio::test]
+async fn import_list_moves_scrapy_redis_laravel_and_bullmq_queues() {
+    use crawlq::redis_exec::redis;
+    let server = shared();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+
+    // scrapy-redis PriorityQueue: a zset scored by -priority, pickled request dicts
+    let requests = unique("spider:requests");
+    let high = pickled_request("https://s.example/high", 5);
+    let low = pickled_request("https://s.example/low", 0);
+    let _: () = redis::pipe()
+        .cmd("ZADD")
+        .arg(&requests)
+        .arg(-5)
+        .arg(&high)
+        .ignore()
+        .cmd("ZADD")
+        .arg(&requests)
+        .arg(0)
+        .arg(&low)
+        .ignore()
+        .cmd("ZADD")
+        .arg(&requests)
+        .arg(0)
+        .arg(b"\x80\x05junk".as_slice())
+        .ignore()
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let name = unique("from-scrapy");
+    let out = crawlq(&[
+        "-q",
+        &name,
+        "import-list",
+        &requests,
+        "--format",
+        "scrapy-redis",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the junk member is refused: {}",
+        stderr(&out)
+    );
+    assert_eq!(json_out(&out)["lists"][1]["added"], 2);
+    let q = queue(&name).await;
+    let leases = q.lease(5, Duration::ZERO).await.unwrap();
+    let urls: Vec<_> = leases.iter().map(|l| l.url.clone().unwrap()).collect();
+    assert_eq!(
+        urls,
+        ["https://s.example/high", "https://s.example/low"],
+        "priority kept"
+    );
+    let scrapy = &leases[0].payload.as_ref().unwrap()["scrapy"];
+    assert_eq!(scrapy["callback"], "parse");
+    assert_eq!(scrapy["meta"]["depth"], 1);
+    assert_eq!(
+        scrapy["headers"]["Referer"][0]["$bytes"],
+        "aHR0cHM6Ly9zdGFydC5leGFtcGxlLw=="
+    );
+    assert_eq!(
+        server.cli(&["EXISTS", &requests]),
+        "0",
+        "the zset was emptied"
+    );
+    assert_eq!(
+        server.cli(&["LLEN", &format!("{requests}:crawlq-rejected")]),
+        "1"
+    );
+
+    // Laravel: payloads RPUSHed on queues:<name>, delayed ones in a zset
+    let laravel = unique("queues:crawl");
+    let command =
+        "O:18:\"App\\Jobs\\CrawlPage\":1:{s:6:\"\0*\0url\";s:22:\"https://l.example/page\";}";
+    let job = json!({"uuid": "u1", "displayName": "App\\Jobs\\CrawlPage",
+        "job": "Illuminate\\Queue\\CallQueuedHandler@call",
+        "data": {"commandName": "App\\Jobs\\CrawlPage", "command": command}, "attempts": 0});
+    let raw = json!({"job": "crawl", "data": {"url": "https://l.example/raw"}});
+    let _: () = redis::pipe()
+        .cmd("RPUSH")
+        .arg(&laravel)
+        .arg(job.to_string())
+        .ignore()
+        .cmd("ZADD")
+        .arg(format!("{laravel}:delayed"))
+        .arg(1_700_000_000)
+        .arg(raw.to_string())
+        .ignore()
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let name = unique("from-laravel");
+    let out = crawlq(&["-q", &name, "import-list", &laravel, "--format", "laravel"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let q = queue(&name).await;
+    let mut urls: Vec<_> = q
+        .lease(5, Duration::ZERO)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.url.unwrap())
+        .collect();
+    urls.sort();
+    assert_eq!(urls, ["https://l.example/page", "https://l.example/raw"]);
+
+    // BullMQ: job ids LPUSHed on <prefix>:wait, job data in the hash <prefix>:<id>
+    let bull = unique("bull:crawl");
+    let _: () = redis::pipe()
+        .cmd("HSET")
+        .arg(format!("{bull}:1"))
+        .arg("name")
+        .arg("page")
+        .arg("data")
+        .arg(r#"{"url":"https://b.example/1","depth":0}"#)
+        .ignore()
+        .cmd("HSET")
+        .arg(format!("{bull}:2"))
+        .arg("name")
+        .arg("page")
+        .arg("data")
+        .arg(r#"{"link":"https://b.example/2"}"#)
+        .ignore()
+        .cmd("LPUSH")
+        .arg(format!("{bull}:wait"))
+        .arg("1")
+        .arg("2")
+        .ignore()
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let name = unique("from-bullmq");
+    let out = crawlq(&["-q", &name, "import-list", &bull, "--format", "bullmq"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "job 2 has no url field: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("--url-field"), "{}", stderr(&out));
+    let q = queue(&name).await;
+    let leases = q.lease(5, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 1);
+    assert_eq!(
+        leases[0].payload.as_ref().unwrap()["bullmq"],
+        json!({"name": "page", "data": {"depth": 0}})
+    );
+    assert_eq!(
+        server.cli(&["EXISTS", &format!("{bull}:1")]),
+        "0",
+        "an imported job's hash is deleted"
+    );
+    assert_eq!(
+        server.cli(&["EXISTS", &format!("{bull}:2")]),
+        "1",
+        "a refused job keeps its hash"
+    );
+    assert_eq!(
+        server.cli(&["LRANGE", &format!("{bull}:crawlq-rejected"), "0", "-1"]),
+        "2"
+    );
+}
