@@ -1079,21 +1079,7 @@ async fn dead_show_and_requeue_report_unknown_ids_with_status_4() {
     .await
     .unwrap();
     let leases = q.lease(2, Duration::ZERO).await.unwrap();
-    let fail: Vec<_> = leases
-        .iter()
-        .map(|l| {
-            let reason = Some("HTTP 410".to_string());
-            (
-                l.handle(),
-                NackOptions {
-                    retry: false,
-                    reason,
-                    ..Default::default()
-                },
-            )
-        })
-        .collect();
-    q.nack(&fail).await.unwrap();
+    common::dead_letter(&q, &leases, |_| "HTTP 410".to_string()).await;
     let id = leases[0].id.clone();
 
     let out = crawlq(&["-q", &name, "dead", "show", &id]);

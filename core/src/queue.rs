@@ -813,12 +813,7 @@ impl<E: Executor> Queue<E> {
                 Ok(flags)
             })
             .await?;
-        let mut flags = vec![false; ids.len()];
-        for (positions, part) in answered {
-            for (position, flag) in positions.into_iter().zip(part) {
-                flags[position] = flag;
-            }
-        }
+        let flags = reassemble(ids.len(), answered);
         self.wake(layout, flags.iter().filter(|&&f| f).count() as u64)
             .await?;
         Ok(flags)
@@ -850,16 +845,10 @@ impl<E: Executor> Queue<E> {
                         })
                     }));
                 }
-                Ok((s, found))
+                Ok(found)
             })
             .await?;
-        let mut letters: Vec<Option<DeadLetter>> = (0..ids.len()).map(|_| None).collect();
-        for (positions, (_, part)) in answered {
-            for (position, letter) in positions.into_iter().zip(part) {
-                letters[position] = letter;
-            }
-        }
-        Ok(letters)
+        Ok(reassemble(ids.len(), answered))
     }
 
     /// Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep

@@ -632,21 +632,7 @@ async fn dead_letters_are_found_and_requeued_by_id_with_unknown_ids_flagged() {
     let batch: Vec<SeedItem> = (0..3).map(|i| format!("http://e.com/{i}").into()).collect();
     q.seed(&batch, &SeedOptions::default()).await.unwrap();
     let leases = q.lease(3, Duration::ZERO).await.unwrap();
-    let fail: Vec<_> = leases
-        .iter()
-        .map(|l| {
-            let reason = Some(format!("HTTP 404 for {}", l.id));
-            (
-                l.handle(),
-                NackOptions {
-                    retry: false,
-                    reason,
-                    ..Default::default()
-                },
-            )
-        })
-        .collect();
-    q.nack(&fail).await.unwrap();
+    dead_letter(&q, &leases, |l| format!("HTTP 404 for {}", l.id)).await;
     let (first, third) = (leases[0].id.clone(), leases[2].id.clone());
 
     let asked = [third.clone(), "9999".to_string(), first.clone()];

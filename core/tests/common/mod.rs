@@ -320,6 +320,26 @@ pub async fn digest_all(url: &str) -> Vec<String> {
     out
 }
 
+/// Nack every lease without retry (straight to dead letters), each with its reason.
+pub async fn dead_letter(
+    q: &Queue<RedisExecutor>,
+    leases: &[crawlq::Lease],
+    reason: impl Fn(&crawlq::Lease) -> String,
+) {
+    let fail: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            let options = crawlq::NackOptions {
+                retry: false,
+                reason: Some(reason(l)),
+                ..Default::default()
+            };
+            (l.handle(), options)
+        })
+        .collect();
+    q.nack(&fail).await.unwrap();
+}
+
 pub fn handles(leases: &[crawlq::Lease]) -> Vec<crawlq::LeaseHandle> {
     leases.iter().map(|l| l.handle()).collect()
 }
