@@ -19,7 +19,8 @@ import statistics
 import subprocess
 import tempfile
 import time
-from pathlib import Path
+
+from workload import write_urls
 
 
 def free_ports(count: int) -> list[int]:
@@ -119,8 +120,7 @@ def main() -> None:
     procs, ports = start_standalone() if args.standalone else start_cluster(3)
     try:
         url = f"redis://127.0.0.1:{ports[0]}/0"
-        urls = Path(tempfile.mkdtemp()) / "urls.txt"
-        urls.write_text("".join(f"https://host{i % 1000}.example.com/articles/2026/11/{i}/a-page-title-of-some-length?ref=bench\n" for i in range(args.n)))
+        urls = write_urls(args.n)
         rows: dict[tuple[str, int], list[float]] = {}
         for r in range(args.rounds):
             for shards in (1, 3):

@@ -16,7 +16,8 @@ import statistics
 import subprocess
 import tempfile
 import time
-from pathlib import Path
+
+from workload import write_urls
 
 
 def free_port() -> int:
@@ -55,8 +56,7 @@ def main() -> None:
         while "state=online" not in subprocess.run(["redis-cli", "-p", str(port), "info", "replication"], capture_output=True, text=True).stdout:
             time.sleep(0.05)
         url = f"redis://127.0.0.1:{port}/0"
-        urls = Path(tempfile.mkdtemp()) / "urls.txt"
-        urls.write_text("".join(f"https://host{i % 1000}.example.com/articles/2026/11/{i}/a-page-title-of-some-length?ref=bench\n" for i in range(args.n)))
+        urls = write_urls(args.n)
         results: dict[tuple[str, int], list[float]] = {}
         for r in range(args.rounds):
             for mr in (0, 1):

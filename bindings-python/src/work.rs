@@ -41,6 +41,22 @@ async fn answer(handle: Arc<Handle>, lease: LeaseHandle, end: BlockEnd) -> crawl
     q.answer_one(&Answer::after(end), &lease).await
 }
 
+/// The first of the leases a `leased()` block took, as a Python object, kept in `slot` so the
+/// block's end can answer it.
+fn hold_first(
+    py: Python<'_>,
+    leases: Vec<crawlq::Lease>,
+    slot: &Mutex<Option<Py<Lease>>>,
+) -> PyResult<Option<Py<Lease>>> {
+    let lease = leases
+        .into_iter()
+        .next()
+        .map(|l| lease_object(py, l))
+        .transpose()?;
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = lease.as_ref().map(|l| l.clone_ref(py));
+    Ok(lease)
+}
+
 fn lease_object(py: Python<'_>, lease: crawlq::Lease) -> PyResult<Py<Lease>> {
     Py::new(py, Lease::new(py, lease)?)
 }
@@ -67,14 +83,7 @@ impl Leased {
 impl Leased {
     fn __enter__(&self, py: Python<'_>) -> PyResult<Option<Py<Lease>>> {
         let leases = lease_blocking(py, &self.handle, self.opts)?;
-        let lease = leases
-            .into_iter()
-            .next()
-            .map(|l| lease_object(py, l))
-            .transpose()?;
-        *self.lease.lock().unwrap_or_else(|e| e.into_inner()) =
-            lease.as_ref().map(|l| l.clone_ref(py));
-        Ok(lease)
+        hold_first(py, leases, &self.lease)
     }
 
     fn __exit__(
@@ -127,13 +136,7 @@ impl AsyncLeased {
     fn __aenter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let slot = self.lease.clone();
         let fill = Box::new(move |py: Python<'_>, leases: Vec<crawlq::Lease>| {
-            let lease = leases
-                .into_iter()
-                .next()
-                .map(|l| lease_object(py, l))
-                .transpose()?;
-            *slot.lock().unwrap_or_else(|e| e.into_inner()) =
-                lease.as_ref().map(|l| l.clone_ref(py));
+            let lease = hold_first(py, leases, &slot)?;
             Ok(lease.into_pyobject(py)?.into_any().unbind())
         });
         Ok(Awaiting::lease(py, &self.handle, self.opts, fill)?.into_bound(py))

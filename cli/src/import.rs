@@ -341,8 +341,10 @@ impl Importer<'_> {
         }
         if self.format == Format::Bullmq {
             // the jobs now in crawlq; a refused job keeps its hash (its id is on the rejected list)
+            let invalid: std::collections::HashSet<usize> =
+                seeded.invalid.iter().map(|inv| origin[inv.index]).collect();
             for &i in &origin {
-                if !seeded.invalid.iter().any(|inv| origin[inv.index] == i) {
+                if !invalid.contains(&i) {
                     let hash = format!("{}:{}", self.key, String::from_utf8_lossy(&raw[i]));
                     pipe.cmd("DEL").arg(hash).ignore();
                 }

@@ -30,11 +30,7 @@ pub struct QueueEntry {
 /// # Ok(()) }
 /// ```
 pub async fn list_queues(exec: &RedisExecutor, prefix: &str) -> Result<Vec<QueueEntry>> {
-    let head = if prefix.is_empty() {
-        "{".to_string()
-    } else {
-        format!("{prefix}:{{")
-    };
+    let head = crate::keys::Keys::base_head(prefix);
     let pattern = format!("{}*}}:meta", glob_escape(&head));
     let mut names = Vec::new();
     for key in exec.scan_keys(&pattern).await? {
@@ -95,18 +91,11 @@ pub async fn remove_queue(q: &Queue<RedisExecutor>, even_if_leased: bool) -> Res
             stats.leased
         )));
     }
-    let prefix = &q.config().key_prefix;
-    let base = |tag: &str| {
-        if prefix.is_empty() {
-            format!("{{{tag}}}")
-        } else {
-            format!("{prefix}:{{{tag}}}")
-        }
-    };
-    let shards = stats.shards.len().max(1);
-    let mut bases = vec![base(q.name())];
-    if shards > 1 {
-        bases.extend((0..shards).map(|s| base(&format!("{}:{s}", q.name()))));
+    // the queue's own base (its meta, the wake list of a sharded queue) and each shard's
+    let layout = q.layout().await?;
+    let mut bases = vec![q.ops().keys().base().to_string()];
+    if layout.count() > 1 {
+        bases.extend(layout.all().iter().map(|ops| ops.keys().base().to_string()));
     }
     let mut conn = q.executor().connection();
     let mut deleted = 0u64;

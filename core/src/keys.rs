@@ -61,11 +61,7 @@ impl Keys {
                 )));
             }
         }
-        let base = if prefix.is_empty() {
-            format!("{{{queue}}}")
-        } else {
-            format!("{prefix}:{{{queue}}}")
-        };
+        let base = format!("{}{queue}}}", Keys::base_head(prefix));
         let fixed = FIXED_KEYS.iter().map(|k| format!("{base}:{k}")).collect();
         Ok(Keys { base, fixed })
     }
@@ -82,6 +78,20 @@ impl Keys {
         check_queue_name(prefix, queue)?;
         let tagged = format!("{queue}:{shard}");
         Keys::new(prefix, &tagged)
+    }
+
+    /// What every base under `prefix` starts with: `<prefix>:{` (`{` for an empty prefix).
+    ///
+    /// ```
+    /// assert_eq!(crawlq::keys::Keys::base_head("crawlq"), "crawlq:{");
+    /// assert_eq!(crawlq::keys::Keys::base_head(""), "{");
+    /// ```
+    pub fn base_head(prefix: &str) -> String {
+        if prefix.is_empty() {
+            "{".to_string()
+        } else {
+            format!("{prefix}:{{")
+        }
     }
 
     /// `<prefix>:{<queue>}`: the start of every key of the queue.

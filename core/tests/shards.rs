@@ -346,6 +346,28 @@ fn check_ledger(ledger: &Ledger, urls: &[String]) {
     }
 }
 
+/// A queue of `shards` shards seeded with 3,000 URLs over 60 hosts (`http://<tag><n>.example/`).
+async fn seeded(
+    url: &str,
+    name: &str,
+    shards: u32,
+    lease_ttl: Duration,
+    tag: &str,
+) -> (Arc<Queue<RedisExecutor>>, Vec<String>) {
+    let config = Config {
+        shards: Some(shards),
+        lease_ttl,
+        ..Config::default()
+    };
+    let q = Arc::new(Queue::connect(url, name, config).await.unwrap());
+    let urls: Vec<String> = (0..3000)
+        .map(|i| format!("http://{tag}{}.example/{i}", i % 60))
+        .collect();
+    let seed: Vec<SeedItem> = urls.iter().map(|u| u.as_str().into()).collect();
+    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    (q, urls)
+}
+
 /// Move the slot of one shard to another master mid-drain (CLUSTER SETSLOT ... MIGRATE): no
 /// item lost, none leased twice while live; calls during the move wait for it or fail typed.
 #[tokio::test]
@@ -353,17 +375,7 @@ async fn a_shard_moves_to_another_master_mid_drain() {
     let cluster = Cluster::start(3, 0);
     let url = cluster.url();
     let name = unique("move");
-    let config = Config {
-        shards: Some(3),
-        lease_ttl: Duration::from_secs(5),
-        ..Config::default()
-    };
-    let q = Arc::new(Queue::connect(&url, &name, config).await.unwrap());
-    let urls: Vec<String> = (0..3000)
-        .map(|i| format!("http://m{}.example/{i}", i % 60))
-        .collect();
-    let seed: Vec<SeedItem> = urls.iter().map(|u| u.as_str().into()).collect();
-    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    let (q, urls) = seeded(&url, &name, 3, Duration::from_secs(5), "m").await;
     let key = format!("crawlq:{{{name}:0}}:meta");
     let from = cluster.owner(&key);
     let to = cluster.nodes.iter().find(|n| n.port != from.port).unwrap();
@@ -421,17 +433,7 @@ async fn workers_follow_a_failover_inside_the_cluster() {
     let mut cluster = Cluster::start(3, 1);
     let url = cluster.url();
     let name = unique("failover");
-    let config = Config {
-        shards: Some(6),
-        lease_ttl: Duration::from_secs(3),
-        ..Config::default()
-    };
-    let q = Arc::new(Queue::connect(&url, &name, config).await.unwrap());
-    let urls: Vec<String> = (0..3000)
-        .map(|i| format!("http://f{}.example/{i}", i % 60))
-        .collect();
-    let seed: Vec<SeedItem> = urls.iter().map(|u| u.as_str().into()).collect();
-    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    let (q, urls) = seeded(&url, &name, 6, Duration::from_secs(3), "f").await;
     let key = format!("crawlq:{{{name}:1}}:meta");
     let replica_port = cluster.replica_of(cluster.owner(&key)).port;
     let q2 = q.clone();

@@ -740,15 +740,7 @@ impl Cluster {
             .filter(|l| l.contains("master") && !l.contains("fail"))
         {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let port: u16 = fields[1]
-                .split('@')
-                .next()
-                .unwrap()
-                .rsplit(':')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap();
+            let port = Cluster::port_of(line);
             let slot: u16 = slot.parse().unwrap();
             let owns = fields[8..].iter().any(|range| match range.split_once('-') {
                 Some((a, b)) => (a.parse::<u16>().unwrap()..=b.parse().unwrap()).contains(&slot),
