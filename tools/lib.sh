@@ -98,11 +98,15 @@ install_bench_peers() {
 # free ports below 55535 (a node also listens on its port + 10000); sets CLUSTER_URL (any node)
 # and CLUSTER_DIR, and stops the nodes when the calling script exits.
 start_cluster() {
-  local masters="${1:-3}" replicas="${2:-0}" nodes=() port
+  local masters="${1:-3}" replicas="${2:-0}" nodes=() port up
   CLUSTER_DIR="$(mktemp -d /tmp/crawlq-cluster.XXXXXX)"
-  port=$((20000 + RANDOM % 20000))
+  on_exit stop_cluster
+  # below the kernel's ephemeral range (32768 and up), bus port (+ 10000) included, so no
+  # outgoing connection can hold a node's port between the check and the bind
+  port=$((20000 + RANDOM % 2000))
   while ((${#nodes[@]} < masters * (1 + replicas))); do
     port=$((port + 1))
+    ((port + 10000 < 32768)) || { echo "start_cluster: no free ports" >&2; return 1; }
     if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null || (echo >"/dev/tcp/127.0.0.1/$((port + 10000))") 2>/dev/null; then
       continue
     fi
@@ -111,17 +115,28 @@ start_cluster() {
       --cluster-config-file nodes.conf --save "" --appendonly no --enable-debug-command yes \
       --daemonize yes --dir "$CLUSTER_DIR/$port" --pidfile "$CLUSTER_DIR/$port/redis.pid" \
       --logfile "$CLUSTER_DIR/$port/redis.log"
-    nodes+=("127.0.0.1:$port")
+    # a node that did not come up within 5 s (its port taken after all): try the next port
+    up=0
+    for _ in $(seq 1 100); do
+      if redis-cli -p "$port" ping >/dev/null 2>&1; then up=1; break; fi
+      sleep 0.05
+    done
+    if ((up)); then
+      nodes+=("127.0.0.1:$port")
+    else
+      echo "start_cluster: node on port $port did not start: $(tail -n 2 "$CLUSTER_DIR/$port/redis.log" 2>/dev/null)" >&2
+    fi
   done
+  timeout 120 redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes >"$CLUSTER_DIR/create.log"
+  local waited
   for node in "${nodes[@]}"; do
-    until redis-cli -p "${node#*:}" ping >/dev/null 2>&1; do sleep 0.05; done
-  done
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes >"$CLUSTER_DIR/create.log"
-  for node in "${nodes[@]}"; do
-    until redis-cli -p "${node#*:}" cluster info 2>/dev/null | grep -q cluster_state:ok; do sleep 0.1; done
+    waited=0
+    until redis-cli -p "${node#*:}" cluster info 2>/dev/null | grep -q cluster_state:ok; do
+      ((waited++ < 300)) || { echo "start_cluster: $node not ok after 30 s" >&2; return 1; }
+      sleep 0.1
+    done
   done
   export CLUSTER_URL="redis://${nodes[0]}/0" CLUSTER_DIR
-  on_exit stop_cluster
 }
 
 stop_cluster() {
