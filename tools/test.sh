@@ -74,5 +74,7 @@ install_bench_peers "$PY_VENV"
 cargo build -q -p crawlq-bench --target "$CRAWLQ_TARGET"
 CRAWLQ_BENCH_BIN="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench" CRAWLQ_PHP_EXTENSION="$PHP_EXT" \
   "$PY_VENV/bin/python" bench/run.py --smoke
+say "bench: one small run of bench/cost.py (every phase runs and checks its counts; no figure is judged)"
+CRAWLQ_BENCH_BIN="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench" "$PY_VENV/bin/python" bench/cost.py --runs 1 --n 2000
 
 say "all tests passed in $((SECONDS - started)) s"

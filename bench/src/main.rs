@@ -9,7 +9,10 @@
 //! crawlq-bench list   seed-pipelined <redis-url> <key> <file>   1000 LPUSH per round trip
 //! crawlq-bench list   drain <redis-url> <key> <concurrency> <expected>
 //! crawlq-bench ping <redis-url> <count>      sequential PINGs through the client crawlq uses
+//! crawlq-bench cost <redis-url> <n> <concurrency>   Redis CPU per item per script (cost.rs)
 //! ```
+
+mod cost;
 
 use crawlq::redis_exec::{RedisExecutor, redis, to_error};
 use crawlq::{Config, Queue, SeedItem, SeedOptions};
@@ -59,6 +62,15 @@ async fn main() {
             list_drain(url, key, parse(concurrency), parse(expected)).await
         }
         ["ping", url, count] => ping(url, parse(count)).await,
+        ["cost", url, n, concurrency] => {
+            match cost::cost(url, parse(n), parse(concurrency)).await {
+                Ok(figures) => {
+                    println!("{figures}");
+                    return;
+                }
+                Err(e) => Err(e),
+            }
+        }
         _ => {
             eprintln!("usage: see the header of bench/src/main.rs");
             std::process::exit(2);

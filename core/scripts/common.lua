@@ -170,14 +170,6 @@ local function rec_id(rec)
   return id or '?'
 end
 
--- The earlier of two enqueue times given as digit strings (either may be nil).
-local function earlier(a, b)
-  if not a or (b and tonumber(b) < tonumber(a)) then
-    return b
-  end
-  return a
-end
-
 -- Run a variadic command (HSET, ZADD, ZREM, RPUSH, HDEL, HMGET) over a long argument list, in
 -- chunks that stay under Lua's unpack limit (about 8,000 values); chunks have an even length,
 -- so pairs stay together. Returns the replies of HMGET-like commands concatenated.
@@ -292,30 +284,36 @@ local function schedule(host, host_rank)
   end
 end
 
--- The rank of the head of a host's best lane, and the oldest enqueue time among lane heads.
--- Returns nil when the host has no ready items.
-local function host_heads(host)
-  local prios = redis.call('ZRANGE', hp_key(host), 0, -1)
-  if #prios == 0 then
-    return nil
+-- The member of a lane in `heads`: the host for priority 0 (most lanes), else
+-- '<priority>:<host>'. Every non-empty lane has one, scored by its head's enqueue time.
+local function head_member(host, prio)
+  if prio == 0 or prio == '0' then
+    return host
   end
-  local best, oldest
-  for i, p in ipairs(prios) do
-    local head = redis.call('LINDEX', lane_key(host, p), 0)
-    if head then
-      local seq, ts = rec_seq_ts(head)
-      if not best then
-        best = rank(tonumber(p), seq)
-      end
-      oldest = earlier(oldest, ts)
+  return prio .. ':' .. host
+end
+
+-- The rank of the head of a host's best lane (its highest priority), or nil when the host has
+-- no ready items. O(log P) in the host's priorities: only the top lane is read. A priority
+-- listed without a lane (defensive: no script leaves one) is dropped on the way.
+local function host_best(host)
+  local hp = hp_key(host)
+  while true do
+    local top = redis.call('ZRANGE', hp, 0, 0)[1]
+    if not top then
+      return nil
     end
+    local head = redis.call('LINDEX', lane_key(host, top), 0)
+    if head then
+      return rank(tonumber(top), (rec_seq_ts(head)))
+    end
+    redis.call('ZREM', hp, top)
   end
-  return best, oldest
 end
 
 -- Append (or, with at_front, prepend) a record to its host lane and keep the host's
--- scheduling, head age and the ready/hosts counters right. Returns false (and changes nothing)
--- for a record that cannot be read: the caller dead-letters it instead.
+-- scheduling, the lane's head age and the ready/hosts counters right. Returns false (and
+-- changes nothing) for a record that cannot be read: the caller dead-letters it instead.
 local function enqueue_ready(rec, at_front)
   local id, ts, host, prio = rec_head(rec)
   if not id then
@@ -334,12 +332,11 @@ local function enqueue_ready(rec, at_front)
   end
   redis.call('ZADD', hp, -prio, prio)
   if at_front or len == 1 then
-    -- this record is now the head of its lane: recompute the host's rank and head age exactly
-    local best, oldest = host_heads(host)
+    -- this record is now the head of its lane: its age and the host's rank follow it
+    redis.call('ZADD', K_HEADS, int(ts), head_member(host, prio))
     if not redis.call('ZSCORE', K_WAIT, host) then
-      redis.call('ZADD', K_READY, int(best), host)
+      redis.call('ZADD', K_READY, int(host_best(host)), host)
     end
-    redis.call('ZADD', K_HEADS, oldest, host)
   end
   counter('ready', 1)
   return true

@@ -20,18 +20,40 @@ local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonu
 local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
 -- Every read that decides what to write comes first; then the types of the keys still unread
--- are checked; then the writes.
-local expired = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', 0, reclaim_limit)
-local due_items = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
-local due_hosts = redis.call('ZRANGEBYSCORE', K_WAIT, '-inf', NOW_DIGITS, 'LIMIT', 0, promote_limit)
+-- are checked; then the writes. The earliest score of each time-ordered set says whether any of
+-- it is due: most calls find none due and skip the range reads.
+local function earliest(key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return first[2] and tonumber(first[2])
+end
+local lease_due, item_due, host_due = earliest(K_LEASED), earliest(K_DELAYED), earliest(K_WAIT)
+local ready_hosts = redis.call('ZCARD', K_READY)
+local function due(at)
+  return at and at <= NOW
+end
+
+if ready_hosts == 0 and not due(lease_due) and not due(item_due) and not due(host_due) then
+  -- nothing is leasable: say when that may change
+  local next_at = -1
+  for _, at in ipairs({ lease_due or -1, item_due or -1, host_due or -1 }) do
+    if at >= 0 and (next_at < 0 or at < next_at) then
+      next_at = at
+    end
+  end
+  return { NOW, next_at, 0, 0 }
+end
+
+local function due_members(key, at, limit)
+  if not due(at) then
+    return {}
+  end
+  return redis.call('ZRANGEBYSCORE', key, '-inf', NOW_DIGITS, 'LIMIT', 0, limit)
+end
+local expired = due_members(K_LEASED, lease_due, reclaim_limit)
+local due_items = due_members(K_DELAYED, item_due, promote_limit)
+local due_hosts = due_members(K_WAIT, host_due, promote_limit)
 local any_override = redis.call('HLEN', K_HOSTDELAY) > 0
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
-local ready_hosts = redis.call('ZCARD', K_READY)
-
-if #expired == 0 and #due_items == 0 and #due_hosts == 0 and ready_hosts == 0 then
-  -- nothing is leasable: say when that may change
-  return { NOW, next_due(), 0, 0 }
-end
 
 local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
 if #expired > 0 or #due_items > 0 then
@@ -60,7 +82,7 @@ end
 if #due_hosts > 0 then
   redis.call('ZREMRANGEBYRANK', K_WAIT, 0, #due_hosts - 1)
   for _, host in ipairs(due_hosts) do
-    local best = host_heads(host)
+    local best = host_best(host)
     if best then
       redis.call('ZADD', K_READY, int(best), host)
     end
@@ -73,7 +95,8 @@ local out = { NOW, -1, reclaimed, reclaimed_dead }
 local count, emptied = 0, 0
 -- Writes no later iteration reads are collected and sent as one multi-member call each.
 local lease_fields, leased_members, wait_members = {}, {}, {}
-local head_of, head_hosts = {}, {}
+-- new head ages of the lanes popped from (false: the lane is empty now), in first-seen order
+local head_of, head_lanes = {}, {}
 
 while count < max_items do
   local popped = redis.call('ZPOPMIN', K_READY)
@@ -82,29 +105,26 @@ while count < max_items do
   end
   local host = popped[1]
   local hp = hp_key(host)
-  local prios = redis.call('ZRANGE', hp, 0, -1)
-  if #prios > 0 then
-    local top = prios[1]
+  -- only the best lane is read: O(log P) in the host's priorities
+  local top = redis.call('ZRANGE', hp, 0, 0)[1]
+  if top then
     local lane = lane_key(host, top)
     local rec = redis.call('LPOP', lane)
     -- the host's next head: the same lane's next record, else the next lane's head
-    local best, oldest
+    local best
+    local member = head_member(host, top)
+    if head_of[member] == nil then
+      head_lanes[#head_lanes + 1] = member
+    end
     local following = redis.call('LINDEX', lane, 0)
     if following then
       local seq, ts = rec_seq_ts(following)
-      best, oldest = rank(tonumber(top), seq), ts
+      best = rank(tonumber(top), seq)
+      head_of[member] = ts
     else
       redis.call('ZREM', hp, top)
-    end
-    for i = 2, #prios do
-      local head = redis.call('LINDEX', lane_key(host, prios[i]), 0)
-      if head then
-        local seq, ts = rec_seq_ts(head)
-        if not best then
-          best = rank(tonumber(prios[i]), seq)
-        end
-        oldest = earlier(oldest, ts)
-      end
+      head_of[member] = false
+      best = host_best(host)
     end
 
     if rec then
@@ -129,10 +149,6 @@ while count < max_items do
       -- a priority listed without a lane (left by an interrupted writer): skip it
       redis.call('ZADD', K_READY, int(best), host)
     end
-    if head_of[host] == nil then
-      head_hosts[#head_hosts + 1] = host
-    end
-    head_of[host] = oldest or false
     if not best then
       emptied = emptied + 1
     end
@@ -147,15 +163,15 @@ if count > 0 then
   counter('ready', -count)
   counter('leased_total', count)
 end
-if #head_hosts > 0 then
+if #head_lanes > 0 then
   local head_members, gone = {}, {}
-  for _, host in ipairs(head_hosts) do
-    local oldest = head_of[host]
-    if oldest then
-      head_members[#head_members + 1] = oldest
-      head_members[#head_members + 1] = host
+  for _, member in ipairs(head_lanes) do
+    local ts = head_of[member]
+    if ts then
+      head_members[#head_members + 1] = ts
+      head_members[#head_members + 1] = member
     else
-      gone[#gone + 1] = host
+      gone[#gone + 1] = member
     end
   end
   call_chunked('ZADD', K_HEADS, head_members)

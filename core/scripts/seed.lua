@@ -104,9 +104,7 @@ end
 -- One RPUSH per lane (in chunks that stay under Lua's unpack limit) instead of one per URL.
 -- New items arrive with higher sequence numbers than anything queued, so only a new lane can
 -- change its host's best head: existing lanes of a scheduled host need nothing but the push.
-for _, host in ipairs(host_order) do
-  hosts[host].was_empty = redis.call('EXISTS', hp_key(host)) == 0
-end
+-- Only a new lane can mean a new host, so the host's priority set is only looked at then.
 for _, lane in ipairs(lane_order) do
   local recs = lane.recs
   local len
@@ -114,8 +112,14 @@ for _, lane in ipairs(lane_order) do
     len = redis.call('RPUSH', lane.key, unpack(recs, first, math.min(first + 3999, #recs)))
   end
   if len == #recs then
-    redis.call('ZADD', hp_key(lane.host), -lane.prio, lane.prio)
+    -- a new lane: listed in its host's priorities, its head's age in heads
     local h = hosts[lane.host]
+    local hp = hp_key(lane.host)
+    if h.was_empty == nil then
+      h.was_empty = redis.call('EXISTS', hp) == 0
+    end
+    redis.call('ZADD', hp, -lane.prio, lane.prio)
+    redis.call('ZADD', K_HEADS, NOW_DIGITS, head_member(lane.host, lane.prio))
     local r = rank(lane.prio, lane.seq)
     if not h.rank or r < h.rank then
       h.rank = r
@@ -130,7 +134,6 @@ for _, host in ipairs(host_order) do
   end
   if h.was_empty then
     new_hosts = new_hosts + 1
-    redis.call('ZADD', K_HEADS, NOW_DIGITS, host)
   end
 end
 

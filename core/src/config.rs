@@ -98,9 +98,11 @@ pub struct Config {
     pub command_timeout: Duration,
     /// Largest serialized payload per item (default 16 KiB).
     pub max_payload_bytes: usize,
-    /// Items per seed round trip (default 1000).
+    /// Items per seed round trip (default 1000); sent as script calls of at most
+    /// [`crate::SEED_PER_CALL`] each, so a large batch never holds Redis long.
     pub seed_batch: usize,
-    /// Expired leases reclaimed at most per lease call (default 100).
+    /// Expired leases reclaimed at most per lease call (default 100; values above
+    /// [`crate::RECLAIM_PER_CALL`] act as that).
     pub reclaim_batch: usize,
     /// First extra delay a rate-limited nack adds to its host (default 1 s); each further one
     /// doubles it.

@@ -49,7 +49,10 @@ pub use config::{Backoff, BackoffKind, Config, Style};
 pub use error::{ERROR_KINDS, Error, ErrorKind, InvalidReason, Result};
 pub use model::*;
 pub use normalize::HostKeyMode;
-pub use queue::{Executor, LeaseOptions, MaybeSend, Queue, WAIT_SLICE};
+pub use queue::{
+    Executor, LEASE_PER_CALL, LeaseOptions, MaybeSend, Queue, RECLAIM_PER_CALL, SEED_PER_CALL,
+    WAIT_SLICE,
+};
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
 pub use work::{LeaseCursor, Popped, Work};

@@ -147,6 +147,23 @@ pub struct LeaseBatch {
     pub undecodable: Vec<Undecodable>,
 }
 
+impl LeaseBatch {
+    /// Two calls' results as one: leases in order, counts summed, the later clock, the
+    /// earlier due time.
+    pub fn merge(mut self, other: LeaseBatch) -> LeaseBatch {
+        self.now_ms = self.now_ms.max(other.now_ms);
+        self.next_due_ms = match (self.next_due_ms, other.next_due_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.reclaimed += other.reclaimed;
+        self.reclaimed_dead += other.reclaimed_dead;
+        self.leases.extend(other.leases);
+        self.undecodable.extend(other.undecodable);
+        self
+    }
+}
+
 /// How calls are made, shared by every shard of a queue: the fixed clock of the tests, and
 /// whether Redis is a cluster (scripts then probe their slot before any write).
 #[derive(Debug, Default)]
@@ -449,8 +466,13 @@ impl Ops {
         call.args.push(millis(ttl).into_bytes());
         call.args.push(millis(c.host_delay).into_bytes());
         call.args.push(c.max_attempts.to_string().into_bytes());
-        call.args.push(c.reclaim_batch.to_string().into_bytes());
-        call.args.push(max.max(100).to_string().into_bytes());
+        let reclaim = c.reclaim_batch.min(crate::queue::RECLAIM_PER_CALL);
+        call.args.push(reclaim.to_string().into_bytes());
+        call.args.push(
+            max.clamp(100, crate::queue::LEASE_PER_CALL)
+                .to_string()
+                .into_bytes(),
+        );
         call
     }
 

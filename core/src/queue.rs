@@ -93,10 +93,22 @@ impl Default for LeaseOptions {
     }
 }
 
-/// Largest number of leases sent in one ack/nack/extend/release round trip.
-const LEASES_PER_CALL: usize = 1000;
-/// Dead letters requeued per round trip by `requeue_dead(None)`.
-const REQUEUE_PER_CALL: usize = 1000;
+// Work per script call is bounded so that no call holds Redis (single-threaded: every other
+// client waits) for long; larger requests are split into several calls by the client. The
+// figures keep each call under about 25 ms on a slow 2-vCPU machine (bench/README.md, "Longest
+// single call").
+/// Largest number of leases sent in one ack/nack/extend/release call.
+const LEASES_PER_CALL: usize = 500;
+/// Largest number of items seeded by one call (a `seed_batch` chunk is split into calls of at
+/// most this many, sent together).
+pub const SEED_PER_CALL: usize = 250;
+/// Largest number of items one lease call hands out (and delayed items it promotes).
+pub const LEASE_PER_CALL: usize = 500;
+/// Largest number of expired leases one call takes back (`reclaim`, and the bounded recovery
+/// at the start of every lease call).
+pub const RECLAIM_PER_CALL: usize = 500;
+/// Dead letters requeued per call by `requeue_dead`.
+const REQUEUE_PER_CALL: usize = 250;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// How long [`Queue::lease_interruptible`] blocks at a time: how quickly it notices a stop
@@ -324,8 +336,19 @@ impl<E: Executor> Queue<E> {
                 let per_shard = self
                     .each_part(parts, |s, items: Vec<PreparedItem>| async move {
                         let ops = layout.shard(s);
-                        let reply = self.exec.eval(ops.seed(&items)).await?;
-                        ops.decode_seed(reply, items.len())
+                        // calls of SEED_PER_CALL, sent together (one round trip), run in order
+                        let calls = items.chunks(SEED_PER_CALL).map(|chunk| async move {
+                            let reply = self.exec.eval(ops.seed(chunk)).await?;
+                            ops.decode_seed(reply, chunk.len())
+                        });
+                        let outcomes = futures_util::future::try_join_all(calls).await?;
+                        Ok(outcomes.into_iter().fold(SeedOutcome::default(), |sum, o| {
+                            SeedOutcome {
+                                added: sum.added + o.added,
+                                duplicates: sum.duplicates + o.duplicates,
+                                added_ready: sum.added_ready + o.added_ready,
+                            }
+                        }))
                     })
                     .await?;
                 Ok(per_shard
@@ -471,8 +494,7 @@ impl<E: Executor> Queue<E> {
                 break;
             }
             let ops = layout.shard(s);
-            let reply = self.exec.eval(ops.lease(max - got, ttl)).await?;
-            let mut part = ops.decode_lease(reply, ttl)?;
+            let mut part = self.lease_shard(ops, max - got, ttl).await?;
             for lease in &mut part.leases {
                 lease.id = layout.public_id(std::mem::take(&mut lease.id), s);
             }
@@ -481,24 +503,37 @@ impl<E: Executor> Queue<E> {
             }
             batch = Some(match batch {
                 None => part,
-                Some(mut sum) => {
-                    sum.now_ms = sum.now_ms.max(part.now_ms);
-                    sum.next_due_ms = match (sum.next_due_ms, part.next_due_ms) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                    sum.reclaimed += part.reclaimed;
-                    sum.reclaimed_dead += part.reclaimed_dead;
-                    sum.leases.extend(part.leases);
-                    sum.undecodable.extend(part.undecodable);
-                    sum
-                }
+                Some(sum) => sum.merge(part),
             });
         }
         let batch = batch.expect("a queue has at least one shard");
         self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
             .await?;
         Ok(batch)
+    }
+
+    /// Up to `max` leases from one shard, in calls of at most [`LEASE_PER_CALL`]: more calls
+    /// only while each one hands out all it was asked for.
+    async fn lease_shard(&self, ops: &Ops, max: usize, ttl: Duration) -> Result<LeaseBatch> {
+        let mut batch: Option<LeaseBatch> = None;
+        loop {
+            let got = batch
+                .as_ref()
+                .map_or(0, |b| b.leases.len() + b.undecodable.len());
+            let ask = (max - got).min(LEASE_PER_CALL);
+            let reply = self.exec.eval(ops.lease(ask, ttl)).await?;
+            let part = ops.decode_lease(reply, ttl)?;
+            let full = part.leases.len() + part.undecodable.len() == ask;
+            let sum = match batch {
+                None => part,
+                Some(sum) => sum.merge(part),
+            };
+            let done = !full || sum.leases.len() + sum.undecodable.len() >= max;
+            batch = Some(sum);
+            if done {
+                return Ok(batch.expect("set above"));
+            }
+        }
     }
 
     /// One call per shard the leases belong to (chunks of [`LEASES_PER_CALL`]), concurrently;
@@ -684,8 +719,21 @@ impl<E: Executor> Queue<E> {
         let mut total = ReclaimReport::default();
         for report in self
             .each_shard(layout, |ops| async move {
-                let reply = self.exec.eval(ops.reclaim(limit)).await?;
-                ops.decode_reclaim(reply)
+                // calls of RECLAIM_PER_CALL until `limit` are handled or none are left
+                let mut sum = ReclaimReport::default();
+                loop {
+                    let handled = (sum.requeued + sum.dead) as usize;
+                    let ask = (limit - handled).min(RECLAIM_PER_CALL);
+                    let reply = self.exec.eval(ops.reclaim(ask)).await?;
+                    let part = ops.decode_reclaim(reply)?;
+                    sum.requeued += part.requeued;
+                    sum.dead += part.dead;
+                    sum.remaining = part.remaining;
+                    let handled = (sum.requeued + sum.dead) as usize;
+                    if part.remaining == 0 || part.requeued + part.dead == 0 || handled >= limit {
+                        return Ok(sum);
+                    }
+                }
             })
             .await?
         {

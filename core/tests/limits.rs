@@ -86,7 +86,7 @@ async fn ten_thousand_hosts_come_off_politeness_at_once() {
 }
 
 #[tokio::test]
-async fn ten_thousand_expired_leases_are_reclaimed_in_one_lease_call() {
+async fn ten_thousand_expired_leases_are_reclaimed_in_bounded_lease_calls() {
     let config = Config {
         lease_ttl: Duration::from_secs(10),
         max_attempts: 2,
@@ -99,22 +99,33 @@ async fn ten_thousand_expired_leases_are_reclaimed_in_one_lease_call() {
     let stale = q.lease(LIMIT, Duration::ZERO).await.unwrap();
     assert_eq!(stale.len(), LIMIT);
     q.set_fixed_clock(Some(T0 + 10_000));
-    // one lease call reclaims every expired lease of each shard it asks (one shard: all)
+    // every lease call takes expired leases back first, at most RECLAIM_PER_CALL of them (so
+    // no call holds Redis long): 10,000 come back over a few calls
     let shards = q.shard_count().await.unwrap() as u64;
-    let mut reclaimed = 0;
-    for _ in 0..shards {
+    let (mut reclaimed, mut calls) = (0, 0u64);
+    while reclaimed < 10_000 {
         let batch = q.lease_once(1, Duration::from_secs(10)).await.unwrap();
         assert_eq!(batch.leases.len(), 1);
+        assert!(
+            batch.reclaimed as usize <= RECLAIM_PER_CALL,
+            "{}",
+            batch.reclaimed
+        );
         reclaimed += batch.reclaimed;
+        calls += 1;
+        assert!(
+            calls <= 2 * (10_000 / RECLAIM_PER_CALL as u64) + shards,
+            "{calls} calls"
+        );
     }
-    assert_eq!(reclaimed, 10_000, "all expired leases, one call per shard");
+    assert_eq!(reclaimed, 10_000, "all expired leases");
     let stats = check_invariants(&test_url(), &q).await;
-    assert_eq!((stats.leased, stats.ready), (shards, 10_000 - shards));
+    assert_eq!((stats.leased, stats.ready), (calls, 10_000 - calls));
     // the stale tokens answer nothing
     assert!(q.ack(&handles(&stale)).await.unwrap().iter().all(|ok| !*ok));
-    // a second expiry sends them to dead letters (max_attempts 2), again in one call
+    // a second expiry sends them to dead letters (max_attempts 2), in bounded calls
     let all = q.lease(LIMIT, Duration::ZERO).await.unwrap();
-    assert_eq!(all.len() as u64, 10_000 - shards);
+    assert_eq!(all.len() as u64, 10_000 - calls);
     q.set_fixed_clock(Some(T0 + 20_000));
     let report = q.reclaim(LIMIT).await.unwrap();
     assert_eq!(
@@ -191,4 +202,84 @@ async fn a_seed_chunk_of_ten_thousand_fills_one_lane() {
     assert_eq!(q.requeue_dead(None).await.unwrap(), 10_000);
     let stats = check_invariants(&test_url(), &q).await;
     assert_eq!((stats.dead, stats.ready), (0, 10_000));
+}
+
+/// One host with 5,000 priorities (two items each): leases come in priority order, each lease
+/// reads only the host's best lane (O(log P)), and every lane keeps its own head age through
+/// releases to the front of a lane, retries and a full drain.
+#[tokio::test]
+async fn one_host_with_five_thousand_priorities() {
+    let q = limit_queue("prios", fixed_clock_config()).await;
+    let item = |i: usize| {
+        SeedItem::from(format!("http://p.prios.example/{i}"))
+            .with_priority((i % 5000) as i64 - 2500)
+    };
+    let first: Vec<SeedItem> = (0..LIMIT / 2).map(item).collect();
+    let second: Vec<SeedItem> = (LIMIT / 2..LIMIT).map(item).collect();
+    q.seed(&first, &SeedOptions::default()).await.unwrap();
+    q.set_fixed_clock(Some(T0 + 1_000));
+    q.seed(&second, &SeedOptions::default()).await.unwrap();
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.ready, stats.hosts), (LIMIT as u64, 1));
+
+    // the best lane first, its older item first
+    let top = q.lease(100, Duration::ZERO).await.unwrap();
+    let prios: Vec<i16> = top.iter().map(|l| l.priority).collect();
+    let expected: Vec<i16> = (0..50).flat_map(|k| [2499 - k, 2499 - k]).collect();
+    assert_eq!(prios, expected);
+    assert!(top[0].enqueued_at_ms < top[1].enqueued_at_ms);
+    check_invariants(&test_url(), &q).await;
+
+    // released items go back to the front of their lanes; retried ones come back when due
+    assert!(
+        q.release(&handles(&top[..40]))
+            .await
+            .unwrap()
+            .iter()
+            .all(|ok| *ok)
+    );
+    let nacks: Vec<_> = handles(&top[40..60])
+        .into_iter()
+        .map(|h| {
+            let delay = Some(Duration::from_secs(5));
+            (
+                h,
+                NackOptions {
+                    delay,
+                    ..NackOptions::default()
+                },
+            )
+        })
+        .collect();
+    q.nack(&nacks).await.unwrap();
+    assert!(
+        q.ack(&handles(&top[60..]))
+            .await
+            .unwrap()
+            .iter()
+            .all(|ok| *ok)
+    );
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!(
+        (stats.ready, stats.delayed, stats.done),
+        (LIMIT as u64 - 60, 20, 40)
+    );
+    q.set_fixed_clock(Some(T0 + 10_000));
+
+    // the rest, in calls the client splits: never a lower priority before a higher one
+    let mut rest = Vec::new();
+    loop {
+        let got = q.lease(LIMIT, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        rest.extend(got);
+    }
+    assert_eq!(rest.len(), LIMIT - 40);
+    assert!(rest.windows(2).all(|w| w[0].priority >= w[1].priority));
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!(
+        (stats.ready, stats.hosts, stats.leased),
+        (0, 0, LIMIT as u64 - 40)
+    );
 }

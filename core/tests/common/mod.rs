@@ -461,7 +461,8 @@ impl Truth {
 }
 
 /// The invariant checker for one shard (base): every lease with its record and deadline, every
-/// record in exactly one place, every host with ready items scheduled exactly once.
+/// record in exactly one place, every host with ready items scheduled exactly once, every
+/// non-empty lane's head age in `heads`.
 async fn shard_truth(url: &str, base: &str) -> Truth {
     let mut conn = any_conn(url).await;
     let key = |k: &str| format!("{base}:{k}");
@@ -473,6 +474,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
     };
     let mut t = Truth::default();
     let mut hosts: std::collections::BTreeSet<String> = Default::default();
+    let mut lanes = 0u64;
     for lane in keys_of(url, base, ":l:*").await {
         let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(&lane)
@@ -498,6 +500,23 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         }
         let head = crawlq::wire::salvage_record(&records[0]);
         t.oldest_head_ts = Some(t.oldest_head_ts.map_or(head.ts, |o| o.min(head.ts)));
+        let member = if prio == "0" {
+            host.to_string()
+        } else {
+            format!("{prio}:{host}")
+        };
+        let head_score: Option<f64> = redis::cmd("ZSCORE")
+            .arg(key("heads"))
+            .arg(&member)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            head_score,
+            Some(head.ts as f64),
+            "lane {lane}: its head's age in heads (member {member:?})"
+        );
+        lanes += 1;
         t.ready += records.len() as u64;
         let listed: Option<f64> = redis::cmd("ZSCORE")
             .arg(format!("{base}:hp:{host}"))
@@ -549,7 +568,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert_eq!(heads, hosts.len() as u64, "heads");
+    assert_eq!(heads, lanes, "one heads entry per non-empty lane");
     t.hosts = hosts.len() as u64;
     let delayed: Vec<Vec<u8>> = redis::cmd("ZRANGE")
         .arg(key("delayed"))

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Redis CPU per item, per script: what each crawlq operation costs the server, read from
+`INFO commandstats` (EVAL + EVALSHA + FCALL µs) around each phase of `crawlq-bench cost`
+(bench/src/cost.rs), with 8 tasks keeping the server busy. Server-side µs do not depend on the
+client's speed; they do follow the machine's speed (a shared VM can be 2x slower one day than
+the next), so compare builds within one run: `--against OTHER_BIN` runs another build of
+crawlq-bench (say, the previous release) interleaved with this one, round by round, on the same
+server, and the table gives both medians and their ratio.
+
+    python bench/cost.py [--runs 5] [--n 20000] [--against /path/to/old/crawlq-bench]
+
+(CRAWLQ_BENCH_BIN: the crawlq-bench binary, release build; bench/run.sh builds it.)
+
+Phases (95-character URLs over 1,000 hosts unless said otherwise):
+  seed                    N URLs in batches of 1,000                       µs per URL
+  lease(100), ack(100)    lease N in calls of 100, then ack them            µs per item
+  nack(100)               nack with a retry (backoff), N leased items       µs per item
+  lease(1), empty queue   2,000 calls                                       µs per call
+  lease(1) + ack(1)       2,000 items, and the same in PING round trips of one client
+  one host, P = 10/10000  lease(1) + ack(1) from one host holding P priorities
+  bytes per ...           used_memory growth (client buffers left out) per pending URL:
+                          1,000 hosts, and 1 and 10 URLs per host (bench/run.py measures the
+                          bytes per done URL)
+  longest call            the slowest single script call (SLOWLOG) of seed of 10,000 with
+                          seed_batch 10,000, lease(10,000), reclaim of 10,000 expired leases,
+                          requeue of 10,000 dead letters (ms)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def start_redis() -> tuple[subprocess.Popen, int]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-cost-")],
+                            stdout=subprocess.DEVNULL)
+    for _ in range(500):
+        ping = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True)
+        if ping.stdout.strip() == "PONG":
+            return proc, port
+        time.sleep(0.02)
+    raise SystemExit("redis-server did not start")
+
+
+def one_run(binary: str, port: int, n: int) -> dict[str, float]:
+    out = subprocess.run([binary, "cost", f"redis://127.0.0.1:{port}", str(n), "8"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{binary} cost failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--against", help="another crawlq-bench build, run interleaved with this one")
+    args = ap.parse_args()
+    this = str(Path(os.environ.get("CRAWLQ_BENCH_BIN", "crawlq-bench")).resolve())
+    builds = {"this build": this}
+    if args.against:
+        builds = {"other build": str(Path(args.against).resolve()), "this build": this}
+    proc, port = start_redis()
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label in builds}
+    try:
+        for _ in range(args.runs):
+            for label, binary in builds.items():
+                runs[label].append(one_run(binary, port, args.n))
+        version = subprocess.run(["redis-cli", "-p", str(port), "info", "server"], capture_output=True,
+                                 text=True).stdout
+    finally:
+        proc.terminate()
+        proc.wait()
+    redis_version = next((line.split(":", 1)[1].strip() for line in version.splitlines()
+                          if line.startswith("redis_version:")), "?")
+    print(f"Redis {redis_version}, N = {args.n:,}, {args.runs} interleaved runs; median (min-max)\n")
+    labels = list(builds)
+    header = " | ".join(f"{label}" for label in labels)
+    print(f"| figure | {header} |" + (" ratio |" if len(labels) == 2 else ""))
+    print("|---|" + "---:|" * len(labels) + ("---:|" if len(labels) == 2 else ""))
+    for key in runs[labels[-1]][0]:
+        cells, medians = [], []
+        for label in labels:
+            vals = [run[key] for run in runs[label] if key in run]
+            if not vals:
+                cells.append("-")
+                continue
+            med = statistics.median(vals)
+            medians.append(med)
+            cells.append(f"{med:,.2f} ({min(vals):,.2f}-{max(vals):,.2f})")
+        ratio = f" {medians[1] / medians[0]:.2f} |" if len(medians) == 2 and medians[0] else ""
+        print(f"| {key} | " + " | ".join(cells) + " |" + ratio)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+//! `crawlq-bench cost <redis-url> <n> <concurrency>`: what each crawlq operation costs Redis,
+//! per item, read from `INFO commandstats` (EVAL + EVALSHA + FCALL µs) around each phase, with
+//! `concurrency` tasks keeping the server busy as a crawl does (an idle server runs the same
+//! script up to 2x slower: cold caches). Prints one JSON object; bench/cost.py runs it several
+//! times and tabulates the medians. Phases are described in bench/cost.py.
+
+use crate::Result;
+use crawlq::redis_exec::redis;
+use crawlq::{Config, Lease, NackOptions, Queue, RedisExecutor, SeedItem, SeedOptions};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SCRIPT_COMMANDS: [&str; 4] = ["eval", "evalsha", "fcall", "fcall_ro"];
+
+/// A ~95-character URL on host `i % hosts` (distinct for every `i`).
+fn page_url(i: usize, hosts: usize) -> String {
+    format!(
+        "https://www.host{:05}.example.com/articles/2026/11/{i:07}/a-long-slug-for-the-title?ref=rss",
+        i % hosts
+    )
+}
+
+/// One figure, rounded to 0.01.
+fn put(out: &mut Map<String, Value>, key: &str, value: f64) {
+    out.insert(key.to_string(), json!((value * 100.0).round() / 100.0));
+}
+
+/// Server-side counters read through a plain connection.
+struct Server {
+    conn: redis::aio::MultiplexedConnection,
+}
+
+impl Server {
+    async fn cmd<T: redis::FromRedisValue>(&mut self, args: &[&str]) -> Result<T> {
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        Ok(c.query_async(&mut self.conn).await?)
+    }
+
+    async fn reset(&mut self) -> Result<()> {
+        self.cmd::<()>(&["CONFIG", "RESETSTAT"]).await
+    }
+
+    /// Script µs since the last reset.
+    async fn script_usec(&mut self) -> Result<f64> {
+        let info: String = self.cmd(&["INFO", "commandstats"]).await?;
+        let mut total = 0.0;
+        for line in info.lines() {
+            let Some((name, fields)) = line
+                .strip_prefix("cmdstat_")
+                .and_then(|l| l.split_once(':'))
+            else {
+                continue;
+            };
+            if !SCRIPT_COMMANDS.contains(&name) {
+                continue;
+            }
+            for field in fields.split(',') {
+                if let Some(v) = field.strip_prefix("usec=") {
+                    total += v.parse::<f64>()?;
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// `used_memory` without client buffers (a connection's query buffer grows with a large
+    /// call and shrinks lazily): the dataset's own bytes.
+    async fn used_memory(&mut self) -> Result<f64> {
+        let info: String = self.cmd(&["INFO", "memory"]).await?;
+        let field = |name: &str| -> Result<f64> {
+            let value = info
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .ok_or_else(|| format!("no {name} in INFO memory"))?;
+            Ok(value.trim().parse()?)
+        };
+        Ok(field("used_memory")? - field("mem_clients_normal")? - field("mem_clients_slaves")?)
+    }
+
+    async fn flush(&mut self) -> Result<()> {
+        self.cmd::<()>(&["FLUSHALL"]).await
+    }
+
+    /// The longest script call (ms) in the slow log, which logs every call while measuring.
+    async fn longest_script_ms(&mut self) -> Result<f64> {
+        let entries: Vec<redis::Value> = self.cmd(&["SLOWLOG", "GET", "10000"]).await?;
+        let mut longest = 0i64;
+        for entry in entries {
+            let redis::Value::Array(fields) = entry else {
+                continue;
+            };
+            let (Some(redis::Value::Int(usec)), Some(redis::Value::Array(argv))) =
+                (fields.get(2), fields.get(3))
+            else {
+                continue;
+            };
+            let name = match argv.first() {
+                Some(redis::Value::BulkString(b)) => String::from_utf8_lossy(b).to_lowercase(),
+                _ => continue,
+            };
+            if SCRIPT_COMMANDS.contains(&name.as_str()) {
+                longest = longest.max(*usec);
+            }
+        }
+        Ok(longest as f64 / 1000.0)
+    }
+}
+
+async fn open(url: &str, config: Config) -> Result<Arc<Queue<RedisExecutor>>> {
+    Ok(Arc::new(Queue::connect(url, "cost", config).await?))
+}
+
+/// Run `work(task)` on `concurrency` tasks and wait for all of them.
+async fn together<F, Fut>(concurrency: usize, work: F) -> Result<()>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+{
+    let tasks: Vec<_> = (0..concurrency).map(|t| tokio::spawn(work(t))).collect();
+    for task in tasks {
+        task.await??;
+    }
+    Ok(())
+}
+
+async fn seed_all(
+    q: &Arc<Queue<RedisExecutor>>,
+    items: Vec<SeedItem>,
+    concurrency: usize,
+) -> Result<()> {
+    let chunks: Arc<Vec<Vec<SeedItem>>> = Arc::new(items.chunks(1000).map(<[_]>::to_vec).collect());
+    together(concurrency, |t| {
+        let (q, chunks) = (q.clone(), chunks.clone());
+        async move {
+            for chunk in chunks.iter().skip(t).step_by(concurrency) {
+                q.seed(chunk, &SeedOptions::default()).await?;
+            }
+            Ok(())
+        }
+    })
+    .await
+}
+
+async fn lease_all(
+    q: &Arc<Queue<RedisExecutor>>,
+    n: usize,
+    concurrency: usize,
+) -> Result<Vec<Lease>> {
+    let held = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(n)));
+    together(concurrency, |_| {
+        let (q, held) = (q.clone(), held.clone());
+        async move {
+            loop {
+                let got = q.lease(100, Duration::ZERO).await?;
+                if got.is_empty() {
+                    return Ok(());
+                }
+                held.lock().await.extend(got);
+            }
+        }
+    })
+    .await?;
+    let held = std::mem::take(&mut *held.lock().await);
+    if held.len() != n {
+        return Err(format!("leased {} of {n}", held.len()).into());
+    }
+    Ok(held)
+}
+
+pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
+    let client = redis::Client::open(url)?;
+    let mut server = Server {
+        conn: client.get_multiplexed_async_connection().await?,
+    };
+    // a slow log left long by an interrupted run would skew the memory figures
+    server
+        .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "10000"])
+        .await?;
+    server
+        .cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", "128"])
+        .await?;
+    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    let mut out = Map::new();
+
+    let long_ttl = Config {
+        lease_ttl: Duration::from_secs(600),
+        ..Config::default()
+    };
+    let urls = |count: usize, hosts: usize| -> Vec<SeedItem> {
+        (0..count)
+            .map(|i| SeedItem::from(page_url(i, hosts)))
+            .collect()
+    };
+
+    // seed, lease, ack: 1,000 hosts
+    server.flush().await?;
+    let q = open(url, long_ttl.clone()).await?;
+    let base = server.used_memory().await?;
+    server.reset().await?;
+    seed_all(&q, urls(n, 1000), concurrency).await?;
+    put(&mut out, "seed", server.script_usec().await? / n as f64);
+    put(
+        &mut out,
+        "bytes per pending URL, 1,000 hosts",
+        (server.used_memory().await? - base) / n as f64,
+    );
+    server.reset().await?;
+    let held = lease_all(&q, n, concurrency).await?;
+    put(
+        &mut out,
+        "lease(100)",
+        server.script_usec().await? / n as f64,
+    );
+    let held: Arc<Vec<_>> = Arc::new(held.iter().map(Lease::handle).collect());
+    server.reset().await?;
+    together(concurrency, |t| {
+        let (q, held) = (q.clone(), held.clone());
+        async move {
+            for chunk in held.chunks(100).skip(t).step_by(concurrency) {
+                q.ack(chunk).await?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    put(&mut out, "ack(100)", server.script_usec().await? / n as f64);
+    drop(held);
+
+    // nack with a retry
+    server.flush().await?;
+    let q = open(url, long_ttl.clone()).await?;
+    seed_all(&q, urls(n, 1000), concurrency).await?;
+    let held = lease_all(&q, n, concurrency).await?;
+    let held: Arc<Vec<_>> = Arc::new(held.iter().map(Lease::handle).collect());
+    server.reset().await?;
+    together(concurrency, |t| {
+        let (q, held) = (q.clone(), held.clone());
+        async move {
+            for chunk in held.chunks(100).skip(t).step_by(concurrency) {
+                let nacks: Vec<_> = chunk
+                    .iter()
+                    .map(|h| {
+                        let reason = Some("HTTP 503".to_string());
+                        (
+                            h.clone(),
+                            NackOptions {
+                                reason,
+                                ..NackOptions::default()
+                            },
+                        )
+                    })
+                    .collect();
+                q.nack(&nacks).await?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    put(
+        &mut out,
+        "nack(100)",
+        server.script_usec().await? / n as f64,
+    );
+
+    // lease(1) on an empty queue
+    server.flush().await?;
+    let q = open(url, Config::default()).await?;
+    let calls = 2000;
+    server.reset().await?;
+    together(concurrency, |_| {
+        let q = q.clone();
+        async move {
+            for _ in 0..calls / concurrency {
+                q.lease(1, Duration::ZERO).await?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    put(
+        &mut out,
+        "lease(1), empty queue",
+        server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+    );
+
+    // lease(1) + ack(1)
+    seed_all(&q, urls(calls, 1000), concurrency).await?;
+    server.reset().await?;
+    together(concurrency, |_| {
+        let q = q.clone();
+        async move {
+            for _ in 0..calls / concurrency {
+                let got = q.lease(1, Duration::ZERO).await?;
+                if got.len() != 1 {
+                    return Err("lease(1) found the queue empty".into());
+                }
+                q.ack(&got.iter().map(Lease::handle).collect::<Vec<_>>())
+                    .await?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    put(
+        &mut out,
+        "lease(1) + ack(1)",
+        server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+    );
+
+    // the same, one at a time, in round trips of this client (PING)
+    server.flush().await?;
+    seed_all(&q, urls(calls, 1000), 1).await?;
+    let started = Instant::now();
+    for _ in 0..calls {
+        let got = q.lease(1, Duration::ZERO).await?;
+        if got.len() != 1 {
+            return Err("lease(1) found the queue empty".into());
+        }
+        q.ack(&got.iter().map(Lease::handle).collect::<Vec<_>>())
+            .await?;
+    }
+    let pair = started.elapsed().as_secs_f64();
+    let mut conn = q.executor().connection();
+    let started = Instant::now();
+    for _ in 0..calls {
+        let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+    }
+    put(
+        &mut out,
+        "lease(1) + ack(1), in round trips",
+        pair / started.elapsed().as_secs_f64(),
+    );
+
+    // one host holding P distinct priorities
+    for p in [10usize, 10_000] {
+        server.flush().await?;
+        let q = open(url, Config::default()).await?;
+        let items: Vec<SeedItem> = (0..p)
+            .map(|i| {
+                SeedItem::from(format!("https://one.example.com/{i}"))
+                    .with_priority(i as i64 % 30_000)
+            })
+            .collect();
+        seed_all(&q, items, 1).await?;
+        server.reset().await?;
+        for _ in 0..200 {
+            let got = q.lease(1, Duration::ZERO).await?;
+            q.ack(&got.iter().map(Lease::handle).collect::<Vec<_>>())
+                .await?;
+        }
+        put(
+            &mut out,
+            &format!("lease(1) + ack(1), one host, P = {p}"),
+            server.script_usec().await? / 200.0,
+        );
+    }
+
+    // memory with small hosts
+    for per_host in [1usize, 10] {
+        server.flush().await?;
+        let q = open(url, Config::default()).await?;
+        let base = server.used_memory().await?;
+        seed_all(&q, urls(n, n / per_host), concurrency).await?;
+        put(
+            &mut out,
+            &format!("bytes per pending URL, {per_host} per host"),
+            (server.used_memory().await? - base) / n as f64,
+        );
+    }
+
+    // the longest single call at the documented limits
+    server.flush().await?;
+    server
+        .cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", "10000"])
+        .await?;
+    server
+        .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "0"])
+        .await?;
+    let big = 10_000;
+    let q = open(
+        url,
+        Config {
+            seed_batch: big,
+            lease_ttl: Duration::from_millis(500),
+            max_attempts: 1,
+            reclaim_batch: big,
+            ..Config::default()
+        },
+    )
+    .await?;
+    let longest = |label: &str, ms: f64, out: &mut Map<String, Value>| {
+        out.insert(format!("longest call: {label}"), json!(ms));
+    };
+    let mut slow = Vec::new();
+    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    q.seed(&urls(big, big), &SeedOptions::default()).await?;
+    slow.push(("seed of 10,000", server.longest_script_ms().await?));
+    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    let got = q.lease(big, Duration::ZERO).await?;
+    slow.push(("lease(10,000)", server.longest_script_ms().await?));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    let reclaimed = q.reclaim(big).await?;
+    slow.push((
+        "reclaim of 10,000 expired leases",
+        server.longest_script_ms().await?,
+    ));
+    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    let requeued = q.requeue_dead(None).await?;
+    slow.push((
+        "requeue of 10,000 dead letters",
+        server.longest_script_ms().await?,
+    ));
+    server
+        .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "10000"])
+        .await?;
+    server
+        .cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", "128"])
+        .await?;
+    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    if got.len() != big || reclaimed.dead as usize != big || requeued as usize != big {
+        return Err(format!(
+            "limits: leased {}, reclaimed dead {}, requeued {requeued} of {big}",
+            got.len(),
+            reclaimed.dead
+        )
+        .into());
+    }
+    for (label, ms) in slow {
+        longest(label, ms, &mut out);
+    }
+    Ok(Value::Object(out))
+}
