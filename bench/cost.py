@@ -17,7 +17,7 @@ Phases (95-character URLs over 1,000 hosts unless said otherwise):
   nack(100)               nack with a retry (backoff), N leased items       µs per item
   lease(1), empty queue   2,000 calls                                       µs per call
   lease(1) + ack(1)       2,000 items, and the same in PING round trips of one client
-  one host, P = 10/10000  lease(1) + ack(1) from one host holding P priorities
+  one host, P = 10/10000  lease(1) + ack(1) from one host holding 10,000 items over P priorities
   bytes per ...           used_memory growth (client buffers left out) per pending URL:
                           1,000 hosts, and 1 and 10 URLs per host (bench/run.py measures the
                           bytes per done URL)

@@ -171,6 +171,18 @@ async fn lease_all(
     Ok(held)
 }
 
+/// `times` rounds of lease(1) then ack of that lease; the queue must hold enough items.
+async fn lease_and_ack_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Result<()> {
+    for _ in 0..times {
+        let got = q.lease(1, Duration::ZERO).await?;
+        if got.len() != 1 {
+            return Err("lease(1) found the queue empty".into());
+        }
+        q.ack(&[got[0].handle()]).await?;
+    }
+    Ok(())
+}
+
 pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     let client = redis::Client::open(url)?;
     let mut server = Server {
@@ -292,17 +304,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     server.reset().await?;
     together(concurrency, |_| {
         let q = q.clone();
-        async move {
-            for _ in 0..calls / concurrency {
-                let got = q.lease(1, Duration::ZERO).await?;
-                if got.len() != 1 {
-                    return Err("lease(1) found the queue empty".into());
-                }
-                q.ack(&got.iter().map(Lease::handle).collect::<Vec<_>>())
-                    .await?;
-            }
-            Ok(())
-        }
+        async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
     })
     .await?;
     put(
@@ -315,14 +317,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     server.flush().await?;
     seed_all(&q, urls(calls, 1000), 1).await?;
     let started = Instant::now();
-    for _ in 0..calls {
-        let got = q.lease(1, Duration::ZERO).await?;
-        if got.len() != 1 {
-            return Err("lease(1) found the queue empty".into());
-        }
-        q.ack(&got.iter().map(Lease::handle).collect::<Vec<_>>())
-            .await?;
-    }
+    lease_and_ack_one_by_one(&q, calls).await?;
     let pair = started.elapsed().as_secs_f64();
     let mut conn = q.executor().connection();
     let started = Instant::now();
@@ -335,23 +330,18 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         pair / started.elapsed().as_secs_f64(),
     );
 
-    // one host holding P distinct priorities
+    // one host holding 10,000 items over P distinct priorities
     for p in [10usize, 10_000] {
         server.flush().await?;
         let q = open(url, Config::default()).await?;
-        let items: Vec<SeedItem> = (0..p)
+        let items: Vec<SeedItem> = (0..10_000)
             .map(|i| {
-                SeedItem::from(format!("https://one.example.com/{i}"))
-                    .with_priority(i as i64 % 30_000)
+                SeedItem::from(format!("https://one.example.com/{i}")).with_priority((i % p) as i64)
             })
             .collect();
         seed_all(&q, items, 1).await?;
         server.reset().await?;
-        for _ in 0..200 {
-            let got = q.lease(1, Duration::ZERO).await?;
-            q.ack(&got.iter().map(Lease::handle).collect::<Vec<_>>())
-                .await?;
-        }
+        lease_and_ack_one_by_one(&q, 200).await?;
         put(
             &mut out,
             &format!("lease(1) + ack(1), one host, P = {p}"),
