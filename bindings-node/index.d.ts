@@ -56,6 +56,8 @@ export interface SeedItem {
   delayMs?: number
   payload?: Json
   force?: boolean
+  /** The item's identity for de-duplication instead of its canonical URL (1..2048 bytes, no control characters). */
+  key?: string
 }
 
 export interface SeedOptions {
@@ -82,6 +84,8 @@ export interface SeedReport {
   added: number
   duplicates: number
   invalid: InvalidInput[]
+  /** One entry per item, in order: the id it was queued under (its lease's `id`), or null for a duplicate or an invalid item. */
+  ids: (string | null)[]
 }
 
 export interface LeaseOptions {
@@ -107,6 +111,8 @@ export interface Lease {
   url: string | null
   /** The host key the item is scheduled under. */
   host: string
+  /** The de-duplication key the item was seeded with, or `null`. */
+  key: string | null
   payload: Json
   priority: number
   /** 1 on the first delivery, 2 on the first retry, ... */
@@ -129,6 +135,13 @@ export interface NackOptions {
   reason?: string | null
   /** The host said "slow down": the attempt is not counted, the host's delay grows. */
   rateLimited?: boolean
+  /** Stored in place of the item's payload (its next attempt, or its dead letter, sees it); null or absent keeps it. */
+  payload?: Json
+}
+
+export interface ReleaseOptions {
+  /** Stored in place of the item's payload; null or absent keeps it. */
+  payload?: Json
 }
 
 export type NackOutcome = 'retried' | 'dead' | 'lost'
@@ -165,6 +178,7 @@ export interface DeadLetter {
   id: string
   url: string | null
   host: string
+  key: string | null
   payload: Json
   priority: number
   attempts: number
@@ -193,6 +207,7 @@ export interface QueuedItem {
   id: string
   url: string | null
   host: string
+  key: string | null
   payload: Json
   priority: number
   attempt: number
@@ -265,8 +280,11 @@ export declare class Queue {
    * rejection with `ERR_CRAWLQ_LEASE_LOST`. An array: one `expiresAt` or `null` per lease.
    */
   extend<T extends Lease | Lease[]>(lease: T, ttlMs: number): Promise<T extends Lease[] ? Array<number | null> : number>
-  /** Give a lease (or an array) back untouched: front of its lane, attempt not counted. */
-  release<T extends Lease | Lease[]>(lease: T): Promise<T extends Lease[] ? boolean[] : boolean>
+  /**
+   * Give a lease (or an array) back: front of its lane, attempt not counted; a `payload`
+   * option replaces the item's stored payload.
+   */
+  release<T extends Lease | Lease[]>(lease: T, options?: ReleaseOptions): Promise<T extends Lease[] ? boolean[] : boolean>
   /** Recover up to `limit` (default 1000) expired leases now; lease calls also do this. */
   reclaim(options?: { limit?: number }): Promise<ReclaimReport>
   /** Depth and counters, exact and O(1). */

@@ -12,7 +12,7 @@ installLeaseObjects(native.Queue, native.Work)
 // LeaseRows in src/convert.rs): object literals built here are much cheaper for V8 than
 // objects assembled field by field through N-API.
 function installLeaseObjects (Queue, Work) {
-  const LEASE_FIELDS = 11
+  const LEASE_FIELDS = 12
   const leases = rows => {
     const out = new Array(rows.length / LEASE_FIELDS)
     for (let i = 0, k = 0; i < rows.length; i += LEASE_FIELDS, k++) {
@@ -20,14 +20,15 @@ function installLeaseObjects (Queue, Work) {
         id: rows[i],
         url: rows[i + 1],
         host: rows[i + 2],
-        payload: rows[i + 3],
-        priority: rows[i + 4],
-        attempt: rows[i + 5],
-        token: rows[i + 6],
-        leasedAt: rows[i + 7],
-        expiresAt: rows[i + 8],
-        enqueuedAt: rows[i + 9],
-        lastError: rows[i + 10]
+        key: rows[i + 3],
+        payload: rows[i + 4],
+        priority: rows[i + 5],
+        attempt: rows[i + 6],
+        token: rows[i + 7],
+        leasedAt: rows[i + 8],
+        expiresAt: rows[i + 9],
+        enqueuedAt: rows[i + 10],
+        lastError: rows[i + 11]
       }
     }
     return out

@@ -39,7 +39,8 @@ final class Queue
     /**
      * Seed URLs or hosts. Invalid items are reported with their index, never thrown.
      *
-     * @param string|list<string|array{url?: string, host?: string, priority?: int, delay?: float, payload?: mixed, force?: bool}> $items
+     * @param string|list<string|array{url?: string, host?: string, priority?: int, delay?: float, payload?: mixed, force?: bool, key?: string}> $items
+     *        key: the item's identity for de-duplication instead of its canonical URL
      * @param array{priority?: int, delay?: float, payload?: mixed, force?: bool}|null $options
      * @throws \TypeError when a payload is not arrays and scalars
      */
@@ -64,7 +65,8 @@ final class Queue
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
      *
      * @param Lease|list<Lease> $lease
-     * @param array{retry?: bool, delay?: float|null, reason?: string, rate_limited?: bool}|null $options
+     * @param array{retry?: bool, delay?: float|null, reason?: string, rate_limited?: bool, payload?: mixed}|null $options
+     *        payload is stored in place of the item's payload (null keeps it)
      * @return 'retried'|'dead'|'lost'|list<'retried'|'dead'|'lost'>
      */
     public function nack(mixed $lease, mixed $options = null): mixed {}
@@ -79,12 +81,14 @@ final class Queue
     public function extend(mixed $lease, float $ttl): mixed {}
 
     /**
-     * Give a lease (or a list) back untouched: front of its lane, attempt not counted.
+     * Give a lease (or a list) back: front of its lane, attempt not counted.
      *
      * @param Lease|list<Lease> $lease
+     * @param array{payload?: mixed}|null $options payload is stored in place of the item's
+     *        payload (null keeps it)
      * @return bool|list<bool>
      */
-    public function release(mixed $lease): mixed {}
+    public function release(mixed $lease, mixed $options = null): mixed {}
 
     /**
      * Recover up to `$limit` expired leases now (lease calls also do this, bounded).
@@ -108,8 +112,8 @@ final class Queue
     /**
      * A page of dead letters, oldest first.
      *
-     * @return list<array{id: string, url: string|null, host: string, payload: mixed, priority: int,
-     *     attempts: int, last_error: string|null, died_at: float}>
+     * @return list<array{id: string, url: string|null, host: string, key: string|null, payload: mixed,
+     *     priority: int, attempts: int, last_error: string|null, died_at: float}>
      */
     public function dead(int $limit = 100, int $offset = 0): mixed {}
 
@@ -169,6 +173,8 @@ final class Lease
     public readonly ?string $url;
     /** The host key the item is scheduled under. */
     public readonly string $host;
+    /** The de-duplication key the item was seeded with, or null. */
+    public readonly ?string $key;
     /** The JSON payload as arrays and scalars. */
     public readonly mixed $payload;
     public readonly int $priority;
@@ -192,6 +198,13 @@ final class SeedReport
     public readonly int $duplicates;
     /** @var list<array{index: int, input: string, code: string, reason: string}> */
     public readonly array $invalid;
+    /**
+     * One entry per item, in order: the id it was queued under (its lease's id), or null for a
+     * duplicate or an invalid item.
+     *
+     * @var list<?string>
+     */
+    public readonly array $ids;
 }
 
 /**

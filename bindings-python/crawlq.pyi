@@ -45,6 +45,8 @@ class SeedItemDict(TypedDict, total=False):
     delay: float
     payload: JSON
     force: bool
+    key: str
+    """The item's identity for de-duplication instead of its canonical URL (1..2048 bytes, no control characters)."""
 
 SeedInput = Union[str, SeedItemDict]
 NackOutcome = Literal["retried", "dead", "lost"]
@@ -79,6 +81,7 @@ class DeadLetter(TypedDict):
     id: str
     url: Optional[str]
     host: str
+    key: Optional[str]
     payload: JSON
     priority: int
     attempts: int
@@ -103,6 +106,7 @@ class QueuedItem(TypedDict):
     id: str
     url: Optional[str]
     host: str
+    key: Optional[str]
     payload: JSON
     priority: int
     attempt: int
@@ -119,6 +123,9 @@ class Lease:
     def url(self) -> Optional[str]: ...
     @property
     def host(self) -> str: ...
+    @property
+    def key(self) -> Optional[str]:
+        """The de-duplication key the item was seeded with, or None."""
     @property
     def payload(self) -> JSON: ...
     @property
@@ -161,6 +168,9 @@ class SeedReport:
     def duplicates(self) -> int: ...
     @property
     def invalid(self) -> list[InvalidInput]: ...
+    @property
+    def ids(self) -> list[Optional[str]]:
+        """One entry per item, in order: the id it was queued under (its lease's `id`), or None."""
 
 @final
 class Leased:
@@ -260,6 +270,7 @@ class Queue:
         delay: Optional[float] = None,
         reason: Optional[str] = None,
         rate_limited: bool = False,
+        payload: JSON = None,
     ) -> NackOutcome: ...
     @overload
     def nack(
@@ -270,15 +281,16 @@ class Queue:
         delay: Optional[float] = None,
         reason: Optional[str] = None,
         rate_limited: bool = False,
+        payload: JSON = None,
     ) -> list[NackOutcome]: ...
     @overload
     def extend(self, lease: Lease, ttl: float) -> float: ...
     @overload
     def extend(self, lease: Sequence[Lease], ttl: float) -> list[Optional[float]]: ...
     @overload
-    def release(self, lease: Lease) -> bool: ...
+    def release(self, lease: Lease, *, payload: JSON = None) -> bool: ...
     @overload
-    def release(self, lease: Sequence[Lease]) -> list[bool]: ...
+    def release(self, lease: Sequence[Lease], *, payload: JSON = None) -> list[bool]: ...
     def reclaim(self, limit: int = 1000) -> ReclaimReport: ...
     def stats(self) -> Stats: ...
     def dead(self, limit: int = 100, offset: int = 0) -> list[DeadLetter]: ...
@@ -354,6 +366,7 @@ class AsyncQueue:
         delay: Optional[float] = None,
         reason: Optional[str] = None,
         rate_limited: bool = False,
+        payload: JSON = None,
     ) -> NackOutcome: ...
     @overload
     async def nack(
@@ -364,15 +377,16 @@ class AsyncQueue:
         delay: Optional[float] = None,
         reason: Optional[str] = None,
         rate_limited: bool = False,
+        payload: JSON = None,
     ) -> list[NackOutcome]: ...
     @overload
     async def extend(self, lease: Lease, ttl: float) -> float: ...
     @overload
     async def extend(self, lease: Sequence[Lease], ttl: float) -> list[Optional[float]]: ...
     @overload
-    async def release(self, lease: Lease) -> bool: ...
+    async def release(self, lease: Lease, *, payload: JSON = None) -> bool: ...
     @overload
-    async def release(self, lease: Sequence[Lease]) -> list[bool]: ...
+    async def release(self, lease: Sequence[Lease], *, payload: JSON = None) -> list[bool]: ...
     async def reclaim(self, limit: int = 1000) -> ReclaimReport: ...
     async def stats(self) -> Stats: ...
     async def dead(self, limit: int = 100, offset: int = 0) -> list[DeadLetter]: ...

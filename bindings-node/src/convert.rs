@@ -297,11 +297,18 @@ pub unsafe fn lease_handle(
         sys::ValueType::napi_null | sys::ValueType::napi_undefined => None,
         _ => return Err(bad()),
     };
+    let (key, t) = field(c"key")?;
+    let key = match t {
+        sys::ValueType::napi_string => Some(unsafe { string(env, key, path)? }),
+        sys::ValueType::napi_null | sys::ValueType::napi_undefined => None,
+        _ => return Err(bad()),
+    };
     Ok(crawlq::LeaseHandle {
         token: token_f as u64,
         host: unsafe { string(env, host, path)? },
         id,
         url,
+        key,
     })
 }
 
@@ -311,7 +318,7 @@ pub unsafe fn lease_handle(
 pub struct LeaseRows(pub Vec<crawlq::Lease>);
 
 /// Values per lease in a [`LeaseRows`] array (index.js reads them in this order).
-pub const LEASE_FIELDS: u32 = 11;
+pub const LEASE_FIELDS: u32 = 12;
 
 impl napi::bindgen_prelude::ToNapiValue for LeaseRows {
     unsafe fn to_napi_value(env: sys::napi_env, rows: LeaseRows) -> napi::Result<sys::napi_value> {
@@ -350,6 +357,7 @@ impl napi::bindgen_prelude::ToNapiValue for LeaseRows {
                 string(&lease.id)?,
                 lease.url.as_deref().map_or(Ok(null), string)?,
                 string(&lease.host)?,
+                lease.key.as_deref().map_or(Ok(null), string)?,
                 match lease.payload {
                     Some(payload) => unsafe { serde_json::Value::to_napi_value(env, payload)? },
                     None => null,

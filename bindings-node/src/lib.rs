@@ -255,18 +255,22 @@ impl Queue {
         self.answer(env, lease, answer)
     }
 
-    /// Give a lease (or an array) back untouched: front of its lane, attempt not counted.
+    /// Give a lease (or an array) back: front of its lane, attempt not counted; a `payload`
+    /// option replaces the item's stored payload.
     #[napi(
         ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T",
+        ts_args_type = "lease: T, options?: ReleaseOptions",
         ts_return_type = "Promise<T extends Lease[] ? boolean[] : boolean>"
     )]
     pub fn release<'env>(
         &self,
         env: &'env Env,
         lease: Unknown<'env>,
+        options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        self.answer(env, lease, Ok(Answer::Release))
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let answer = style::release_options_from_json(&options, Style::Camel).map(Answer::Release);
+        self.answer(env, lease, answer)
     }
 
     /// Recover up to `limit` (default 1000) expired leases now; lease calls also do this.

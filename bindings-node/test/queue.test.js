@@ -18,6 +18,9 @@ test('seed reports added, duplicates and invalid items with their index', async 
   assert.deepEqual(report.invalid.map(i => [i.index, i.input, i.code]), [[2, 'ftp://a.com/', 'unsupported_scheme'], [4, '', 'empty']])
   assert.match(report.invalid[0].reason, /only http and https/)
   assert.equal((await q.stats()).ready, 2)
+  assert.deepEqual(report.ids.map(id => id !== null), [true, false, false, true, false])
+  const leases = await q.lease({ max: 10, waitMs: 0 })
+  assert.deepEqual(leases.map(l => l.id).sort(), [report.ids[0], report.ids[3]].sort(), "a lease carries its seed's id")
 })
 
 test('seed takes one string, item objects and batch options', async () => {
@@ -42,7 +45,8 @@ test('a lease has every field, and ack answers once', async () => {
   const q = await open()
   await q.seed(['http://a.com/x'], { payload: { depth: 1 } })
   const [lease] = await q.lease({ waitMs: 1000 })
-  assert.deepEqual(Object.keys(lease).sort(), ['attempt', 'enqueuedAt', 'expiresAt', 'host', 'id', 'lastError', 'leasedAt', 'payload', 'priority', 'token', 'url'])
+  assert.deepEqual(Object.keys(lease).sort(), ['attempt', 'enqueuedAt', 'expiresAt', 'host', 'id', 'key', 'lastError', 'leasedAt', 'payload', 'priority', 'token', 'url'])
+  assert.equal(lease.key, null, 'seeded without a key')
   assert.equal(lease.id, '1')
   assert.equal(lease.host, 'a.com')
   assert.equal(lease.attempt, 1)
@@ -104,6 +108,21 @@ test('extend, release and reclaim', async () => {
   await assert.rejects(q.extend(a, 5_000), err => err.code === 'ERR_CRAWLQ_LEASE_LOST' && err.token === a.token && err.leaseId === a.id)
   assert.deepEqual(await q.extend([a, b2], 5_000), [null, null])
   assert.deepEqual(await q.release([a]), [false])
+})
+
+test('nack and release store a new payload for the next attempt', async () => {
+  const q = await open({ maxPayloadBytes: 64 })
+  await q.seed([{ url: 'http://p.com/1', payload: { retryCount: 0 } }, 'http://p.com/2'])
+  const [a, b] = await q.lease({ max: 2, waitMs: 0 })
+  assert.equal(await q.nack(a, { delayMs: 0, reason: 'HTTP 500', payload: { retryCount: 1 } }), 'retried')
+  assert.equal(await q.release(b, { payload: [1, 'two'] }), true)
+  const leases = Object.fromEntries((await q.lease({ max: 2, waitMs: 0 })).map(l => [l.url, l]))
+  assert.deepEqual(leases['http://p.com/1'].payload, { retryCount: 1 })
+  assert.deepEqual([leases['http://p.com/2'].payload, leases['http://p.com/2'].attempt], [[1, 'two'], 1])
+  const held = leases['http://p.com/1']
+  await assert.rejects(q.release(held, { payload: 'x'.repeat(100) }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /payload too large/.test(err.message))
+  await assert.rejects(q.release(held, { payloads: 1 }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /unknown release option/.test(err.message))
+  assert.equal(await q.ack(held), true, 'a refused payload changed nothing')
 })
 
 test('politeness and host settings', async () => {

@@ -109,6 +109,11 @@ impl Lease {
     pub fn host(&self) -> String {
         self.core.host.clone()
     }
+    /// The de-duplication key the item was seeded with, or null.
+    #[php(getter)]
+    pub fn key(&self) -> Option<String> {
+        self.core.key.clone()
+    }
     /// The JSON payload as PHP values (arrays and scalars), or null.
     #[php(getter)]
     pub fn payload(&self) -> Zval {
@@ -183,6 +188,12 @@ impl SeedReport {
     #[php(getter)]
     pub fn invalid(&self) -> Zval {
         zval_of(&style::seed_report_to_json(&self.report, Style::Snake)["invalid"])
+    }
+    /// One entry per seeded item, in order: the id it was queued under (the `id` of its
+    /// lease), or null for a duplicate or an invalid item.
+    #[php(getter)]
+    pub fn ids(&self) -> Zval {
+        zval_of(&serde_json::Value::from(self.report.ids.clone()))
     }
 }
 
@@ -323,7 +334,8 @@ impl Queue {
     }
 
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
-    /// (seconds or null for the backoff policy), reason (string), rate_limited (bool).
+    /// (seconds or null for the backoff policy), reason (string), rate_limited (bool), payload
+    /// (stored in place of the item's payload; null keeps it).
     pub fn nack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
         let options = options_json(options, "options")?;
@@ -339,9 +351,13 @@ impl Queue {
         arg.answer(&self.handle, ttl.map(Answer::Extend))
     }
 
-    /// Give a lease (or an array) back untouched: front of its lane, attempt not counted.
-    pub fn release(&self, lease: &Zval) -> PhpResult<Zval> {
-        LeaseArg::extract(lease)?.answer(&self.handle, Ok(Answer::Release))
+    /// Give a lease (or an array) back: front of its lane, attempt not counted. Options:
+    /// payload (stored in place of the item's payload; null keeps it).
+    pub fn release(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let options = options_json(options, "options")?;
+        let answer = style::release_options_from_json(&options, Style::Snake).map(Answer::Release);
+        arg.answer(&self.handle, answer)
     }
 
     /// Recover up to `$limit` expired leases now: ['requeued' => int, 'dead' => int, 'remaining' => int].

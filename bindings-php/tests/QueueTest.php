@@ -24,6 +24,12 @@ final class QueueTest extends TestCase
             array_map(fn ($i) => [$i['index'], $i['input'], $i['code']], $report->invalid));
         $this->assertStringContainsString('only http and https', $report->invalid[0]['reason']);
         $this->assertSame(2, $q->stats()['ready']);
+        $this->assertSame([true, false, false, true, false], array_map(fn ($id) => is_string($id), $report->ids));
+        $leased = array_map(fn ($l) => $l->id, $q->lease(10, 0.0));
+        sort($leased);
+        $seeded = [$report->ids[0], $report->ids[3]];
+        sort($seeded);
+        $this->assertSame($seeded, $leased, "a lease carries its seed's id");
     }
 
     public function testSeedTakesOneStringItemArraysAndBatchOptions(): void
@@ -128,6 +134,29 @@ final class QueueTest extends TestCase
         $this->assertSame(['requeued' => 2, 'dead' => 0, 'remaining' => 0], $q->reclaim(10));
         $this->assertSame([null, null], $q->extend([$a, $b2], 5));
         $this->assertSame([false], $q->release([$a]));
+    }
+
+    public function testNackAndReleaseStoreANewPayload(): void
+    {
+        $q = $this->open(['max_payload_bytes' => 64]);
+        $q->seed([['url' => 'http://p.com/1', 'payload' => ['retry_count' => 0]], 'http://p.com/2']);
+        [$a, $b] = $q->lease(2, 0.0);
+        $this->assertSame('retried', $q->nack($a, ['delay' => 0, 'reason' => 'HTTP 500', 'payload' => ['retry_count' => 1]]));
+        $this->assertTrue($q->release($b, ['payload' => [1, 'two']]));
+        $leases = [];
+        foreach ($q->lease(2, 0.0) as $l) {
+            $leases[$l->url] = $l;
+        }
+        $this->assertSame(['retry_count' => 1], $leases['http://p.com/1']->payload);
+        $this->assertSame([[1, 'two'], 1], [$leases['http://p.com/2']->payload, $leases['http://p.com/2']->attempt]);
+        $held = $leases['http://p.com/1'];
+        try {
+            $q->release($held, ['payload' => str_repeat('x', 100)]);
+            $this->fail('a payload over max_payload_bytes is refused');
+        } catch (\Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('payload too large', $e->getMessage());
+        }
+        $this->assertTrue($q->ack($held), 'a refused payload changed nothing');
     }
 
     public function testPolitenessAndHostSettings(): void

@@ -52,7 +52,7 @@ final class VectorsTest extends TestCase
 
     private static function lease(Lease $l): array
     {
-        return self::toVector(['id' => $l->id, 'url' => $l->url, 'host' => $l->host, 'payload' => $l->payload, 'priority' => $l->priority,
+        return self::toVector(['id' => $l->id, 'url' => $l->url, 'host' => $l->host, 'key' => $l->key, 'payload' => $l->payload, 'priority' => $l->priority,
             'attempt' => $l->attempt, 'token' => $l->token, 'leased_at' => $l->leasedAt, 'expires_at' => $l->expiresAt,
             'enqueued_at' => $l->enqueuedAt, 'last_error' => $l->lastError]);
     }
@@ -181,7 +181,7 @@ final class VectorsTest extends TestCase
                 try {
                     $got = match ($step['op']) {
                         'clock' => $q->_setFixedClock($step['ms']),
-                        'seed' => (fn ($r) => ['added' => $r->added, 'duplicates' => $r->duplicates, 'invalid' => $r->invalid])($q->seed(self::toPhp($step['items']), $options)),
+                        'seed' => (fn ($r) => ['added' => $r->added, 'duplicates' => $r->duplicates, 'invalid' => $r->invalid, 'ids' => $r->ids])($q->seed(self::toPhp($step['items']), $options)),
                         'lease' => (function () use ($q, $step, &$leases) {
                             $fresh = $q->lease($step['max'], $step['wait_ms'] / 1000);
                             array_push($leases, ...$fresh);
@@ -190,7 +190,7 @@ final class VectorsTest extends TestCase
                         'ack' => $q->ack($arg),
                         'nack' => $q->nack($arg, $options),
                         'extend' => (fn ($d) => is_array($d) ? array_map(fn ($t) => $t === null ? null : (int) round($t * 1000), $d) : (int) round($d * 1000))($q->extend($arg, $step['ttl_ms'] / 1000)),
-                        'release' => $q->release($arg),
+                        'release' => $q->release($arg, $options),
                         'reclaim' => $q->reclaim($step['limit']),
                         'stats' => self::toVector($q->stats()),
                         'dead' => self::toVector($q->dead($step['limit'], $step['offset'])),

@@ -6,7 +6,8 @@ use crate::errors::to_pyerr;
 use crate::types::Lease;
 use crawlq::config::number_value;
 use crawlq::{
-    Answers, LeaseHandle, LeaseOptions, NackOptions, SeedItem, SeedOptions, Style, style,
+    Answers, LeaseHandle, LeaseOptions, NackOptions, ReleaseOptions, SeedItem, SeedOptions, Style,
+    style,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -52,9 +53,15 @@ pub fn nack_args(
     delay: Option<f64>,
     reason: Option<String>,
     rate_limited: bool,
+    payload: Option<Value>,
 ) -> crawlq::Result<NackOptions> {
-    let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason, "rate_limited": rate_limited});
+    let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason,
+                      "rate_limited": rate_limited, "payload": payload});
     style::nack_options_from_json(&opts, Style::Snake)
+}
+
+pub fn release_args(payload: Option<Value>) -> crawlq::Result<ReleaseOptions> {
+    style::release_options_from_json(&json!({ "payload": payload }), Style::Snake)
 }
 
 /// A duration argument in seconds (`name` in errors).

@@ -2,7 +2,8 @@
 //! operation is written once, in `queue_methods!`, against a [`Mode`]: the two classes differ
 //! only in how a core call is run (and in their constructors and context managers).
 
-use crate::args::{LeaseArg, json_out, lease_args, nack_args, seconds, seed_args};
+use crate::args::{LeaseArg, json_out, lease_args, nack_args, release_args, seconds, seed_args};
+use crate::convert::to_json;
 use crate::errors::to_pyerr;
 use crate::handle::{Awaiting, Blocking, Handle, Mode};
 use crate::runtime::{awaitable, block_on};
@@ -100,8 +101,10 @@ macro_rules! queue_methods {
                 answer::<$mode>(py, &self.handle, lease, Ok(Answer::Ack))
             }
 
-            /// Fail a lease (or a sequence): "retried", "dead" or "lost".
-            #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false))]
+            /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
+            /// replaces the item's stored payload (None keeps it).
+            #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None))]
+            #[allow(clippy::too_many_arguments)]
             fn nack(
                 &self,
                 py: Python<'_>,
@@ -110,8 +113,10 @@ macro_rules! queue_methods {
                 delay: Option<f64>,
                 reason: Option<String>,
                 rate_limited: bool,
+                payload: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Py<PyAny>> {
-                let opts = nack_args(retry, delay, reason, rate_limited);
+                let payload = payload.map(to_json).transpose()?;
+                let opts = nack_args(retry, delay, reason, rate_limited, payload);
                 answer::<$mode>(py, &self.handle, lease, opts.map(Answer::Nack))
             }
 
@@ -122,10 +127,17 @@ macro_rules! queue_methods {
                 answer::<$mode>(py, &self.handle, lease, seconds(ttl, "ttl").map(Answer::Extend))
             }
 
-            /// Give a lease (or a sequence) back untouched: front of its lane, attempt not
-            /// counted.
-            fn release(&self, py: Python<'_>, lease: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                answer::<$mode>(py, &self.handle, lease, Ok(Answer::Release))
+            /// Give a lease (or a sequence) back: front of its lane, attempt not counted. A
+            /// `payload` replaces the item's stored payload (None keeps it).
+            #[pyo3(signature = (lease, *, payload = None))]
+            fn release(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                payload: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                let payload = payload.map(to_json).transpose()?;
+                answer::<$mode>(py, &self.handle, lease, release_args(payload).map(Answer::Release))
             }
 
             /// Recover up to `limit` expired leases now (lease calls also do this, bounded).

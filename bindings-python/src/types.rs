@@ -71,6 +71,11 @@ impl Lease {
     fn host(&self) -> &str {
         &self.core.host
     }
+    /// The de-duplication key the item was seeded with, or None.
+    #[getter]
+    fn key(&self) -> Option<&str> {
+        self.core.key.as_deref()
+    }
     /// The JSON payload stored with the item (dict, list, str, int, float, bool or None).
     #[getter]
     fn payload(&self, py: Python<'_>) -> Py<PyAny> {
@@ -170,6 +175,7 @@ pub struct SeedReport {
     #[pyo3(get)]
     duplicates: u64,
     invalid: Vec<Py<InvalidInput>>,
+    ids: Vec<Option<String>>,
 }
 
 impl SeedReport {
@@ -193,6 +199,7 @@ impl SeedReport {
             added: report.added,
             duplicates: report.duplicates,
             invalid,
+            ids: report.ids,
         })
     }
 }
@@ -203,6 +210,13 @@ impl SeedReport {
     #[getter]
     fn invalid(&self, py: Python<'_>) -> Vec<Py<InvalidInput>> {
         self.invalid.iter().map(|i| i.clone_ref(py)).collect()
+    }
+
+    /// One entry per seeded item, in order: the id it was queued under (the `id` of its
+    /// lease), or None for a duplicate or an invalid item.
+    #[getter]
+    fn ids(&self) -> Vec<Option<String>> {
+        self.ids.clone()
     }
 
     fn __repr__(&self) -> String {

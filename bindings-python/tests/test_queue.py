@@ -17,6 +17,9 @@ def test_seed_reports_added_duplicates_and_invalid(q: crawlq.Queue) -> None:
     assert "only http and https" in report.invalid[0].reason
     assert repr(report) == "SeedReport(added=2, duplicates=1, invalid=2)"
     assert q.stats()["ready"] == 2
+    assert [i is not None for i in report.ids] == [True, False, False, True, False]
+    leases = q.lease(10, wait=0)
+    assert sorted(l.id for l in leases) == sorted([report.ids[0], report.ids[3]]), "a lease carries its seed's id"
 
 
 def test_seed_accepts_one_string_and_dict_items(q: crawlq.Queue) -> None:
@@ -103,6 +106,25 @@ def test_extend_release_and_reclaim(redis_server: RedisServer, name: str) -> Non
     assert (lost.value.lease_id, lost.value.token, lost.value.code) == (a.id, a.token, "LEASE_LOST")
     assert q.extend([a, b2], 5) == [None, None]
     assert q.release([a]) == [False]
+
+
+def test_nack_and_release_store_a_new_payload(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, max_payload_bytes=64)
+    q.seed([{"url": "http://p.com/1", "payload": {"retry_count": 0}}, "http://p.com/2"])
+    a, b = q.lease(2, wait=0)
+    assert q.nack(a, delay=0, reason="HTTP 500", payload={"retry_count": 1, "raw": b"\x00\xff".hex()}) == "retried"
+    assert q.release(b, payload=[1, "two"]) is True
+    leases = {l.url: l for l in q.lease(2, wait=0)}
+    assert leases["http://p.com/1"].payload == {"retry_count": 1, "raw": "00ff"}
+    assert leases["http://p.com/2"].payload == [1, "two"] and leases["http://p.com/2"].attempt == 1
+    assert q.release(leases["http://p.com/2"], payload=None) is True, "None keeps the payload"
+    assert q.lease(2, wait=0)[0].payload == [1, "two"]
+    held = leases["http://p.com/1"]
+    with pytest.raises(crawlq.InvalidArgumentError, match="payload too large"):
+        q.release(held, payload="x" * 100)
+    with pytest.raises(TypeError):
+        q.nack(held, payload=object())
+    assert q.ack(held) is True, "a refused payload changed nothing"
 
 
 def test_politeness_and_host_settings(redis_server: RedisServer, name: str) -> None:

@@ -45,12 +45,13 @@ def to_vector(value: Any) -> Any:
 
 def lease_dict(lease: crawlq.Lease) -> dict[str, Any]:
     return to_vector({name: getattr(lease, name) for name in
-                      ("id", "url", "host", "payload", "priority", "attempt", "token", "leased_at", "expires_at", "enqueued_at", "last_error")})
+                      ("id", "url", "host", "key", "payload", "priority", "attempt", "token", "leased_at", "expires_at", "enqueued_at", "last_error")})
 
 
 def report_dict(report: crawlq.SeedReport) -> dict[str, Any]:
     return {"added": report.added, "duplicates": report.duplicates,
-            "invalid": [{"index": i.index, "input": i.input, "code": i.code, "reason": i.reason} for i in report.invalid]}
+            "invalid": [{"index": i.index, "input": i.input, "code": i.code, "reason": i.reason} for i in report.invalid],
+            "ids": report.ids}
 
 
 def matches(expected: Any, actual: Any) -> bool:
@@ -109,7 +110,7 @@ def test_stored_records(redis_server: RedisServer, name: str) -> None:
 
 def test_key_names(redis_server: RedisServer, name: str) -> None:
     for case in load("keys.json")["cases"]:
-        prefix = f"vec-{name}"
+        prefix = f"vec-{name}-{case['queue']}"
         q = crawlq.Queue(redis_server.url, case["queue"], key_prefix=prefix)
         q.seed(to_python(case["items"]))
         keys = sorted(lines(redis_server.cli("--scan", "--pattern", f"{prefix}:*")))
@@ -147,7 +148,7 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     deadline = q.extend(arg, step["ttl_ms"] / 1000)
                     got = [None if t is None else round(t * 1000) for t in deadline] if isinstance(deadline, list) else round(deadline * 1000)
                 elif op == "release":
-                    got = q.release(arg)
+                    got = q.release(arg, **to_python(step.get("options", {})))
                 elif op == "reclaim":
                     got = q.reclaim(step["limit"])
                 elif op == "stats":

@@ -119,10 +119,17 @@ pub fn lease_handle(value: &JsValue, path: &str) -> Result<crawlq::LeaseHandle, 
     } else {
         Some(url.as_string().ok_or_else(bad)?)
     };
+    let key = get("key");
+    let key = if key.is_null() || key.is_undefined() {
+        None
+    } else {
+        Some(key.as_string().ok_or_else(bad)?)
+    };
     Ok(crawlq::LeaseHandle {
         token: token as u64,
         host,
         id,
         url,
+        key,
     })
 }

@@ -209,8 +209,12 @@ impl Queue {
         )
     }
 
-    pub fn release(&self, lease: JsValue) -> Promise {
-        self.answer(&lease, Ok(Answer::Release))
+    pub fn release(&self, lease: JsValue, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        self.answer(
+            &lease,
+            style::release_options_from_json(&options, Style::Camel).map(Answer::Release),
+        )
     }
 
     pub fn reclaim(&self, options: JsValue) -> Promise {

@@ -35,7 +35,9 @@ test('the wasm build and the native addon store byte-identical records', async (
   const [a, b] = [uniqueName('bytes-wasm'), uniqueName('bytes-native')]
   const qa = await wasm.Queue.connect(redis.url, a, { fixedClock: T0 })
   const qb = await native.Queue.connect(redis.url, b, { fixedClock: T0 })
-  assert.deepEqual(await qa.seed(BATCH), await qb.seed(BATCH))
+  const [ra, rb] = [await qa.seed(BATCH), await qb.seed(BATCH)]
+  assert.deepEqual(ra, rb)
+  assert.equal(ra.ids.filter(id => typeof id === 'string').length, ra.added, 'an id for every added item')
   const records = storedRecords(a)
   assert.equal(records.length, 4)
   assert.deepEqual(records, storedRecords(b))

@@ -86,7 +86,7 @@ end
 
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
 -- {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>],"attempt":<n>
---   [,"url":"<url>"][,"last_error":"<text>"][,"payload":<json>]}
+--   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 -- Returns nil for a record that does not have this shape (written by something else).
 local function rec_head(rec)
   local _, e, id, ts, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),"host":"([^"]*)",')
@@ -114,40 +114,61 @@ local function rec_prefix(id, ts, host, prio, attempt)
   return s .. '"attempt":' .. int(attempt)
 end
 
+-- The position just after the JSON string literal whose contents start at i (escapes skipped),
+-- or nil when it does not end.
+local function json_string_end(s, i)
+  while true do
+    local c = string.find(s, '["\\]', i)
+    if not c then
+      return nil
+    end
+    if string.sub(s, c, c) == '\\' then
+      i = c + 2
+    else
+      return c + 1
+    end
+  end
+end
+
 -- Rewrite the mutable fields of a record. last_error_json is a JSON string literal, or nil to
--- keep the stored one. Returns nil when the record cannot be read (the caller keeps it as is).
-local function rec_rebuild(rec, ts, attempt, last_error_json)
+-- keep the stored one; payload_json is the new payload's JSON, or nil or '' to keep the stored
+-- one. Returns nil when the record cannot be read (the caller keeps it as is).
+local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
   local id, _, host, prio, _, pos = rec_head(rec)
   if not id then
     return nil
   end
   local rest = string.sub(rec, pos)
+  -- url and key are kept as they are
   local url_part = ''
-  local _, e, u = string.find(rest, '^(,"url":"[^"]*")')
+  local _, e = string.find(rest, '^,"url":"[^"]*"')
   if e then
-    url_part = u
+    url_part = string.sub(rest, 1, e)
     rest = string.sub(rest, e + 1)
+  end
+  if string.find(rest, '^,"key":"') then
+    local after = json_string_end(rest, 9)
+    if not after then
+      return nil
+    end
+    url_part = url_part .. string.sub(rest, 1, after - 1)
+    rest = string.sub(rest, after)
   end
   local error_part = ''
   if string.find(rest, '^,"last_error":"') then
-    local i = 16 -- first character of the string's contents
-    while true do
-      local c = string.find(rest, '["\\]', i)
-      if not c then
-        return nil
-      end
-      if string.sub(rest, c, c) == '\\' then
-        i = c + 2
-      else
-        i = c + 1
-        break
-      end
+    local after = json_string_end(rest, 16) -- 16: the first character of the string's contents
+    if not after then
+      return nil
     end
-    error_part = string.sub(rest, 1, i - 1)
-    rest = string.sub(rest, i)
+    error_part = string.sub(rest, 1, after - 1)
+    rest = string.sub(rest, after)
   end
   if last_error_json then
     error_part = ',"last_error":' .. last_error_json
+  end
+  -- the payload is the last field: what is left is either it or the closing brace
+  if payload_json and payload_json ~= '' and (rest == '}' or string.find(rest, '^,"payload":')) then
+    rest = ',"payload":' .. payload_json .. '}'
   end
   return rec_prefix(id, ts, host, prio, attempt) .. url_part .. error_part .. rest
 end
@@ -232,15 +253,26 @@ local function seen_count()
 end
 
 -- The live member of a stored record, computed here where no client is involved (reclaim,
--- nack, dead letters): SHA-1 of the item's identity (its URL, else its host key), unescaped.
--- Member: the first 13 hex digits (52 bits, exact in a Lua number); bucket hash: the next 8.
+-- nack, dead letters): SHA-1 of the item's identity (its key, else its URL, else its host key),
+-- unescaped. Member: the first 13 hex digits (52 bits, exact in a Lua number); bucket hash: the
+-- next 8.
 local function rec_live(rec)
   local _, _, host = string.find(rec, '^{"v":1,"id":"[^"]*","ts":%d+,"host":"([^"]*)",')
   if not host then
     return nil
   end
-  local _, _, url = string.find(rec, ',"attempt":%d+,"url":"([^"]*)"')
+  local _, e, url = string.find(rec, ',"attempt":%d+,"url":"([^"]*)"')
   local identity = url and string.gsub(url, '\\\\', '\\') or host
+  -- a key follows the url, or the attempt count of a host item; it holds no control
+  -- characters, so its only escapes are \" and \\
+  local k = e or select(2, string.find(rec, ',"attempt":%d+'))
+  if k and string.sub(rec, k + 1, k + 8) == ',"key":"' then
+    k = k + 1
+    local after = json_string_end(rec, k + 8)
+    if after then
+      identity = string.gsub(string.sub(rec, k + 8, after - 2), '\\(.)', '%1')
+    end
+  end
   local h = redis.sha1hex(identity)
   return int(tonumber(string.sub(h, 1, 13), 16)), tonumber(string.sub(h, 14, 21), 16)
 end

@@ -4,10 +4,11 @@
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
 --       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
---       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 6 fields per lease:
+--       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 7 fields per lease:
 --       lease key ('<token>:<id>'), retry (0/1), delay ms (-1 = backoff policy), reason (a JSON
 --       string literal, '' keeps the stored last_error), rate limited (0/1), random number in
---       [0, 1) for jitter
+--       [0, 1) for jitter, payload (canonical JSON stored in place of the item's payload, ''
+--       keeps it)
 -- reply: {'retried'|'dead'|'lost', ...} one per lease; 'lost': the lease is not live (stale
 --        token, or a token of another item) and nothing changed
 -- A failed attempt counts against max attempts; a rate-limited nack does not (the host was
@@ -36,9 +37,10 @@ expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zse
   K_WAKE, 'list' })
 local out, immediate, retried, died, level = {}, 0, 0, 0, nil
 for i = 0, n - 1 do
-  local a = 12 + i * 6
+  local a = 12 + i * 7
   local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
+  local payload = ARGV[a + 6]
   local rec = redis.call('HGET', K_LEASES, lease_key)
   if not rec then
     out[i + 1] = 'lost'
@@ -50,7 +52,7 @@ for i = 0, n - 1 do
     if id and not rate_limited then
       failures = attempt + 1
     end
-    local fresh = id and rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil)
+    local fresh = id and rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil, payload)
 
     if fresh and rate_limited then
       local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0

@@ -2,21 +2,26 @@
 -- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
--- ARGV: 1 base, 2 clock, 3 lease count N, then 1 field per lease: lease key ('<token>:<id>')
+-- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: lease key ('<token>:<id>'),
+--       payload (canonical JSON stored in place of the item's payload, '' keeps it)
 -- reply: {1|0, ...} one per lease: 1 released (back at the front of its lane, attempt count
---        unchanged), 0 the lease is not live (stale token, or a token of another item: nothing
---        changed)
+--        and enqueue time unchanged), 0 the lease is not live (stale token, or a token of
+--        another item: nothing changed)
 
 local n = tonumber(ARGV[3])
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DEAD, 'zset', K_DEADREC, 'hash', K_WAKE, 'list' })
 local out, released, level = {}, 0, nil
 for i = 0, n - 1 do
-  local lease_key = ARGV[4 + i]
+  local lease_key, payload = ARGV[4 + i * 2], ARGV[5 + i * 2]
   local rec = redis.call('HGET', K_LEASES, lease_key)
   if rec then
     redis.call('HDEL', K_LEASES, lease_key)
     redis.call('ZREM', K_LEASED, lease_key)
+    if payload ~= '' then
+      local _, ts, _, _, attempt = rec_head(rec)
+      rec = ts and rec_rebuild(rec, ts, attempt, nil, payload) or rec
+    end
     if enqueue_ready(rec, true) then
       released = released + 1
     else

@@ -6,9 +6,10 @@
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
 --       canonical record after "attempt":0)
--- reply: {status, added_ready, added_delayed}; status has one byte per item: 'a' added,
---        'f' added again by force (seen before, and neither queued nor leased now),
---        'd' duplicate (not added: seen before without force, or queued or leased now)
+-- reply: {status, added_ready, added_delayed, first_id}; status has one byte per item: 'a'
+--        added, 'f' added again by force (seen before, and neither queued nor leased now),
+--        'd' duplicate (not added: seen before without force, or queued or leased now);
+--        added items got the record ids first_id, first_id + 1, ... in the order of the call
 
 -- key prefix and bucket count per level of the seen set, built once per call
 local level_prefix, level_size = {}, {}
@@ -27,6 +28,7 @@ local level, level_end = current_level(seen)
 expect_types({ K_DELAYED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
 
 local next_id = tonumber(redis.call('HGET', K_META, 'ids') or '0')
+local first_id = next_id + 1
 -- the parts of every record around its id, built once per call
 local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. int(NOW) .. ',"host":"'
 local status = {}
@@ -148,4 +150,4 @@ counter('hosts', new_hosts)
 counter('seeded_total', added)
 counter('duplicates_total', duplicates)
 wake(added_ready)
-return { table.concat(status), added_ready, added_delayed }
+return { table.concat(status), added_ready, added_delayed, first_id }

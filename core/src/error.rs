@@ -32,6 +32,8 @@ pub enum InvalidReason {
     InvalidPriority(i64),
     /// A per-item delay that is negative or not a number.
     InvalidDelay(String),
+    /// A caller-supplied de-duplication key that is empty, too long or has control characters.
+    InvalidKey(String),
 }
 
 impl InvalidReason {
@@ -47,6 +49,7 @@ impl InvalidReason {
             InvalidReason::InvalidPayload(_) => "invalid_payload",
             InvalidReason::InvalidPriority(_) => "invalid_priority",
             InvalidReason::InvalidDelay(_) => "invalid_delay",
+            InvalidReason::InvalidKey(_) => "invalid_key",
         }
     }
 }
@@ -77,6 +80,7 @@ impl fmt::Display for InvalidReason {
                 write!(f, "priority {p} is outside -32768..=32767")
             }
             InvalidReason::InvalidDelay(m) => write!(f, "invalid delay: {m}"),
+            InvalidReason::InvalidKey(m) => write!(f, "invalid key: {m}"),
         }
     }
 }

@@ -20,6 +20,11 @@ pub struct SeedItem {
     pub delay: Option<Duration>,
     pub payload: Option<Value>,
     pub force: Option<bool>,
+    /// The item's identity for de-duplication instead of its canonical URL (or host): a
+    /// caller's fingerprint that includes a method or body, a crawler's unique key. Two items
+    /// with one key are one item, whatever their URLs; a key equal to a canonical URL is that
+    /// URL. See [`normalize::check_key`](crate::normalize::check_key) for what a key may be.
+    pub key: Option<String>,
 }
 
 impl SeedItem {
@@ -37,6 +42,10 @@ impl SeedItem {
     }
     pub fn with_force(mut self, force: bool) -> SeedItem {
         self.force = Some(force);
+        self
+    }
+    pub fn with_key(mut self, key: impl Into<String>) -> SeedItem {
+        self.key = Some(key.into());
         self
     }
 }
@@ -95,6 +104,9 @@ pub struct SeedReport {
     pub duplicates: u64,
     /// Items refused, with their index, input and reason.
     pub invalid: Vec<InvalidInput>,
+    /// One entry per item of the batch, in its order: the id the item was queued under (the
+    /// id its lease will carry), or `None` for a duplicate or an invalid item.
+    pub ids: Vec<Option<String>>,
 }
 
 impl SeedReport {
@@ -103,6 +115,7 @@ impl SeedReport {
         self.added += other.added;
         self.duplicates += other.duplicates;
         self.invalid.extend(other.invalid);
+        self.ids.extend(other.ids);
     }
 }
 
@@ -137,6 +150,8 @@ pub struct Lease {
     pub url: Option<String>,
     /// The host key the item is scheduled under.
     pub host: String,
+    /// The de-duplication key it was seeded with, if it had one.
+    pub key: Option<String>,
     pub payload: Option<Value>,
     pub priority: i16,
     /// 1 on the first delivery, 2 on the first retry, ...
@@ -162,6 +177,7 @@ impl Lease {
             host: self.host.clone(),
             id: self.id.clone(),
             url: self.url.clone(),
+            key: self.key.clone(),
         }
     }
 }
@@ -171,7 +187,7 @@ impl Lease {
 /// answer for another item.
 ///
 /// ```
-/// let h = crawlq::LeaseHandle { token: 7, id: "3".into(), host: "a.com".into(), url: None };
+/// let h = crawlq::LeaseHandle { token: 7, id: "3".into(), host: "a.com".into(), url: None, key: None };
 /// assert_eq!(h.lease_key(), "7:3");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +198,8 @@ pub struct LeaseHandle {
     /// The leased URL (`None` for a host item): ack uses it to take the item out of the live
     /// set.
     pub url: Option<String>,
+    /// The item's de-duplication key, if it was seeded with one (then its live identity).
+    pub key: Option<String>,
 }
 
 impl LeaseHandle {
@@ -190,9 +208,12 @@ impl LeaseHandle {
         format!("{}:{}", self.token, self.id)
     }
 
-    /// What identifies the item in the live set: its URL, else its host key.
+    /// What identifies the item in the live set: its key, else its URL, else its host key.
     pub fn identity(&self) -> &str {
-        self.url.as_deref().unwrap_or(&self.host)
+        self.key
+            .as_deref()
+            .or(self.url.as_deref())
+            .unwrap_or(&self.host)
     }
 }
 
@@ -232,6 +253,9 @@ pub struct NackOptions {
     /// The host answered "slow down" (HTTP 429, 503 with Retry-After...): the attempt is not
     /// counted, and the host's adaptive extra delay grows.
     pub rate_limited: bool,
+    /// A JSON payload stored in place of the item's own, for its next attempt (or in its dead
+    /// letter); `None` (or JSON null) keeps the stored payload.
+    pub payload: Option<Value>,
 }
 
 impl Default for NackOptions {
@@ -241,8 +265,21 @@ impl Default for NackOptions {
             delay: None,
             reason: None,
             rate_limited: false,
+            payload: None,
         }
     }
+}
+
+/// How to give a lease back ([`crate::Queue::release_with`]).
+///
+/// ```
+/// let o = crawlq::ReleaseOptions { payload: Some(serde_json::json!({"page": 2})) };
+/// assert_ne!(o, crawlq::ReleaseOptions::default());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReleaseOptions {
+    /// A JSON payload stored in place of the item's own; `None` (or JSON null) keeps it.
+    pub payload: Option<Value>,
 }
 
 /// The outcome of a nack.
@@ -361,6 +398,8 @@ impl Stats {
 pub struct DeadLetter {
     pub id: String,
     pub url: Option<String>,
+    /// The caller's de-duplication key, if the item was seeded with one.
+    pub key: Option<String>,
     pub host: String,
     pub payload: Option<Value>,
     pub priority: i16,
@@ -402,7 +441,7 @@ pub enum Answer {
     Nack(NackOptions),
     /// Push the deadline to now + this.
     Extend(Duration),
-    Release,
+    Release(ReleaseOptions),
 }
 
 /// How the block of code that held a lease ended, for the context managers of the bindings
@@ -424,7 +463,7 @@ impl Answer {
     /// ```
     /// use crawlq::{Answer, BlockEnd};
     /// assert_eq!(Answer::after(BlockEnd::Succeeded), Answer::Ack);
-    /// assert_eq!(Answer::after(BlockEnd::Interrupted), Answer::Release);
+    /// assert_eq!(Answer::after(BlockEnd::Interrupted), Answer::Release(Default::default()));
     /// ```
     pub fn after(end: BlockEnd) -> Answer {
         match end {
@@ -433,7 +472,7 @@ impl Answer {
                 reason: Some(reason),
                 ..NackOptions::default()
             }),
-            BlockEnd::Interrupted => Answer::Release,
+            BlockEnd::Interrupted => Answer::Release(ReleaseOptions::default()),
         }
     }
 }

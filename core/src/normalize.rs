@@ -130,6 +130,39 @@ pub fn shard_of(host_key: &str, shards: u32) -> u32 {
     (xxhash_rust::xxh3::xxh3_64(host_key.as_bytes()) % u64::from(shards.max(1))) as u32
 }
 
+/// The longest de-duplication key a caller may give, in bytes.
+pub const MAX_KEY_BYTES: usize = 2048;
+
+/// Check a caller's de-duplication key ([`crate::SeedItem::key`]): 1 to 2,048 bytes of text
+/// without control characters (U+0000..U+001F, U+007F), used exactly as given (no trimming, no
+/// case folding). Its fingerprint is computed like a canonical form's, so a key equal to an
+/// item's canonical URL is that item.
+///
+/// ```
+/// use crawlq::normalize::check_key;
+/// assert!(check_key("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b").is_ok());
+/// assert_eq!(check_key("").unwrap_err().code(), "invalid_key");
+/// assert_eq!(check_key("a\nb").unwrap_err().code(), "invalid_key");
+/// ```
+pub fn check_key(key: &str) -> Result<(), InvalidReason> {
+    if key.is_empty() {
+        return Err(InvalidReason::InvalidKey("empty".into()));
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(InvalidReason::InvalidKey(format!(
+            "{} bytes, at most {MAX_KEY_BYTES} allowed",
+            key.len()
+        )));
+    }
+    if let Some(c) = key.chars().find(|c| c.is_ascii_control()) {
+        return Err(InvalidReason::InvalidKey(format!(
+            "control character U+{:04X}",
+            c as u32
+        )));
+    }
+    Ok(())
+}
+
 /// Canonicalize one input (URL or bare host).
 ///
 /// ```

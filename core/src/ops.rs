@@ -206,12 +206,26 @@ impl CallState {
 }
 
 /// What a seed call did for its items.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SeedOutcome {
     pub added: u64,
     pub duplicates: u64,
     /// Added and leasable now (not delayed): what blocked lease calls wake for.
     pub added_ready: u64,
+    /// Per item of the call, in order: the record id it was queued under, or `None` for a
+    /// duplicate.
+    pub ids: Vec<Option<u64>>,
+}
+
+impl SeedOutcome {
+    /// This outcome followed by `later`, the outcome of the next call of the same batch.
+    pub fn then(mut self, later: SeedOutcome) -> SeedOutcome {
+        self.added += later.added;
+        self.duplicates += later.duplicates;
+        self.added_ready += later.added_ready;
+        self.ids.extend(later.ids);
+        self
+    }
 }
 
 /// Builds the calls of one queue (or one shard of a queue) and decodes their replies.
@@ -390,7 +404,15 @@ impl Ops {
             }
             None => defaults.payload.as_ref().and_then(|p| p.as_deref()),
         };
-        let fingerprint = normalized.fingerprint();
+        let key = item.key.as_deref();
+        if let Some(key) = key {
+            normalize::check_key(key)?;
+        }
+        // a caller's key replaces the canonical form as the item's identity
+        let fingerprint = match key {
+            Some(key) => normalize::Fingerprint::of(key),
+            None => normalized.fingerprint(),
+        };
         let url = (normalized.kind == ItemKind::Url).then_some(normalized.canonical.as_str());
         let host = normalize::host_key(&normalized.host, self.config.host_key);
         let delay = item.delay.unwrap_or(opts.delay);
@@ -405,12 +427,12 @@ impl Ops {
             index,
             seen_member: fingerprint.seen_member(),
             bucket_hash: fingerprint.bucket_hash(),
-            live: LiveMember::of(url.unwrap_or(&host)),
+            live: LiveMember::of(key.or(url).unwrap_or(&host)),
             host,
             priority,
             delay_ms: delay.as_millis() as u64,
             force: item.force.unwrap_or(opts.force),
-            tail: wire::record_tail(url, None, payload),
+            tail: wire::record_tail(url, key, None, payload),
         })
     }
 
@@ -448,11 +470,33 @@ impl Ops {
                 status.len()
             )));
         }
-        let duplicates = status.iter().filter(|c| **c == b'd').count() as u64;
+        // added items took consecutive ids from first_id, in the call's order
+        let mut next_id = match items.get(3) {
+            Some(first) => first.uint()?,
+            None => {
+                return Err(Error::Protocol(
+                    "seed reply has no first id (a script of an older version?)".into(),
+                ));
+            }
+        };
+        let mut duplicates = 0;
+        let ids = status
+            .iter()
+            .map(|c| {
+                if *c == b'd' {
+                    duplicates += 1;
+                    None
+                } else {
+                    next_id += 1;
+                    Some(next_id - 1)
+                }
+            })
+            .collect();
         Ok(SeedOutcome {
             added: n as u64 - duplicates,
             duplicates,
             added_ready: items[1].uint()?,
+            ids,
         })
     }
 
@@ -497,6 +541,7 @@ impl Ops {
                     id: stored.id,
                     url: stored.url,
                     host: stored.host,
+                    key: stored.key,
                     payload: stored.payload,
                     priority: stored.priority,
                     attempt: stored.attempt + 1,
@@ -568,19 +613,45 @@ impl Ops {
             .collect()
     }
 
-    pub fn release(&self, leases: &[LeaseHandle]) -> ScriptCall {
-        let mut call = self.call(&scripts::RELEASE, 1 + leases.len());
+    pub fn release(&self, leases: &[(LeaseHandle, ReleaseOptions)]) -> Result<ScriptCall> {
+        let mut call = self.call(&scripts::RELEASE, 1 + leases.len() * 2);
         call.args.push(leases.len().to_string().into_bytes());
-        for l in leases {
+        for (l, opts) in leases {
             call.args.push(l.lease_key().into_bytes());
+            call.args
+                .push(self.payload_update(opts.payload.as_ref())?.into_bytes());
         }
-        call
+        Ok(call)
+    }
+
+    /// The argument a nack or release sends for a payload update: '' keeps the stored payload
+    /// (no update, or JSON null), else the new payload's canonical JSON, which must fit
+    /// `max_payload_bytes`.
+    ///
+    /// ```
+    /// let ops = crawlq::ops::Ops::new("jobs", crawlq::Config::default()).unwrap();
+    /// assert_eq!(ops.payload_update(None).unwrap(), "");
+    /// assert_eq!(ops.payload_update(Some(&serde_json::json!({"b": 1, "a": 2}))).unwrap(), r#"{"a":2,"b":1}"#);
+    /// ```
+    pub fn payload_update(&self, payload: Option<&serde_json::Value>) -> Result<String> {
+        match payload {
+            None => Ok(String::new()),
+            // the reason names the payload already
+            Some(p) => Ok(self
+                .payload_json(p)
+                .map_err(|r| Error::InvalidArgument(r.to_string()))?
+                .unwrap_or_default()),
+        }
     }
 
     /// The nack call. `randoms` (one per lease, in `[0, 1)`) feed the backoff jitter.
-    pub fn nack(&self, leases: &[(LeaseHandle, NackOptions)], randoms: &[f64]) -> ScriptCall {
+    pub fn nack(
+        &self,
+        leases: &[(LeaseHandle, NackOptions)],
+        randoms: &[f64],
+    ) -> Result<ScriptCall> {
         let c = &self.config;
-        let mut call = self.call(&scripts::NACK, 9 + leases.len() * 6);
+        let mut call = self.call(&scripts::NACK, 9 + leases.len() * 7);
         call.args.push(c.max_attempts.to_string().into_bytes());
         call.args.push(
             match c.backoff.kind {
@@ -624,8 +695,10 @@ impl Ops {
                     .to_string()
                     .into_bytes(),
             );
+            call.args
+                .push(self.payload_update(opts.payload.as_ref())?.into_bytes());
         }
-        call
+        Ok(call)
     }
 
     pub fn decode_nack(&self, reply: Reply, n: usize) -> Result<Vec<NackOutcome>> {
@@ -745,6 +818,7 @@ impl Ops {
             page.push(DeadLetter {
                 id: id.text()?,
                 url: stored.url,
+                key: stored.key,
                 host: stored.host,
                 payload: stored.payload,
                 priority: stored.priority,

@@ -283,11 +283,14 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let defaults = self.home.seed_defaults(opts)?;
         let chunk_len = self.config.seed_batch.max(1);
-        let mut report = SeedReport::default();
+        let mut report = SeedReport {
+            ids: vec![None; items.len()],
+            ..SeedReport::default()
+        };
         let mut done = 0;
         // One chunk in flight while the next one is normalized: the client's work overlaps
         // Redis's, and chunks still run in order (ids follow the caller's order).
-        let mut in_flight = None;
+        let mut in_flight: Option<(Flight<_, _>, Vec<usize>)> = None;
         let mut offset = 0;
         loop {
             let next = if offset < items.len() {
@@ -300,12 +303,12 @@ impl<E: Executor> Queue<E> {
             } else {
                 None
             };
-            if let Some((flight, sent)) = in_flight.take() {
+            if let Some((flight, indexes)) = in_flight.take() {
                 let outcome = match flight {
                     Flight::Sent(outcome) => outcome.await,
                     Flight::Answered(outcome) => outcome,
                 };
-                let outcome: SeedOutcome = outcome.map_err(|e| {
+                let (outcome, ids): (SeedOutcome, Vec<Option<String>>) = outcome.map_err(|e| {
                     with_context(
                         e,
                         &format!(
@@ -317,6 +320,10 @@ impl<E: Executor> Queue<E> {
                 })?;
                 report.added += outcome.added;
                 report.duplicates += outcome.duplicates;
+                let sent = indexes.len();
+                for (index, id) in indexes.into_iter().zip(ids) {
+                    report.ids[index] = id;
+                }
                 self.wake(layout, outcome.added_ready).await?;
                 done += sent;
                 progress(SeedProgress::of(&report, done, items.len()));
@@ -331,6 +338,7 @@ impl<E: Executor> Queue<E> {
                 continue;
             }
             let sent = prepared.len();
+            let indexes: Vec<usize> = prepared.iter().map(|p| p.index).collect();
             let parts = layout.group(&prepared, |p| Ok((layout.of_host(&p.host), p.clone())))?;
             let mut outcome = Box::pin(async move {
                 let per_shard = self
@@ -342,29 +350,38 @@ impl<E: Executor> Queue<E> {
                             ops.decode_seed(reply, chunk.len())
                         });
                         let outcomes = futures_util::future::try_join_all(calls).await?;
-                        Ok(outcomes.into_iter().fold(SeedOutcome::default(), |sum, o| {
-                            SeedOutcome {
-                                added: sum.added + o.added,
-                                duplicates: sum.duplicates + o.duplicates,
-                                added_ready: sum.added_ready + o.added_ready,
-                            }
-                        }))
+                        let outcome = outcomes
+                            .into_iter()
+                            .fold(SeedOutcome::default(), SeedOutcome::then);
+                        // record ids are numbered per shard: name the shard in the public id
+                        let ids = outcome
+                            .ids
+                            .iter()
+                            .map(|id| id.map(|id| layout.public_id(id.to_string(), s)))
+                            .collect::<Vec<_>>();
+                        Ok((outcome, ids))
                     })
                     .await?;
-                Ok(per_shard
-                    .into_iter()
-                    .fold(SeedOutcome::default(), |sum, (_, o)| SeedOutcome {
-                        added: sum.added + o.added,
-                        duplicates: sum.duplicates + o.duplicates,
-                        added_ready: sum.added_ready + o.added_ready,
-                    }))
+                // the ids back in the order of the chunk's prepared items
+                let mut ids = vec![None; sent];
+                let mut total = SeedOutcome::default();
+                for (positions, (outcome, shard_ids)) in per_shard {
+                    for (position, id) in positions.into_iter().zip(shard_ids) {
+                        ids[position] = id;
+                    }
+                    total = total.then(SeedOutcome {
+                        ids: Vec::new(),
+                        ..outcome
+                    });
+                }
+                Ok((total, ids))
             });
             // Poll once so the executor sends the calls now, before the next chunk is prepared.
             let flight = match poll_once(&mut outcome).await {
                 Poll::Ready(answered) => Flight::Answered(answered),
                 Poll::Pending => Flight::Sent(outcome),
             };
-            in_flight = Some((flight, sent));
+            in_flight = Some((flight, indexes));
         }
         Ok(report)
     }
@@ -462,6 +479,7 @@ impl<E: Executor> Queue<E> {
                     id: u.id.clone(),
                     host: salvaged.host,
                     url: salvaged.url,
+                    key: salvaged.key,
                 };
                 let opts = NackOptions {
                     retry: false,
@@ -603,7 +621,13 @@ impl<E: Executor> Queue<E> {
     }
 
     /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
+    ///
+    /// A payload in the options replaces the item's stored payload (checked for every lease
+    /// before anything is sent: a payload that is not valid is an error for the whole call).
     pub async fn nack(&self, leases: &[(LeaseHandle, NackOptions)]) -> Result<Vec<NackOutcome>> {
+        for (_, opts) in leases {
+            self.home.payload_update(opts.payload.as_ref())?;
+        }
         let outcomes = self
             .per_lease(
                 leases,
@@ -617,7 +641,7 @@ impl<E: Executor> Queue<E> {
                         .iter()
                         .map(|(l, _)| self.jitter_random(l.token))
                         .collect();
-                    let reply = self.exec.eval(ops.nack(&pairs, &randoms)).await?;
+                    let reply = self.exec.eval(ops.nack(&pairs, &randoms)?).await?;
                     ops.decode_nack(reply, pairs.len())
                 },
             )
@@ -660,7 +684,10 @@ impl<E: Executor> Queue<E> {
     ) -> Result<Answers> {
         let results = match answer {
             Answer::Ack => AnswerResults::Flags(self.ack(leases).await?),
-            Answer::Release => AnswerResults::Flags(self.release(leases).await?),
+            Answer::Release(opts) => {
+                let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
+                AnswerResults::Flags(self.release_with(&pairs).await?)
+            }
             Answer::Nack(opts) => {
                 let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
                 AnswerResults::Outcomes(self.nack(&pairs).await?)
@@ -698,11 +725,42 @@ impl<E: Executor> Queue<E> {
     /// Give leases back untouched: each goes to the front of its lane and its attempt is not
     /// counted. `false` for a lease that was not live.
     pub async fn release(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        let pairs: Vec<_> = leases
+            .iter()
+            .map(|l| (l.clone(), ReleaseOptions::default()))
+            .collect();
+        self.release_with(&pairs).await
+    }
+
+    /// [`Queue::release`], storing a new payload with the items that have one in their options
+    /// (the next attempt sees it; a payload that is not valid is an error for the whole call).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// let progress = crawlq::ReleaseOptions { payload: Some(serde_json::json!({"page": 7})) };
+    /// assert_eq!(q.release_with(&[(lease.handle(), progress)]).await?, vec![true]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_with(
+        &self,
+        leases: &[(LeaseHandle, ReleaseOptions)],
+    ) -> Result<Vec<bool>> {
+        for (_, opts) in leases {
+            self.home.payload_update(opts.payload.as_ref())?;
+        }
         let flags = self
-            .per_handle(leases, |ops, handles| async move {
-                let reply = self.exec.eval(ops.release(&handles)).await?;
-                ops.decode_flags(reply, handles.len())
-            })
+            .per_lease(
+                leases,
+                |(h, _)| h,
+                |ops, chunk| async move {
+                    let pairs: Vec<(LeaseHandle, ReleaseOptions)> = chunk
+                        .into_iter()
+                        .map(|((_, opts), routed)| (routed, opts))
+                        .collect();
+                    let reply = self.exec.eval(ops.release(&pairs)?).await?;
+                    ops.decode_flags(reply, pairs.len())
+                },
+            )
             .await?;
         let released = flags.iter().filter(|ok| **ok).count();
         self.wake(self.layout().await?, released as u64).await?;

@@ -119,6 +119,7 @@ pub fn lease_to_json(lease: &Lease, style: Style) -> Value {
         .value("id", lease.id.clone())
         .value("url", lease.url.clone())
         .value("host", lease.host.clone())
+        .value("key", lease.key.clone())
         .value("payload", lease.payload.clone().unwrap_or(Value::Null))
         .value("priority", lease.priority)
         .value("attempt", lease.attempt)
@@ -153,16 +154,17 @@ pub fn lease_handle_from_json(value: &Value) -> Result<LeaseHandle> {
         .ok_or_else(bad)?;
     let host = obj.get("host").and_then(Value::as_str).ok_or_else(bad)?;
     let id = obj.get("id").and_then(Value::as_str).ok_or_else(bad)?;
-    let url = match obj.get("url") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(u)) => Some(u.clone()),
-        Some(_) => return Err(bad()),
+    let optional_text = |name: &str| match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(u)) => Ok(Some(u.clone())),
+        Some(_) => Err(bad()),
     };
     Ok(LeaseHandle {
         token,
         host: host.to_string(),
         id: id.to_string(),
-        url,
+        url: optional_text("url")?,
+        key: optional_text("key")?,
     })
 }
 
@@ -173,7 +175,8 @@ fn integral_f64(v: &Value) -> Option<u64> {
         .map(|f| f as u64)
 }
 
-/// A seed report: added, duplicates, invalid (index, input, code, reason).
+/// A seed report: added, duplicates, invalid (index, input, code, reason), ids (one per item:
+/// the id it was queued under, or null).
 pub fn seed_report_to_json(report: &SeedReport, style: Style) -> Value {
     let invalid: Vec<Value> = report
         .invalid
@@ -191,6 +194,7 @@ pub fn seed_report_to_json(report: &SeedReport, style: Style) -> Value {
         .value("added", report.added)
         .value("duplicates", report.duplicates)
         .value("invalid", invalid)
+        .value("ids", report.ids.clone())
         .done()
 }
 
@@ -245,6 +249,7 @@ pub fn dead_letter_to_json(d: &DeadLetter, style: Style) -> Value {
         .value("id", d.id.clone())
         .value("url", d.url.clone())
         .value("host", d.host.clone())
+        .value("key", d.key.clone())
         .value("payload", d.payload.clone().unwrap_or(Value::Null))
         .value("priority", d.priority)
         .value("attempts", d.attempts)
@@ -294,6 +299,7 @@ pub fn stored_item_to_json(item: &StoredItem, style: Style) -> Value {
         .value("id", item.id.clone())
         .value("url", item.url.clone())
         .value("host", item.host.clone())
+        .value("key", item.key.clone())
         .value("payload", item.payload.clone().unwrap_or(Value::Null))
         .value("priority", item.priority)
         .value("attempt", item.attempt)
@@ -543,6 +549,7 @@ pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>
                     delay: f.duration("delay")?,
                     payload: f.raw("payload"),
                     force: f.bool("force")?,
+                    key: f.string("key")?,
                 };
                 f.finish()
                     .map_err(|e| Error::InvalidArgument(format!("item {index}: {e}")))?;
@@ -600,6 +607,25 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
         delay: f.duration("delay")?,
         reason: f.string("reason")?,
         rate_limited: f.bool("rate_limited")?.unwrap_or(false),
+        payload: f.raw("payload").filter(|p| !p.is_null()),
+    };
+    f.finish()?;
+    Ok(opts)
+}
+
+/// Release options (`payload`; null or absent keeps the stored one); unknown names are refused.
+///
+/// ```
+/// use crawlq::{Style, style::release_options_from_json};
+/// let o = release_options_from_json(&serde_json::json!({"payload": {"page": 2}}), Style::Camel).unwrap();
+/// assert_eq!(o.payload, Some(serde_json::json!({"page": 2})));
+/// assert!(release_options_from_json(&serde_json::json!({"retry": true}), Style::Camel).is_err());
+/// ```
+pub fn release_options_from_json(value: &Value, style: Style) -> Result<ReleaseOptions> {
+    let map = as_object(value, "release options")?;
+    let mut f = Fields::new("release", &map, style);
+    let opts = ReleaseOptions {
+        payload: f.raw("payload").filter(|p| !p.is_null()),
     };
     f.finish()?;
     Ok(opts)

@@ -37,6 +37,8 @@ pub struct StoredItem {
     pub attempt: u32,
     /// `None` for host items.
     pub url: Option<String>,
+    /// The caller's de-duplication key, if the item was seeded with one.
+    pub key: Option<String>,
     pub last_error: Option<String>,
     pub payload: Option<Value>,
 }
@@ -47,7 +49,8 @@ impl StoredItem {
     /// ```
     /// let item = crawlq::wire::StoredItem {
     ///     id: "7".into(), ts: 1700000000000, host: "example.com".into(), priority: 0,
-    ///     attempt: 0, url: Some("http://example.com/".into()), last_error: None, payload: None,
+    ///     attempt: 0, url: Some("http://example.com/".into()), key: None, last_error: None,
+    ///     payload: None,
     /// };
     /// assert_eq!(item.encode(),
     ///     r#"{"v":1,"id":"7","ts":1700000000000,"host":"example.com","attempt":0,"url":"http://example.com/"}"#);
@@ -57,6 +60,7 @@ impl StoredItem {
         let mut s = record_prefix(&self.id, self.ts, &self.host, self.priority, self.attempt);
         s.push_str(&record_tail(
             self.url.as_deref(),
+            self.key.as_deref(),
             self.last_error.as_deref(),
             payload.as_deref(),
         ));
@@ -78,18 +82,24 @@ pub fn record_prefix(id: &str, ts: i64, host: &str, priority: i16, attempt: u32)
     s
 }
 
-/// The record after `"attempt":<n>`: optional url, last_error and (already canonical) payload,
-/// and the closing brace.
+/// The record after `"attempt":<n>`: optional url, key, last_error and (already canonical)
+/// payload, and the closing brace.
 pub fn record_tail(
     url: Option<&str>,
+    key: Option<&str>,
     last_error: Option<&str>,
     payload_json: Option<&str>,
 ) -> String {
-    let mut s =
-        String::with_capacity(url.map_or(0, str::len) + payload_json.map_or(0, str::len) + 32);
+    let mut s = String::with_capacity(
+        url.map_or(0, str::len) + key.map_or(0, str::len) + payload_json.map_or(0, str::len) + 40,
+    );
     if let Some(url) = url {
         s.push_str(r#","url":"#);
         s.push_str(&json_string(url));
+    }
+    if let Some(key) = key {
+        s.push_str(r#","key":"#);
+        s.push_str(&json_string(key));
     }
     if let Some(e) = last_error {
         s.push_str(r#","last_error":"#);
@@ -119,6 +129,7 @@ struct RawRecord {
     priority: i16,
     attempt: u32,
     url: Option<String>,
+    key: Option<String>,
     last_error: Option<String>,
     payload: Option<Value>,
 }
@@ -156,6 +167,7 @@ pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
         priority: raw.priority,
         attempt: raw.attempt,
         url: raw.url,
+        key: raw.key,
         last_error: raw.last_error,
         payload: raw.payload.filter(|p| !p.is_null()),
     })
@@ -222,6 +234,7 @@ pub fn salvage_record(bytes: &[u8]) -> StoredItem {
             .and_then(|a| u32::try_from(a).ok())
             .unwrap_or(0),
         url: string_field("url"),
+        key: string_field("key"),
         last_error: string_field("last_error"),
         payload: None,
     }
@@ -308,6 +321,7 @@ mod tests {
             priority: -3,
             attempt: 2,
             url: Some("http://example.com/\"q\"".into()),
+            key: Some("POST a\\b \"c\"".into()),
             last_error: Some("timeout \"x\"\n".into()),
             payload: Some(json!({"depth": 2, "from": "ü"})),
         };
@@ -344,6 +358,7 @@ mod tests {
             priority: 0,
             attempt: 0,
             url: None,
+            key: None,
             last_error: None,
             payload: Some(deep.clone()),
         };

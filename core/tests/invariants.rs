@@ -261,6 +261,7 @@ async fn stale_tokens_change_nothing() {
         host: "s.com".into(),
         id: "1".into(),
         url: None,
+        key: None,
     };
     assert_eq!(q.ack(&[bogus]).await.unwrap(), vec![false]);
     assert_eq!(
@@ -345,12 +346,18 @@ async fn stats_equal_true_sizes_after_a_random_mixed_workload() {
                         .chance(20)
                         .then(|| Duration::from_millis(rng.below(3000))),
                     reason: Some(format!("step {step}")),
+                    payload: rng.chance(30).then(|| serde_json::json!({ "step": step })),
                 };
                 q.nack(&[(lease.handle(), opts)]).await.unwrap();
             }
             75..=79 if !held.is_empty() => {
                 let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
-                q.release(&[lease.handle()]).await.unwrap();
+                let opts = ReleaseOptions {
+                    payload: rng
+                        .chance(30)
+                        .then(|| serde_json::json!(["released", step])),
+                };
+                q.release_with(&[(lease.handle(), opts)]).await.unwrap();
             }
             80..=84 if !held.is_empty() => {
                 let i = rng.below(held.len() as u64) as usize;

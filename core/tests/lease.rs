@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use crawlq::*;
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 fn urls_of(leases: &[Lease]) -> Vec<&str> {
@@ -301,7 +302,11 @@ async fn expired_leases_are_reclaimed_by_the_next_lease_and_fenced() {
     ));
     // a list answers per lease, a single lease with its one value
     let answers = q
-        .answer(&Answer::Release, &[first.handle()], false)
+        .answer(
+            &Answer::Release(ReleaseOptions::default()),
+            &[first.handle()],
+            false,
+        )
         .await
         .unwrap();
     assert_eq!(answers.to_json(Style::Camel), serde_json::json!([false]));
@@ -586,6 +591,131 @@ async fn release_puts_the_item_back_in_front_without_counting_an_attempt() {
     assert_eq!(urls_of(&again), ["http://x.com/1", "http://x.com/2"]);
     assert_eq!(again[0].attempt, 1);
     assert_eq!(q.stats().await.unwrap().released_total, 1);
+}
+
+#[tokio::test]
+async fn nack_and_release_can_store_a_new_payload_for_the_next_attempt() {
+    let q = open("payload-update", config()).await;
+    // a URL with an escaped character and a seed payload, a host item without one
+    q.seed(
+        &[
+            SeedItem {
+                input: "http://p.com/a\\b?q=\"x\"".into(),
+                payload: Some(json!({"retry_count": 0, "keep": "me"})),
+                ..Default::default()
+            },
+            "q.com".into(),
+            "http://r.com/1".into(),
+        ],
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(3, Duration::ZERO).await.unwrap();
+    let by_host = |host: &str| leases.iter().find(|l| l.host == host).unwrap().clone();
+    let (p, h, r) = (by_host("p.com"), by_host("q.com"), by_host("r.com"));
+
+    let outcomes = q
+        .nack(&[
+            (
+                p.handle(),
+                NackOptions {
+                    delay: Some(Duration::ZERO),
+                    reason: Some("HTTP 503".into()),
+                    payload: Some(json!({"retry_count": 1, "é": [1.5, null]})),
+                    ..Default::default()
+                },
+            ),
+            (
+                r.handle(),
+                NackOptions {
+                    retry: false,
+                    payload: Some(json!("why it died")),
+                    ..Default::default()
+                },
+            ),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, vec![NackOutcome::Retried, NackOutcome::Dead]);
+    let released = q
+        .release_with(&[(
+            h.handle(),
+            ReleaseOptions {
+                payload: Some(json!({"page": 2})),
+            },
+        )])
+        .await
+        .unwrap();
+    assert_eq!(released, vec![true]);
+    check_invariants(&test_url(), &q).await;
+
+    let again = q.lease(3, Duration::ZERO).await.unwrap();
+    let p2 = again.iter().find(|l| l.host == "p.com").unwrap();
+    assert_eq!(
+        p2.payload,
+        Some(json!({"retry_count": 1, "é": [1.5, null]}))
+    );
+    assert_eq!(
+        (p2.attempt, p2.last_error.as_deref()),
+        (2, Some("HTTP 503"))
+    );
+    assert_eq!(p2.url, p.url, "the rest of the record is kept");
+    let h2 = again.iter().find(|l| l.host == "q.com").unwrap();
+    assert_eq!(h2.payload, Some(json!({"page": 2})));
+    assert_eq!(
+        (h2.attempt, h2.enqueued_at_ms),
+        (1, h.enqueued_at_ms),
+        "a release counts no attempt"
+    );
+    let dead = q.dead(10, 0).await.unwrap();
+    assert_eq!(dead.items[0].payload, Some(json!("why it died")));
+
+    // no payload, or null, keeps the stored one; a payload over the limit is refused for the
+    // whole call before anything changes
+    let kept = q
+        .nack(&[(
+            p2.handle(),
+            NackOptions {
+                delay: Some(Duration::ZERO),
+                payload: Some(serde_json::Value::Null),
+                ..Default::default()
+            },
+        )])
+        .await
+        .unwrap();
+    assert_eq!(kept, vec![NackOutcome::Retried]);
+    let p3 = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(p3.payload, p2.payload);
+    let too_big = json!("x".repeat(Config::default().max_payload_bytes));
+    let err = q
+        .release_with(&[(
+            p3.handle(),
+            ReleaseOptions {
+                payload: Some(too_big.clone()),
+            },
+        )])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert!(err.to_string().contains("payload too large"), "{err}");
+    let err = q
+        .nack(&[(
+            p3.handle(),
+            NackOptions {
+                payload: Some(too_big),
+                ..Default::default()
+            },
+        )])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("payload too large"), "{err}");
+    assert_eq!(
+        q.ack(&[p3.handle(), h2.handle()]).await.unwrap(),
+        vec![true, true],
+        "the lease was left as it was"
+    );
+    check_invariants(&test_url(), &q).await;
 }
 
 #[tokio::test]

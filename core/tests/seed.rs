@@ -37,6 +37,93 @@ async fn report_counts_added_duplicates_and_invalid_items_with_their_index() {
     );
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.ready, stats.seen, stats.hosts), (2, 2, 2));
+    // one id per item: the added ones, in order; none for duplicates and invalid items
+    assert_eq!(report.ids.len(), batch.len());
+    let given: Vec<usize> = (0..batch.len())
+        .filter(|i| report.ids[*i].is_some())
+        .collect();
+    assert_eq!(given, vec![0, 4]);
+    let mut leased: Vec<(String, String)> = q
+        .lease(10, Duration::ZERO)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.id, l.host))
+        .collect();
+    leased.sort();
+    let mut seeded = vec![
+        (report.ids[0].clone().unwrap(), "a.com".to_string()),
+        (report.ids[4].clone().unwrap(), "b.com".to_string()),
+    ];
+    seeded.sort();
+    assert_eq!(leased, seeded, "a lease carries the id its seed reported");
+}
+
+#[tokio::test]
+async fn ids_follow_the_batch_order_across_calls_and_forced_seeds() {
+    // chunks of 300 (one round trip each) split into script calls of SEED_PER_CALL
+    let q = open(
+        "seed-ids",
+        Config {
+            seed_batch: 300,
+            ..config()
+        },
+    )
+    .await;
+    // more items than one script call takes, with duplicates spread through the batch
+    let mut batch: Vec<SeedItem> = (0..(SEED_PER_CALL * 3))
+        .map(|i| format!("https://h{}.ids.example/{i}", i % 7).into())
+        .collect();
+    batch[10] = batch[3].clone();
+    batch[SEED_PER_CALL + 1] = batch[0].clone();
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added as usize, batch.len() - 2);
+    assert_eq!(report.ids.len(), batch.len());
+    assert!(report.ids[10].is_none() && report.ids[SEED_PER_CALL + 1].is_none());
+    let numbers: Vec<u64> = report
+        .ids
+        .iter()
+        .flatten()
+        .map(|id| id.parse().unwrap())
+        .collect();
+    assert!(
+        numbers.windows(2).all(|w| w[0] < w[1]),
+        "ids rise in the batch's order"
+    );
+    let unique: std::collections::HashSet<&u64> = numbers.iter().collect();
+    assert_eq!(unique.len(), numbers.len());
+
+    // every lease's id is one a seed reported for that item's URL
+    let by_id: std::collections::HashMap<String, String> = report
+        .ids
+        .iter()
+        .zip(&batch)
+        .filter_map(|(id, item)| id.clone().map(|id| (id, item.input.clone())))
+        .collect();
+    let leases = q.lease(batch.len(), Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), by_id.len());
+    for lease in &leases {
+        assert_eq!(
+            lease.url.as_deref(),
+            by_id.get(&lease.id).map(|s| s.as_str())
+        );
+    }
+    let handles: Vec<LeaseHandle> = leases.iter().map(Lease::handle).collect();
+    q.ack(&handles).await.unwrap();
+
+    // a forced seed of a done URL gets a new id
+    let again = q
+        .seed(
+            &batch[..1],
+            &SeedOptions {
+                force: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let new_id = again.ids[0].clone().expect("forced seed is added");
+    assert!(new_id.parse::<u64>().unwrap() > *numbers.last().unwrap());
 }
 
 #[tokio::test]
@@ -257,6 +344,7 @@ async fn stored_bytes_are_the_canonical_record() {
         priority: 3,
         attempt: 0,
         url: Some("https://example.com/a?b=1".into()),
+        key: None,
         last_error: None,
         payload: Some(json!({"a": "é", "z": 1})),
     };
@@ -270,6 +358,129 @@ async fn stored_bytes_are_the_canonical_record() {
         second,
         r#"{"v":1,"id":"2","ts":1800000000000,"host":"example.org","attempt":0}"#
     );
+}
+
+#[tokio::test]
+async fn a_caller_key_is_the_identity_for_de_duplication() {
+    let q = open("seed-keys", fixed_clock_config()).await;
+    // a key with the two characters JSON escapes in it, as a POST fingerprint might have
+    let post = r#"POST http://k.com/form {"q":"a\b"}"#;
+    let batch = vec![
+        SeedItem::from("http://k.com/form").with_key(post),
+        SeedItem::from("http://k.com/form"), // the URL's own identity: another item
+        SeedItem::from("http://k.com/other").with_key(post), // same key: a duplicate
+        SeedItem::from("k.com").with_key("host-item-key"),
+        SeedItem::from("http://k.com/x").with_key(""),
+        SeedItem::from("http://k.com/y").with_key("a\tb"),
+        SeedItem::from("http://k.com/z").with_key("k".repeat(normalize::MAX_KEY_BYTES + 1)),
+        // a key equal to a canonical URL is that URL
+        SeedItem::from("http://k.com/alias").with_key("http://k.com/form"),
+    ];
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!((report.added, report.duplicates), (3, 2));
+    let invalid: Vec<(usize, &str)> = report
+        .invalid
+        .iter()
+        .map(|i| (i.index, i.reason.code()))
+        .collect();
+    assert_eq!(
+        invalid,
+        vec![(4, "invalid_key"), (5, "invalid_key"), (6, "invalid_key")]
+    );
+    let lane = q.ops().keys().lane("k.com", 0);
+    let stored = shared().cli(&["LINDEX", &lane, "0"]);
+    assert_eq!(
+        stored,
+        r#"{"v":1,"id":"1","ts":1800000000000,"host":"k.com","attempt":0,"url":"http://k.com/form","key":"POST http://k.com/form {\"q\":\"a\\b\"}"}"#
+    );
+    let item = crawlq::wire::decode_record(stored.as_bytes()).unwrap();
+    assert_eq!(item.key.as_deref(), Some(post));
+    assert_eq!(item.encode(), stored);
+
+    // the key comes back on the lease; nack and reclaim keep it; ack makes it done
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    let first = leases.iter().find(|l| l.id == "1").unwrap();
+    assert_eq!(first.key.as_deref(), Some(post));
+    q.nack(&[(
+        first.handle(),
+        NackOptions {
+            delay: Some(Duration::ZERO),
+            reason: Some("HTTP 500".into()),
+            ..Default::default()
+        },
+    )])
+    .await
+    .unwrap();
+    check_invariants(&test_url(), &q).await;
+    let mut all: Vec<Lease> = leases.iter().filter(|l| l.id != "1").cloned().collect();
+    loop {
+        let got = q.lease(10, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        all.extend(got);
+    }
+    assert_eq!(all.len(), 3);
+    let retried = all.iter().find(|l| l.id == "1").unwrap();
+    assert_eq!(
+        (
+            retried.key.as_deref(),
+            retried.attempt,
+            retried.last_error.as_deref()
+        ),
+        (Some(post), 2, Some("HTTP 500"))
+    );
+    assert_eq!(
+        all.iter().find(|l| l.url.is_none()).unwrap().key.as_deref(),
+        Some("host-item-key")
+    );
+    let handles: Vec<LeaseHandle> = all.iter().map(Lease::handle).collect();
+    assert_eq!(q.ack(&handles).await.unwrap(), vec![true; 3]);
+    check_invariants(&test_url(), &q).await;
+
+    // done: the key stays seen; force queues it again once, not while it is queued
+    let again = vec![SeedItem::from("http://k.com/new").with_key(post)];
+    assert_eq!(
+        q.seed(&again, &SeedOptions::default())
+            .await
+            .unwrap()
+            .duplicates,
+        1
+    );
+    let forced = SeedOptions {
+        force: true,
+        ..Default::default()
+    };
+    assert_eq!(q.seed(&again, &forced).await.unwrap().added, 1);
+    assert_eq!(
+        q.seed(&again, &forced).await.unwrap().duplicates,
+        1,
+        "queued now"
+    );
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(
+        (lease.url.as_deref(), lease.key.as_deref()),
+        (Some("http://k.com/new"), Some(post))
+    );
+    // dead letters keep the key, and a requeued one is live again under it
+    q.nack(&[(
+        lease.handle(),
+        NackOptions {
+            retry: false,
+            ..Default::default()
+        },
+    )])
+    .await
+    .unwrap();
+    let dead = q.dead(10, 0).await.unwrap();
+    assert_eq!(dead.items[0].key.as_deref(), Some(post));
+    assert_eq!(q.requeue_dead(None).await.unwrap(), 1);
+    assert_eq!(
+        q.seed(&again, &forced).await.unwrap().duplicates,
+        1,
+        "live again"
+    );
+    check_invariants(&test_url(), &q).await;
 }
 
 #[tokio::test]

@@ -27,6 +27,9 @@ async fn behaves_as_one_queue(url: &str, shards: u32) {
         .collect();
     let report = q.seed(&urls, &SeedOptions::default()).await.unwrap();
     assert_eq!(report.added, 400);
+    let seeded_ids: std::collections::HashSet<String> =
+        report.ids.iter().map(|id| id.clone().unwrap()).collect();
+    assert_eq!(seeded_ids.len(), 400, "ids are unique across shards");
     let again = q.seed(&urls[..50], &SeedOptions::default()).await.unwrap();
     assert_eq!(
         again.duplicates, 50,
@@ -58,6 +61,10 @@ async fn behaves_as_one_queue(url: &str, shards: u32) {
     let leases = q.lease(100, Duration::ZERO).await.unwrap();
     assert_eq!(leases.len(), 100);
     assert!(leases.iter().all(|l| l.id.contains('@')));
+    assert!(
+        leases.iter().all(|l| seeded_ids.contains(&l.id)),
+        "a lease carries the id its seed reported"
+    );
     let (dead, done) = leases.split_at(10);
     assert!(q.ack(&handles(done)).await.unwrap().iter().all(|ok| *ok));
     let to_dead: Vec<_> = dead

@@ -293,7 +293,10 @@ async fn scenario_vectors() {
                     "ack" | "nack" | "extend" | "release" => {
                         let answer = match step["op"].as_str().unwrap() {
                             "ack" => Answer::Ack,
-                            "release" => Answer::Release,
+                            "release" => Answer::Release(style::release_options_from_json(
+                                &to_camel(step.get("options").unwrap_or(&Value::Null)),
+                                Style::Camel,
+                            )?),
                             "extend" => Answer::Extend(Duration::from_millis(
                                 step["ttl_ms"].as_u64().unwrap(),
                             )),

@@ -206,13 +206,15 @@ def canonical_json(value) -> str:
     return "{" + ",".join(json_string(k) + ":" + canonical_json(v) for k, v in items) + "}"
 
 
-def record(id_: int, host: str, url_: str | None, priority: int = 0, payload=None) -> str:
+def record(id_: int, host: str, url_: str | None, priority: int = 0, payload=None, key: str | None = None) -> str:
     s = f'{{"v":1,"id":"{id_}","ts":{T0},"host":{json_string(host)},'
     if priority:
         s += f'"priority":{priority},'
     s += '"attempt":0'
     if url_ is not None:
         s += f',"url":{json_string(url_)}'
+    if key is not None:
+        s += f',"key":{json_string(key)}'
     if payload is not None:
         s += f',"payload":{canonical_json(payload)}'
     return s + "}"
@@ -262,6 +264,23 @@ def records() -> list[dict]:
             "options": {},
             "expect": [
                 record(1, "f.example", "http://f.example/", 0, {"f": 0.1, "big": 9007199254740991, "neg": 0, "e": 1e300, "u": "日本\u2028"}),
+            ],
+        },
+        {
+            "name": "caller keys: stored after the url, one item per key, invalid keys refused",
+            "items": [
+                {"url": "http://c.example/form", "key": 'POST http://c.example/form {"q":"a\\b"} é'},
+                {"url": "http://c.example/other", "key": 'POST http://c.example/form {"q":"a\\b"} é'},
+                {"host": "c.example", "key": "host-key", "payload": [1]},
+                {"url": "http://c.example/bad", "key": "tab\tkey"},
+                {"url": "http://c.example/alias", "key": "http://c.example/form"},
+                "http://c.example/form",
+            ],
+            "options": {},
+            "expect": [
+                record(1, "c.example", "http://c.example/form", key='POST http://c.example/form {"q":"a\\b"} é'),
+                record(2, "c.example", None, 0, [1], key="host-key"),
+                record(3, "c.example", "http://c.example/alias", key="http://c.example/form"),
             ],
         },
     ]
@@ -332,7 +351,29 @@ def keys() -> list[dict]:
         "seen_member": str(int.from_bytes(fp[0:8], "big", signed=True)),
         "live_key": f"{base}:v:0:{live_bucket % 1024}",
         "live_member": str(live_member),
-    }]
+    }, keyed_keys()]
+
+
+def keyed_keys() -> dict:
+    """The same for an item seeded with a caller key: the key, not the URL, is fingerprinted and
+    is the live identity (docs/PROTOCOL.md, "Caller keys")."""
+    key = 'POST http://k.example/page {"a":"\\"}'
+    fp = bytes.fromhex(fingerprint(key))
+    bucket = int.from_bytes(fp[8:12], "big") % 1024
+    base = "{prefix}:{keyed}"
+    live_member, live_bucket = live(key)
+    return {
+        "queue": "keyed",
+        "items": [{"url": "http://k.example/page", "key": key}],
+        "expect": sorted(set([
+            f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake",
+            f"{base}:hp:k.example", f"{base}:l:0:k.example",
+            f"{base}:s:0:{bucket}", f"{base}:v:0:{live_bucket % 1024}",
+        ])),
+        "seen_member": str(int.from_bytes(fp[0:8], "big", signed=True)),
+        "live_key": f"{base}:v:0:{live_bucket % 1024}",
+        "live_member": str(live_member),
+    }
 
 
 def main() -> None:
