@@ -597,6 +597,34 @@ impl<E: Executor> Queue<E> {
     }
 
     /// [`Queue::per_lease`] for calls that take the routed handles only.
+    /// [`Queue::per_lease`] for leases that each come with their options: `call` gets the
+    /// routed handles paired with their options.
+    async fn per_lease_with<'a, O, R, F, Fut>(
+        &'a self,
+        leases: &[(LeaseHandle, O)],
+        call: F,
+    ) -> Result<Vec<R>>
+    where
+        O: Clone,
+        F: Fn(&'a Ops, Vec<(LeaseHandle, O)>) -> Fut,
+        Fut: Future<Output = Result<Vec<R>>>,
+    {
+        self.per_lease(
+            leases,
+            |(h, _)| h,
+            |ops, chunk| {
+                call(
+                    ops,
+                    chunk
+                        .into_iter()
+                        .map(|((_, opts), routed)| (routed, opts))
+                        .collect(),
+                )
+            },
+        )
+        .await
+    }
+
     async fn per_handle<'a, R, F, Fut>(&'a self, leases: &[LeaseHandle], call: F) -> Result<Vec<R>>
     where
         F: Fn(&'a Ops, Vec<LeaseHandle>) -> Fut,
@@ -629,14 +657,9 @@ impl<E: Executor> Queue<E> {
             self.home.payload_update(opts.payload.as_ref())?;
         }
         let outcomes = self
-            .per_lease(
+            .per_lease_with(
                 leases,
-                |(h, _)| h,
-                |ops, chunk| async move {
-                    let pairs: Vec<(LeaseHandle, NackOptions)> = chunk
-                        .into_iter()
-                        .map(|((_, opts), routed)| (routed, opts))
-                        .collect();
+                |ops, pairs: Vec<(LeaseHandle, NackOptions)>| async move {
                     let randoms: Vec<f64> = pairs
                         .iter()
                         .map(|(l, _)| self.jitter_random(l.token))
@@ -749,14 +772,9 @@ impl<E: Executor> Queue<E> {
             self.home.payload_update(opts.payload.as_ref())?;
         }
         let flags = self
-            .per_lease(
+            .per_lease_with(
                 leases,
-                |(h, _)| h,
-                |ops, chunk| async move {
-                    let pairs: Vec<(LeaseHandle, ReleaseOptions)> = chunk
-                        .into_iter()
-                        .map(|((_, opts), routed)| (routed, opts))
-                        .collect();
+                |ops, pairs: Vec<(LeaseHandle, ReleaseOptions)>| async move {
                     let reply = self.exec.eval(ops.release(&pairs)?).await?;
                     ops.decode_flags(reply, pairs.len())
                 },
