@@ -371,11 +371,15 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "0"])
         .await?;
     let big = 10_000;
+    // Every lease must outlive the lease(10,000) that hands them out (several calls; a debug
+    // build on a busy machine can take over a second), or that call's own bounded reclaim takes
+    // the first ones back before the reclaim measured here.
+    let ttl = Duration::from_secs(3);
     let q = open(
         url,
         Config {
             seed_batch: big,
-            lease_ttl: Duration::from_millis(500),
+            lease_ttl: ttl,
             max_attempts: 1,
             reclaim_batch: big,
             ..Config::default()
@@ -390,9 +394,18 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     q.seed(&urls(big, big), &SeedOptions::default()).await?;
     slow.push(("seed of 10,000", server.longest_script_ms().await?));
     server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    let started = std::time::Instant::now();
     let got = q.lease(big, Duration::ZERO).await?;
+    if started.elapsed() >= ttl {
+        return Err(format!(
+            "limits: lease({big}) took {} ms, longer than the {} ms lease time it needs",
+            started.elapsed().as_millis(),
+            ttl.as_millis()
+        )
+        .into());
+    }
     slow.push(("lease(10,000)", server.longest_script_ms().await?));
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(ttl + Duration::from_millis(100)).await;
     server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
     let reclaimed = q.reclaim(big).await?;
     slow.push((
