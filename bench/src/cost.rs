@@ -6,7 +6,9 @@
 
 use crate::Result;
 use crawlq::redis_exec::redis;
-use crawlq::{Config, Lease, NackOptions, Queue, RedisExecutor, SeedItem, SeedOptions};
+use crawlq::{
+    Config, Lease, LeaseHandle, NackOptions, Queue, RedisExecutor, SeedItem, SeedOptions,
+};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,6 +44,16 @@ impl Server {
 
     async fn reset(&mut self) -> Result<()> {
         self.cmd::<()>(&["CONFIG", "RESETSTAT"]).await
+    }
+
+    /// Log every call slower than `slower_than_us` µs, keep the last `max_len`, start empty.
+    async fn slowlog(&mut self, slower_than_us: u64, max_len: u64) -> Result<()> {
+        let (slower_than, max_len) = (slower_than_us.to_string(), max_len.to_string());
+        self.cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", &slower_than])
+            .await?;
+        self.cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", &max_len])
+            .await?;
+        self.cmd::<()>(&["SLOWLOG", "RESET"]).await
     }
 
     /// Script µs since the last reset.
@@ -127,6 +139,30 @@ where
     Ok(())
 }
 
+/// Answer `leases` in calls of 100, spread over `concurrency` tasks.
+async fn answer_all<F, Fut>(
+    q: &Arc<Queue<RedisExecutor>>,
+    leases: Vec<LeaseHandle>,
+    concurrency: usize,
+    answer: F,
+) -> Result<()>
+where
+    F: Fn(Arc<Queue<RedisExecutor>>, Vec<LeaseHandle>) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+{
+    let leases = Arc::new(leases);
+    together(concurrency, |t| {
+        let (q, leases, answer) = (q.clone(), leases.clone(), answer.clone());
+        async move {
+            for chunk in leases.chunks(100).skip(t).step_by(concurrency) {
+                answer(q.clone(), chunk.to_vec()).await?;
+            }
+            Ok(())
+        }
+    })
+    .await
+}
+
 async fn seed_all(
     q: &Arc<Queue<RedisExecutor>>,
     items: Vec<SeedItem>,
@@ -189,13 +225,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         conn: client.get_multiplexed_async_connection().await?,
     };
     // a slow log left long by an interrupted run would skew the memory figures
-    server
-        .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "10000"])
-        .await?;
-    server
-        .cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", "128"])
-        .await?;
-    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    server.slowlog(10_000, 128).await?;
     let mut out = Map::new();
 
     let long_ttl = Config {
@@ -227,49 +257,38 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         "lease(100)",
         server.script_usec().await? / n as f64,
     );
-    let held: Arc<Vec<_>> = Arc::new(held.iter().map(Lease::handle).collect());
+    let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
     server.reset().await?;
-    together(concurrency, |t| {
-        let (q, held) = (q.clone(), held.clone());
-        async move {
-            for chunk in held.chunks(100).skip(t).step_by(concurrency) {
-                q.ack(chunk).await?;
-            }
-            Ok(())
-        }
+    answer_all(&q, held, concurrency, |q, chunk| async move {
+        q.ack(&chunk).await?;
+        Ok(())
     })
     .await?;
     put(&mut out, "ack(100)", server.script_usec().await? / n as f64);
-    drop(held);
 
     // nack with a retry
     server.flush().await?;
     let q = open(url, long_ttl.clone()).await?;
     seed_all(&q, urls(n, 1000), concurrency).await?;
     let held = lease_all(&q, n, concurrency).await?;
-    let held: Arc<Vec<_>> = Arc::new(held.iter().map(Lease::handle).collect());
+    let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
     server.reset().await?;
-    together(concurrency, |t| {
-        let (q, held) = (q.clone(), held.clone());
-        async move {
-            for chunk in held.chunks(100).skip(t).step_by(concurrency) {
-                let nacks: Vec<_> = chunk
-                    .iter()
-                    .map(|h| {
-                        let reason = Some("HTTP 503".to_string());
-                        (
-                            h.clone(),
-                            NackOptions {
-                                reason,
-                                ..NackOptions::default()
-                            },
-                        )
-                    })
-                    .collect();
-                q.nack(&nacks).await?;
-            }
-            Ok(())
-        }
+    answer_all(&q, held, concurrency, |q, chunk| async move {
+        let nacks: Vec<_> = chunk
+            .into_iter()
+            .map(|h| {
+                let reason = Some("HTTP 503".to_string());
+                (
+                    h,
+                    NackOptions {
+                        reason,
+                        ..NackOptions::default()
+                    },
+                )
+            })
+            .collect();
+        q.nack(&nacks).await?;
+        Ok(())
     })
     .await?;
     put(
@@ -364,12 +383,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
 
     // the longest single call at the documented limits
     server.flush().await?;
-    server
-        .cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", "10000"])
-        .await?;
-    server
-        .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "0"])
-        .await?;
+    server.slowlog(0, 10_000).await?;
     let big = 10_000;
     // Every lease must outlive the lease(10,000) that hands them out (several calls; a debug
     // build on a busy machine can take over a second), or that call's own bounded reclaim takes
@@ -418,13 +432,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         "requeue of 10,000 dead letters",
         server.longest_script_ms().await?,
     ));
-    server
-        .cmd::<()>(&["CONFIG", "SET", "slowlog-log-slower-than", "10000"])
-        .await?;
-    server
-        .cmd::<()>(&["CONFIG", "SET", "slowlog-max-len", "128"])
-        .await?;
-    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+    server.slowlog(10_000, 128).await?;
     if got.len() != big || reclaimed.dead as usize != big || requeued as usize != big {
         return Err(format!(
             "limits: leased {}, reclaimed dead {}, requeued {requeued} of {big}",
