@@ -362,19 +362,17 @@ impl<E: Executor> Queue<E> {
                         Ok((outcome, ids))
                     })
                     .await?;
-                // the ids back in the order of the chunk's prepared items
-                let mut ids = vec![None; sent];
                 let mut total = SeedOutcome::default();
+                let mut ids = Vec::with_capacity(per_shard.len());
                 for (positions, (outcome, shard_ids)) in per_shard {
-                    for (position, id) in positions.into_iter().zip(shard_ids) {
-                        ids[position] = id;
-                    }
                     total = total.then(SeedOutcome {
                         ids: Vec::new(),
                         ..outcome
                     });
+                    ids.push((positions, shard_ids));
                 }
-                Ok((total, ids))
+                // the ids back in the order of the chunk's prepared items
+                Ok((total, reassemble(sent, ids)))
             });
             // Poll once so the executor sends the calls now, before the next chunk is prepared.
             let flight = match poll_once(&mut outcome).await {
@@ -596,7 +594,6 @@ impl<E: Executor> Queue<E> {
         Ok(reassemble(leases.len(), results?))
     }
 
-    /// [`Queue::per_lease`] for calls that take the routed handles only.
     /// [`Queue::per_lease`] for leases that each come with their options: `call` gets the
     /// routed handles paired with their options.
     async fn per_lease_with<'a, O, R, F, Fut>(
@@ -625,6 +622,7 @@ impl<E: Executor> Queue<E> {
         .await
     }
 
+    /// [`Queue::per_lease`] for calls that take the routed handles only.
     async fn per_handle<'a, R, F, Fut>(&'a self, leases: &[LeaseHandle], call: F) -> Result<Vec<R>>
     where
         F: Fn(&'a Ops, Vec<LeaseHandle>) -> Fut,
