@@ -22,7 +22,7 @@ pub struct Queue {
     pub handle: Arc<Handle>,
 }
 
-/// The asyncio twin of `Queue`: every method returns an awaitable. Constructing it does no
+/// The asyncio twin of `Queue`: every method returns a coroutine. Constructing it does no
 /// I/O; it connects on first use (or use `await AsyncQueue.connect(...)`).
 #[pyclass(frozen, module = "crawlq")]
 pub struct AsyncQueue {

@@ -121,8 +121,27 @@ fn bridge_for(py: Python<'_>, event_loop: &Bound<'_, PyAny>) -> PyResult<Arc<Pen
     Ok(pending)
 }
 
-/// An asyncio future for a Rust future running on the runtime. Cancelling the asyncio future
-/// aborts the Rust task.
+/// `async def` that awaits an asyncio future: what every async method returns, so the result is
+/// a real coroutine (`asyncio.create_task`, `TaskGroup.create_task` and `inspect.iscoroutine`
+/// accept it; a bare future they refuse).
+static AS_COROUTINE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn as_coroutine<'py>(py: Python<'py>, future: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let wrap = AS_COROUTINE.get_or_try_init(py, || {
+        let module = PyModule::from_code(
+            py,
+            c"async def as_coroutine(future):\n    return await future\n",
+            c"crawlq/_coroutine.py",
+            c"crawlq._coroutine",
+        )?;
+        Ok::<_, PyErr>(module.getattr("as_coroutine")?.unbind())
+    })?;
+    wrap.bind(py).call1((future,))
+}
+
+/// A coroutine for a Rust future running on the runtime. The Rust future starts at once (as
+/// the call did before it returned a coroutine); cancelling the task that awaits the coroutine
+/// cancels the asyncio future inside it, which aborts the Rust task.
 pub fn awaitable<'py, F, T>(
     py: Python<'py>,
     fut: F,
@@ -170,7 +189,7 @@ where
             task: task.abort_handle(),
         },),
     )?;
-    Ok(py_future)
+    as_coroutine(py, py_future)
 }
 
 #[pyclass(frozen)]

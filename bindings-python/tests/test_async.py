@@ -138,3 +138,36 @@ def test_async_leased_context(redis_server: RedisServer, name: str) -> None:
         assert (await aq.peek()) == []
 
     asyncio.run(main())
+
+
+def test_methods_return_real_coroutines(redis_server: RedisServer, name: str) -> None:
+    """asyncio.create_task and TaskGroup take only coroutines: every async method returns one."""
+    import inspect
+
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, fixed_clock=T0 / 1000)
+        seeding = aq.seed([f"http://a{i}.com/" for i in range(5)])
+        assert inspect.iscoroutine(seeding) and asyncio.iscoroutine(seeding)
+        report = await asyncio.create_task(seeding)
+        assert report.added == 5
+        async with asyncio.TaskGroup() as group:
+            leasing = [group.create_task(aq.lease(1, wait=0)) for _ in range(5)]
+            stats = group.create_task(aq.stats())
+        leases = [l for task in leasing for l in task.result()]
+        assert sorted(l.url for l in leases) == sorted(f"http://a{i}.com/" for i in range(5))
+        assert stats.result()["seen"] == 5
+        acking = [aq.ack(l) for l in leases]
+        assert all(inspect.iscoroutine(c) for c in acking)
+        assert await asyncio.gather(*acking) == [True] * 5
+        done = await asyncio.create_task(aq.stats())
+        assert (done["done"], done["leased"]) == (5, 0)
+        # a cancelled task's coroutine aborts its call: a lease waiting on an empty queue
+        waiting = asyncio.create_task(aq.lease(1, wait=5))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert (await aq.stats())["leased"] == 0
+        aq.close()
+
+    asyncio.run(main())
