@@ -293,6 +293,11 @@ export declare class Queue {
   dead(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>
   /** Queue dead letters again (the given ids, or all); resolves with how many. */
   requeueDead(ids?: string[]): Promise<number>
+  /**
+   * Resolves with true when nothing is queued or leased anywhere in the queue: the crawl is
+   * over for every worker (done and dead items do not count).
+   */
+  isFinished(): Promise<boolean>
   /** Delete every dead letter; resolves with how many. */
   purgeDead(): Promise<number>
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */

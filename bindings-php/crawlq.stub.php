@@ -125,6 +125,12 @@ final class Queue
      */
     public function requeueDead(?array $ids = null): int {}
 
+    /**
+     * True when nothing is queued or leased anywhere in the queue: the crawl is over for every
+     * worker (done and dead items do not count; an expired lease counts until taken back).
+     */
+    public function isFinished(): bool {}
+
     /** Delete every dead letter (they stay seen); returns how many. */
     public function purgeDead(): int {}
 

@@ -356,6 +356,16 @@ impl Queue {
         )
     }
 
+    /// Resolves with true when nothing is queued or leased anywhere in the queue: the crawl is
+    /// over for every worker (done and dead items do not count).
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn is_finished<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.is_finished().await }, |_, done| {
+            Ok(json!(done))
+        })
+    }
+
     /// Delete every dead letter; resolves with how many.
     #[napi(ts_return_type = "Promise<number>")]
     pub fn purge_dead<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {

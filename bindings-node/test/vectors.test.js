@@ -130,6 +130,7 @@ test('operation scenarios', async () => {
           case 'stats': got = toVector(await q.stats()); break
           case 'dead': got = toVector(await q.dead({ limit: step.limit, offset: step.offset })); break
           case 'requeue_dead': got = await q.requeueDead(step.ids ?? undefined); break
+          case 'is_finished': got = await q.isFinished(); break
           case 'purge_dead': got = await q.purgeDead(); break
           case 'set_host_delay': got = toVector(await q.setHostDelay(step.host, step.delay_ms)); break
           case 'host_info': got = toVector(await q.hostInfo(step.host)); break

@@ -401,6 +401,12 @@ impl Queue {
         Ok(n as i64)
     }
 
+    /// True when nothing is queued or leased anywhere in the queue: the crawl is over for every
+    /// worker (done and dead items do not count).
+    pub fn is_finished(&self) -> PhpResult<bool> {
+        runtime::block_on(self.handle.queue()?.is_finished()).map_err(throw)
+    }
+
     /// Delete every dead letter; returns how many.
     pub fn purge_dead(&self) -> PhpResult<i64> {
         Ok(runtime::block_on(self.handle.queue()?.purge_dead()).map_err(throw)? as i64)

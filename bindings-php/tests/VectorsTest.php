@@ -195,6 +195,7 @@ final class VectorsTest extends TestCase
                         'stats' => self::toVector($q->stats()),
                         'dead' => self::toVector($q->dead($step['limit'], $step['offset'])),
                         'requeue_dead' => $q->requeueDead($step['ids']),
+                        'is_finished' => $q->isFinished(),
                         'purge_dead' => $q->purgeDead(),
                         'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'host_info' => self::toVector($q->hostInfo($step['host'])),

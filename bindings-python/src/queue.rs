@@ -186,6 +186,19 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// True when nothing is queued or leased anywhere in the queue: the crawl is over
+            /// for every worker (done and dead items do not count).
+            fn is_finished(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.is_finished().await },
+                    Box::new(|py, done: bool| {
+                        Ok(pyo3::types::PyBool::new(py, done).to_owned().into_any().unbind())
+                    }),
+                )
+            }
+
             /// Delete every dead letter; returns how many.
             fn purge_dead(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
                 <$mode>::run(

@@ -34,6 +34,7 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         aq._set_fixed_clock(T0 + 31_000)
         assert await aq.reclaim() == {"requeued": 2, "dead": 0, "remaining": 0}
         assert await aq.purge_dead() == 0
+        assert await aq.is_finished() is False  # two items are leased
         info = await aq.set_host_delay("a.com", 1.5)
         assert info["delay"] == 1.5 and (await aq.host_info("a.com"))["delay"] == 1.5
         with pytest.raises(crawlq.LeaseLostError):

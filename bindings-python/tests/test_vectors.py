@@ -157,6 +157,8 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.dead(step["limit"], step["offset"]))
                 elif op == "requeue_dead":
                     got = q.requeue_dead(step["ids"])
+                elif op == "is_finished":
+                    got = q.is_finished()
                 elif op == "purge_dead":
                     got = q.purge_dead()
                 elif op == "set_host_delay":

@@ -260,6 +260,12 @@ impl Queue {
         promise(async move { Ok(json!(core(q.requeue_dead(ids.as_deref()).await)?)) })
     }
 
+    #[wasm_bindgen(js_name = isFinished)]
+    pub fn is_finished(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.is_finished().await)?)) })
+    }
+
     #[wasm_bindgen(js_name = purgeDead)]
     pub fn purge_dead(&self) -> Promise {
         let q = self.inner.clone();

@@ -359,6 +359,38 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Nothing queued and nothing leased in this reading (done and dead items do not count).
+    /// An expired lease counts until a lease call or [`crate::Queue::reclaim`] takes it back.
+    pub fn is_idle(&self) -> bool {
+        self.pending == 0 && self.leased == 0
+    }
+
+    /// The figures that change whenever an item enters or leaves the queued and leased
+    /// states: equal in two idle readings of a shard means it stayed idle in between.
+    fn movement(&self) -> [u64; 4] {
+        [
+            self.seeded_total,
+            self.leased_total,
+            self.dead,
+            self.dead_total,
+        ]
+    }
+
+    /// Two readings of the same queue were idle throughout on every shard (each shard idle in
+    /// both and nothing moved in between), so at one moment between them the whole queue was.
+    pub fn idle_across(&self, later: &Stats) -> bool {
+        if !self.is_idle() || !later.is_idle() || self.shards.len() != later.shards.len() {
+            return false;
+        }
+        if self.shards.is_empty() {
+            return self.movement() == later.movement();
+        }
+        self.shards
+            .iter()
+            .zip(&later.shards)
+            .all(|(a, b)| a.movement() == b.movement())
+    }
+
     /// The figures of a whole queue from its shards': sums, the latest reading time and the
     /// oldest pending age. One shard's figures are the queue's.
     pub fn total(mut shards: Vec<Stats>) -> Stats {

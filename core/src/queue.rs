@@ -841,6 +841,37 @@ impl<E: Executor> Queue<E> {
         Ok(Stats::total(per_shard))
     }
 
+    /// The crawl is finished: nothing is queued or leased anywhere in the queue (done and dead
+    /// items do not count). Every worker of every language can ask; a worker that seeds
+    /// what it finds before it acks the page it came from keeps the queue unfinished until
+    /// its children are queued, so `true` stays true until someone seeds again.
+    ///
+    /// One shard is read atomically by one script. Shards are read one after another, so
+    /// with several a second reading confirms: idle twice on every shard with nothing seeded,
+    /// leased or requeued in between. An expired lease of a dead worker counts as leased
+    /// until a lease call or [`Queue::reclaim`] takes it back.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// while !q.is_finished().await? {
+    ///     for lease in q.lease(10, std::time::Duration::from_secs(1)).await? {
+    ///         q.ack(&[lease.handle()]).await?;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn is_finished(&self) -> Result<bool> {
+        let first = self.stats().await?;
+        if !first.is_idle() {
+            return Ok(false);
+        }
+        if first.shards.is_empty() {
+            return Ok(true);
+        }
+        let second = self.stats().await?;
+        Ok(first.idle_across(&second))
+    }
+
     /// A page of dead letters, oldest first (across shards: each shard's oldest `offset +
     /// limit`, merged by when they died).
     pub async fn dead(&self, limit: usize, offset: usize) -> Result<DeadPage> {

@@ -480,3 +480,134 @@ async fn workers_follow_a_failover_inside_the_cluster() {
     );
     check_invariants(&url, &q).await;
 }
+
+/// A tree crawl: page n links to pages 2n+1 and 2n+2 below `pages`, on hosts spread over the
+/// shards. A worker seeds a page's links before it acks the page.
+async fn crawl_tree_while_watching(shards: u32) {
+    const PAGES: usize = 300;
+    let url = test_url();
+    let name = unique("finished");
+    let config = Config {
+        shards: Some(shards),
+        host_delay: Duration::ZERO,
+        ..Config::default()
+    };
+    let page = |n: usize| format!("http://h{}.tree.example/{n}", n % 7);
+    let q = Arc::new(Queue::connect(&url, &name, config.clone()).await.unwrap());
+    assert!(
+        q.is_finished().await.unwrap(),
+        "a queue never seeded is finished"
+    );
+    q.seed(&items(&[&page(0)]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        !q.is_finished().await.unwrap(),
+        "queued work is not finished"
+    );
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let q = q.clone();
+            tokio::spawn(async move {
+                let mut idle_rounds = 0;
+                while idle_rounds < 20 {
+                    let leases = q.lease(3, Duration::from_millis(20)).await.unwrap();
+                    if leases.is_empty() {
+                        idle_rounds += 1;
+                        continue;
+                    }
+                    idle_rounds = 0;
+                    for lease in leases {
+                        let n: usize = lease
+                            .url
+                            .as_deref()
+                            .unwrap()
+                            .rsplit('/')
+                            .next()
+                            .unwrap()
+                            .parse()
+                            .unwrap();
+                        let links: Vec<SeedItem> = [2 * n + 1, 2 * n + 2]
+                            .into_iter()
+                            .filter(|&c| c < PAGES)
+                            .map(|c| page(c).into())
+                            .collect();
+                        q.seed(&links, &SeedOptions::default()).await.unwrap();
+                        q.ack(&[lease.handle()]).await.unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    // A watcher on its own connection: the first `true` it sees must be the end of the crawl.
+    let watcher = Queue::connect(&url, &name, config).await.unwrap();
+    let mut readings = 0;
+    while !watcher.is_finished().await.unwrap() {
+        readings += 1;
+    }
+    let stats = watcher.stats().await.unwrap();
+    assert_eq!(
+        (stats.done, stats.pending, stats.leased),
+        (PAGES as u64, 0, 0),
+        "finished only when every page is done ({readings} readings said not yet)"
+    );
+    assert!(readings > 0);
+    for worker in workers {
+        worker.await.unwrap();
+    }
+    let lease = {
+        q.seed(&items(&["http://late.example/"]), &SeedOptions::default())
+            .await
+            .unwrap();
+        assert!(
+            !q.is_finished().await.unwrap(),
+            "a new seed reopens the crawl"
+        );
+        q.lease(1, Duration::ZERO).await.unwrap().remove(0)
+    };
+    assert!(
+        !q.is_finished().await.unwrap(),
+        "a leased item is unfinished work"
+    );
+    q.nack(&[(
+        lease.handle(),
+        NackOptions {
+            retry: false,
+            ..Default::default()
+        },
+    )])
+    .await
+    .unwrap();
+    assert!(q.is_finished().await.unwrap(), "dead letters are not work");
+    q.requeue_dead(None).await.unwrap();
+    assert!(
+        !q.is_finished().await.unwrap(),
+        "a requeued dead letter is work again"
+    );
+}
+
+#[tokio::test]
+async fn every_worker_can_tell_the_crawl_is_finished() {
+    crawl_tree_while_watching(1).await;
+    crawl_tree_while_watching(5).await;
+}
+
+#[test]
+fn two_idle_readings_with_movement_between_are_not_finished() {
+    let shard = |seeded_total| Stats {
+        seeded_total,
+        ..Stats::default()
+    };
+    let reading = |a, b| Stats::total(vec![shard(a), shard(b)]);
+    assert!(reading(3, 4).idle_across(&reading(3, 4)));
+    assert!(
+        !reading(3, 4).idle_across(&reading(3, 5)),
+        "something was seeded and finished between the readings of one shard"
+    );
+    let busy = Stats {
+        leased: 1,
+        ..reading(3, 4)
+    };
+    assert!(!reading(3, 4).idle_across(&busy));
+    assert!(shard(1).idle_across(&shard(1)) && !shard(1).idle_across(&shard(2)));
+}

@@ -331,6 +331,7 @@ async fn scenario_vectors() {
                             serde_json::from_value(step["ids"].clone()).unwrap();
                         json!(q.requeue_dead(ids.as_deref()).await?)
                     }
+                    "is_finished" => json!(q.is_finished().await?),
                     "purge_dead" => json!(q.purge_dead().await?),
                     "set_host_delay" => {
                         let delay = step["delay_ms"].as_u64().map(Duration::from_millis);
