@@ -1,0 +1,578 @@
+"""Scrapy on a crawlq frontier: N spider processes (and workers in other languages) share one
+queue, each page is fetched once, retries and politeness are crawlq's.
+
+Settings (``settings.py`` or ``custom_settings``)::
+
+    SCHEDULER = "crawlq.scrapy.Scheduler"
+    SPIDER_MIDDLEWARES = {"crawlq.scrapy.SpiderMiddleware": 60}   # just after HttpErrorMiddleware
+    DOWNLOADER_MIDDLEWARES = {"crawlq.scrapy.DownloaderMiddleware": 10}
+    RETRY_ENABLED = False              # crawlq retries (max_attempts, backoff); see below
+    DOWNLOAD_DELAY = 0                 # crawlq's host_delay holds across every process
+    CRAWLQ_URL = "redis://127.0.0.1:6379/0"
+    CRAWLQ_QUEUE = "%(spider)s"        # the queue's name; %(spider)s is the spider's name
+    CRAWLQ_OPTIONS = {"host_delay": 1.0, "max_attempts": 3}   # crawlq.Queue keyword options
+
+What happens to a request:
+
+* ``enqueue_request`` seeds it: the URL, a JSON payload holding the whole request (method,
+  headers, body and bytes in meta as base64, callback and errback by name, cb_kwargs, flags),
+  Scrapy's priority (clamped to -32768..32767). A GET without a body is known by its URL, as
+  every crawlq worker knows it; any other request by its Scrapy fingerprint (``key``), so two
+  POSTs to one URL are two items. A request seen before (by any process, ever) is dropped
+  (``request_dropped``), ``dont_filter`` included unless ``CRAWLQ_FORCE_DONT_FILTER`` is set
+  (then it is seeded with ``force``: queued again once finished, never while queued or leased).
+* ``next_request`` leases one item (``lease(1, wait=0)``) and rebuilds the request; a URL
+  seeded by a worker in another language (no payload) becomes ``Request(url)`` for
+  ``parse``. The lease rides in ``request.meta["crawlq_lease"]``.
+* The request ends when its callback's output has been consumed: the spider middleware
+  queues the requests the callback yields (``engine.crawl``) before it acks the page, so the
+  frontier never looks empty while a page's links are on their way. A callback that raises
+  nacks the page (retried with crawlq's backoff, dead after ``max_attempts``). A response
+  that ``HttpErrorMiddleware`` refuses (404, 410, ...) is a dead letter at once (reason
+  ``HTTP 404``); a status in ``CRAWLQ_RETRY_HTTP_CODES`` (default: Scrapy's
+  ``RETRY_HTTP_CODES``) and a download error (DNS, timeout, refused) are nacked for a retry
+  and never reach the callback (429 also slows the host down, and a ``Retry-After`` in
+  seconds is the retry's delay). A redirect seeds the target and acks the original.
+* One owner of retries: crawlq's. With ``RETRY_ENABLED`` left on, a retry that Scrapy's
+  RetryMiddleware makes of a leased request becomes a nack of that lease, so the count that
+  matters is crawlq's ``max_attempts`` either way.
+* Leases are extended while their request is in flight (every third of the lease time), and
+  the leases a process still holds are released when it closes (Ctrl-C, SIGTERM,
+  CLOSESPIDER_*), so another process takes them at once.
+* The spider closes when the whole frontier is finished (``Queue.is_finished``: nothing
+  queued or leased in any process), not when this process runs dry; with
+  ``CRAWLQ_CLOSE_WHEN_FINISHED = False`` it stays open and waits for new seeds.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import logging
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Optional
+
+from scrapy import Request, signals
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.utils.request import request_from_dict
+from twisted.internet import reactor, task
+
+import crawlq
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = [
+    "LEASE_META",
+    "Scheduler",
+    "SpiderMiddleware",
+    "DownloaderMiddleware",
+    "encode_request",
+    "decode_request",
+]
+
+logger = logging.getLogger(__name__)
+
+LEASE_META = "crawlq_lease"
+"""The ``request.meta`` key that holds the request's :class:`crawlq.Lease`."""
+
+_BYTES = "$bytes"
+_PAIRS = "$pairs"
+_PRIORITY_MIN, _PRIORITY_MAX = -32768, 32767
+
+# The scheduler of each running crawler, for its middlewares (they are built before it opens).
+_SCHEDULERS: weakref.WeakKeyDictionary[Any, Scheduler] = weakref.WeakKeyDictionary()
+
+
+def _to_json(value: Any, where: str) -> Any:
+    """A JSON value for one of a request's fields: bytes as ``{"$bytes": base64}``, a dict with
+    keys that are not strings (or that could be mistaken for an encoding) as
+    ``{"$pairs": [[key, value], ...]}``. Anything else that JSON cannot hold is refused."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {_BYTES: base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value) and not ({_BYTES, _PAIRS} & value.keys()):
+            return {k: _to_json(v, f"{where}.{k}") for k, v in value.items()}
+        return {_PAIRS: [[_to_json(k, where), _to_json(v, f"{where}[{k!r}]")] for k, v in value.items()]}
+    raise TypeError(f"request {where} holds a {type(value).__name__}, which crawlq cannot store (JSON and bytes only)")
+
+
+def _from_json(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    if isinstance(value, dict):
+        if len(value) == 1 and _BYTES in value:
+            return base64.b64decode(value[_BYTES])
+        if len(value) == 1 and _PAIRS in value:
+            return {_hashable(_from_json(k)): _from_json(v) for k, v in value[_PAIRS]}
+        return {k: _from_json(v) for k, v in value.items()}
+    return value
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
+
+
+def encode_request(request: Request, spider: Optional[Spider] = None) -> dict[str, Any]:
+    """The JSON payload a request is seeded with (``request.to_dict``, bytes in base64, the
+    lease left out). Raises TypeError naming the field that JSON cannot hold, and ValueError
+    for a callback that is not a method of the spider."""
+    fields = request.to_dict(spider=spider)
+    meta = dict(fields.get("meta") or {})
+    meta.pop(LEASE_META, None)
+    fields["meta"] = meta
+    return {k: _to_json(v, k) for k, v in fields.items()}
+
+
+def decode_request(payload: Any, url: Optional[str], spider: Optional[Spider] = None) -> Request:
+    """The request a payload was encoded from; a lease without a Scrapy payload (a URL seeded
+    by another worker) becomes a plain GET of its URL for the spider's ``parse``."""
+    if isinstance(payload, dict) and "method" in payload and "url" in payload:
+        return request_from_dict(_from_json(payload), spider=spider)
+    if url is None:
+        raise ValueError("a host item is not a request")
+    return Request(url)
+
+
+def _delay_from_retry_after(response: Response) -> Optional[float]:
+    value = response.headers.get(b"Retry-After")
+    if not value:
+        return None
+    text = value.decode("latin-1").strip()
+    if text.isdigit():
+        return float(text)
+    when = email.utils.parsedate_to_datetime(text) if text else None
+    return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+class Scheduler:
+    """A Scrapy scheduler whose queue is a crawlq frontier (see the module's documentation)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.redis_url: str = settings.get("CRAWLQ_URL", "redis://127.0.0.1:6379/0")
+        self.queue_name: str = settings.get("CRAWLQ_QUEUE", "%(spider)s")
+        self.options: dict[str, Any] = dict(settings.getdict("CRAWLQ_OPTIONS"))
+        self.force_dont_filter: bool = settings.getbool("CRAWLQ_FORCE_DONT_FILTER", False)
+        self.close_when_finished: bool = settings.getbool("CRAWLQ_CLOSE_WHEN_FINISHED", True)
+        self.idle_poll: float = settings.getfloat("CRAWLQ_IDLE_POLL", 0.5)
+        self.key_by: str = settings.get("CRAWLQ_KEY", "auto")
+        if self.key_by not in ("auto", "url", "fingerprint"):
+            raise NotConfigured(f"CRAWLQ_KEY must be auto, url or fingerprint, not {self.key_by!r}")
+        codes = settings.getlist("CRAWLQ_RETRY_HTTP_CODES", settings.getlist("RETRY_HTTP_CODES"))
+        self.retry_http_codes: set[int] = {int(c) for c in codes}
+        self.queue: Optional[crawlq.Queue] = None
+        self.spider: Optional[Spider] = None
+        self._in_flight: dict[str, crawlq.Lease] = {}
+        # One lease fetched ahead by a thread that waits in a blocking lease, so a process
+        # with nothing to do is woken as soon as any host is due (and processes share fairly).
+        self._ahead: list[crawlq.Lease] = []
+        self._ahead_lock = threading.Lock()
+        self._ahead_taken = threading.Event()
+        self._stopping = threading.Event()
+        self._fetcher: Optional[threading.Thread] = None
+        self._finished_at = 0.0
+        self._finished = False
+        self._loops: list[task.LoopingCall] = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Scheduler:
+        return cls(crawler)
+
+    # -- engine interface --------------------------------------------------------------
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self._check_middlewares()
+        name = self.queue_name % {"spider": spider.name}
+        self.queue = crawlq.Queue(self.redis_url, name, **self.options)
+        self.queue.stats()  # connect now: a wrong CRAWLQ_URL fails the crawl at its start
+        lease_ttl = float(self.options.get("lease_ttl", 120.0))
+        _SCHEDULERS[self.crawler] = self
+        self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
+        self._start_loop(self._extend_in_flight, lease_ttl / 3)
+        self._fetcher = threading.Thread(target=self._fetch_ahead, name="crawlq-fetch-ahead", daemon=True)
+        self._fetcher.start()
+        logger.info("crawlq frontier %s at %s", name, self.redis_url, extra={"spider": spider})
+
+    def close(self, reason: str) -> None:
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self._loops.clear()
+        _SCHEDULERS.pop(self.crawler, None)
+        self._stopping.set()
+        self._ahead_taken.set()
+        if self._fetcher is not None:
+            self._fetcher.join(timeout=5)
+        if self.queue is None:
+            return
+        with self._ahead_lock:
+            held = list(self._in_flight.values()) + self._ahead
+            self._ahead.clear()
+        self._in_flight.clear()
+        if held:
+            released = sum(self.queue.release(held))
+            self.stats.inc_value("crawlq/released", released)
+            logger.info("crawlq: released %d held lease(s) on close (%s)", released, reason)
+        self.queue.close()
+
+    def has_pending_requests(self) -> bool:
+        """True until the whole frontier is finished (read at most every CRAWLQ_IDLE_POLL s)."""
+        if self._ahead:
+            return True
+        if self._in_flight:
+            # The engine asks only when nothing is downloading or being scraped here, so a
+            # lease still held belongs to a request that ended where no middleware of ours saw
+            # it (a third-party middleware dropped it): retry it rather than hold it forever.
+            for lease in list(self._in_flight.values()):
+                self._answer(lease, lease.url, retry=True, reason="the request ended without an answer")
+        now = time.monotonic()
+        if now - self._finished_at >= self.idle_poll:
+            assert self.queue is not None
+            self._finished = self.queue.is_finished()
+            self._finished_at = now
+        return not self._finished
+
+    def enqueue_request(self, request: Request) -> bool:
+        assert self.queue is not None
+        lease = request.meta.get(LEASE_META)
+        if lease is not None:
+            return self._enqueue_copy_of_leased(request, lease)
+        return self._seed(request)
+
+    def next_request(self) -> Optional[Request]:
+        assert self.queue is not None
+        while True:
+            with self._ahead_lock:
+                leases = [self._ahead.pop()] if self._ahead else []
+            if leases:
+                self._ahead_taken.set()
+            else:
+                leases = self.queue.lease(1, wait=0)
+            if not leases:
+                return None
+            lease = leases[0]
+            try:
+                request = decode_request(lease.payload, lease.url, self.spider)
+            except Exception as exc:  # a payload no Scrapy request comes from: a dead letter
+                self.queue.nack(lease, retry=False, reason=f"not a Scrapy request: {exc}")
+                self.stats.inc_value("crawlq/dead")
+                logger.error("crawlq: item %s is not a Scrapy request (%s); dead-lettered", lease.id, exc)
+                continue
+            request.meta[LEASE_META] = lease
+            self._in_flight[lease.id] = lease
+            self._finished = False
+            self.stats.inc_value("crawlq/leased")
+            return request
+
+    def __len__(self) -> int:
+        assert self.queue is not None
+        return int(self.queue.stats()["pending"])
+
+    # -- ends of a request (called by the middlewares) ----------------------------------
+
+    def finish(
+        self,
+        request: Request,
+        *,
+        retry: Optional[bool] = None,
+        reason: Optional[str] = None,
+        delay: Optional[float] = None,
+        rate_limited: bool = False,
+    ) -> None:
+        """Answer a request's lease once: ack (``retry`` None), nack for a retry (True) or
+        to dead letters (False). Later calls for the same request change nothing."""
+        lease = request.meta.get(LEASE_META)
+        if lease is not None:
+            self._answer(lease, request.url, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited)
+
+    def _answer(
+        self,
+        lease: crawlq.Lease,
+        url: Optional[str],
+        *,
+        retry: Optional[bool] = None,
+        reason: Optional[str] = None,
+        delay: Optional[float] = None,
+        rate_limited: bool = False,
+    ) -> None:
+        if self._in_flight.pop(lease.id, None) is None:
+            return
+        assert self.queue is not None
+        try:
+            if retry is None:
+                acked = self.queue.ack(lease)
+                self.stats.inc_value("crawlq/acked" if acked else "crawlq/lost")
+                if not acked:
+                    logger.warning("crawlq: lease of %s was lost before its ack (expired and taken back)", url)
+                return
+            outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited)
+            self.stats.inc_value(f"crawlq/{outcome}")
+            level = logging.INFO if outcome == "retried" else logging.WARNING
+            logger.log(level, "crawlq: %s %s (%s)", outcome, url, reason)
+        except crawlq.CrawlqError as exc:
+            # The item is still leased: it comes back when its lease expires.
+            logger.error("crawlq: could not answer the lease of %s: %s", url, exc)
+            self.stats.inc_value("crawlq/answer_errors")
+
+    def is_retry_status(self, status: int) -> bool:
+        return status in self.retry_http_codes
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _key(self, request: Request) -> Optional[str]:
+        if self.key_by == "url" or (self.key_by == "auto" and request.method == "GET" and not request.body):
+            return None
+        fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        return "scrapy:" + fingerprint.hex()
+
+    def _seed(self, request: Request) -> bool:
+        assert self.queue is not None
+        try:
+            payload = encode_request(request, self.spider)
+        except (TypeError, ValueError) as exc:
+            logger.error("crawlq: cannot queue %s: %s", request, exc, extra={"spider": self.spider})
+            self.stats.inc_value("crawlq/unencodable")
+            return False
+        item: crawlq.SeedItemDict = {
+            "url": request.url,
+            "payload": payload,
+            "priority": min(max(request.priority, _PRIORITY_MIN), _PRIORITY_MAX),
+        }
+        key = self._key(request)
+        if key is not None:
+            item["key"] = key
+        if request.dont_filter and self.force_dont_filter:
+            item["force"] = True
+        report = self.queue.seed([item])
+        if report.invalid:
+            invalid = report.invalid[0]
+            logger.error("crawlq: refused %s: %s", request.url, invalid.code, extra={"spider": self.spider})
+            self.stats.inc_value(f"crawlq/invalid/{invalid.code}")
+            return False
+        if report.added:
+            self._finished = False
+            self.stats.inc_value("crawlq/seeded")
+            return True
+        self.stats.inc_value("crawlq/duplicates")
+        return False
+
+    def _enqueue_copy_of_leased(self, request: Request, lease: crawlq.Lease) -> bool:
+        """A request the engine got back that still carries a lease: Scrapy's own retry of the
+        same request (a nack: crawlq retries) or a redirect (seed the target, ack the page)."""
+        if lease.id not in self._in_flight:
+            return False  # its lease was answered already; queueing it again would duplicate
+        request.meta.pop(LEASE_META, None)  # the copy's own meta (Request.replace copies it)
+        key = self._key(request)
+        fetched = lease.payload.get("url") if isinstance(lease.payload, dict) else lease.url
+        if (key is not None and key == lease.key) or (key is None and request.url in (fetched, lease.url)):
+            reason = f"retried by Scrapy (retry_times={request.meta.get('retry_times')})"
+            self._answer(lease, lease.url, retry=True, reason=reason)
+            return True
+        seeded = self._seed(request)
+        self._answer(lease, lease.url)
+        return seeded
+
+    def _check_middlewares(self) -> None:
+        settings = self.crawler.settings
+        for setting, name in (
+            ("SPIDER_MIDDLEWARES", "crawlq.scrapy.SpiderMiddleware"),
+            ("DOWNLOADER_MIDDLEWARES", "crawlq.scrapy.DownloaderMiddleware"),
+        ):
+            enabled = {
+                (k if isinstance(k, str) else f"{k.__module__}.{k.__qualname__}"): v
+                for k, v in settings.getwithbase(setting).items()
+            }
+            if enabled.get(name) is None:
+                raise NotConfigured(
+                    f"crawlq.scrapy.Scheduler needs {name} in {setting} "
+                    f"(it answers each request's lease when the request really ends)"
+                )
+            if setting == "SPIDER_MIDDLEWARES":
+                http_error = enabled.get("scrapy.spidermiddlewares.httperror.HttpErrorMiddleware")
+                if http_error is not None and enabled[name] <= http_error:
+                    raise NotConfigured(
+                        f"{name} must come after HttpErrorMiddleware ({http_error}) in "
+                        f"SPIDER_MIDDLEWARES, e.g. 60: it must see the HttpError of a 404 "
+                        f"before HttpErrorMiddleware swallows it"
+                    )
+
+    def _start_loop(self, fn: Any, interval: float) -> None:
+        loop = task.LoopingCall(fn)
+        loop.start(max(interval, 0.05), now=False).addErrback(
+            lambda f: logger.error("crawlq: %s stopped: %s", fn.__name__, f.getErrorMessage())
+        )
+        self._loops.append(loop)
+
+    def _fetch_ahead(self) -> None:
+        """Thread: while nothing is fetched ahead, wait in a blocking lease (server-side, no
+        polling) and wake the engine when one comes."""
+        assert self.queue is not None
+        while not self._stopping.is_set():
+            if self._ahead:
+                self._ahead_taken.wait(timeout=1.0)
+                self._ahead_taken.clear()
+                continue
+            try:
+                leases = self.queue.lease(1, wait=self.idle_poll * 4)
+            except crawlq.CrawlqError as exc:
+                logger.warning("crawlq: lease failed, trying again: %s", exc)
+                self._stopping.wait(timeout=1.0)
+                continue
+            if not leases:
+                continue
+            with self._ahead_lock:
+                if self._stopping.is_set():
+                    self.queue.release(leases)
+                    return
+                self._ahead.extend(leases)
+            reactor.callFromThread(self._wake_engine)
+
+    def _extend_in_flight(self) -> None:
+        with self._ahead_lock:
+            leases = list(self._in_flight.values()) + self._ahead
+        if not leases or self.queue is None:
+            return
+        try:
+            until = self.queue.extend(leases, float(self.options.get("lease_ttl", 120.0)))
+        except crawlq.CrawlqError as exc:
+            logger.warning("crawlq: could not extend %d lease(s): %s", len(leases), exc)
+            return
+        for lease, new_expiry in zip(leases, until):
+            if new_expiry is None:
+                logger.warning("crawlq: lease of %s was lost (expired and taken back): it may be fetched again", lease.url)
+                self._in_flight.pop(lease.id, None)
+                self.stats.inc_value("crawlq/lost")
+
+    def _wake_engine(self) -> None:
+        """Let the engine ask for a request now: the fetcher has one for it."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    def _on_idle(self, spider: Spider) -> None:
+        if not self.close_when_finished:
+            raise DontCloseSpider("crawlq: CRAWLQ_CLOSE_WHEN_FINISHED is off; waiting for new seeds")
+
+
+def _scheduler_of(crawler: Crawler) -> Optional[Scheduler]:
+    return _SCHEDULERS.get(crawler)
+
+
+class SpiderMiddleware:
+    """Queues the requests a callback yields, then answers the page's lease (ack, or a nack
+    when the callback raised or HttpErrorMiddleware refused the response)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SpiderMiddleware:
+        return cls(crawler)
+
+    def _split(self, out: Any) -> bool:
+        """Queue a yielded request at once (before the page is acked); True if it was one."""
+        if isinstance(out, Request):
+            assert self.crawler.engine is not None
+            self.crawler.engine.crawl(out)
+            return True
+        return False
+
+    def process_spider_output(self, response: Response, result: Iterable[Any], spider: Any = None) -> Iterator[Any]:
+        scheduler = _scheduler_of(self.crawler)
+        if scheduler is None or LEASE_META not in response.request.meta:  # type: ignore[union-attr]
+            yield from result
+            return
+        try:
+            for out in result:
+                if not self._split(out):
+                    yield out
+        except Exception as exc:
+            scheduler.finish(response.request, retry=True, reason=_reason(exc))  # type: ignore[arg-type]
+            raise
+        scheduler.finish(response.request)  # type: ignore[arg-type]
+
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
+        scheduler = _scheduler_of(self.crawler)
+        if scheduler is None or LEASE_META not in response.request.meta:  # type: ignore[union-attr]
+            async for out in result:
+                yield out
+            return
+        try:
+            async for out in result:
+                if not self._split(out):
+                    yield out
+        except Exception as exc:
+            scheduler.finish(response.request, retry=True, reason=_reason(exc))  # type: ignore[arg-type]
+            raise
+        scheduler.finish(response.request)  # type: ignore[arg-type]
+
+    def process_spider_exception(self, response: Response, exception: BaseException, spider: Any = None) -> None:
+        scheduler = _scheduler_of(self.crawler)
+        if scheduler is None:
+            return None
+        from scrapy.spidermiddlewares.httperror import HttpError
+
+        if isinstance(exception, HttpError):
+            status = response.status
+            retry = scheduler.is_retry_status(status) and not response.meta.get("dont_retry")
+            scheduler.finish(response.request, retry=retry, reason=f"HTTP {status}")  # type: ignore[arg-type]
+        else:
+            scheduler.finish(response.request, retry=True, reason=_reason(exception))  # type: ignore[arg-type]
+        return None
+
+
+class DownloaderMiddleware:
+    """Nacks what failed to download (retry statuses, network errors) before the spider sees
+    it, so crawlq owns the retry; dead-letters what a downloader middleware ignored."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DownloaderMiddleware:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
+        scheduler = _scheduler_of(self.crawler)
+        if scheduler is None or LEASE_META not in request.meta or request.meta.get("dont_retry"):
+            return response
+        if scheduler.is_retry_status(response.status):
+            scheduler.finish(
+                request,
+                retry=True,
+                reason=f"HTTP {response.status}",
+                delay=_delay_from_retry_after(response),
+                rate_limited=response.status == 429,
+            )
+            raise IgnoreRequest(f"HTTP {response.status}: crawlq retries it")
+        return response
+
+    def process_exception(self, request: Request, exception: BaseException, spider: Any = None) -> None:
+        scheduler = _scheduler_of(self.crawler)
+        if scheduler is None or LEASE_META not in request.meta:
+            return None
+        if isinstance(exception, IgnoreRequest):
+            scheduler.finish(request, retry=False, reason=f"ignored: {exception}")
+        else:
+            scheduler.finish(request, retry=True, reason=_reason(exception))
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:500]

@@ -1,0 +1,32 @@
+"""The spider of the Scrapy framework test: follows every link of the local test site. Run as
+`scrapy runspider site_spider.py` by tests/frameworks/run.py, several processes at once on one
+crawlq frontier (CRAWLQ_URL, CRAWLQ_QUEUE, START_URL and WORKER come from the environment)."""
+
+import os
+
+import scrapy
+
+
+class SiteSpider(scrapy.Spider):
+    name = "site"
+    start_urls = [os.environ["START_URL"]]
+    custom_settings = {
+        "SCHEDULER": "crawlq.scrapy.Scheduler",
+        "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+        "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10},
+        "RETRY_ENABLED": False,
+        "DOWNLOAD_DELAY": 0,
+        "ROBOTSTXT_OBEY": False,
+        "CONCURRENT_REQUESTS": 8,
+        "CRAWLQ_URL": os.environ["CRAWLQ_URL"],
+        "CRAWLQ_QUEUE": os.environ["CRAWLQ_QUEUE"],
+        "CRAWLQ_OPTIONS": {"host_delay": float(os.environ["HOST_DELAY"]), "max_attempts": 3, "backoff_base": 0.2},
+        "CRAWLQ_IDLE_POLL": 0.2,
+        "USER_AGENT": f"site-spider/{os.environ['WORKER']}",
+        "LOG_LEVEL": "INFO",
+    }
+
+    def parse(self, response):
+        yield {"url": response.url, "title": response.css("h1::text").get()}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, callback=self.parse)

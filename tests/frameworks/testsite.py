@@ -1,0 +1,149 @@
+"""A local web site for the framework tests: PAGES pages on three hosts (127.0.0.1, .2 and .3,
+one port), linked in cycles, a few pages that answer 503 the first time, and links to pages
+that do not exist (404). Every request is logged with its arrival time, so a test can check
+that each page was fetched exactly once and that a host was never fetched faster than its
+politeness delay.
+
+    site = Site(log_path); site.start(); ...; site.stop(); site.requests()
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+PAGES = 330
+HOSTS = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+FLAKY = {i for i in range(PAGES) if i % 37 == 5}  # 503 on the first fetch, 200 after
+MISSING = 20  # /missing/0 .. /missing/19 answer 404
+
+
+def host_of(page: int) -> str:
+    return HOSTS[page % len(HOSTS)]
+
+
+def links_of(page: int) -> list[int]:
+    """Pages linked from a page: the next one (a cycle through every page), two others, and
+    itself (a self-link)."""
+    return sorted({(page + 1) % PAGES, (page * 7 + 3) % PAGES, page // 2, page})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Site:
+    def __init__(self, log_path: Path, port: int = 0) -> None:
+        self.port = port or free_port()
+        self.log_path = log_path
+        self._lock = threading.Lock()
+        self._fetched: set[str] = set()
+        self._servers: list[ThreadingHTTPServer] = []
+        self._log = open(log_path, "a", buffering=1)
+
+    def url(self, page: int) -> str:
+        return f"http://{host_of(page)}:{self.port}/p/{page}"
+
+    def start(self) -> Site:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                status, body = site.answer(self.path)
+                site.record(self.server.server_address[0], self.path, status, self.headers.get("User-Agent", ""))
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        for host in HOSTS:
+            server = ThreadingHTTPServer((host, self.port), Handler)
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self._servers.append(server)
+        return self
+
+    def answer(self, path: str) -> tuple[int, str]:
+        parts = path.strip("/").split("/")
+        if len(parts) == 2 and parts[0] == "p" and parts[1].isdigit() and int(parts[1]) < PAGES:
+            page = int(parts[1])
+            with self._lock:
+                first = path not in self._fetched
+                self._fetched.add(path)
+            if page in FLAKY and first:
+                return 503, "try again"
+            links = [f'<a href="{self.url(n)}">page {n}</a>' for n in links_of(page)]
+            if page % 11 == 0:
+                links.append(f'<a href="http://{host_of(page)}:{self.port}/missing/{page % MISSING}">gone</a>')
+            links.append(f'<a href="/p/{page}#top">top</a>')  # the same page again, by another spelling
+            return 200, f"<html><body><h1>Page {page}</h1>{''.join(links)}</body></html>"
+        return 404, "not found"
+
+    def record(self, host: str, path: str, status: int, agent: str) -> None:
+        line = json.dumps({"t": time.time(), "host": host, "path": path, "status": status, "agent": agent})
+        with self._lock:
+            self._log.write(line + "\n")
+
+    def stop(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+        self._log.close()
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log_path.read_text().splitlines() if line]
+
+
+def expected_missing() -> set[str]:
+    """The 404 URLs' paths, per host, that some page links to."""
+    return {f"{host_of(p)}/missing/{p % MISSING}" for p in range(PAGES) if p % 11 == 0}
+
+
+def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: float) -> list[str]:
+    """What is wrong with a crawl of the whole site, judged from the server's log (empty: all
+    good): every page fetched exactly once with 200 (flaky ones once with 503 first), every
+    linked 404 fetched exactly once, no two fetches of a host closer than `host_delay` less
+    `jitter` (politeness holds when a worker leases; the request reaches the site a little
+    later, by a time that varies), and the median gap at least `host_delay`."""
+    problems: list[str] = []
+    by_url: dict[str, list[int]] = {}
+    for r in requests:
+        by_url.setdefault(f"{r['host']}{r['path']}", []).append(r["status"])
+    for page in range(PAGES):
+        got = by_url.pop(f"{host_of(page)}/p/{page}", [])
+        want = [503, 200] if page in FLAKY else [200]
+        if got != want:
+            problems.append(f"page {page}: fetched {got}, wanted {want}")
+    for missing in sorted(expected_missing()):
+        got = by_url.pop(missing, [])
+        if got != [404]:
+            problems.append(f"{missing}: fetched {got}, wanted [404]")
+    for url, got in sorted(by_url.items()):
+        problems.append(f"{url}: fetched {got}, never linked")
+    for host, gaps in host_gaps(requests).items():
+        if gaps and gaps[0] < host_delay - jitter:
+            problems.append(f"{host}: two fetches {gaps[0] * 1000:.1f} ms apart, delay {host_delay * 1000:.0f} ms")
+        if gaps and gaps[len(gaps) // 2] < host_delay:
+            problems.append(f"{host}: median gap {gaps[len(gaps) // 2] * 1000:.1f} ms, delay {host_delay * 1000:.0f} ms")
+    return problems
+
+
+def host_gaps(requests: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Per host, the sorted gaps between consecutive fetches."""
+    out = {}
+    for host in HOSTS:
+        times = sorted(r["t"] for r in requests if r["host"] == host)
+        out[host] = sorted(b - a for a, b in zip(times, times[1:]))
+    return out
