@@ -45,7 +45,7 @@ fn keyword(line: &str) -> Option<String> {
 
 #[test]
 fn python_stubs_list_every_option_of_both_classes() {
-    let stub = read("bindings-python/crawlq.pyi");
+    let stub = read("bindings-python/python/crawlq/__init__.pyi");
     let blocks = names_in(&stub, "def __new__(", ") ->", keyword);
     assert_eq!(blocks.len(), 2, "Queue and AsyncQueue");
     for names in blocks {

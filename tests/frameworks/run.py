@@ -106,13 +106,15 @@ def run_scrapy(redis: RedisServer, tmp: Path) -> None:
     per_worker = Counter(r["agent"] for r in requests)
     check(len(per_worker) == processes, f"scrapy: every process fetched pages ({dict(per_worker)})")
     stats = check_frontier(redis, queue, "scrapy")
-    gaps = host_gaps(requests)
+    fetch_gaps = host_gaps(requests, "t")
+    lease_gaps = host_gaps(requests, "leased_at")
     print(
         f"scrapy: {processes} spider processes crawled {len(requests)} URLs in {elapsed:.1f} s "
         f"(per process {dict(sorted(per_worker.items()))}); each page once, "
         f"{stats['retried_total']} retried, {stats['dead']} dead (404); "
-        f"gaps per host (smallest/median) {', '.join(f'{h} {g[0] * 1000:.0f}/{g[len(g) // 2] * 1000:.0f} ms' for h, g in gaps.items())} "
-        f"(delay {HOST_DELAY * 1000:.0f} ms)"
+        f"smallest gap per host between leases {', '.join(f'{g[0] * 1000:.0f}' for g in lease_gaps.values())} ms, "
+        f"between fetches {', '.join(f'{g[0] * 1000:.0f}' for g in fetch_gaps.values())} ms "
+        f"(median {', '.join(f'{g[len(g) // 2] * 1000:.0f}' for g in fetch_gaps.values())} ms; delay {HOST_DELAY * 1000:.0f} ms)"
     )
 
 

@@ -57,7 +57,8 @@ class Site:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 status, body = site.answer(self.path)
-                site.record(self.server.server_address[0], self.path, status, self.headers.get("User-Agent", ""))
+                leased_at = float(self.headers.get("X-Crawlq-Leased-At", "nan"))
+                site.record(self.server.server_address[0], self.path, status, self.headers.get("User-Agent", ""), leased_at)
                 data = body.encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -91,8 +92,11 @@ class Site:
             return 200, f"<html><body><h1>Page {page}</h1>{''.join(links)}</body></html>"
         return 404, "not found"
 
-    def record(self, host: str, path: str, status: int, agent: str) -> None:
-        line = json.dumps({"t": time.time(), "host": host, "path": path, "status": status, "agent": agent})
+    def record(self, host: str, path: str, status: int, agent: str, leased_at: float) -> None:
+        fields = {"t": time.time(), "host": host, "path": path, "status": status, "agent": agent}
+        if leased_at == leased_at:  # not NaN: the crawler said when it leased the request
+            fields["leased_at"] = leased_at
+        line = json.dumps(fields)
         with self._lock:
             self._log.write(line + "\n")
 
@@ -114,9 +118,10 @@ def expected_missing() -> set[str]:
 def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: float) -> list[str]:
     """What is wrong with a crawl of the whole site, judged from the server's log (empty: all
     good): every page fetched exactly once with 200 (flaky ones once with 503 first), every
-    linked 404 fetched exactly once, no two fetches of a host closer than `host_delay` less
-    `jitter` (politeness holds when a worker leases; the request reaches the site a little
-    later, by a time that varies), and the median gap at least `host_delay`."""
+    linked 404 fetched exactly once; per host, no two leases closer than `host_delay` (by the
+    Redis clock, from the X-Crawlq-Leased-At header the crawler sends) and no two fetches
+    closer than `host_delay` less `jitter` (the request reaches the site a little after its
+    lease, by a time that varies)."""
     problems: list[str] = []
     by_url: dict[str, list[int]] = {}
     for r in requests:
@@ -132,18 +137,22 @@ def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: flo
             problems.append(f"{missing}: fetched {got}, wanted [404]")
     for url, got in sorted(by_url.items()):
         problems.append(f"{url}: fetched {got}, never linked")
-    for host, gaps in host_gaps(requests).items():
+    for host, gaps in host_gaps(requests, "t").items():
         if gaps and gaps[0] < host_delay - jitter:
             problems.append(f"{host}: two fetches {gaps[0] * 1000:.1f} ms apart, delay {host_delay * 1000:.0f} ms")
-        if gaps and gaps[len(gaps) // 2] < host_delay:
-            problems.append(f"{host}: median gap {gaps[len(gaps) // 2] * 1000:.1f} ms, delay {host_delay * 1000:.0f} ms")
+    if any("leased_at" not in r for r in requests):
+        problems.append("a request came without its X-Crawlq-Leased-At header")
+    for host, gaps in host_gaps(requests, "leased_at").items():
+        if gaps and gaps[0] < host_delay - 0.0005:  # lease times are whole milliseconds
+            problems.append(f"{host}: two leases {gaps[0] * 1000:.1f} ms apart, delay {host_delay * 1000:.0f} ms")
     return problems
 
 
-def host_gaps(requests: list[dict[str, Any]]) -> dict[str, list[float]]:
-    """Per host, the sorted gaps between consecutive fetches."""
+def host_gaps(requests: list[dict[str, Any]], field: str) -> dict[str, list[float]]:
+    """Per host, the sorted gaps between consecutive requests' `field` (t: arrival at the site,
+    leased_at: lease time by the Redis clock)."""
     out = {}
     for host in HOSTS:
-        times = sorted(r["t"] for r in requests if r["host"] == host)
+        times = sorted(r[field] for r in requests if r["host"] == host and field in r)
         out[host] = sorted(b - a for a, b in zip(times, times[1:]))
     return out

@@ -5,29 +5,4 @@ Scrapy scheduler (it needs Scrapy installed, and is imported only when asked for
 """
 
 from .crawlq import *  # noqa: F401,F403
-from .crawlq import __version__  # noqa: F401
-
-__all__ = [
-    "__version__",
-    "normalize",
-    "shard_of",
-    "Queue",
-    "AsyncQueue",
-    "Lease",
-    "SeedReport",
-    "InvalidInput",
-    "Leased",
-    "AsyncLeased",
-    "Work",
-    "AsyncWork",
-    "CrawlqError",
-    "InvalidItemError",
-    "ConfigError",
-    "InvalidArgumentError",
-    "UnavailableError",
-    "TimeoutError",
-    "ProtocolError",
-    "LeaseLostError",
-    "ServerError",
-    "CorruptError",
-]
+from .crawlq import __all__, __version__  # noqa: F401

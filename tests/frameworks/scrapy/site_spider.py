@@ -6,6 +6,18 @@ import os
 
 import scrapy
 
+from crawlq.scrapy import LEASE_META
+
+
+class LeaseTimeHeader:
+    """Tells the test site when crawlq leased each request, so it can check politeness by the
+    Redis clock as well as by arrival times."""
+
+    def process_request(self, request, spider=None):
+        lease = request.meta.get(LEASE_META)
+        if lease is not None:
+            request.headers["X-Crawlq-Leased-At"] = repr(lease.leased_at)
+
 
 class SiteSpider(scrapy.Spider):
     name = "site"
@@ -13,7 +25,7 @@ class SiteSpider(scrapy.Spider):
     custom_settings = {
         "SCHEDULER": "crawlq.scrapy.Scheduler",
         "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
-        "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10},
+        "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10, "site_spider.LeaseTimeHeader": 20},
         "RETRY_ENABLED": False,
         "DOWNLOAD_DELAY": 0,
         "ROBOTSTXT_OBEY": False,
