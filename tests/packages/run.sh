@@ -52,6 +52,14 @@ PATH="$NO_RUST_PATH" npm install --offline --no-audit --no-fund --loglevel=error
 cp "$HERE/scenario.cjs" "$HERE/scenario.mjs" .
 PATH="$NO_RUST_PATH" node scenario.cjs
 PATH="$NO_RUST_PATH" node scenario.mjs
+# the Crawlee adapter ships in the package; without Crawlee installed it says what to install
+PATH="$NO_RUST_PATH" node -e "
+const { CrawlqRequestManager } = require('crawlq/crawlee')
+const m = new CrawlqRequestManager({ lease () {}, seed () {} }, { extendEveryMs: 0, releaseOnSignal: false })
+m.addRequest('https://example.com/').then(() => process.exit(1), e => {
+  if (!e.message.includes('npm install crawlee')) throw e
+  console.log('crawlq/crawlee without Crawlee: ' + e.message)
+})"
 # without its platform package the loader says what is missing and how to get it
 mkdir -p "$WORK/node-bare" && cd "$WORK/node-bare"
 echo '{"name": "bare", "private": true}' >package.json

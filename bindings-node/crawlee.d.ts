@@ -1,0 +1,65 @@
+// Types of `crawlq/crawlee`: crawlq as a Crawlee 3.x request manager.
+import type { IRequestManager, Request, RequestOptions, RequestQueueOperationInfo, RequestQueueOperationOptions, AddRequestsBatchedOptions, AddRequestsBatchedResult, RequestsLike, Source } from '@crawlee/core'
+import type { Lease, Queue, QueueOptions } from './index'
+
+export interface CrawlqRequestManagerOptions {
+  /** How long a fetch waits for a request (a host coming due, a seed by another process) before it answers null (default 1000). */
+  waitMs?: number
+  /** crawlq priority given to `forefront` requests (default 1; others get 0). */
+  forefrontPriority?: number
+  /** The lease time of fetched requests, and what extensions push it to (default 120000). */
+  leaseTtlMs?: number
+  /** How often leases in flight are extended (default: a third of `leaseTtlMs`; 0: never). */
+  extendEveryMs?: number
+  /**
+   * On SIGINT/SIGTERM, release the leases this process holds, then send the signal again so the
+   * process ends as it would have (default true). Handling these signals yourself? Pass false
+   * and await `close()` in your handler.
+   */
+  releaseOnSignal?: boolean
+  /** How long one stats reading answers isEmpty, getPendingCount and getTotalCount (default 250). */
+  statsCacheMs?: number
+}
+
+export interface CrawlqRequestManagerOpenOptions extends CrawlqRequestManagerOptions {
+  /** Options of the queue the manager opens (`maxAttempts` defaults to 4: Crawlee's 3 retries + 1). */
+  queueOptions?: QueueOptions
+}
+
+/**
+ * A Crawlee request manager on a crawlq queue: every crawler process (and crawlq workers in
+ * other languages) shares one frontier, with crawlq's de-duplication by `uniqueKey`,
+ * per-host politeness and "finished" across processes.
+ *
+ * ```js
+ * const { CheerioCrawler } = require('crawlee')
+ * const { CrawlqRequestManager } = require('crawlq/crawlee')
+ * const manager = await CrawlqRequestManager.open('redis://127.0.0.1:6379/0', 'site', { queueOptions: { hostDelayMs: 1000 } })
+ * const crawler = new CheerioCrawler({ requestQueue: manager, async requestHandler ({ enqueueLinks }) { await enqueueLinks() } })
+ * await crawler.run(['https://example.com/'])
+ * await manager.close()
+ * ```
+ */
+export declare class CrawlqRequestManager implements IRequestManager {
+  /** Connect to Redis at `url` and open the queue `name`. */
+  static open (url: string, name: string, options?: CrawlqRequestManagerOpenOptions): Promise<CrawlqRequestManager>
+  constructor (queue: Queue, options?: CrawlqRequestManagerOptions)
+  readonly queue: Queue
+  /** The crawlq lease a fetched request came from, while this process holds it. */
+  leaseOf (request: Request): Lease | null
+  addRequest (requestLike: Source, options?: RequestQueueOperationOptions): Promise<RequestQueueOperationInfo>
+  addRequestsBatched (requests: RequestsLike, options?: AddRequestsBatchedOptions): Promise<AddRequestsBatchedResult>
+  fetchNextRequest<T extends Record<string, any> = Record<string, any>> (): Promise<Request<T> | null>
+  markRequestHandled (request: Request): Promise<RequestQueueOperationInfo | null>
+  reclaimRequest (request: Request, options?: RequestQueueOperationOptions): Promise<RequestQueueOperationInfo | null>
+  isFinished (): Promise<boolean>
+  isEmpty (): Promise<boolean>
+  handledCount (): Promise<number>
+  getTotalCount (): number
+  getPendingCount (): number
+  [Symbol.asyncIterator] (): AsyncGenerator<Request>
+  /** Stop extending leases, release the ones still held; closes the queue if `open` made it. */
+  close (): Promise<void>
+}
+
+export type { RequestOptions }

@@ -1,0 +1,201 @@
+'use strict'
+// crawlq/crawlee: the Crawlee request manager on a real redis-server, by its methods and by
+// a real BasicCrawler (the multi-process crawl of a local site is tests/frameworks/).
+const { test, before, after } = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+// Crawlee keeps crawler statistics on disk: in a scratch folder, not the working directory.
+process.env.CRAWLEE_STORAGE_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), 'crawlq-crawlee-'))
+const { Request, RequestState } = require('@crawlee/core')
+const { BasicCrawler } = require('@crawlee/basic')
+const { crawlq, startRedis, uniqueName } = require('./harness.js')
+const { CrawlqRequestManager } = require('../crawlee.js')
+
+let redis
+before(async () => { redis = await startRedis() })
+after(async () => { await redis.stop() })
+
+const quick = { backoffBaseMs: 1, backoffJitter: 0 }
+const manage = async (name = uniqueName('crawlee'), queueOptions = quick) => {
+  const queue = await crawlq.Queue.connect(redis.url, name, queueOptions)
+  return new CrawlqRequestManager(queue, { waitMs: 200, releaseOnSignal: false })
+}
+
+test('addRequestsBatched seeds by uniqueKey in one call, reports duplicates, skips an invalid URL', async () => {
+  const m = await manage()
+  const { addedRequests, waitForAllRequestsToBeAdded } = await m.addRequestsBatched([
+    'http://a.com/1',
+    'http://a.com/1#section', // the same uniqueKey
+    { url: 'http://a.com/1', method: 'POST', payload: 'q=1', useExtendedUniqueKey: true },
+    'http://[broken/',
+    new Request({ url: 'http://b.com/', userData: { label: 'home' } })
+  ])
+  assert.deepEqual(addedRequests.map(r => r.wasAlreadyPresent), [false, true, false, false])
+  const postKey = Request.computeUniqueKey({ url: 'http://a.com/1', method: 'POST', payload: 'q=1', useExtendedUniqueKey: true })
+  assert.deepEqual(addedRequests.map(r => r.uniqueKey), ['http://a.com/1', 'http://a.com/1', postKey, 'http://b.com'])
+  assert.ok(addedRequests.every(r => r.wasAlreadyPresent ? r.requestId === '' : r.requestId.length > 0))
+  assert.deepEqual(await waitForAllRequestsToBeAdded, addedRequests)
+  const stats = await m.queue.stats()
+  assert.deepEqual([stats.pending, stats.duplicatesTotal], [3, 1])
+  assert.equal(m.getTotalCount(), 0, 'no stats read yet: the offline count is 0')
+  assert.equal(await m.isEmpty(), false)
+  assert.equal(m.getTotalCount(), 3)
+  const again = await m.addRequest('http://a.com/1')
+  assert.equal(again.wasAlreadyPresent, true)
+})
+
+test('a fetched request is rebuilt whole: method, bytes body, headers, userData, label; its lease rides along', async () => {
+  const m = await manage()
+  const body = Buffer.from([0, 1, 2, 255])
+  await m.addRequest({ url: 'http://a.com/form', method: 'POST', payload: body, headers: { 'x-a': '1' }, userData: { n: 1 }, label: 'FORM' })
+  const request = await m.fetchNextRequest()
+  assert.ok(request instanceof Request)
+  assert.equal(request.method, 'POST')
+  assert.deepEqual(request.payload, body)
+  assert.deepEqual(request.headers, { 'x-a': '1' })
+  assert.equal(request.label, 'FORM')
+  assert.equal(request.userData.n, 1)
+  assert.equal(request.retryCount, 0)
+  const lease = m.leaseOf(request)
+  assert.equal(lease.id, request.id)
+  assert.equal(lease.attempt, 1)
+  assert.equal(await m.fetchNextRequest(), null, 'nothing else queued: null after waitMs')
+  await m.markRequestHandled(request)
+  assert.equal(m.leaseOf(request), null)
+  assert.equal((await m.queue.stats()).done, 1)
+})
+
+test('a reclaim after a failure stores the new retryCount: another process sees it; a delayed start is a release', async () => {
+  const name = uniqueName('crawlee')
+  const a = await manage(name)
+  const b = await manage(name)
+  await a.addRequest('http://a.com/flaky')
+  const request = await a.fetchNextRequest()
+  request.state = RequestState.ERROR_HANDLER
+  request.pushErrorMessage(new Error('503 - try again'))
+  request.retryCount++
+  await a.reclaimRequest(request)
+  const retried = await b.fetchNextRequest()
+  assert.equal(retried.url, 'http://a.com/flaky')
+  assert.equal(retried.retryCount, 1)
+  assert.match(retried.errorMessages[0], /503 - try again/)
+  assert.equal(b.leaseOf(retried).attempt, 2)
+  assert.equal(b.leaseOf(retried).lastError, '503 - try again')
+  // Crawlee reclaims without a failure when it postpones a start (sameDomainDelaySecs)
+  retried.state = RequestState.REQUEST_HANDLER
+  await b.reclaimRequest(retried)
+  const again = await a.fetchNextRequest()
+  assert.equal(again.retryCount, 1)
+  assert.equal(a.leaseOf(again).attempt, 2, 'a release does not count an attempt')
+  const stats = await a.queue.stats()
+  assert.deepEqual([stats.retriedTotal, stats.releasedTotal], [1, 1])
+})
+
+test('handled after a failure is a dead letter with the last error; a robots.txt skip is one too', async () => {
+  const m = await manage()
+  await m.addRequestsBatched(['http://a.com/gone', 'http://b.com/private'])
+  const [gone, secret] = [await m.fetchNextRequest(), await m.fetchNextRequest()]
+  gone.state = RequestState.ERROR_HANDLER
+  gone.pushErrorMessage(new Error('HTTP 404'))
+  await m.markRequestHandled(gone)
+  secret.state = RequestState.SKIPPED
+  await m.markRequestHandled(secret)
+  const dead = await m.queue.dead()
+  assert.deepEqual(dead.map(d => [d.url, d.lastError]).sort(), [
+    ['http://a.com/gone', 'HTTP 404'],
+    ['http://b.com/private', 'ignored: skipped by the crawler (robots.txt)']
+  ])
+  assert.equal(await m.handledCount(), 2)
+  assert.equal(await m.isFinished(), true)
+})
+
+test('a URL seeded by a worker in another language becomes a GET whose userData is its payload', async () => {
+  const m = await manage()
+  await m.queue.seed([{ url: 'http://a.com/x', payload: { label: 'DETAIL', depth: 2 } }, { host: 'c.com' }])
+  const leased = []
+  for (let i = 0; i < 2; i++) {
+    const r = await m.fetchNextRequest()
+    if (r) leased.push(r)
+  }
+  assert.equal(leased.length, 1)
+  assert.deepEqual([leased[0].url, leased[0].method, leased[0].label, leased[0].userData.depth], ['http://a.com/x', 'GET', 'DETAIL', 2])
+  const dead = await m.queue.dead()
+  assert.deepEqual(dead.map(d => [d.host, d.lastError]), [['c.com', 'not a Crawlee request: host item c.com has no URL']])
+})
+
+test('answering a request this process does not hold changes nothing', async () => {
+  const m = await manage()
+  const stranger = new Request({ url: 'http://a.com/', id: 'nope' })
+  assert.equal(await m.markRequestHandled(stranger), null)
+  assert.equal(await m.reclaimRequest(stranger), null)
+})
+
+test('close releases the leases still held and stops fetching', async () => {
+  const m = await manage()
+  await m.addRequestsBatched(['http://a.com/1', 'http://b.com/2', 'http://c.com/3'])
+  await m.fetchNextRequest()
+  await m.fetchNextRequest()
+  await m.close()
+  assert.equal(await m.fetchNextRequest(), null)
+  const stats = await m.queue.stats()
+  assert.deepEqual([stats.leased, stats.ready, stats.releasedTotal], [0, 3, 2])
+})
+
+test('leases in flight are extended while their request runs', async () => {
+  const queue = await crawlq.Queue.connect(redis.url, uniqueName('crawlee'))
+  const m = new CrawlqRequestManager(queue, { leaseTtlMs: 300, extendEveryMs: 100, releaseOnSignal: false })
+  await m.addRequest('http://a.com/slow')
+  const request = await m.fetchNextRequest()
+  const first = m.leaseOf(request).expiresAt
+  await new Promise(resolve => setTimeout(resolve, 700)) // past the first deadline
+  assert.ok(m.leaseOf(request).expiresAt > first + 300)
+  assert.equal(await queue.ack(m.leaseOf(request)), true, 'the lease is still live after twice its ttl')
+  await m.close()
+})
+
+test('SIGTERM releases what the process holds, then ends it as SIGTERM would', async () => {
+  const name = uniqueName('crawlee')
+  const m = await manage(name)
+  await m.addRequestsBatched(['http://a.com/1', 'http://b.com/2', 'http://c.com/3'])
+  const child = spawn(process.execPath, ['-e', `
+    const { CrawlqRequestManager } = require(${JSON.stringify(path.resolve(__dirname, '..', 'crawlee.js'))})
+    const { crawlq } = require(${JSON.stringify(path.join(__dirname, 'harness.js'))})
+    crawlq.Queue.connect(${JSON.stringify(redis.url)}, ${JSON.stringify(name)}).then(async q => {
+      const m = new CrawlqRequestManager(q)
+      await m.fetchNextRequest(); await m.fetchNextRequest()
+      console.log('holding'); setInterval(() => {}, 1000)
+    })`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise(resolve => child.stdout.once('data', resolve))
+  assert.equal((await m.queue.stats()).leased, 2)
+  const exited = new Promise(resolve => child.once('exit', (code, signal) => resolve(signal)))
+  child.kill('SIGTERM')
+  assert.equal(await exited, 'SIGTERM')
+  const stats = await m.queue.stats()
+  assert.deepEqual([stats.leased, stats.releasedTotal], [0, 2])
+})
+
+test('a BasicCrawler on the manager: retries stop at maxRequestRetries, then a dead letter', async () => {
+  const m = await manage(uniqueName('crawlee'), { ...quick, maxAttempts: 10 })
+  const attempts = new Map()
+  const crawler = new BasicCrawler({
+    requestQueue: m,
+    maxRequestRetries: 2,
+    useSessionPool: false,
+    async requestHandler ({ request, enqueueLinks }) {
+      attempts.set(request.url, (attempts.get(request.url) ?? 0) + 1)
+      if (request.url.endsWith('/broken')) throw new Error('always fails')
+      if (request.url.endsWith('/start')) await crawler.addRequests(['http://a.com/broken', 'http://a.com/ok', 'http://a.com/start'])
+    }
+  })
+  crawler.log.setLevel(crawler.log.LEVELS.OFF)
+  await crawler.run(['http://a.com/start'])
+  assert.deepEqual(Object.fromEntries(attempts), { 'http://a.com/start': 1, 'http://a.com/broken': 3, 'http://a.com/ok': 1 })
+  const stats = await m.queue.stats()
+  assert.deepEqual([stats.done, stats.dead, stats.retriedTotal, await m.isFinished()], [2, 1, 2, true])
+  const [dead] = await m.queue.dead()
+  assert.deepEqual([dead.url, dead.attempts, dead.lastError], ['http://a.com/broken', 3, 'always fails'])
+  await m.close()
+})
