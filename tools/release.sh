@@ -8,7 +8,8 @@
 #            (one stripped release .node each), crawlq-wasm-<v>.tgz
 #   php/     php_crawlq-<v>_php8.2-x86_64-linux-glibc-nts.tgz (the prebuilt extension, named
 #            as PIE's pre-packaged-binary method looks for it) and crawlq-php-<v>.zip (the
-#            composer php-ext package: composer.json, stub, README, licences)
+#            composer php-ext package: composer.json, stub, README, licences) and
+#            crawlq-laravel-<v>.zip (the Laravel queue driver, a composer library package)
 #   cli/     crawlq-<v>-x86_64-unknown-linux-gnu.tar.gz (the binary, shell completions)
 #
 #   tools/release.sh              everything (cross builds: about 25 min on 2 cores from cold)
@@ -166,6 +167,16 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     for src, name in [("bindings-php/composer.json", "composer.json"), ("bindings-php/crawlq.stub.php", "crawlq.stub.php"),
                       ("bindings-php/README.md", "README.md"), ("LICENSE-MIT", "LICENSE-MIT"), ("LICENSE-APACHE", "LICENSE-APACHE")]:
         z.write(src, name)
+EOF
+python3 - "$OUT/php/crawlq-laravel-$VERSION.zip" <<'EOF'
+import sys, zipfile
+from pathlib import Path
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    laravel = Path("bindings-php/laravel")
+    for src in sorted([laravel / "composer.json", laravel / "README.md", *(laravel / "src").glob("*.php")]):
+        z.write(src, src.relative_to(laravel).as_posix())
+    for licence in ("LICENSE-MIT", "LICENSE-APACHE"):
+        z.write(licence, licence)
 EOF
 
 # --- CLI -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ JSON_MANIFESTS = [
     ROOT / "bindings-node" / "package.json",
     ROOT / "bindings-wasm" / "package.json",
     ROOT / "bindings-php" / "composer.json",
+    ROOT / "bindings-php" / "laravel" / "composer.json",
 ]
 PYPROJECT = ROOT / "bindings-python" / "pyproject.toml"
 CHANGELOG = ROOT / "CHANGELOG.md"
@@ -68,7 +69,7 @@ def main(argv: list[str]) -> int:
         for line in found:
             print(line, file=sys.stderr)
         if not found:
-            print(f"version {version}: Cargo, pyproject (dynamic), package.json x2, composer.json and CHANGELOG.md agree")
+            print(f"version {version}: Cargo, pyproject (dynamic), package.json x2, composer.json x2 and CHANGELOG.md agree")
         return 1 if found else 0
     if len(argv) == 1 and not argv[0].startswith("-"):
         set_version(argv[0])

@@ -86,6 +86,18 @@ foreach (["crawlq.stub.php", "LICENSE-MIT", "LICENSE-APACHE", "README.md"] as $f
 }
 echo "composer package {$composer["name"]} {$composer["version"]} (php-ext crawlq): ok\n";
 ' "$DIST/php/crawlq-php-$VERSION.zip" "$VERSION"
+# The Laravel driver's package: its classes load with Debian's Laravel and the extension alone.
+mkdir -p "$WORK/laravel" && (cd "$WORK/laravel" && python3 -m zipfile -e "$DIST/php/crawlq-laravel-$VERSION.zip" .)
+php -n -d extension="$WORK/php/crawlq.so" -r '
+require "Illuminate/autoload.php";
+$composer = json_decode(file_get_contents($argv[1] . "/composer.json"), true, 512, JSON_THROW_ON_ERROR);
+if ($composer["name"] !== "crawlq/laravel" || $composer["version"] !== $argv[2]) { fwrite(STDERR, "composer.json: " . json_encode($composer) . "\n"); exit(1); }
+foreach (glob($argv[1] . "/src/*.php") as $file) { require_once $file; }
+foreach (["CrawlqServiceProvider", "CrawlqConnector", "CrawlqQueue", "CrawlqJob", "CrawlJob", "CallHandler", "InvalidCrawlJobException"] as $class) {
+    if (!class_exists("Crawlq\\Laravel\\$class") && !interface_exists("Crawlq\\Laravel\\$class")) { fwrite(STDERR, "crawlq-laravel lacks $class\n"); exit(1); }
+}
+echo "composer package crawlq/laravel {$composer["version"]}: ok\n";
+' "$WORK/laravel" "$VERSION"
 
 say "packages: SHA256SUMS"
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS && echo "every artefact matches SHA256SUMS")

@@ -1,0 +1,175 @@
+<?php
+
+namespace Crawlq\Laravel;
+
+use Crawlq\Lease;
+use Crawlq\Queue as Frontier;
+use Illuminate\Container\Container;
+use Illuminate\Contracts\Queue\Job as JobContract;
+use Illuminate\Queue\Jobs\Job;
+
+/**
+ * A leased crawlq item as a Laravel job. Laravel's answers map to the lease: delete is an ack,
+ * release a nack for a retry (attempt counted, crawlq's backoff when the delay is 0), fail a
+ * dead letter with the exception's message. In a job class, `$this->job` is this object.
+ */
+class CrawlqJob extends Job implements JobContract
+{
+    /** @var array<string, mixed> */
+    private array $decoded;
+    private ?\Throwable $lastException = null;
+    /** What crawlq answered for this lease: 'acked', 'retried', 'dead' or 'lost' (null: not yet). */
+    private ?string $outcome = null;
+
+    public function __construct(
+        Container $container,
+        private readonly Frontier $frontier,
+        private readonly Lease $lease,
+        ?string $connectionName,
+        string $queue,
+        ?string $handler,
+    ) {
+        $this->container = $container;
+        $this->connectionName = $connectionName;
+        $this->queue = $queue;
+        $this->decoded = self::isLaravelPayload($lease->payload)
+            ? $lease->payload
+            : self::handlerPayload($lease, (string) $handler);
+    }
+
+    /** True for a payload this driver queued (a Laravel job payload with its URL). */
+    public static function isLaravelPayload(mixed $payload): bool
+    {
+        return is_array($payload) && is_string($payload['job'] ?? null) && is_array($payload['crawlq'] ?? null);
+    }
+
+    /** The crawlq lease behind this job (URL, host, attempt, token, leasedAt, ...). */
+    public function lease(): Lease
+    {
+        return $this->lease;
+    }
+
+    /** The URL this job fetches. */
+    public function url(): ?string
+    {
+        return $this->lease->url;
+    }
+
+    /**
+     * Push the lease's deadline to now + `$seconds`, for a job that runs longer than the
+     * connection's lease time. Returns the new deadline (seconds since the epoch).
+     *
+     * @throws \Crawlq\LeaseLostException when the lease expired and another worker may have it
+     */
+    public function extendLease(float $seconds): float
+    {
+        return $this->frontier->extend($this->lease, $seconds);
+    }
+
+    /** What crawlq answered for this lease: 'acked', 'retried', 'dead', 'lost', or null. */
+    public function outcome(): ?string
+    {
+        return $this->outcome;
+    }
+
+    public function getJobId()
+    {
+        return $this->lease->id;
+    }
+
+    public function getRawBody()
+    {
+        return json_encode($this->decoded, \JSON_UNESCAPED_UNICODE | \JSON_UNESCAPED_SLASHES);
+    }
+
+    public function payload()
+    {
+        return $this->decoded;
+    }
+
+    /** 1 on the first delivery, 2 on the first retry, ... (expired leases count). */
+    public function attempts()
+    {
+        return $this->lease->attempt;
+    }
+
+    /** Keeps the exception a run raised, as the reason of the nack or dead letter that follows. */
+    public function noteException(\Throwable $e): void
+    {
+        $this->lastException = $e;
+    }
+
+    public function fail($e = null)
+    {
+        if ($e !== null) {
+            $this->lastException = $e;
+        }
+        parent::fail($e);
+    }
+
+    /** Ack the lease; after fail(), dead-letter it instead. */
+    public function delete()
+    {
+        parent::delete();
+        if ($this->hasFailed()) {
+            $this->answer($this->frontier->nack($this->lease, ['retry' => false, 'reason' => $this->reason('failed')]));
+        } else {
+            $this->answer($this->frontier->ack($this->lease) ? 'acked' : 'lost');
+        }
+    }
+
+    /** Retry later: `$delay` seconds, or crawlq's backoff when it is 0. */
+    public function release($delay = 0)
+    {
+        parent::release($delay);
+        $options = ['retry' => true, 'reason' => $this->reason('released')];
+        if ($delay > 0) {
+            $options['delay'] = (float) $delay;
+        }
+        $this->answer($this->frontier->nack($this->lease, $options));
+    }
+
+    private function answer(string $outcome): void
+    {
+        $this->outcome = $outcome;
+        if ($outcome === 'lost') {
+            $this->warn("crawlq: the lease of {$this->lease->url} expired before the job answered; another worker may run it again (raise the connection's lease_ttl, or extendLease())");
+        } elseif ($outcome === 'dead' && !$this->hasFailed()) {
+            // crawlq's max_attempts came before the worker's --tries: Laravel's failed() hook
+            // did not run for this job.
+            $this->warn("crawlq: {$this->lease->url} reached the queue's max_attempts ({$this->lease->attempt} attempts) and is a dead letter; keep max_attempts above --tries");
+        }
+    }
+
+    private function reason(string $fallback): string
+    {
+        $e = $this->lastException;
+        return $e === null ? $fallback : ($e->getMessage() !== '' ? $e->getMessage() : get_class($e));
+    }
+
+    private function warn(string $message): void
+    {
+        if ($this->container->bound('log')) {
+            $this->container['log']->warning($message);
+        } else {
+            error_log($message);
+        }
+    }
+
+    /** @return array<string, mixed> a Laravel payload that runs `$handler` for a plain item */
+    private static function handlerPayload(Lease $lease, string $handler): array
+    {
+        return [
+            'uuid' => $lease->id,
+            'displayName' => $handler,
+            'job' => CallHandler::class . '@call',
+            'maxTries' => null,
+            'maxExceptions' => null,
+            'failOnTimeout' => false,
+            'backoff' => null,
+            'timeout' => null,
+            'retryUntil' => null,
+            'data' => ['handler' => $handler, 'url' => $lease->url, 'host' => $lease->host, 'payload' => $lease->payload],
+        ];
+    }
+}

@@ -1,0 +1,354 @@
+<?php
+
+declare(strict_types=1);
+
+// The Laravel queue driver (bindings-php/laravel) on Debian's php-laravel-framework, driven by
+// Laravel's own queue Worker on a real redis-server. The two-worker crawl of a local site is
+// tests/frameworks/run.py laravel.
+
+if (!is_file('/usr/share/php/Illuminate/autoload.php')) {
+    throw new RuntimeException('the Laravel driver tests need Laravel: apt-get install php-laravel-framework (tools/setup.sh does)');
+}
+require_once 'Illuminate/autoload.php';
+spl_autoload_register(function (string $class): void {
+    if (str_starts_with($class, 'Crawlq\\Laravel\\')) {
+        require dirname(__DIR__) . '/laravel/src/' . str_replace('\\', '/', substr($class, 15)) . '.php';
+    }
+});
+
+use Crawlq\Laravel\CrawlJob;
+use Crawlq\Laravel\CrawlqConnector;
+use Crawlq\Laravel\CrawlqJob;
+use Crawlq\Laravel\CrawlqQueue;
+use Crawlq\Laravel\CrawlqServiceProvider;
+use Crawlq\Laravel\InvalidCrawlJobException;
+use Illuminate\Bus\Queueable;
+use Illuminate\Contracts\Queue\ShouldQueue;
+use Illuminate\Queue\Events\JobQueued;
+use Illuminate\Queue\InteractsWithQueue;
+use Illuminate\Queue\WorkerOptions;
+use PHPUnit\Framework\TestCase;
+
+/** What the test jobs did, by URL. */
+final class Ran
+{
+    /** @var array<string, list<string>> */
+    public static array $log = [];
+}
+
+/** Runs, throws while its URL says so, records everything. */
+final class CrawlTestJob implements ShouldQueue, CrawlJob
+{
+    use InteractsWithQueue, Queueable;
+
+    public ?int $tries = null;
+
+    public function __construct(public string $url, public int $priority = 0)
+    {
+    }
+
+    public function crawlUrl(): string
+    {
+        return $this->url;
+    }
+
+    public function crawlPriority(): int
+    {
+        return $this->priority;
+    }
+
+    public function handle(): void
+    {
+        $job = $this->job;
+        Ran::$log[$this->url][] = 'run ' . $job->attempts() . ' ' . get_class($job) . ' ' . $job->url();
+        $path = parse_url($this->url, PHP_URL_PATH);
+        if ($path === '/throws') {
+            throw new RuntimeException('it broke');
+        }
+        if ($path === '/gone') {
+            $this->fail(new RuntimeException('HTTP 410'));
+        }
+        if ($path === '/slow') {
+            $before = $job->lease()->expiresAt;
+            Ran::$log[$this->url][] = 'extended ' . ($job->extendLease(60.0) > $before + 30 ? 'yes' : 'no');
+        }
+        if ($path === '/loses-its-lease') {
+            // Another worker's reclaim took the lease back while this one ran.
+            usleep(400_000);
+            $job->getContainer()['queue.test']->frontier()->reclaim();
+        }
+    }
+
+    public function failed(Throwable $e): void
+    {
+        Ran::$log[$this->url][] = 'failed: ' . $e->getMessage();
+    }
+}
+
+/** A job that names no URL. */
+final class PlainTestJob implements ShouldQueue
+{
+    use InteractsWithQueue, Queueable;
+
+    public function handle(): void
+    {
+    }
+}
+
+/** Handles items seeded by crawlq workers of other languages. */
+final class ForeignItemHandler
+{
+    public function handle(CrawlqJob $job, array $data): void
+    {
+        Ran::$log[$data['url']][] = 'handled ' . json_encode($data['payload']);
+        if (($data['payload']['fail'] ?? false) === true) {
+            throw new RuntimeException('handler failed');
+        }
+    }
+}
+
+/** Records what the worker reports instead of logging it. */
+final class RecordingExceptionHandler implements Illuminate\Contracts\Debug\ExceptionHandler
+{
+    /** @var list<string> */
+    public array $reported = [];
+
+    public function report(Throwable $e)
+    {
+        $this->reported[] = $e->getMessage();
+    }
+
+    public function shouldReport(Throwable $e)
+    {
+        return true;
+    }
+
+    public function render($request, Throwable $e)
+    {
+        throw $e;
+    }
+
+    public function renderForConsole($output, Throwable $e)
+    {
+    }
+}
+
+/** Collects the log's warnings. */
+final class RecordingLog
+{
+    /** @var list<string> */
+    public array $warnings = [];
+
+    public function warning(string $message): void
+    {
+        $this->warnings[] = $message;
+    }
+}
+
+final class LaravelTest extends TestCase
+{
+    private Illuminate\Container\Container $app;
+    private Illuminate\Queue\QueueManager $manager;
+    private Illuminate\Queue\Worker $worker;
+    private RecordingExceptionHandler $exceptions;
+    private RecordingLog $log;
+    /** @var list<JobQueued> */
+    private array $queued = [];
+
+    protected function setUp(): void
+    {
+        Ran::$log = [];
+        $app = new Illuminate\Foundation\Application(sys_get_temp_dir());
+        Illuminate\Container\Container::setInstance($app);
+        $app->instance('config', new Illuminate\Config\Repository(['queue' => [
+            'default' => 'crawlq',
+            'connections' => ['crawlq' => [
+                'driver' => 'crawlq',
+                'url' => shared_redis()->url(),
+                'queue' => unique_name('laravel'),
+                'retry_after' => 0.3,
+                'block_for' => 0.0,
+                'handler' => ForeignItemHandler::class . '@handle',
+                'options' => ['max_attempts' => 5, 'host_delay' => 0.0, 'backoff_base' => 0.001, 'backoff_jitter' => 0.0],
+            ]],
+        ]]));
+        $app->register(Illuminate\Bus\BusServiceProvider::class);
+        $app->register(Illuminate\Queue\QueueServiceProvider::class);
+        $app->register(CrawlqServiceProvider::class);
+        $app->boot();
+        $app->instance('log', $this->log = new RecordingLog());
+        $app->instance(Illuminate\Contracts\Debug\ExceptionHandler::class, $this->exceptions = new RecordingExceptionHandler());
+        $this->manager = $app['queue'];
+        $app->instance('queue.test', $this->manager->connection('crawlq'));
+        $app['events']->listen(JobQueued::class, fn (JobQueued $e) => $this->queued[] = $e);
+        $this->worker = new Illuminate\Queue\Worker($this->manager, $app['events'], $this->exceptions, fn () => false);
+        $this->app = $app;
+    }
+
+    private function queue(): CrawlqQueue
+    {
+        return $this->manager->connection('crawlq');
+    }
+
+    /** One pass of `queue:work crawlq --tries=$tries --backoff=$backoff`. */
+    private function work(int $tries = 3, int $backoff = 0): void
+    {
+        $this->worker->runNextJob('crawlq', '', new WorkerOptions('default', $backoff, 128, 60, 0, $tries));
+    }
+
+    public function testPushQueuesAJobOnceByItsUrlAndReturnsItsId(): void
+    {
+        $q = $this->queue();
+        $id = $q->push(new CrawlTestJob('http://a.com/1'));
+        $this->assertIsString($id);
+        $this->assertNull($q->push(new CrawlTestJob('HTTP://A.com:80/1#top')), 'the same URL is a duplicate');
+        $this->assertNotNull($q->later(30, new CrawlTestJob('http://a.com/later')));
+        $this->assertSame(2, $q->size());
+        $stats = $q->frontier()->stats();
+        $this->assertSame([1, 1, 1], [$stats['ready'], $stats['delayed'], $stats['duplicates_total']]);
+        $this->assertSame([$id], array_map(fn ($e) => $e->id, array_slice($this->queued, 0, 1)));
+        $peek = $q->frontier()->peek(1)[0];
+        $this->assertSame(CrawlTestJob::class, $peek['payload']['displayName'], 'the payload is Laravel\'s, readable by any worker');
+        $this->assertEquals(['url' => 'http://a.com/1', 'priority' => 0], $peek['payload']['crawlq']);
+    }
+
+    public function testBulkSeedsInOneCallAndReportsARefusedUrlByItsIndex(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://b.com/seen'));
+        $report = $q->bulk([
+            new CrawlTestJob('http://b.com/1'),
+            new CrawlTestJob('ftp://b.com/2'),
+            new CrawlTestJob('http://b.com/seen'),
+            new CrawlTestJob('http://b.com/3', 5),
+        ]);
+        $this->assertSame([2, 1], [$report->added, $report->duplicates]);
+        $this->assertSame([[1, 'unsupported_scheme']], array_map(fn ($i) => [$i['index'], $i['code']], $report->invalid));
+        $this->assertSame([true, false, false, true], array_map('is_string', $report->ids));
+        $this->assertCount(3, $this->queued, 'JobQueued for each queued job, none for the others');
+        $this->assertSame('http://b.com/3', $q->frontier()->peek(1)[0]['url'], 'crawlPriority() is the item\'s priority');
+    }
+
+    public function testAJobWithoutAUrlOrWithARefusedUrlIsATypedError(): void
+    {
+        $q = $this->queue();
+        try {
+            $q->push(new PlainTestJob());
+            $this->fail('a job that names no URL was queued');
+        } catch (InvalidCrawlJobException $e) {
+            $this->assertStringContainsString('PlainTestJob must implement ' . CrawlJob::class, $e->getMessage());
+        }
+        try {
+            $q->push(new CrawlTestJob('not a url'));
+            $this->fail('an invalid URL was queued');
+        } catch (InvalidCrawlJobException $e) {
+            $this->assertSame(['not a url', 'invalid_host'], [$e->input, $e->refusal]);
+        }
+        $this->expectException(InvalidCrawlJobException::class);
+        $q->pushRaw(json_encode(['job' => 'X@handle', 'data' => []]));
+    }
+
+    public function testAJobThatReturnsIsAcked(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://c.com/ok'));
+        $this->work();
+        $this->assertSame(['run 1 ' . CrawlqJob::class . ' http://c.com/ok'], Ran::$log['http://c.com/ok']);
+        $this->assertSame([1, 0, true], [$q->frontier()->stats()['done'], $q->size(), $q->isFinished()]);
+    }
+
+    public function testAThrowingJobIsRetriedUntilTriesThenADeadLetterWithItsMessage(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://d.com/throws'));
+        $this->work(tries: 2);
+        $stats = $q->frontier()->stats();
+        $this->assertSame([1, 0], [$stats['retried_total'], $stats['dead']]);
+        usleep(20_000);
+        $this->work(tries: 2);
+        $log = Ran::$log['http://d.com/throws'];
+        $this->assertSame(['run 1', 'run 2', 'failed: it broke'], [substr($log[0], 0, 5), substr($log[1], 0, 5), $log[2]]);
+        [$dead] = $q->frontier()->dead();
+        $this->assertSame(['http://d.com/throws', 2, 'it broke'], [$dead['url'], $dead['attempts'], $dead['last_error']]);
+        $this->assertSame(['it broke', 'it broke'], $this->exceptions->reported);
+    }
+
+    public function testFailIsADeadLetterAtOnce(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://e.com/gone'));
+        $this->work();
+        $this->assertSame('failed: HTTP 410', Ran::$log['http://e.com/gone'][1]);
+        [$dead] = $q->frontier()->dead();
+        $this->assertSame([1, 'HTTP 410'], [$dead['attempts'], $dead['last_error']]);
+    }
+
+    public function testAReleaseWithABackoffDelaysTheRetry(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://f.com/throws'));
+        $this->work(tries: 3, backoff: 30);
+        $stats = $q->frontier()->stats();
+        $this->assertSame([1, 0, 1], [$stats['delayed'], $stats['ready'], $stats['retried_total']]);
+    }
+
+    public function testItemsOfOtherLanguagesRunTheHandler(): void
+    {
+        $q = $this->queue();
+        $q->frontier()->seed([['url' => 'http://g.com/1', 'payload' => ['from' => 'python']], ['url' => 'http://g.com/2', 'payload' => ['fail' => true]]]);
+        $this->work();
+        $this->work();
+        $this->assertSame(['handled {"from":"python"}'], Ran::$log['http://g.com/1']);
+        $this->assertSame(['handled {"fail":true}'], Ran::$log['http://g.com/2']);
+        $stats = $q->frontier()->stats();
+        $this->assertSame([1, 1], [$stats['done'], $stats['retried_total']]);
+    }
+
+    public function testItemsOfOtherLanguagesAreDeadLettersWithoutAHandler(): void
+    {
+        $queue = (new CrawlqConnector())->connect(['url' => shared_redis()->url(), 'queue' => unique_name('laravel'), 'block_for' => 0.0]);
+        $queue->setContainer($this->app);
+        $queue->frontier()->seed('http://h.com/');
+        $this->assertNull($queue->pop());
+        [$dead] = $queue->frontier()->dead();
+        $this->assertStringStartsWith("no handler: http://h.com/ was queued without a Laravel job", $dead['last_error']);
+    }
+
+    public function testALongJobExtendsItsLease(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://i.com/slow'));
+        $this->work();
+        $this->assertSame('extended yes', Ran::$log['http://i.com/slow'][1]);
+        $this->assertSame(1, $q->frontier()->stats()['done']);
+    }
+
+    public function testAJobWhoseLeaseWasTakenBackIsNotAckedAndSaysSo(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://j.com/loses-its-lease'));
+        $this->work();
+        $stats = $q->frontier()->stats();
+        $this->assertSame([0, 1, 1], [$stats['done'], $stats['ready'], $stats['reclaimed_total']]);
+        $this->assertStringContainsString('the lease of http://j.com/loses-its-lease expired before the job answered', $this->log->warnings[0] ?? '');
+    }
+
+    public function testTheQueuesMaxAttemptsBeforeTriesIsADeadLetterWithAWarning(): void
+    {
+        $queue = (new CrawlqConnector())->connect(['url' => shared_redis()->url(), 'queue' => unique_name('laravel'),
+            'block_for' => 0.0, 'options' => ['max_attempts' => 1]]);
+        $queue->setContainer($this->app);
+        $queue->push(new CrawlTestJob('http://k.com/throws'));
+        $job = $queue->pop();
+        $job->release();
+        $this->assertSame('dead', $job->outcome());
+        $this->assertStringContainsString("reached the queue's max_attempts", $this->log->warnings[0] ?? '');
+        $this->assertSame('released', $queue->frontier()->dead()[0]['last_error']);
+    }
+
+    public function testTheConnectorNeedsAUrlAndAQueue(): void
+    {
+        $this->expectExceptionMessage("a crawlq queue connection needs 'url' and 'queue'");
+        (new CrawlqConnector())->connect(['queue' => 'x']);
+    }
+}
