@@ -9,8 +9,9 @@ wanted=(redis-server)
 if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -m pip --version >/dev/null 2>&1; then
   wanted+=(python3 python3-venv python3-pip)
 fi
-# PHP 8.2 with headers (ext-php-rs), libclang for its bindgen, PHPUnit
-wanted+=(php8.2-dev php8.2-cli libclang-dev clang phpunit)
+# PHP 8.2 with headers (ext-php-rs), libclang for its bindgen, PHPUnit; Laravel for the queue
+# driver's tests (Debian's packaged framework: no Composer or Packagist needed)
+wanted+=(php8.2-dev php8.2-cli libclang-dev clang phpunit php-laravel-framework)
 command -v node >/dev/null 2>&1 || wanted+=(nodejs)
 command -v npm >/dev/null 2>&1 || wanted+=(npm)
 

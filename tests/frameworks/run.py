@@ -7,17 +7,21 @@ fetched faster than its politeness delay.
 Frameworks (all by default):
   scrapy   3 `scrapy runspider` processes sharing one queue (crawlq.scrapy.Scheduler)
   crawlee  2 Node.js CheerioCrawler processes sharing one queue (crawlq/crawlee)
+  laravel  2 `php artisan queue:work crawlq` workers of a minimal Laravel app (crawlq/laravel)
 
 Runs with the Python that has the crawlq wheel and Scrapy installed, after the Node.js addon is
-built in bindings-node/ (with its dev dependencies, Crawlee among them):
+built in bindings-node/ (with its dev dependencies, Crawlee among them), with Debian's
+php-laravel-framework installed and CRAWLQ_PHP_EXTENSION naming the built crawlq.so:
 
-    python tests/frameworks/run.py [scrapy] [crawlee]
+    python tests/frameworks/run.py [scrapy] [crawlee] [laravel]
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -69,16 +73,23 @@ def crawl_site(
     dead_reason: str,
     seed: list[str] | None = None,
     startup_lag: bool = False,
+    stop_when_finished: bool = False,
+    log_problems: re.Pattern[str] | None = None,
 ) -> None:
     """Serve the test site, run one crawler process per command (WORKER=0, 1, ... and the
     site's START_URL in the environment), wait for all of them and check the site's log and
-    the frontier. `seed` (a command) runs first, to completion, when the crawlers do not
-    seed the start page themselves. `startup_lag`: see testsite.check_fetches."""
+    the frontier. `seed` (a command; `{START_URL}` in it is replaced) runs first, to
+    completion, when the crawlers do not seed the start page themselves.
+    `stop_when_finished`: the crawlers are workers that run until stopped, as under a process
+    supervisor; once the frontier is finished they get SIGTERM and must exit with 0.
+    `startup_lag`: see testsite.check_fetches. `log_problems`: a crawler's log line that
+    matches it fails the test (a Python traceback always does)."""
     site = Site(tmp / f"{framework}-site.log").start()
     queue = f"{framework}-site"
     env = {**os.environ, **env, "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue, "START_URL": site.url(0)}
     started = time.monotonic()
     if seed:
+        seed = [arg.replace("{START_URL}", site.url(0)) for arg in seed]
         done = subprocess.run(seed, env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
         check(done.returncode == 0, f"{framework}: seeding failed:\n{done.stdout}{done.stderr}")
     crawlers = []
@@ -87,6 +98,8 @@ def crawl_site(
         with open(log_path, "w") as log:
             proc = subprocess.Popen(command, env={**env, "WORKER": str(worker)}, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
         crawlers.append((proc, log_path))
+    if stop_when_finished:
+        stop_at_finish(framework, redis, queue, [proc for proc, _ in crawlers], started)
     codes = []
     for proc, log_path in crawlers:
         try:
@@ -102,6 +115,8 @@ def crawl_site(
         text = log_path.read_text()
         check(code == 0, f"{framework}: a crawler exited with {code}:\n{text[-3000:]}")
         check("Traceback" not in text, f"{framework}: a crawler logged a traceback:\n{text[-3000:]}")
+        bad = [line for line in text.splitlines() if log_problems and log_problems.search(line)]
+        check(not bad, f"{framework}: a crawler logged a problem:\n" + "\n".join(bad[:5]))
     requests = site.requests()
     problems = check_fetches(requests, HOST_DELAY, JITTER, startup_lag)
     check(not problems, f"{framework}: " + "; ".join(problems[:10]))
@@ -119,6 +134,24 @@ def crawl_site(
         f"(median {', '.join(f'{g[len(g) // 2] * 1000:.0f}' for g in fetch_gaps.values())} ms; delay {HOST_DELAY * 1000:.0f} ms"
         f"{'; requests leased during start-up left out of fetch gaps' if startup_lag else ''})"
     )
+
+
+def stop_at_finish(framework: str, redis: RedisServer, queue: str, procs: list[subprocess.Popen], started: float) -> None:
+    """Wait until the frontier is finished (two readings 0.5 s apart agree), then SIGTERM every
+    process; a process that ends before that has failed."""
+    q = crawlq.Queue(redis.url, queue)
+    try:
+        confirmed = 0
+        while confirmed < 2:
+            check(time.monotonic() - started < TIMEOUT, f"{framework}: the frontier was not finished in {TIMEOUT} s ({q.stats()})")
+            check(all(p.poll() is None for p in procs), f"{framework}: a worker ended before the crawl did")
+            confirmed = confirmed + 1 if q.is_finished() else 0
+            time.sleep(0.5)
+    finally:
+        q.close()
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
 
 
 def run_scrapy(redis: RedisServer, tmp: Path) -> None:
@@ -142,7 +175,23 @@ def run_crawlee(redis: RedisServer, tmp: Path) -> None:
     crawl_site("crawlee", redis, tmp, [crawler] * 2, env, "HTTP 404", startup_lag=True)
 
 
-FRAMEWORKS = {"scrapy": run_scrapy, "crawlee": run_crawlee}
+def run_laravel(redis: RedisServer, tmp: Path) -> None:
+    extension = os.environ.get("CRAWLQ_PHP_EXTENSION", "")
+    check(Path(extension).is_file(), f"laravel: CRAWLQ_PHP_EXTENSION={extension!r} is not the built crawlq.so")
+    check(Path("/usr/share/php/Illuminate/autoload.php").is_file(), "laravel: apt-get install php-laravel-framework (tools/setup.sh does)")
+    artisan = ["php", "-d", f"extension={extension}", str(HERE / "laravel" / "artisan")]
+    env = {"HOST_DELAY": str(HOST_DELAY), "LARAVEL_STORAGE": str(tmp / "laravel-storage")}
+    # --sleep=0: a worker that found no due host waits in Redis (block_for), not in a sleep.
+    worker = [*artisan, "queue:work", "crawlq", "--sleep=0", "--tries=3", "--timeout=30"]
+    crawl_site(
+        "laravel", redis, tmp, [worker] * 2, env, "HTTP 404",
+        seed=[*artisan, "crawl:seed", "{START_URL}"], stop_when_finished=True,
+        # Laravel reports each exception a job raised: only the 503s may be there.
+        log_problems=re.compile(r"PHP (Fatal|Warning|Notice|Deprecated)|\.(ERROR|CRITICAL|WARNING): (?!HTTP 503 )|crawlq: "),
+    )
+
+
+FRAMEWORKS = {"scrapy": run_scrapy, "crawlee": run_crawlee, "laravel": run_laravel}
 
 
 def main() -> None:

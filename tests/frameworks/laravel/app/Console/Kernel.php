@@ -1,0 +1,23 @@
+<?php
+
+namespace App\Console;
+
+use App\Jobs\FetchPage;
+use Illuminate\Foundation\Console\Kernel as ConsoleKernel;
+
+class Kernel extends ConsoleKernel
+{
+    // The queue worker alone: Laravel's full command set wants a database this app has not.
+    protected $commands = [
+        \Illuminate\Queue\Console\WorkCommand::class,
+        \Illuminate\Queue\Console\RestartCommand::class,
+    ];
+
+    protected function commands()
+    {
+        $this->command('crawl:seed {url}', function (string $url) {
+            $id = $this->laravel['queue']->connection('crawlq')->push(new FetchPage($url));
+            $this->info($id === null ? "{$url} was queued before" : "queued {$url} as {$id}");
+        })->describe('Queue the first page of a crawl');
+    }
+}

@@ -1,0 +1,21 @@
+<?php
+
+return [
+    'default' => 'crawlq',
+    'connections' => [
+        'crawlq' => [
+            'driver' => 'crawlq',
+            'url' => env('CRAWLQ_URL', 'redis://127.0.0.1:6379'),
+            'queue' => env('CRAWLQ_QUEUE', 'frontier'),
+            'retry_after' => 60,
+            'block_for' => 1.0,
+            'options' => [
+                'host_delay' => (float) env('HOST_DELAY', 1.0),
+                'max_attempts' => 5,
+                'backoff_base' => 0.2,
+            ],
+        ],
+    ],
+    // Failed jobs are crawlq's dead letters (Queue::connection('crawlq')->frontier()->dead()).
+    'failed' => ['driver' => 'null'],
+];
