@@ -240,6 +240,73 @@ pub fn salvage_record(bytes: &[u8]) -> StoredItem {
     }
 }
 
+/// The one key of a payload object that stands for a byte string: `{"$bytes": "<base64>"}`
+/// (standard alphabet, padded). JSON has no bytes, so every binding writes its language's byte
+/// strings (Python `bytes`, a JavaScript `Buffer` or `Uint8Array`, a PHP string that is not
+/// UTF-8) this way and reads such an object back as bytes. An object with other keys, or whose
+/// value is not canonical base64, is an ordinary object.
+pub const BYTES_KEY: &str = "$bytes";
+
+/// The payload value of a byte string.
+///
+/// ```
+/// let v = crawlq::wire::bytes_value(&[0, 255, 10]);
+/// assert_eq!(v, serde_json::json!({"$bytes": "AP8K"}));
+/// assert_eq!(crawlq::wire::value_bytes(&v), Some(vec![0, 255, 10]));
+/// ```
+pub fn bytes_value(bytes: &[u8]) -> Value {
+    use base64::Engine as _;
+    let mut map = serde_json::Map::with_capacity(1);
+    map.insert(
+        BYTES_KEY.to_owned(),
+        Value::String(base64::engine::general_purpose::STANDARD.encode(bytes)),
+    );
+    Value::Object(map)
+}
+
+/// The byte string a payload value stands for: `Some` for `{"$bytes": <canonical base64>}`
+/// and nothing else (see [`BYTES_KEY`]).
+///
+/// ```
+/// use serde_json::json;
+/// assert_eq!(crawlq::wire::value_bytes(&json!({"$bytes": ""})), Some(vec![]));
+/// assert_eq!(crawlq::wire::value_bytes(&json!({"$bytes": "AP8K", "x": 1})), None);
+/// assert_eq!(crawlq::wire::value_bytes(&json!({"$bytes": "not base64!"})), None);
+/// assert_eq!(crawlq::wire::value_bytes(&json!("AP8K")), None);
+/// ```
+pub fn value_bytes(value: &Value) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let Value::Object(map) = value else {
+        return None;
+    };
+    if map.len() != 1 {
+        return None;
+    }
+    let Value::String(encoded) = map.get(BYTES_KEY)? else {
+        return None;
+    };
+    // STANDARD rejects non-canonical trailing bits and missing padding: one spelling per value.
+    base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()
+}
+
+/// Whether a value holds a byte string anywhere (see [`value_bytes`]): a binding whose fast
+/// path converts plain JSON wholesale takes the slow, value-by-value path only then.
+///
+/// ```
+/// use serde_json::json;
+/// assert!(crawlq::wire::has_bytes(&json!({"a": [1, {"$bytes": "AA=="}]})));
+/// assert!(!crawlq::wire::has_bytes(&json!({"a": [1, {"$bytes": "?"}]})));
+/// ```
+pub fn has_bytes(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_bytes),
+        Value::Object(map) => value_bytes(value).is_some() || map.values().any(has_bytes),
+        _ => false,
+    }
+}
+
 /// Serialize a payload canonically: object keys sorted by their UTF-8 bytes, no whitespace,
 /// floats with an integral value below 2^53 written as integers (so a Python `1.0` and a
 /// JavaScript `1` store the same bytes), other floats in shortest round-trip form.
