@@ -5,8 +5,11 @@
  * timestamps are milliseconds since the epoch by the Redis server's clock.
  */
 
-/** Any JSON value (payloads). */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+/**
+ * A payload value: JSON, and byte strings as `Uint8Array` (stored as `{"$bytes": base64}`, read
+ * back as a `Buffer` from the native addon and a `Uint8Array` from the WebAssembly build).
+ */
+export type Json = null | boolean | number | string | Uint8Array | Json[] | { [key: string]: Json }
 
 /** Options of `Queue.connect`; an unknown name rejects with `ERR_CRAWLQ_CONFIG`. */
 export interface QueueOptions {

@@ -1,7 +1,10 @@
 //! JavaScript values <-> JSON values. Only plain objects, arrays, strings, finite numbers,
-//! booleans and null cross; `undefined` object fields are skipped (as `JSON.stringify` does).
-//! Anything else is a TypeError naming where it was found.
+//! booleans and null cross, and byte strings: a `Uint8Array` (a `Buffer`) is stored as
+//! `{"$bytes": base64}` (crawlq::wire::BYTES_KEY) and read back as a `Buffer`. `undefined`
+//! object fields are skipped (as `JSON.stringify` does). Anything else is a TypeError naming
+//! where it was found.
 
+use napi::bindgen_prelude::ToNapiValue;
 use napi::sys;
 use serde_json::{Map, Number, Value};
 use std::ptr;
@@ -173,7 +176,16 @@ unsafe fn object(
         }
         return Ok(Value::Array(items));
     }
-    // plain objects only: a Date, Map, Buffer or class instance has another prototype
+    let mut is_typed_array = false;
+    status(
+        unsafe { sys::napi_is_typedarray(env, value, &mut is_typed_array) },
+        path,
+    )?;
+    if is_typed_array {
+        return unsafe { typed_array_bytes(env, value, path) }
+            .map(|b| crawlq::wire::bytes_value(&b));
+    }
+    // plain objects only: a Date, Map or class instance has another prototype
     let mut proto = ptr::null_mut();
     status(
         unsafe { sys::napi_get_prototype(env, value, &mut proto) },
@@ -193,7 +205,7 @@ unsafe fn object(
     }
     if !plain {
         return Err(NotJson(format!(
-            "{path} is not a plain object (a Date, Map, Buffer or class instance is not JSON)"
+            "{path} is not a plain object (a Date, Map or class instance is not JSON)"
         )));
     }
     let mut keys = ptr::null_mut();
@@ -238,6 +250,108 @@ unsafe fn object(
         }
     }
     Ok(Value::Object(map))
+}
+
+/// The bytes of a `Uint8Array` (a `Buffer`); other typed arrays are refused by name.
+unsafe fn typed_array_bytes(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    path: &str,
+) -> Result<Vec<u8>, NotJson> {
+    let mut kind = 0;
+    let mut length = 0;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0;
+    status(
+        unsafe {
+            sys::napi_get_typedarray_info(
+                env,
+                value,
+                &mut kind,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        },
+        path,
+    )?;
+    if kind != sys::TypedarrayType::uint8_array {
+        return Err(NotJson(format!(
+            "{path} is a typed array other than Uint8Array, which is not JSON (bytes are a Uint8Array or Buffer)"
+        )));
+    }
+    if length == 0 || data.is_null() {
+        return Ok(Vec::new());
+    }
+    // SAFETY: N-API points `data` at the view's first byte, `length` bytes long.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) }.to_vec())
+}
+
+/// A JSON value for JavaScript in which `{"$bytes": base64}` objects are `Buffer`s; values
+/// without bytes take napi's own conversion.
+pub struct JsonOut(pub Value);
+
+impl ToNapiValue for JsonOut {
+    unsafe fn to_napi_value(env: sys::napi_env, value: JsonOut) -> napi::Result<sys::napi_value> {
+        unsafe { json_to_js(env, value.0) }
+    }
+}
+
+/// `value` as a JavaScript value, byte strings as `Buffer`s.
+pub unsafe fn json_to_js(env: sys::napi_env, value: Value) -> napi::Result<sys::napi_value> {
+    if !crawlq::wire::has_bytes(&value) {
+        return unsafe { Value::to_napi_value(env, value) };
+    }
+    let check = |s: sys::napi_status| {
+        if s == sys::Status::napi_ok {
+            Ok(())
+        } else {
+            Err(napi::Error::from_reason("could not build a payload value"))
+        }
+    };
+    let mut out = ptr::null_mut();
+    if let Some(bytes) = crawlq::wire::value_bytes(&value) {
+        let mut data = ptr::null_mut();
+        check(unsafe {
+            sys::napi_create_buffer_copy(
+                env,
+                bytes.len(),
+                bytes.as_ptr().cast(),
+                &mut data,
+                &mut out,
+            )
+        })?;
+        return Ok(out);
+    }
+    match value {
+        Value::Array(items) => {
+            check(unsafe { sys::napi_create_array_with_length(env, items.len(), &mut out) })?;
+            for (i, item) in items.into_iter().enumerate() {
+                let item = unsafe { json_to_js(env, item)? };
+                check(unsafe { sys::napi_set_element(env, out, i as u32, item) })?;
+            }
+        }
+        Value::Object(map) => {
+            check(unsafe { sys::napi_create_object(env, &mut out) })?;
+            for (key, item) in map {
+                let mut name = ptr::null_mut();
+                check(unsafe {
+                    sys::napi_create_string_utf8(
+                        env,
+                        key.as_ptr().cast(),
+                        key.len() as isize,
+                        &mut name,
+                    )
+                })?;
+                let item = unsafe { json_to_js(env, item)? };
+                check(unsafe { sys::napi_set_property(env, out, name, item) })?;
+            }
+        }
+        scalar => return unsafe { Value::to_napi_value(env, scalar) },
+    }
+    Ok(out)
 }
 
 /// The `token`, `host` and `id` of a lease object, read directly (ack and friends need
@@ -320,7 +434,7 @@ pub struct LeaseRows(pub Vec<crawlq::Lease>);
 /// Values per lease in a [`LeaseRows`] array (index.js reads them in this order).
 pub const LEASE_FIELDS: u32 = 12;
 
-impl napi::bindgen_prelude::ToNapiValue for LeaseRows {
+impl ToNapiValue for LeaseRows {
     unsafe fn to_napi_value(env: sys::napi_env, rows: LeaseRows) -> napi::Result<sys::napi_value> {
         let check = |s: sys::napi_status| {
             if s == sys::Status::napi_ok {
@@ -359,7 +473,7 @@ impl napi::bindgen_prelude::ToNapiValue for LeaseRows {
                 string(&lease.host)?,
                 lease.key.as_deref().map_or(Ok(null), string)?,
                 match lease.payload {
-                    Some(payload) => unsafe { serde_json::Value::to_napi_value(env, payload)? },
+                    Some(payload) => unsafe { json_to_js(env, payload)? },
                     None => null,
                 },
                 number(f64::from(lease.priority))?,

@@ -312,7 +312,7 @@ impl Queue {
         &self,
         env: &'env Env,
         options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
+    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let [limit, offset] = try_arg!(
             env,
@@ -326,12 +326,12 @@ impl Queue {
             env,
             async move { q.dead(limit, offset).await },
             |_, page| {
-                Ok(Value::Array(
+                Ok(convert::JsonOut(Value::Array(
                     page.items
                         .iter()
                         .map(|d| style::dead_letter_to_json(d, Style::Camel))
                         .collect(),
-                ))
+                )))
             },
         )
     }
@@ -420,7 +420,7 @@ impl Queue {
         &self,
         env: &'env Env,
         options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
+    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let [limit] = try_arg!(
             env,
@@ -428,12 +428,12 @@ impl Queue {
         );
         let q = self.inner.clone();
         promise(env, async move { q.peek(limit).await }, |_, items| {
-            Ok(Value::Array(
+            Ok(convert::JsonOut(Value::Array(
                 items
                     .iter()
                     .map(|i| style::stored_item_to_json(i, Style::Camel))
                     .collect(),
-            ))
+            )))
         })
     }
 

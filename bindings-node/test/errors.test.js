@@ -144,7 +144,7 @@ test('ERR_CRAWLQ_SERVER when Redis refuses (out of memory), while workers still 
 
 test('values that are not JSON are TypeErrors, and nothing reaches Redis', async () => {
   const q = await open()
-  const bad = [() => 1, Symbol('s'), 10n, new Date(), new Map(), Buffer.from('x'), NaN, Infinity, { nested: [new Set()] }, new (class Job {})()]
+  const bad = [() => 1, Symbol('s'), 10n, new Date(), new Map(), new Uint16Array(2), new ArrayBuffer(2), NaN, Infinity, { nested: [new Set()] }, new (class Job {})()]
   for (const payload of bad) {
     await assert.rejects(q.seed(['http://a.com/'], { payload }), err => {
       assert.ok(err instanceof TypeError, String(payload))

@@ -182,6 +182,24 @@ test('the event loop keeps running while a lease waits', async () => {
   assert.ok(ticks >= 20, `timers ran during the wait (${ticks} ticks)`)
 })
 
+test('byte strings in payloads round-trip as bytes (Buffer or Uint8Array in, Uint8Array out)', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  const body = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+  await q.seed([{ url: 'http://b.com/1', payload: { body, empty: new Uint8Array(0), list: [new Uint8Array([0, 1]).subarray(1)] } }])
+  const bytes = v => { assert.ok(v instanceof Uint8Array, `bytes come back as a Uint8Array, got ${typeof v}`); return [...v] }
+  const [peeked] = await q.peek()
+  assert.deepEqual(bytes(peeked.payload.list[0]), [1], 'a subarray is its own bytes')
+  const [lease] = await q.lease({ waitMs: 0 })
+  assert.deepEqual([bytes(lease.payload.body), bytes(lease.payload.empty)], [[...body], []])
+  assert.equal(await q.nack(lease, { delayMs: 0, payload: Buffer.from([0xff]) }), 'retried')
+  const [again] = await q.lease({ waitMs: 0 })
+  assert.deepEqual(bytes(again.payload), [0xff])
+  // only a one-key object whose value is canonical base64 stands for bytes
+  assert.equal(await q.nack(again, { retry: false, payload: { $bytes: 'AP8K', other: 1 } }), 'dead')
+  const [dead] = await q.dead()
+  assert.deepEqual(dead.payload, { $bytes: 'AP8K', other: 1 })
+})
+
 test('payload values round-trip as plain JSON', async () => {
   const q = await open()
   const payload = { s: 'é "quoted"\n', n: -1.25, big: 2 ** 53 - 1, nested: { list: [[], {}, false] }, nil: null }

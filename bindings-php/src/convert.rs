@@ -1,6 +1,8 @@
 //! PHP values <-> JSON values. Payloads and options cross here: null, bool, int, float, string
 //! and arrays (a list when its keys are 0..n-1, an object otherwise); anything else (objects,
-//! resources, NaN, invalid UTF-8) is a TypeError before anything reaches Redis.
+//! resources, NaN) is a TypeError before anything reaches Redis. PHP strings are bytes: in a
+//! payload, one that is not UTF-8 is stored as `{"$bytes": base64}` (crawlq::wire::BYTES_KEY)
+//! and such an object reads back as that string.
 
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
@@ -53,12 +55,21 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
                 .map(Value::Number)
                 .ok_or_else(|| format!("{path} is {f}, which is not JSON"))
         }
-        // bytes that are not UTF-8 are replaced by U+FFFD, as JavaScript and Python do with
-        // lone surrogates: one bad character never refuses a whole batch
-        DataType::String => z
-            .zend_str()
-            .map(|s| Value::String(String::from_utf8_lossy(s.as_bytes()).into_owned()))
-            .ok_or_else(|| format!("{path} is not a string")),
+        DataType::String => {
+            let bytes = z
+                .zend_str()
+                .map(|s| s.as_bytes())
+                .ok_or_else(|| format!("{path} is not a string"))?;
+            Ok(match std::str::from_utf8(bytes) {
+                Ok(text) => Value::String(text.to_owned()),
+                // binary data in a payload is kept byte for byte
+                Err(_) if path.contains(PAYLOAD_PATH) => crawlq::wire::bytes_value(bytes),
+                // elsewhere (URLs, options) bytes that are not UTF-8 are replaced by U+FFFD,
+                // as JavaScript and Python do with lone surrogates: one bad character never
+                // refuses a whole batch
+                Err(_) => Value::String(String::from_utf8_lossy(bytes).into_owned()),
+            })
+        }
         DataType::Array => array_to_json(z.array().expect("array"), path, depth),
         other => Err(format!(
             "{path} is {}, which is not JSON (use arrays and scalars)",
@@ -66,6 +77,9 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
         )),
     }
 }
+
+/// How a value's path says it is inside a payload (`items[3]['payload']['body']`).
+const PAYLOAD_PATH: &str = "['payload']";
 
 fn type_name(t: DataType) -> &'static str {
     match t {
@@ -101,7 +115,8 @@ fn array_to_json(a: &ZendHashTable, path: &str, depth: usize) -> Result<Value, S
     Ok(Value::Object(map))
 }
 
-/// A PHP value from JSON: null, bool, int, float, string, array.
+/// A PHP value from JSON: null, bool, int, float, string, array; a `{"$bytes": base64}`
+/// object is the string of those bytes.
 pub fn from_json(v: &Value) -> Zval {
     let mut z = Zval::new();
     match v {
@@ -121,6 +136,7 @@ pub fn from_json(v: &Value) -> Zval {
             }
             z.set_hashtable(table);
         }
+        Value::Object(_) if let Some(bytes) = crawlq::wire::value_bytes(v) => z.set_binary(bytes),
         Value::Object(map) => {
             let mut table = ZendHashTable::with_capacity(map.len() as u32);
             for (k, item) in map {

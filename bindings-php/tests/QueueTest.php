@@ -159,6 +159,24 @@ final class QueueTest extends TestCase
         $this->assertTrue($q->ack($held), 'a refused payload changed nothing');
     }
 
+    public function testBinaryStringsInPayloadsRoundTripByteForByte(): void
+    {
+        $q = $this->open(['host_delay' => 0.0]);
+        $binary = implode('', array_map('chr', range(0, 255)));
+        $q->seed([['url' => "http://b.com/\xff", 'payload' => ['body' => $binary, 'text' => 'héllo', 'list' => ["\x00\x80"]]]]);
+        $stored = shared_redis()->cli('LRANGE', 'crawlq:{' . $q->getName() . '}:l:0:b.com', '0', '-1');
+        $this->assertStringContainsString('"list":[{"$bytes":"AIA="}]', $stored);
+        $this->assertStringContainsString('"text":"héllo"', $stored, 'UTF-8 strings stay text');
+        [$lease] = $q->lease(1, 0.0);
+        $this->assertSame('http://b.com/%EF%BF%BD', $lease->url, 'outside payloads a bad byte is U+FFFD');
+        $this->assertSame(['body' => $binary, 'list' => ["\x00\x80"], 'text' => 'héllo'], $lease->payload);
+        $this->assertSame('retried', $q->nack($lease, ['delay' => 0, 'payload' => "\xfe"]));
+        [$lease] = $q->lease(1, 0.0);
+        $this->assertSame("\xfe", $lease->payload);
+        $this->assertTrue($q->release($lease, ['payload' => ['$bytes' => 'AP8K', 'other' => 1]]));
+        $this->assertSame(['$bytes' => 'AP8K', 'other' => 1], $q->lease(1, 0.0)[0]->payload, 'only a one-key object is bytes');
+    }
+
     public function testPolitenessAndHostSettings(): void
     {
         $q = $this->open(['fixed_clock' => T0 / 1000, 'host_delay' => 2.0]);

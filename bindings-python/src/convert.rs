@@ -3,7 +3,9 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
 use serde_json::{Map, Number, Value};
 
 use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
@@ -23,7 +25,8 @@ pub fn text(s: &Bound<'_, PyString>) -> PyResult<String> {
     Ok(String::from_utf16_lossy(&units))
 }
 
-/// A JSON value from dict / list / tuple / str / int / float / bool / None.
+/// A JSON value from dict / list / tuple / str / int / float / bool / None; bytes and
+/// bytearray become `{"$bytes": base64}` (crawlq::wire::BYTES_KEY), read back as bytes.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_json_at(obj, 0)
 }
@@ -59,6 +62,12 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(text(s)?));
     }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(crawlq::wire::bytes_value(b.as_bytes()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(crawlq::wire::bytes_value(&b.to_vec()));
+    }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
@@ -80,7 +89,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Array(items));
     }
     Err(PyTypeError::new_err(format!(
-        "payloads must be JSON-compatible (dict, list, tuple, str, int, float, bool, None), got {}",
+        "payloads must be JSON-compatible (dict, list, tuple, str, int, float, bool, None) or bytes, got {}",
         type_name(obj)
     )))
 }
@@ -92,7 +101,8 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-/// A Python value from JSON: dict / list / str / int / float / bool / None.
+/// A Python value from JSON: dict / list / str / int / float / bool / None, and bytes for a
+/// `{"$bytes": base64}` object.
 pub fn from_json(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     Ok(match value {
         Value::Null => py.None(),
@@ -119,6 +129,9 @@ pub fn from_json(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
             list.into_any().unbind()
         }
         Value::Object(map) => {
+            if let Some(bytes) = crawlq::wire::value_bytes(value) {
+                return Ok(PyBytes::new(py, &bytes).into_any().unbind());
+            }
             let dict = PyDict::new(py);
             for (k, v) in map {
                 dict.set_item(k, from_json(py, v)?)?;

@@ -142,7 +142,7 @@ def test_lease_lost_in_context_manager(redis_server: RedisServer, name: str) -> 
             q.reclaim()
 
 
-@pytest.mark.parametrize("payload", [{1: "int key"}, {"x": {1, 2}}, b"bytes", object(), {"deep": [object()]}])
+@pytest.mark.parametrize("payload", [{1: "int key"}, {"x": {1, 2}}, memoryview(b"view"), object(), {"deep": [object()]}])
 def test_payloads_must_be_json(q: crawlq.Queue, payload: object) -> None:
     with pytest.raises(TypeError):
         q.seed(["http://a.com/"], payload=payload)

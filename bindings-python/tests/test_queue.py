@@ -127,6 +127,24 @@ def test_nack_and_release_store_a_new_payload(redis_server: RedisServer, name: s
     assert q.ack(held) is True, "a refused payload changed nothing"
 
 
+def test_bytes_payloads_round_trip_as_bytes(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000)
+    body = bytes(range(256))
+    q.seed([{"url": "http://b.com/1", "payload": {"body": body, "empty": b"", "list": [bytearray(b"\x00\x01")]}}])
+    stored = redis_server.cli("LRANGE", f"crawlq:{{{name}}}:l:0:b.com", "0", "-1")
+    assert '"empty":{"$bytes":""}' in stored and '"list":[{"$bytes":"AAE="}]' in stored, stored
+    [lease] = q.lease(1, wait=0)
+    assert lease.payload == {"body": body, "empty": b"", "list": [b"\x00\x01"]}
+    assert q.nack(lease, delay=0, payload=b"\xff") == "retried"
+    [lease] = q.lease(1, wait=0)
+    assert lease.payload == b"\xff"
+    # Only a one-key object whose value is canonical base64 stands for bytes.
+    assert q.release(lease, payload={"$bytes": "AP8K", "other": 1}) is True
+    assert q.lease(1, wait=0)[0].payload == {"$bytes": "AP8K", "other": 1}
+    q.seed([{"url": "http://c.com/2", "payload": {"$bytes": "not base64"}}])
+    assert {p["url"]: p["payload"] for p in q.peek(10)}["http://c.com/2"] == {"$bytes": "not base64"}
+
+
 def test_politeness_and_host_settings(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, host_delay=2.0)
     info = q.set_host_delay("HTTP://Slow.COM/x", 30)

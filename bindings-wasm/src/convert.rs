@@ -1,5 +1,6 @@
 //! JavaScript values <-> JSON values, with the same rules and messages as the native addon:
-//! plain objects, arrays, strings, finite numbers, booleans and null; `undefined` object
+//! plain objects, arrays, strings, finite numbers, booleans and null, and byte strings (a
+//! `Uint8Array` is `{"$bytes": base64}`, read back as a `Uint8Array`); `undefined` object
 //! fields are skipped; anything else is a TypeError naming where it was found.
 
 use js_sys::{Array, Object, Reflect};
@@ -62,6 +63,9 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, S
         "a symbol"
     } else if value.is_bigint() {
         "a BigInt"
+    } else if let Some(bytes) = value.dyn_ref::<js_sys::Uint8Array>() {
+        // a Uint8Array (a Buffer) is a byte string: `{"$bytes": base64}` in the payload
+        return Ok(Some(crawlq::wire::bytes_value(&bytes.to_vec())));
     } else if value.is_object() {
         let proto = Object::get_prototype_of(value);
         if proto.is_null() || proto == Object::get_prototype_of(&Object::new()) {
@@ -82,7 +86,7 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, S
             return Ok(Some(Value::Object(map)));
         }
         return Err(format!(
-            "{path} is not a plain object (a Date, Map, Buffer or class instance is not JSON)"
+            "{path} is not a plain object (a Date, Map or class instance is not JSON)"
         ));
     } else {
         "not a JSON value"
@@ -90,9 +94,30 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, S
     Err(format!("{path} is {what}, which is not JSON"))
 }
 
-/// A JavaScript value from JSON (through JSON.parse, which V8 does fast).
+/// A JavaScript value from JSON (through JSON.parse, which V8 does fast); a value holding byte
+/// strings is built value by value, each `{"$bytes": base64}` as a `Uint8Array`.
 pub fn to_js(value: &Value) -> JsValue {
+    if crawlq::wire::has_bytes(value) {
+        return to_js_with_bytes(value);
+    }
     js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+}
+
+fn to_js_with_bytes(value: &Value) -> JsValue {
+    if let Some(bytes) = crawlq::wire::value_bytes(value) {
+        return js_sys::Uint8Array::from(bytes.as_slice()).into();
+    }
+    match value {
+        Value::Array(items) => items.iter().map(to_js_with_bytes).collect::<Array>().into(),
+        Value::Object(map) => {
+            let object = Object::new();
+            for (key, item) in map {
+                let _ = Reflect::set(&object, &JsValue::from_str(key), &to_js_with_bytes(item));
+            }
+            object.into()
+        }
+        scalar => to_js(scalar),
+    }
 }
 
 /// The `token`, `id`, `host` and `url` of a lease object, read directly.

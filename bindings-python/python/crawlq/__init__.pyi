@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 JSON = Any
-"""A JSON-compatible value: dict[str, JSON], list, tuple, str, int, float, bool or None."""
+"""A payload value: dict[str, JSON], list, tuple, str, int, float, bool, None, or bytes
+(stored as ``{"$bytes": base64}``, read back as bytes by every language)."""
 
 class SeedItemDict(TypedDict, total=False):
     url: str
