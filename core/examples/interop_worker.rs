@@ -3,6 +3,7 @@
 //!
 //! `interop_worker work <redis-url> <queue> <ledger-path> <slow-ms>`
 //! `interop_worker seed <redis-url> <queue> <urls-file>`
+//! `interop_worker bytes <redis-url> <queue>`
 
 use crawlq::{Config, NackOptions, Queue, SeedItem, SeedOptions};
 use std::io::Write;
@@ -37,6 +38,11 @@ async fn main() -> crawlq::Result<()> {
             report.added, report.duplicates
         );
         return Ok(());
+    }
+    if let [_, mode, url, name] = &args[..]
+        && mode == "bytes"
+    {
+        return bytes_mode(Queue::connect(url, name, config).await?).await;
     }
     let [_, _work, url, name, ledger_path, slow_ms] = &args[..] else {
         eprintln!(
@@ -103,5 +109,30 @@ async fn main() -> crawlq::Result<()> {
         }
     }
     println!("rust worker {} done", std::process::id());
+    Ok(())
+}
+
+/// `bytes`: lease one item whose payload `body` holds the bytes 0..=255, check they arrive as
+/// bytes, and dead-letter the item with those bytes reversed as its new `body`.
+async fn bytes_mode(q: Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    let leases = q.lease(1, Duration::from_secs(2)).await?;
+    let lease = leases.first().expect("an item to lease");
+    let body = lease
+        .payload
+        .as_ref()
+        .and_then(|p| p.get("body"))
+        .and_then(crawlq::wire::value_bytes);
+    let expected: Vec<u8> = (0..=255).collect();
+    let ok = body.as_deref() == Some(expected.as_slice());
+    let reversed: Vec<u8> = expected.iter().rev().copied().collect();
+    let nack = NackOptions {
+        retry: false,
+        payload: Some(
+            serde_json::json!({"body": crawlq::wire::bytes_value(&reversed), "by": "rust"}),
+        ),
+        ..NackOptions::default()
+    };
+    q.nack(&[(lease.handle(), nack)]).await?;
+    println!(r#"{{"ok":{ok}}}"#);
     Ok(())
 }

@@ -42,6 +42,7 @@ def command(lang: str, *args: str) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, str(WORKERS / "worker.py"), *args], env
     if lang in ("node", "wasm"):
         env["CRAWLQ_JS_MODULE"] = str(REPO / ("bindings-node" if lang == "node" else "bindings-wasm/pkg"))
+        env["CRAWLQ_LANG"] = lang
         return ["node", str(WORKERS / "worker.js"), *args], env
     if lang == "php":
         return ["php", "-d", "extension=" + os.environ["CRAWLQ_PHP_EXTENSION"], str(WORKERS / "worker.php"), *args], env
@@ -202,6 +203,24 @@ def scenario_seeding_from_every_language(redis: RedisServer, tmp: Path) -> None:
     check(added == 3000 and stats["seen"] == 3000 and stats["ready"] == 3000, f"3000 distinct items in all (added {added}, seen {stats['seen']})")
 
 
+def scenario_bytes_across_languages(redis: RedisServer, tmp: Path) -> None:
+    print("scenario 3: a byte-string payload written by one language is bytes in every other, and back")
+    name = f"interop-3-{os.getpid()}"
+    q = crawlq.Queue(redis.url, name, shards=SHARDS)
+    body = bytes(range(256))
+    q.seed([{"url": f"http://bytes{i}.interop.test/", "payload": {"body": body}} for i in range(len(LANGUAGES))])
+    for lang in LANGUAGES:
+        cmd, env = command(lang, "bytes", redis.url, name)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+        check(done.returncode == 0, f"{lang}: bytes worker failed ({done.stderr.strip()[-300:]})")
+        check(json.loads(done.stdout.strip().splitlines()[-1]) == {"ok": True}, f"{lang}: the body arrived as the same bytes ({done.stdout.strip()})")
+    dead = q.dead(limit=100)
+    by = sorted(d["payload"]["by"] for d in dead)
+    check(by == sorted(LANGUAGES), f"every language dead-lettered one item ({by})")
+    check(all(d["payload"]["body"] == body[::-1] for d in dead), "every language's bytes read back as bytes in Python")
+    q.close()
+
+
 class ClusterTarget:
     """An existing Redis Cluster, given by the URL of one of its nodes."""
 
@@ -227,6 +246,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="crawlq-interop-") as tmp:
             scenario_seeding_from_every_language(redis, Path(tmp))
             scenario_workers_of_every_language(redis, Path(tmp))
+            scenario_bytes_across_languages(redis, Path(tmp))
     finally:
         redis.stop()
     print(f"interop: all scenarios passed in {time.monotonic() - started:.1f} s")

@@ -16,6 +16,15 @@ async function main () {
     await q.close()
     return
   }
+  if (mode === 'bytes') {
+    const [lease] = await q.lease({ max: 1, waitMs: 2000 })
+    const body = lease.payload.body
+    const expected = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+    await q.nack(lease, { retry: false, payload: { body: Buffer.from(expected).reverse(), by: process.env.CRAWLQ_LANG } })
+    console.log(JSON.stringify({ ok: body instanceof Uint8Array && Buffer.from(body).equals(expected) }))
+    await q.close()
+    return
+  }
   const ledger = fs.openSync(ledgerPath, 'a')
   const log = entry => fs.writeSync(ledger, JSON.stringify(entry) + '\n')
   let idle = 0

@@ -1,11 +1,19 @@
 <?php
 // Interop worker (PHP). Same modes, behaviour and ledger as worker.py.
-[, $mode, $url, $name, $ledgerPath] = $argv;
+[, $mode, $url, $name] = $argv;
+$ledgerPath = $argv[4] ?? null;
 $q = new Crawlq\Queue($url, $name, ['lease_ttl' => 3.0, 'host_delay' => 0.02]);
 if ($mode === 'seed') {
     usleep(max(0, (int) ((((int) getenv('CRAWLQ_START_AT')) / 1000 - microtime(true)) * 1e6)));
     $report = $q->seed(array_slice(explode("\n", (string) file_get_contents($ledgerPath)), 0, -1));
     echo json_encode(['added' => $report->added, 'duplicates' => $report->duplicates]), "\n";
+    exit(0);
+}
+if ($mode === 'bytes') {
+    [$lease] = $q->lease(1, 2.0);
+    $expected = implode('', array_map('chr', range(0, 255)));
+    $q->nack($lease, ['retry' => false, 'payload' => ['body' => strrev($expected), 'by' => 'php']]);
+    echo json_encode(['ok' => $lease->payload['body'] === $expected]), "\n";
     exit(0);
 }
 $slowMs = $argv[5];

@@ -5,7 +5,9 @@ next step), ack; URLs ending in /poison are nacked without retry; exit when the 
 empty. seed: seed the URLs of a file (one per line) in one call and print the report.
 
     worker.py work <redis-url> <queue> <ledger-path> <slow-ms>
-    worker.py seed <redis-url> <queue> <urls-file>"""
+    worker.py seed <redis-url> <queue> <urls-file>
+    worker.py bytes <redis-url> <queue>   (lease one item whose payload body is the bytes
+        0..255, check they arrive as bytes, dead-letter it with them reversed; print the check)"""
 
 import json
 import os
@@ -22,6 +24,12 @@ if mode == "seed":
     time.sleep(max(0.0, int(os.environ.get("CRAWLQ_START_AT", "0")) / 1000 - time.time()))
     report = q.seed(open(sys.argv[4]).read().split("\n")[:-1])
     print(json.dumps({"added": report.added, "duplicates": report.duplicates}))
+    sys.exit(0)
+if mode == "bytes":
+    [lease] = q.lease(1, wait=2.0)
+    body = lease.payload["body"]
+    q.nack(lease, retry=False, payload={"body": bytes(reversed(range(256))), "by": "python"})
+    print(json.dumps({"ok": isinstance(body, bytes) and body == bytes(range(256))}))
     sys.exit(0)
 ledger_path, slow_ms = sys.argv[4], int(sys.argv[5])
 ledger = open(ledger_path, "a", buffering=1)
