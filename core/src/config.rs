@@ -123,6 +123,11 @@ pub struct Config {
     /// is an [`Error::Config`]. Each shard has its own hash tag, so a Redis Cluster spreads them
     /// over its nodes.
     pub shards: Option<u32>,
+    /// How often the leases this queue handed out and that are not answered yet are extended
+    /// in the background, each to its lease time (default 0: never). For jobs that may run
+    /// longer than `lease_ttl`; must be shorter than every lease time used (a third of it is
+    /// a good choice). A job that never ends keeps its lease while its process lives.
+    pub extend_every: Duration,
     /// Test only: use this fixed time (ms since epoch) instead of the Redis server's clock.
     pub fixed_clock_ms: Option<i64>,
 }
@@ -152,6 +157,7 @@ impl Default for Config {
             min_replicas: 0,
             replica_timeout: Duration::from_secs(1),
             shards: None,
+            extend_every: Duration::ZERO,
             fixed_clock_ms: None,
         }
     }
@@ -268,6 +274,10 @@ const SPECS: &[Spec] = &[
         kind: Kind::Count { min: 1, max: 1024 },
     },
     Spec {
+        snake: "extend_every",
+        kind: Kind::Duration,
+    },
+    Spec {
         snake: "fixed_clock",
         kind: Kind::Timestamp,
     },
@@ -336,6 +346,7 @@ impl Config {
             ("min_replicas", Parsed::Count(n)) => self.min_replicas = n as u32,
             ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
             ("shards", Parsed::Count(n)) => self.shards = Some(n as u32),
+            ("extend_every", Parsed::Duration(d)) => self.extend_every = d,
             ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
             (name, _) => unreachable!("option {name} parsed to the wrong kind"),
         }
@@ -368,6 +379,13 @@ impl Config {
         if self.shards.is_some_and(|s| !(1..=1024).contains(&s)) {
             return bad("shards must be within 1..=1024".into());
         }
+        if !self.extend_every.is_zero() && self.extend_every >= self.lease_ttl {
+            return bad(format!(
+                "extend_every ({} ms) must be shorter than lease_ttl ({} ms), or the lease expires first",
+                self.extend_every.as_millis(),
+                self.lease_ttl.as_millis()
+            ));
+        }
         if self.min_replicas > 0 && self.replica_timeout.is_zero() {
             return bad("replica_timeout must be positive when min_replicas is set".into());
         }
@@ -379,6 +397,7 @@ impl Config {
             ("connect_timeout", self.connect_timeout),
             ("command_timeout", self.command_timeout),
             ("replica_timeout", self.replica_timeout),
+            ("extend_every", self.extend_every),
         ] {
             if d > MAX_DURATION {
                 return bad(format!("{name} must be at most 100 years"));

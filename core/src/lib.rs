@@ -30,6 +30,7 @@
 pub mod catalog;
 pub mod config;
 pub mod error;
+pub mod held;
 pub mod keys;
 pub mod model;
 pub mod normalize;

@@ -53,3 +53,55 @@ pub fn runtime(flavor: Flavor) -> &'static Runtime {
         }
     }
 }
+
+/// Extend the leases in `held` every `config.extend_every`, on a connection of its own on this
+/// process's multi-threaded runtime (so it goes on while the owner's thread runs a long job:
+/// a Python function holding the GIL, a PHP script), until `held` is closed. It connects only
+/// once something is held. A failed round is retried at the next turn; a lease that expired
+/// meanwhile is reported lost by its answer (ack false, nack `lost`).
+///
+/// ```no_run
+/// # async fn demo() -> crawlq::Result<()> {
+/// use std::{sync::Arc, time::Duration};
+/// let config = crawlq::Config { extend_every: Duration::from_secs(20), ..Default::default() };
+/// let q = Arc::new(crawlq::Queue::connect("redis://127.0.0.1/", "jobs", config.clone()).await?);
+/// crawlq::process::spawn_extender("redis://127.0.0.1/", "jobs", config, q.held().clone());
+/// // ... lease and work; leases stay alive until answered ...
+/// q.held().close();
+/// # Ok(()) }
+/// ```
+pub fn spawn_extender(
+    url: &str,
+    name: &str,
+    config: crate::Config,
+    held: std::sync::Arc<crate::held::HeldLeases>,
+) {
+    let every = config.extend_every;
+    if every.is_zero() {
+        return;
+    }
+    let (url, name) = (url.to_string(), name.to_string());
+    runtime(Flavor::MultiThread { workers: 1 }).spawn(async move {
+        let mut queue: Option<crate::Queue<crate::RedisExecutor>> = None;
+        loop {
+            tokio::time::sleep(every).await;
+            if held.is_closed() {
+                break;
+            }
+            if held.is_empty() {
+                continue;
+            }
+            if queue.is_none() {
+                queue = crate::Queue::connect(&url, &name, config.clone())
+                    .await
+                    .ok()
+                    .map(|q| q.with_held(held.clone()));
+            }
+            if let Some(q) = &queue {
+                // an error here (Redis away) is retried next turn; see above for what a
+                // lease that expired meanwhile does
+                let _ = q.extend_held().await;
+            }
+        }
+    });
+}

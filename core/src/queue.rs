@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::held::HeldLeases;
 use crate::model::*;
 use crate::model::{AnswerResults, Answers};
 use crate::ops::{CallState, LeaseBatch, Ops, PreparedItem, Reply, ScriptCall, SeedOutcome};
@@ -38,7 +39,8 @@ pub trait Executor {
     /// whether a marker was taken.
     fn wait(&self, key: &str, timeout: Duration) -> impl Future<Output = Result<bool>> + MaybeSend;
 
-    /// Milliseconds on a local monotonic clock; only differences are used, to bound waits.
+    /// Milliseconds on a local monotonic clock; only differences are used, to bound waits and to
+    /// tell when a held lease expires. Readings of two executors of one process must compare.
     fn monotonic_ms(&self) -> u64;
 
     /// Whether calls go to a Redis Cluster (scripts then check their slot is not being
@@ -146,6 +148,8 @@ pub struct Queue<E> {
     jitter_nonce: AtomicU64,
     /// Where the next lease call starts, so no shard is starved.
     next_shard: AtomicUsize,
+    /// Leases handed out and not answered yet ([`Queue::extend_held`], [`Queue::release_held`]).
+    held: Arc<HeldLeases>,
 }
 
 impl<E: Executor> Queue<E> {
@@ -169,7 +173,21 @@ impl<E: Executor> Queue<E> {
             exec,
             jitter_nonce: AtomicU64::new(0),
             next_shard: AtomicUsize::new(0),
+            held: Arc::default(),
         })
+    }
+
+    /// This queue keeping its held leases in `held`, another queue's: a binding that extends
+    /// leases from a thread of its own opens a second queue (its own connection) over the same
+    /// bookkeeping.
+    pub fn with_held(mut self, held: Arc<HeldLeases>) -> Queue<E> {
+        self.held = held;
+        self
+    }
+
+    /// The leases this queue handed out and that were not answered through it yet.
+    pub fn held(&self) -> &Arc<HeldLeases> {
+        &self.held
     }
 
     pub fn name(&self) -> &str {
@@ -409,6 +427,14 @@ impl<E: Executor> Queue<E> {
         }
         let ttl = opts.ttl.unwrap_or(self.config.lease_ttl);
         check_ttl(ttl)?;
+        let every = self.config.extend_every;
+        if !every.is_zero() && ttl <= every {
+            return Err(Error::InvalidArgument(format!(
+                "a lease time of {} ms would expire before the next extension (extend_every is {} ms)",
+                ttl.as_millis(),
+                every.as_millis()
+            )));
+        }
         let layout = self.layout().await?;
         let wait_ms = opts.wait.as_millis() as u64;
         let started = self.exec.monotonic_ms();
@@ -416,6 +442,8 @@ impl<E: Executor> Queue<E> {
             let batch = self.lease_once(opts.max, ttl).await?;
             let buried = self.bury_undecodable(&batch.undecodable).await?;
             if !batch.leases.is_empty() {
+                self.held
+                    .record(&batch.leases, ttl, self.exec.monotonic_ms());
                 return Ok(batch.leases);
             }
             if buried > 0 {
@@ -639,11 +667,14 @@ impl<E: Executor> Queue<E> {
     /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
     /// any more (expired and reclaimed, or already answered): nothing changed for it.
     pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
-        self.per_handle(leases, |ops, handles| async move {
-            let reply = self.exec.eval(ops.ack(&handles)).await?;
-            ops.decode_flags(reply, handles.len())
-        })
-        .await
+        let flags = self
+            .per_handle(leases, |ops, handles| async move {
+                let reply = self.exec.eval(ops.ack(&handles)).await?;
+                ops.decode_flags(reply, handles.len())
+            })
+            .await?;
+        self.held.forget(leases);
+        Ok(flags)
     }
 
     /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
@@ -667,6 +698,7 @@ impl<E: Executor> Queue<E> {
                 },
             )
             .await?;
+        self.held.forget(leases.iter().map(|(l, _)| l));
         let retried = outcomes
             .iter()
             .filter(|o| **o == NackOutcome::Retried)
@@ -678,11 +710,70 @@ impl<E: Executor> Queue<E> {
     /// Push the deadline of leases to now + `ttl`. `None` for a lease that is not live.
     pub async fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> Result<Vec<Option<i64>>> {
         check_ttl(ttl)?;
-        self.per_handle(leases, |ops, handles| async move {
-            let reply = self.exec.eval(ops.extend(&handles, ttl)).await?;
-            ops.decode_extend(reply, handles.len())
-        })
-        .await
+        let started = self.exec.monotonic_ms();
+        let deadlines = self
+            .per_handle(leases, |ops, handles| async move {
+                let reply = self.exec.eval(ops.extend(&handles, ttl)).await?;
+                ops.decode_extend(reply, handles.len())
+            })
+            .await?;
+        for (lease, deadline) in leases.iter().zip(&deadlines) {
+            match deadline {
+                // counted from before the call: the local deadline is never later than Redis's
+                Some(_) => self.held.extended(lease, ttl, started),
+                None => self.held.forget([lease]),
+            }
+        }
+        Ok(deadlines)
+    }
+
+    /// Extend every lease this queue handed out and that was not answered yet, each to the
+    /// lease time it was taken for; one round trip per lease time. What the `extend_every`
+    /// option runs in the background in every binding; call it yourself from a long job's
+    /// loop otherwise. Returns how many were extended (a lease found lost is forgotten: its
+    /// answer will report it lost).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let leases = q.lease(10, std::time::Duration::ZERO).await?;
+    /// assert_eq!(q.extend_held().await?, leases.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn extend_held(&self) -> Result<usize> {
+        let mut extended = 0;
+        for (ttl, handles) in self.held.due(self.exec.monotonic_ms()) {
+            extended += self
+                .extend(&handles, ttl)
+                .await?
+                .iter()
+                .filter(|d| d.is_some())
+                .count();
+        }
+        Ok(extended)
+    }
+
+    /// Release every lease this queue handed out and that was not answered yet (a worker
+    /// stopping: SIGTERM, shutdown), so other workers take the items at once. Returns how many
+    /// were released.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let leases = q.lease(10, std::time::Duration::ZERO).await?;
+    /// assert_eq!(q.release_held().await?, leases.len());
+    /// assert_eq!(q.release_held().await?, 0);
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_held(&self) -> Result<usize> {
+        let handles = self.held.take_all(self.exec.monotonic_ms());
+        if handles.is_empty() {
+            return Ok(0);
+        }
+        Ok(self
+            .release(&handles)
+            .await?
+            .iter()
+            .filter(|ok| **ok)
+            .count())
     }
     /// Answer leases a caller hands back, the way every binding's `ack`, `nack`, `extend` and
     /// `release` do: one round trip per chunk, the results per lease, and which leases are
@@ -778,6 +869,7 @@ impl<E: Executor> Queue<E> {
                 },
             )
             .await?;
+        self.held.forget(leases.iter().map(|(l, _)| l));
         let released = flags.iter().filter(|ok| **ok).count();
         self.wake(self.layout().await?, released as u64).await?;
         Ok(flags)

@@ -121,7 +121,6 @@ pub struct RedisExecutor {
     wait_nodes: Mutex<HashMap<String, (String, u16)>>,
     connect_timeout: Duration,
     command_timeout: Duration,
-    started: Instant,
 }
 
 impl std::fmt::Debug for RedisExecutor {
@@ -205,7 +204,6 @@ impl RedisExecutor {
             wait_nodes: Mutex::default(),
             connect_timeout: config.connect_timeout,
             command_timeout: config.command_timeout,
-            started: Instant::now(),
         })
     }
 
@@ -535,7 +533,10 @@ impl Executor for RedisExecutor {
     }
 
     fn monotonic_ms(&self) -> u64 {
-        self.started.elapsed().as_millis() as u64
+        // one epoch for the whole process: every executor's readings compare (a lease held
+        // through one queue may be extended through another's connection, crawlq::held)
+        static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64
     }
 
     fn in_cluster(&self) -> bool {

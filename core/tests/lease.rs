@@ -1017,3 +1017,94 @@ async fn an_interruptible_wait_stops_between_slices() {
     );
     assert!(cursor.is_finished(), "a stopped fetch finishes the cursor");
 }
+
+#[tokio::test]
+async fn held_leases_are_extended_in_the_background_and_released_on_demand() {
+    let config = Config {
+        lease_ttl: Duration::from_millis(600),
+        extend_every: Duration::from_millis(150),
+        ..config()
+    };
+    let name = unique("held");
+    let q = std::sync::Arc::new(
+        Queue::connect(&test_url(), &name, config.clone())
+            .await
+            .unwrap(),
+    );
+    q.seed(
+        &items(&["http://a.com/1", "http://b.com/2", "http://c.com/3"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(3, Duration::ZERO).await.unwrap();
+    assert_eq!((leases.len(), q.held().len()), (3, 3));
+    q.ack(&[leases[2].handle()]).await.unwrap();
+    assert_eq!(q.held().len(), 2, "an answered lease is not held any more");
+    process::spawn_extender(&test_url(), &name, config, q.held().clone());
+    // Three lease times later the two held leases are still live: nothing to reclaim.
+    tokio::time::sleep(Duration::from_millis(1800)).await;
+    assert_eq!(q.reclaim(100).await.unwrap().requeued, 0);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.leased, stats.reclaimed_total), (2, 0));
+    assert_eq!(q.release_held().await.unwrap(), 2);
+    assert_eq!((q.held().len(), q.release_held().await.unwrap()), (0, 0));
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.leased, stats.ready, stats.released_total), (0, 2, 2));
+    q.held().close();
+}
+
+#[tokio::test]
+async fn without_an_extender_held_leases_expire_and_are_forgotten() {
+    let config = Config {
+        lease_ttl: Duration::from_millis(200),
+        ..config()
+    };
+    let q = open("held-expire", config).await;
+    q.seed(&items(&["http://a.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let [lease] = &q.lease(1, Duration::ZERO).await.unwrap()[..] else {
+        panic!("one lease")
+    };
+    assert_eq!(
+        q.extend_held().await.unwrap(),
+        1,
+        "extend_held extends what is held"
+    );
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(
+        q.extend_held().await.unwrap(),
+        0,
+        "an expired lease is dropped, not extended"
+    );
+    assert_eq!(q.release_held().await.unwrap(), 0);
+    assert_eq!(q.reclaim(10).await.unwrap().requeued, 1);
+    assert_eq!(q.ack(&[lease.handle()]).await.unwrap(), vec![false]);
+}
+
+#[tokio::test]
+async fn extend_every_must_be_shorter_than_every_lease_time() {
+    let too_slow = Config {
+        lease_ttl: Duration::from_secs(1),
+        extend_every: Duration::from_secs(1),
+        ..config()
+    };
+    assert!(matches!(too_slow.validate(), Err(Error::Config(m)) if m.contains("extend_every")));
+    let q = open(
+        "held-ttl",
+        Config {
+            extend_every: Duration::from_secs(1),
+            ..config()
+        },
+    )
+    .await;
+    let short = LeaseOptions {
+        ttl: Some(Duration::from_millis(500)),
+        wait: Duration::ZERO,
+        ..Default::default()
+    };
+    assert!(
+        matches!(q.lease_with(&short).await, Err(Error::InvalidArgument(m)) if m.contains("extend_every"))
+    );
+}
