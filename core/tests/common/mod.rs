@@ -741,13 +741,24 @@ impl Cluster {
     /// A replica of `master`.
     pub fn replica_of(&self, master: &RedisServer) -> &RedisServer {
         let id = master.cli(&["CLUSTER", "MYID"]);
-        let nodes = self.nodes[0].cli(&["CLUSTER", "NODES"]);
-        let line = nodes
-            .lines()
-            .find(|l| l.contains("slave") && l.contains(&id))
-            .expect("a replica of the master");
-        let port = Cluster::port_of(line);
-        self.nodes.iter().find(|n| n.port == port).unwrap()
+        // On a loaded machine the cluster's gossip may not have told node 0 about the replica
+        // yet: ask again for a while before giving up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let nodes = self.nodes[0].cli(&["CLUSTER", "NODES"]);
+            if let Some(line) = nodes
+                .lines()
+                .find(|l| l.contains("slave") && l.contains(&id))
+            {
+                let port = Cluster::port_of(line);
+                return self.nodes.iter().find(|n| n.port == port).unwrap();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no replica of the master in CLUSTER NODES:\n{nodes}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
 
     /// The node that serves `key`'s slot as master.
