@@ -47,6 +47,12 @@ export interface QueueOptions {
   replicaTimeoutMs?: number
   /** Shards of a new queue, 1..1024, split by host (default: the queue's own, 1 for a new one). */
   shards?: number
+  /**
+   * Extend the leases this queue handed out and that are not answered yet every this many ms,
+   * from a timer on the event loop (default 0: never). Shorter than every lease time; a third of
+   * `leaseTtlMs` is a good choice. `close()` stops it.
+   */
+  extendEveryMs?: number
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }
@@ -301,6 +307,18 @@ export declare class Queue {
    * over for every worker (done and dead items do not count).
    */
   isFinished(): Promise<boolean>
+  /**
+   * Extend every lease this queue handed out and that was not answered yet, each to its
+   * lease time (what `extendEveryMs` does from a timer); resolves with how many.
+   */
+  extendHeld(): Promise<number>
+  /**
+   * Release every lease this queue handed out and that was not answered yet (a worker
+   * stopping: SIGTERM), so other workers take the items at once; resolves with how many.
+   */
+  releaseHeld(): Promise<number>
+  /** The `extendEveryMs` option (0: off). */
+  get extendEveryMs(): number
   /** Delete every dead letter; resolves with how many. */
   purgeDead(): Promise<number>
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */

@@ -1,11 +1,49 @@
 'use strict'
 // The parts of the JavaScript protocols a Queue class cannot declare from Rust: a `Work`
-// iterator is async-iterable, and `work({ signal })` stops (releasing what it holds) when the
-// signal aborts. Shared by the native addon and the WebAssembly build.
+// iterator is async-iterable, `work({ signal })` stops (releasing what it holds) when the
+// signal aborts, and with `extendEveryMs` a timer on the event loop extends the leases the
+// queue holds (as BullMQ renews its locks: a blocked event loop stops extending, and the
+// leases expire for another worker to take). Shared by the native addon and the WebAssembly
+// build.
+
+const extenders = new WeakMap()
+
+/** Start the queue's extension timer on its first lease (every way of making a queue leases). */
+function startExtending (queue) {
+  const every = queue.extendEveryMs
+  if (!(every > 0) || extenders.has(queue)) return
+  const timer = setInterval(() => {
+    queue.extendHeld().catch(err => {
+      // Retried at the next tick; a lease that expires meanwhile is reported lost by its answer.
+      globalThis.process?.emitWarning?.(`crawlq: extending held leases failed: ${err.message}`, { code: err.code })
+    })
+  }, every)
+  timer.unref?.()
+  extenders.set(queue, timer)
+}
+
+function stopExtending (queue) {
+  const timer = extenders.get(queue)
+  if (timer !== undefined) {
+    clearInterval(timer)
+    extenders.delete(queue)
+  }
+}
 
 function installProtocols (Queue, Work) {
+  const lease = Queue.prototype.lease
+  Queue.prototype.lease = function (options) {
+    startExtending(this)
+    return lease.call(this, options)
+  }
+  const close = Queue.prototype.close
+  Queue.prototype.close = function () {
+    stopExtending(this)
+    return close.call(this)
+  }
   const work = Queue.prototype.work
   Queue.prototype.work = function (options) {
+    startExtending(this)
     const { signal, ...rest } = options ?? {}
     if (signal !== undefined && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
       const err = new TypeError('options.signal must be an AbortSignal')

@@ -47,6 +47,12 @@ export interface QueueOptions {
   replicaTimeoutMs?: number
   /** Shards of a new queue, 1..1024, split by host (default: the queue's own, 1 for a new one). */
   shards?: number
+  /**
+   * Extend the leases this queue handed out and that are not answered yet every this many ms,
+   * from a timer on the event loop (default 0: never). Shorter than every lease time; a third of
+   * `leaseTtlMs` is a good choice. `close()` stops it.
+   */
+  extendEveryMs?: number
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }

@@ -27,7 +27,7 @@ final class Queue
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
-     *     shards?: int}|null $options
+     *     shards?: int, extend_every?: float}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL
      * @throws UnavailableException when Redis cannot be reached
      */
@@ -130,6 +130,18 @@ final class Queue
      * worker (done and dead items do not count; an expired lease counts until taken back).
      */
     public function isFinished(): bool {}
+
+    /**
+     * Extend every lease this queue handed out and that was not answered yet, each to its lease
+     * time (what the `extend_every` option does from a thread of its own); returns how many.
+     */
+    public function extendHeld(): int {}
+
+    /**
+     * Release every lease this queue handed out and that was not answered yet (a worker
+     * stopping: SIGTERM), so other workers take the items at once; returns how many.
+     */
+    public function releaseHeld(): int {}
 
     /** Delete every dead letter (they stay seen); returns how many. */
     public function purgeDead(): int {}

@@ -366,6 +366,32 @@ impl Queue {
         })
     }
 
+    /// Extend every lease this queue handed out and that was not answered yet, each to its
+    /// lease time (what `extendEveryMs` does from a timer); resolves with how many.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn extend_held<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.extend_held().await }, |_, n| {
+            Ok(json!(n))
+        })
+    }
+
+    /// Release every lease this queue handed out and that was not answered yet (a worker
+    /// stopping: SIGTERM), so other workers take the items at once; resolves with how many.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn release_held<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.release_held().await }, |_, n| {
+            Ok(json!(n))
+        })
+    }
+
+    /// The `extendEveryMs` option (0: off).
+    #[napi(getter)]
+    pub fn extend_every_ms(&self) -> f64 {
+        self.inner.config().extend_every.as_millis() as f64
+    }
+
     /// Delete every dead letter; resolves with how many.
     #[napi(ts_return_type = "Promise<number>")]
     pub fn purge_dead<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {

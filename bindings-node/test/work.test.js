@@ -79,3 +79,54 @@ test('close() stops and releases; bad options are refused', async () => {
   assert.throws(() => q.work({ max: 0 }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   assert.throws(() => q.work({ maxItems: 3 }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
 })
+
+test('extendEveryMs keeps held leases alive from a timer; releaseHeld gives them back', async () => {
+  const q = await crawlq.Queue.connect(redis.url, uniqueName('held'), { leaseTtlMs: 600, extendEveryMs: 150 })
+  assert.equal(q.extendEveryMs, 150)
+  await q.seed(['http://a.com/1', 'http://b.com/2', 'http://c.com/3'])
+  const leases = await q.lease({ max: 3, waitMs: 0 })
+  assert.equal(await q.ack(leases[2]), true)
+  await new Promise(resolve => setTimeout(resolve, 1800)) // three lease times
+  assert.equal((await q.reclaim()).requeued, 0)
+  assert.equal((await q.stats()).leased, 2)
+  assert.equal(await q.ack(leases[0]), true)
+  assert.equal(await q.releaseHeld(), 1, 'the one still held is released')
+  assert.equal(await q.releaseHeld(), 0)
+  const stats = await q.stats()
+  assert.deepEqual([stats.leased, stats.ready, stats.reclaimedTotal], [0, 1, 0])
+  await q.close()
+})
+
+test('extendEveryMs must be shorter than every lease time', async () => {
+  await assert.rejects(crawlq.Queue.connect(redis.url, uniqueName('held'), { leaseTtlMs: 1000, extendEveryMs: 1000 }),
+    err => err.code === 'ERR_CRAWLQ_CONFIG' && /extend_every|extendEvery/.test(err.message))
+  const q = await crawlq.Queue.connect(redis.url, uniqueName('held'), { extendEveryMs: 1000 })
+  await assert.rejects(q.lease({ waitMs: 0, ttlMs: 500 }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
+  assert.equal(await q.extendHeld(), 0)
+  await q.close()
+})
+
+test('on SIGTERM the documented handler releases what the process holds', async () => {
+  const { spawn } = require('node:child_process')
+  const path = require('node:path')
+  const name = uniqueName('held')
+  const q = await crawlq.Queue.connect(redis.url, name)
+  await q.seed(['http://a.com/1', 'http://b.com/2', 'http://c.com/3'])
+  const child = spawn(process.execPath, ['-e', `
+    const { crawlq } = require(${JSON.stringify(path.join(__dirname, 'harness.js'))})
+    crawlq.Queue.connect(${JSON.stringify(redis.url)}, ${JSON.stringify(name)}).then(async q => {
+      process.once('SIGTERM', async () => { console.log('released', await q.releaseHeld()); process.exit(0) })
+      await q.lease({ max: 2, waitMs: 0 })
+      console.log('holding'); setInterval(() => {}, 1000)
+    })`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', d => { out += d })
+  while (!out.includes('holding')) await new Promise(resolve => setTimeout(resolve, 20))
+  const exited = new Promise(resolve => child.once('exit', code => resolve(code)))
+  child.kill('SIGTERM')
+  assert.equal(await exited, 0)
+  assert.match(out, /released 2/)
+  const stats = await q.stats()
+  assert.deepEqual([stats.leased, stats.ready, stats.releasedTotal], [0, 3, 2])
+  await q.close()
+})

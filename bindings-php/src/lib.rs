@@ -44,8 +44,29 @@ impl Handle {
             crawlq::Queue::with_executor(exec, &self.name, self.config.clone()).map_err(throw)?,
         );
         q.set_fixed_clock(*self.fixed_clock.lock().unwrap_or_else(|e| e.into_inner()));
+        // extend_every: a thread of its own keeps held leases alive while the script runs
+        // (this process's runtime only runs during a call)
+        crawlq::process::spawn_extender(
+            &self.url,
+            &self.name,
+            self.config.clone(),
+            q.held().clone(),
+        );
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, q.clone()));
         Ok(q)
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some((_, q)) = self
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            q.held().close();
+        }
     }
 }
 
@@ -405,6 +426,18 @@ impl Queue {
     /// worker (done and dead items do not count).
     pub fn is_finished(&self) -> PhpResult<bool> {
         runtime::block_on(self.handle.queue()?.is_finished()).map_err(throw)
+    }
+
+    /// Extend every lease this queue handed out and that was not answered yet, each to its
+    /// lease time (what `extend_every` does from a thread of its own); returns how many.
+    pub fn extend_held(&self) -> PhpResult<i64> {
+        Ok(runtime::block_on(self.handle.queue()?.extend_held()).map_err(throw)? as i64)
+    }
+
+    /// Release every lease this queue handed out and that was not answered yet (a worker
+    /// stopping: SIGTERM), so other workers take the items at once; returns how many.
+    pub fn release_held(&self) -> PhpResult<i64> {
+        Ok(runtime::block_on(self.handle.queue()?.release_held()).map_err(throw)? as i64)
     }
 
     /// Delete every dead letter; returns how many.

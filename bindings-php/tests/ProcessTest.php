@@ -33,6 +33,63 @@ final class ProcessTest extends TestCase
         $this->assertSame([3, 7], [$stats['done'], $stats['leased']], 'the child acked three');
     }
 
+    public function testExtendEveryKeepsHeldLeasesAliveWhileTheScriptRuns(): void
+    {
+        $q = new Queue(shared_redis()->url(), unique_name('held'), ['lease_ttl' => 0.6, 'extend_every' => 0.15]);
+        $q->seed(['http://a.com/1', 'http://b.com/2', 'http://c.com/3']);
+        $leases = $q->lease(3, 0.0);
+        $this->assertTrue($q->ack($leases[2]));
+        // Three lease times of PHP work without a single call into the extension.
+        $end = microtime(true) + 1.8;
+        while (microtime(true) < $end) {
+            usleep(1000);
+        }
+        $this->assertSame(0, $q->reclaim()['requeued']);
+        $this->assertSame(2, $q->stats()['leased']);
+        $this->assertTrue($q->ack($leases[0]));
+        $this->assertSame(1, $q->releaseHeld(), 'the one still held is released');
+        $this->assertSame(0, $q->releaseHeld());
+        $stats = $q->stats();
+        $this->assertSame([0, 1, 0], [$stats['leased'], $stats['ready'], $stats['reclaimed_total']]);
+    }
+
+    public function testExtendEveryMustBeShorterThanEveryLeaseTime(): void
+    {
+        try {
+            new Queue(shared_redis()->url(), unique_name('held'), ['lease_ttl' => 1.0, 'extend_every' => 1.0]);
+            $this->fail('extend_every as long as lease_ttl was accepted');
+        } catch (\Crawlq\ConfigException $e) {
+            $this->assertStringContainsString('extend_every', $e->getMessage());
+        }
+        $q = new Queue(shared_redis()->url(), unique_name('held'), ['extend_every' => 1.0]);
+        $this->expectException(\Crawlq\InvalidArgumentException::class);
+        $q->lease(1, 0.0, 0.5);
+    }
+
+    public function testOnSigtermTheDocumentedHandlerReleasesWhatTheProcessHolds(): void
+    {
+        $name = unique_name('held');
+        $q = new Queue(shared_redis()->url(), $name);
+        $q->seed(['http://a.com/1', 'http://b.com/2', 'http://c.com/3']);
+        $script = sprintf(<<<'PHP'
+            $q = new Crawlq\Queue(%s, %s);
+            pcntl_async_signals(true);
+            pcntl_signal(SIGTERM, function () use ($q) { echo 'released ', $q->releaseHeld(), "\n"; exit(0); });
+            $q->lease(2, 0.0);
+            echo "holding\n";
+            while (true) { usleep(10000); }
+            PHP, var_export(shared_redis()->url(), true), var_export($name, true));
+        $child = proc_open(array_merge(php_command(), ['-r', $script]), [1 => ['pipe', 'w']], $pipes);
+        $this->assertSame("holding\n", fgets($pipes[1]));
+        $this->assertSame(2, $q->stats()['leased']);
+        proc_terminate($child, SIGTERM);
+        $out = stream_get_contents($pipes[1]);
+        $this->assertSame(0, proc_close($child));
+        $this->assertSame("released 2\n", $out);
+        $stats = $q->stats();
+        $this->assertSame([0, 3, 2], [$stats['leased'], $stats['ready'], $stats['released_total']]);
+    }
+
     public function testOneConnectionPerProcessIsReused(): void
     {
         $url = shared_redis()->url();

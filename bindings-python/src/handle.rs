@@ -55,12 +55,26 @@ impl Handle {
         let q = Arc::new(CoreQueue::connect(&self.url, &self.name, self.config.clone()).await?);
         let clock = self.fixed_clock.load(Ordering::Relaxed);
         q.set_fixed_clock((clock != i64::MIN).then_some(clock));
+        // extend_every: a task of the runtime keeps held leases alive while Python code runs
+        crawlq::process::spawn_extender(
+            &self.url,
+            &self.name,
+            self.config.clone(),
+            q.held().clone(),
+        );
         *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, q.clone()));
         Ok(q)
     }
 
     pub fn close(&self) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if let Some((_, q)) = self
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            q.held().close();
+        }
     }
 
     pub fn set_fixed_clock(&self, ms: Option<i64>) {
@@ -77,6 +91,12 @@ impl Handle {
             quoted(&self.name),
             quoted(&self.config.key_prefix)
         )
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 

@@ -199,6 +199,29 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Extend every lease this queue handed out and that was not answered yet, each to
+            /// its lease time (what the `extend_every` option does in the background); returns
+            /// how many were extended.
+            fn extend_held(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.extend_held().await },
+                    Box::new(|py, n: usize| Ok(n.into_pyobject(py)?.into_any().unbind())),
+                )
+            }
+
+            /// Release every lease this queue handed out and that was not answered yet (a
+            /// worker stopping), so other workers take the items at once; returns how many.
+            fn release_held(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.release_held().await },
+                    Box::new(|py, n: usize| Ok(n.into_pyobject(py)?.into_any().unbind())),
+                )
+            }
+
             /// Delete every dead letter; returns how many.
             fn purge_dead(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
                 <$mode>::run(

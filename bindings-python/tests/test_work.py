@@ -77,3 +77,60 @@ def test_breaking_out_of_the_loop_releases_too(q: crawlq.Queue) -> None:
         break
     stats = q.stats()
     assert (stats["done"], stats["leased"], stats["ready"]) == (1, 0, 3)
+
+
+def test_extend_every_keeps_leases_alive_while_python_code_runs(redis_server: RedisServer, name: str) -> None:
+    import time
+
+    q = crawlq.Queue(redis_server.url, name, lease_ttl=0.6, extend_every=0.15)
+    q.seed(["http://a.com/1", "http://b.com/2", "http://c.com/3"])
+    leases = q.lease(3, wait=0)
+    assert q.ack(leases[2]) is True
+    # Three lease times of pure-Python work that holds the GIL: the extension runs anyway.
+    end = time.monotonic() + 1.8
+    while time.monotonic() < end:
+        pass
+    assert q.reclaim()["requeued"] == 0
+    assert q.stats()["leased"] == 2
+    assert q.ack(leases[0]) is True
+    assert q.release_held() == 1, "the one still held is released"
+    assert q.release_held() == 0
+    stats = q.stats()
+    assert (stats["leased"], stats["ready"], stats["reclaimed_total"]) == (0, 1, 0)
+    q.close()
+
+
+def test_extend_every_must_be_shorter_than_the_lease_time(redis_server: RedisServer, name: str) -> None:
+    with pytest.raises(crawlq.ConfigError, match="extend_every"):
+        crawlq.Queue(redis_server.url, name, lease_ttl=1.0, extend_every=1.0)
+    q = crawlq.Queue(redis_server.url, name, extend_every=1.0)
+    with pytest.raises(crawlq.InvalidArgumentError, match="extend_every"):
+        q.lease(1, wait=0, ttl=0.5)
+    assert q.extend_held() == 0
+
+
+def test_sigterm_releases_held_leases_with_the_documented_handler(redis_server: RedisServer, name: str) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    q = crawlq.Queue(redis_server.url, name)
+    q.seed(["http://a.com/1", "http://b.com/2", "http://c.com/3"])
+    child = subprocess.Popen([sys.executable, "-c", f"""
+import signal, sys, time, crawlq
+q = crawlq.Queue({redis_server.url!r}, {name!r})
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # SIGTERM unwinds like Ctrl-C
+try:
+    leases = q.lease(2, wait=0)
+    print("holding", flush=True)
+    time.sleep(60)
+finally:
+    print("released", q.release_held(), flush=True)
+"""], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "holding"
+    assert q.stats()["leased"] == 2
+    child.send_signal(signal.SIGTERM)
+    out, _ = child.communicate(timeout=30)
+    assert (child.returncode, out.strip()) == (0, "released 2")
+    stats = q.stats()
+    assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 3, 2)

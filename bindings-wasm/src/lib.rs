@@ -266,6 +266,24 @@ impl Queue {
         promise(async move { Ok(json!(core(q.is_finished().await)?)) })
     }
 
+    #[wasm_bindgen(js_name = extendHeld)]
+    pub fn extend_held(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.extend_held().await)?)) })
+    }
+
+    #[wasm_bindgen(js_name = releaseHeld)]
+    pub fn release_held(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.release_held().await)?)) })
+    }
+
+    /// The `extendEveryMs` option (0: off).
+    #[wasm_bindgen(getter, js_name = extendEveryMs)]
+    pub fn extend_every_ms(&self) -> f64 {
+        self.inner.config().extend_every.as_millis() as f64
+    }
+
     #[wasm_bindgen(js_name = purgeDead)]
     pub fn purge_dead(&self) -> Promise {
         let q = self.inner.clone();
