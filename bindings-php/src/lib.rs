@@ -27,46 +27,21 @@ struct Handle {
     url: String,
     name: String,
     config: crawlq::Config,
-    current: Mutex<Option<(u32, Arc<CoreQueue>)>>,
+    current: crawlq::process::ProcessQueue<Arc<RedisExecutor>>,
     fixed_clock: Mutex<Option<i64>>,
 }
 
 impl Handle {
     fn queue(&self) -> PhpResult<Arc<CoreQueue>> {
-        let pid = std::process::id();
-        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner())
-            && *owner == pid
-        {
-            return Ok(q.clone());
+        if let Some(q) = self.current.current() {
+            return Ok(q);
         }
         let exec = runtime::connection(&self.url, &self.config).map_err(throw)?;
-        let q = Arc::new(
-            crawlq::Queue::with_executor(exec, &self.name, self.config.clone()).map_err(throw)?,
-        );
+        let q =
+            crawlq::Queue::with_executor(exec, &self.name, self.config.clone()).map_err(throw)?;
         q.set_fixed_clock(*self.fixed_clock.lock().unwrap_or_else(|e| e.into_inner()));
-        // extend_every: a thread of its own keeps held leases alive while the script runs
-        // (this process's runtime only runs during a call)
-        crawlq::process::spawn_extender(
-            &self.url,
-            &self.name,
-            self.config.clone(),
-            q.held().clone(),
-        );
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, q.clone()));
-        Ok(q)
-    }
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        if let Some((_, q)) = self
-            .current
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            q.held().close();
-        }
+        // extend_every runs on a thread of its own: this process's runtime only runs during a call
+        Ok(self.current.install(q, &self.url))
     }
 }
 
@@ -302,7 +277,7 @@ impl Queue {
             url,
             name,
             config,
-            current: Mutex::new(None),
+            current: Default::default(),
             fixed_clock,
         };
         handle.queue()?; // connect now: a bad URL or an unreachable Redis fails here
@@ -491,7 +466,7 @@ impl Queue {
         Ok(Work {
             handle: self.handle.clone(),
             work: crawlq::Work::new(opts, stop_when_empty),
-            current: Mutex::new(None),
+            current: Default::default(),
             position: AtomicI64::new(-1),
         })
     }

@@ -20,9 +20,9 @@ pub struct Handle {
     pub name: String,
     url: String,
     config: crawlq::Config,
-    /// (pid that connected, queue): a forked child connects again instead of sharing the
+    /// The queue of this process: a forked child connects again instead of sharing the
     /// parent's socket and runtime.
-    current: Mutex<Option<(u32, Arc<CoreQueue>)>>,
+    current: crawlq::process::ProcessQueue<crawlq::RedisExecutor>,
     fixed_clock: AtomicI64,
 }
 
@@ -40,47 +40,29 @@ impl Handle {
             name: name.to_string(),
             fixed_clock: AtomicI64::new(config.fixed_clock_ms.unwrap_or(i64::MIN)),
             config,
-            current: Mutex::new(None),
+            current: Default::default(),
         }))
     }
 
     /// The connected queue of this process (connecting on first use and after a fork).
     pub async fn queue(&self) -> crawlq::Result<Arc<CoreQueue>> {
-        let pid = std::process::id();
-        if let Some((owner, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner())
-            && *owner == pid
-        {
-            return Ok(q.clone());
+        if let Some(q) = self.current.current() {
+            return Ok(q);
         }
-        let q = Arc::new(CoreQueue::connect(&self.url, &self.name, self.config.clone()).await?);
+        let q = CoreQueue::connect(&self.url, &self.name, self.config.clone()).await?;
         let clock = self.fixed_clock.load(Ordering::Relaxed);
         q.set_fixed_clock((clock != i64::MIN).then_some(clock));
-        // extend_every: a task of the runtime keeps held leases alive while Python code runs
-        crawlq::process::spawn_extender(
-            &self.url,
-            &self.name,
-            self.config.clone(),
-            q.held().clone(),
-        );
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((pid, q.clone()));
-        Ok(q)
+        Ok(self.current.install(q, &self.url))
     }
 
     pub fn close(&self) {
-        if let Some((_, q)) = self
-            .current
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            q.held().close();
-        }
+        self.current.close();
     }
 
     pub fn set_fixed_clock(&self, ms: Option<i64>) {
         self.fixed_clock
             .store(ms.unwrap_or(i64::MIN), Ordering::Relaxed);
-        if let Some((_, q)) = &*self.current.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(q) = self.current.current() {
             q.set_fixed_clock(ms);
         }
     }
@@ -91,12 +73,6 @@ impl Handle {
             quoted(&self.name),
             quoted(&self.config.key_prefix)
         )
-    }
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        self.close();
     }
 }
 

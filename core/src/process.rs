@@ -54,6 +54,72 @@ pub fn runtime(flavor: Flavor) -> &'static Runtime {
     }
 }
 
+/// The queue a binding object uses in the current process: connected on first use, again in a
+/// forked child (which must not share the parent's socket and runtime), with its background
+/// extender (`extend_every`) started when it is installed and stopped when it is closed or
+/// dropped.
+///
+/// ```
+/// let slot: crawlq::process::ProcessQueue<crawlq::RedisExecutor> = Default::default();
+/// assert!(slot.current().is_none());
+/// slot.close(); // nothing to close yet
+/// ```
+#[derive(Debug)]
+pub struct ProcessQueue<E: crate::queue::Executor> {
+    slot: Mutex<Option<(u32, std::sync::Arc<crate::Queue<E>>)>>,
+}
+
+impl<E: crate::queue::Executor> Default for ProcessQueue<E> {
+    fn default() -> Self {
+        ProcessQueue {
+            slot: Mutex::new(None),
+        }
+    }
+}
+
+impl<E: crate::queue::Executor> ProcessQueue<E> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(u32, std::sync::Arc<crate::Queue<E>>)>> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The queue connected in this process, if any.
+    pub fn current(&self) -> Option<std::sync::Arc<crate::Queue<E>>> {
+        match &*self.lock() {
+            Some((owner, q)) if *owner == std::process::id() => Some(q.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keep `queue`, just connected to `url`, as this process's, and start its extender.
+    pub fn install(&self, queue: crate::Queue<E>, url: &str) -> std::sync::Arc<crate::Queue<E>> {
+        let queue = std::sync::Arc::new(queue);
+        spawn_extender(
+            url,
+            queue.name(),
+            queue.config().clone(),
+            queue.held().clone(),
+        );
+        *self.lock() = Some((std::process::id(), queue.clone()));
+        queue
+    }
+
+    /// Forget the queue (a later use connects again) and stop its extender.
+    pub fn close(&self) {
+        if let Some((_, q)) = self.lock().take() {
+            q.held().close();
+        }
+    }
+}
+
+impl<E: crate::queue::Executor> Drop for ProcessQueue<E> {
+    fn drop(&mut self) {
+        let slot = self.slot.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, q)) = slot.take() {
+            q.held().close();
+        }
+    }
+}
+
 /// Extend the leases in `held` every `config.extend_every`, on a connection of its own on this
 /// process's multi-threaded runtime (so it goes on while the owner's thread runs a long job:
 /// a Python function holding the GIL, a PHP script), until `held` is closed. It connects only
