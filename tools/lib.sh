@@ -61,7 +61,7 @@ build_python_venv() {
   copy_licenses
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3"
+  "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2"
   "$venv/bin/maturin" build -q $(release_flag) -m "$ROOT/bindings-python/Cargo.toml" --target "$CRAWLQ_TARGET" -o "$venv/dist"
   "$venv/bin/pip" install -q --disable-pip-version-check "$venv"/dist/crawlq-*.whl
 }

@@ -38,6 +38,15 @@ import crawlq, sys
 assert crawlq.__version__ == sys.argv[1], crawlq.__version__
 print('import crawlq', crawlq.__version__, 'from', crawlq.__file__)" "$VERSION"
 (cd "$WORK" && PATH="$NO_RUST_PATH" "$WORK/venv/bin/python" "$ROOT/bindings-python/examples/typed_usage.py")
+# The framework adapters ship in the wheel and say what to install when their framework is not.
+PATH="$NO_RUST_PATH" "$WORK/venv/bin/python" -c "
+try:
+    import crawlq.crawlee
+except ImportError as e:
+    assert 'pip install' in str(e), e
+    print('crawlq.crawlee without Crawlee:', e)
+else:
+    raise SystemExit('crawlq.crawlee imported without Crawlee installed')"
 files="$("$WORK/venv/bin/python" -m pip show -f crawlq)"
 grep -q 'licenses/LICENSE-MIT' <<<"$files" || { echo "packages: the wheel has no LICENSE-MIT" >&2; exit 1; }
 
