@@ -1,0 +1,45 @@
+"""The crawler of the Crawlee for Python framework test: a BeautifulSoupCrawler that follows every
+link of the local test site through crawlq.crawlee.CrawlqStorageClient. Run by
+tests/frameworks/run.py, several processes at once on one frontier (CRAWLQ_URL, CRAWLQ_QUEUE,
+START_URL, HOST_DELAY and WORKER come from the environment)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from crawlee import ConcurrencySettings, HttpHeaders
+from crawlee.crawlers import BeautifulSoupCrawler, BeautifulSoupCrawlingContext, BasicCrawlingContext
+
+from crawlq.crawlee import CrawlqStorageClient
+
+
+async def main() -> None:
+    storage = CrawlqStorageClient(
+        os.environ["CRAWLQ_URL"], os.environ["CRAWLQ_QUEUE"], host_delay=float(os.environ["HOST_DELAY"]), backoff_base=0.2
+    )
+    crawler = BeautifulSoupCrawler(
+        storage_client=storage,
+        max_request_retries=3,
+        use_session_pool=False,
+        concurrency_settings=ConcurrencySettings(max_concurrency=8, desired_concurrency=8),
+    )
+    queue_client = await storage.create_rq_client()
+    agent = f"site-crawler-py/{os.environ['WORKER']}"
+
+    @crawler.pre_navigation_hook
+    async def tag(context: BasicCrawlingContext) -> None:
+        # When crawlq leased the request (seconds, the Redis clock), so the test site can check
+        # politeness by lease times as well as by arrival times.
+        lease = queue_client.lease_of(context.request)
+        context.request.headers = context.request.headers | HttpHeaders({"user-agent": agent, "x-crawlq-leased-at": str(lease.leased_at)})
+
+    @crawler.router.default_handler
+    async def handle(context: BeautifulSoupCrawlingContext) -> None:
+        await context.enqueue_links(strategy="all")
+
+    await crawler.run([os.environ["START_URL"]])
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
