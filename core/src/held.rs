@@ -7,8 +7,11 @@
 use crate::model::{Lease, LeaseHandle};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// Below this many held leases, `record` does not bother dropping expired ones.
+const PRUNE_MIN: usize = 1024;
 
 /// One held lease: its handle, the lease time it is extended to, and when it expires on the
 /// local monotonic clock (ms).
@@ -33,6 +36,9 @@ pub struct HeldLeases {
     by_key: Mutex<HashMap<String, Held>>,
     /// Set when the queue that owns these leases is closed: a background extender stops.
     closed: AtomicBool,
+    /// Size at which `record` next drops expired leases: pruning is amortized, so a worker
+    /// holding many leases does not scan them all on every lease call.
+    prune_at: AtomicUsize,
 }
 
 impl HeldLeases {
@@ -42,10 +48,15 @@ impl HeldLeases {
     }
 
     /// Record leases just handed out for `ttl`, at `now_mono_ms`; leases whose deadline passed
-    /// are forgotten on the way (their items are someone else's after a reclaim).
+    /// are forgotten on the way once many are held (their items are someone else's after a
+    /// reclaim; `due` and `take_all` skip them anyway).
     pub fn record(&self, leases: &[Lease], ttl: Duration, now_mono_ms: u64) {
         let mut map = self.map();
-        map.retain(|_, h| h.expires_mono_ms > now_mono_ms);
+        if map.len() >= self.prune_at.load(Ordering::Relaxed) {
+            map.retain(|_, h| h.expires_mono_ms > now_mono_ms);
+            self.prune_at
+                .store((2 * map.len()).max(PRUNE_MIN), Ordering::Relaxed);
+        }
         let expires_mono_ms = now_mono_ms + ttl.as_millis() as u64;
         for lease in leases {
             let handle = lease.handle();
@@ -121,5 +132,62 @@ impl HeldLeases {
     /// Whether [`HeldLeases::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leases(from: u64, n: u64) -> Vec<Lease> {
+        (from..from + n)
+            .map(|i| Lease {
+                id: i.to_string(),
+                url: Some(format!("http://h{i}.example/")),
+                host: format!("h{i}.example"),
+                key: None,
+                payload: None,
+                priority: 0,
+                attempt: 1,
+                token: 1_000 + i,
+                leased_at_ms: 0,
+                expires_at_ms: 0,
+                enqueued_at_ms: 0,
+                last_error: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn expired_leases_are_dropped_once_many_are_held_and_never_handed_back() {
+        let held = HeldLeases::default();
+        held.record(&leases(0, 10), Duration::from_millis(5), 0);
+        held.record(&leases(10, 1), Duration::from_secs(60), 10);
+        assert_eq!(held.len(), 11, "few held: no scan on record");
+        assert_eq!(
+            held.take_all(10).len(),
+            1,
+            "expired ones are never released"
+        );
+        held.record(&leases(100, 2000), Duration::from_millis(5), 20);
+        held.record(&leases(5000, 1), Duration::from_secs(60), 30);
+        assert_eq!(held.len(), 1, "many held: the expired ones are dropped");
+        let groups = held.due(30);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].1[0].id, "5000");
+    }
+
+    #[test]
+    fn answers_and_extensions_update_the_book() {
+        let held = HeldLeases::default();
+        let batch = leases(0, 3);
+        held.record(&batch, Duration::from_millis(100), 0);
+        held.forget([&batch[0].handle()]);
+        held.extended(&batch[1].handle(), Duration::from_secs(1), 50);
+        let due: Vec<_> = held.due(120).into_iter().flat_map(|(_, h)| h).collect();
+        assert_eq!(due.len(), 1, "the unextended lease expired at 100");
+        assert_eq!(due[0].id, "1");
+        held.close();
+        assert!(held.is_closed());
     }
 }
