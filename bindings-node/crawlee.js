@@ -340,9 +340,8 @@ function recordOf (request) {
     retryCount: request.retryCount,
     userData
   }
-  // A body in bytes rides as base64 (the payload is JSON); a string body as it is.
-  if (typeof request.payload === 'string') record.payload = request.payload
-  else if (request.payload !== undefined) record.payloadBase64 = Buffer.from(request.payload).toString('base64')
+  // A body in bytes is stored as bytes (crawlq payloads hold byte strings), a string as it is.
+  if (request.payload !== undefined) record.payload = request.payload
   if (request.noRetry) record.noRetry = true
   if (request.headers && Object.keys(request.headers).length) record.headers = request.headers
   if (request.sessionRotationCount) record.sessionRotationCount = request.sessionRotationCount
@@ -356,8 +355,9 @@ function requestOf (lease) {
   const { Request } = core()
   const payload = lease.payload
   if (payload && typeof payload === 'object' && payload[RECORD] === 1) {
-    const { [RECORD]: _, payloadBase64, ...options } = payload
-    if (payloadBase64 !== undefined) options.payload = Buffer.from(payloadBase64, 'base64')
+    const { [RECORD]: _, ...options } = payload
+    // bytes come back as a Buffer from the addon, a Uint8Array from the WebAssembly build
+    if (options.payload instanceof Uint8Array && !Buffer.isBuffer(options.payload)) options.payload = Buffer.from(options.payload)
     return new Request({ ...options, id: lease.id })
   }
   if (!lease.url) throw new Error(`host item ${lease.host} has no URL`)

@@ -25,9 +25,7 @@ class Spider(scrapy.Spider):
         yield None
 
 
-def test_a_request_survives_its_json_payload() -> None:
-    import json
-
+def test_a_request_survives_its_payload(q: crawlq.Queue) -> None:
     spider = Spider()
     request = scrapy.FormRequest(
         "http://a.example/search?q=1",
@@ -41,9 +39,10 @@ def test_a_request_survives_its_json_payload() -> None:
         priority=7,
         dont_filter=True,
     )
-    payload = encode_request(request, spider)
-    text = json.dumps(payload)  # plain JSON: what seed accepts
-    back = decode_request(json.loads(text), "http://a.example/search?q=1", spider)
+    # Through crawlq and back, as another process would lease it.
+    q.seed([{"url": request.url, "key": "k", "payload": encode_request(request, spider)}])
+    [lease] = q.lease(1, wait=0)
+    back = decode_request(lease.payload, lease.url, spider)
     assert (back.url, back.method, back.body, back.priority, back.dont_filter) == (
         request.url, "POST", request.body, 7, True)
     assert back.headers.getlist("X-Token") == [b"\xff\x00binary"]

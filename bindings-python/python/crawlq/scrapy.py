@@ -15,7 +15,7 @@ Settings (``settings.py`` or ``custom_settings``)::
 What happens to a request:
 
 * ``enqueue_request`` seeds it: the URL, a JSON payload holding the whole request (method,
-  headers, body and bytes in meta as base64, callback and errback by name, cb_kwargs, flags),
+  headers, body and bytes in meta kept as bytes, callback and errback by name, cb_kwargs, flags),
   Scrapy's priority (clamped to -32768..32767). A GET without a body is known by its URL, as
   every crawlq worker knows it; any other request by its Scrapy fingerprint (``key``), so two
   POSTs to one URL are two items. A request seen before (by any process, ever) is dropped
@@ -46,7 +46,6 @@ What happens to a request:
 
 from __future__ import annotations
 
-import base64
 import email.utils
 import logging
 import threading
@@ -90,13 +89,14 @@ _SCHEDULERS: weakref.WeakKeyDictionary[Any, Scheduler] = weakref.WeakKeyDictiona
 
 
 def _to_json(value: Any, where: str) -> Any:
-    """A JSON value for one of a request's fields: bytes as ``{"$bytes": base64}``, a dict with
-    keys that are not strings (or that could be mistaken for an encoding) as
-    ``{"$pairs": [[key, value], ...]}``. Anything else that JSON cannot hold is refused."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    """A payload value for one of a request's fields: bytes as bytes (crawlq stores them as
+    ``{"$bytes": base64}`` and reads them back as bytes), a dict with keys that are not strings
+    (or that could be mistaken for an encoding) as ``{"$pairs": [[key, value], ...]}``.
+    Anything else that JSON cannot hold is refused."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
         return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {_BYTES: base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
     if isinstance(value, (list, tuple)):
         return [_to_json(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
@@ -110,8 +110,6 @@ def _from_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_from_json(v) for v in value]
     if isinstance(value, dict):
-        if len(value) == 1 and _BYTES in value:
-            return base64.b64decode(value[_BYTES])
         if len(value) == 1 and _PAIRS in value:
             return {_hashable(_from_json(k)): _from_json(v) for k, v in value[_PAIRS]}
         return {k: _from_json(v) for k, v in value.items()}
@@ -123,7 +121,7 @@ def _hashable(key: Any) -> Any:
 
 
 def encode_request(request: Request, spider: Optional[Spider] = None) -> dict[str, Any]:
-    """The JSON payload a request is seeded with (``request.to_dict``, bytes in base64, the
+    """The payload a request is seeded with (``request.to_dict``, bytes as bytes, the
     lease left out). Raises TypeError naming the field that JSON cannot hold, and ValueError
     for a callback that is not a method of the spider."""
     fields = request.to_dict(spider=spider)
