@@ -36,6 +36,8 @@ class SiteSpider(scrapy.Spider):
         "CRAWLQ_IDLE_POLL": 0.2,
         "USER_AGENT": f"site-spider/{os.environ['WORKER']}",
         "LOG_LEVEL": "INFO",
+        # Three spiders start at once: their telnet consoles race for the same port range.
+        "TELNETCONSOLE_ENABLED": False,
     }
 
     def parse(self, response):
