@@ -11,40 +11,17 @@
 -- letters, and the checks every script makes before its first write.
 
 local PROTOCOL = 2
-local K_META, K_READY, K_WAIT, K_HEADS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_DELAYED, K_LEASED, K_LEASES = KEYS[5], KEYS[6], KEYS[7]
-local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
-local BASE = ARGV[1]
 
--- Also the first typed read of meta: a foreign value there fails here, before any write.
-local stored_format = redis.call('HGET', K_META, 'format')
-if stored_format and tonumber(stored_format) ~= PROTOCOL then
-  return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. stored_format
-    .. '; this client speaks format ' .. PROTOCOL)
-end
-
--- ARGV[2]: 'c' when Redis is a cluster, then the fixed clock's digits when one is pinned.
-local CLOCK_ARG = ARGV[2]
-if string.byte(CLOCK_ARG, 1) == 99 then
-  -- In a cluster a script may touch keys it did not declare (lanes, seen and live sets) only
-  -- while its slot is not being migrated. A key that never exists fails this probe now, before
-  -- any write, when the slot is migrating or importing (the client retries after the move).
-  redis.call('EXISTS', BASE .. ':probe')
-  CLOCK_ARG = string.sub(CLOCK_ARG, 2)
-end
-
--- NOW in ms; NOW_US in microseconds, the floor of new lease tokens.
-local NOW, NOW_US
-if CLOCK_ARG ~= '' then
-  NOW = tonumber(CLOCK_ARG)
-  NOW_US = NOW * 1000
-else
-  local t = redis.call('TIME')
-  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  NOW_US = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-
-local NOW_DIGITS = string.format('%d', NOW)
+-- Per-call state, set by begin() at the start of every call. The helpers below read it as
+-- upvalues, so they are defined once: when the scripts run as a Redis Functions library the
+-- definitions run once at FUNCTION LOAD, not on every call.
+local K_META, K_READY, K_WAIT, K_HEADS, K_DELAYED, K_LEASED, K_LEASES
+local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE
+local BASE, STORED_FORMAT
+-- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
+local NOW, NOW_US, NOW_DIGITS
+-- The keys reclaim_leases writes besides `leased` and `leases`.
+local RECLAIM_TYPES
 
 -- Host ranks order due hosts by the head of their best lane: priority first (higher first),
 -- then arrival sequence. Both parts fit in the 53 exact bits of a ZSET score.
@@ -452,9 +429,6 @@ local function reclaim_leases(lease_keys, max_attempts)
   return requeued, died
 end
 
--- The keys reclaim_leases writes besides `leased` and `leases`.
-local RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
-
 -- The earliest time (ms) at which a held-back host, a delayed item or an expiring lease can
 -- change what is leasable, or -1.
 local function next_due()
@@ -469,4 +443,42 @@ local function next_due()
     end
   end
   return due
+end
+
+-- Start a call: take its keys and arguments, refuse a queue of another format, fix the clock.
+-- Returns an error reply to send back as is, or nil.
+local function begin(keys, argv)
+  K_META, K_READY, K_WAIT, K_HEADS = keys[1], keys[2], keys[3], keys[4]
+  K_DELAYED, K_LEASED, K_LEASES = keys[5], keys[6], keys[7]
+  K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = keys[8], keys[9], keys[10], keys[11], keys[12]
+  BASE = argv[1]
+  RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
+
+  -- Also the first typed read of meta: a foreign value there fails here, before any write.
+  STORED_FORMAT = redis.call('HGET', K_META, 'format')
+  if STORED_FORMAT and tonumber(STORED_FORMAT) ~= PROTOCOL then
+    return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. STORED_FORMAT
+      .. '; this client speaks format ' .. PROTOCOL)
+  end
+
+  -- argv[2]: 'c' when Redis is a cluster, then the fixed clock's digits when one is pinned.
+  local clock = argv[2]
+  if string.byte(clock, 1) == 99 then
+    -- In a cluster a script may touch keys it did not declare (lanes, seen and live sets) only
+    -- while its slot is not being migrated. A key that never exists fails this probe now,
+    -- before any write, when the slot is migrating or importing (the client retries after the
+    -- move).
+    redis.call('EXISTS', BASE .. ':probe')
+    clock = string.sub(clock, 2)
+  end
+  if clock ~= '' then
+    NOW = tonumber(clock)
+    NOW_US = NOW * 1000
+  else
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    NOW_US = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  NOW_DIGITS = string.format('%d', NOW)
+  return nil
 end

@@ -12,7 +12,7 @@ local stored = redis.call('HGET', K_META, 'shards')
 if stored then
   return tonumber(stored)
 end
-if stored_format then
+if STORED_FORMAT then
   return 1
 end
 if asked > 0 then

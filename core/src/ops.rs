@@ -1,6 +1,7 @@
 //! Sans-IO operations: each builds one script call ([`ScriptCall`]) and decodes its reply
-//! ([`Reply`]). Any transport that can run EVALSHA/EVAL can drive a queue with these; the
-//! native client ([`crate::redis_exec`]) and the WebAssembly build both do.
+//! ([`Reply`]). Any transport that can run FCALL or EVALSHA/EVAL can drive a queue with these;
+//! the native client ([`crate::redis_exec`], functions first) and the WebAssembly build
+//! (scripts) both do.
 
 use crate::config::{BackoffKind, Config};
 use crate::error::{Error, InvalidReason, Result};
@@ -74,8 +75,8 @@ fn expect_len(items: &[Reply], min: usize, script: &str) -> Result<()> {
     Ok(())
 }
 
-/// One script invocation: what EVALSHA needs (the script's SHA-1, keys and arguments) and the
-/// source for the NOSCRIPT fallback.
+/// One operation's invocation: the script (its function name for FCALL, its SHA-1 for
+/// EVALSHA, its source for the NOSCRIPT fallback), keys and arguments.
 #[derive(Debug, Clone)]
 pub struct ScriptCall {
     pub script: &'static Script,

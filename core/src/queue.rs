@@ -30,8 +30,10 @@ impl<T> MaybeSend for T {}
 
 /// What a transport must provide: run one script call, and block on the wake key.
 pub trait Executor {
-    /// Run a script: EVALSHA with the call's SHA-1, falling back to EVAL with the source when
-    /// the server answers NOSCRIPT.
+    /// Run one operation: as a function (FCALL of [`crate::scripts::Script::function_name`],
+    /// loading [`crate::scripts::library`] when the server does not have it), or as a script
+    /// (EVALSHA with the call's SHA-1, falling back to EVAL with the source on NOSCRIPT). Both
+    /// give the same result (docs/PROTOCOL.md, section 4).
     fn eval(&self, call: ScriptCall) -> impl Future<Output = Result<Reply>> + MaybeSend;
 
     /// Wait up to `timeout` for a marker on the list `key` (BLPOP on a connection of its own:

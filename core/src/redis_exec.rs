@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ops::{Reply, ScriptCall};
 use crate::queue::{Executor, Queue};
+use crate::scripts;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
@@ -15,6 +16,7 @@ use redis::{
     RedisError, ServerErrorKind,
 };
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -108,6 +110,23 @@ impl redis::aio::ConnectionLike for Connection {
     }
 }
 
+/// FCALL of a function the server does not have.
+fn is_function_not_found(e: &RedisError) -> bool {
+    e.code() == Some("ERR")
+        && e.detail()
+            .is_some_and(|d| d.starts_with("Function not found"))
+}
+
+/// The server or the user's ACL will never run functions: Redis before 7 (unknown command),
+/// an ACL without `+fcall` or `+function|load`.
+fn refuses_functions(e: &RedisError) -> bool {
+    e.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
+        || (e.code() == Some("ERR")
+            && e.detail().is_some_and(|d| {
+                d.starts_with("unknown command") || d.starts_with("unknown subcommand")
+            }))
+}
+
 /// Runs scripts on a Redis server (TCP, TLS with `rediss://`, or a unix socket) or a Redis
 /// Cluster (detected from any of its nodes).
 pub struct RedisExecutor {
@@ -121,6 +140,9 @@ pub struct RedisExecutor {
     wait_nodes: Mutex<HashMap<String, (String, u16)>>,
     connect_timeout: Duration,
     command_timeout: Duration,
+    /// Scripts run as functions (FCALL) until the server or the ACL refuses them; then by
+    /// EVALSHA.
+    functions: AtomicBool,
 }
 
 impl std::fmt::Debug for RedisExecutor {
@@ -204,6 +226,7 @@ impl RedisExecutor {
             wait_nodes: Mutex::default(),
             connect_timeout: config.connect_timeout,
             command_timeout: config.command_timeout,
+            functions: AtomicBool::new(true),
         })
     }
 
@@ -258,6 +281,52 @@ impl RedisExecutor {
     }
 
     async fn eval_once(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
+        // Each error handled here is refused before the function runs, so the call is then
+        // made once more, never twice.
+        if self.functions.load(Ordering::Relaxed) {
+            match self.fcall(call).await {
+                // not loaded on this server (new, flushed, restarted, a node added to the
+                // cluster): load the library and call again
+                Err(e) if is_function_not_found(&e) => match self.load_library().await {
+                    Ok(()) => match self.fcall(call).await {
+                        Err(e) if is_function_not_found(&e) || refuses_functions(&e) => {}
+                        done => return done,
+                    },
+                    Err(e) if refuses_functions(&e) => {
+                        self.functions.store(false, Ordering::Relaxed)
+                    }
+                    // out of memory, a node down: this call goes by EVALSHA
+                    Err(_) => {}
+                },
+                Err(e) if refuses_functions(&e) => self.functions.store(false, Ordering::Relaxed),
+                done => return done,
+            }
+        }
+        self.evalsha(call).await
+    }
+
+    async fn fcall(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
+        let mut fcall = redis::cmd("FCALL");
+        fcall
+            .arg(call.script.function_name())
+            .arg(call.keys.len())
+            .arg(&*call.keys)
+            .arg(&call.args);
+        fcall.query_async(&mut self.scripts.clone()).await
+    }
+
+    /// `FUNCTION LOAD REPLACE` of this build's library (in a cluster: on every primary).
+    async fn load_library(&self) -> redis::RedisResult<()> {
+        let mut load = redis::cmd("FUNCTION");
+        load.arg("LOAD")
+            .arg("REPLACE")
+            .arg(scripts::library().source);
+        load.query_async::<redis::Value>(&mut self.scripts.clone())
+            .await
+            .map(drop)
+    }
+
+    async fn evalsha(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
         let mut conn = self.scripts.clone();
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha

@@ -1,5 +1,8 @@
 //! The Lua scripts, one per atomic operation, each prefixed with the shared prelude
-//! `common.lua`. Loaded with `include_str!` and run by EVALSHA with an EVAL fallback.
+//! `common.lua`. Loaded with `include_str!`. The same code runs two ways (docs/PROTOCOL.md,
+//! section 4): as a Redis Functions library ([`library`], `FUNCTION LOAD` once, then `FCALL`:
+//! the prelude's helpers are defined once per server, not on every call), or script by script
+//! with EVALSHA and an EVAL fallback, where functions cannot be loaded.
 
 use std::sync::OnceLock;
 
@@ -12,7 +15,12 @@ pub struct Script {
     body: &'static str,
     source: OnceLock<String>,
     sha1: OnceLock<String>,
+    function_name: OnceLock<String>,
 }
+
+/// What every operation runs first, in both forms: [`Script::source`] and [`library`].
+const BEGIN_CALL: &str =
+    "local begin_error = begin(KEYS, ARGV)\nif begin_error then return begin_error end\n";
 
 const COMMON: &str = include_str!("../scripts/common.lua");
 
@@ -24,6 +32,7 @@ impl Script {
             body,
             source: OnceLock::new(),
             sha1: OnceLock::new(),
+            function_name: OnceLock::new(),
         }
     }
 
@@ -35,8 +44,19 @@ impl Script {
             } else {
                 format!("#!lua flags={}", self.flags)
             };
-            format!("{shebang}\n{COMMON}\n{}", self.body)
+            format!("{shebang}\n{COMMON}\n{BEGIN_CALL}{}", self.body)
         })
+    }
+
+    /// The name of this operation's function in [`library`]: `<library name>_<operation>`.
+    ///
+    /// ```
+    /// let name = crawlq::scripts::LEASE.function_name();
+    /// assert!(name.starts_with(crawlq::scripts::library().name) && name.ends_with("_lease"));
+    /// ```
+    pub fn function_name(&self) -> &str {
+        self.function_name
+            .get_or_init(|| format!("{}_{}", library().name, self.name))
     }
 
     /// Lowercase hex SHA-1 of [`Script::source`], the name EVALSHA uses.
@@ -84,6 +104,57 @@ scripts! {
     SHARDS => ("shards", "allow-oom"),
     WAKE => ("wake", "allow-oom"),
     PAUSE => ("pause", "allow-oom"),
+}
+
+/// Every operation as one Redis Functions library (Redis 7+): `#!lua name=<name>`, the
+/// prelude once, then one `redis.register_function` per operation with the script's flags and
+/// its body as the callback. The name carries a hash of the code, so clients of different
+/// versions share a server without replacing each other's functions.
+pub struct Library {
+    /// `crawlq_<first 16 hex digits of the SHA-1 of the code>`.
+    pub name: &'static str,
+    /// The source `FUNCTION LOAD` takes.
+    pub source: &'static str,
+}
+
+/// The functions library of this build (see [`Library`]).
+///
+/// ```
+/// let lib = crawlq::scripts::library();
+/// assert!(lib.source.starts_with(&format!("#!lua name={}\n", lib.name)));
+/// ```
+pub fn library() -> &'static Library {
+    static LIBRARY: OnceLock<Library> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        let mut code = sha1_smol::Sha1::new();
+        code.update(COMMON.as_bytes());
+        for script in ALL {
+            code.update(script.name.as_bytes());
+            code.update(script.flags.as_bytes());
+            code.update(script.body.as_bytes());
+        }
+        let name: &'static str =
+            Box::leak(format!("crawlq_{}", &code.digest().to_string()[..16]).into_boxed_str());
+        let mut source = format!("#!lua name={name}\n{COMMON}\n");
+        for script in ALL {
+            let flags: Vec<String> = script
+                .flags
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(|f| format!("'{f}'"))
+                .collect();
+            source.push_str(&format!(
+                "redis.register_function{{function_name='{name}_{}', flags={{{}}}, callback=function(KEYS, ARGV)\n{BEGIN_CALL}{}\nend}}\n",
+                script.name,
+                flags.join(", "),
+                script.body
+            ));
+        }
+        Library {
+            name,
+            source: Box::leak(source.into_boxed_str()),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -402,16 +402,88 @@ async fn bad_options_and_names_are_config_errors() {
     }
 }
 
+/// Calls of `command` in INFO commandstats (0 when it never ran).
+fn calls_of(server: &RedisServer, command: &str) -> u64 {
+    let stats = server.cli(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:calls=");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .unwrap_or(0)
+}
+
 #[tokio::test]
-async fn noscript_falls_back_to_eval() {
-    let q = open("noscript", config()).await;
-    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+async fn scripts_run_as_functions_loaded_once_and_reloaded_after_a_flush() {
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "functions", config())
         .await
         .unwrap();
-    shared().cli(&["SCRIPT", "FLUSH"]);
-    assert_eq!(q.stats().await.unwrap().ready, 1);
-    assert_eq!(
-        shared().cli(&["SCRIPT", "EXISTS", crawlq::scripts::STATS.sha1()]),
-        "1"
+    // connecting ran one operation (the queue's shard count): the library is loaded
+    let library = crawlq::scripts::library().name;
+    assert!(
+        server
+            .cli(&["FUNCTION", "LIST", "LIBRARYNAME", library])
+            .contains(library)
     );
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    q.seed(
+        &items(&["http://a.com/", "http://b.com/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    q.ack(&handles(&leases)).await.unwrap();
+    // three operations, three calls, nothing loaded again, no script
+    assert_eq!(calls_of(&server, "fcall"), 3);
+    assert_eq!(calls_of(&server, "function|load"), 0);
+    assert_eq!(calls_of(&server, "evalsha") + calls_of(&server, "eval"), 0);
+    // a flushed (or restarted, or new cluster node's) server gets the library again
+    assert_eq!(server.cli(&["FUNCTION", "FLUSH"]), "OK");
+    assert_eq!(q.stats().await.unwrap().ready, 1);
+    assert_eq!(calls_of(&server, "function|load"), 1);
+    assert_eq!(calls_of(&server, "evalsha") + calls_of(&server, "eval"), 0);
+    assert!(
+        server
+            .cli(&["FUNCTION", "LIST", "LIBRARYNAME", library])
+            .contains(library)
+    );
+}
+
+/// A user who may not load or call functions runs the same operations as scripts: EVALSHA,
+/// and EVAL when the script cache is empty.
+#[tokio::test]
+async fn without_functions_scripts_run_by_evalsha_with_an_eval_fallback() {
+    let server = RedisServer::start();
+    for (user, refused) in [("nofcall", "-fcall"), ("noload", "-function|load")] {
+        assert_eq!(
+            server.cli(&[
+                "ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@all", refused
+            ]),
+            "OK"
+        );
+        let url = format!("redis://{user}:pw@127.0.0.1:{}/0", server.port);
+        let q = Queue::connect(&url, user, config()).await.unwrap();
+        server.cli(&["CONFIG", "RESETSTAT"]);
+        q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(server.cli(&["SCRIPT", "FLUSH"]), "OK");
+        assert_eq!(q.stats().await.unwrap().ready, 1, "{user}");
+        assert_eq!(
+            server.cli(&["SCRIPT", "EXISTS", crawlq::scripts::STATS.sha1()]),
+            "1",
+            "{user}: EVAL loaded the script again"
+        );
+        let leases = q.lease(1, Duration::ZERO).await.unwrap();
+        assert_eq!(q.ack(&handles(&leases)).await.unwrap(), [true], "{user}");
+        // once refused, functions are not tried again by this client
+        assert_eq!(calls_of(&server, "fcall"), 0, "{user}");
+        assert_eq!(q.stats().await.unwrap().done, 1, "{user}");
+        // every script's first call found the cache empty (EVAL), the second (stats) did not
+        assert_eq!(calls_of(&server, "evalsha"), 5, "{user}");
+        assert_eq!(calls_of(&server, "eval"), 4, "{user}");
+    }
+    assert_eq!(server.cli(&["FUNCTION", "LIST"]), "", "nothing was loaded");
 }

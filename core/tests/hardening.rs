@@ -558,6 +558,10 @@ async fn the_documented_least_privilege_user_runs_every_operation() {
     );
     q.purge_dead().await.unwrap();
     assert_eq!(q.stats().await.unwrap().done, 3);
+    // ... all of them as functions, none as a script
+    let stats = server.cli(&["INFO", "commandstats"]);
+    assert!(stats.contains("cmdstat_fcall:"), "{stats}");
+    assert!(!stats.contains("cmdstat_evalsha:"), "{stats}");
     // keys outside the pattern are refused
     let other = Config {
         key_prefix: "other".into(),
