@@ -30,6 +30,11 @@ local function rank(prio, seq)
   return (32767 - prio) * SEQ_SPAN + seq
 end
 
+-- The priority of a rank, as the digits lane keys and `hp` members use.
+local function rank_priority(host_rank)
+  return string.format('%d', 32767 - math.floor(host_rank / SEQ_SPAN))
+end
+
 -- A number as the digits Redis expects. Scores and ids handed to redis.call per item go through
 -- this: Lua would otherwise format them with '%.17g', which costs more than the command.
 local function int(x)

@@ -105,11 +105,18 @@ while count < max_items do
   end
   local host = popped[1]
   local hp = hp_key(host)
-  -- only the best lane is read: O(log P) in the host's priorities
-  local top = redis.call('ZRANGE', hp, 0, 0)[1]
+  -- The host's score is the rank of its best lane's head, which names that lane's priority:
+  -- no read of the host's priorities. Only when that lane is empty (left by an interrupted
+  -- writer) is the best one looked up: O(log P) in the host's priorities either way.
+  local top = rank_priority(tonumber(popped[2]))
+  local lane = lane_key(host, top)
+  local rec = redis.call('LPOP', lane)
+  if not rec then
+    top = redis.call('ZRANGE', hp, 0, 0)[1]
+    lane = top and lane_key(host, top)
+    rec = lane and redis.call('LPOP', lane)
+  end
   if top then
-    local lane = lane_key(host, top)
-    local rec = redis.call('LPOP', lane)
     -- the host's next head: the same lane's next record, else the next lane's head
     local best
     local member = head_member(host, top)

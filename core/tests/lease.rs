@@ -74,6 +74,33 @@ async fn without_politeness_it_is_a_priority_fifo_across_hosts() {
     );
 }
 
+/// A lease takes the lane its host's score names; when that lane is gone (a foreign writer,
+/// an interrupted one), it reads the host's priorities and takes the best lane left.
+#[tokio::test]
+async fn a_lease_finds_the_best_lane_left_when_the_scored_one_is_gone() {
+    let q = Queue::connect(&shared().url(), &unique("lane-gone"), Config::default())
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    let seeded = vec![
+        SeedItem::from("http://a.com/urgent").with_priority(5),
+        SeedItem::from("http://a.com/normal"),
+        SeedItem::from("http://a.com/later"),
+    ];
+    q.seed(&seeded, &SeedOptions::default()).await.unwrap();
+    let urgent_lane = format!("{base}:l:5:a.com");
+    assert_eq!(shared().cli(&["DEL", &urgent_lane]), "1");
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(urls_of(&leases), ["http://a.com/normal"]);
+    assert_eq!(
+        shared().cli(&["ZRANGE", &format!("{base}:hp:a.com"), "0", "-1"]),
+        "0",
+        "the empty lane's priority is dropped"
+    );
+    let leases = q.lease(5, Duration::ZERO).await.unwrap();
+    assert_eq!(urls_of(&leases), ["http://a.com/later"]);
+}
+
 #[tokio::test]
 async fn politeness_leases_one_item_per_host_per_delay() {
     let q = open(
