@@ -12,9 +12,10 @@
 --        added items got the record ids first_id, first_id + 1, ... in the order of the call
 
 -- key prefix and bucket count per level of the seen set, built once per call
-local level_prefix, level_size = {}, {}
+local level_prefix, live_prefix, level_size = {}, {}, {}
 for l = 0, SEEN_MAX_LEVEL do
   level_prefix[l] = BASE .. ':s:' .. l .. ':'
+  live_prefix[l] = BASE .. ':v:' .. l .. ':'
   level_size[l] = level_buckets(l)
 end
 
@@ -33,8 +34,13 @@ local first_id = next_id + 1
 local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. int(NOW) .. ',"host":"'
 local status = {}
 local added_ready, added_delayed, duplicates, seen_added = 0, 0, 0, 0
-local lanes, lane_order = {}, {}
-local hosts, host_order = {}, {}
+-- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
+-- more than the push when most lanes get one item): index by head member, then host,
+-- priority, first record id, and the records (a string while there is one, then a list).
+local lane_index, lane_count = {}, 0
+local lane_host, lane_prio, lane_seq, lane_recs = {}, {}, {}, {}
+-- Hosts of those lanes, in first-seen order; best new rank per host (false: none yet).
+local host_rank, host_order = {}, {}
 
 for i = 0, n - 1 do
   local a = 4 + i * 9
@@ -70,7 +76,7 @@ for i = 0, n - 1 do
     duplicates = duplicates + 1
   else
     status[#status + 1] = dup and 'f' or 'a'
-    redis.call('SADD', live_key(level, live_bucket), live_member)
+    redis.call('SADD', live_prefix[level] .. int(math.fmod(live_bucket, level_size[level])), live_member)
     next_id = next_id + 1
     local rec
     if prio == 0 then
@@ -82,21 +88,24 @@ for i = 0, n - 1 do
       redis.call('ZADD', K_DELAYED, int(NOW + delay), rec)
       added_delayed = added_delayed + 1
     else
-      local by_prio = lanes[host]
-      if not by_prio then
-        by_prio = {}
-        lanes[host] = by_prio
-      end
-      local lane = by_prio[prio]
-      if not lane then
-        lane = { key = lane_key(host, prio), host = host, prio = prio, seq = next_id, recs = {} }
-        by_prio[prio] = lane
-        lane_order[#lane_order + 1] = lane
-      end
-      lane.recs[#lane.recs + 1] = rec
-      if not hosts[host] then
-        hosts[host] = {}
-        host_order[#host_order + 1] = host
+      local member = prio == 0 and host or head_member(host, prio)
+      local li = lane_index[member]
+      if not li then
+        lane_count = lane_count + 1
+        lane_index[member] = lane_count
+        lane_host[lane_count], lane_prio[lane_count] = host, prio
+        lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
+        if host_rank[host] == nil then
+          host_rank[host] = false
+          host_order[#host_order + 1] = host
+        end
+      else
+        local recs = lane_recs[li]
+        if type(recs) == 'string' then
+          lane_recs[li] = { recs, rec }
+        else
+          recs[#recs + 1] = rec
+        end
       end
       added_ready = added_ready + 1
     end
@@ -107,34 +116,41 @@ end
 -- New items arrive with higher sequence numbers than anything queued, so only a new lane can
 -- change its host's best head: existing lanes of a scheduled host need nothing but the push.
 -- Only a new lane can mean a new host, so the host's priority set is only looked at then.
-for _, lane in ipairs(lane_order) do
-  local recs = lane.recs
-  local len
-  for first = 1, #recs, 4000 do
-    len = redis.call('RPUSH', lane.key, unpack(recs, first, math.min(first + 3999, #recs)))
-  end
-  if len == #recs then
-    -- a new lane: listed in its host's priorities, its head's age in heads
-    local h = hosts[lane.host]
-    local hp = hp_key(lane.host)
-    if h.was_empty == nil then
-      h.was_empty = redis.call('EXISTS', hp) == 0
+local host_was_empty = {}
+for li = 1, lane_count do
+  local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
+  local key = lane_key(host, prio)
+  local len, pushed
+  if type(recs) == 'string' then
+    len, pushed = redis.call('RPUSH', key, recs), 1
+  else
+    for first = 1, #recs, 4000 do
+      len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
     end
-    redis.call('ZADD', hp, -lane.prio, lane.prio)
-    redis.call('ZADD', K_HEADS, NOW_DIGITS, head_member(lane.host, lane.prio))
-    local r = rank(lane.prio, lane.seq)
-    if not h.rank or r < h.rank then
-      h.rank = r
+    pushed = #recs
+  end
+  if len == pushed then
+    -- a new lane: listed in its host's priorities, its head's age in heads
+    local hp = hp_key(host)
+    if host_was_empty[host] == nil then
+      host_was_empty[host] = redis.call('EXISTS', hp) == 0
+    end
+    redis.call('ZADD', hp, -prio, prio)
+    redis.call('ZADD', K_HEADS, NOW_DIGITS, head_member(host, prio))
+    local r = rank(prio, lane_seq[li])
+    local best = host_rank[host]
+    if not best or r < best then
+      host_rank[host] = r
     end
   end
 end
 local new_hosts = 0
 for _, host in ipairs(host_order) do
-  local h = hosts[host]
-  if h.rank then
-    schedule(host, h.rank)
+  local best = host_rank[host]
+  if best then
+    schedule(host, best)
   end
-  if h.was_empty then
+  if host_was_empty[host] then
     new_hosts = new_hosts + 1
   end
 end
