@@ -12,6 +12,15 @@
 
 local PROTOCOL = 2
 
+-- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
+-- functions library, whose globals sit behind a protected table. begin() sets them on every
+-- call: while a library loads, only `redis` (its loading API) is there.
+local function runtime_globals()
+  return redis, string, math, table, tonumber, type, unpack, ipairs, select
+end
+local redis = redis
+local string, math, table, tonumber, type, unpack, ipairs, select
+
 -- Per-call state, set by begin() at the start of every call. The helpers below read it as
 -- upvalues, so they are defined once: when the scripts run as a Redis Functions library the
 -- definitions run once at FUNCTION LOAD, not on every call.
@@ -453,6 +462,7 @@ end
 -- Start a call: take its keys and arguments, refuse a queue of another format, fix the clock.
 -- Returns an error reply to send back as is, or nil.
 local function begin(keys, argv)
+  redis, string, math, table, tonumber, type, unpack, ipairs, select = runtime_globals()
   K_META, K_READY, K_WAIT, K_HEADS = keys[1], keys[2], keys[3], keys[4]
   K_DELAYED, K_LEASED, K_LEASES = keys[5], keys[6], keys[7]
   K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = keys[8], keys[9], keys[10], keys[11], keys[12]
