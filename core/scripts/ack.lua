@@ -13,12 +13,20 @@ local n = tonumber(ARGV[3])
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
 local level = current_level(seen_count())
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset' })
-local out, acked = {}, 0
+-- One read says which leases are live (their key is in `leased`, as for extend), then one
+-- multi-member delete each from `leases` and `leased`; only the live-set removals are per item.
+local lease_keys = {}
+for i = 0, n - 1 do
+  lease_keys[i + 1] = ARGV[4 + i * 4]
+end
+local deadlines = call_chunked('ZMSCORE', K_LEASED, lease_keys)
+local out, acked, gone, answered = {}, 0, {}, {}
 for i = 0, n - 1 do
   local a = 4 + i * 4
   local lease_key, host = ARGV[a], ARGV[a + 1]
-  if redis.call('HDEL', K_LEASES, lease_key) == 1 then
-    redis.call('ZREM', K_LEASED, lease_key)
+  if deadlines[i + 1] and not answered[lease_key] then
+    answered[lease_key] = true
+    gone[#gone + 1] = lease_key
     live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
     acked = acked + 1
     out[i + 1] = 1
@@ -37,6 +45,8 @@ for i = 0, n - 1 do
     out[i + 1] = 0
   end
 end
+call_chunked('HDEL', K_LEASES, gone)
+call_chunked('ZREM', K_LEASED, gone)
 counter('done', acked)
 counter('acked_total', acked)
 return out

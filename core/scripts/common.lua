@@ -31,6 +31,8 @@ local BASE, STORED_FORMAT
 local NOW, NOW_US, NOW_DIGITS
 -- The keys reclaim_leases writes besides `leased` and `leases`.
 local RECLAIM_TYPES
+-- Live-set key prefixes of this call's queue, by level, built when first used.
+local LIVE_PREFIX
 
 -- Host ranks order due hosts by the head of their best lane: priority first (higher first),
 -- then arrival sequence. Both parts fit in the 53 exact bits of a ZSET score.
@@ -182,9 +184,9 @@ local function rec_id(rec)
   return id or '?'
 end
 
--- Run a variadic command (HSET, ZADD, ZREM, RPUSH, HDEL, HMGET) over a long argument list, in
--- chunks that stay under Lua's unpack limit (about 8,000 values); chunks have an even length,
--- so pairs stay together. Returns the replies of HMGET-like commands concatenated.
+-- Run a variadic command (HSET, ZADD, ZREM, RPUSH, HDEL, HMGET, ZMSCORE) over a long argument
+-- list, in chunks that stay under Lua's unpack limit (about 8,000 values); chunks have an even
+-- length, so pairs stay together. Returns the replies of HMGET-like commands concatenated.
 local function call_chunked(cmd, key, args)
   local out = {}
   for first = 1, #args, 4000 do
@@ -213,6 +215,10 @@ local SEEN_BASE_BUCKETS, SEEN_GROWTH, SEEN_FILL, SEEN_MAX_LEVEL = 1024, 8, 384, 
 local function level_buckets(level)
   return SEEN_BASE_BUCKETS * SEEN_GROWTH ^ level
 end
+local LEVEL_SIZE = {}
+for l = 0, SEEN_MAX_LEVEL do
+  LEVEL_SIZE[l] = level_buckets(l)
+end
 
 -- The level new members go to when the queue has seen `seen` items, and the seen count at which
 -- the next level starts.
@@ -226,7 +232,12 @@ local function current_level(seen)
 end
 
 local function live_key(level, bucket_hash)
-  return BASE .. ':v:' .. level .. ':' .. int(math.fmod(bucket_hash, level_buckets(level)))
+  local prefix = LIVE_PREFIX[level]
+  if not prefix then
+    prefix = BASE .. ':v:' .. level .. ':'
+    LIVE_PREFIX[level] = prefix
+  end
+  return prefix .. int(math.fmod(bucket_hash, LEVEL_SIZE[level]))
 end
 
 -- Remove a live member (the item was acked or dead-lettered). It sits at the level that was
@@ -467,6 +478,7 @@ local function begin(keys, argv)
   K_DELAYED, K_LEASED, K_LEASES = keys[5], keys[6], keys[7]
   K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = keys[8], keys[9], keys[10], keys[11], keys[12]
   BASE = argv[1]
+  LIVE_PREFIX = {}
   RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
