@@ -35,18 +35,26 @@ end
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_WAKE, 'list' })
+-- One read fetches every lease's record; the leases are removed and the delayed retries added
+-- with one multi-member call each at the end (no later iteration reads them).
+local lease_keys = {}
+for i = 0, n - 1 do
+  lease_keys[i + 1] = ARGV[12 + i * 7]
+end
+local recs = call_chunked('HMGET', K_LEASES, lease_keys)
 local out, immediate, retried, died, level = {}, 0, 0, 0, nil
+local gone, answered, delayed_members = {}, {}, {}
 for i = 0, n - 1 do
   local a = 12 + i * 7
   local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
   local payload = ARGV[a + 6]
-  local rec = redis.call('HGET', K_LEASES, lease_key)
-  if not rec then
+  local rec = recs[i + 1]
+  if not rec or answered[lease_key] then
     out[i + 1] = 'lost'
   else
-    redis.call('HDEL', K_LEASES, lease_key)
-    redis.call('ZREM', K_LEASED, lease_key)
+    answered[lease_key] = true
+    gone[#gone + 1] = lease_key
     local id, _, host, _, attempt = rec_head(rec)
     local failures = attempt
     if id and not rate_limited then
@@ -75,7 +83,8 @@ for i = 0, n - 1 do
         d = rate_limited and 0 or backoff(failures, random)
       end
       if d > 0 then
-        redis.call('ZADD', K_DELAYED, int(NOW + d), fresh)
+        delayed_members[#delayed_members + 1] = int(NOW + d)
+        delayed_members[#delayed_members + 1] = fresh
       else
         enqueue_ready(fresh, false)
         immediate = immediate + 1
@@ -85,6 +94,9 @@ for i = 0, n - 1 do
     end
   end
 end
+call_chunked('HDEL', K_LEASES, gone)
+call_chunked('ZREM', K_LEASED, gone)
+call_chunked('ZADD', K_DELAYED, delayed_members)
 counter('nacked_total', retried + died)
 counter('retried_total', retried)
 wake(immediate)
