@@ -110,6 +110,16 @@ impl redis::aio::ConnectionLike for Connection {
     }
 }
 
+/// `<command> <function name, SHA-1 or source> <key count> <keys> <args>`.
+fn invocation(command: &str, script: &str, call: &ScriptCall) -> redis::Cmd {
+    let mut cmd = redis::cmd(command);
+    cmd.arg(script)
+        .arg(call.keys.len())
+        .arg(&*call.keys)
+        .arg(&call.args);
+    cmd
+}
+
 /// FCALL of a function the server does not have.
 fn is_function_not_found(e: &RedisError) -> bool {
     e.code() == Some("ERR")
@@ -306,13 +316,9 @@ impl RedisExecutor {
     }
 
     async fn fcall(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
-        let mut fcall = redis::cmd("FCALL");
-        fcall
-            .arg(call.script.function_name())
-            .arg(call.keys.len())
-            .arg(&*call.keys)
-            .arg(&call.args);
-        fcall.query_async(&mut self.scripts.clone()).await
+        invocation("FCALL", call.script.function_name(), call)
+            .query_async(&mut self.scripts.clone())
+            .await
     }
 
     /// `FUNCTION LOAD REPLACE` of this build's library (in a cluster: on every primary).
@@ -328,20 +334,12 @@ impl RedisExecutor {
 
     async fn evalsha(&self, call: &ScriptCall) -> redis::RedisResult<redis::Value> {
         let mut conn = self.scripts.clone();
-        let mut evalsha = redis::cmd("EVALSHA");
-        evalsha
-            .arg(call.script.sha1())
-            .arg(call.keys.len())
-            .arg(&*call.keys)
-            .arg(&call.args);
+        let evalsha = invocation("EVALSHA", call.script.sha1(), call);
         match evalsha.query_async(&mut conn).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                let mut eval = redis::cmd("EVAL");
-                eval.arg(call.script.source())
-                    .arg(call.keys.len())
-                    .arg(&*call.keys)
-                    .arg(&call.args);
-                eval.query_async(&mut conn).await
+                invocation("EVAL", call.script.source(), call)
+                    .query_async(&mut conn)
+                    .await
             }
             other => other,
         }
