@@ -207,10 +207,11 @@ fn php_string_property(serialized: &str, name: &str) -> Option<String> {
         at = start + 2;
         let (key, after_key) = php_string(bytes, start)?;
         let bare = key.rsplit('\0').next().unwrap_or(&key);
-        if bare == name && bytes.get(after_key) == Some(&b';') {
-            if let Some((value, _)) = php_string(bytes, after_key + 1) {
-                return Some(value);
-            }
+        if bare == name
+            && bytes.get(after_key) == Some(&b';')
+            && let Some((value, _)) = php_string(bytes, after_key + 1)
+        {
+            return Some(value);
         }
     }
     None

@@ -267,7 +267,9 @@ impl Importer<'_> {
             let hash = format!("{}:{}", self.key, String::from_utf8_lossy(id));
             pipe.cmd("HMGET").arg(hash).arg("name").arg("data");
         }
-        let jobs: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = pipe
+        // per job: its name and its data, either missing when the job hash is gone
+        type NameAndData = (Option<Vec<u8>>, Option<Vec<u8>>);
+        let jobs: Vec<NameAndData> = pipe
             .query_async(&mut self.conn)
             .await
             .map_err(|e| redis_failure(e, &self.key, &self.staging))?;

@@ -823,7 +823,7 @@ async fn dead_letters_are_found_and_requeued_by_id_with_unknown_ids_flagged() {
         [true, false, false],
         "requeued once; unknown and repeated ids are flagged"
     );
-    assert!(q.dead_letters(&[first.clone()]).await.unwrap()[0].is_none());
+    assert!(q.dead_letters(std::slice::from_ref(&first)).await.unwrap()[0].is_none());
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.dead, stats.ready), (2, 1));
     assert!(q.dead_letters(&[]).await.unwrap().is_empty());
