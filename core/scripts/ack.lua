@@ -12,25 +12,35 @@
 local n = tonumber(ARGV[3])
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
 local level = current_level(seen_count())
-expect_types({ K_LEASES, 'hash', K_LEASED, 'zset' })
 -- One read says which leases are live (their key is in `leased`, as for extend), then one
 -- multi-member delete each from `leases` and `leased`; only the live-set removals are per item.
+-- The ZMSCORE is the first command on `leased` and the HDEL the first write, so a foreign value
+-- at either key fails the call before anything changed.
 local lease_keys = {}
 for i = 0, n - 1 do
   lease_keys[i + 1] = ARGV[4 + i * 4]
 end
 local deadlines = call_chunked('ZMSCORE', K_LEASED, lease_keys)
 local out, acked, gone, answered = {}, 0, {}, {}
-for i = 0, n - 1 do
-  local a = 4 + i * 4
-  local lease_key, host = ARGV[a], ARGV[a + 1]
-  if deadlines[i + 1] and not answered[lease_key] then
+for i = 1, n do
+  local lease_key = lease_keys[i]
+  if deadlines[i] and not answered[lease_key] then
     answered[lease_key] = true
     gone[#gone + 1] = lease_key
+    out[i] = 1
+  else
+    out[i] = 0
+  end
+end
+call_chunked('HDEL', K_LEASES, gone)
+call_chunked('ZREM', K_LEASED, gone)
+for i = 0, n - 1 do
+  if out[i + 1] == 1 then
+    local a = 4 + i * 4
     live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
     acked = acked + 1
-    out[i + 1] = 1
     if any_adaptive then
+      local host = ARGV[a + 1]
       local extra = redis.call('HGET', K_ADAPTIVE, host)
       if extra then
         local halved = math.floor((tonumber(extra) or 0) / 2)
@@ -41,12 +51,8 @@ for i = 0, n - 1 do
         end
       end
     end
-  else
-    out[i + 1] = 0
   end
 end
-call_chunked('HDEL', K_LEASES, gone)
-call_chunked('ZREM', K_LEASED, gone)
 counter('done', acked)
 counter('acked_total', acked)
 return out

@@ -12,7 +12,8 @@
 -- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
 -- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled.
-if redis.call('HGET', K_META, 'paused') then
+local paused, last_token = unpack(redis.call('HMGET', K_META, 'paused', 'token'))
+if paused then
   return { NOW, -1, 0, 0 }
 end
 
@@ -89,7 +90,7 @@ if #due_hosts > 0 then
   end
 end
 
-local token_base = math.max(tonumber(redis.call('HGET', K_META, 'token') or '0'), NOW_US)
+local token_base = math.max(tonumber(last_token or '0'), NOW_US)
 local deadline = int(NOW + ttl)
 local out = { NOW, -1, reclaimed, reclaimed_dead }
 local count, emptied = 0, 0
