@@ -11,13 +11,19 @@
 local n = tonumber(ARGV[3])
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DEAD, 'zset', K_DEADREC, 'hash', K_WAKE, 'list' })
-local out, released, level = {}, 0, nil
+-- One read fetches every lease's record; the leases are removed with one call each at the end.
+local lease_keys = {}
 for i = 0, n - 1 do
-  local lease_key, payload = ARGV[4 + i * 2], ARGV[5 + i * 2]
-  local rec = redis.call('HGET', K_LEASES, lease_key)
-  if rec then
-    redis.call('HDEL', K_LEASES, lease_key)
-    redis.call('ZREM', K_LEASED, lease_key)
+  lease_keys[i + 1] = ARGV[4 + i * 2]
+end
+local recs = call_chunked('HMGET', K_LEASES, lease_keys)
+local out, released, level, gone, answered = {}, 0, nil, {}, {}
+for i = 0, n - 1 do
+  local lease_key, payload = lease_keys[i + 1], ARGV[5 + i * 2]
+  local rec = recs[i + 1]
+  if rec and not answered[lease_key] then
+    answered[lease_key] = true
+    gone[#gone + 1] = lease_key
     if payload ~= '' then
       local _, ts, _, _, attempt = rec_head(rec)
       rec = ts and rec_rebuild(rec, ts, attempt, nil, payload) or rec
@@ -35,6 +41,8 @@ for i = 0, n - 1 do
     out[i + 1] = 0
   end
 end
+call_chunked('HDEL', K_LEASES, gone)
+call_chunked('ZREM', K_LEASED, gone)
 counter('released_total', released)
 wake(released)
 return out

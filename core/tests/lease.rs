@@ -621,6 +621,37 @@ async fn release_puts_the_item_back_in_front_without_counting_an_attempt() {
 }
 
 #[tokio::test]
+async fn many_leases_are_released_in_one_call_each_answered_once() {
+    // More leases than the scripts put into one Redis command (4,000), with a stale and a
+    // repeated token among them.
+    let q = open("batch-release", config()).await;
+    let batch: Vec<SeedItem> = (0..4100)
+        .map(|i| format!("http://h{}.com/{i}", i % 40).into())
+        .collect();
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let mut leases = Vec::new();
+    while leases.len() < 4100 {
+        leases.extend(q.lease(1000, Duration::ZERO).await.unwrap());
+    }
+    assert_eq!(q.ack(&handles(&leases[..1])).await.unwrap(), vec![true]);
+    let mut all = handles(&leases);
+    all.push(leases[4099].handle());
+    let flags = q.release(&all).await.unwrap();
+    assert_eq!(flags.len(), 4101);
+    assert!(!flags[0], "already acked: stale");
+    assert!(flags[1..4100].iter().all(|f| *f));
+    assert!(!flags[4100], "the same token twice in one call: the second is stale");
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!(
+        (stats.pending, stats.leased, stats.done, stats.released_total),
+        (4099, 0, 1, 4099)
+    );
+    // released items keep their attempt count: the next lease is still their first attempt
+    let again = q.lease(1000, Duration::ZERO).await.unwrap();
+    assert!(again.iter().all(|l| l.attempt == 1));
+}
+
+#[tokio::test]
 async fn nack_and_release_can_store_a_new_payload_for_the_next_attempt() {
     let q = open("payload-update", config()).await;
     // a URL with an escaped character and a seed payload, a host item without one
