@@ -299,18 +299,21 @@ impl ToNapiValue for JsonOut {
     }
 }
 
+/// A raw N-API call's status as a result (`failure`: the error's message).
+fn napi_ok(status: sys::napi_status, failure: &'static str) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::from_reason(failure))
+    }
+}
+
 /// `value` as a JavaScript value, byte strings as `Buffer`s.
 pub unsafe fn json_to_js(env: sys::napi_env, value: Value) -> napi::Result<sys::napi_value> {
     if !crawlq::wire::has_bytes(&value) {
         return unsafe { Value::to_napi_value(env, value) };
     }
-    let check = |s: sys::napi_status| {
-        if s == sys::Status::napi_ok {
-            Ok(())
-        } else {
-            Err(napi::Error::from_reason("could not build a payload value"))
-        }
-    };
+    let check = |s| napi_ok(s, "could not build a payload value");
     let mut out = ptr::null_mut();
     if let Some(bytes) = crawlq::wire::value_bytes(&value) {
         let mut data = ptr::null_mut();
@@ -436,13 +439,7 @@ pub const LEASE_FIELDS: u32 = 12;
 
 impl ToNapiValue for LeaseRows {
     unsafe fn to_napi_value(env: sys::napi_env, rows: LeaseRows) -> napi::Result<sys::napi_value> {
-        let check = |s: sys::napi_status| {
-            if s == sys::Status::napi_ok {
-                Ok(())
-            } else {
-                Err(napi::Error::from_reason("could not build the lease array"))
-            }
-        };
+        let check = |s| napi_ok(s, "could not build the lease array");
         let mut array = ptr::null_mut();
         check(unsafe {
             sys::napi_create_array_with_length(
