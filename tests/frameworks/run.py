@@ -143,7 +143,7 @@ def crawl_site(
         f"smallest gap per host between leases {', '.join(f'{g[0] * 1000:.0f}' for g in lease_gaps.values())} ms, "
         f"between fetches {', '.join(f'{g[0] * 1000:.0f}' for g in fetch_gaps.values())} ms "
         f"(median {', '.join(f'{g[len(g) // 2] * 1000:.0f}' for g in fetch_gaps.values())} ms; delay {HOST_DELAY * 1000:.0f} ms"
-        f"{'; requests leased during start-up left out of fetch gaps' if startup_lag else ''})"
+        f"{'; requests a process leased before its first one to the host arrived left out of fetch gaps' if startup_lag else ''})"
     )
 
 
@@ -180,15 +180,17 @@ def run_crawlee(redis: RedisServer, tmp: Path) -> None:
         "NODE_PATH": str(node_package / "node_modules"),
         "CRAWLEE_STORAGE_DIR": str(tmp / "crawlee-storage"),
     }
-    # The requests a crawler process leases while it starts leave 150-200 ms after their lease
-    # (Crawlee loads its HTTP client on first use; later requests leave 2-15 ms after theirs),
-    # so with a delay of 200 ms they may reach a host early; their lease times are still checked.
+    # The requests a crawler process leases before its first one to a host arrives leave
+    # 30-200 ms after their lease (Crawlee loads its HTTP client on first use and opens the
+    # connection; later requests leave 2-15 ms after theirs), so with a delay of 200 ms they may
+    # reach a host early; their lease times are still checked.
     crawl_site("crawlee", redis, tmp, [crawler] * 2, env, "HTTP 404", startup_lag=True)
 
 
 def run_crawlee_python(redis: RedisServer, tmp: Path) -> None:
     crawler = [sys.executable, str(HERE / "crawlee_python" / "site_crawler.py")]
     env = {"HOST_DELAY": str(HOST_DELAY), "CRAWLEE_STORAGE_DIR": str(tmp / "crawlee-python-storage")}
+    # Start-up lag as for Crawlee (JavaScript): up to ~75 ms on a busy machine.
     # Crawlee does not hand a 404's error to its queue on Python 3.11 (see crawlq.crawlee).
     reason = "failed: not retried (a client error status, no_retry, or max_request_retries 0)"
     if sys.version_info >= (3, 12):

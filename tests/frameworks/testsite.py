@@ -122,8 +122,9 @@ def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: flo
     Redis clock, from the X-Crawlq-Leased-At header the crawler sends) and no two fetches
     closer than `host_delay` less `jitter` (the request reaches the site a little after its
     lease, by a time that varies). With `startup_lag`, the fetch gaps of the requests a process
-    leased before its first request reached the site are not checked (they also waited for
-    the crawler's start-up); their lease gaps still are."""
+    leased before its first request to that host reached it are not checked (they also waited
+    for the crawler's start-up and for its first connection to the host); their lease gaps
+    still are."""
     problems: list[str] = []
     by_url: dict[str, list[int]] = {}
     for r in requests:
@@ -152,11 +153,14 @@ def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: flo
 
 
 def after_startup(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The requests each process leased after its first request reached the site."""
-    first_arrival: dict[str, float] = {}
+    """The requests each process leased after its first request to the same host reached it.
+    A process that has just started sends its first request to a host 30-200 ms after the
+    lease (the HTTP client loads, the connection opens); later ones leave within ~15 ms."""
+    first_arrival: dict[tuple[str, str], float] = {}
     for r in requests:
-        first_arrival[r["agent"]] = min(r["t"], first_arrival.get(r["agent"], r["t"]))
-    return [r for r in requests if r.get("leased_at", r["t"]) > first_arrival[r["agent"]]]
+        key = (r["agent"], r["host"])
+        first_arrival[key] = min(r["t"], first_arrival.get(key, r["t"]))
+    return [r for r in requests if r.get("leased_at", r["t"]) > first_arrival[(r["agent"], r["host"])]]
 
 
 def host_gaps(requests: list[dict[str, Any]], field: str) -> dict[str, list[float]]:
