@@ -26,6 +26,8 @@ local string, math, table, tonumber, type, unpack, ipairs, select
 -- definitions run once at FUNCTION LOAD, not on every call.
 local K_META, K_READY, K_WAIT, K_HEADS, K_DELAYED, K_LEASED, K_LEASES
 local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE
+-- Built from the base: host -> '<until ms>:<politeness hold ms or empty>' for paused hosts.
+local K_HOSTPAUSE
 local BASE, STORED_FORMAT
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
@@ -37,6 +39,10 @@ local LIVE_PREFIX
 -- Host ranks order due hosts by the head of their best lane: priority first (higher first),
 -- then arrival sequence. Both parts fit in the 53 exact bits of a ZSET score.
 local SEQ_SPAN = 137438953472 -- 2^37 sequence numbers per priority
+
+-- The `wait` score (and pause end) of a host paused until resumed: 2^53 - 1 ms, far past any
+-- clock or pause length, so it never comes due.
+local PAUSED_FOREVER = 9007199254740991
 local function rank(prio, seq)
   return (32767 - prio) * SEQ_SPAN + seq
 end
@@ -455,14 +461,14 @@ local function reclaim_leases(lease_keys, max_attempts)
 end
 
 -- The earliest time (ms) at which a held-back host, a delayed item or an expiring lease can
--- change what is leasable, or -1.
+-- change what is leasable, or -1. A host paused until resumed never comes due.
 local function next_due()
   local due = -1
   for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do
     local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
     if first[2] then
       local at = tonumber(first[2])
-      if due < 0 or at < due then
+      if at < PAUSED_FOREVER and (due < 0 or at < due) then
         due = at
       end
     end
@@ -478,6 +484,7 @@ local function begin(keys, argv)
   K_DELAYED, K_LEASED, K_LEASES = keys[5], keys[6], keys[7]
   K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = keys[8], keys[9], keys[10], keys[11], keys[12]
   BASE = argv[1]
+  K_HOSTPAUSE = BASE .. ':hostpause'
   LIVE_PREFIX = {}
   RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
 

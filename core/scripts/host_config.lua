@@ -3,26 +3,80 @@
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
---       override, so the workers' default applies again; '-' leaves it as it is)
+--       override, so the workers' default applies again; '-' leaves it as it is),
+--       5 pause ('-' leaves it as it is, '' resumes, '*' pauses until resumed, digits pause
+--       for that many ms from now; optional, '-' when absent)
 -- reply: {previous override ms or -1, adaptive extra ms, ready items of the host,
---         held back until (ms) or -1}
+--         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1}
+-- A paused host is held in `wait` at the end of its pause (PAUSED_FOREVER until resumed), so
+-- every script that makes it ready leaves it there. Its `hostpause` entry keeps the
+-- politeness hold it had, which a resume before the end restores.
 
-local host, delay = ARGV[3], ARGV[4]
+local host, delay, pause = ARGV[3], ARGV[4], ARGV[5] or '-'
 local previous = redis.call('HGET', K_HOSTDELAY, host)
-expect_types({ K_ADAPTIVE, 'hash', K_WAIT, 'zset' })
+local entry = redis.call('HGET', K_HOSTPAUSE, host)
+local held = redis.call('ZSCORE', K_WAIT, host)
+held = held and tonumber(held)
+expect_types({ K_ADAPTIVE, 'hash', K_READY, 'zset', K_WAKE, 'list' })
+
+-- the pause in force: its end and the politeness hold from before it (an ended one is none)
+local paused_until, hold
+if entry then
+  local u, h = string.match(entry, '^(%d+):(%d*)$')
+  paused_until, hold = tonumber(u), tonumber(h)
+  if not paused_until or paused_until <= NOW then
+    paused_until, hold = nil, nil
+  end
+end
+
 if delay == '' then
   redis.call('HDEL', K_HOSTDELAY, host)
 elseif delay ~= '-' then
   redis.call('HSET', K_HOSTDELAY, host, delay)
 end
+
+if pause == '' then
+  if entry then
+    redis.call('HDEL', K_HOSTPAUSE, host)
+  end
+  if paused_until then
+    if hold and hold > NOW then
+      held = hold
+      redis.call('ZADD', K_WAIT, int(hold), host)
+    else
+      held = nil
+      redis.call('ZREM', K_WAIT, host)
+      local best = host_best(host)
+      if best then
+        redis.call('ZADD', K_READY, int(best), host)
+        wake(1)
+      end
+    end
+    paused_until = nil
+  end
+elseif pause ~= '-' then
+  if not paused_until then
+    hold = held and held > NOW and held or nil
+  end
+  paused_until = pause == '*' and PAUSED_FOREVER or NOW + tonumber(pause)
+  redis.call('HSET', K_HOSTPAUSE, host, int(paused_until) .. ':' .. (hold and int(hold) or ''))
+  redis.call('ZREM', K_READY, host)
+  held = math.max(paused_until, hold or 0)
+  redis.call('ZADD', K_WAIT, int(held), host)
+end
+
 local ready = 0
 for _, p in ipairs(redis.call('ZRANGE', hp_key(host), 0, -1)) do
   ready = ready + redis.call('LLEN', lane_key(host, p))
 end
-local until_ms = redis.call('ZSCORE', K_WAIT, host)
+local pause_reply = -1
+if paused_until then
+  pause_reply = paused_until < PAUSED_FOREVER and paused_until or 0
+end
 return {
   previous and tonumber(previous) or -1,
   tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0'),
   ready,
-  until_ms and tonumber(until_ms) or -1,
+  held and held < PAUSED_FOREVER and held or -1,
+  pause_reply,
 }

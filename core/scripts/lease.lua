@@ -28,6 +28,9 @@ local function earliest(key)
   return first[2] and tonumber(first[2])
 end
 local lease_due, item_due, host_due = earliest(K_LEASED), earliest(K_DELAYED), earliest(K_WAIT)
+if host_due and host_due >= PAUSED_FOREVER then
+  host_due = nil -- every held host is paused until resumed
+end
 local ready_hosts = redis.call('ZCARD', K_READY)
 local function due(at)
   return at and at <= NOW
@@ -55,6 +58,8 @@ local due_items = due_members(K_DELAYED, item_due, promote_limit)
 local due_hosts = due_members(K_WAIT, host_due, promote_limit)
 local any_override = redis.call('HLEN', K_HOSTDELAY) > 0
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+-- a host paused for a time comes due when its pause ends, which is then forgotten
+local any_paused = #due_hosts > 0 and redis.call('HLEN', K_HOSTPAUSE) > 0
 
 local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
 if #expired > 0 or #due_items > 0 then
@@ -82,6 +87,9 @@ end
 -- Hosts whose politeness delay has passed become leasable again.
 if #due_hosts > 0 then
   redis.call('ZREMRANGEBYRANK', K_WAIT, 0, #due_hosts - 1)
+  if any_paused then
+    call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
+  end
   for _, host in ipairs(due_hosts) do
     local best = host_best(host)
     if best then

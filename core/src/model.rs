@@ -452,7 +452,14 @@ pub struct DeadPage {
     pub items: Vec<DeadLetter>,
 }
 
-/// Politeness state of one host.
+/// Politeness state of one host ([`crate::Queue::host_info`]).
+///
+/// ```no_run
+/// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let info = q.pause_host("example.com", None).await?;
+/// assert!(info.paused && info.paused_until_ms.is_none()); // until resumed
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostInfo {
     pub host: String,
@@ -462,8 +469,25 @@ pub struct HostInfo {
     pub adaptive_extra_ms: u64,
     /// Ready items of the host.
     pub ready: u64,
-    /// Not leasable before this time (ms since epoch), if held back.
+    /// Not leasable before this time (ms since epoch), if held back by its politeness delay
+    /// or a timed pause (`None` while paused until resumed).
     pub held_until_ms: Option<i64>,
+    /// Paused ([`crate::Queue::pause_host`]): no lease takes its items.
+    pub paused: bool,
+    /// When a timed pause ends (ms since epoch, the Redis clock); `None` when not paused or
+    /// paused until resumed.
+    pub paused_until_ms: Option<i64>,
+}
+
+/// A change to a host's pause, as the `host_config` script takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostPause {
+    /// Leave it as it is.
+    Keep,
+    /// End it: the host is leasable again (after what is left of its politeness delay).
+    Resume,
+    /// Pause for this long from now (the Redis clock), or until resumed (`None`).
+    Pause(Option<Duration>),
 }
 
 /// What to do with leases handed back ([`crate::Queue::answer`]).

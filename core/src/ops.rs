@@ -884,29 +884,44 @@ impl Ops {
         reply.uint()
     }
 
-    /// Set (`Some(Some(d))`), clear (`Some(None)`) or only read (`None`) a host's delay.
-    pub fn host_config(&self, host: &str, delay: Option<Option<Duration>>) -> ScriptCall {
-        let mut call = self.call(&scripts::HOST_CONFIG, 2);
+    /// Set (`Some(Some(d))`), clear (`Some(None)`) or only read (`None`) a host's delay, and
+    /// change its pause (`pause`).
+    pub fn host_config(
+        &self,
+        host: &str,
+        delay: Option<Option<Duration>>,
+        pause: HostPause,
+    ) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_CONFIG, 3);
         call.args.push(host.as_bytes().to_vec());
         call.args.push(match delay {
             Some(Some(d)) => millis(d).into_bytes(),
             Some(None) => Vec::new(),
             None => b"-".to_vec(),
         });
+        call.args.push(match pause {
+            HostPause::Keep => b"-".to_vec(),
+            HostPause::Resume => Vec::new(),
+            HostPause::Pause(None) => b"*".to_vec(),
+            HostPause::Pause(Some(d)) => millis(d).into_bytes(),
+        });
         call
     }
 
     pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
         let items = reply.array()?;
-        expect_len(&items, 4, "host_config")?;
+        expect_len(&items, 5, "host_config")?;
         let previous = items[0].int()?;
         let held = items[3].int()?;
+        let paused = items[4].int()?;
         Ok(HostInfo {
             host: host.to_string(),
             delay_override_ms: (previous >= 0).then_some(previous as u64),
             adaptive_extra_ms: items[1].uint()?,
             ready: items[2].uint()?,
             held_until_ms: (held >= 0).then_some(held),
+            paused: paused >= 0,
+            paused_until_ms: (paused > 0).then_some(paused),
         })
     }
 

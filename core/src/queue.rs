@@ -1160,21 +1160,60 @@ impl<E: Executor> Queue<E> {
                 "a host delay must be at most 100 years".into(),
             ));
         }
-        let mut info = self.host_config(host, Some(delay)).await?;
+        let mut info = self.host_config(host, Some(delay), HostPause::Keep).await?;
         info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
         Ok(info)
     }
 
-    /// Politeness state of one host.
+    /// Politeness state of one host: its delay, ready items, hold and pause.
     pub async fn host_info(&self, host: &str) -> Result<HostInfo> {
-        self.host_config(host, None).await
+        self.host_config(host, None, HostPause::Keep).await
     }
 
-    async fn host_config(&self, host: &str, delay: Option<Option<Duration>>) -> Result<HostInfo> {
+    /// Pause one host for every worker: no lease takes its items until `duration` has passed
+    /// (by the Redis clock) or, with `None`, until [`Queue::resume_host`]. Seeding it, and
+    /// answering its leases already handed out, go on. Pausing a paused host sets the new end.
+    /// `host` may be a host or a URL.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// q.pause_host("example.com", Some(Duration::from_secs(600))).await?; // a 429 storm
+    /// let info = q.host_info("https://example.com/a").await?;
+    /// assert!(info.paused && info.paused_until_ms.is_some());
+    /// q.resume_host("example.com").await?; // blocked lease calls wake now
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause_host(&self, host: &str, duration: Option<Duration>) -> Result<HostInfo> {
+        if duration.is_some_and(|d| d > crate::config::MAX_DURATION) {
+            return Err(Error::InvalidArgument(
+                "a host pause must be at most 100 years".into(),
+            ));
+        }
+        self.host_config(host, None, HostPause::Pause(duration))
+            .await
+    }
+
+    /// End a host's pause: it is leasable again once what was left of its politeness delay
+    /// has passed, and blocked lease calls wake. A host that is not paused is left as it is.
+    pub async fn resume_host(&self, host: &str) -> Result<HostInfo> {
+        let info = self.host_config(host, None, HostPause::Resume).await?;
+        if info.ready > 0 {
+            self.wake(self.layout().await?, 1).await?;
+        }
+        Ok(info)
+    }
+
+    async fn host_config(
+        &self,
+        host: &str,
+        delay: Option<Option<Duration>>,
+        pause: HostPause,
+    ) -> Result<HostInfo> {
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
         let ops = layout.shard(layout.of_host(&key));
-        let reply = self.exec.eval(ops.host_config(&key, delay)).await?;
+        let reply = self.exec.eval(ops.host_config(&key, delay, pause)).await?;
         ops.decode_host_config(reply, &key)
     }
 

@@ -281,6 +281,8 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .duration("adaptive_extra", Some(h.adaptive_extra_ms as i64))
         .value("ready", h.ready)
         .timestamp("held_until", h.held_until_ms)
+        .value("paused", h.paused)
+        .timestamp("paused_until", h.paused_until_ms)
         .done()
 }
 

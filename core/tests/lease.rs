@@ -640,10 +640,18 @@ async fn many_leases_are_released_in_one_call_each_answered_once() {
     assert_eq!(flags.len(), 4101);
     assert!(!flags[0], "already acked: stale");
     assert!(flags[1..4100].iter().all(|f| *f));
-    assert!(!flags[4100], "the same token twice in one call: the second is stale");
+    assert!(
+        !flags[4100],
+        "the same token twice in one call: the second is stale"
+    );
     let stats = check_invariants(&test_url(), &q).await;
     assert_eq!(
-        (stats.pending, stats.leased, stats.done, stats.released_total),
+        (
+            stats.pending,
+            stats.leased,
+            stats.done,
+            stats.released_total
+        ),
         (4099, 0, 1, 4099)
     );
     // released items keep their attempt count: the next lease is still their first attempt

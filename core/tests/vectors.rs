@@ -341,6 +341,18 @@ async fn scenario_vectors() {
                             Style::Camel,
                         ))
                     }
+                    "pause_host" => {
+                        let duration = step["duration_ms"].as_u64().map(Duration::from_millis);
+                        to_snake(&style::host_info_to_json(
+                            &q.pause_host(step["host"].as_str().unwrap(), duration)
+                                .await?,
+                            Style::Camel,
+                        ))
+                    }
+                    "resume_host" => to_snake(&style::host_info_to_json(
+                        &q.resume_host(step["host"].as_str().unwrap()).await?,
+                        Style::Camel,
+                    )),
                     "host_info" => to_snake(&style::host_info_to_json(
                         &q.host_info(step["host"].as_str().unwrap()).await?,
                         Style::Camel,
