@@ -9,7 +9,7 @@ use PHPUnit\Framework\TestCase;
 /** The shared vectors of tests/vectors/, checked through the PHP extension. */
 final class VectorsTest extends TestCase
 {
-    private const TIME_FIELDS = ['leased_at', 'expires_at', 'enqueued_at', 'died_at', 'held_until', 'now', 'oldest_pending_age', 'delay', 'adaptive_extra'];
+    private const TIME_FIELDS = ['leased_at', 'expires_at', 'enqueued_at', 'died_at', 'held_until', 'paused_until', 'now', 'oldest_pending_age', 'delay', 'adaptive_extra'];
 
     private static function load(string $name): array
     {

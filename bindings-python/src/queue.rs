@@ -257,6 +257,32 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Pause a host for every worker, for `seconds` (the Redis clock) or until
+            /// resume_host (None).
+            #[pyo3(signature = (host, seconds = None))]
+            fn pause_host(&self, py: Python<'_>, host: String, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
+                let duration = seconds
+                    .map(|s| crate::args::seconds(s, "seconds"))
+                    .transpose()
+                    .map_err(to_pyerr)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.pause_host(&host, duration).await },
+                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                )
+            }
+
+            /// End a host's pause; blocked lease calls wake.
+            fn resume_host(&self, py: Python<'_>, host: String) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.resume_host(&host).await },
+                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                )
+            }
+
             /// The next items lease would take (one per leasable host), without leasing them.
             #[pyo3(signature = (limit = 10))]
             fn peek(&self, py: Python<'_>, limit: usize) -> PyResult<Py<PyAny>> {

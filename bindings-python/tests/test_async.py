@@ -37,6 +37,9 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         assert await aq.is_finished() is False  # two items are leased
         info = await aq.set_host_delay("a.com", 1.5)
         assert info["delay"] == 1.5 and (await aq.host_info("a.com"))["delay"] == 1.5
+        assert (await aq.pause_host("a.com"))["paused"] is True
+        assert (await aq.pause_host("a.com", 2.5))["paused_until"] == (T0 + 33_500) / 1000
+        assert (await aq.resume_host("a.com"))["paused"] is False
         with pytest.raises(crawlq.LeaseLostError):
             await aq.extend(again[0], 5)
         assert repr(aq).startswith("AsyncQueue(")

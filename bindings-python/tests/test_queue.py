@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import pytest
 
@@ -156,6 +158,37 @@ def test_politeness_and_host_settings(redis_server: RedisServer, name: str) -> N
     info = q.host_info("slow.com")
     assert (info["ready"], info["held_until"], info["adaptive_extra"]) == (1, (T0 + 30_000) / 1000, 0.0)
     assert q.set_host_delay("slow.com", None)["delay"] is None
+
+
+def test_pause_host_holds_it_through_a_blocking_lease_and_resume_wakes_it(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name)
+    q.seed(["http://paused.com/1", "http://open.com/1"])
+    info = q.pause_host("http://Paused.com/x")
+    assert (info["host"], info["paused"], info["paused_until"], info["ready"]) == ("paused.com", True, None, 1)
+    assert [l.url for l in q.lease(10, wait=0)] == ["http://open.com/1"]
+    got: list = []
+
+    def worker() -> None:
+        leases = crawlq.Queue(redis_server.url, name).lease(1, wait=20)
+        got.append((leases, time.monotonic()))
+
+    t = threading.Thread(target=worker)
+    t.start()
+    time.sleep(0.5)
+    assert not got, "leased a paused host"
+    resumed = time.monotonic()
+    assert q.resume_host("paused.com")["paused"] is False
+    t.join(10)
+    [(leases, at)] = got
+    assert [l.url for l in leases] == ["http://paused.com/1"]
+    assert at - resumed < 5, "woke by the resume, not by its wait running out"
+    # a timed pause, by the Redis clock
+    timed = q.pause_host("open.com", 30)
+    assert timed["paused"] and timed["paused_until"] == pytest.approx(time.time() + 30, abs=5)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.pause_host("open.com", -1)
+    with pytest.raises(crawlq.InvalidItemError):
+        q.resume_host("not a host")
 
 
 def test_rate_limited_nack_slows_the_host(redis_server: RedisServer, name: str) -> None:

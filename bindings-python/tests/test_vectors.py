@@ -12,7 +12,7 @@ import crawlq
 from conftest import RedisServer
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors"
-TIME_FIELDS = {"leased_at", "expires_at", "enqueued_at", "died_at", "held_until", "now", "oldest_pending_age", "delay", "adaptive_extra"}
+TIME_FIELDS = {"leased_at", "expires_at", "enqueued_at", "died_at", "held_until", "paused_until", "now", "oldest_pending_age", "delay", "adaptive_extra"}
 
 
 def load(name: str) -> Any:
@@ -165,6 +165,10 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.set_host_delay(step["host"], None if step["delay_ms"] is None else step["delay_ms"] / 1000))
                 elif op == "host_info":
                     got = to_vector(q.host_info(step["host"]))
+                elif op == "pause_host":
+                    got = to_vector(q.pause_host(step["host"], None if step["duration_ms"] is None else step["duration_ms"] / 1000))
+                elif op == "resume_host":
+                    got = to_vector(q.resume_host(step["host"]))
                 elif op == "peek":
                     got = to_vector(q.peek(step["limit"]))
                 else:
