@@ -203,7 +203,12 @@ export interface HostInfo {
   delayMs: number | null
   adaptiveExtraMs: number
   ready: number
+  /** Not leasable before this time (epoch ms, the Redis clock), if held back by its politeness delay or a timed pause (`null` while paused until resumed). */
   heldUntil: number | null
+  /** Paused (`pauseHost`): no lease takes its items. */
+  paused: boolean
+  /** When a timed pause ends (epoch ms); `null` when not paused or paused until resumed. */
+  pausedUntil: number | null
 }
 
 export interface ReclaimReport {
@@ -323,6 +328,16 @@ export declare class Queue {
   purgeDead(): Promise<number>
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
   setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
+  /**
+   * Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
+   * clock) or, without it (or `null`), until `resumeHost`.
+   */
+  pauseHost(host: string, durationMs?: number | null): Promise<HostInfo>
+  /**
+   * End a host's pause (what is left of its politeness delay still applies); blocked lease
+   * calls wake.
+   */
+  resumeHost(host: string): Promise<HostInfo>
   /** Politeness state of a host. */
   hostInfo(host: string): Promise<HostInfo>
   /** The next items lease would take (one per leasable host), without leasing them. */

@@ -203,7 +203,12 @@ export interface HostInfo {
   delayMs: number | null
   adaptiveExtraMs: number
   ready: number
+  /** Not leasable before this time (epoch ms, the Redis clock), if held back by its politeness delay or a timed pause (`null` while paused until resumed). */
   heldUntil: number | null
+  /** Paused (`pauseHost`): no lease takes its items. */
+  paused: boolean
+  /** When a timed pause ends (epoch ms); `null` when not paused or paused until resumed. */
+  pausedUntil: number | null
 }
 
 export interface ReclaimReport {

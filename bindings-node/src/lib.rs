@@ -428,6 +428,48 @@ impl Queue {
         )
     }
 
+    /// Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
+    /// clock) or, without it (or `null`), until `resumeHost`.
+    #[napi(
+        ts_args_type = "host: string, durationMs?: number | null",
+        ts_return_type = "Promise<HostInfo>"
+    )]
+    pub fn pause_host<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        duration_ms: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let duration = try_arg!(env, json_arg(env, duration_ms, "durationMs"));
+        let duration = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::optional_duration_arg(&duration, "durationMs", Style::Camel)
+            )
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.pause_host(&host, duration).await },
+            |_, i| Ok(style::host_info_to_json(&i, Style::Camel)),
+        )
+    }
+
+    /// End a host's pause (what is left of its politeness delay still applies); blocked lease
+    /// calls wake.
+    #[napi(ts_return_type = "Promise<HostInfo>")]
+    pub fn resume_host<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.resume_host(&host).await }, |_, i| {
+            Ok(style::host_info_to_json(&i, Style::Camel))
+        })
+    }
+
     /// Politeness state of a host.
     #[napi(ts_return_type = "Promise<HostInfo>")]
     pub fn host_info<'env>(&self, env: &'env Env, host: String) -> Result<PromiseRaw<'env, Value>> {

@@ -133,8 +133,32 @@ test('politeness and host settings', async () => {
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://slow.com/1', 'http://fast.com/1'])
   q._setFixedClock(T0 + 2_000)
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://fast.com/2'])
-  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000 })
+  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null })
   assert.equal((await q.setHostDelay('slow.com', null)).delayMs, null)
+})
+
+test('a paused host is held through a blocking lease and resumeHost wakes it', async () => {
+  const q = await open()
+  const worker = await crawlq.Queue.connect(redis.url, q.name)
+  await q.seed(['http://paused.com/1', 'http://open.com/1'])
+  const info = await q.pauseHost('http://Paused.com/x')
+  assert.deepEqual([info.host, info.paused, info.pausedUntil, info.ready], ['paused.com', true, null, 1])
+  assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://open.com/1'])
+  let leasedAt = null
+  const waiting = worker.lease({ waitMs: 20_000 }).then(leases => { leasedAt = Date.now(); return leases })
+  await new Promise(resolve => setTimeout(resolve, 500))
+  assert.equal(leasedAt, null, 'leased a paused host')
+  const resumedAt = Date.now()
+  assert.equal((await q.resumeHost('paused.com')).paused, false)
+  assert.deepEqual((await waiting).map(l => l.url), ['http://paused.com/1'])
+  assert.ok(leasedAt - resumedAt < 5_000, 'woken by the resume, not by its wait running out')
+  // a timed pause, by the Redis clock
+  const timed = await q.pauseHost('open.com', 30_000)
+  assert.ok(timed.paused && Math.abs(timed.pausedUntil - (Date.now() + 30_000)) < 5_000)
+  await assert.rejects(q.pauseHost('open.com', -1), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.pauseHost('open.com', 'soon'), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.resumeHost('not a host'), { code: 'ERR_CRAWLQ_INVALID_ITEM' })
+  worker.close()
 })
 
 test('a rate-limited nack slows the host without counting an attempt', async () => {

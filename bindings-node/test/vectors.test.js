@@ -134,6 +134,8 @@ test('operation scenarios', async () => {
           case 'purge_dead': got = await q.purgeDead(); break
           case 'set_host_delay': got = toVector(await q.setHostDelay(step.host, step.delay_ms)); break
           case 'host_info': got = toVector(await q.hostInfo(step.host)); break
+          case 'pause_host': got = toVector(await q.pauseHost(step.host, step.duration_ms)); break
+          case 'resume_host': got = toVector(await q.resumeHost(step.host)); break
           case 'peek': got = toVector(await q.peek({ limit: step.limit })); break
           default: assert.fail(`unknown op ${step.op}`)
         }
