@@ -318,6 +318,34 @@ impl Queue {
         })
     }
 
+    #[wasm_bindgen(js_name = pauseHost)]
+    pub fn pause_host(&self, host: String, duration_ms: JsValue) -> Promise {
+        let duration = try_arg!(json_arg(&duration_ms, "durationMs"));
+        let duration = try_arg!(core(style::optional_duration_arg(
+            &duration,
+            "durationMs",
+            Style::Camel
+        )));
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::host_info_to_json(
+                &core(q.pause_host(&host, duration).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    #[wasm_bindgen(js_name = resumeHost)]
+    pub fn resume_host(&self, host: String) -> Promise {
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::host_info_to_json(
+                &core(q.resume_host(&host).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
     pub fn peek(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
         let [limit] = try_arg!(core(style::counts_from_json(&options, &[("limit", 10)])));

@@ -41,9 +41,12 @@ async fn a_paused_host_is_skipped_until_resumed_and_keeps_its_politeness_hold() 
     assert_eq!(q.host_info("http://a.com/x").await.unwrap(), info);
     // answering its leases and seeding it go on; leasing it does not
     assert_eq!(q.ack(&handles(&first)).await.unwrap(), vec![true, true]);
-    q.seed(&items(&["http://a.com/3", "http://b.com/2"]), &SeedOptions::default())
-        .await
-        .unwrap();
+    q.seed(
+        &items(&["http://a.com/3", "http://b.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
     q.set_fixed_clock(Some(T0 + 5_000));
     let second = q.lease(10, Duration::ZERO).await.unwrap();
     assert_eq!(urls(&second), ["http://b.com/2"]);
@@ -90,7 +93,10 @@ async fn a_timed_pause_ends_on_time_by_the_server_clock() {
     q.set_fixed_clock(Some(T0 + 1_999));
     assert!(q.lease(1, Duration::ZERO).await.unwrap().is_empty());
     q.set_fixed_clock(Some(T0 + 2_000));
-    assert!(!q.host_info("t.com").await.unwrap().paused, "over at its end");
+    assert!(
+        !q.host_info("t.com").await.unwrap().paused,
+        "over at its end"
+    );
     let leases = q.lease(1, Duration::ZERO).await.unwrap();
     assert_eq!(urls(&leases), ["http://t.com/1"]);
     // pausing again sets a new end, shorter or longer
@@ -154,7 +160,10 @@ async fn a_blocking_lease_waits_through_a_pause_and_wakes_on_resume() {
     assert_eq!(urls(&leases), ["http://w.com/1"]);
     let woke = at.duration_since(resumed);
     eprintln!("a blocked lease woke {woke:?} after resume_host");
-    assert!(woke < Duration::from_secs(5), "woke by the resume, not by its timeout");
+    assert!(
+        woke < Duration::from_secs(5),
+        "woke by the resume, not by its timeout"
+    );
 }
 
 #[tokio::test]
