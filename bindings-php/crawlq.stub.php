@@ -150,7 +150,8 @@ final class Queue
      * Set a host's politeness delay in seconds for every worker (null: back to each worker's
      * host_delay). `$host` may be a host or a URL.
      *
-     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null}
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
@@ -158,9 +159,31 @@ final class Queue
     /**
      * Politeness state of a host.
      *
-     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null}
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null}
      */
     public function hostInfo(string $host): mixed {}
+
+    /**
+     * Pause a host for every worker: no lease takes its items for `$seconds` (by the Redis
+     * clock) or, with null, until resumeHost(). Seeding it and answering its leases go on.
+     * `held_until` is then the pause's end (null while paused until resumed).
+     *
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null}
+     * @throws InvalidItemException when `$host` is not a host or URL
+     * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
+     */
+    public function pauseHost(string $host, ?float $seconds = null): mixed {}
+
+    /**
+     * End a host's pause (what is left of its politeness delay still applies); blocked lease
+     * calls wake.
+     *
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null}
+     */
+    public function resumeHost(string $host): mixed {}
 
     /**
      * The next items lease would take (one per leasable host), without leasing them.

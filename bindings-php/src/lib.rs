@@ -434,6 +434,22 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// Pause a host for every worker: no lease takes its items for `$seconds` (the Redis
+    /// clock) or, with null, until resumeHost.
+    #[php(defaults(seconds = None))]
+    pub fn pause_host(&self, host: String, seconds: Option<f64>) -> PhpResult<Zval> {
+        let duration = seconds.map(|s| duration(s, "seconds")).transpose()?;
+        let info =
+            runtime::block_on(self.handle.queue()?.pause_host(&host, duration)).map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
+    /// End a host's pause; blocked lease calls wake.
+    pub fn resume_host(&self, host: String) -> PhpResult<Zval> {
+        let info = runtime::block_on(self.handle.queue()?.resume_host(&host)).map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
     /// The next items lease would take (one per leasable host), without leasing them.
     #[php(defaults(limit = 10))]
     pub fn peek(&self, limit: i64) -> PhpResult<Zval> {

@@ -90,6 +90,30 @@ final class ProcessTest extends TestCase
         $this->assertSame([0, 3, 2], [$stats['leased'], $stats['ready'], $stats['released_total']]);
     }
 
+    public function testAPausedHostHoldsABlockingLeaseInAnotherProcessUntilResumed(): void
+    {
+        $name = unique_name('paused');
+        $q = new Queue(shared_redis()->url(), $name);
+        $q->seed(['http://paused.com/1']);
+        $q->pauseHost('paused.com');
+        $script = sprintf(<<<'PHP'
+            $q = new Crawlq\Queue(%s, %s);
+            echo "waiting\n";
+            $leases = $q->lease(1, 20.0);
+            echo count($leases) === 1 ? $leases[0]->url : 'none', ' ', sprintf('%%.3f', microtime(true)), "\n";
+            PHP, var_export(shared_redis()->url(), true), var_export($name, true));
+        $child = proc_open(array_merge(php_command(), ['-r', $script]), [1 => ['pipe', 'w']], $pipes);
+        $this->assertSame("waiting\n", fgets($pipes[1]));
+        usleep(500_000);
+        $this->assertSame(1, $q->stats()['ready'], 'not leased while paused');
+        $resumed = microtime(true);
+        $this->assertFalse($q->resumeHost('paused.com')['paused']);
+        [$url, $at] = explode(' ', trim((string) stream_get_contents($pipes[1])));
+        $this->assertSame(0, proc_close($child));
+        $this->assertSame('http://paused.com/1', $url);
+        $this->assertLessThan(5.0, (float) $at - $resumed, 'woken by the resume, not by its wait running out');
+    }
+
     public function testOneConnectionPerProcessIsReused(): void
     {
         $url = shared_redis()->url();

@@ -186,8 +186,26 @@ final class QueueTest extends TestCase
         $this->assertSame(['http://slow.com/1', 'http://fast.com/1'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
         $q->_setFixedClock(T0 + 2_000);
         $this->assertSame(['http://fast.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
-        $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0], $q->hostInfo('slow.com'));
+        $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0,
+            'paused' => false, 'paused_until' => null], $q->hostInfo('slow.com'));
         $this->assertNull($q->setHostDelay('slow.com', null)['delay']);
+    }
+
+    public function testPauseHostUntilResumedOrForATime(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000]);
+        $q->seed(['http://p.com/1', 'http://p.com/2', 'http://o.com/1']);
+        $info = $q->pauseHost('HTTP://P.com/x');
+        $this->assertSame(['p.com', true, null, null, 2], [$info['host'], $info['paused'], $info['paused_until'], $info['held_until'], $info['ready']]);
+        $this->assertSame(['http://o.com/1'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
+        $this->assertFalse($q->resumeHost('p.com')['paused']);
+        $this->assertSame(['http://p.com/1', 'http://p.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
+        $timed = $q->pauseHost('p.com', 2.5);
+        $this->assertSame([true, (T0 + 2_500) / 1000.0], [$timed['paused'], $timed['paused_until']]);
+        $q->_setFixedClock(T0 + 2_500);
+        $this->assertFalse($q->hostInfo('p.com')['paused'], 'over at its end');
+        $this->expectException(Crawlq\InvalidArgumentException::class);
+        $q->pauseHost('p.com', -1.0);
     }
 
     public function testRateLimitedNackSlowsTheHost(): void

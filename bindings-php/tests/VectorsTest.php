@@ -199,6 +199,8 @@ final class VectorsTest extends TestCase
                         'purge_dead' => $q->purgeDead(),
                         'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'host_info' => self::toVector($q->hostInfo($step['host'])),
+                        'pause_host' => self::toVector($q->pauseHost($step['host'], $step['duration_ms'] === null ? null : $step['duration_ms'] / 1000)),
+                        'resume_host' => self::toVector($q->resumeHost($step['host'])),
                         'peek' => self::toVector($q->peek($step['limit'])),
                     };
                 } catch (Crawlq\Exception $e) {
