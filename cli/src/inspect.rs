@@ -1,9 +1,9 @@
-//! `stats`, `dead`, `reclaim`, `host-delay` and `peek`: look at a queue and repair it.
+//! `stats`, `dead`, `reclaim`, `host-delay`, `hosts` and `peek`: look at a queue and repair it.
 
 use crate::error::CliError;
 use crate::format::{ago, clip, count, duration, rate};
 use clap::{Args, Subcommand};
-use crawlq::{Queue, RedisExecutor, Stats, Style, style};
+use crawlq::{HostInfo, Queue, RedisExecutor, Stats, Style, style};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -113,6 +113,38 @@ pub struct HostDelayArgs {
     /// JSON (snake_case, as the Python binding's host_info()).
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HostsCommand {
+    /// Show a host's politeness state and pause.
+    Show {
+        /// A host or URL (its host key is used).
+        host: String,
+        /// JSON (snake_case, as the Python binding's host_info()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pause a host for every worker (leases skip it; seeding goes on): until `hosts resume`,
+    /// or for --for SECONDS by the Redis clock. Pausing a paused host sets the new end.
+    Pause {
+        /// A host or URL (its host key is used).
+        host: String,
+        /// End the pause after this many seconds.
+        #[arg(long = "for", value_name = "SECONDS", allow_negative_numbers = true)]
+        for_seconds: Option<f64>,
+        /// JSON (snake_case, as the Python binding's pause_host()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a host's pause (what is left of its politeness delay still applies).
+    Resume {
+        /// A host or URL (its host key is used).
+        host: String,
+        /// JSON (snake_case, as the Python binding's resume_host()).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -405,8 +437,31 @@ pub async fn host_delay(q: &Queue<RedisExecutor>, args: HostDelayArgs) -> Result
                 .await?
         }
     };
-    if args.json {
-        println!("{}", style::host_info_to_json(&info, Style::Snake));
+    print_host(q, &info, args.json).await
+}
+
+pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8, CliError> {
+    let (info, json) = match command {
+        HostsCommand::Show { host, json } => (q.host_info(&host).await?, json),
+        HostsCommand::Pause {
+            host,
+            for_seconds,
+            json,
+        } => {
+            let duration = for_seconds
+                .map(|s| crate::seconds(s, "--for"))
+                .transpose()?;
+            (q.pause_host(&host, duration).await?, json)
+        }
+        HostsCommand::Resume { host, json } => (q.resume_host(&host).await?, json),
+    };
+    print_host(q, &info, json).await
+}
+
+/// One line per host: delay, adaptive extra, ready items, when it is leasable; or its JSON.
+async fn print_host(q: &Queue<RedisExecutor>, info: &HostInfo, json: bool) -> Result<u8, CliError> {
+    if json {
+        println!("{}", style::host_info_to_json(info, Style::Snake));
         return Ok(0);
     }
     let delay = match info.delay_override_ms {
@@ -414,8 +469,17 @@ pub async fn host_delay(q: &Queue<RedisExecutor>, args: HostDelayArgs) -> Result
         None => format!("{} (queue default)", duration(q.config().host_delay)),
     };
     let now = q.stats().await?.now_ms;
-    let held = match info.held_until_ms {
-        Some(at) if at > now => format!("next lease {}", ago(at, now)),
+    let held = match (info.paused, info.paused_until_ms, info.held_until_ms) {
+        (true, None, _) => "paused until resumed".to_string(),
+        (true, Some(end), Some(at)) if at > end => {
+            format!(
+                "paused, ends {}, next lease {}",
+                ago(end, now),
+                ago(at, now)
+            )
+        }
+        (true, Some(end), _) => format!("paused, ends {}", ago(end, now)),
+        (false, _, Some(at)) if at > now => format!("next lease {}", ago(at, now)),
         _ => "leasable now".into(),
     };
     println!(

@@ -81,6 +81,9 @@ enum Command {
     Reclaim(inspect::ReclaimArgs),
     /// Show a host's politeness state, or set its delay in seconds ("default" clears it).
     HostDelay(inspect::HostDelayArgs),
+    /// Per-host controls: show, pause (until resumed or for a time) and resume a host.
+    #[command(subcommand)]
+    Hosts(inspect::HostsCommand),
     /// The items the next lease calls would take, without leasing them.
     Peek(inspect::PeekArgs),
     /// Move a foreign queue into a crawlq queue without losing an item: a classic Redis list
@@ -135,6 +138,7 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Dead(command) => inspect::dead(&open(g, config).await?, command).await,
         Command::Reclaim(args) => inspect::reclaim(&open(g, config).await?, args).await,
         Command::HostDelay(args) => inspect::host_delay(&open(g, config).await?, args).await,
+        Command::Hosts(command) => inspect::hosts(&open(g, config).await?, command).await,
         Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
         Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
         Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,

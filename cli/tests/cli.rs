@@ -541,6 +541,60 @@ async fn host_delay_shows_sets_and_clears_an_override() {
 }
 
 #[tokio::test]
+async fn hosts_pause_resume_and_show() {
+    let name = unique("hosts");
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&["https://p.example/1", "https://o.example/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "pause",
+        "https://P.example/x",
+    ]));
+    assert!(text.starts_with("p.example: "), "{text}");
+    assert!(text.contains("1 ready, paused until resumed"), "{text}");
+    assert!(q.host_info("p.example").await.unwrap().paused);
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 1);
+    assert_eq!(leases[0].host, "o.example");
+
+    let shown = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "pause",
+        "p.example",
+        "--for",
+        "90",
+        "--json",
+    ]));
+    assert_eq!(shown["paused"], true);
+    assert!(shown["paused_until"].as_f64().is_some(), "{shown}");
+    let text = stdout(&crawlq(&["-q", &name, "hosts", "show", "p.example"]));
+    assert!(
+        text.contains("paused, ends in 1m 30s") || text.contains("paused, ends in 1m 29s"),
+        "{text}"
+    );
+
+    let text = stdout(&crawlq(&["-q", &name, "hosts", "resume", "p.example"]));
+    assert!(text.contains("1 ready, leasable now"), "{text}");
+    assert!(!q.host_info("p.example").await.unwrap().paused);
+    assert_eq!(q.lease(10, Duration::ZERO).await.unwrap().len(), 1);
+
+    let bad = crawlq(&["-q", &name, "hosts", "pause", "p.example", "--for", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("--for must be"), "{}", stderr(&bad));
+    let bad_host = crawlq(&["-q", &name, "hosts", "resume", "ex ample"]);
+    assert_eq!(bad_host.status.code(), Some(2), "{}", stderr(&bad_host));
+}
+
+#[tokio::test]
 async fn peek_shows_the_next_items_without_leasing() {
     let name = unique("peek");
     let q = queue(&name).await;
