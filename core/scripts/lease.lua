@@ -11,10 +11,17 @@
 -- Tokens are unique and increasing: above the last one handed out (meta.token) and at least
 -- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
--- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled.
+-- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled
+-- until a timed pause ends.
 local paused, last_token = unpack(redis.call('HMGET', K_META, 'paused', 'token'))
 if paused then
-  return { NOW, -1, 0, 0 }
+  if paused == '1' then
+    return { NOW, -1, 0, 0 }
+  end
+  local until_ms = tonumber(paused) or 0
+  if until_ms > NOW then
+    return { NOW, until_ms, 0, 0 }
+  end
 end
 
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])

@@ -2,23 +2,40 @@
 -- protocol: 2
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
--- ARGV: 1 base, 2 clock, 3 '1' pause, '0' resume, '' only read
--- reply: {paused before (0/1), paused now (0/1)}
--- A paused queue (meta.paused) leases nothing: lease answers as if nothing were leasable and
--- blocked lease calls keep waiting. Everything else works: seeding, answering leases already
--- handed out, stats, dead letters. Resuming wakes the blocked lease calls.
+-- ARGV: 1 base, 2 clock, 3 '1' pause, '0' resume, '' only read, 4 (with '1', optional) pause
+--       for that many ms from now instead of until resumed
+-- reply: {paused before (0/1), paused now (0/1), paused until (ms), 0 until resumed, -1 not paused}
+-- A paused queue (meta.paused: '1' until resumed, else the end of the pause in ms) leases
+-- nothing: lease answers as if nothing were leasable (with the end of a timed pause as its
+-- next due time) and blocked lease calls keep waiting. Everything else works: seeding,
+-- answering leases already handed out, stats, dead letters. Resuming wakes the blocked lease
+-- calls; a timed pause is over once its end has passed.
 
-local before = redis.call('HGET', K_META, 'paused') and 1 or 0
-local now = before
+-- the pause in force: PAUSED_FOREVER until resumed, its end in ms, or nil
+local stored = redis.call('HGET', K_META, 'paused')
+local function in_force(value)
+  local at = value and (value == '1' and PAUSED_FOREVER or tonumber(value))
+  return at and at > NOW and at or nil
+end
+local until_ms = in_force(stored)
+local before = until_ms and 1 or 0
 if ARGV[3] == '1' then
-  redis.call('HSET', K_META, 'paused', '1')
-  now = 1
+  local for_ms = ARGV[4] and ARGV[4] ~= '' and tonumber(ARGV[4])
+  local value = for_ms and int(NOW + for_ms) or '1'
+  redis.call('HSET', K_META, 'paused', value)
+  until_ms = in_force(value)
 elseif ARGV[3] == '0' then
-  if before == 1 then
+  if stored then
     expect_types({ K_WAKE, 'list' })
     redis.call('HDEL', K_META, 'paused')
-    wake(32)
+    if before == 1 then
+      wake(32)
+    end
   end
-  now = 0
+  until_ms = nil
 end
-return { before, now }
+local reply_until = -1
+if until_ms then
+  reply_until = until_ms < PAUSED_FOREVER and until_ms or 0
+end
+return { before, until_ms and 1 or 0, reply_until }

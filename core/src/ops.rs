@@ -858,21 +858,25 @@ impl Ops {
         Ok((items[0].uint()?, items[1].uint()?, flags))
     }
 
-    /// Pause (`Some(true)`), resume (`Some(false)`) or only read (`None`) the queue's state.
-    pub fn pause(&self, pause: Option<bool>) -> ScriptCall {
-        let mut call = self.call(&scripts::PAUSE, 1);
+    /// Pause (`Some(true)`: until resumed, or for `duration`), resume (`Some(false)`) or only
+    /// read (`None`) the queue's state.
+    pub fn pause(&self, pause: Option<bool>, duration: Option<Duration>) -> ScriptCall {
+        let mut call = self.call(&scripts::PAUSE, 2);
         call.args.push(match pause {
             Some(true) => b"1".to_vec(),
             Some(false) => b"0".to_vec(),
             None => Vec::new(),
         });
+        if let (Some(true), Some(d)) = (pause, duration) {
+            call.args.push(millis(d).into_bytes());
+        }
         call
     }
 
     /// The reply of [`Ops::pause`]: (paused before, paused now).
     pub fn decode_pause(&self, reply: Reply) -> Result<(bool, bool)> {
         let items = reply.array()?;
-        expect_len(&items, 2, "pause")?;
+        expect_len(&items, 3, "pause")?;
         Ok((items[0].int()? == 1, items[1].int()? == 1))
     }
 

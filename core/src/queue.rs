@@ -1110,27 +1110,45 @@ impl<E: Executor> Queue<E> {
     /// # Ok(()) }
     /// ```
     pub async fn pause(&self) -> Result<bool> {
-        self.set_paused(Some(true)).await
+        self.set_paused(Some(true), None).await
+    }
+
+    /// Pause the whole queue for `duration` (by the Redis clock), as [`Queue::pause`] does
+    /// until resumed: blocked lease calls take work again when it ends. Pausing a paused
+    /// queue sets the new end. Returns whether it was paused already.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.pause_for(std::time::Duration::from_secs(300)).await?; // a maintenance window
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause_for(&self, duration: Duration) -> Result<bool> {
+        if duration > crate::config::MAX_DURATION {
+            return Err(Error::InvalidArgument(
+                "a pause must be at most 100 years".into(),
+            ));
+        }
+        self.set_paused(Some(true), Some(duration)).await
     }
 
     /// Let a paused queue lease again and wake the lease calls waiting on it. Returns whether
     /// it was paused.
     pub async fn resume(&self) -> Result<bool> {
-        self.set_paused(Some(false)).await
+        self.set_paused(Some(false), None).await
     }
 
-    /// Whether the queue is paused.
+    /// Whether the queue is paused (a timed pause is over once its end has passed).
     pub async fn is_paused(&self) -> Result<bool> {
-        self.set_paused(None).await
+        self.set_paused(None, None).await
     }
 
     /// Every shard's state changes, so no shard leases while paused; the answer is whether
     /// any shard was paused before (for a read: is paused now).
-    async fn set_paused(&self, pause: Option<bool>) -> Result<bool> {
+    async fn set_paused(&self, pause: Option<bool>, duration: Option<Duration>) -> Result<bool> {
         let layout = self.layout().await?;
         let states = self
             .each_shard(layout, |ops| async move {
-                let reply = self.exec.eval(ops.pause(pause)).await?;
+                let reply = self.exec.eval(ops.pause(pause, duration)).await?;
                 ops.decode_pause(reply)
             })
             .await?;

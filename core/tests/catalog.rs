@@ -134,3 +134,44 @@ async fn a_paused_queue_leases_nothing_until_resumed_and_resume_wakes_a_blocked_
     );
     assert_eq!(q.lease(10, Duration::ZERO).await.unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn a_timed_pause_ends_by_itself_and_a_blocked_lease_takes_work_then() {
+    // the fixed clock: not before its end, at its end
+    let q = open("paused-for", fixed_clock_config()).await;
+    q.seed(&items(&["https://t1.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(!q.pause_for(Duration::from_secs(5)).await.unwrap());
+    assert!(q.is_paused().await.unwrap());
+    q.set_fixed_clock(Some(T0 + 4_999));
+    assert!(q.lease(1, Duration::ZERO).await.unwrap().is_empty());
+    q.set_fixed_clock(Some(T0 + 5_000));
+    assert!(!q.is_paused().await.unwrap(), "over at its end");
+    assert_eq!(q.lease(1, Duration::ZERO).await.unwrap().len(), 1);
+    // a pause until resumed cut short to a timed one, then resumed early
+    q.pause().await.unwrap();
+    assert!(q.pause_for(Duration::from_secs(60)).await.unwrap());
+    assert!(q.resume().await.unwrap());
+    assert!(!q.is_paused().await.unwrap());
+    let err = q
+        .pause_for(Duration::from_secs(101 * 365 * 24 * 3600))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+
+    // the real clock: a blocked lease call wakes at the end without a resume
+    let q = open("paused-for-real", config()).await;
+    q.seed(&items(&["https://t2.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    q.pause_for(Duration::from_millis(700)).await.unwrap();
+    let leases = q.lease(1, Duration::from_secs(20)).await.unwrap();
+    let waited = started.elapsed();
+    assert_eq!(leases.len(), 1);
+    assert!(
+        waited >= Duration::from_millis(650) && waited < Duration::from_secs(10),
+        "leased after {waited:?}"
+    );
+}
