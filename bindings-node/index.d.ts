@@ -329,6 +329,19 @@ export declare class Queue {
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
   setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
   /**
+   * Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
+   * waiting) for `durationMs` (the Redis clock) or, without it, until `resume`. Resolves
+   * with whether it was paused already.
+   */
+  pause(durationMs?: number | null): Promise<boolean>
+  /**
+   * Let a paused queue lease again (blocked lease calls wake); resolves with whether it was
+   * paused.
+   */
+  resume(): Promise<boolean>
+  /** Whether the queue is paused. */
+  isPaused(): Promise<boolean>
+  /**
    * Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
    * clock) or, without it (or `null`), until `resumeHost`.
    */

@@ -165,6 +165,21 @@ final class Queue
     public function hostInfo(string $host): mixed {}
 
     /**
+     * Pause the whole queue for every worker: lease() hands out nothing (a blocking one keeps
+     * waiting) for `$seconds` (by the Redis clock) or, with null, until resume(). Seeding,
+     * answering leases and stats go on. Returns whether it was paused already.
+     *
+     * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
+     */
+    public function pause(?float $seconds = null): bool {}
+
+    /** Let a paused queue lease again (blocked lease calls wake); returns whether it was paused. */
+    public function resume(): bool {}
+
+    /** Whether the queue is paused. */
+    public function isPaused(): bool {}
+
+    /**
      * Pause a host for every worker: no lease takes its items for `$seconds` (by the Redis
      * clock) or, with null, until resumeHost(). Seeding it and answering its leases go on.
      * `held_until` is then the pause's end (null while paused until resumed).

@@ -428,6 +428,54 @@ impl Queue {
         )
     }
 
+    /// Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
+    /// waiting) for `durationMs` (the Redis clock) or, without it, until `resume`. Resolves
+    /// with whether it was paused already.
+    #[napi(
+        ts_args_type = "durationMs?: number | null",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn pause<'env>(
+        &self,
+        env: &'env Env,
+        duration_ms: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let duration = try_arg!(env, json_arg(env, duration_ms, "durationMs"));
+        let duration = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::optional_duration_arg(&duration, "durationMs", Style::Camel)
+            )
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move {
+                match duration {
+                    Some(d) => q.pause_for(d).await,
+                    None => q.pause().await,
+                }
+            },
+            |_, b| Ok(json!(b)),
+        )
+    }
+
+    /// Let a paused queue lease again (blocked lease calls wake); resolves with whether it was
+    /// paused.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn resume<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.resume().await }, |_, b| Ok(json!(b)))
+    }
+
+    /// Whether the queue is paused.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn is_paused<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.is_paused().await }, |_, b| Ok(json!(b)))
+    }
+
     /// Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
     /// clock) or, without it (or `null`), until `resumeHost`.
     #[napi(

@@ -434,6 +434,28 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// Pause the whole queue for every worker, for `$seconds` (the Redis clock) or, with null,
+    /// until resume(); returns whether it was paused already.
+    #[php(defaults(seconds = None))]
+    pub fn pause(&self, seconds: Option<f64>) -> PhpResult<bool> {
+        let q = self.handle.queue()?;
+        let was = match seconds.map(|s| duration(s, "seconds")).transpose()? {
+            Some(d) => runtime::block_on(q.pause_for(d)),
+            None => runtime::block_on(q.pause()),
+        };
+        was.map_err(throw)
+    }
+
+    /// Let a paused queue lease again (blocked lease calls wake); returns whether it was paused.
+    pub fn resume(&self) -> PhpResult<bool> {
+        runtime::block_on(self.handle.queue()?.resume()).map_err(throw)
+    }
+
+    /// Whether the queue is paused.
+    pub fn is_paused(&self) -> PhpResult<bool> {
+        runtime::block_on(self.handle.queue()?.is_paused()).map_err(throw)
+    }
+
     /// Pause a host for every worker: no lease takes its items for `$seconds` (the Redis
     /// clock) or, with null, until resumeHost.
     #[php(defaults(seconds = None))]

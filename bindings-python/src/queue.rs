@@ -257,6 +257,48 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Pause the whole queue for every worker, for `seconds` (the Redis clock) or until
+            /// resume (None); returns whether it was paused already.
+            #[pyo3(signature = (seconds = None))]
+            fn pause(&self, py: Python<'_>, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
+                let duration = seconds
+                    .map(|s| crate::args::seconds(s, "seconds"))
+                    .transpose()
+                    .map_err(to_pyerr)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move {
+                        match duration {
+                            Some(d) => q.pause_for(d).await,
+                            None => q.pause().await,
+                        }
+                    },
+                    Box::new(|py, b: bool| Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind())),
+                )
+            }
+
+            /// Let a paused queue lease again (blocked lease calls wake); returns whether it was
+            /// paused.
+            fn resume(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.resume().await },
+                    Box::new(|py, b: bool| Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind())),
+                )
+            }
+
+            /// Whether the queue is paused.
+            fn is_paused(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.is_paused().await },
+                    Box::new(|py, b: bool| Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind())),
+                )
+            }
+
             /// Pause a host for every worker, for `seconds` (the Redis clock) or until
             /// resume_host (None).
             #[pyo3(signature = (host, seconds = None))]

@@ -40,6 +40,8 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         assert (await aq.pause_host("a.com"))["paused"] is True
         assert (await aq.pause_host("a.com", 2.5))["paused_until"] == (T0 + 33_500) / 1000
         assert (await aq.resume_host("a.com"))["paused"] is False
+        assert await aq.pause(1.0) is False and await aq.is_paused() is True
+        assert await aq.resume() is True and await aq.is_paused() is False
         with pytest.raises(crawlq.LeaseLostError):
             await aq.extend(again[0], 5)
         assert repr(aq).startswith("AsyncQueue(")

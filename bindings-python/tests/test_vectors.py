@@ -165,6 +165,12 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.set_host_delay(step["host"], None if step["delay_ms"] is None else step["delay_ms"] / 1000))
                 elif op == "host_info":
                     got = to_vector(q.host_info(step["host"]))
+                elif op == "pause":
+                    got = q.pause(None if step["duration_ms"] is None else step["duration_ms"] / 1000)
+                elif op == "resume":
+                    got = q.resume()
+                elif op == "is_paused":
+                    got = q.is_paused()
                 elif op == "pause_host":
                     got = to_vector(q.pause_host(step["host"], None if step["duration_ms"] is None else step["duration_ms"] / 1000))
                 elif op == "resume_host":

@@ -318,6 +318,34 @@ impl Queue {
         })
     }
 
+    pub fn pause(&self, duration_ms: JsValue) -> Promise {
+        let duration = try_arg!(json_arg(&duration_ms, "durationMs"));
+        let duration = try_arg!(core(style::optional_duration_arg(
+            &duration,
+            "durationMs",
+            Style::Camel
+        )));
+        let q = self.inner.clone();
+        promise(async move {
+            let was = match duration {
+                Some(d) => q.pause_for(d).await,
+                None => q.pause().await,
+            };
+            Ok(json!(core(was)?))
+        })
+    }
+
+    pub fn resume(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.resume().await)?)) })
+    }
+
+    #[wasm_bindgen(js_name = isPaused)]
+    pub fn is_paused(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.is_paused().await)?)) })
+    }
+
     #[wasm_bindgen(js_name = pauseHost)]
     pub fn pause_host(&self, host: String, duration_ms: JsValue) -> Promise {
         let duration = try_arg!(json_arg(&duration_ms, "durationMs"));

@@ -69,11 +69,14 @@ pub enum QueueCommand {
         json: bool,
     },
     /// Pause a queue for every worker in every language: leases hand out nothing (blocking
-    /// ones keep waiting) until `queue resume`; seeding, acks of leases already out, stats and
-    /// dead letters go on.
+    /// ones keep waiting) until `queue resume`, or for --for SECONDS by the Redis clock;
+    /// seeding, acks of leases already out, stats and dead letters go on.
     Pause {
         /// The queue (default: --queue).
         name: Option<String>,
+        /// End the pause after this many seconds.
+        #[arg(long = "for", value_name = "SECONDS", allow_negative_numbers = true)]
+        for_seconds: Option<f64>,
     },
     /// Let a paused queue lease again; lease calls waiting on it wake at once.
     Resume {
@@ -566,12 +569,22 @@ pub async fn queue(
             println!("{} queues under prefix {:?}", rows.len(), config.key_prefix);
             Ok(0)
         }
-        QueueCommand::Pause { name } => {
+        QueueCommand::Pause { name, for_seconds } => {
+            let length = for_seconds
+                .map(|s| crate::seconds(s, "--for"))
+                .transpose()?;
             let q = crate::open(&named(g, name), config).await?;
-            let was = q.pause().await?;
+            let was = match length {
+                Some(d) => q.pause_for(d).await?,
+                None => q.pause().await?,
+            };
             let note = if was { " (it was paused already)" } else { "" };
+            let until = match length {
+                Some(d) => format!("for {}", duration(d)),
+                None => "until `crawlq queue resume`".into(),
+            };
             println!(
-                "paused queue {}{note}: leases hand out nothing until `crawlq queue resume`",
+                "paused queue {}{note}: leases hand out nothing {until}",
                 q.name()
             );
             Ok(0)

@@ -592,6 +592,22 @@ async fn hosts_pause_resume_and_show() {
     assert!(stderr(&bad).contains("--for must be"), "{}", stderr(&bad));
     let bad_host = crawlq(&["-q", &name, "hosts", "resume", "ex ample"]);
     assert_eq!(bad_host.status.code(), Some(2), "{}", stderr(&bad_host));
+
+    // the whole queue: until resumed, or for a time
+    let text = stdout(&crawlq(&["-q", &name, "queue", "pause"]));
+    assert!(text.contains("until `crawlq queue resume`"), "{text}");
+    assert!(q.is_paused().await.unwrap());
+    let text = stdout(&crawlq(&["-q", &name, "queue", "pause", "--for", "90"]));
+    assert!(
+        text.contains("(it was paused already)") && text.contains("for 1m 30s"),
+        "{text}"
+    );
+    assert!(q.is_paused().await.unwrap());
+    crawlq(&["-q", &name, "queue", "resume"]);
+    assert!(!q.is_paused().await.unwrap());
+    let bad = crawlq(&["-q", &name, "queue", "pause", "--for", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!q.is_paused().await.unwrap());
 }
 
 #[tokio::test]

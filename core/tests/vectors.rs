@@ -341,6 +341,12 @@ async fn scenario_vectors() {
                             Style::Camel,
                         ))
                     }
+                    "pause" => match step["duration_ms"].as_u64() {
+                        Some(ms) => json!(q.pause_for(Duration::from_millis(ms)).await?),
+                        None => json!(q.pause().await?),
+                    },
+                    "resume" => json!(q.resume().await?),
+                    "is_paused" => json!(q.is_paused().await?),
                     "pause_host" => {
                         let duration = step["duration_ms"].as_u64().map(Duration::from_millis);
                         to_snake(&style::host_info_to_json(
