@@ -26,8 +26,9 @@ local string, math, table, tonumber, type, unpack, ipairs, select
 -- definitions run once at FUNCTION LOAD, not on every call.
 local K_META, K_READY, K_WAIT, K_HEADS, K_DELAYED, K_LEASED, K_LEASES
 local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE
--- Built from the base: host -> '<until ms>:<politeness hold ms or empty>' for paused hosts.
-local K_HOSTPAUSE
+-- Built from the base: host -> '<until ms>:<politeness hold ms or empty>' for paused hosts;
+-- host -> budget (most URLs it may add) and host -> URLs it added while budgets were on.
+local K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED
 local BASE, STORED_FORMAT
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
@@ -485,6 +486,7 @@ local function begin(keys, argv)
   K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE = keys[8], keys[9], keys[10], keys[11], keys[12]
   BASE = argv[1]
   K_HOSTPAUSE = BASE .. ':hostpause'
+  K_HOSTBUDGET, K_HOSTUSED = BASE .. ':hostbudget', BASE .. ':hostused'
   LIVE_PREFIX = {}
   RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
 

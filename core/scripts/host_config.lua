@@ -7,7 +7,9 @@
 --       5 pause ('-' leaves it as it is, '' resumes, '*' pauses until resumed, digits pause
 --       for that many ms from now; optional, '-' when absent)
 -- reply: {previous override ms or -1, adaptive extra ms, ready items of the host,
---         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1}
+--         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1,
+--         budget in force (the host's own, else the queue's default) or -1, URLs the host
+--         added while budgets were on}
 -- A paused host is held in `wait` at the end of its pause (PAUSED_FOREVER until resumed), so
 -- every script that makes it ready leaves it there. Its `hostpause` entry keeps the
 -- politeness hold it had, which a resume before the end restores.
@@ -17,6 +19,8 @@ local previous = redis.call('HGET', K_HOSTDELAY, host)
 local entry = redis.call('HGET', K_HOSTPAUSE, host)
 local held = redis.call('ZSCORE', K_WAIT, host)
 held = held and tonumber(held)
+local budget = redis.call('HGET', K_HOSTBUDGET, host) or redis.call('HGET', K_META, 'budget')
+local budget_used = tonumber(redis.call('HGET', K_HOSTUSED, host) or '0')
 expect_types({ K_ADAPTIVE, 'hash', K_READY, 'zset', K_WAKE, 'list' })
 
 -- the pause in force: its end and the politeness hold from before it (an ended one is none)
@@ -79,4 +83,6 @@ return {
   ready,
   held and held < PAUSED_FOREVER and held or -1,
   pause_reply,
+  budget and tonumber(budget) or -1,
+  budget_used,
 }

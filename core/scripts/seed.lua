@@ -8,8 +8,13 @@
 --       canonical record after "attempt":0)
 -- reply: {status, added_ready, added_delayed, first_id}; status has one byte per item: 'a'
 --        added, 'f' added again by force (seen before, and neither queued nor leased now),
---        'd' duplicate (not added: seen before without force, or queued or leased now);
---        added items got the record ids first_id, first_id + 1, ... in the order of the call
+--        'd' duplicate (not added: seen before without force, or queued or leased now),
+--        'b' over its host's budget (not added, not marked seen); added items got the record
+--        ids first_id, first_id + 1, ... in the order of the call
+-- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
+-- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
+-- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
+-- are refused.
 
 -- key prefix and bucket count per level of the seen set, built once per call
 local level_prefix, live_prefix, level_size = {}, {}, {}
@@ -28,12 +33,34 @@ local seen = seen_count()
 local level, level_end = current_level(seen)
 expect_types({ K_DELAYED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
 
-local next_id = tonumber(redis.call('HGET', K_META, 'ids') or '0')
+local ids_digits, default_budget = unpack(redis.call('HMGET', K_META, 'ids', 'budget'))
+local next_id = tonumber(ids_digits or '0')
+local budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
+if budgets then
+  expect_types({ K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash' })
+end
+-- per host of this call while budgets are on: URLs it may still add (false: no budget), and
+-- how many it added
+local budget_left, budget_used, budget_hosts = {}, {}, {}
+local function left_for(host)
+  local left = budget_left[host]
+  if left == nil then
+    local limit = redis.call('HGET', K_HOSTBUDGET, host) or default_budget
+    left = false
+    if limit then
+      left = math.max(tonumber(limit) - tonumber(redis.call('HGET', K_HOSTUSED, host) or '0'), 0)
+    end
+    budget_left[host] = left
+    budget_used[host] = 0
+    budget_hosts[#budget_hosts + 1] = host
+  end
+  return left
+end
 local first_id = next_id + 1
 -- the parts of every record around its id, built once per call
 local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. int(NOW) .. ',"host":"'
 local status = {}
-local added_ready, added_delayed, duplicates, seen_added = 0, 0, 0, 0
+local added_ready, added_delayed, duplicates, seen_added, refused = 0, 0, 0, 0, 0
 -- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
 -- more than the push when most lanes get one item): index by head member, then host,
 -- priority, first record id, and the records (a string while there is one, then a list).
@@ -57,7 +84,15 @@ for i = 0, n - 1 do
       break
     end
   end
-  if not dup then
+  local over = false
+  if not dup and budgets and left_for(host) == 0 then
+    -- a new URL past the budget is not marked seen, so it can come in once the budget grows
+    if redis.call('SISMEMBER', seen_key(level, bucket_hash), fp) == 1 then
+      dup = true
+    else
+      over = true
+    end
+  elseif not dup then
     if redis.call('SADD', seen_key(level, bucket_hash), fp) == 1 then
       seen = seen + 1
       seen_added = seen_added + 1
@@ -65,13 +100,20 @@ for i = 0, n - 1 do
         level = level + 1
         level_end = level_end + level_buckets(level) * SEEN_FILL
       end
+      if budgets and budget_left[host] then
+        budget_left[host] = budget_left[host] - 1
+        budget_used[host] = budget_used[host] + 1
+      end
     else
       dup = true
     end
   end
 
   local live_member, live_bucket = ARGV[a + 6], tonumber(ARGV[a + 7])
-  if dup and (not force or is_live(live_member, live_bucket, level)) then
+  if over then
+    status[#status + 1] = 'b'
+    refused = refused + 1
+  elseif dup and (not force or is_live(live_member, live_bucket, level)) then
     status[#status + 1] = 'd'
     duplicates = duplicates + 1
   else
@@ -165,5 +207,11 @@ counter('ready', added_ready)
 counter('hosts', new_hosts)
 counter('seeded_total', added)
 counter('duplicates_total', duplicates)
+counter('over_budget_total', refused)
+for _, host in ipairs(budget_hosts) do
+  if budget_used[host] > 0 then
+    redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
+  end
+end
 wake(added_ready)
 return { table.concat(status), added_ready, added_delayed, first_id }

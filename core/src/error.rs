@@ -34,6 +34,8 @@ pub enum InvalidReason {
     InvalidDelay(String),
     /// A caller-supplied de-duplication key that is empty, too long or has control characters.
     InvalidKey(String),
+    /// A new URL of a host that has added as many as its budget allows (the host key).
+    BudgetExhausted(String),
 }
 
 impl InvalidReason {
@@ -50,6 +52,7 @@ impl InvalidReason {
             InvalidReason::InvalidPriority(_) => "invalid_priority",
             InvalidReason::InvalidDelay(_) => "invalid_delay",
             InvalidReason::InvalidKey(_) => "invalid_key",
+            InvalidReason::BudgetExhausted(_) => "budget_exhausted",
         }
     }
 }
@@ -81,6 +84,10 @@ impl fmt::Display for InvalidReason {
             }
             InvalidReason::InvalidDelay(m) => write!(f, "invalid delay: {m}"),
             InvalidReason::InvalidKey(m) => write!(f, "invalid key: {m}"),
+            InvalidReason::BudgetExhausted(host) => write!(
+                f,
+                "host {host} has added as many new URLs as its budget allows"
+            ),
         }
     }
 }

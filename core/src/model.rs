@@ -477,6 +477,18 @@ pub struct HostInfo {
     /// When a timed pause ends (ms since epoch, the Redis clock); `None` when not paused or
     /// paused until resumed.
     pub paused_until_ms: Option<i64>,
+    /// The most new URLs the host may add ([`crate::Queue::set_host_budget`], else the
+    /// queue's default); `None`: no budget.
+    pub budget: Option<u64>,
+    /// New URLs the host added while budgets were set on the queue.
+    pub budget_used: u64,
+}
+
+impl HostInfo {
+    /// New URLs the host may still add (`None`: no budget).
+    pub fn budget_remaining(&self) -> Option<u64> {
+        self.budget.map(|b| b.saturating_sub(self.budget_used))
+    }
 }
 
 /// A change to a host's pause, as the `host_config` script takes it.

@@ -213,9 +213,29 @@ pub struct SeedOutcome {
     pub duplicates: u64,
     /// Added and leasable now (not delayed): what blocked lease calls wake for.
     pub added_ready: u64,
-    /// Per item of the call, in order: the record id it was queued under, or `None` for a
-    /// duplicate.
-    pub ids: Vec<Option<u64>>,
+    /// Per item of the call, in order: what became of it.
+    pub ids: Vec<Seeded>,
+}
+
+/// What one seeded item became.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seeded {
+    /// Queued under this record id.
+    Added(u64),
+    /// Seen before (or queued or leased now): not queued.
+    Duplicate,
+    /// A new URL of a host whose budget is used up: not queued, not marked seen.
+    OverBudget,
+}
+
+impl Seeded {
+    /// The record id, for an added item.
+    pub fn id(self) -> Option<u64> {
+        match self {
+            Seeded::Added(id) => Some(id),
+            _ => None,
+        }
+    }
 }
 
 impl SeedOutcome {
@@ -480,21 +500,26 @@ impl Ops {
                 ));
             }
         };
-        let mut duplicates = 0;
+        let (mut duplicates, mut over_budget) = (0, 0);
         let ids = status
             .iter()
-            .map(|c| {
-                if *c == b'd' {
+            .map(|c| match *c {
+                b'd' => {
                     duplicates += 1;
-                    None
-                } else {
+                    Seeded::Duplicate
+                }
+                b'b' => {
+                    over_budget += 1;
+                    Seeded::OverBudget
+                }
+                _ => {
                     next_id += 1;
-                    Some(next_id - 1)
+                    Seeded::Added(next_id - 1)
                 }
             })
             .collect();
         Ok(SeedOutcome {
-            added: n as u64 - duplicates,
+            added: n as u64 - duplicates - over_budget,
             duplicates,
             added_ready: items[1].uint()?,
             ids,
@@ -914,10 +939,11 @@ impl Ops {
 
     pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
         let items = reply.array()?;
-        expect_len(&items, 5, "host_config")?;
+        expect_len(&items, 7, "host_config")?;
         let previous = items[0].int()?;
         let held = items[3].int()?;
         let paused = items[4].int()?;
+        let budget = items[5].int()?;
         Ok(HostInfo {
             host: host.to_string(),
             delay_override_ms: (previous >= 0).then_some(previous as u64),
@@ -926,7 +952,35 @@ impl Ops {
             held_until_ms: (held >= 0).then_some(held),
             paused: paused >= 0,
             paused_until_ms: (paused > 0).then_some(paused),
+            budget: (budget >= 0).then_some(budget as u64),
+            budget_used: items[6].uint()?,
         })
+    }
+
+    /// Set (`Some(Some(n))`), remove (`Some(None)`) or only read (`None`) the budget of one
+    /// host, or with `host` `None` the queue's default budget.
+    pub fn host_budget(&self, host: Option<&str>, budget: Option<Option<u64>>) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_BUDGET, 2);
+        call.args.push(host.unwrap_or("").as_bytes().to_vec());
+        call.args.push(match budget {
+            Some(Some(n)) => n.to_string().into_bytes(),
+            Some(None) => Vec::new(),
+            None => b"-".to_vec(),
+        });
+        call
+    }
+
+    /// The reply of [`Ops::host_budget`]: (own budget, default budget, used).
+    pub fn decode_host_budget(&self, reply: Reply) -> Result<(Option<u64>, Option<u64>, u64)> {
+        let items = reply.array()?;
+        expect_len(&items, 3, "host_budget")?;
+        let own = items[0].int()?;
+        let default = items[1].int()?;
+        Ok((
+            (own >= 0).then_some(own as u64),
+            (default >= 0).then_some(default as u64),
+            items[2].uint()?,
+        ))
     }
 
     pub fn peek(&self, limit: usize) -> ScriptCall {

@@ -3,11 +3,13 @@
 //! and the per-lease bookkeeping live here once.
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::{Error, InvalidReason, Result};
 use crate::held::HeldLeases;
 use crate::model::*;
 use crate::model::{AnswerResults, Answers};
-use crate::ops::{CallState, LeaseBatch, Ops, PreparedItem, Reply, ScriptCall, SeedOutcome};
+use crate::ops::{
+    CallState, LeaseBatch, Ops, PreparedItem, Reply, ScriptCall, SeedOutcome, Seeded,
+};
 use crate::shards::{Layout, Part, reassemble};
 use crate::wire::StoredItem;
 use std::future::Future;
@@ -310,7 +312,7 @@ impl<E: Executor> Queue<E> {
         let mut done = 0;
         // One chunk in flight while the next one is normalized: the client's work overlaps
         // Redis's, and chunks still run in order (ids follow the caller's order).
-        let mut in_flight: Option<(Flight<_, _>, Vec<usize>)> = None;
+        let mut in_flight: Option<(Flight<_, _>, Vec<PreparedItem>)> = None;
         let mut offset = 0;
         loop {
             let next = if offset < items.len() {
@@ -323,27 +325,36 @@ impl<E: Executor> Queue<E> {
             } else {
                 None
             };
-            if let Some((flight, indexes)) = in_flight.take() {
+            if let Some((flight, sent_items)) = in_flight.take() {
                 let outcome = match flight {
                     Flight::Sent(outcome) => outcome.await,
                     Flight::Answered(outcome) => outcome,
                 };
-                let (outcome, ids): (SeedOutcome, Vec<Option<String>>) = outcome.map_err(|e| {
-                    with_context(
-                        e,
-                        &format!(
-                            "after {} of {} items were seeded",
-                            report.added + report.duplicates,
-                            items.len()
-                        ),
-                    )
-                })?;
+                let (outcome, ids): (SeedOutcome, Vec<Result<Option<String>, ()>>) = outcome
+                    .map_err(|e| {
+                        with_context(
+                            e,
+                            &format!(
+                                "after {} of {} items were seeded",
+                                report.added + report.duplicates,
+                                items.len()
+                            ),
+                        )
+                    })?;
                 report.added += outcome.added;
                 report.duplicates += outcome.duplicates;
-                let sent = indexes.len();
-                for (index, id) in indexes.into_iter().zip(ids) {
-                    report.ids[index] = id;
+                for (item, id) in sent_items.iter().zip(ids) {
+                    match id {
+                        Ok(id) => report.ids[item.index] = id,
+                        // refused by its host's budget: reported like an invalid item
+                        Err(()) => report.invalid.push(InvalidInput {
+                            index: item.index,
+                            input: items[item.index].input.clone(),
+                            reason: InvalidReason::BudgetExhausted(item.host.clone()),
+                        }),
+                    }
                 }
+                let sent = sent_items.len();
                 self.wake(layout, outcome.added_ready).await?;
                 done += sent;
                 progress(SeedProgress::of(&report, done, items.len()));
@@ -358,7 +369,6 @@ impl<E: Executor> Queue<E> {
                 continue;
             }
             let sent = prepared.len();
-            let indexes: Vec<usize> = prepared.iter().map(|p| p.index).collect();
             let parts = layout.group(&prepared, |p| Ok((layout.of_host(&p.host), p.clone())))?;
             let mut outcome = Box::pin(async move {
                 let per_shard = self
@@ -377,7 +387,12 @@ impl<E: Executor> Queue<E> {
                         let ids = outcome
                             .ids
                             .iter()
-                            .map(|id| id.map(|id| layout.public_id(id.to_string(), s)))
+                            .map(|seeded| match seeded {
+                                Seeded::OverBudget => Err(()),
+                                other => {
+                                    Ok(other.id().map(|id| layout.public_id(id.to_string(), s)))
+                                }
+                            })
                             .collect::<Vec<_>>();
                         Ok((outcome, ids))
                     })
@@ -399,8 +414,10 @@ impl<E: Executor> Queue<E> {
                 Poll::Ready(answered) => Flight::Answered(answered),
                 Poll::Pending => Flight::Sent(outcome),
             };
-            in_flight = Some((flight, indexes));
+            in_flight = Some((flight, prepared));
         }
+        // budget refusals are known after the invalid items of later chunks
+        report.invalid.sort_by_key(|i| i.index);
         Ok(report)
     }
 
@@ -1220,6 +1237,53 @@ impl<E: Executor> Queue<E> {
             self.wake(self.layout().await?, 1).await?;
         }
         Ok(info)
+    }
+
+    /// Set the most new URLs one host may add (`None`: back to the queue's default budget).
+    /// Seeds of new URLs past it are refused, each reported in the seed report's `invalid`
+    /// list with the code `budget_exhausted` (the rest of the batch is seeded); they are not
+    /// marked seen, so they come in once the budget grows. Duplicates and forced re-adds are
+    /// not counted. `host` may be a host or a URL.
+    ///
+    /// Usage is counted while the queue has any budget (a default or a host's): URLs added
+    /// before the first budget was set do not count.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let info = q.set_host_budget("example.com", Some(10_000)).await?;
+    /// assert_eq!(info.budget_remaining(), Some(10_000 - info.budget_used.min(10_000)));
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_host_budget(&self, host: &str, urls: Option<u64>) -> Result<HostInfo> {
+        let key = self.home.host_key_of(host)?;
+        let layout = self.layout().await?;
+        let ops = layout.shard(layout.of_host(&key));
+        let reply = self
+            .exec
+            .eval(ops.host_budget(Some(&key), Some(urls)))
+            .await?;
+        ops.decode_host_budget(reply)?;
+        self.host_info(&key).await
+    }
+
+    /// Set the budget of every host that has none of its own ([`Queue::set_host_budget`];
+    /// `None`: no default).
+    pub async fn set_default_host_budget(&self, urls: Option<u64>) -> Result<()> {
+        let layout = self.layout().await?;
+        self.each_shard(layout, |ops| async move {
+            let reply = self.exec.eval(ops.host_budget(None, Some(urls))).await?;
+            ops.decode_host_budget(reply)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The queue's default host budget, if any.
+    pub async fn default_host_budget(&self) -> Result<Option<u64>> {
+        let layout = self.layout().await?;
+        let ops = layout.shard(0);
+        let reply = self.exec.eval(ops.host_budget(None, None)).await?;
+        Ok(ops.decode_host_budget(reply)?.1)
     }
 
     async fn host_config(

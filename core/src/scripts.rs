@@ -104,6 +104,7 @@ scripts! {
     SHARDS => ("shards", "allow-oom"),
     WAKE => ("wake", "allow-oom"),
     PAUSE => ("pause", "allow-oom"),
+    HOST_BUDGET => ("host_budget", "allow-oom"),
 }
 
 /// Every operation as one Redis Functions library (Redis 7+): `#!lua name=<name>`, the

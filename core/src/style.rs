@@ -283,6 +283,9 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .timestamp("held_until", h.held_until_ms)
         .value("paused", h.paused)
         .timestamp("paused_until", h.paused_until_ms)
+        .value("budget", h.budget)
+        .value("budget_used", h.budget_used)
+        .value("budget_remaining", h.budget_remaining())
         .done()
 }
 

@@ -181,3 +181,94 @@ async fn host_pauses_reject_bad_input_and_change_nothing() {
     }
     assert!(!q.host_info("x.com").await.unwrap().paused);
 }
+
+fn urls_of_host(host: &str, n: usize) -> Vec<SeedItem> {
+    (0..n)
+        .map(|i| format!("https://{host}/page/{i}").into())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_host_budget_queues_up_to_its_size_and_reports_the_rest_per_item() {
+    let q = open("budget", config()).await;
+    let info = q.set_host_budget("https://B.example/x", Some(10)).await.unwrap();
+    assert_eq!(
+        (info.host.as_str(), info.budget, info.budget_used, info.budget_remaining()),
+        ("b.example", Some(10), 0, Some(10))
+    );
+    // 25 URLs of the host, one of them twice, and 3 of another host without a budget
+    let mut batch = urls_of_host("b.example", 25);
+    batch.insert(3, "https://b.example/page/0".into());
+    batch.extend(urls_of_host("free.example", 3));
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!((report.added, report.duplicates), (13, 1));
+    assert_eq!(report.invalid.len(), 15);
+    let refused: Vec<usize> = report.invalid.iter().map(|i| i.index).collect();
+    assert_eq!(refused, (11..26).collect::<Vec<_>>(), "the URLs past the 10th, by index");
+    let first = &report.invalid[0];
+    assert_eq!(first.reason.code(), "budget_exhausted");
+    assert_eq!(first.input, "https://b.example/page/10");
+    assert!(first.reason.to_string().contains("b.example"), "{}", first.reason);
+    assert!(report.ids[11].is_none() && report.ids[10].is_some());
+    let info = q.host_info("b.example").await.unwrap();
+    assert_eq!(
+        (info.ready, info.budget_used, info.budget_remaining()),
+        (10, 10, Some(0))
+    );
+
+    // refused URLs were not marked seen: a bigger budget lets them in, the rest stay out
+    q.set_host_budget("b.example", Some(20)).await.unwrap();
+    let again = q
+        .seed(&urls_of_host("b.example", 25), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.added, again.duplicates, again.invalid.len()),
+        (10, 10, 5)
+    );
+    // a forced re-add of a finished URL neither counts nor is refused
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    q.ack(&handles(&leases)).await.unwrap();
+    let forced = SeedOptions {
+        force: true,
+        ..Default::default()
+    };
+    let url = leases[0].url.clone().unwrap();
+    assert_eq!(q.seed(&items(&[&url]), &forced).await.unwrap().added, 1);
+    assert_eq!(q.host_info("b.example").await.unwrap().budget_used, 20);
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!(stats.pending, 20 + 3);
+}
+
+#[tokio::test]
+async fn the_default_budget_applies_to_hosts_without_their_own() {
+    let q = open("budget-default", config()).await;
+    assert_eq!(q.default_host_budget().await.unwrap(), None);
+    q.set_default_host_budget(Some(2)).await.unwrap();
+    assert_eq!(q.default_host_budget().await.unwrap(), Some(2));
+    q.set_host_budget("big.example", Some(5)).await.unwrap();
+    let mut batch = urls_of_host("small.example", 4);
+    batch.extend(urls_of_host("big.example", 6));
+    batch.extend(urls_of_host("other.example", 3));
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!((report.added, report.invalid.len()), (2 + 5 + 2, 2 + 1 + 1));
+    assert!(report.invalid.iter().all(|i| i.reason.code() == "budget_exhausted"));
+    // back to the default: big.example has used 5 of 2
+    let info = q.set_host_budget("big.example", None).await.unwrap();
+    assert_eq!((info.budget, info.budget_remaining()), (Some(2), Some(0)));
+    // no budget at all: everything comes in
+    q.set_default_host_budget(None).await.unwrap();
+    let info = q.host_info("small.example").await.unwrap();
+    assert_eq!((info.budget, info.budget_used), (None, 2));
+    let rest = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    assert_eq!((rest.added, rest.duplicates, rest.invalid.len()), (4, 9, 0));
+    check_invariants(&test_url(), &q).await;
+}
+
+#[tokio::test]
+async fn host_budgets_reject_bad_hosts() {
+    let q = open("budget-errors", config()).await;
+    let err = q.set_host_budget("ex ample", Some(1)).await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_ITEM");
+    assert_eq!(q.default_host_budget().await.unwrap(), None);
+}
