@@ -100,9 +100,11 @@ for i = 0, n - 1 do
         level = level + 1
         level_end = level_end + level_buckets(level) * SEEN_FILL
       end
-      if budgets and budget_left[host] then
-        budget_left[host] = budget_left[host] - 1
+      if budgets then
         budget_used[host] = budget_used[host] + 1
+        if budget_left[host] then
+          budget_left[host] = budget_left[host] - 1
+        end
       end
     else
       dup = true

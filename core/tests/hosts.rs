@@ -191,9 +191,17 @@ fn urls_of_host(host: &str, n: usize) -> Vec<SeedItem> {
 #[tokio::test]
 async fn a_host_budget_queues_up_to_its_size_and_reports_the_rest_per_item() {
     let q = open("budget", config()).await;
-    let info = q.set_host_budget("https://B.example/x", Some(10)).await.unwrap();
+    let info = q
+        .set_host_budget("https://B.example/x", Some(10))
+        .await
+        .unwrap();
     assert_eq!(
-        (info.host.as_str(), info.budget, info.budget_used, info.budget_remaining()),
+        (
+            info.host.as_str(),
+            info.budget,
+            info.budget_used,
+            info.budget_remaining()
+        ),
         ("b.example", Some(10), 0, Some(10))
     );
     // 25 URLs of the host, one of them twice, and 3 of another host without a budget
@@ -204,11 +212,19 @@ async fn a_host_budget_queues_up_to_its_size_and_reports_the_rest_per_item() {
     assert_eq!((report.added, report.duplicates), (13, 1));
     assert_eq!(report.invalid.len(), 15);
     let refused: Vec<usize> = report.invalid.iter().map(|i| i.index).collect();
-    assert_eq!(refused, (11..26).collect::<Vec<_>>(), "the URLs past the 10th, by index");
+    assert_eq!(
+        refused,
+        (11..26).collect::<Vec<_>>(),
+        "the URLs past the 10th, by index"
+    );
     let first = &report.invalid[0];
     assert_eq!(first.reason.code(), "budget_exhausted");
     assert_eq!(first.input, "https://b.example/page/10");
-    assert!(first.reason.to_string().contains("b.example"), "{}", first.reason);
+    assert!(
+        first.reason.to_string().contains("b.example"),
+        "{}",
+        first.reason
+    );
     assert!(report.ids[11].is_none() && report.ids[10].is_some());
     let info = q.host_info("b.example").await.unwrap();
     assert_eq!(
@@ -252,7 +268,12 @@ async fn the_default_budget_applies_to_hosts_without_their_own() {
     batch.extend(urls_of_host("other.example", 3));
     let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
     assert_eq!((report.added, report.invalid.len()), (2 + 5 + 2, 2 + 1 + 1));
-    assert!(report.invalid.iter().all(|i| i.reason.code() == "budget_exhausted"));
+    assert!(
+        report
+            .invalid
+            .iter()
+            .all(|i| i.reason.code() == "budget_exhausted")
+    );
     // back to the default: big.example has used 5 of 2
     let info = q.set_host_budget("big.example", None).await.unwrap();
     assert_eq!((info.budget, info.budget_remaining()), (Some(2), Some(0)));

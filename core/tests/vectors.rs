@@ -347,6 +347,16 @@ async fn scenario_vectors() {
                     },
                     "resume" => json!(q.resume().await?),
                     "is_paused" => json!(q.is_paused().await?),
+                    "set_host_budget" => to_snake(&style::host_info_to_json(
+                        &q.set_host_budget(step["host"].as_str().unwrap(), step["urls"].as_u64())
+                            .await?,
+                        Style::Camel,
+                    )),
+                    "set_default_host_budget" => {
+                        q.set_default_host_budget(step["urls"].as_u64()).await?;
+                        Value::Null
+                    }
+                    "default_host_budget" => json!(q.default_host_budget().await?),
                     "pause_host" => {
                         let duration = step["duration_ms"].as_u64().map(Duration::from_millis);
                         to_snake(&style::host_info_to_json(
