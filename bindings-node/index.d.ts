@@ -209,6 +209,11 @@ export interface HostInfo {
   paused: boolean
   /** When a timed pause ends (epoch ms); `null` when not paused or paused until resumed. */
   pausedUntil: number | null
+  /** The most new URLs the host may add (its own budget, else the queue's default); `null`: no budget. */
+  budget: number | null
+  /** New URLs the host added while the queue had any budget. */
+  budgetUsed: number
+  budgetRemaining: number | null
 }
 
 export interface ReclaimReport {
@@ -328,6 +333,15 @@ export declare class Queue {
   purgeDead(): Promise<number>
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
   setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
+  /**
+   * Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
+   * URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
+   */
+  setHostBudget(host: string, urls: number | null): Promise<HostInfo>
+  /** Set the budget of every host without its own (`null`: no default). */
+  setDefaultHostBudget(urls: number | null): Promise<void>
+  /** The queue's default host budget, or `null`. */
+  defaultHostBudget(): Promise<number | null>
   /**
    * Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
    * waiting) for `durationMs` (the Redis clock) or, without it, until `resume`. Resolves

@@ -209,6 +209,11 @@ export interface HostInfo {
   paused: boolean
   /** When a timed pause ends (epoch ms); `null` when not paused or paused until resumed. */
   pausedUntil: number | null
+  /** The most new URLs the host may add (its own budget, else the queue's default); `null`: no budget. */
+  budget: number | null
+  /** New URLs the host added while the queue had any budget. */
+  budgetUsed: number
+  budgetRemaining: number | null
 }
 
 export interface ReclaimReport {

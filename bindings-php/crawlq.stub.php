@@ -151,7 +151,7 @@ final class Queue
      * host_delay). `$host` may be a host or a URL.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
@@ -160,9 +160,31 @@ final class Queue
      * Politeness state of a host.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
      */
     public function hostInfo(string $host): mixed {}
+
+    /**
+     * Set the most new URLs a host may add (null: back to the queue's default). Seeds of new
+     * URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`
+     * and are not marked seen; duplicates and forced re-adds are not counted.
+     *
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
+     * @throws InvalidItemException when `$host` is not a host or URL
+     * @throws InvalidArgumentException when `$urls` is negative
+     */
+    public function setHostBudget(string $host, ?int $urls = null): mixed {}
+
+    /**
+     * Set the budget of every host without its own (null: no default).
+     *
+     * @throws InvalidArgumentException when `$urls` is negative
+     */
+    public function setDefaultHostBudget(?int $urls = null): void {}
+
+    /** The queue's default host budget, or null. */
+    public function defaultHostBudget(): ?int {}
 
     /**
      * Pause the whole queue for every worker: lease() hands out nothing (a blocking one keeps
@@ -185,7 +207,7 @@ final class Queue
      * `held_until` is then the pause's end (null while paused until resumed).
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
      */
@@ -196,7 +218,7 @@ final class Queue
      * calls wake.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
      */
     public function resumeHost(string $host): mixed {}
 

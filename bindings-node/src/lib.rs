@@ -428,6 +428,54 @@ impl Queue {
         )
     }
 
+    /// Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
+    /// URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
+    #[napi(
+        ts_args_type = "host: string, urls: number | null",
+        ts_return_type = "Promise<HostInfo>"
+    )]
+    pub fn set_host_budget<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        urls: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let urls = try_arg!(env, json_arg(env, Some(urls), "urls"));
+        let urls = try_arg!(env, core_arg(env, style::optional_count_arg(&urls, "urls")));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.set_host_budget(&host, urls).await },
+            |_, i| Ok(style::host_info_to_json(&i, Style::Camel)),
+        )
+    }
+
+    /// Set the budget of every host without its own (`null`: no default).
+    #[napi(ts_args_type = "urls: number | null", ts_return_type = "Promise<void>")]
+    pub fn set_default_host_budget<'env>(
+        &self,
+        env: &'env Env,
+        urls: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, ()>> {
+        let urls = try_arg!(env, json_arg(env, Some(urls), "urls"));
+        let urls = try_arg!(env, core_arg(env, style::optional_count_arg(&urls, "urls")));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.set_default_host_budget(urls).await },
+            |_, ()| Ok(()),
+        )
+    }
+
+    /// The queue's default host budget, or `null`.
+    #[napi(ts_return_type = "Promise<number | null>")]
+    pub fn default_host_budget<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.default_host_budget().await }, |_, n| {
+            Ok(json!(n))
+        })
+    }
+
     /// Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
     /// waiting) for `durationMs` (the Redis clock) or, without it, until `resume`. Resolves
     /// with whether it was paused already.

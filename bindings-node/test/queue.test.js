@@ -133,7 +133,7 @@ test('politeness and host settings', async () => {
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://slow.com/1', 'http://fast.com/1'])
   q._setFixedClock(T0 + 2_000)
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://fast.com/2'])
-  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null })
+  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null, budget: null, budgetUsed: 0, budgetRemaining: null })
   assert.equal((await q.setHostDelay('slow.com', null)).delayMs, null)
 })
 
@@ -159,6 +159,19 @@ test('a paused host is held through a blocking lease and resumeHost wakes it', a
   await assert.rejects(q.pauseHost('open.com', 'soon'), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
   await assert.rejects(q.resumeHost('not a host'), { code: 'ERR_CRAWLQ_INVALID_ITEM' })
   worker.close()
+})
+
+test('a host budget refuses the URLs past it, each reported with its index', async () => {
+  const q = await open()
+  assert.equal((await q.setHostBudget('b.com', 2)).budgetRemaining, 2)
+  const report = await q.seed(['http://b.com/1', 'http://b.com/2', 'http://b.com/3', 'http://c.com/1'])
+  assert.equal(report.added, 3)
+  assert.deepEqual(report.invalid.map(i => [i.index, i.input, i.code]), [[2, 'http://b.com/3', 'budget_exhausted']])
+  await assert.rejects(q.setHostBudget('b.com', -1), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.setHostBudget('b.com', 1.5), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.setDefaultHostBudget('10'), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  assert.equal(await q.setDefaultHostBudget(10), undefined)
+  assert.equal(await q.defaultHostBudget(), 10)
 })
 
 test('a rate-limited nack slows the host without counting an attempt', async () => {

@@ -71,6 +71,15 @@ fn options_json(options: Option<&Zval>, what: &str) -> PhpResult<Value> {
     }
 }
 
+/// A budget (a count of URLs): 0 or more.
+fn budget_count(n: i64) -> PhpResult<u64> {
+    u64::try_from(n).map_err(|_| {
+        throw(crawlq::Error::InvalidArgument(format!(
+            "urls must be a whole number from 0 or null, got {n}"
+        )))
+    })
+}
+
 fn duration(value: f64, what: &str) -> PhpResult<Duration> {
     crawlq::config::duration_from_number(value, Style::Snake).ok_or_else(|| {
         throw(crawlq::Error::InvalidArgument(format!(
@@ -432,6 +441,27 @@ impl Queue {
     pub fn host_info(&self, host: String) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
+    /// Set the most new URLs a host may add (null: back to the queue's default).
+    pub fn set_host_budget(&self, host: String, urls: Option<i64>) -> PhpResult<Zval> {
+        let urls = urls.map(budget_count).transpose()?;
+        let info =
+            runtime::block_on(self.handle.queue()?.set_host_budget(&host, urls)).map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
+    /// Set the budget of every host without its own (null: no default).
+    pub fn set_default_host_budget(&self, urls: Option<i64>) -> PhpResult<()> {
+        let urls = urls.map(budget_count).transpose()?;
+        runtime::block_on(self.handle.queue()?.set_default_host_budget(urls)).map_err(throw)
+    }
+
+    /// The queue's default host budget, or null.
+    pub fn default_host_budget(&self) -> PhpResult<Option<i64>> {
+        let budget =
+            runtime::block_on(self.handle.queue()?.default_host_budget()).map_err(throw)?;
+        Ok(budget.map(|n| n.min(i64::MAX as u64) as i64))
     }
 
     /// Pause the whole queue for every worker, for `$seconds` (the Redis clock) or, with null,

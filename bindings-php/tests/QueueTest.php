@@ -187,7 +187,7 @@ final class QueueTest extends TestCase
         $q->_setFixedClock(T0 + 2_000);
         $this->assertSame(['http://fast.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
         $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0,
-            'paused' => false, 'paused_until' => null], $q->hostInfo('slow.com'));
+            'paused' => false, 'paused_until' => null, 'budget' => null, 'budget_used' => 0, 'budget_remaining' => null], $q->hostInfo('slow.com'));
         $this->assertNull($q->setHostDelay('slow.com', null)['delay']);
     }
 
@@ -206,6 +206,20 @@ final class QueueTest extends TestCase
         $this->assertFalse($q->hostInfo('p.com')['paused'], 'over at its end');
         $this->expectException(Crawlq\InvalidArgumentException::class);
         $q->pauseHost('p.com', -1.0);
+    }
+
+    public function testAHostBudgetRefusesTheUrlsPastIt(): void
+    {
+        $q = $this->open();
+        $this->assertSame(2, $q->setHostBudget('b.com', 2)['budget_remaining']);
+        $report = $q->seed(['http://b.com/1', 'http://b.com/2', 'http://b.com/3', 'http://c.com/1']);
+        $this->assertSame(3, $report->added);
+        $this->assertSame([[2, 'http://b.com/3', 'budget_exhausted']],
+            array_map(fn ($i) => [$i['index'], $i['input'], $i['code']], $report->invalid));
+        $q->setDefaultHostBudget(10);
+        $this->assertSame(10, $q->defaultHostBudget());
+        $this->expectException(Crawlq\InvalidArgumentException::class);
+        $q->setHostBudget('b.com', -1);
     }
 
     public function testRateLimitedNackSlowsTheHost(): void

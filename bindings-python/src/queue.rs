@@ -299,6 +299,36 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Set the most new URLs a host may add (None: back to the queue's default).
+            fn set_host_budget(&self, py: Python<'_>, host: String, urls: Option<u64>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_host_budget(&host, urls).await },
+                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                )
+            }
+
+            /// Set the budget of every host without its own (None: no default).
+            fn set_default_host_budget(&self, py: Python<'_>, urls: Option<u64>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_default_host_budget(urls).await },
+                    Box::new(|py, ()| Ok(py.None())),
+                )
+            }
+
+            /// The queue's default host budget, or None.
+            fn default_host_budget(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.default_host_budget().await },
+                    Box::new(|py, n: Option<u64>| json_out(py, serde_json::json!(n))),
+                )
+            }
+
             /// Pause a host for every worker, for `seconds` (the Redis clock) or until
             /// resume_host (None).
             #[pyo3(signature = (host, seconds = None))]

@@ -42,6 +42,11 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         assert (await aq.resume_host("a.com"))["paused"] is False
         assert await aq.pause(1.0) is False and await aq.is_paused() is True
         assert await aq.resume() is True and await aq.is_paused() is False
+        assert (await aq.set_host_budget("b.com", 1))["budget_remaining"] == 1
+        await aq.set_default_host_budget(5)
+        assert await aq.default_host_budget() == 5
+        report = await aq.seed(["http://b.com/new1", "http://b.com/new2"])
+        assert [(i.index, i.code) for i in report.invalid] == [(1, "budget_exhausted")]
         with pytest.raises(crawlq.LeaseLostError):
             await aq.extend(again[0], 5)
         assert repr(aq).startswith("AsyncQueue(")

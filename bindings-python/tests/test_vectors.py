@@ -165,6 +165,12 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.set_host_delay(step["host"], None if step["delay_ms"] is None else step["delay_ms"] / 1000))
                 elif op == "host_info":
                     got = to_vector(q.host_info(step["host"]))
+                elif op == "set_host_budget":
+                    got = to_vector(q.set_host_budget(step["host"], step["urls"]))
+                elif op == "set_default_host_budget":
+                    got = q.set_default_host_budget(step["urls"])
+                elif op == "default_host_budget":
+                    got = q.default_host_budget()
                 elif op == "pause":
                     got = q.pause(None if step["duration_ms"] is None else step["duration_ms"] / 1000)
                 elif op == "resume":

@@ -318,6 +318,37 @@ impl Queue {
         })
     }
 
+    #[wasm_bindgen(js_name = setHostBudget)]
+    pub fn set_host_budget(&self, host: String, urls: JsValue) -> Promise {
+        let urls = try_arg!(json_arg(&urls, "urls"));
+        let urls = try_arg!(core(style::optional_count_arg(&urls, "urls")));
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::host_info_to_json(
+                &core(q.set_host_budget(&host, urls).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    #[wasm_bindgen(js_name = setDefaultHostBudget)]
+    pub fn set_default_host_budget(&self, urls: JsValue) -> Promise {
+        let urls = try_arg!(json_arg(&urls, "urls"));
+        let urls = try_arg!(core(style::optional_count_arg(&urls, "urls")));
+        let q = self.inner.clone();
+        // resolves with undefined, as the native addon's Promise<void> does
+        future_to_promise(async move {
+            core(q.set_default_host_budget(urls).await)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    #[wasm_bindgen(js_name = defaultHostBudget)]
+    pub fn default_host_budget(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move { Ok(json!(core(q.default_host_budget().await)?)) })
+    }
+
     pub fn pause(&self, duration_ms: JsValue) -> Promise {
         let duration = try_arg!(json_arg(&duration_ms, "durationMs"));
         let duration = try_arg!(core(style::optional_duration_arg(

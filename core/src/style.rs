@@ -706,6 +706,26 @@ pub fn duration_arg(value: &Value, name: &str, style: Style) -> Result<Duration>
     })
 }
 
+/// A whole number of items or `null` (a host budget: `null` removes it); anything else is an
+/// INVALID_ARGUMENT naming `name`.
+///
+/// ```
+/// use crawlq::style::optional_count_arg;
+/// assert_eq!(optional_count_arg(&serde_json::json!(10), "urls").unwrap(), Some(10));
+/// assert_eq!(optional_count_arg(&serde_json::Value::Null, "urls").unwrap(), None);
+/// assert!(optional_count_arg(&serde_json::json!(-1), "urls").is_err());
+/// ```
+pub fn optional_count_arg(value: &Value, name: &str) -> Result<Option<u64>> {
+    match value {
+        Value::Null => Ok(None),
+        v => v.as_u64().map(Some).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{name} must be a whole number from 0 or null, got {v}"
+            ))
+        }),
+    }
+}
+
 /// [`duration_arg`] where null means "none" (a host delay back to the default).
 pub fn optional_duration_arg(value: &Value, name: &str, style: Style) -> Result<Option<Duration>> {
     match value {
