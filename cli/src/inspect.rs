@@ -140,6 +140,22 @@ pub enum HostsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show or set a host's budget: the most new URLs it may add ("default": back to the
+    /// queue's default budget). With --default instead of a host: the queue's default
+    /// ("none": no default). Seeds past a budget are reported as budget_exhausted.
+    Budget {
+        /// A host or URL (its host key is used); omit it with --default.
+        #[arg(required_unless_present = "default")]
+        host: Option<String>,
+        /// New budget: a number of URLs, or "default".
+        urls: Option<String>,
+        /// Set (or with no value show) the queue's default budget: a number or "none".
+        #[arg(long, num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["host", "urls"])]
+        default: Option<String>,
+        /// JSON (snake_case, as the Python binding's host_info()).
+        #[arg(long)]
+        json: bool,
+    },
     /// End a host's pause (what is left of its politeness delay still applies).
     Resume {
         /// A host or URL (its host key is used).
@@ -457,8 +473,52 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
             (q.pause_host(&host, duration).await?, json)
         }
         HostsCommand::Resume { host, json } => (q.resume_host(&host).await?, json),
+        HostsCommand::Budget {
+            host,
+            urls,
+            default,
+            json,
+        } => match (host, default) {
+            (_, Some(value)) => return default_budget(q, &value, json).await,
+            (Some(host), None) => {
+                let info = match urls.as_deref() {
+                    None => q.host_info(&host).await?,
+                    Some("default") => q.set_host_budget(&host, None).await?,
+                    Some(text) => q.set_host_budget(&host, Some(budget_arg(text)?)).await?,
+                };
+                (info, json)
+            }
+            (None, None) => unreachable!("clap requires a host or --default"),
+        },
     };
     print_host(q, &info, json).await
+}
+
+fn budget_arg(text: &str) -> Result<u64, CliError> {
+    text.parse().map_err(|_| {
+        CliError::Usage(format!(
+            "{text:?} is not a budget: give a whole number of URLs (e.g. 10000), or \"default\""
+        ))
+    })
+}
+
+/// `hosts budget --default [N|none]`: show or set the queue's default budget.
+async fn default_budget(q: &Queue<RedisExecutor>, value: &str, json: bool) -> Result<u8, CliError> {
+    match value {
+        "" => {}
+        "none" => q.set_default_host_budget(None).await?,
+        text => q.set_default_host_budget(Some(budget_arg(text)?)).await?,
+    }
+    let budget = q.default_host_budget().await?;
+    if json {
+        println!("{}", serde_json::json!({ "default_budget": budget }));
+    } else {
+        match budget {
+            Some(n) => println!("default budget: {} new URLs per host", count(n)),
+            None => println!("no default budget"),
+        }
+    }
+    Ok(0)
 }
 
 /// One line per host: delay, adaptive extra, ready items, when it is leasable; or its JSON.
@@ -485,8 +545,17 @@ async fn print_host(q: &Queue<RedisExecutor>, info: &HostInfo, json: bool) -> Re
         (false, _, Some(at)) if at > now => format!("next lease {}", ago(at, now)),
         _ => "leasable now".into(),
     };
+    let budget = match info.budget {
+        Some(b) => format!(
+            ", budget {} ({} used, {} left)",
+            count(b),
+            count(info.budget_used),
+            count(info.budget_remaining().unwrap_or(0))
+        ),
+        None => String::new(),
+    };
     println!(
-        "{}: delay {delay}, adaptive extra {}, {} ready, {held}",
+        "{}: delay {delay}, adaptive extra {}, {} ready, {held}{budget}",
         info.host,
         duration(Duration::from_millis(info.adaptive_extra_ms)),
         count(info.ready)

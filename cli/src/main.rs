@@ -81,7 +81,8 @@ enum Command {
     Reclaim(inspect::ReclaimArgs),
     /// Show a host's politeness state, or set its delay in seconds ("default" clears it).
     HostDelay(inspect::HostDelayArgs),
-    /// Per-host controls: show, pause (until resumed or for a time) and resume a host.
+    /// Per-host controls: show a host, pause it (until resumed or for a time), resume it, set
+    /// its budget.
     #[command(subcommand)]
     Hosts(inspect::HostsCommand),
     /// The items the next lease calls would take, without leasing them.

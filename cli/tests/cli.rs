@@ -593,6 +593,60 @@ async fn hosts_pause_resume_and_show() {
     let bad_host = crawlq(&["-q", &name, "hosts", "resume", "ex ample"]);
     assert_eq!(bad_host.status.code(), Some(2), "{}", stderr(&bad_host));
 
+    // budgets: a host's own, the queue's default
+    let text = stdout(&crawlq(&["-q", &name, "hosts", "budget", "p.example", "1"]));
+    assert!(text.contains("budget 1 (0 used, 1 left)"), "{text}");
+    let report = q
+        .seed(
+            &common::items(&["https://p.example/2", "https://p.example/3"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.invalid.len(), 1);
+    assert_eq!(report.invalid[0].reason.code(), "budget_exhausted");
+    let shown = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "budget",
+        "p.example",
+        "--json",
+    ]));
+    assert_eq!(
+        (
+            &shown["budget"],
+            &shown["budget_used"],
+            &shown["budget_remaining"]
+        ),
+        (&json!(1), &json!(1), &json!(0))
+    );
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "budget",
+        "--default",
+        "500",
+    ]));
+    assert_eq!(text.trim(), "default budget: 500 new URLs per host");
+    crawlq(&["-q", &name, "hosts", "budget", "p.example", "default"]);
+    assert_eq!(q.host_info("p.example").await.unwrap().budget, Some(500));
+    let shown = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "budget",
+        "--default",
+        "none",
+        "--json",
+    ]));
+    assert_eq!(shown, json!({"default_budget": null}));
+    let bad = crawlq(&["-q", &name, "hosts", "budget", "p.example", "-3"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = crawlq(&["-q", &name, "hosts", "budget", "p.example", "many"]);
+    assert!(stderr(&bad).contains("not a budget"), "{}", stderr(&bad));
+
     // the whole queue: until resumed, or for a time
     let text = stdout(&crawlq(&["-q", &name, "queue", "pause"]));
     assert!(text.contains("until `crawlq queue resume`"), "{text}");
