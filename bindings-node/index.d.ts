@@ -177,6 +177,8 @@ export interface Stats {
   reclaimedTotal: number
   releasedTotal: number
   deadTotal: number
+  /** New URLs refused by a host budget. */
+  overBudgetTotal: number
   /** Server time of the reading. */
   now: number
   /** Each shard's own figures (a queue of several shards only). */

@@ -105,7 +105,7 @@ final class Queue
      *     seen: int, hosts: int, hosts_waiting: int, oldest_pending_age: float|null,
      *     seeded_total: int, duplicates_total: int, leased_total: int, acked_total: int,
      *     nacked_total: int, retried_total: int, reclaimed_total: int, released_total: int,
-     *     dead_total: int, now: float, shards?: list<array<string, int|float|null>>}
+     *     dead_total: int, over_budget_total: int, now: float, shards?: list<array<string, int|float|null>>}
      */
     public function stats(): mixed {}
 

@@ -5,12 +5,13 @@
 -- ARGV: 1 base, 2 clock
 -- reply: {now, ready, hosts, done, seen, delayed, leased, dead, oldest_head_ts (-1 if none),
 --         seeded_total, duplicates_total, leased_total, acked_total, nacked_total,
---         retried_total, reclaimed_total, released_total, dead_total, hosts_waiting}
+--         retried_total, reclaimed_total, released_total, dead_total, hosts_waiting,
+--         over_budget_total}
 -- Read-only and O(1): counters kept by the other scripts plus ZCARDs.
 
 local f = redis.call('HMGET', K_META, 'ready', 'hosts', 'done', 'seen', 'seeded_total',
   'duplicates_total', 'leased_total', 'acked_total', 'nacked_total', 'retried_total',
-  'reclaimed_total', 'released_total', 'dead_total')
+  'reclaimed_total', 'released_total', 'dead_total', 'over_budget_total')
 local function num(v)
   return tonumber(v or '0')
 end
@@ -20,5 +21,5 @@ return {
   redis.call('ZCARD', K_DELAYED), redis.call('ZCARD', K_LEASED), redis.call('ZCARD', K_DEAD),
   oldest[2] and tonumber(oldest[2]) or -1,
   num(f[5]), num(f[6]), num(f[7]), num(f[8]), num(f[9]), num(f[10]), num(f[11]), num(f[12]),
-  num(f[13]), redis.call('ZCARD', K_WAIT),
+  num(f[13]), redis.call('ZCARD', K_WAIT), num(f[14]),
 }

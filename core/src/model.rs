@@ -354,6 +354,8 @@ pub struct Stats {
     pub reclaimed_total: u64,
     pub released_total: u64,
     pub dead_total: u64,
+    /// New URLs refused by a host budget ([`crate::Queue::set_host_budget`]).
+    pub over_budget_total: u64,
     /// Each shard's own figures, for a queue of several shards (empty for one shard).
     pub shards: Vec<Stats>,
 }
@@ -419,6 +421,7 @@ impl Stats {
             t.reclaimed_total += s.reclaimed_total;
             t.released_total += s.released_total;
             t.dead_total += s.dead_total;
+            t.over_budget_total += s.over_budget_total;
         }
         t.shards = shards;
         t

@@ -767,7 +767,7 @@ impl Ops {
 
     pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {
         let items = reply.array()?;
-        expect_len(&items, 19, "stats")?;
+        expect_len(&items, 20, "stats")?;
         let u = |i: usize| items[i].uint();
         let now_ms = items[0].int()?;
         let oldest = items[8].int()?;
@@ -793,6 +793,7 @@ impl Ops {
             released_total: u(16)?,
             dead_total: u(17)?,
             hosts_waiting: u(18)?,
+            over_budget_total: u(19)?,
             shards: Vec::new(),
         })
     }

@@ -238,6 +238,7 @@ fn stats_fields(s: &Stats, style: Style) -> Value {
         .value("reclaimed_total", s.reclaimed_total)
         .value("released_total", s.released_total)
         .value("dead_total", s.dead_total)
+        .value("over_budget_total", s.over_budget_total)
         .timestamp("now", Some(s.now_ms))
         .done()
 }

@@ -72,6 +72,8 @@ class ShardStats(TypedDict):
     reclaimed_total: int
     released_total: int
     dead_total: int
+    over_budget_total: int
+    """New URLs refused by a host budget."""
     now: float
 
 class Stats(ShardStats, total=False):
