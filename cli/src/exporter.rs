@@ -126,7 +126,7 @@ fn gauges(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
 /// sample is its `stats()` field (`crawlq_acked_total` is `acked_total`) except two whose
 /// family would collide with a gauge: `leased_total` is `crawlq_leases_total` and `dead_total`
 /// is `crawlq_dead_lettered_total`.
-fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
+fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 10] {
     [
         (
             "crawlq_seeded",
@@ -172,6 +172,11 @@ fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
             "crawlq_dead_lettered",
             "Items moved to dead letters (stats dead_total)",
             s.dead_total,
+        ),
+        (
+            "crawlq_over_budget",
+            "Seeded new URLs refused by their host's budget (stats over_budget_total)",
+            s.over_budget_total,
         ),
     ]
 }

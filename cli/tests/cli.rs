@@ -872,6 +872,7 @@ async fn exporter_serves_prometheus_metrics_per_queue() {
     assert_eq!(value("crawlq_nacked_total", &a), 1.0);
     assert_eq!(value("crawlq_dead_lettered_total", &a), 1.0);
     assert_eq!(value("crawlq_reclaimed_total", &a), 0.0);
+    assert_eq!(value("crawlq_over_budget_total", &a), 0.0);
     assert!(value("crawlq_oldest_pending_age_seconds", &a) >= 0.0);
     assert_eq!(value("crawlq_up", &b), 1.0);
     assert_eq!(value("crawlq_pending", &b), 0.0);
