@@ -15,6 +15,7 @@ use napi::bindgen_prelude::*;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 type CoreQueue = crawlq::Queue<crawlq::RedisExecutor>;
 
@@ -51,6 +52,26 @@ fn json_arg(env: &Env, value: Option<Unknown<'_>>, path: &str) -> Result<Value> 
             unsafe { convert::to_json(env.raw(), v.raw(), path) }.map_err(|e| type_error(env, e.0))
         }
     }
+}
+
+/// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
+fn optional_ms(env: &Env, value: Option<Unknown<'_>>, name: &str) -> Result<Option<Duration>> {
+    let value = json_arg(env, value, name)?;
+    core_arg(
+        env,
+        style::optional_duration_arg(&value, name, Style::Camel),
+    )
+}
+
+/// An optional count argument (`null`: none), checked by the core.
+fn optional_count(env: &Env, value: Unknown<'_>, name: &str) -> Result<Option<u64>> {
+    let value = json_arg(env, Some(value), name)?;
+    core_arg(env, style::optional_count_arg(&value, name))
+}
+
+/// A host's state as the JavaScript object `HostInfo`.
+fn host_info_js(_: &Env, info: crawlq::HostInfo) -> Result<Value> {
+    Ok(style::host_info_to_json(&info, Style::Camel))
 }
 
 /// Core validation errors found before I/O, as JavaScript errors.
@@ -412,19 +433,12 @@ impl Queue {
         host: String,
         delay_ms: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let delay = try_arg!(env, json_arg(env, Some(delay_ms), "delayMs"));
-        let delay = try_arg!(
-            env,
-            core_arg(
-                env,
-                style::optional_duration_arg(&delay, "delayMs", Style::Camel)
-            )
-        );
+        let delay = try_arg!(env, optional_ms(env, Some(delay_ms), "delayMs"));
         let q = self.inner.clone();
         promise(
             env,
             async move { q.set_host_delay(&host, delay).await },
-            |_, i| Ok(style::host_info_to_json(&i, Style::Camel)),
+            host_info_js,
         )
     }
 
@@ -440,13 +454,12 @@ impl Queue {
         host: String,
         urls: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let urls = try_arg!(env, json_arg(env, Some(urls), "urls"));
-        let urls = try_arg!(env, core_arg(env, style::optional_count_arg(&urls, "urls")));
+        let urls = try_arg!(env, optional_count(env, urls, "urls"));
         let q = self.inner.clone();
         promise(
             env,
             async move { q.set_host_budget(&host, urls).await },
-            |_, i| Ok(style::host_info_to_json(&i, Style::Camel)),
+            host_info_js,
         )
     }
 
@@ -457,8 +470,7 @@ impl Queue {
         env: &'env Env,
         urls: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, ()>> {
-        let urls = try_arg!(env, json_arg(env, Some(urls), "urls"));
-        let urls = try_arg!(env, core_arg(env, style::optional_count_arg(&urls, "urls")));
+        let urls = try_arg!(env, optional_count(env, urls, "urls"));
         let q = self.inner.clone();
         promise(
             env,
@@ -488,14 +500,7 @@ impl Queue {
         env: &'env Env,
         duration_ms: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let duration = try_arg!(env, json_arg(env, duration_ms, "durationMs"));
-        let duration = try_arg!(
-            env,
-            core_arg(
-                env,
-                style::optional_duration_arg(&duration, "durationMs", Style::Camel)
-            )
-        );
+        let duration = try_arg!(env, optional_ms(env, duration_ms, "durationMs"));
         let q = self.inner.clone();
         promise(
             env,
@@ -536,19 +541,12 @@ impl Queue {
         host: String,
         duration_ms: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let duration = try_arg!(env, json_arg(env, duration_ms, "durationMs"));
-        let duration = try_arg!(
-            env,
-            core_arg(
-                env,
-                style::optional_duration_arg(&duration, "durationMs", Style::Camel)
-            )
-        );
+        let duration = try_arg!(env, optional_ms(env, duration_ms, "durationMs"));
         let q = self.inner.clone();
         promise(
             env,
             async move { q.pause_host(&host, duration).await },
-            |_, i| Ok(style::host_info_to_json(&i, Style::Camel)),
+            host_info_js,
         )
     }
 
@@ -561,18 +559,14 @@ impl Queue {
         host: String,
     ) -> Result<PromiseRaw<'env, Value>> {
         let q = self.inner.clone();
-        promise(env, async move { q.resume_host(&host).await }, |_, i| {
-            Ok(style::host_info_to_json(&i, Style::Camel))
-        })
+        promise(env, async move { q.resume_host(&host).await }, host_info_js)
     }
 
     /// Politeness state of a host.
     #[napi(ts_return_type = "Promise<HostInfo>")]
     pub fn host_info<'env>(&self, env: &'env Env, host: String) -> Result<PromiseRaw<'env, Value>> {
         let q = self.inner.clone();
-        promise(env, async move { q.host_info(&host).await }, |_, i| {
-            Ok(style::host_info_to_json(&i, Style::Camel))
-        })
+        promise(env, async move { q.host_info(&host).await }, host_info_js)
     }
 
     /// The next items lease would take (one per leasable host), without leasing them.

@@ -55,6 +55,18 @@ fn leases_out(py: Python<'_>, leases: Vec<crawlq::Lease>) -> PyResult<Py<PyAny>>
     Ok(objects.into_pyobject(py)?.into_any().unbind())
 }
 
+/// A host's state as the dict `HostInfo`.
+fn host_info_out(py: Python<'_>, info: crawlq::HostInfo) -> PyResult<Py<PyAny>> {
+    json_out(py, style::host_info_to_json(&info, Style::Snake))
+}
+
+fn bool_out(py: Python<'_>, b: bool) -> PyResult<Py<PyAny>> {
+    Ok(pyo3::types::PyBool::new(py, b)
+        .to_owned()
+        .into_any()
+        .unbind())
+}
+
 /// The methods both classes share, for a class and its mode; `$extra` are the class's own.
 macro_rules! queue_methods {
     ($class:ident, $mode:ty, { $($extra:tt)* }) => {
@@ -243,7 +255,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.set_host_delay(&host, delay).await },
-                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                    Box::new(host_info_out),
                 )
             }
 
@@ -253,7 +265,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.host_info(&host).await },
-                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                    Box::new(host_info_out),
                 )
             }
 
@@ -274,7 +286,7 @@ macro_rules! queue_methods {
                             None => q.pause().await,
                         }
                     },
-                    Box::new(|py, b: bool| Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind())),
+                    Box::new(bool_out),
                 )
             }
 
@@ -285,7 +297,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     |q| async move { q.resume().await },
-                    Box::new(|py, b: bool| Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind())),
+                    Box::new(bool_out),
                 )
             }
 
@@ -295,7 +307,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     |q| async move { q.is_paused().await },
-                    Box::new(|py, b: bool| Ok(pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind())),
+                    Box::new(bool_out),
                 )
             }
 
@@ -305,7 +317,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.set_host_budget(&host, urls).await },
-                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                    Box::new(host_info_out),
                 )
             }
 
@@ -341,7 +353,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.pause_host(&host, duration).await },
-                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                    Box::new(host_info_out),
                 )
             }
 
@@ -351,7 +363,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.resume_host(&host).await },
-                    Box::new(|py, i| json_out(py, style::host_info_to_json(&i, Style::Snake))),
+                    Box::new(host_info_out),
                 )
             }
 

@@ -48,6 +48,25 @@ fn json_arg(value: &JsValue, path: &str) -> Result<Value, JsValue> {
     convert::to_json(value, path).map_err(type_error)
 }
 
+/// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
+fn optional_ms(value: &JsValue, name: &str) -> Result<Option<std::time::Duration>, JsValue> {
+    core(style::optional_duration_arg(
+        &json_arg(value, name)?,
+        name,
+        Style::Camel,
+    ))
+}
+
+/// An optional count argument (`null`: none), checked by the core.
+fn optional_count(value: &JsValue, name: &str) -> Result<Option<u64>, JsValue> {
+    core(style::optional_count_arg(&json_arg(value, name)?, name))
+}
+
+/// A host's state as the JavaScript object `HostInfo`.
+fn host_info_js(info: crawlq::Result<crawlq::HostInfo>) -> Result<Value, JsValue> {
+    Ok(style::host_info_to_json(&core(info)?, Style::Camel))
+}
+
 fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
     result.map_err(js_error)
 }
@@ -292,49 +311,27 @@ impl Queue {
 
     #[wasm_bindgen(js_name = setHostDelay)]
     pub fn set_host_delay(&self, host: String, delay_ms: JsValue) -> Promise {
-        let delay = try_arg!(json_arg(&delay_ms, "delayMs"));
-        let delay = try_arg!(core(style::optional_duration_arg(
-            &delay,
-            "delayMs",
-            Style::Camel
-        )));
+        let delay = try_arg!(optional_ms(&delay_ms, "delayMs"));
         let q = self.inner.clone();
-        promise(async move {
-            Ok(style::host_info_to_json(
-                &core(q.set_host_delay(&host, delay).await)?,
-                Style::Camel,
-            ))
-        })
+        promise(async move { host_info_js(q.set_host_delay(&host, delay).await) })
     }
 
     #[wasm_bindgen(js_name = hostInfo)]
     pub fn host_info(&self, host: String) -> Promise {
         let q = self.inner.clone();
-        promise(async move {
-            Ok(style::host_info_to_json(
-                &core(q.host_info(&host).await)?,
-                Style::Camel,
-            ))
-        })
+        promise(async move { host_info_js(q.host_info(&host).await) })
     }
 
     #[wasm_bindgen(js_name = setHostBudget)]
     pub fn set_host_budget(&self, host: String, urls: JsValue) -> Promise {
-        let urls = try_arg!(json_arg(&urls, "urls"));
-        let urls = try_arg!(core(style::optional_count_arg(&urls, "urls")));
+        let urls = try_arg!(optional_count(&urls, "urls"));
         let q = self.inner.clone();
-        promise(async move {
-            Ok(style::host_info_to_json(
-                &core(q.set_host_budget(&host, urls).await)?,
-                Style::Camel,
-            ))
-        })
+        promise(async move { host_info_js(q.set_host_budget(&host, urls).await) })
     }
 
     #[wasm_bindgen(js_name = setDefaultHostBudget)]
     pub fn set_default_host_budget(&self, urls: JsValue) -> Promise {
-        let urls = try_arg!(json_arg(&urls, "urls"));
-        let urls = try_arg!(core(style::optional_count_arg(&urls, "urls")));
+        let urls = try_arg!(optional_count(&urls, "urls"));
         let q = self.inner.clone();
         // resolves with undefined, as the native addon's Promise<void> does
         future_to_promise(async move {
@@ -350,12 +347,7 @@ impl Queue {
     }
 
     pub fn pause(&self, duration_ms: JsValue) -> Promise {
-        let duration = try_arg!(json_arg(&duration_ms, "durationMs"));
-        let duration = try_arg!(core(style::optional_duration_arg(
-            &duration,
-            "durationMs",
-            Style::Camel
-        )));
+        let duration = try_arg!(optional_ms(&duration_ms, "durationMs"));
         let q = self.inner.clone();
         promise(async move {
             let was = match duration {
@@ -379,30 +371,15 @@ impl Queue {
 
     #[wasm_bindgen(js_name = pauseHost)]
     pub fn pause_host(&self, host: String, duration_ms: JsValue) -> Promise {
-        let duration = try_arg!(json_arg(&duration_ms, "durationMs"));
-        let duration = try_arg!(core(style::optional_duration_arg(
-            &duration,
-            "durationMs",
-            Style::Camel
-        )));
+        let duration = try_arg!(optional_ms(&duration_ms, "durationMs"));
         let q = self.inner.clone();
-        promise(async move {
-            Ok(style::host_info_to_json(
-                &core(q.pause_host(&host, duration).await)?,
-                Style::Camel,
-            ))
-        })
+        promise(async move { host_info_js(q.pause_host(&host, duration).await) })
     }
 
     #[wasm_bindgen(js_name = resumeHost)]
     pub fn resume_host(&self, host: String) -> Promise {
         let q = self.inner.clone();
-        promise(async move {
-            Ok(style::host_info_to_json(
-                &core(q.resume_host(&host).await)?,
-                Style::Camel,
-            ))
-        })
+        promise(async move { host_info_js(q.resume_host(&host).await) })
     }
 
     pub fn peek(&self, options: JsValue) -> Promise {
