@@ -53,6 +53,8 @@ export interface QueueOptions {
    * `leaseTtlMs` is a good choice. `close()` stops it.
    */
   extendEveryMs?: number
+  /** After an ack, queue the URL again this many ms later (default 0: never); the ack option revisitAfterMs chooses per call. */
+  revisitAfterMs?: number
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }
@@ -135,6 +137,11 @@ export interface Lease {
   lastError: string | null
 }
 
+export interface AckOptions {
+  /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
+  revisitAfterMs?: number
+}
+
 export interface NackOptions {
   /** Retry (default) or send straight to dead letters. */
   retry?: boolean
@@ -179,6 +186,8 @@ export interface Stats {
   deadTotal: number
   /** New URLs refused by a host budget. */
   overBudgetTotal: number
+  /** Acked URLs scheduled to come back (ack's `revisitAfterMs`); also counted in `delayed`. */
+  revisits: number
   /** Server time of the reading. */
   now: number
   /** Each shard's own figures (a queue of several shards only). */
@@ -291,9 +300,10 @@ export declare class Queue {
   lease(options?: LeaseOptions): Promise<Lease[]>
   /**
    * Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no
-   * longer live (nothing changed).
+   * longer live (nothing changed). `revisitAfterMs` queues the URL again that much later (a
+   * recrawl; 0: never; absent: the queue's option).
    */
-  ack<T extends Lease | Lease[]>(lease: T): Promise<T extends Lease[] ? boolean[] : boolean>
+  ack<T extends Lease | Lease[]>(lease: T, options?: AckOptions): Promise<T extends Lease[] ? boolean[] : boolean>
   /** Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

@@ -27,7 +27,7 @@ final class Queue
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
-     *     shards?: int, extend_every?: float}|null $options
+     *     shards?: int, extend_every?: float, revisit_after?: float}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL
      * @throws UnavailableException when Redis cannot be reached
      */
@@ -56,10 +56,14 @@ final class Queue
     /**
      * Ack a lease, or a list of leases in one round trip.
      *
+     * With revisit_after (seconds), the URL is queued again that much later (a recrawl; 0:
+     * never; absent: the queue's revisit_after option); it stays known meanwhile.
+     *
      * @param Lease|list<Lease> $lease
+     * @param array{revisit_after?: float|null}|null $options
      * @return bool|list<bool> false when the lease was no longer live (nothing changed)
      */
-    public function ack(mixed $lease): mixed {}
+    public function ack(mixed $lease, mixed $options = null): mixed {}
 
     /**
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
@@ -105,7 +109,7 @@ final class Queue
      *     seen: int, hosts: int, hosts_waiting: int, oldest_pending_age: float|null,
      *     seeded_total: int, duplicates_total: int, leased_total: int, acked_total: int,
      *     nacked_total: int, retried_total: int, reclaimed_total: int, released_total: int,
-     *     dead_total: int, over_budget_total: int, now: float, shards?: list<array<string, int|float|null>>}
+     *     dead_total: int, over_budget_total: int, revisits: int, now: float, shards?: list<array<string, int|float|null>>}
      */
     public function stats(): mixed {}
 

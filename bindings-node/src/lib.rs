@@ -227,18 +227,25 @@ impl Queue {
     }
 
     /// Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no
-    /// longer live (nothing changed).
+    /// longer live (nothing changed). `revisitAfterMs` queues the URL again that much later (a
+    /// recrawl; 0: never; absent: the queue's option).
     #[napi(
         ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T",
+        ts_args_type = "lease: T, options?: AckOptions",
         ts_return_type = "Promise<T extends Lease[] ? boolean[] : boolean>"
     )]
     pub fn ack<'env>(
         &self,
         env: &'env Env,
         lease: Unknown<'env>,
+        options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        self.answer(env, lease, Ok(Answer::Ack))
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        self.answer(
+            env,
+            lease,
+            style::ack_answer_from_json(&options, Style::Camel),
+        )
     }
 
     /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.

@@ -122,7 +122,7 @@ test('operation scenarios', async () => {
             got = toVector(fresh)
             break
           }
-          case 'ack': got = await q.ack(arg); break
+          case 'ack': got = await q.ack(arg, toJs(step.options ?? {})); break
           case 'nack': got = await q.nack(arg, toJs(step.options ?? {})); break
           case 'extend': got = await q.extend(arg, step.ttl_ms); break
           case 'release': got = await q.release(arg, toJs(step.options ?? {})); break

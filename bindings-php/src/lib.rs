@@ -333,9 +333,15 @@ impl Queue {
     }
 
     /// Ack a lease (or an array of leases, in one round trip): true, or false when the lease
-    /// was not live any more (nothing changed).
-    pub fn ack(&self, lease: &Zval) -> PhpResult<Zval> {
-        LeaseArg::extract(lease)?.answer(&self.handle, Ok(Answer::Ack))
+    /// was not live any more (nothing changed). Option revisit_after (seconds) queues the URL
+    /// again that much later (a recrawl; 0: never; absent: the queue's option).
+    pub fn ack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let options = options_json(options, "options")?;
+        arg.answer(
+            &self.handle,
+            style::ack_answer_from_json(&options, Style::Snake),
+        )
     }
 
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay

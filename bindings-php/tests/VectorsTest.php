@@ -187,7 +187,7 @@ final class VectorsTest extends TestCase
                             array_push($leases, ...$fresh);
                             return array_map(fn ($l) => self::lease($l), $fresh);
                         })(),
-                        'ack' => $q->ack($arg),
+                        'ack' => $q->ack($arg, $options),
                         'nack' => $q->nack($arg, $options),
                         'extend' => (fn ($d) => is_array($d) ? array_map(fn ($t) => $t === null ? null : (int) round($t * 1000), $d) : (int) round($d * 1000))($q->extend($arg, $step['ttl_ms'] / 1000)),
                         'release' => $q->release($arg, $options),

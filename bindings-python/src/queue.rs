@@ -108,9 +108,15 @@ macro_rules! queue_methods {
             }
 
             /// Ack a lease (or a sequence, in one round trip): True, or False when the lease
-            /// was not live any more (nothing changed).
-            fn ack(&self, py: Python<'_>, lease: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                answer::<$mode>(py, &self.handle, lease, Ok(Answer::Ack))
+            /// was not live any more (nothing changed). `revisit_after` (seconds) queues the
+            /// URL again that much later (a recrawl; 0: never; None: the queue's option).
+            #[pyo3(signature = (lease, *, revisit_after = None))]
+            fn ack(&self, py: Python<'_>, lease: &Bound<'_, PyAny>, revisit_after: Option<f64>) -> PyResult<Py<PyAny>> {
+                let reply = match revisit_after {
+                    None => Ok(Answer::Ack),
+                    Some(s) => seconds(s, "revisit_after").map(Answer::Revisit),
+                };
+                answer::<$mode>(py, &self.handle, lease, reply)
             }
 
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`

@@ -141,7 +141,7 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     leases.extend(new)
                     got = [lease_dict(l) for l in new]
                 elif op == "ack":
-                    got = q.ack(arg)
+                    got = q.ack(arg, **to_python(step.get("options", {})))
                 elif op == "nack":
                     got = q.nack(arg, **to_python(step.get("options", {})))
                 elif op == "extend":

@@ -208,8 +208,9 @@ impl Queue {
         })
     }
 
-    pub fn ack(&self, lease: JsValue) -> Promise {
-        self.answer(&lease, Ok(Answer::Ack))
+    pub fn ack(&self, lease: JsValue, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        self.answer(&lease, style::ack_answer_from_json(&options, Style::Camel))
     }
 
     pub fn nack(&self, lease: JsValue, options: JsValue) -> Promise {

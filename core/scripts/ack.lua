@@ -3,13 +3,18 @@
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),
---       host key, live member, live bucket hash (see docs/PROTOCOL.md, "Live set")
+--       host key, live member, live bucket hash (see docs/PROTOCOL.md, "Live set"); then,
+--       optionally, a revisit delay in ms ('0' or absent: none)
 -- reply: {1|0, ...} one per lease: 1 acked, 0 the lease is not live (stale token, or a token of
 --        another item: nothing changed)
+-- With a revisit delay, each acked item is done for now and comes back: its record (attempt
+-- reset to 0, enqueued now) waits in `delayed` until now + delay and its id in `revisits`; it
+-- stays in the live set, so seeding it meanwhile is a duplicate.
 -- An ack also halves the host's adaptive extra delay (dropped under 50 ms): successes bring a
 -- rate-limited host back to its normal pace.
 
 local n = tonumber(ARGV[3])
+local revisit = tonumber(ARGV[4 + n * 4] or '0') or 0
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
 local level = current_level(seen_count())
 -- One read says which leases are live (their key is in `leased`, as for extend), then one
@@ -21,6 +26,10 @@ for i = 0, n - 1 do
   lease_keys[i + 1] = ARGV[4 + i * 4]
 end
 local deadlines = call_chunked('ZMSCORE', K_LEASED, lease_keys)
+local records = revisit > 0 and call_chunked('HMGET', K_LEASES, lease_keys) or nil
+if revisit > 0 then
+  expect_types({ K_DELAYED, 'zset', K_REVISITS, 'set' })
+end
 local out, acked, gone, answered = {}, 0, {}, {}
 for i = 1, n do
   local lease_key = lease_keys[i]
@@ -34,10 +43,18 @@ for i = 1, n do
 end
 call_chunked('HDEL', K_LEASES, gone)
 call_chunked('ZREM', K_LEASED, gone)
+local revisit_members, revisit_ids = {}, {}
 for i = 0, n - 1 do
   if out[i + 1] == 1 then
     local a = 4 + i * 4
-    live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
+    local again = records and records[i + 1] and rec_rebuild(records[i + 1], NOW, 0, nil, nil)
+    if again then
+      revisit_members[#revisit_members + 1] = int(NOW + revisit)
+      revisit_members[#revisit_members + 1] = again
+      revisit_ids[#revisit_ids + 1] = rec_id(again)
+    else
+      live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
+    end
     acked = acked + 1
     if any_adaptive then
       local host = ARGV[a + 1]
@@ -52,6 +69,10 @@ for i = 0, n - 1 do
       end
     end
   end
+end
+if #revisit_members > 0 then
+  call_chunked('ZADD', K_DELAYED, revisit_members)
+  call_chunked('SADD', K_REVISITS, revisit_ids)
 end
 counter('done', acked)
 counter('acked_total', acked)

@@ -29,6 +29,8 @@ local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE
 -- Built from the base: host -> '<until ms>:<politeness hold ms or empty>' for paused hosts;
 -- host -> budget (most URLs it may add) and host -> URLs it added while budgets were on.
 local K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED
+-- Built from the base: ids of the records in `delayed` that are scheduled revisits.
+local K_REVISITS
 local BASE, STORED_FORMAT
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
@@ -487,6 +489,7 @@ local function begin(keys, argv)
   BASE = argv[1]
   K_HOSTPAUSE = BASE .. ':hostpause'
   K_HOSTBUDGET, K_HOSTUSED = BASE .. ':hostbudget', BASE .. ':hostused'
+  K_REVISITS = BASE .. ':revisits'
   LIVE_PREFIX = {}
   RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
 

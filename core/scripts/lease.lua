@@ -67,6 +67,8 @@ local any_override = redis.call('HLEN', K_HOSTDELAY) > 0
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
 -- a host paused for a time comes due when its pause ends, which is then forgotten
 local any_paused = #due_hosts > 0 and redis.call('HLEN', K_HOSTPAUSE) > 0
+-- scheduled revisits that come due stop being counted as such
+local any_revisits = #due_items > 0 and redis.call('SCARD', K_REVISITS) > 0
 
 local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
 if #expired > 0 or #due_items > 0 then
@@ -81,6 +83,13 @@ local reclaimed, reclaimed_dead = reclaim_leases(expired, max_attempts)
 -- Delayed items (seeded with a delay, or retried with backoff) that are due join their lanes.
 if #due_items > 0 then
   redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due_items - 1)
+  if any_revisits then
+    local ids = {}
+    for i, rec in ipairs(due_items) do
+      ids[i] = rec_id(rec)
+    end
+    call_chunked('SREM', K_REVISITS, ids)
+  end
   local level
   for _, rec in ipairs(due_items) do
     if not enqueue_ready(rec, false) then

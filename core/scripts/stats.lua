@@ -6,7 +6,7 @@
 -- reply: {now, ready, hosts, done, seen, delayed, leased, dead, oldest_head_ts (-1 if none),
 --         seeded_total, duplicates_total, leased_total, acked_total, nacked_total,
 --         retried_total, reclaimed_total, released_total, dead_total, hosts_waiting,
---         over_budget_total}
+--         over_budget_total, revisits (scheduled now)}
 -- Read-only and O(1): counters kept by the other scripts plus ZCARDs.
 
 local f = redis.call('HMGET', K_META, 'ready', 'hosts', 'done', 'seen', 'seeded_total',
@@ -21,5 +21,5 @@ return {
   redis.call('ZCARD', K_DELAYED), redis.call('ZCARD', K_LEASED), redis.call('ZCARD', K_DEAD),
   oldest[2] and tonumber(oldest[2]) or -1,
   num(f[5]), num(f[6]), num(f[7]), num(f[8]), num(f[9]), num(f[10]), num(f[11]), num(f[12]),
-  num(f[13]), redis.call('ZCARD', K_WAIT), num(f[14]),
+  num(f[13]), redis.call('ZCARD', K_WAIT), num(f[14]), redis.call('SCARD', K_REVISITS),
 }

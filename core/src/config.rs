@@ -88,6 +88,9 @@ pub struct Config {
     /// Default politeness delay between two leases of one host (default 0: plain priority
     /// FIFO). Per-host overrides set with `set_host_delay` are stored in Redis.
     pub host_delay: Duration,
+    /// After an ack, queue the URL again this much later (default 0: never), for recrawls;
+    /// [`crate::Queue::ack_revisit`] chooses per call.
+    pub revisit_after: Duration,
     /// What a politeness key is: the host (default) or its registrable domain.
     pub host_key: HostKeyMode,
     /// Prefix of every key (default `crawlq`).
@@ -144,6 +147,7 @@ impl Default for Config {
                 jitter: 0.1,
             },
             host_delay: Duration::ZERO,
+            revisit_after: Duration::ZERO,
             host_key: HostKeyMode::Host,
             key_prefix: "crawlq".into(),
             connect_timeout: Duration::from_secs(5),
@@ -278,6 +282,10 @@ const SPECS: &[Spec] = &[
         kind: Kind::Duration,
     },
     Spec {
+        snake: "revisit_after",
+        kind: Kind::Duration,
+    },
+    Spec {
         snake: "fixed_clock",
         kind: Kind::Timestamp,
     },
@@ -347,6 +355,7 @@ impl Config {
             ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
             ("shards", Parsed::Count(n)) => self.shards = Some(n as u32),
             ("extend_every", Parsed::Duration(d)) => self.extend_every = d,
+            ("revisit_after", Parsed::Duration(d)) => self.revisit_after = d,
             ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
             (name, _) => unreachable!("option {name} parsed to the wrong kind"),
         }
@@ -398,6 +407,7 @@ impl Config {
             ("command_timeout", self.command_timeout),
             ("replica_timeout", self.replica_timeout),
             ("extend_every", self.extend_every),
+            ("revisit_after", self.revisit_after),
         ] {
             if d > MAX_DURATION {
                 return bad(format!("{name} must be at most 100 years"));

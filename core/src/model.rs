@@ -356,6 +356,8 @@ pub struct Stats {
     pub dead_total: u64,
     /// New URLs refused by a host budget ([`crate::Queue::set_host_budget`]).
     pub over_budget_total: u64,
+    /// Acked items scheduled to come back ([`crate::Queue::ack_revisit`]); also in `delayed`.
+    pub revisits: u64,
     /// Each shard's own figures, for a queue of several shards (empty for one shard).
     pub shards: Vec<Stats>,
 }
@@ -422,6 +424,7 @@ impl Stats {
             t.released_total += s.released_total;
             t.dead_total += s.dead_total;
             t.over_budget_total += s.over_budget_total;
+            t.revisits += s.revisits;
         }
         t.shards = shards;
         t
@@ -508,7 +511,10 @@ pub enum HostPause {
 /// What to do with leases handed back ([`crate::Queue::answer`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
+    /// Done (queued again after the config's `revisit_after`, when it is set).
     Ack,
+    /// Done, and queued again this much later (zero: never, whatever the config says).
+    Revisit(Duration),
     Nack(NackOptions),
     /// Push the deadline to now + this.
     Extend(Duration),

@@ -599,8 +599,9 @@ impl Ops {
 
     // ---- ack / extend / release / nack ----
 
-    pub fn ack(&self, leases: &[LeaseHandle]) -> ScriptCall {
-        let mut call = self.call(&scripts::ACK, 1 + leases.len() * 4);
+    /// The ack call; a non-zero `revisit` queues each acked item again that much later.
+    pub fn ack(&self, leases: &[LeaseHandle], revisit: Duration) -> ScriptCall {
+        let mut call = self.call(&scripts::ACK, 2 + leases.len() * 4);
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
             let live = LiveMember::of(l.identity());
@@ -608,6 +609,9 @@ impl Ops {
             call.args.push(l.host.as_bytes().to_vec());
             call.args.push(live.member.to_string().into_bytes());
             call.args.push(live.bucket_hash.to_string().into_bytes());
+        }
+        if !revisit.is_zero() {
+            call.args.push(millis(revisit).into_bytes());
         }
         call
     }
@@ -767,7 +771,7 @@ impl Ops {
 
     pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {
         let items = reply.array()?;
-        expect_len(&items, 20, "stats")?;
+        expect_len(&items, 21, "stats")?;
         let u = |i: usize| items[i].uint();
         let now_ms = items[0].int()?;
         let oldest = items[8].int()?;
@@ -794,6 +798,7 @@ impl Ops {
             dead_total: u(17)?,
             hosts_waiting: u(18)?,
             over_budget_total: u(19)?,
+            revisits: u(20)?,
             shards: Vec::new(),
         })
     }

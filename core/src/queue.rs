@@ -686,9 +686,29 @@ impl<E: Executor> Queue<E> {
     /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
     /// any more (expired and reclaimed, or already answered): nothing changed for it.
     pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        self.ack_revisit(leases, self.config.revisit_after).await
+    }
+
+    /// Ack leases and queue each item again `after` from now (by the Redis clock; zero: never):
+    /// a recrawl. Until then the URL stays known (seeding it is a duplicate) and waits in
+    /// `delayed` (counted in `stats().revisits` too); it comes back with its attempt count
+    /// reset, its payload and priority kept.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// // fetched: look again in a day
+    /// q.ack_revisit(&[lease.handle()], std::time::Duration::from_secs(86_400)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_revisit(&self, leases: &[LeaseHandle], after: Duration) -> Result<Vec<bool>> {
+        if after > crate::config::MAX_DURATION {
+            return Err(Error::InvalidArgument(
+                "a revisit must be at most 100 years away".into(),
+            ));
+        }
         let flags = self
             .per_handle(leases, |ops, handles| async move {
-                let reply = self.exec.eval(ops.ack(&handles)).await?;
+                let reply = self.exec.eval(ops.ack(&handles, after)).await?;
                 ops.decode_flags(reply, handles.len())
             })
             .await?;
@@ -815,6 +835,7 @@ impl<E: Executor> Queue<E> {
     ) -> Result<Answers> {
         let results = match answer {
             Answer::Ack => AnswerResults::Flags(self.ack(leases).await?),
+            Answer::Revisit(after) => AnswerResults::Flags(self.ack_revisit(leases, *after).await?),
             Answer::Release(opts) => {
                 let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
                 AnswerResults::Flags(self.release_with(&pairs).await?)

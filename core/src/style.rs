@@ -239,6 +239,7 @@ fn stats_fields(s: &Stats, style: Style) -> Value {
         .value("released_total", s.released_total)
         .value("dead_total", s.dead_total)
         .value("over_budget_total", s.over_budget_total)
+        .value("revisits", s.revisits)
         .timestamp("now", Some(s.now_ms))
         .done()
 }
@@ -617,6 +618,28 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
     };
     f.finish()?;
     Ok(opts)
+}
+
+/// Ack options as the answer they ask for: `revisit_after` (seconds, or `revisitAfterMs`)
+/// queues each acked item again that much later ([`Answer::Revisit`]); without it (or null),
+/// a plain [`Answer::Ack`]. Unknown names are refused.
+///
+/// ```
+/// use crawlq::{Answer, Style, style::ack_answer_from_json};
+/// let a = ack_answer_from_json(&serde_json::json!({"revisitAfterMs": 5000}), Style::Camel).unwrap();
+/// assert_eq!(a, Answer::Revisit(std::time::Duration::from_secs(5)));
+/// assert_eq!(ack_answer_from_json(&serde_json::Value::Null, Style::Snake).unwrap(), Answer::Ack);
+/// assert!(ack_answer_from_json(&serde_json::json!({"revisit": 1}), Style::Snake).is_err());
+/// ```
+pub fn ack_answer_from_json(value: &Value, style: Style) -> Result<Answer> {
+    let map = as_object(value, "ack options")?;
+    let mut f = Fields::new("ack", &map, style);
+    let answer = match f.duration("revisit_after")? {
+        Some(after) => Answer::Revisit(after),
+        None => Answer::Ack,
+    };
+    f.finish()?;
+    Ok(answer)
 }
 
 /// Release options (`payload`; null or absent keeps the stored one); unknown names are refused.

@@ -293,3 +293,107 @@ async fn host_budgets_reject_bad_hosts() {
     assert_eq!(err.code(), "INVALID_ITEM");
     assert_eq!(q.default_host_budget().await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn an_acked_url_with_a_revisit_comes_back_once_on_time_and_is_known_meanwhile() {
+    let q = open("revisit", fixed_clock_config()).await;
+    let seeded = SeedItem {
+        input: "https://r.example/page".into(),
+        priority: Some(3),
+        payload: Some(serde_json::json!({"depth": 2})),
+        ..Default::default()
+    };
+    q.seed(&[seeded.clone()], &SeedOptions::default())
+        .await
+        .unwrap();
+    let first = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        q.ack_revisit(&handles(&first), Duration::from_secs(5))
+            .await
+            .unwrap(),
+        vec![true]
+    );
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!(
+        (stats.revisits, stats.delayed, stats.done, stats.leased),
+        (1, 1, 1, 0)
+    );
+    // known meanwhile: a seed is a duplicate, forced or not
+    let forced = SeedOptions {
+        force: true,
+        ..Default::default()
+    };
+    for opts in [SeedOptions::default(), forced] {
+        let report = q.seed(&[seeded.clone()], &opts).await.unwrap();
+        assert_eq!((report.added, report.duplicates), (0, 1));
+    }
+    q.set_fixed_clock(Some(T0 + 4_999));
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    q.set_fixed_clock(Some(T0 + 5_000));
+    let again = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(again.len(), 1, "once");
+    let lease = &again[0];
+    assert_eq!(
+        (lease.id.as_str(), lease.attempt, lease.priority),
+        (first[0].id.as_str(), 1, 3)
+    );
+    assert_eq!(lease.payload, Some(serde_json::json!({"depth": 2})));
+    assert_eq!(lease.enqueued_at_ms, T0, "queued again at the ack");
+    assert_eq!(q.stats().await.unwrap().revisits, 0);
+    // a plain ack finishes it: the URL is seen, not queued
+    assert_eq!(q.ack(&handles(&again)).await.unwrap(), vec![true]);
+    q.set_fixed_clock(Some(T0 + 60_000));
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.done, stats.pending, stats.revisits), (2, 0, 0));
+}
+
+#[tokio::test]
+async fn the_revisit_default_applies_to_every_ack_unless_a_call_says_otherwise() {
+    let q = open(
+        "revisit-default",
+        Config {
+            revisit_after: Duration::from_secs(60),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(
+        &items(&["https://d.example/1", "https://d.example/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(2, Duration::ZERO).await.unwrap();
+    q.answer(&Answer::Ack, &handles(&leases[..1]), true)
+        .await
+        .unwrap();
+    q.answer(
+        &Answer::Revisit(Duration::ZERO),
+        &handles(&leases[1..]),
+        true,
+    )
+    .await
+    .unwrap();
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.revisits, stats.pending, stats.done), (1, 1, 2));
+    // a stale lease is not revisited
+    assert_eq!(
+        q.ack_revisit(&handles(&leases), Duration::from_secs(1))
+            .await
+            .unwrap(),
+        vec![false, false]
+    );
+    let err = q
+        .ack_revisit(
+            &handles(&leases),
+            Duration::from_secs(101 * 365 * 24 * 3600),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    q.set_fixed_clock(Some(T0 + 60_000));
+    let back = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].url.as_deref(), Some("https://d.example/1"));
+}

@@ -292,7 +292,10 @@ async fn scenario_vectors() {
                     }
                     "ack" | "nack" | "extend" | "release" => {
                         let answer = match step["op"].as_str().unwrap() {
-                            "ack" => Answer::Ack,
+                            "ack" => style::ack_answer_from_json(
+                                &to_camel(step.get("options").unwrap_or(&Value::Null)),
+                                Style::Camel,
+                            )?,
                             "release" => Answer::Release(style::release_options_from_json(
                                 &to_camel(step.get("options").unwrap_or(&Value::Null)),
                                 Style::Camel,

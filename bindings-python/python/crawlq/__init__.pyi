@@ -74,6 +74,8 @@ class ShardStats(TypedDict):
     dead_total: int
     over_budget_total: int
     """New URLs refused by a host budget."""
+    revisits: int
+    """Acked URLs scheduled to come back (ack's revisit_after); also counted in delayed."""
     now: float
 
 class Stats(ShardStats, total=False):
@@ -257,6 +259,7 @@ class Queue:
         replica_timeout: float = ...,
         shards: int = ...,
         extend_every: float = ...,
+        revisit_after: float = ...,
         fixed_clock: float = ...,
     ) -> Queue: ...
     @property
@@ -272,9 +275,10 @@ class Queue:
     ) -> SeedReport: ...
     def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
     @overload
-    def ack(self, lease: Lease) -> bool: ...
+    def ack(self, lease: Lease, *, revisit_after: Optional[float] = None) -> bool:
+        """Ack; with ``revisit_after`` (seconds) the URL comes back that much later (a recrawl)."""
     @overload
-    def ack(self, lease: Sequence[Lease]) -> list[bool]: ...
+    def ack(self, lease: Sequence[Lease], *, revisit_after: Optional[float] = None) -> list[bool]: ...
     @overload
     def nack(
         self,
@@ -380,6 +384,7 @@ class AsyncQueue:
         replica_timeout: float = ...,
         shards: int = ...,
         extend_every: float = ...,
+        revisit_after: float = ...,
         fixed_clock: float = ...,
     ) -> AsyncQueue: ...
     @classmethod
@@ -397,9 +402,9 @@ class AsyncQueue:
     ) -> SeedReport: ...
     async def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
     @overload
-    async def ack(self, lease: Lease) -> bool: ...
+    async def ack(self, lease: Lease, *, revisit_after: Optional[float] = None) -> bool: ...
     @overload
-    async def ack(self, lease: Sequence[Lease]) -> list[bool]: ...
+    async def ack(self, lease: Sequence[Lease], *, revisit_after: Optional[float] = None) -> list[bool]: ...
     @overload
     async def nack(
         self,
