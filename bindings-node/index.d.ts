@@ -140,6 +140,8 @@ export interface Lease {
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number
+  /** Or queue it again at this time (ms since the epoch, the Redis clock; a past time: at once). */
+  revisitAt?: number
 }
 
 export interface NackOptions {

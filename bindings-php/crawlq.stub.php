@@ -57,10 +57,11 @@ final class Queue
      * Ack a lease, or a list of leases in one round trip.
      *
      * With revisit_after (seconds), the URL is queued again that much later (a recrawl; 0:
-     * never; absent: the queue's revisit_after option); it stays known meanwhile.
+     * never; absent: the queue's revisit_after option), with revisit_at (epoch seconds) at that
+     * time; it stays known meanwhile.
      *
      * @param Lease|list<Lease> $lease
-     * @param array{revisit_after?: float|null}|null $options
+     * @param array{revisit_after?: float|null, revisit_at?: float|null}|null $options
      * @return bool|list<bool> false when the lease was no longer live (nothing changed)
      */
     public function ack(mixed $lease, mixed $options = null): mixed {}

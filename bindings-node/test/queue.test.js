@@ -174,6 +174,22 @@ test('a host budget refuses the URLs past it, each reported with its index', asy
   assert.equal(await q.defaultHostBudget(), 10)
 })
 
+test('ack with a revisit at a time queues the URL again then', async () => {
+  const q = await open({ fixedClock: T0 })
+  await q.seed(['http://r.com/1'])
+  const [lease] = await q.lease({ waitMs: 0 })
+  assert.equal(await q.ack(lease, { revisitAt: T0 + 3_000 }), true)
+  assert.equal((await q.stats()).revisits, 1)
+  q._setFixedClock(T0 + 2_999)
+  assert.deepEqual(await q.lease({ waitMs: 0 }), [])
+  q._setFixedClock(T0 + 3_000)
+  const [again] = await q.lease({ waitMs: 0 })
+  assert.deepEqual([again.url, again.attempt], ['http://r.com/1', 1])
+  await assert.rejects(q.ack(again, { revisitAfterMs: 1, revisitAt: T0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ack(again, { revisitAt: 'tomorrow' }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ack(again, { revisit: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+})
+
 test('a rate-limited nack slows the host without counting an attempt', async () => {
   const q = await open({ fixedClock: T0, adaptiveDelayStepMs: 4_000 })
   await q.seed(['http://busy.com/1'])

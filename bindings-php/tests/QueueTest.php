@@ -222,6 +222,22 @@ final class QueueTest extends TestCase
         $q->setHostBudget('b.com', -1);
     }
 
+    public function testAckWithARevisitAtATime(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000]);
+        $q->seed(['http://r.com/1']);
+        [$lease] = $q->lease(1, 0.0);
+        $this->assertTrue($q->ack($lease, ['revisit_at' => (T0 + 3_000) / 1000]));
+        $this->assertSame(1, $q->stats()['revisits']);
+        $q->_setFixedClock(T0 + 2_999);
+        $this->assertSame([], $q->lease(1, 0.0));
+        $q->_setFixedClock(T0 + 3_000);
+        [$again] = $q->lease(1, 0.0);
+        $this->assertSame(['http://r.com/1', 1], [$again->url, $again->attempt]);
+        $this->expectException(Crawlq\InvalidArgumentException::class);
+        $q->ack($again, ['revisit_after' => 1.0, 'revisit_at' => T0 / 1000]);
+    }
+
     public function testRateLimitedNackSlowsTheHost(): void
     {
         $q = $this->open(['fixed_clock' => T0 / 1000, 'adaptive_delay_step' => 4]);

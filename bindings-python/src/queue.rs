@@ -109,13 +109,24 @@ macro_rules! queue_methods {
 
             /// Ack a lease (or a sequence, in one round trip): True, or False when the lease
             /// was not live any more (nothing changed). `revisit_after` (seconds) queues the
-            /// URL again that much later (a recrawl; 0: never; None: the queue's option).
-            #[pyo3(signature = (lease, *, revisit_after = None))]
-            fn ack(&self, py: Python<'_>, lease: &Bound<'_, PyAny>, revisit_after: Option<f64>) -> PyResult<Py<PyAny>> {
-                let reply = match revisit_after {
-                    None => Ok(Answer::Ack),
-                    Some(s) => seconds(s, "revisit_after").map(Answer::Revisit),
-                };
+            /// URL again that much later (a recrawl; 0: never; None: the queue's option), or
+            /// `revisit_at` (epoch seconds) at that time.
+            #[pyo3(signature = (lease, *, revisit_after = None, revisit_at = None))]
+            fn ack(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                revisit_after: Option<f64>,
+                revisit_at: Option<f64>,
+            ) -> PyResult<Py<PyAny>> {
+                let mut options = serde_json::Map::new();
+                if let Some(s) = revisit_after {
+                    options.insert("revisit_after".into(), crawlq::config::number_value(s));
+                }
+                if let Some(t) = revisit_at {
+                    options.insert("revisit_at".into(), crawlq::config::number_value(t));
+                }
+                let reply = style::ack_answer_from_json(&Value::Object(options), Style::Snake);
                 answer::<$mode>(py, &self.handle, lease, reply)
             }
 

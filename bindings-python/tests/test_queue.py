@@ -191,6 +191,23 @@ def test_pause_host_holds_it_through_a_blocking_lease_and_resume_wakes_it(redis_
         q.resume_host("not a host")
 
 
+def test_ack_with_a_revisit_at_a_time(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000)
+    q.seed(["http://r.com/1"])
+    [lease] = q.lease(1, wait=0)
+    assert q.ack(lease, revisit_at=(T0 + 3_000) / 1000) is True
+    assert q.stats()["revisits"] == 1
+    q._set_fixed_clock(T0 + 2_999)
+    assert q.lease(1, wait=0) == []
+    q._set_fixed_clock(T0 + 3_000)
+    [again] = q.lease(1, wait=0)
+    assert (again.url, again.attempt) == ("http://r.com/1", 1)
+    with pytest.raises(crawlq.InvalidArgumentError, match="not both"):
+        q.ack(again, revisit_after=1, revisit_at=T0 / 1000)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack(again, revisit_at=-5)
+
+
 def test_rate_limited_nack_slows_the_host(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, adaptive_delay_step=4)
     q.seed(["http://busy.com/1"])

@@ -4,17 +4,24 @@
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),
 --       host key, live member, live bucket hash (see docs/PROTOCOL.md, "Live set"); then,
---       optionally, a revisit delay in ms ('0' or absent: none)
+--       optionally, a revisit: a delay in ms ('0' or absent: none), or '@' and a time in ms
+--       since the epoch (one already past: due at once)
 -- reply: {1|0, ...} one per lease: 1 acked, 0 the lease is not live (stale token, or a token of
 --        another item: nothing changed)
--- With a revisit delay, each acked item is done for now and comes back: its record (attempt
--- reset to 0, enqueued now) waits in `delayed` until now + delay and its id in `revisits`; it
+-- With a revisit, each acked item is done for now and comes back: its record (attempt reset
+-- to 0, enqueued now) waits in `delayed` until the revisit is due and its id in `revisits`; it
 -- stays in the live set, so seeding it meanwhile is a duplicate.
 -- An ack also halves the host's adaptive extra delay (dropped under 50 ms): successes bring a
 -- rate-limited host back to its normal pace.
 
 local n = tonumber(ARGV[3])
-local revisit = tonumber(ARGV[4 + n * 4] or '0') or 0
+-- revisit_at: when the acked items come back (nil: they are done)
+local revisit_arg, revisit_at = ARGV[4 + n * 4] or '0', nil
+if string.byte(revisit_arg, 1) == 64 then
+  revisit_at = math.max(tonumber(string.sub(revisit_arg, 2)) or NOW, NOW)
+elseif (tonumber(revisit_arg) or 0) > 0 then
+  revisit_at = NOW + tonumber(revisit_arg)
+end
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
 local level = current_level(seen_count())
 -- One read says which leases are live (their key is in `leased`, as for extend), then one
@@ -26,8 +33,8 @@ for i = 0, n - 1 do
   lease_keys[i + 1] = ARGV[4 + i * 4]
 end
 local deadlines = call_chunked('ZMSCORE', K_LEASED, lease_keys)
-local records = revisit > 0 and call_chunked('HMGET', K_LEASES, lease_keys) or nil
-if revisit > 0 then
+local records = revisit_at and call_chunked('HMGET', K_LEASES, lease_keys) or nil
+if revisit_at then
   expect_types({ K_DELAYED, 'zset', K_REVISITS, 'set' })
 end
 local out, acked, gone, answered = {}, 0, {}, {}
@@ -49,7 +56,7 @@ for i = 0, n - 1 do
     local a = 4 + i * 4
     local again = records and records[i + 1] and rec_rebuild(records[i + 1], NOW, 0, nil, nil)
     if again then
-      revisit_members[#revisit_members + 1] = int(NOW + revisit)
+      revisit_members[#revisit_members + 1] = int(revisit_at)
       revisit_members[#revisit_members + 1] = again
       revisit_ids[#revisit_ids + 1] = rec_id(again)
     else

@@ -542,6 +542,10 @@ pub fn duration_hint(style: Style) -> &'static str {
     }
 }
 
+/// The latest time a caller may give (ms since the epoch): what [`timestamp_from_value`]
+/// accepts, about the year 33658.
+pub const MAX_TIMESTAMP_MS: i64 = 999_999_999_999_999;
+
 /// A timestamp (since the Unix epoch) in the style's unit, as milliseconds.
 pub fn timestamp_from_value(value: &Value, style: Style) -> Option<i64> {
     let n = value.as_f64()?;
@@ -549,7 +553,9 @@ pub fn timestamp_from_value(value: &Value, style: Style) -> Option<i64> {
         Style::Snake => n * 1000.0,
         Style::Camel => n,
     };
-    (0.0..1e15).contains(&ms).then(|| ms.round() as i64)
+    (0.0..=MAX_TIMESTAMP_MS as f64)
+        .contains(&ms)
+        .then(|| ms.round() as i64)
 }
 
 /// A number as a JSON value for the option parsers: finite numbers as they are, NaN and

@@ -508,6 +508,15 @@ pub enum HostPause {
     Pause(Option<Duration>),
 }
 
+/// When acked items come back ([`crate::Queue::ack_revisit`], [`crate::Queue::ack_revisit_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revisit {
+    /// This long after the ack (zero: never).
+    After(Duration),
+    /// At this time, ms since the epoch.
+    At(i64),
+}
+
 /// What to do with leases handed back ([`crate::Queue::answer`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
@@ -515,6 +524,9 @@ pub enum Answer {
     Ack,
     /// Done, and queued again this much later (zero: never, whatever the config says).
     Revisit(Duration),
+    /// Done, and queued again at this time (ms since the epoch, the Redis clock; a time
+    /// already past: at once).
+    RevisitAt(i64),
     Nack(NackOptions),
     /// Push the deadline to now + this.
     Extend(Duration),

@@ -599,8 +599,8 @@ impl Ops {
 
     // ---- ack / extend / release / nack ----
 
-    /// The ack call; a non-zero `revisit` queues each acked item again that much later.
-    pub fn ack(&self, leases: &[LeaseHandle], revisit: Duration) -> ScriptCall {
+    /// The ack call; a revisit queues each acked item again when it is due.
+    pub fn ack(&self, leases: &[LeaseHandle], revisit: Revisit) -> ScriptCall {
         let mut call = self.call(&scripts::ACK, 2 + leases.len() * 4);
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
@@ -610,8 +610,10 @@ impl Ops {
             call.args.push(live.member.to_string().into_bytes());
             call.args.push(live.bucket_hash.to_string().into_bytes());
         }
-        if !revisit.is_zero() {
-            call.args.push(millis(revisit).into_bytes());
+        match revisit {
+            Revisit::After(d) if d.is_zero() => {}
+            Revisit::After(d) => call.args.push(millis(d).into_bytes()),
+            Revisit::At(ms) => call.args.push(format!("@{ms}").into_bytes()),
         }
         call
     }

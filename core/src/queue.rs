@@ -706,6 +706,21 @@ impl<E: Executor> Queue<E> {
                 "a revisit must be at most 100 years away".into(),
             ));
         }
+        self.ack_with(leases, Revisit::After(after)).await
+    }
+
+    /// [`Queue::ack_revisit`] at a time (ms since the epoch, by the Redis clock; a time already
+    /// past: the items are due at once).
+    pub async fn ack_revisit_at(&self, leases: &[LeaseHandle], at_ms: i64) -> Result<Vec<bool>> {
+        if !(0..=crate::config::MAX_TIMESTAMP_MS).contains(&at_ms) {
+            return Err(Error::InvalidArgument(format!(
+                "a revisit time must be in ms since the epoch, got {at_ms}"
+            )));
+        }
+        self.ack_with(leases, Revisit::At(at_ms)).await
+    }
+
+    async fn ack_with(&self, leases: &[LeaseHandle], after: Revisit) -> Result<Vec<bool>> {
         let flags = self
             .per_handle(leases, |ops, handles| async move {
                 let reply = self.exec.eval(ops.ack(&handles, after)).await?;
@@ -836,6 +851,7 @@ impl<E: Executor> Queue<E> {
         let results = match answer {
             Answer::Ack => AnswerResults::Flags(self.ack(leases).await?),
             Answer::Revisit(after) => AnswerResults::Flags(self.ack_revisit(leases, *after).await?),
+            Answer::RevisitAt(at) => AnswerResults::Flags(self.ack_revisit_at(leases, *at).await?),
             Answer::Release(opts) => {
                 let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
                 AnswerResults::Flags(self.release_with(&pairs).await?)

@@ -621,8 +621,9 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
 }
 
 /// Ack options as the answer they ask for: `revisit_after` (seconds, or `revisitAfterMs`)
-/// queues each acked item again that much later ([`Answer::Revisit`]); without it (or null),
-/// a plain [`Answer::Ack`]. Unknown names are refused.
+/// queues each acked item again that much later ([`Answer::Revisit`]), `revisit_at` (epoch
+/// seconds, or `revisitAt` in ms) at that time ([`Answer::RevisitAt`]); without either (or
+/// null), a plain [`Answer::Ack`]. Unknown names are refused.
 ///
 /// ```
 /// use crawlq::{Answer, Style, style::ack_answer_from_json};
@@ -634,12 +635,29 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
 pub fn ack_answer_from_json(value: &Value, style: Style) -> Result<Answer> {
     let map = as_object(value, "ack options")?;
     let mut f = Fields::new("ack", &map, style);
-    let answer = match f.duration("revisit_after")? {
-        Some(after) => Answer::Revisit(after),
-        None => Answer::Ack,
+    let after = f.duration("revisit_after")?;
+    let at_name = field_name("revisit_at", false, style);
+    let at = match f.get("revisit_at", false) {
+        None => None,
+        Some(v) => Some(
+            crate::config::timestamp_from_value(v, style).ok_or_else(|| {
+                f.err(
+                    &at_name,
+                    "a time since the epoch (seconds in Python and PHP, ms in JavaScript)",
+                    v,
+                )
+            })?,
+        ),
     };
     f.finish()?;
-    Ok(answer)
+    match (after, at) {
+        (Some(_), Some(_)) => Err(Error::InvalidArgument(
+            "ack options: give a revisit delay or a revisit time, not both".into(),
+        )),
+        (Some(after), None) => Ok(Answer::Revisit(after)),
+        (None, Some(at)) => Ok(Answer::RevisitAt(at)),
+        (None, None) => Ok(Answer::Ack),
+    }
 }
 
 /// Release options (`payload`; null or absent keeps the stored one); unknown names are refused.

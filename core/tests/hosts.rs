@@ -303,7 +303,7 @@ async fn an_acked_url_with_a_revisit_comes_back_once_on_time_and_is_known_meanwh
         payload: Some(serde_json::json!({"depth": 2})),
         ..Default::default()
     };
-    q.seed(&[seeded.clone()], &SeedOptions::default())
+    q.seed(std::slice::from_ref(&seeded), &SeedOptions::default())
         .await
         .unwrap();
     let first = q.lease(1, Duration::ZERO).await.unwrap();
@@ -324,7 +324,7 @@ async fn an_acked_url_with_a_revisit_comes_back_once_on_time_and_is_known_meanwh
         ..Default::default()
     };
     for opts in [SeedOptions::default(), forced] {
-        let report = q.seed(&[seeded.clone()], &opts).await.unwrap();
+        let report = q.seed(std::slice::from_ref(&seeded), &opts).await.unwrap();
         assert_eq!((report.added, report.duplicates), (0, 1));
     }
     q.set_fixed_clock(Some(T0 + 4_999));
@@ -396,4 +396,45 @@ async fn the_revisit_default_applies_to_every_ack_unless_a_call_says_otherwise()
     let back = q.lease(2, Duration::ZERO).await.unwrap();
     assert_eq!(back.len(), 1);
     assert_eq!(back[0].url.as_deref(), Some("https://d.example/1"));
+}
+
+#[tokio::test]
+async fn a_revisit_at_a_time_comes_back_then_and_a_past_time_at_once() {
+    let q = open("revisit-at", fixed_clock_config()).await;
+    q.seed(
+        &items(&["https://t.example/1", "https://t.example/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let leases = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        q.ack_revisit_at(&handles(&leases[..1]), T0 + 3_000)
+            .await
+            .unwrap(),
+        vec![true]
+    );
+    q.answer(
+        &Answer::RevisitAt(T0 - 60_000),
+        &handles(&leases[1..]),
+        true,
+    )
+    .await
+    .unwrap();
+    let now = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(urls(&now), ["https://t.example/2"], "a past time: at once");
+    q.set_fixed_clock(Some(T0 + 2_999));
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    q.set_fixed_clock(Some(T0 + 3_000));
+    let later = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(urls(&later), ["https://t.example/1"]);
+    let err = q.ack_revisit_at(&handles(&later), -1).await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    let both = style::ack_answer_from_json(
+        &serde_json::json!({"revisit_after": 1, "revisit_at": 2}),
+        Style::Snake,
+    )
+    .unwrap_err();
+    assert!(both.to_string().contains("not both"), "{both}");
+    check_invariants(&test_url(), &q).await;
 }
