@@ -59,8 +59,10 @@ for i = 0, n - 1 do
       revisit_members[#revisit_members + 1] = int(revisit_at)
       revisit_members[#revisit_members + 1] = again
       revisit_ids[#revisit_ids + 1] = rec_id(again)
+      add_delayed(ARGV[a + 1], 1)
     else
       live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
+      host_items_add(ARGV[a + 1], -1)
     end
     acked = acked + 1
     if any_adaptive then

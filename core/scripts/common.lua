@@ -31,6 +31,12 @@ local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE
 local K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED
 -- Built from the base: ids of the records in `delayed` that are scheduled revisits.
 local K_REVISITS
+-- Built from the base: per-host counts for listing hosts. hostitems (zset): host -> minus the
+-- items it holds (queued, leased or dead), so its order is the hosts by backlog; hostdelayed and hostdead
+-- (hashes): host -> its items in `delayed` and in dead letters. Ready items are counted from the
+-- host's lanes and leased ones are the rest, so leasing and releasing cost nothing here. An
+-- entry is removed when it reaches 0.
+local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 local BASE, STORED_FORMAT
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
@@ -209,6 +215,40 @@ local function call_chunked(cmd, key, args)
   return out
 end
 
+-- Add to a host's item count (hostitems, scored by minus the count so that its ascending order
+-- is most items first, then host name); a host holding nothing leaves the set.
+local function host_items_add(host, delta)
+  if delta ~= 0 and tonumber(redis.call('ZINCRBY', K_HOSTITEMS, -delta, host)) >= 0 then
+    redis.call('ZREM', K_HOSTITEMS, host)
+  end
+end
+
+-- Add to a host's count in hostdelayed or hostdead; a count of 0 is removed.
+local function host_count_add(key, host, delta)
+  if delta ~= 0 and redis.call('HINCRBY', key, host, delta) <= 0 then
+    redis.call('HDEL', key, host)
+  end
+end
+
+-- Per-host changes gathered over a call and written once per host: tally(t, host, delta), then
+-- tally_flush(t, add) with host_items_add or a host_count_add bound to its key.
+local function tally(t, host, delta)
+  local n = t[host]
+  if n == nil then
+    t[#t + 1] = host
+    n = 0
+  end
+  t[host] = n + delta
+end
+local function tally_flush(t, add)
+  for _, host in ipairs(t) do
+    add(host, t[host])
+  end
+end
+local function add_delayed(host, delta)
+  host_count_add(K_HOSTDELAYED, host, delta)
+end
+
 local function counter(field, delta)
   if delta ~= 0 then
     redis.call('HINCRBY', K_META, field, delta)
@@ -355,8 +395,9 @@ local function host_best(host)
 end
 
 -- Append (or, with at_front, prepend) a record to its host lane and keep the host's
--- scheduling, the lane's head age and the ready/hosts counters right. Returns false (and
--- changes nothing) for a record that cannot be read: the caller dead-letters it instead.
+-- scheduling, the lane's head age and the ready/hosts counters right. Returns the record's host,
+-- or false (and changes nothing) for a record that cannot be read: the caller dead-letters it
+-- instead.
 local function enqueue_ready(rec, at_front)
   local id, ts, host, prio = rec_head(rec)
   if not id then
@@ -382,13 +423,17 @@ local function enqueue_ready(rec, at_front)
     end
   end
   counter('ready', 1)
-  return true
+  return host
 end
 
 local function to_dead(id, rec)
   redis.call('ZADD', K_DEAD, NOW_DIGITS, id)
   redis.call('HSET', K_DEADREC, id, rec)
   counter('dead_total', 1)
+  local _, _, host = rec_head(rec)
+  if host then
+    host_count_add(K_HOSTDEAD, host, 1)
+  end
 end
 
 -- Wake blocked lease calls (BLPOP on the wake key). Markers are capped and expire, so a queue
@@ -490,6 +535,7 @@ local function begin(keys, argv)
   K_HOSTPAUSE = BASE .. ':hostpause'
   K_HOSTBUDGET, K_HOSTUSED = BASE .. ':hostbudget', BASE .. ':hostused'
   K_REVISITS = BASE .. ':revisits'
+  K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD = BASE .. ':hostitems', BASE .. ':hostdelayed', BASE .. ':hostdead'
   LIVE_PREFIX = {}
   RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
 

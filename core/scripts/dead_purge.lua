@@ -9,6 +9,11 @@
 local count = redis.call('ZCARD', K_DEAD)
 -- UNLINK would delete a foreign value at deadrec as well: check it first
 expect_types({ K_DEADREC, 'hash' })
-redis.call('UNLINK', K_DEAD, K_DEADREC)
+-- the purged items leave their hosts' counts: one step per host with dead letters
+local per_host = redis.call('HGETALL', K_HOSTDEAD)
+for i = 1, #per_host, 2 do
+  host_items_add(per_host[i], -tonumber(per_host[i + 1]))
+end
+redis.call('UNLINK', K_DEAD, K_DEADREC, K_HOSTDEAD)
 counter('purged_total', count)
 return count

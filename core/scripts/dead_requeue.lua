@@ -28,7 +28,10 @@ for i, id in ipairs(ids) do
   if fresh and live_add_rec(fresh) then
     redis.call('HDEL', K_DEADREC, id)
     redis.call('ZREM', K_DEAD, id)
-    enqueue_ready(fresh, false)
+    local host = enqueue_ready(fresh, false)
+    if host then
+      host_count_add(K_HOSTDEAD, host, -1)
+    end
     requeued = requeued + 1
     flags[i] = 1
   else

@@ -91,13 +91,18 @@ if #due_items > 0 then
     call_chunked('SREM', K_REVISITS, ids)
   end
   local level
+  local promoted = {}
   for _, rec in ipairs(due_items) do
-    if not enqueue_ready(rec, false) then
+    local host = enqueue_ready(rec, false)
+    if host then
+      tally(promoted, host, -1)
+    else
       level = level or current_level(seen_count())
       live_remove_rec(rec, level)
       to_dead(rec_id(rec), rec)
     end
   end
+  tally_flush(promoted, add_delayed)
 end
 
 -- Hosts whose politeness delay has passed become leasable again.

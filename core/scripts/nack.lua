@@ -85,6 +85,7 @@ for i = 0, n - 1 do
       if d > 0 then
         delayed_members[#delayed_members + 1] = int(NOW + d)
         delayed_members[#delayed_members + 1] = fresh
+        add_delayed(host, 1)
       else
         enqueue_ready(fresh, false)
         immediate = immediate + 1

@@ -68,6 +68,8 @@ local lane_index, lane_count = {}, 0
 local lane_host, lane_prio, lane_seq, lane_recs = {}, {}, {}, {}
 -- Hosts of those lanes, in first-seen order; best new rank per host (false: none yet).
 local host_rank, host_order = {}, {}
+-- items added per host, and delayed ones, for the per-host counts (tally)
+local host_added, host_delayed = {}, {}
 
 for i = 0, n - 1 do
   local a = 4 + i * 9
@@ -128,9 +130,11 @@ for i = 0, n - 1 do
     else
       rec = rec_open .. int(next_id) .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 8]
     end
+    tally(host_added, host, 1)
     if delay > 0 then
       redis.call('ZADD', K_DELAYED, int(NOW + delay), rec)
       added_delayed = added_delayed + 1
+      tally(host_delayed, host, 1)
     else
       local member = prio == 0 and host or head_member(host, prio)
       local li = lane_index[member]
@@ -210,6 +214,8 @@ counter('hosts', new_hosts)
 counter('seeded_total', added)
 counter('duplicates_total', duplicates)
 counter('over_budget_total', refused)
+tally_flush(host_added, host_items_add)
+tally_flush(host_delayed, add_delayed)
 for _, host in ipairs(budget_hosts) do
   if budget_used[host] > 0 then
     redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])

@@ -497,6 +497,73 @@ impl HostInfo {
     }
 }
 
+/// One host's items ([`crate::Queue::list_hosts`]): every count is exact at the moment its
+/// shard was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCounts {
+    pub host: String,
+    /// Items the host holds: ready + delayed + leased + dead.
+    pub items: u64,
+    pub ready: u64,
+    pub delayed: u64,
+    pub leased: u64,
+    pub dead: u64,
+    /// When its next ready item may be leased (ms since epoch, the Redis clock; now when it is
+    /// due); `None` when it has no ready item or is paused until resumed.
+    pub next_due_ms: Option<i64>,
+    /// Paused ([`crate::Queue::pause_host`]).
+    pub paused: bool,
+    /// When a timed pause ends; `None` when not paused or paused until resumed.
+    pub paused_until_ms: Option<i64>,
+}
+
+/// A page of [`crate::Queue::list_hosts`]: hosts with the most items first, then by name.
+///
+/// ```no_run
+/// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let mut cursor = None;
+/// loop {
+///     let page = q.list_hosts(cursor.as_deref(), 500).await?;
+///     for h in &page.hosts {
+///         println!("{} {} ready, {} leased", h.host, h.ready, h.leased);
+///     }
+///     match page.cursor {
+///         Some(next) => cursor = Some(next),
+///         None => break,
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPage {
+    pub hosts: Vec<HostCounts>,
+    /// Hosts that hold at least one item, in the whole queue.
+    pub total: u64,
+    /// Where the next page starts; `None` after the last one.
+    pub cursor: Option<String>,
+}
+
+/// What [`crate::Queue::delete_host`] removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostDeletion {
+    pub host: String,
+    pub ready: u64,
+    pub delayed: u64,
+    /// Leases removed: their acks answer lost.
+    pub leased: u64,
+    pub dead: u64,
+    /// Items of the host that arrived while it was being deleted (seeded, or retried into
+    /// the delayed set after the scan passed): they stay, and are leasable.
+    pub left: u64,
+}
+
+impl HostDeletion {
+    /// Items removed in all.
+    pub fn removed(&self) -> u64 {
+        self.ready + self.delayed + self.leased + self.dead
+    }
+}
+
 /// A change to a host's pause, as the `host_config` script takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostPause {

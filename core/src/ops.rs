@@ -991,6 +991,75 @@ impl Ops {
         ))
     }
 
+    /// A page of the shard's hosts by item count, from `offset`; `lane_budget` bounds the
+    /// lanes read (at least one host is answered).
+    pub fn hosts_list(&self, offset: u64, limit: usize, lane_budget: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::HOSTS_LIST, 3);
+        call.args.push(offset.to_string().into_bytes());
+        call.args.push(limit.to_string().into_bytes());
+        call.args.push(lane_budget.to_string().into_bytes());
+        call
+    }
+
+    /// The reply of [`Ops::hosts_list`]: the shard's host count and the page.
+    pub fn decode_hosts_list(&self, reply: Reply) -> Result<(u64, Vec<HostCounts>)> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "hosts_list")?;
+        let total = items[1].uint()?;
+        let mut hosts = Vec::new();
+        for row in items[2..].chunks(7) {
+            let [host, count, ready, delayed, dead, due, paused] = row else {
+                return Err(Error::Protocol("hosts_list reply is not in sevens".into()));
+            };
+            let (count, ready, delayed, dead) =
+                (count.uint()?, ready.uint()?, delayed.uint()?, dead.uint()?);
+            let (due, paused) = (due.int()?, paused.int()?);
+            hosts.push(HostCounts {
+                host: host.text()?,
+                items: count,
+                ready,
+                delayed,
+                leased: count.saturating_sub(ready + delayed + dead),
+                dead,
+                next_due_ms: (due >= 0).then_some(due),
+                paused: paused >= 0,
+                paused_until_ms: (paused > 0).then_some(paused),
+            });
+        }
+        Ok((total, hosts))
+    }
+
+    /// One bounded step of deleting a host (see `core/scripts/host_delete.lua`).
+    pub fn host_delete(&self, host: &str, step: &str, cursor: &str, limit: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_DELETE, 4);
+        call.args.push(host.as_bytes().to_vec());
+        call.args.push(step.as_bytes().to_vec());
+        call.args.push(cursor.as_bytes().to_vec());
+        call.args.push(limit.to_string().into_bytes());
+        call
+    }
+
+    /// The reply of [`Ops::host_delete`]: the next step (`None`: done) and cursor, and what
+    /// this step removed (`left`: the host's items now).
+    pub fn decode_host_delete(
+        &self,
+        reply: Reply,
+    ) -> Result<(Option<(String, String)>, HostDeletion)> {
+        let items = reply.array()?;
+        expect_len(&items, 7, "host_delete")?;
+        let step = items[0].text()?;
+        let removed = HostDeletion {
+            host: String::new(),
+            ready: items[2].uint()?,
+            delayed: items[3].uint()?,
+            leased: items[4].uint()?,
+            dead: items[5].uint()?,
+            left: items[6].uint()?,
+        };
+        let next = (!step.is_empty()).then(|| items[1].text().map(|c| (step, c)));
+        Ok((next.transpose()?, removed))
+    }
+
     pub fn peek(&self, limit: usize) -> ScriptCall {
         let mut call = self.call(&scripts::PEEK, 1);
         call.args.push(limit.to_string().into_bytes());

@@ -1323,6 +1323,131 @@ impl<E: Executor> Queue<E> {
         Ok(ops.decode_host_budget(reply)?.1)
     }
 
+    /// A page of the queue's hosts, those holding at least one item (queued, leased or dead):
+    /// the most items first, then by host key, with each one's ready, delayed, leased and dead
+    /// counts, pause and next due time. Pass the previous page's `cursor` for the next one.
+    /// Each call is bounded (`limit` hosts per shard, at most 1,000; lanes read per shard at
+    /// most 5,000, so a page may be shorter than `limit`), whatever the number of hosts. Hosts
+    /// whose counts change between two calls may move between pages.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let busiest = q.list_hosts(None, 10).await?;
+    /// for h in &busiest.hosts {
+    ///     println!("{}: {} items, {} ready", h.host, h.items, h.ready);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn list_hosts(&self, cursor: Option<&str>, limit: usize) -> Result<HostPage> {
+        const MAX_LIMIT: usize = 1_000;
+        const LANE_BUDGET: usize = 5_000;
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(Error::InvalidArgument(format!(
+                "list_hosts limit must be 1..={MAX_LIMIT}, got {limit}"
+            )));
+        }
+        let layout = self.layout().await?;
+        let offsets = parse_host_cursor(cursor, layout.count())?;
+        let offsets = &offsets;
+        let per_shard = futures_util::future::try_join_all(layout.all().iter().enumerate().map(
+            |(s, ops)| async move {
+                let reply = self
+                    .exec
+                    .eval(ops.hosts_list(offsets[s], limit, LANE_BUDGET))
+                    .await?;
+                ops.decode_hosts_list(reply)
+            },
+        ))
+        .await?;
+        // Merge the shards' pages in order; stop where a shard that has more hosts ran out of
+        // answered ones (its next host may sort before the others' rest).
+        let mut next = offsets.clone();
+        let mut taken = vec![0usize; per_shard.len()];
+        let mut hosts = Vec::new();
+        while hosts.len() < limit {
+            let mut best: Option<usize> = None;
+            let mut blocked = false;
+            for (s, (total, page)) in per_shard.iter().enumerate() {
+                match page.get(taken[s]) {
+                    Some(h) => {
+                        let better = best.is_none_or(|b| {
+                            let o = &per_shard[b].1[taken[b]];
+                            (std::cmp::Reverse(h.items), &h.host)
+                                < (std::cmp::Reverse(o.items), &o.host)
+                        });
+                        if better {
+                            best = Some(s);
+                        }
+                    }
+                    None => blocked |= next[s] < *total,
+                }
+            }
+            let Some(s) = best.filter(|_| !blocked) else {
+                break;
+            };
+            hosts.push(per_shard[s].1[taken[s]].clone());
+            taken[s] += 1;
+            next[s] += 1;
+        }
+        let total: u64 = per_shard.iter().map(|(t, _)| t).sum();
+        let more = per_shard.iter().zip(&next).any(|((t, _), n)| n < t);
+        Ok(HostPage {
+            hosts,
+            total,
+            cursor: more.then(|| {
+                next.iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(".")
+            }),
+        })
+    }
+
+    /// Delete a host from the queue: its ready, delayed, leased and dead items, its lanes, its
+    /// settings (delay override, adaptive delay, pause, budget and its count). Runs as bounded
+    /// calls (at most 500 entries each) while workers go on: the host is paused first, so none
+    /// of its items is leased meanwhile; the leases removed answer lost when acked, so no
+    /// deleted item is acked as done. Its URLs stay in the seen set (seeding one again is a
+    /// duplicate unless forced). Every counter stays exact. `host` may be a host or a URL.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let gone = q.delete_host("spam.example").await?;
+    /// println!("removed {} items", gone.removed());
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_host(&self, host: &str) -> Result<HostDeletion> {
+        const STEP_LIMIT: usize = 500;
+        let key = self.home.host_key_of(host)?;
+        let layout = self.layout().await?;
+        let ops = layout.shard(layout.of_host(&key));
+        let mut total = HostDeletion {
+            host: key.clone(),
+            ..Default::default()
+        };
+        let (mut step, mut cursor) = ("leases".to_string(), "0".to_string());
+        loop {
+            let reply = self
+                .exec
+                .eval(ops.host_delete(&key, &step, &cursor, STEP_LIMIT))
+                .await?;
+            let (next, removed) = ops.decode_host_delete(reply)?;
+            total.ready += removed.ready;
+            total.delayed += removed.delayed;
+            total.leased += removed.leased;
+            total.dead += removed.dead;
+            total.left = removed.left;
+            match next {
+                Some((s, c)) => (step, cursor) = (s, c),
+                None => break,
+            }
+        }
+        if total.left > 0 {
+            self.wake(layout, 1).await?;
+        }
+        Ok(total)
+    }
+
     async fn host_config(
         &self,
         host: &str,
@@ -1404,4 +1529,22 @@ fn with_context(error: Error, context: &str) -> Error {
         Error::Corrupt(m) => Error::Corrupt(format!("{m} ({context})")),
         other => other,
     }
+}
+
+/// The offsets a [`Queue::list_hosts`] cursor names, one per shard: `<o0>.<o1>...`.
+fn parse_host_cursor(cursor: Option<&str>, shards: usize) -> Result<Vec<u64>> {
+    let Some(cursor) = cursor.filter(|c| !c.is_empty()) else {
+        return Ok(vec![0; shards]);
+    };
+    let offsets: Vec<u64> = cursor
+        .split('.')
+        .map(str::parse)
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::InvalidArgument(format!("not a list_hosts cursor: {cursor:?}")))?;
+    if offsets.len() != shards {
+        return Err(Error::InvalidArgument(format!(
+            "not a list_hosts cursor of this queue ({shards} shards): {cursor:?}"
+        )));
+    }
+    Ok(offsets)
 }

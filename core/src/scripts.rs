@@ -105,6 +105,8 @@ scripts! {
     WAKE => ("wake", "allow-oom"),
     PAUSE => ("pause", "allow-oom"),
     HOST_BUDGET => ("host_budget", "allow-oom"),
+    HOSTS_LIST => ("hosts_list", "no-writes"),
+    HOST_DELETE => ("host_delete", "allow-oom"),
 }
 
 /// Every operation as one Redis Functions library (Redis 7+): `#!lua name=<name>`, the

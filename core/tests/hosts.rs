@@ -438,3 +438,317 @@ async fn a_revisit_at_a_time_comes_back_then_and_a_past_time_at_once() {
     assert!(both.to_string().contains("not both"), "{both}");
     check_invariants(&test_url(), &q).await;
 }
+
+/// Every page of list_hosts until the cursor runs out.
+async fn all_hosts(q: &Queue<RedisExecutor>, limit: usize) -> Vec<HostCounts> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = q.list_hosts(cursor.as_deref(), limit).await.unwrap();
+        assert!(page.hosts.len() <= limit);
+        out.extend(page.hosts);
+        match page.cursor {
+            Some(c) => cursor = Some(c),
+            None => return out,
+        }
+    }
+}
+
+#[tokio::test]
+async fn listed_hosts_have_exact_counts_in_backlog_order_over_pages() {
+    let q = open("hosts-ls", polite(1000)).await;
+    let mut seed = urls_of_host("big.example", 6);
+    seed.extend(urls_of_host("mid.example", 3));
+    seed.push(SeedItem::from("https://mid.example/later").with_delay(Duration::from_secs(60)));
+    seed.extend(urls_of_host("one.example", 1));
+    seed.extend(urls_of_host("also-one.example", 1));
+    let report = q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added, 12);
+    // one lease per host (politeness 1 s): big 1 leased, mid 1 to dead, one.example acked
+    let leased = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(leased.len(), 4);
+    for l in &leased {
+        match l.host.as_str() {
+            "mid.example" => {
+                let dead = NackOptions {
+                    retry: false,
+                    ..Default::default()
+                };
+                q.nack(&[(l.handle(), dead)]).await.unwrap();
+            }
+            "one.example" | "also-one.example" => {
+                q.ack(&[l.handle()]).await.unwrap();
+            }
+            _ => {}
+        }
+    }
+    q.pause_host("mid.example", None).await.unwrap();
+
+    let hosts = all_hosts(&q, 1).await;
+    let rows: Vec<(&str, u64, u64, u64, u64, u64)> = hosts
+        .iter()
+        .map(|h| {
+            (
+                h.host.as_str(),
+                h.items,
+                h.ready,
+                h.delayed,
+                h.leased,
+                h.dead,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("big.example", 6, 5, 0, 1, 0),
+            ("mid.example", 4, 2, 1, 0, 1),
+        ],
+        "hosts that hold nothing are not listed; most items first"
+    );
+    let big = &hosts[0];
+    assert!(big.next_due_ms.is_some() && !big.paused);
+    let mid = &hosts[1];
+    assert!(mid.paused && mid.paused_until_ms.is_none() && mid.next_due_ms.is_none());
+    assert_eq!(q.list_hosts(None, 10).await.unwrap().total, 2);
+    check_invariants(&test_url(), &q).await;
+
+    // the dead letter purged: mid.example keeps its ready and delayed items
+    q.purge_dead().await.unwrap();
+    let page = q.list_hosts(None, 10).await.unwrap();
+    assert_eq!((page.hosts[1].items, page.hosts[1].dead), (3, 0));
+    assert!(page.cursor.is_none());
+    check_invariants(&test_url(), &q).await;
+}
+
+#[tokio::test]
+async fn list_hosts_rejects_a_bad_limit_or_cursor() {
+    let q = open("hosts-ls-bad", config()).await;
+    for limit in [0, 1001] {
+        assert!(matches!(
+            q.list_hosts(None, limit).await,
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    for cursor in ["x", "1.2.3.4.5.6.7.8.9", "-1"] {
+        let err = q.list_hosts(Some(cursor), 10).await.unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{cursor}: {err}");
+    }
+    assert_eq!(q.list_hosts(None, 10).await.unwrap().hosts, vec![]);
+}
+
+#[tokio::test]
+async fn listing_100k_hosts_pages_through_them_all_with_every_call_under_25_ms() {
+    // its own server: the slow log must only hold this test's calls
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), &unique("hosts-100k"), config())
+        .await
+        .unwrap();
+    let batch: Vec<SeedItem> = (0..100_000)
+        .map(|i| format!("https://h{i}.example/").into())
+        .collect();
+    for chunk in batch.chunks(10_000) {
+        q.seed(chunk, &SeedOptions::default()).await.unwrap();
+    }
+    // a few busier hosts, several priorities each
+    let mut busy = Vec::new();
+    for i in 0..50 {
+        for p in 0..20 {
+            busy.push(SeedItem::from(format!("https://h{i}.example/p{p}")).with_priority(p));
+        }
+    }
+    q.seed(&busy, &SeedOptions::default()).await.unwrap();
+    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "25000"]);
+    server.cli(&["SLOWLOG", "RESET"]);
+
+    let hosts = all_hosts(&q, 1000).await;
+    assert_eq!(hosts.len(), 100_000);
+    let mut names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+    assert!(hosts[..50].iter().all(|h| h.items == 21 && h.ready == 21));
+    assert!(hosts.windows(2).all(|w| w[0].items >= w[1].items));
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 100_000, "every host exactly once");
+    let slow = server.cli(&["SLOWLOG", "GET", "100"]);
+    assert!(
+        !slow.contains("hosts_list"),
+        "a hosts_list call took over 25 ms of Redis time:\n{slow}"
+    );
+    let calls = server.cli(&["INFO", "commandstats"]);
+    assert!(
+        calls.contains("fcall") || calls.contains("evalsha"),
+        "{calls}"
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_host_removes_its_items_everywhere_and_its_leases_answer_lost() {
+    let q = open("host-rm", polite(0)).await;
+    let mut seed = urls_of_host("gone.example", 8);
+    seed.push(SeedItem::from("https://gone.example/later").with_delay(Duration::from_secs(60)));
+    seed.push(SeedItem::from("https://gone.example/urgent").with_priority(5));
+    seed.extend(urls_of_host("kept.example", 3));
+    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    q.set_host_budget("gone.example", Some(100)).await.unwrap();
+    let leased = q.lease(4, Duration::ZERO).await.unwrap();
+    let gone_leases: Vec<LeaseHandle> = leased
+        .iter()
+        .filter(|l| l.host == "gone.example")
+        .map(|l| l.handle())
+        .collect();
+    assert!(!gone_leases.is_empty());
+    // one of the host's items to dead letters
+    let one = q.lease(10, Duration::ZERO).await.unwrap();
+    let dead_one = one.iter().find(|l| l.host == "gone.example").unwrap();
+    q.nack(&[(
+        dead_one.handle(),
+        NackOptions {
+            retry: false,
+            ..Default::default()
+        },
+    )])
+    .await
+    .unwrap();
+    let kept_leases: Vec<LeaseHandle> = leased
+        .iter()
+        .chain(&one)
+        .filter(|l| l.host == "kept.example")
+        .map(|l| l.handle())
+        .collect();
+    q.set_host_delay("gone.example", Some(Duration::from_millis(5)))
+        .await
+        .unwrap();
+    let before = q.stats().await.unwrap();
+
+    let gone = q
+        .delete_host("https://gone.example/anything")
+        .await
+        .unwrap();
+    assert_eq!(gone.host, "gone.example");
+    assert_eq!(gone.removed(), 10);
+    assert_eq!((gone.delayed, gone.dead, gone.left), (1, 1, 0));
+    assert_eq!(
+        gone.leased as usize,
+        gone_leases.len() + one.iter().filter(|l| l.host == "gone.example").count() - 1
+    );
+    let after = check_invariants(&test_url(), &q).await;
+    assert_eq!(after.seen, before.seen, "seen entries are kept");
+    assert_eq!(after.done, before.done);
+    // the removed leases answer lost: nothing deleted is acked as done
+    assert!(q.ack(&gone_leases).await.unwrap().iter().all(|ok| !ok));
+    assert_eq!(q.stats().await.unwrap().done, before.done);
+    assert_eq!(
+        q.ack(&kept_leases).await.unwrap(),
+        vec![true; kept_leases.len()]
+    );
+    let info = q.host_info("gone.example").await.unwrap();
+    assert_eq!(
+        (info.ready, info.paused, info.budget, info.delay_override_ms),
+        (0, false, None, None),
+        "its settings are gone too"
+    );
+    let listed = q.list_hosts(None, 10).await.unwrap();
+    assert!(listed.hosts.iter().all(|h| h.host != "gone.example"));
+    // seen: seeding it again is a duplicate unless forced
+    let again = q
+        .seed(&urls_of_host("gone.example", 1), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(again.duplicates, 1);
+    check_invariants(&test_url(), &q).await;
+    // a host that holds nothing: nothing to remove
+    assert_eq!(q.delete_host("never.example").await.unwrap().removed(), 0);
+    assert!(matches!(
+        q.delete_host("not a host/").await,
+        Err(Error::InvalidItem { .. })
+    ));
+}
+
+#[tokio::test]
+async fn deleting_a_host_mid_crawl_keeps_every_counter_exact() {
+    let q = std::sync::Arc::new(open("host-rm-live", polite(0)).await);
+    let mut seed = Vec::new();
+    for h in 0..20 {
+        seed.extend(urls_of_host(&format!("h{h}.example"), 60));
+    }
+    let report = q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added, 1200);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut workers = Vec::new();
+    for w in 0..4u64 {
+        let (q, stop) = (q.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            // (acked, acks of a deleted host's item that came back as done)
+            let (mut acked, mut acked_deleted) = (0u64, 0u64);
+            let mut n = w;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let leases = q.lease(8, Duration::ZERO).await.unwrap();
+                if leases.is_empty() {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    continue;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                for l in leases {
+                    n += 1;
+                    if n % 7 == 0 {
+                        let retry = NackOptions {
+                            delay: Some(Duration::from_millis(5)),
+                            ..Default::default()
+                        };
+                        q.nack(&[(l.handle(), retry)]).await.unwrap();
+                    } else if q.ack(&[l.handle()]).await.unwrap()[0] {
+                        acked += 1;
+                        if l.host == "h3.example" {
+                            acked_deleted += 1;
+                        }
+                    }
+                }
+            }
+            (acked, acked_deleted)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let before = q.list_hosts(None, 100).await.unwrap();
+    let h3_before = before
+        .hosts
+        .iter()
+        .find(|h| h.host == "h3.example")
+        .map_or(0, |h| h.items);
+    let gone = q.delete_host("h3.example").await.unwrap();
+    let stats_at_delete = q.stats().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut acked_deleted_after = 0;
+    let mut acked = 0;
+    for w in workers {
+        let (a, d) = w.await.unwrap();
+        acked += a;
+        acked_deleted_after += d;
+    }
+    let stats = check_invariants(&test_url(), &q).await;
+    assert!(gone.removed() > 0 && gone.removed() <= h3_before);
+    assert_eq!(gone.left, 0);
+    assert_eq!(
+        stats.done, acked,
+        "done counts exactly the acks that succeeded"
+    );
+    // every item is done, queued, leased or dead, or was removed with its host
+    assert_eq!(
+        stats.done + stats.pending + stats.leased + stats.dead + gone.removed(),
+        1200
+    );
+    let h3_done_at_delete = acked_deleted_after;
+    assert!(
+        h3_done_at_delete <= 60 - gone.removed(),
+        "acks of h3 items after the delete succeeded"
+    );
+    assert!(stats_at_delete.done <= stats.done);
+    assert!(
+        q.list_hosts(None, 100)
+            .await
+            .unwrap()
+            .hosts
+            .iter()
+            .all(|h| h.host != "h3.example")
+    );
+}

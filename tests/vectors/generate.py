@@ -341,7 +341,7 @@ def keys() -> list[dict]:
         "queue": "frontier",
         "items": [url_, {"url": "http://k.example/urgent", "priority": 5}],
         "expect": sorted(set([
-            f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake",
+            f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake", f"{base}:hostitems",
             f"{base}:hp:k.example", f"{base}:l:0:k.example", f"{base}:l:5:k.example",
             f"{base}:s:0:{bucket}",
             f"{base}:s:0:{int.from_bytes(bytes.fromhex(fingerprint('http://k.example/urgent'))[8:12], 'big') % 1024}",
@@ -366,7 +366,7 @@ def keyed_keys() -> dict:
         "queue": "keyed",
         "items": [{"url": "http://k.example/page", "key": key}],
         "expect": sorted(set([
-            f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake",
+            f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake", f"{base}:hostitems",
             f"{base}:hp:k.example", f"{base}:l:0:k.example",
             f"{base}:s:0:{bucket}", f"{base}:v:0:{live_bucket % 1024}",
         ])),

@@ -480,6 +480,17 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         }
     };
     let mut t = Truth::default();
+    // per host: items held (queued, leased or dead), delayed ones, dead ones
+    let mut per_host: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
+    let mut count_host = |host: &str, delayed: u64, dead: u64| {
+        if host.is_empty() {
+            return; // a record no script can read counts for no host
+        }
+        let e = per_host.entry(host.to_string()).or_default();
+        e.0 += 1;
+        e.1 += delayed;
+        e.2 += dead;
+    };
     let mut hosts: std::collections::BTreeSet<String> = Default::default();
     let mut lanes = 0u64;
     for lane in keys_of(url, base, ":l:*").await {
@@ -504,6 +515,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
                 "record in a lane of another priority"
             );
             place(item.id, "a lane");
+            count_host(host, 0, 0);
         }
         let head = crawlq::wire::salvage_record(&records[0]);
         t.oldest_head_ts = Some(t.oldest_head_ts.map_or(head.ts, |o| o.min(head.ts)));
@@ -585,7 +597,9 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         .await
         .unwrap();
     for r in &delayed {
-        place(crawlq::wire::salvage_record(r).id, "delayed");
+        let item = crawlq::wire::salvage_record(r);
+        count_host(&item.host, 1, 0);
+        place(item.id, "delayed");
     }
     t.delayed = delayed.len() as u64;
     let leases: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
@@ -617,6 +631,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
             "lease key names its item"
         );
         place(id.to_string(), "a lease");
+        count_host(&crawlq::wire::salvage_record(r).host, 0, 0);
     }
     t.leased = leases.len() as u64;
     let dead_ids: Vec<String> = redis::cmd("ZRANGE")
@@ -635,7 +650,53 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
     for id in dead_ids {
         place(id, "dead letters");
     }
+    let dead_recs: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
+        .arg(key("deadrec"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    for (_, r) in &dead_recs {
+        count_host(&crawlq::wire::salvage_record(r).host, 0, 1);
+    }
     t.dead = dead_records;
+    // the per-host counts list_hosts reads
+    let items: Vec<(String, f64)> = redis::cmd("ZRANGE")
+        .arg(key("hostitems"))
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let delayed_by_host: std::collections::HashMap<String, u64> = redis::cmd("HGETALL")
+        .arg(key("hostdelayed"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let dead_by_host: std::collections::HashMap<String, u64> = redis::cmd("HGETALL")
+        .arg(key("hostdead"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let counted: std::collections::BTreeMap<String, (u64, u64, u64)> = items
+        .into_iter()
+        .map(|(host, n)| {
+            let d = delayed_by_host.get(&host).copied().unwrap_or(0);
+            let x = dead_by_host.get(&host).copied().unwrap_or(0);
+            (host, ((-n) as u64, d, x))
+        })
+        .collect();
+    assert_eq!(
+        counted, per_host,
+        "per-host counts (items, delayed, dead) against what each host holds"
+    );
+    assert!(
+        delayed_by_host
+            .keys()
+            .chain(dead_by_host.keys())
+            .all(|h| per_host.contains_key(h)),
+        "a per-host count left for a host that holds nothing"
+    );
     for bucket in keys_of(url, base, ":s:*").await {
         t.seen += redis::cmd("SCARD")
             .arg(&bucket)

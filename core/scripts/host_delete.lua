@@ -1,0 +1,172 @@
+-- crawlq script: host_delete
+-- protocol: 2
+-- flags: allow-oom
+-- KEYS: the 12 queue keys (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
+--       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at)
+-- reply: {next step ('' when done), next cursor, ready removed, delayed removed, leased
+--         removed, dead removed, items the host still holds}
+-- Deleting a host takes several bounded calls, in this order of steps. The first call
+-- ('leases', cursor '0') pauses the host until resumed, so none of its items is leased while
+-- the rest runs. 'leases', 'delayed' and 'dead' walk the whole set with HSCAN/ZSCAN (a step
+-- whose host count is 0 is skipped); 'lanes' empties the host's lanes, `limit` records per
+-- call; 'finish' removes the host's settings (delay override, adaptive delay, pause, budget and
+-- its count) and, if items of it arrived meanwhile, schedules it again. Removed items leave the
+-- live set but stay in the seen set. A removed lease is gone: its ack answers 0 (lost).
+-- Every counter stays exact at each step.
+
+local host, step, cursor, limit = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local removed = { ready = 0, delayed = 0, leased = 0, dead = 0 }
+local level
+local function forget_live(rec)
+  level = level or current_level(seen_count())
+  live_remove_rec(rec, level)
+end
+local function is_ours(rec)
+  local _, _, rec_host = rec_head(rec)
+  return rec_host == host
+end
+local function reply(next_step, next_cursor)
+  host_items_add(host, -(removed.ready + removed.delayed + removed.leased + removed.dead))
+  local left = redis.call('ZSCORE', K_HOSTITEMS, host)
+  return { next_step, next_cursor, removed.ready, removed.delayed, removed.leased, removed.dead,
+    left and -tonumber(left) or 0 }
+end
+
+expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
+  K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash' })
+
+if step == 'leases' then
+  if cursor == '0' then
+    -- nothing of the host is leased from now on (the end removes the pause)
+    redis.call('ZREM', K_READY, host)
+    redis.call('ZADD', K_WAIT, PAUSED_FOREVER, host)
+    redis.call('HSET', K_HOSTPAUSE, host, int(PAUSED_FOREVER) .. ':')
+  end
+  local scan = redis.call('HSCAN', K_LEASES, cursor, 'COUNT', limit)
+  local pairs_ = scan[2]
+  local gone = {}
+  for i = 1, #pairs_, 2 do
+    if is_ours(pairs_[i + 1]) then
+      gone[#gone + 1] = pairs_[i]
+      forget_live(pairs_[i + 1])
+    end
+  end
+  call_chunked('HDEL', K_LEASES, gone)
+  call_chunked('ZREM', K_LEASED, gone)
+  removed.leased = #gone
+  if scan[1] ~= '0' then
+    return reply('leases', scan[1])
+  end
+  return reply('delayed', '0')
+end
+
+if step == 'delayed' then
+  if not redis.call('HGET', K_HOSTDELAYED, host) then
+    return reply('dead', '0')
+  end
+  local scan = redis.call('ZSCAN', K_DELAYED, cursor, 'COUNT', limit)
+  local members = scan[2]
+  local gone, ids = {}, {}
+  for i = 1, #members, 2 do
+    local rec = members[i]
+    if is_ours(rec) then
+      gone[#gone + 1] = rec
+      ids[#ids + 1] = rec_id(rec)
+      forget_live(rec)
+    end
+  end
+  call_chunked('ZREM', K_DELAYED, gone)
+  if #ids > 0 and redis.call('SCARD', K_REVISITS) > 0 then
+    call_chunked('SREM', K_REVISITS, ids)
+  end
+  add_delayed(host, -#gone)
+  removed.delayed = #gone
+  if scan[1] ~= '0' then
+    return reply('delayed', scan[1])
+  end
+  return reply('dead', '0')
+end
+
+if step == 'dead' then
+  if not redis.call('HGET', K_HOSTDEAD, host) then
+    return reply('lanes', '0')
+  end
+  local scan = redis.call('ZSCAN', K_DEAD, cursor, 'COUNT', limit)
+  local ids = {}
+  for i = 1, #scan[2], 2 do
+    ids[#ids + 1] = scan[2][i]
+  end
+  local gone = {}
+  if #ids > 0 then
+    local recs = call_chunked('HMGET', K_DEADREC, ids)
+    for i, id in ipairs(ids) do
+      if recs[i] and is_ours(recs[i]) then
+        gone[#gone + 1] = id
+      end
+    end
+  end
+  call_chunked('ZREM', K_DEAD, gone)
+  call_chunked('HDEL', K_DEADREC, gone)
+  host_count_add(K_HOSTDEAD, host, -#gone)
+  removed.dead = #gone
+  if scan[1] ~= '0' then
+    return reply('dead', scan[1])
+  end
+  return reply('lanes', '0')
+end
+
+if step == 'lanes' then
+  local hp = hp_key(host)
+  local had_lanes = redis.call('EXISTS', hp) == 1
+  local budget = limit
+  for _, prio in ipairs(redis.call('ZRANGE', hp, 0, -1)) do
+    if budget <= 0 then
+      break
+    end
+    local lane = lane_key(host, prio)
+    local recs = redis.call('LRANGE', lane, 0, budget - 1)
+    for _, rec in ipairs(recs) do
+      forget_live(rec)
+    end
+    redis.call('LTRIM', lane, #recs, -1)
+    budget = budget - #recs
+    removed.ready = removed.ready + #recs
+    local member = head_member(host, prio)
+    local head = redis.call('LINDEX', lane, 0)
+    if head then
+      local _, ts = rec_seq_ts(head)
+      redis.call('ZADD', K_HEADS, ts, member)
+    else
+      redis.call('ZREM', hp, prio)
+      redis.call('ZREM', K_HEADS, member)
+    end
+  end
+  counter('ready', -removed.ready)
+  if had_lanes and redis.call('EXISTS', hp) == 0 then
+    counter('hosts', -1)
+  end
+  if budget <= 0 and redis.call('EXISTS', hp) == 1 then
+    return reply('lanes', '0')
+  end
+  return reply('finish', '0')
+end
+
+if step == 'finish' then
+  redis.call('ZREM', K_WAIT, host)
+  redis.call('ZREM', K_READY, host)
+  redis.call('HDEL', K_HOSTDELAY, host)
+  redis.call('HDEL', K_ADAPTIVE, host)
+  redis.call('HDEL', K_HOSTPAUSE, host)
+  redis.call('HDEL', K_HOSTBUDGET, host)
+  redis.call('HDEL', K_HOSTUSED, host)
+  -- items of the host that arrived while it was being deleted stay, and are leasable
+  local best = host_best(host)
+  if best then
+    redis.call('ZADD', K_READY, int(best), host)
+    wake(1)
+  end
+  return reply('', '0')
+end
+
+return redis.error_reply('CRAWLQ_PROTOCOL host_delete: unknown step ' .. step)

@@ -1,0 +1,63 @@
+-- crawlq script: hosts_list
+-- protocol: 2
+-- flags: no-writes
+-- KEYS: the 12 queue keys (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 offset, 4 limit (hosts), 5 lane budget (the most lanes read; at
+--       least one host is always answered)
+-- reply: {now, hosts in all, then 7 fields per host: host key, items (queued, leased or dead),
+--         ready, delayed, dead, next due ms (when its next ready item may be leased; -1: no
+--         ready item, or paused until resumed), paused until ms (0: until resumed, -1: not
+--         paused)}
+-- Hosts come in the order of hostitems: most items first, then by host key. Leased items are
+-- the rest: items - ready - delayed - dead. Work per call is bounded by limit and the lane
+-- budget (a host's ready items are the lengths of its lanes); the client asks for the next
+-- page from offset + hosts answered.
+
+local offset, limit, lane_budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local total = redis.call('ZCARD', K_HOSTITEMS)
+local page = redis.call('ZRANGE', K_HOSTITEMS, offset, offset + limit - 1, 'WITHSCORES')
+local out = { NOW, total }
+local lanes_read = 0
+for i = 1, #page, 2 do
+  if lanes_read >= lane_budget and i > 1 then
+    break
+  end
+  local host = page[i]
+  local ready = 0
+  for _, prio in ipairs(redis.call('ZRANGE', hp_key(host), 0, -1)) do
+    ready = ready + redis.call('LLEN', lane_key(host, prio))
+    lanes_read = lanes_read + 1
+  end
+  local delayed = tonumber(redis.call('HGET', K_HOSTDELAYED, host) or '0')
+  local dead = tonumber(redis.call('HGET', K_HOSTDEAD, host) or '0')
+  local paused_until = -1
+  local pause = redis.call('HGET', K_HOSTPAUSE, host)
+  if pause then
+    local ends = tonumber(string.match(pause, '^(%d+)')) or 0
+    if ends >= PAUSED_FOREVER then
+      paused_until = 0
+    elseif ends > NOW then
+      paused_until = ends
+    end
+  end
+  local due = -1
+  if ready > 0 then
+    local held = redis.call('ZSCORE', K_WAIT, host)
+    if held then
+      held = tonumber(held)
+      if held < PAUSED_FOREVER then
+        due = math.max(held, NOW)
+      end
+    else
+      due = NOW
+    end
+  end
+  out[#out + 1] = host
+  out[#out + 1] = -tonumber(page[i + 1])
+  out[#out + 1] = ready
+  out[#out + 1] = delayed
+  out[#out + 1] = dead
+  out[#out + 1] = due
+  out[#out + 1] = paused_until
+end
+return out
