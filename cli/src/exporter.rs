@@ -33,6 +33,36 @@ pub struct ExporterArgs {
     /// Seconds between two discoveries (SCAN walks the whole key space).
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     discover_every: f64,
+    /// Per-host series (crawlq_host_items, _ready, _delayed, _leased, _dead) for this many
+    /// hosts of each queue, those holding the most items (0: none; at most 1000): the
+    /// cardinality stays bounded however many hosts a crawl has.
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    top_hosts: usize,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HostLabel {
+    queue: String,
+    host: String,
+}
+
+/// The per-host gauges of the top hosts: (metric name, help, value).
+fn host_gauges(h: &crawlq::HostCounts) -> [(&'static str, &'static str, u64); 5] {
+    [
+        (
+            "crawlq_host_items",
+            "Items a host holds: ready, delayed, leased and dead (the top hosts by this figure; list_hosts)",
+            h.items,
+        ),
+        ("crawlq_host_ready", "Ready items of a top host", h.ready),
+        (
+            "crawlq_host_delayed",
+            "Delayed items of a top host",
+            h.delayed,
+        ),
+        ("crawlq_host_leased", "Leased items of a top host", h.leased),
+        ("crawlq_host_dead", "Dead letters of a top host", h.dead),
+    ]
 }
 
 /// Whether `name` matches a pattern of `*` (any characters) and `?` (one character).
@@ -199,6 +229,7 @@ struct Exporter {
     queues: Vec<String>,
     discovery: Option<Mutex<Discovery>>,
     config: Config,
+    top_hosts: usize,
     /// Connected on the first scrape that reaches Redis; kept for the following ones.
     exec: Mutex<Option<Arc<RedisExecutor>>>,
 }
@@ -236,6 +267,21 @@ impl Exporter {
             queues.extend(found.iter().filter(|n| !self.queues.contains(n)).cloned());
         }
         Ok(queues)
+    }
+
+    /// A queue's stats, pause and top hosts.
+    async fn read_queue(
+        &self,
+        q: &Queue<Arc<RedisExecutor>>,
+    ) -> crawlq::Result<(Stats, bool, Vec<crawlq::HostCounts>)> {
+        let stats = q.stats().await?;
+        let paused = q.is_paused().await?;
+        let top = if self.top_hosts > 0 {
+            q.list_hosts(None, self.top_hosts).await?.hosts
+        } else {
+            Vec::new()
+        };
+        Ok((stats, paused, top))
     }
 
     /// `/healthz`: whether Redis answers a PING through the exporter's connection.
@@ -309,6 +355,26 @@ impl Exporter {
             shard_families.push(family);
         }
 
+        let mut host_families = Vec::new();
+        let no_host = crawlq::HostCounts {
+            host: String::new(),
+            items: 0,
+            ready: 0,
+            delayed: 0,
+            leased: 0,
+            dead: 0,
+            next_due_ms: None,
+            paused: false,
+            paused_until_ms: None,
+        };
+        if self.top_hosts > 0 {
+            for (name, help, _) in host_gauges(&no_host) {
+                let family = Family::<HostLabel, Gauge>::default();
+                registry.register(name, help, family.clone());
+                host_families.push(family);
+            }
+        }
+
         let exec = self.executor().await;
         let queues = match &exec {
             Ok(exec) => self.queues(exec).await.unwrap_or_else(|e| {
@@ -323,16 +389,22 @@ impl Exporter {
             };
             let stats = match &exec {
                 Ok(exec) => match Queue::with_executor(exec.clone(), queue, self.config.clone()) {
-                    Ok(q) => match q.stats().await {
-                        Ok(s) => q.is_paused().await.map(|p| (s, p)),
-                        Err(e) => Err(e),
-                    },
+                    Ok(q) => self.read_queue(&q).await,
                     Err(e) => Err(e),
                 },
                 Err(e) => Err(e.clone()),
             };
             match stats {
-                Ok((s, is_paused)) => {
+                Ok((s, is_paused, top)) => {
+                    for h in &top {
+                        let label = HostLabel {
+                            queue: queue.clone(),
+                            host: h.host.clone(),
+                        };
+                        for (family, (_, _, value)) in host_families.iter().zip(host_gauges(h)) {
+                            family.get_or_create(&label).set(value as i64);
+                        }
+                    }
                     up.get_or_create(&label).set(1);
                     paused.get_or_create(&label).set(i64::from(is_paused));
                     for (family, (_, _, value)) in gauge_families.iter().zip(gauges(&s)) {
@@ -385,6 +457,12 @@ pub async fn run(
         ));
     }
     let discover_every = crate::seconds(args.discover_every, "--discover-every")?;
+    if args.top_hosts > 1000 {
+        return Err(CliError::Usage(format!(
+            "--top-hosts must be 0..=1000, got {}",
+            args.top_hosts
+        )));
+    }
     for queue in queues {
         crawlq::keys::check_queue_name(&config.key_prefix, queue)?;
     }
@@ -416,6 +494,7 @@ pub async fn run(
             })
         }),
         config,
+        top_hosts: args.top_hosts,
         exec: Mutex::new(None),
     });
     let runtime = tokio::runtime::Handle::current();

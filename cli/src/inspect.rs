@@ -156,6 +156,32 @@ pub enum HostsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// List the hosts that hold items, the most items first, with their ready, delayed,
+    /// leased and dead counts (one bounded call per page; --all pages through every host).
+    Ls {
+        /// Hosts per page (1..=1000).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Start at this page (the cursor a previous page printed).
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Every page, not only the first.
+        #[arg(long, conflicts_with = "cursor")]
+        all: bool,
+        /// JSON (snake_case, as the Python binding's list_hosts(); with --all one page per
+        /// line).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a host: its ready, delayed, leased and dead items and its settings. Its leases
+    /// answer lost; its URLs stay seen. Safe while workers run.
+    Rm {
+        /// A host or URL (its host key is used).
+        host: String,
+        /// JSON (snake_case, as the Python binding's delete_host()).
+        #[arg(long)]
+        json: bool,
+    },
     /// End a host's pause (what is left of its politeness delay still applies).
     Resume {
         /// A host or URL (its host key is used).
@@ -473,6 +499,34 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
             (q.pause_host(&host, duration).await?, json)
         }
         HostsCommand::Resume { host, json } => (q.resume_host(&host).await?, json),
+        HostsCommand::Ls {
+            limit,
+            cursor,
+            all,
+            json,
+        } => return list_hosts(q, limit, cursor, all, json).await,
+        HostsCommand::Rm { host, json } => {
+            let gone = q.delete_host(&host).await?;
+            if json {
+                println!("{}", style::host_deletion_to_json(&gone, Style::Snake));
+            } else {
+                println!(
+                    "deleted {}: {} items removed ({} ready, {} delayed, {} leased, {} dead){}",
+                    gone.host,
+                    count(gone.removed()),
+                    count(gone.ready),
+                    count(gone.delayed),
+                    count(gone.leased),
+                    count(gone.dead),
+                    if gone.left > 0 {
+                        format!("; {} arrived meanwhile and stay", count(gone.left))
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            return Ok(0);
+        }
         HostsCommand::Budget {
             host,
             urls,
@@ -492,6 +546,61 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
         },
     };
     print_host(q, &info, json).await
+}
+
+/// `hosts ls`: one page, or every page with --all.
+async fn list_hosts(
+    q: &Queue<RedisExecutor>,
+    limit: usize,
+    mut cursor: Option<String>,
+    all: bool,
+    json: bool,
+) -> Result<u8, CliError> {
+    let now = q.stats().await?.now_ms;
+    let mut first = true;
+    loop {
+        let page = q.list_hosts(cursor.as_deref(), limit).await?;
+        if json {
+            println!("{}", style::host_page_to_json(&page, Style::Snake));
+        } else {
+            if first {
+                println!("{} hosts hold items", count(page.total));
+                println!(
+                    "{:<40} {:>9} {:>9} {:>9} {:>9} {:>9}  next lease",
+                    "host", "items", "ready", "delayed", "leased", "dead"
+                );
+            }
+            for h in &page.hosts {
+                let next = match (h.paused, h.paused_until_ms, h.next_due_ms) {
+                    (true, None, _) => "paused until resumed".to_string(),
+                    (true, Some(end), _) => format!("paused, ends {}", ago(end, now)),
+                    (false, _, Some(at)) if at > now => ago(at, now),
+                    (false, _, Some(_)) => "now".into(),
+                    (false, _, None) => "-".into(),
+                };
+                println!(
+                    "{:<40} {:>9} {:>9} {:>9} {:>9} {:>9}  {next}",
+                    h.host,
+                    count(h.items),
+                    count(h.ready),
+                    count(h.delayed),
+                    count(h.leased),
+                    count(h.dead)
+                );
+            }
+        }
+        first = false;
+        match page.cursor {
+            Some(next) if all => cursor = Some(next),
+            Some(next) => {
+                if !json {
+                    println!("more: crawlq hosts ls --cursor {next}");
+                }
+                return Ok(0);
+            }
+            None => return Ok(0),
+        }
+    }
 }
 
 fn budget_arg(text: &str) -> Result<u64, CliError> {

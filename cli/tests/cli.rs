@@ -593,6 +593,40 @@ async fn hosts_pause_resume_and_show() {
     let bad_host = crawlq(&["-q", &name, "hosts", "resume", "ex ample"]);
     assert_eq!(bad_host.status.code(), Some(2), "{}", stderr(&bad_host));
 
+    // list and delete hosts
+    // o.example and p.example hold one leased item each: same count, then by name
+    let text = stdout(&crawlq(&["-q", &name, "hosts", "ls", "--limit", "1"]));
+    assert!(text.contains("2 hosts hold items"), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0][..6],
+        ["o.example", "1", "0", "0", "1", "0"],
+        "{text}"
+    );
+    assert_eq!(rows[1][..4], ["more:", "crawlq", "hosts", "ls"], "{text}");
+    let listed = json_out(&crawlq(&[
+        "-q", &name, "hosts", "ls", "--json", "--cursor", rows[1][5],
+    ]));
+    assert_eq!(listed["hosts"][0]["host"], "p.example", "{listed}");
+    assert_eq!(listed["hosts"][0]["leased"], 1, "{listed}");
+    assert_eq!(listed["total"], 2, "{listed}");
+    assert!(listed["cursor"].is_null(), "{listed}");
+    let all = stdout(&crawlq(&[
+        "-q", &name, "hosts", "ls", "--all", "--limit", "1",
+    ]));
+    assert!(
+        all.contains("o.example") && all.contains("p.example") && !all.contains("more:"),
+        "{all}"
+    );
+    let bad = crawlq(&["-q", &name, "hosts", "ls", "--cursor", "x"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    let bad = crawlq(&["-q", &name, "hosts", "ls", "--limit", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+
     // budgets: a host's own, the queue's default
     let text = stdout(&crawlq(&["-q", &name, "hosts", "budget", "p.example", "1"]));
     assert!(text.contains("budget 1 (0 used, 1 left)"), "{text}");
@@ -662,6 +696,44 @@ async fn hosts_pause_resume_and_show() {
     let bad = crawlq(&["-q", &name, "queue", "pause", "--for", "-1"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(!q.is_paused().await.unwrap());
+
+    // delete a host: its items and leases go, the others stay
+    let before = q.stats().await.unwrap();
+    let gone = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "rm",
+        "https://p.example/",
+        "--json",
+    ]));
+    assert_eq!(gone["host"], "p.example", "{gone}");
+    assert_eq!(
+        gone["removed"],
+        gone["ready"].as_u64().unwrap() + gone["leased"].as_u64().unwrap(),
+        "{gone}"
+    );
+    assert!(gone["removed"].as_u64().unwrap() >= 1, "{gone}");
+    let after = q.stats().await.unwrap();
+    assert_eq!(after.seen, before.seen);
+    assert_eq!(
+        after.pending + after.leased + gone["removed"].as_u64().unwrap(),
+        before.pending + before.leased
+    );
+    let text = stdout(&crawlq(&["-q", &name, "hosts", "rm", "p.example"]));
+    assert!(
+        text.starts_with("deleted p.example: 0 items removed"),
+        "{text}"
+    );
+    let listed = json_out(&crawlq(&["-q", &name, "hosts", "ls", "--json"]));
+    assert!(
+        listed["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["host"] != "p.example"),
+        "{listed}"
+    );
 }
 
 #[tokio::test]
@@ -874,6 +946,25 @@ async fn exporter_serves_prometheus_metrics_per_queue() {
     assert_eq!(value("crawlq_reclaimed_total", &a), 0.0);
     assert_eq!(value("crawlq_over_budget_total", &a), 0.0);
     assert!(value("crawlq_oldest_pending_age_seconds", &a) >= 0.0);
+    // the top hosts' own series (m1.example holds nothing once acked)
+    let host_value = |metric: &str, host: &str| -> Option<f64> {
+        scrape
+            .samples
+            .iter()
+            .find(|s| {
+                s.metric == metric
+                    && s.labels.get("queue") == Some(a.as_str())
+                    && s.labels.get("host") == Some(host)
+            })
+            .map(|s| match s.value {
+                prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+                ref other => panic!("{metric}: unexpected {other:?}"),
+            })
+    };
+    assert_eq!(host_value("crawlq_host_items", "m2.example"), Some(1.0));
+    assert_eq!(host_value("crawlq_host_dead", "m2.example"), Some(1.0));
+    assert_eq!(host_value("crawlq_host_ready", "m3.example"), Some(1.0));
+    assert_eq!(host_value("crawlq_host_items", "m1.example"), None);
     assert_eq!(value("crawlq_up", &b), 1.0);
     assert_eq!(value("crawlq_pending", &b), 0.0);
     assert!(body.contains("# TYPE crawlq_acked counter"), "{body}");

@@ -291,6 +291,49 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .done()
 }
 
+/// One host's counts (list_hosts): host, items, ready, delayed, leased, dead, next_due,
+/// paused, paused_until.
+pub fn host_counts_to_json(h: &HostCounts, style: Style) -> Value {
+    Out::new(style)
+        .value("host", h.host.clone())
+        .value("items", h.items)
+        .value("ready", h.ready)
+        .value("delayed", h.delayed)
+        .value("leased", h.leased)
+        .value("dead", h.dead)
+        .timestamp("next_due", h.next_due_ms)
+        .value("paused", h.paused)
+        .timestamp("paused_until", h.paused_until_ms)
+        .done()
+}
+
+/// A page of hosts (list_hosts): hosts, total, cursor (null after the last page).
+pub fn host_page_to_json(p: &HostPage, style: Style) -> Value {
+    let hosts = p
+        .hosts
+        .iter()
+        .map(|h| host_counts_to_json(h, style))
+        .collect::<Vec<_>>();
+    Out::new(style)
+        .value("hosts", hosts)
+        .value("total", p.total)
+        .value("cursor", p.cursor.clone())
+        .done()
+}
+
+/// What deleting a host removed: host, ready, delayed, leased, dead, removed, left.
+pub fn host_deletion_to_json(d: &HostDeletion, style: Style) -> Value {
+    Out::new(style)
+        .value("host", d.host.clone())
+        .value("ready", d.ready)
+        .value("delayed", d.delayed)
+        .value("leased", d.leased)
+        .value("dead", d.dead)
+        .value("removed", d.removed())
+        .value("left", d.left)
+        .done()
+}
+
 /// What a reclaim did: requeued, dead, remaining.
 pub fn reclaim_to_json(r: &ReclaimReport, style: Style) -> Value {
     Out::new(style)
