@@ -384,6 +384,33 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// A page of the hosts holding items, the most first, with their counts; pass the
+            /// page's `cursor` for the next one (None after the last).
+            #[pyo3(signature = (cursor = None, limit = 100))]
+            fn list_hosts(&self, py: Python<'_>, cursor: Option<String>, limit: usize) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.list_hosts(cursor.as_deref(), limit).await },
+                    Box::new(|py, page: crawlq::HostPage| {
+                        json_out(py, style::host_page_to_json(&page, Style::Snake))
+                    }),
+                )
+            }
+
+            /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay
+            /// seen. Safe while workers run.
+            fn delete_host(&self, py: Python<'_>, host: String) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.delete_host(&host).await },
+                    Box::new(|py, gone: crawlq::HostDeletion| {
+                        json_out(py, style::host_deletion_to_json(&gone, Style::Snake))
+                    }),
+                )
+            }
+
             /// The next items lease would take (one per leasable host), without leasing them.
             #[pyo3(signature = (limit = 10))]
             fn peek(&self, py: Python<'_>, limit: usize) -> PyResult<Py<PyAny>> {

@@ -49,6 +49,13 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         assert [(i.index, i.code) for i in report.invalid] == [(1, "budget_exhausted")]
         with pytest.raises(crawlq.LeaseLostError):
             await aq.extend(again[0], 5)
+        page = await aq.list_hosts(limit=1)
+        assert [(h["host"], h["items"]) for h in page["hosts"]] == [("b.com", 2)] and page["total"] == 2
+        page = await aq.list_hosts(page["cursor"], 1)
+        assert ([h["host"] for h in page["hosts"]], page["cursor"]) == (["a.com"], None)
+        gone = await aq.delete_host("b.com")
+        assert (gone["host"], gone["removed"], gone["left"]) == ("b.com", 2, 0)
+        assert [h["host"] for h in (await aq.list_hosts())["hosts"]] == ["a.com"]
         assert repr(aq).startswith("AsyncQueue(")
         aq.close()
 

@@ -246,3 +246,83 @@ def test_registrable_domain_mode(redis_server: RedisServer, name: str) -> None:
     q.seed(["http://www.shop.co.uk/", "http://api.shop.co.uk/", "http://other.org/"])
     assert [(l.url, l.host) for l in q.lease(10, wait=0)] == [
         ("http://www.shop.co.uk/", "shop.co.uk"), ("http://other.org/", "other.org")]
+
+
+def _all_hosts(q: crawlq.Queue, limit: int) -> list:
+    out: list = []
+    cursor = None
+    while True:
+        page = q.list_hosts(cursor, limit)
+        assert len(page["hosts"]) <= limit
+        out.extend(page["hosts"])
+        cursor = page["cursor"]
+        if cursor is None:
+            return out
+
+
+def test_list_hosts_counts_and_pages(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=1.0)
+    q.seed([f"http://big.com/{i}" for i in range(5)] + ["http://mid.com/1", "http://mid.com/2", "http://one.com/"])
+    q.seed([{"url": "http://mid.com/later", "delay": 60}])
+    leases = {l.host: l for l in q.lease(10, wait=0)}
+    q.nack(leases["mid.com"], retry=False)
+    q.ack(leases["one.com"])
+    rows = [(h["host"], h["items"], h["ready"], h["delayed"], h["leased"], h["dead"]) for h in _all_hosts(q, 1)]
+    assert rows == [("big.com", 5, 4, 0, 1, 0), ("mid.com", 3, 1, 1, 0, 1)]
+    page = q.list_hosts(limit=10)
+    assert (page["total"], page["cursor"]) == (2, None)
+    assert page["hosts"][0]["next_due"] == pytest.approx(time.time() + 1, abs=5)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.list_hosts(limit=0)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.list_hosts("not-a-cursor")
+
+
+def test_list_hosts_over_100k_hosts_keeps_every_call_under_25_ms(private_redis: RedisServer, name: str) -> None:
+    q = crawlq.Queue(private_redis.url, name)
+    for first in range(0, 100_000, 10_000):
+        q.seed([f"https://h{i}.example/" for i in range(first, first + 10_000)])
+    private_redis.cli("CONFIG", "SET", "slowlog-log-slower-than", "25000")
+    private_redis.cli("SLOWLOG", "RESET")
+    hosts = _all_hosts(q, 1000)
+    assert len({h["host"] for h in hosts}) == len(hosts) == 100_000
+    assert "hosts_list" not in private_redis.cli("SLOWLOG", "GET", "100"), "a page took over 25 ms of Redis time"
+
+
+def test_delete_host_mid_crawl_keeps_counts_exact(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name)
+    q.seed([f"http://h{h}.com/{i}" for h in range(10) for i in range(40)])
+    stop = threading.Event()
+    acked = [0] * 4
+    lost = [0] * 4
+
+    def worker(n: int) -> None:
+        w = crawlq.Queue(redis_server.url, name)
+        while not stop.is_set():
+            leases = w.lease(5, wait=0.05)
+            time.sleep(0.002)
+            for l in leases:
+                try:
+                    w.ack(l)
+                    acked[n] += 1
+                except crawlq.LeaseLostError:
+                    assert l.host == "h3.com", "only the deleted host's leases are lost"
+                    lost[n] += 1
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1)
+    gone = q.delete_host("http://h3.com/")
+    time.sleep(0.1)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    s = q.stats()
+    assert gone["host"] == "h3.com" and gone["left"] == 0
+    assert gone["removed"] == gone["ready"] + gone["delayed"] + gone["leased"] + gone["dead"]
+    assert s["done"] == sum(acked), "done counts exactly the acks that succeeded"
+    assert sum(lost) <= gone["leased"]
+    assert s["done"] + s["pending"] + s["leased"] + s["dead"] + gone["removed"] == 400
+    assert all(h["host"] != "h3.com" for h in q.list_hosts(limit=100)["hosts"])
+    assert q.seed("http://h3.com/0").duplicates == 1, "its URLs stay seen"

@@ -112,6 +112,39 @@ class HostInfo(TypedDict):
     """New URLs the host added while the queue had any budget."""
     budget_remaining: Optional[int]
 
+class HostCounts(TypedDict):
+    host: str
+    items: int
+    """Items the host holds: ready + delayed + leased + dead."""
+    ready: int
+    delayed: int
+    leased: int
+    dead: int
+    next_due: Optional[float]
+    """When its next ready item may be leased (epoch seconds, the Redis clock); None when it
+    has no ready item or is paused until resumed."""
+    paused: bool
+    paused_until: Optional[float]
+
+class HostPage(TypedDict):
+    hosts: list[HostCounts]
+    """The most items first, then by host name."""
+    total: int
+    """Hosts holding at least one item, in the whole queue."""
+    cursor: Optional[str]
+    """Pass it to list_hosts for the next page; None after the last one."""
+
+class HostDeletion(TypedDict):
+    host: str
+    ready: int
+    delayed: int
+    leased: int
+    """Leases removed: their acks raise LeaseLostError."""
+    dead: int
+    removed: int
+    left: int
+    """Items of the host that arrived while it was being deleted; they stay."""
+
 class ReclaimReport(TypedDict):
     requeued: int
     dead: int
@@ -345,6 +378,13 @@ class Queue:
     def resume_host(self, host: str) -> HostInfo:
         """End a host's pause (what was left of its politeness delay still applies); blocked
         lease calls wake."""
+    def list_hosts(self, cursor: Optional[str] = None, limit: int = 100) -> HostPage:
+        """A page of the hosts holding items (queued, leased or dead), the most items first, with
+        their ready, delayed, leased and dead counts. Pass the page's ``cursor`` for the next one.
+        Each call is bounded (``limit`` at most 1000) whatever the number of hosts."""
+    def delete_host(self, host: str) -> HostDeletion:
+        """Delete a host: its ready, delayed, leased and dead items and its settings (delay,
+        pause, budget). Its leases answer lost; its URLs stay seen. Safe while workers run."""
     def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     def leased(self, wait: float = 5.0, *, ttl: Optional[float] = None) -> Leased: ...
     def work(
@@ -453,6 +493,8 @@ class AsyncQueue:
     async def resume(self) -> bool: ...
     async def is_paused(self) -> bool: ...
     async def pause_host(self, host: str, seconds: Optional[float] = None) -> HostInfo: ...
+    async def list_hosts(self, cursor: Optional[str] = None, limit: int = 100) -> HostPage: ...
+    async def delete_host(self, host: str) -> HostDeletion: ...
     async def resume_host(self, host: str) -> HostInfo: ...
     async def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     def leased(self, wait: float = 5.0, *, ttl: Optional[float] = None) -> AsyncLeased: ...
