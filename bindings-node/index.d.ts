@@ -229,6 +229,41 @@ export interface HostInfo {
   budgetRemaining: number | null
 }
 
+export interface HostCounts {
+  host: string
+  /** Items the host holds: ready + delayed + leased + dead. */
+  items: number
+  ready: number
+  delayed: number
+  leased: number
+  dead: number
+  /** When its next ready item may be leased (epoch ms, the Redis clock); `null` when it has no ready item or is paused until resumed. */
+  nextDue: number | null
+  paused: boolean
+  pausedUntil: number | null
+}
+
+export interface HostPage {
+  /** The most items first, then by host name. */
+  hosts: HostCounts[]
+  /** Hosts holding at least one item, in the whole queue. */
+  total: number
+  /** Pass it to `listHosts` for the next page; `null` after the last one. */
+  cursor: string | null
+}
+
+export interface HostDeletion {
+  host: string
+  ready: number
+  delayed: number
+  /** Leases removed: their acks reject with ERR_CRAWLQ_LEASE_LOST. */
+  leased: number
+  dead: number
+  removed: number
+  /** Items of the host that arrived while it was being deleted; they stay. */
+  left: number
+}
+
 export interface ReclaimReport {
   requeued: number
   dead: number
@@ -381,6 +416,17 @@ export declare class Queue {
   resumeHost(host: string): Promise<HostInfo>
   /** Politeness state of a host. */
   hostInfo(host: string): Promise<HostInfo>
+  /**
+   * A page of the hosts holding items (queued, leased or dead), the most items first, with
+   * their ready, delayed, leased and dead counts. Pass the page's `cursor` for the next one
+   * (`null` after the last). Each call is bounded (`limit` at most 1000, default 100).
+   */
+  listHosts(options?: { cursor?: string | null; limit?: number }): Promise<HostPage>
+  /**
+   * Delete a host: its ready, delayed, leased and dead items and its settings (delay,
+   * pause, budget). Its leases answer lost; its URLs stay seen. Safe while workers run.
+   */
+  deleteHost(host: string): Promise<HostDeletion>
   /** The next items lease would take (one per leasable host), without leasing them. */
   peek(options?: { limit?: number }): Promise<QueuedItem[]>
   /**

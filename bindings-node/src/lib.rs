@@ -576,6 +576,50 @@ impl Queue {
         promise(env, async move { q.host_info(&host).await }, host_info_js)
     }
 
+    /// A page of the hosts holding items (queued, leased or dead), the most items first, with
+    /// their ready, delayed, leased and dead counts. Pass the page's `cursor` for the next one
+    /// (`null` after the last). Each call is bounded (`limit` at most 1000, default 100).
+    #[napi(
+        ts_args_type = "options?: { cursor?: string | null; limit?: number }",
+        ts_return_type = "Promise<HostPage>"
+    )]
+    pub fn list_hosts<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let (cursor, limit) = try_arg!(env, core_arg(env, style::host_page_args(&options)));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.list_hosts(cursor.as_deref(), limit).await },
+            |_, page| {
+                Ok(convert::JsonOut(style::host_page_to_json(
+                    &page,
+                    Style::Camel,
+                )))
+            },
+        )
+    }
+
+    /// Delete a host: its ready, delayed, leased and dead items and its settings (delay,
+    /// pause, budget). Its leases answer lost; its URLs stay seen. Safe while workers run.
+    #[napi(ts_return_type = "Promise<HostDeletion>")]
+    pub fn delete_host<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
+        let q = self.inner.clone();
+        promise(env, async move { q.delete_host(&host).await }, |_, gone| {
+            Ok(convert::JsonOut(style::host_deletion_to_json(
+                &gone,
+                Style::Camel,
+            )))
+        })
+    }
+
     /// The next items lease would take (one per leasable host), without leasing them.
     #[napi(
         ts_args_type = "options?: { limit?: number }",

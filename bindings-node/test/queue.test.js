@@ -260,3 +260,86 @@ test('payload values round-trip as plain JSON', async () => {
   const [lease] = await q.lease({ waitMs: 0 })
   assert.deepEqual(lease.payload, payload)
 })
+
+async function allHosts (q, limit) {
+  const out = []
+  let cursor = null
+  do {
+    const page = await q.listHosts({ cursor, limit })
+    assert.ok(page.hosts.length <= limit)
+    out.push(...page.hosts)
+    cursor = page.cursor
+  } while (cursor !== null)
+  return out
+}
+
+test('listHosts pages the hosts holding items, the most first, with exact counts', async () => {
+  const q = await open({ hostDelayMs: 1000 })
+  const seed = []
+  for (let i = 0; i < 5; i++) seed.push(`http://big.com/${i}`)
+  seed.push('http://mid.com/1', 'http://mid.com/2', { url: 'http://mid.com/later', delayMs: 60_000 }, 'http://one.com/')
+  for (let i = 0; i < 3000; i++) seed.push(`http://h${i}.example/`)
+  assert.equal((await q.seed(seed)).added, 3009)
+  const leases = await q.lease({ max: 2, waitMs: 0 })
+  assert.deepEqual(leases.map(l => l.host), ['big.com', 'mid.com'])
+  assert.equal(await q.nack(leases[1], { retry: false }), 'dead')
+  const hosts = await allHosts(q, 1000)
+  assert.equal(hosts.length, 3003)
+  assert.equal(new Set(hosts.map(h => h.host)).size, 3003, 'every host once')
+  assert.deepEqual(hosts.slice(0, 2).map(h => [h.host, h.items, h.ready, h.delayed, h.leased, h.dead]),
+    [['big.com', 5, 4, 0, 1, 0], ['mid.com', 3, 1, 1, 0, 1]])
+  assert.ok(hosts.slice(2).every(h => h.items === 1 && h.ready === 1))
+  assert.equal(hosts[2].host, 'h0.example')
+  assert.ok(hosts[0].nextDue >= Date.now() - 5_000)
+  const first = await q.listHosts({ limit: 1 })
+  assert.equal(first.total, 3003)
+  await assert.rejects(q.listHosts({ limit: 0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.listHosts({ cursor: 'nope' }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.listHosts({ cursor: 3 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+})
+
+test('deleteHost mid-crawl: its leases answer lost and every count stays exact', async () => {
+  const q = await open()
+  const seed = []
+  for (let h = 0; h < 10; h++) for (let i = 0; i < 40; i++) seed.push(`http://h${h}.com/${i}`)
+  await q.seed(seed)
+  let stop = false
+  let acked = 0
+  let lost = 0
+  const workers = []
+  for (let w = 0; w < 4; w++) {
+    workers.push((async () => {
+      const mine = await crawlq.Queue.connect(redis.url, q.name)
+      while (!stop) {
+        const leases = await mine.lease({ max: 5, waitMs: 50 })
+        await new Promise(resolve => setTimeout(resolve, 2))
+        for (const l of leases) {
+          try {
+            await mine.ack(l)
+            acked++
+          } catch (e) {
+            assert.equal(e.code, 'ERR_CRAWLQ_LEASE_LOST')
+            assert.equal(l.host, 'h3.com', 'only the deleted host loses leases')
+            lost++
+          }
+        }
+      }
+      mine.close()
+    })())
+  }
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const gone = await q.deleteHost('http://h3.com/')
+  await new Promise(resolve => setTimeout(resolve, 100))
+  stop = true
+  await Promise.all(workers)
+  const s = await q.stats()
+  assert.equal(gone.host, 'h3.com')
+  assert.equal(gone.left, 0)
+  assert.equal(gone.removed, gone.ready + gone.delayed + gone.leased + gone.dead)
+  assert.equal(s.done, acked, 'done counts exactly the acks that succeeded')
+  assert.ok(lost <= gone.leased)
+  assert.equal(s.done + s.pending + s.leased + s.dead + gone.removed, 400)
+  assert.ok((await q.listHosts()).hosts.every(h => h.host !== 'h3.com'))
+  assert.equal((await q.seed('http://h3.com/0')).duplicates, 1, 'its URLs stay seen')
+  await assert.rejects(q.deleteHost('not a host/'), { code: 'ERR_CRAWLQ_INVALID_ITEM' })
+})

@@ -383,6 +383,26 @@ impl Queue {
         promise(async move { host_info_js(q.resume_host(&host).await) })
     }
 
+    #[wasm_bindgen(js_name = listHosts)]
+    pub fn list_hosts(&self, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        let (cursor, limit) = try_arg!(core(style::host_page_args(&options)));
+        let q = self.inner.clone();
+        promise(async move {
+            let page = core(q.list_hosts(cursor.as_deref(), limit).await)?;
+            Ok(style::host_page_to_json(&page, Style::Camel))
+        })
+    }
+
+    #[wasm_bindgen(js_name = deleteHost)]
+    pub fn delete_host(&self, host: String) -> Promise {
+        let q = self.inner.clone();
+        promise(async move {
+            let gone = core(q.delete_host(&host).await)?;
+            Ok(style::host_deletion_to_json(&gone, Style::Camel))
+        })
+    }
+
     pub fn peek(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
         let [limit] = try_arg!(core(style::counts_from_json(&options, &[("limit", 10)])));

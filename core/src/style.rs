@@ -334,6 +334,30 @@ pub fn host_deletion_to_json(d: &HostDeletion, style: Style) -> Value {
         .done()
 }
 
+/// The arguments of list_hosts from an options object: `cursor` (a string or null) and
+/// `limit` (default 100).
+///
+/// ```
+/// use crawlq::style::host_page_args;
+/// let (cursor, limit) = host_page_args(&serde_json::json!({"cursor": "3", "limit": 5})).unwrap();
+/// assert_eq!((cursor.as_deref(), limit), (Some("3"), 5));
+/// assert!(host_page_args(&serde_json::json!({"cursor": 3})).is_err());
+/// ```
+pub fn host_page_args(options: &Value) -> Result<(Option<String>, usize)> {
+    let mut rest = as_object(options, "options")?.into_owned();
+    let cursor = match rest.remove("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c),
+        Some(other) => {
+            return Err(Error::InvalidArgument(format!(
+                "cursor must be a string from a previous page, got {other}"
+            )));
+        }
+    };
+    let [limit] = counts_from_json(&Value::Object(rest), &[("limit", 100)])?;
+    Ok((cursor, limit))
+}
+
 /// What a reclaim did: requeued, dead, remaining.
 pub fn reclaim_to_json(r: &ReclaimReport, style: Style) -> Value {
     Out::new(style)
