@@ -228,6 +228,28 @@ final class Queue
     public function resumeHost(string $host): mixed {}
 
     /**
+     * A page of the hosts holding items (queued, leased or dead), the most items first, with
+     * their ready, delayed, leased and dead counts. Pass the page's `cursor` for the next one
+     * (null after the last). Each call is bounded (`$limit` at most 1000) whatever the number
+     * of hosts.
+     *
+     * @return array{hosts: list<array{host: string, items: int, ready: int, delayed: int, leased: int,
+     *     dead: int, next_due: float|null, paused: bool, paused_until: float|null}>, total: int,
+     *     cursor: string|null}
+     * @throws InvalidArgumentException when `$limit` is not 1..1000 or `$cursor` is not a cursor of this queue
+     */
+    public function listHosts(?string $cursor = null, int $limit = 100): mixed {}
+
+    /**
+     * Delete a host: its ready, delayed, leased and dead items and its settings (delay, pause,
+     * budget). Its leases answer lost; its URLs stay seen. Safe while workers run.
+     *
+     * @return array{host: string, ready: int, delayed: int, leased: int, dead: int, removed: int, left: int}
+     * @throws InvalidItemException when `$host` is not a host or URL
+     */
+    public function deleteHost(string $host): mixed {}
+
+    /**
      * The next items lease would take (one per leasable host), without leasing them.
      *
      * @return list<array{id: string, url: string|null, host: string, payload: mixed, priority: int,

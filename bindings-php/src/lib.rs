@@ -508,6 +508,26 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// A page of the hosts holding items, the most first, with their counts; pass the page's
+    /// `cursor` for the next one (null after the last).
+    #[php(defaults(cursor = None, limit = 100))]
+    pub fn list_hosts(&self, cursor: Option<String>, limit: i64) -> PhpResult<Zval> {
+        let limit = usize::try_from(limit).map_err(|_| {
+            throw(crawlq::Error::InvalidArgument(format!(
+                "list_hosts limit must be 1..=1000, got {limit}"
+            )))
+        })?;
+        let page = runtime::block_on(self.handle.queue()?.list_hosts(cursor.as_deref(), limit))
+            .map_err(throw)?;
+        Ok(zval_of(&style::host_page_to_json(&page, Style::Snake)))
+    }
+
+    /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay seen.
+    pub fn delete_host(&self, host: String) -> PhpResult<Zval> {
+        let gone = runtime::block_on(self.handle.queue()?.delete_host(&host)).map_err(throw)?;
+        Ok(zval_of(&style::host_deletion_to_json(&gone, Style::Snake)))
+    }
+
     /// The next items lease would take (one per leasable host), without leasing them.
     #[php(defaults(limit = 10))]
     pub fn peek(&self, limit: i64) -> PhpResult<Zval> {

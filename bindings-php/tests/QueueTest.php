@@ -208,6 +208,108 @@ final class QueueTest extends TestCase
         $q->pauseHost('p.com', -1.0);
     }
 
+    public function testListHostsPagesTheHostsWithExactCounts(): void
+    {
+        $q = $this->open(['host_delay' => 1.0]);
+        $urls = array_map(fn ($i) => "http://big.com/$i", range(0, 4));
+        array_push($urls, 'http://mid.com/1', 'http://mid.com/2');
+        for ($i = 0; $i < 2000; $i++) {
+            $urls[] = "http://h$i.example/";
+        }
+        $q->seed($urls);
+        $q->seed([['url' => 'http://mid.com/later', 'delay' => 60]]);
+        $leases = $q->lease(2, 0.0);
+        $this->assertSame(['big.com', 'mid.com'], array_map(fn ($l) => $l->host, $leases));
+        $this->assertSame('dead', $q->nack($leases[1], ['retry' => false]));
+        $hosts = [];
+        $cursor = null;
+        do {
+            $page = $q->listHosts($cursor, 500);
+            $this->assertLessThanOrEqual(500, count($page['hosts']));
+            array_push($hosts, ...$page['hosts']);
+            $cursor = $page['cursor'];
+        } while ($cursor !== null);
+        $this->assertCount(2002, $hosts);
+        $this->assertCount(2002, array_unique(array_column($hosts, 'host')));
+        $this->assertSame([['big.com', 5, 4, 0, 1, 0], ['mid.com', 3, 1, 1, 0, 1]], array_map(
+            fn ($h) => [$h['host'], $h['items'], $h['ready'], $h['delayed'], $h['leased'], $h['dead']],
+            array_slice($hosts, 0, 2)
+        ));
+        $this->assertSame(2002, $q->listHosts(null, 1)['total']);
+        foreach ([[null, 0], [null, -1], ['x', 10]] as [$badCursor, $badLimit]) {
+            try {
+                $q->listHosts($badCursor, $badLimit);
+                $this->fail('accepted a bad cursor or limit');
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+            }
+        }
+    }
+
+    public function testDeleteHostWhileForkedWorkersRunKeepsCountsExact(): void
+    {
+        $name = unique_name('rm');
+        $q = new Queue(shared_redis()->url(), $name);
+        $urls = [];
+        for ($h = 0; $h < 10; $h++) {
+            for ($i = 0; $i < 40; $i++) {
+                $urls[] = "http://h$h.com/$i";
+            }
+        }
+        $q->seed($urls);
+        $children = [];
+        for ($w = 0; $w < 3; $w++) {
+            $report = tempnam(sys_get_temp_dir(), 'crawlq-rm');
+            $pid = pcntl_fork();
+            if ($pid === 0) {
+                $acked = 0;
+                $lost = 0;
+                $wrong = 0;
+                try {
+                    $mine = new Queue(shared_redis()->url(), $name);
+                    $end = microtime(true) + 0.4;
+                    while (microtime(true) < $end) {
+                        foreach ($mine->lease(5, 0.05) as $lease) {
+                            usleep(1000);
+                            try {
+                                $mine->ack($lease);
+                                $acked++;
+                            } catch (Crawlq\LeaseLostException $e) {
+                                $lost++;
+                                $wrong += $lease->host === 'h3.com' ? 0 : 1;
+                            }
+                        }
+                    }
+                    file_put_contents($report, json_encode([$acked, $lost, $wrong]));
+                } catch (\Throwable $e) {
+                    file_put_contents($report, json_encode(['error' => $e->getMessage()]));
+                }
+                posix_kill(getmypid(), SIGKILL); // the child must not run PHPUnit's shutdown
+            }
+            $children[$pid] = $report;
+        }
+        usleep(150_000);
+        $gone = $q->deleteHost('http://h3.com/');
+        [$acked, $lost] = [0, 0];
+        foreach ($children as $pid => $report) {
+            pcntl_waitpid($pid, $status);
+            $got = json_decode((string) file_get_contents($report), true);
+            unlink($report);
+            $this->assertArrayNotHasKey('error', $got);
+            $this->assertSame(0, $got[2], 'only the deleted host loses leases');
+            $acked += $got[0];
+            $lost += $got[1];
+        }
+        $s = $q->stats();
+        $this->assertSame(['h3.com', 0], [$gone['host'], $gone['left']]);
+        $this->assertSame($gone['ready'] + $gone['delayed'] + $gone['leased'] + $gone['dead'], $gone['removed']);
+        $this->assertSame($acked, $s['done'], 'done counts exactly the acks that succeeded');
+        $this->assertLessThanOrEqual($gone['leased'], $lost);
+        $this->assertSame(400, $s['done'] + $s['pending'] + $s['leased'] + $s['dead'] + $gone['removed']);
+        $this->assertNotContains('h3.com', array_column($q->listHosts()['hosts'], 'host'));
+        $this->assertSame(1, $q->seed('http://h3.com/0')->duplicates, 'its URLs stay seen');
+    }
+
     public function testAHostBudgetRefusesTheUrlsPastIt(): void
     {
         $q = $this->open();
