@@ -9,7 +9,7 @@ use PHPUnit\Framework\TestCase;
 /** The shared vectors of tests/vectors/, checked through the PHP extension. */
 final class VectorsTest extends TestCase
 {
-    private const TIME_FIELDS = ['leased_at', 'expires_at', 'enqueued_at', 'died_at', 'held_until', 'paused_until', 'now', 'oldest_pending_age', 'delay', 'adaptive_extra'];
+    private const TIME_FIELDS = ['leased_at', 'expires_at', 'enqueued_at', 'died_at', 'held_until', 'paused_until', 'next_due', 'now', 'oldest_pending_age', 'delay', 'adaptive_extra'];
 
     private static function load(string $name): array
     {
@@ -205,6 +205,8 @@ final class VectorsTest extends TestCase
                         'pause' => $q->pause($step['duration_ms'] === null ? null : $step['duration_ms'] / 1000),
                         'resume' => $q->resume(),
                         'is_paused' => $q->isPaused(),
+                        'list_hosts' => self::toVector($q->listHosts($step['cursor'], $step['limit'])),
+                        'delete_host' => self::toVector($q->deleteHost($step['host'])),
                         'pause_host' => self::toVector($q->pauseHost($step['host'], $step['duration_ms'] === null ? null : $step['duration_ms'] / 1000)),
                         'resume_host' => self::toVector($q->resumeHost($step['host'])),
                         'peek' => self::toVector($q->peek($step['limit'])),

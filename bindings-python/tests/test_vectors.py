@@ -12,7 +12,7 @@ import crawlq
 from conftest import RedisServer
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors"
-TIME_FIELDS = {"leased_at", "expires_at", "enqueued_at", "died_at", "held_until", "paused_until", "now", "oldest_pending_age", "delay", "adaptive_extra"}
+TIME_FIELDS = {"leased_at", "expires_at", "enqueued_at", "died_at", "held_until", "paused_until", "next_due", "now", "oldest_pending_age", "delay", "adaptive_extra"}
 
 
 def load(name: str) -> Any:
@@ -177,6 +177,10 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = q.resume()
                 elif op == "is_paused":
                     got = q.is_paused()
+                elif op == "list_hosts":
+                    got = to_vector(q.list_hosts(step["cursor"], step["limit"]))
+                elif op == "delete_host":
+                    got = to_vector(q.delete_host(step["host"]))
                 elif op == "pause_host":
                     got = to_vector(q.pause_host(step["host"], None if step["duration_ms"] is None else step["duration_ms"] / 1000))
                 elif op == "resume_host":

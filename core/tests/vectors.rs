@@ -372,6 +372,18 @@ async fn scenario_vectors() {
                         &q.resume_host(step["host"].as_str().unwrap()).await?,
                         Style::Camel,
                     )),
+                    "list_hosts" => to_snake(&style::host_page_to_json(
+                        &q.list_hosts(
+                            step["cursor"].as_str(),
+                            step["limit"].as_u64().unwrap() as usize,
+                        )
+                        .await?,
+                        Style::Camel,
+                    )),
+                    "delete_host" => to_snake(&style::host_deletion_to_json(
+                        &q.delete_host(step["host"].as_str().unwrap()).await?,
+                        Style::Camel,
+                    )),
                     "host_info" => to_snake(&style::host_info_to_json(
                         &q.host_info(step["host"].as_str().unwrap()).await?,
                         Style::Camel,
