@@ -51,6 +51,8 @@ end
 call_chunked('HDEL', K_LEASES, gone)
 call_chunked('ZREM', K_LEASED, gone)
 local revisit_members, revisit_ids = {}, {}
+-- items done per host, written to the per-host counts once per host
+local done_by_host, revisits_by_host = {}, {}
 for i = 0, n - 1 do
   if out[i + 1] == 1 then
     local a = 4 + i * 4
@@ -59,10 +61,10 @@ for i = 0, n - 1 do
       revisit_members[#revisit_members + 1] = int(revisit_at)
       revisit_members[#revisit_members + 1] = again
       revisit_ids[#revisit_ids + 1] = rec_id(again)
-      add_delayed(ARGV[a + 1], 1)
+      tally(revisits_by_host, ARGV[a + 1], 1)
     else
       live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
-      host_items_add(ARGV[a + 1], -1)
+      tally(done_by_host, ARGV[a + 1], -1)
     end
     acked = acked + 1
     if any_adaptive then
@@ -83,6 +85,8 @@ if #revisit_members > 0 then
   call_chunked('ZADD', K_DELAYED, revisit_members)
   call_chunked('SADD', K_REVISITS, revisit_ids)
 end
+tally_flush(done_by_host, host_items_add)
+tally_flush(revisits_by_host, add_delayed)
 counter('done', acked)
 counter('acked_total', acked)
 return out
