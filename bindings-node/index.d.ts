@@ -262,6 +262,8 @@ export interface HostDeletion {
   removed: number
   /** Items of the host that arrived while it was being deleted; they stay. */
   left: number
+  /** Removed items whose URLs left the seen set (`forgetSeen`). */
+  forgotten: number
 }
 
 export interface ReclaimReport {
@@ -424,9 +426,10 @@ export declare class Queue {
   listHosts(options?: { cursor?: string | null; limit?: number }): Promise<HostPage>
   /**
    * Delete a host: its ready, delayed, leased and dead items and its settings (delay,
-   * pause, budget). Its leases answer lost; its URLs stay seen. Safe while workers run.
+   * pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then the
+   * removed items can be seeded again). Safe while workers run.
    */
-  deleteHost(host: string): Promise<HostDeletion>
+  deleteHost(host: string, options?: { forgetSeen?: boolean }): Promise<HostDeletion>
   /** The next items lease would take (one per leasable host), without leasing them. */
   peek(options?: { limit?: number }): Promise<QueuedItem[]>
   /**

@@ -262,6 +262,8 @@ export interface HostDeletion {
   removed: number
   /** Items of the host that arrived while it was being deleted; they stay. */
   left: number
+  /** Removed items whose URLs left the seen set (`forgetSeen`). */
+  forgotten: number
 }
 
 export interface ReclaimReport {

@@ -242,12 +242,14 @@ final class Queue
 
     /**
      * Delete a host: its ready, delayed, leased and dead items and its settings (delay, pause,
-     * budget). Its leases answer lost; its URLs stay seen. Safe while workers run.
+     * budget). Its leases answer lost. Its URLs stay seen unless `$forget_seen` (then the
+     * removed items can be seeded again; URLs acked before stay seen). Safe while workers run.
      *
-     * @return array{host: string, ready: int, delayed: int, leased: int, dead: int, removed: int, left: int}
+     * @return array{host: string, ready: int, delayed: int, leased: int, dead: int, removed: int, left: int,
+     *     forgotten: int}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
-    public function deleteHost(string $host): mixed {}
+    public function deleteHost(string $host, bool $forget_seen = false): mixed {}
 
     /**
      * The next items lease would take (one per leasable host), without leasing them.

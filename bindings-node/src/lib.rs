@@ -604,20 +604,34 @@ impl Queue {
     }
 
     /// Delete a host: its ready, delayed, leased and dead items and its settings (delay,
-    /// pause, budget). Its leases answer lost; its URLs stay seen. Safe while workers run.
-    #[napi(ts_return_type = "Promise<HostDeletion>")]
+    /// pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then the
+    /// removed items can be seeded again). Safe while workers run.
+    #[napi(
+        ts_args_type = "host: string, options?: { forgetSeen?: boolean }",
+        ts_return_type = "Promise<HostDeletion>"
+    )]
     pub fn delete_host<'env>(
         &self,
         env: &'env Env,
         host: String,
+        options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let forget = try_arg!(
+            env,
+            core_arg(env, style::delete_host_options(&options, Style::Camel))
+        );
         let q = self.inner.clone();
-        promise(env, async move { q.delete_host(&host).await }, |_, gone| {
-            Ok(convert::JsonOut(style::host_deletion_to_json(
-                &gone,
-                Style::Camel,
-            )))
-        })
+        promise(
+            env,
+            async move { q.delete_host(&host, forget).await },
+            |_, gone| {
+                Ok(convert::JsonOut(style::host_deletion_to_json(
+                    &gone,
+                    Style::Camel,
+                )))
+            },
+        )
     }
 
     /// The next items lease would take (one per leasable host), without leasing them.

@@ -522,9 +522,12 @@ impl Queue {
         Ok(zval_of(&style::host_page_to_json(&page, Style::Snake)))
     }
 
-    /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay seen.
-    pub fn delete_host(&self, host: String) -> PhpResult<Zval> {
-        let gone = runtime::block_on(self.handle.queue()?.delete_host(&host)).map_err(throw)?;
+    /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay seen
+    /// unless `$forget_seen`.
+    #[php(defaults(forget_seen = false))]
+    pub fn delete_host(&self, host: String, forget_seen: bool) -> PhpResult<Zval> {
+        let gone = runtime::block_on(self.handle.queue()?.delete_host(&host, forget_seen))
+            .map_err(throw)?;
         Ok(zval_of(&style::host_deletion_to_json(&gone, Style::Snake)))
     }
 

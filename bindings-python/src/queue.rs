@@ -399,12 +399,13 @@ macro_rules! queue_methods {
             }
 
             /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay
-            /// seen. Safe while workers run.
-            fn delete_host(&self, py: Python<'_>, host: String) -> PyResult<Py<PyAny>> {
+            /// seen unless `forget_seen`. Safe while workers run.
+            #[pyo3(signature = (host, *, forget_seen = false))]
+            fn delete_host(&self, py: Python<'_>, host: String, forget_seen: bool) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,
                     &self.handle,
-                    move |q| async move { q.delete_host(&host).await },
+                    move |q| async move { q.delete_host(&host, forget_seen).await },
                     Box::new(|py, gone: crawlq::HostDeletion| {
                         json_out(py, style::host_deletion_to_json(&gone, Style::Snake))
                     }),

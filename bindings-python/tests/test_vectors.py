@@ -180,7 +180,7 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                 elif op == "list_hosts":
                     got = to_vector(q.list_hosts(step["cursor"], step["limit"]))
                 elif op == "delete_host":
-                    got = to_vector(q.delete_host(step["host"]))
+                    got = to_vector(q.delete_host(step["host"], forget_seen=step.get("forget_seen", False)))
                 elif op == "pause_host":
                     got = to_vector(q.pause_host(step["host"], None if step["duration_ms"] is None else step["duration_ms"] / 1000))
                 elif op == "resume_host":

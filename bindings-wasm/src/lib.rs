@@ -395,10 +395,12 @@ impl Queue {
     }
 
     #[wasm_bindgen(js_name = deleteHost)]
-    pub fn delete_host(&self, host: String) -> Promise {
+    pub fn delete_host(&self, host: String, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        let forget = try_arg!(core(style::delete_host_options(&options, Style::Camel)));
         let q = self.inner.clone();
         promise(async move {
-            let gone = core(q.delete_host(&host).await)?;
+            let gone = core(q.delete_host(&host, forget).await)?;
             Ok(style::host_deletion_to_json(&gone, Style::Camel))
         })
     }

@@ -178,6 +178,9 @@ pub enum HostsCommand {
     Rm {
         /// A host or URL (its host key is used).
         host: String,
+        /// Also forget the removed items' URLs, so that seeding them again adds them.
+        #[arg(long)]
+        forget_seen: bool,
         /// JSON (snake_case, as the Python binding's delete_host()).
         #[arg(long)]
         json: bool,
@@ -505,8 +508,12 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
             all,
             json,
         } => return list_hosts(q, limit, cursor, all, json).await,
-        HostsCommand::Rm { host, json } => {
-            let gone = q.delete_host(&host).await?;
+        HostsCommand::Rm {
+            host,
+            forget_seen,
+            json,
+        } => {
+            let gone = q.delete_host(&host, forget_seen).await?;
             if json {
                 println!("{}", style::host_deletion_to_json(&gone, Style::Snake));
             } else {
@@ -524,6 +531,12 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
                         String::new()
                     }
                 );
+                if forget_seen {
+                    println!(
+                        "forgot {} URLs: seeding them again adds them",
+                        count(gone.forgotten)
+                    );
+                }
             }
             return Ok(0);
         }

@@ -725,6 +725,16 @@ async fn hosts_pause_resume_and_show() {
         text.starts_with("deleted p.example: 0 items removed"),
         "{text}"
     );
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "rm",
+        "o.example",
+        "--forget-seen",
+    ]));
+    assert!(text.contains("forgot 1 URLs"), "{text}");
+    assert_eq!(q.stats().await.unwrap().seen, after.seen - 1);
     let listed = json_out(&crawlq(&["-q", &name, "hosts", "ls", "--json"]));
     assert!(
         listed["hosts"]

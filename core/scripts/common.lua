@@ -303,11 +303,9 @@ local function seen_count()
   return tonumber(redis.call('HGET', K_META, 'seen') or '0')
 end
 
--- The live member of a stored record, computed here where no client is involved (reclaim,
--- nack, dead letters): SHA-1 of the item's identity (its key, else its URL, else its host key),
--- unescaped. Member: the first 13 hex digits (52 bits, exact in a Lua number); bucket hash: the
--- next 8.
-local function rec_live(rec)
+-- The identity of a stored record (its key, else its URL, else its host key), unescaped; nil
+-- when the record cannot be read.
+local function rec_identity(rec)
   local _, _, host = string.find(rec, '^{"v":1,"id":"[^"]*","ts":%d+,"host":"([^"]*)",')
   if not host then
     return nil
@@ -323,6 +321,17 @@ local function rec_live(rec)
     if after then
       identity = string.gsub(string.sub(rec, k + 8, after - 2), '\\(.)', '%1')
     end
+  end
+  return identity
+end
+
+-- The live member of a stored record, computed here where no client is involved (reclaim,
+-- nack, dead letters): SHA-1 of the item's identity. Member: the first 13 hex digits (52 bits,
+-- exact in a Lua number); bucket hash: the next 8.
+local function rec_live(rec)
+  local identity = rec_identity(rec)
+  if not identity then
+    return nil
   end
   local h = redis.sha1hex(identity)
   return int(tonumber(string.sub(h, 1, 13), 16)), tonumber(string.sub(h, 14, 21), 16)

@@ -3,24 +3,36 @@
 -- flags: allow-oom
 -- KEYS: the 12 queue keys (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
---       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at)
+--       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at),
+--       7 '1' to also answer the removed items' identities (optional)
 -- reply: {next step ('' when done), next cursor, ready removed, delayed removed, leased
---         removed, dead removed, items the host still holds}
+--         removed, dead removed, items the host still holds, then with ARGV 7 '1' the
+--         identity (key, else URL, else host key) of each item removed by this call}
 -- Deleting a host takes several bounded calls, in this order of steps. The first call
 -- ('leases', cursor '0') pauses the host until resumed, so none of its items is leased while
 -- the rest runs. 'leases', 'delayed' and 'dead' walk the whole set with HSCAN/ZSCAN (a step
 -- whose host count is 0 is skipped); 'lanes' empties the host's lanes, `limit` records per
 -- call; 'finish' removes the host's settings (delay override, adaptive delay, pause, budget and
 -- its count) and, if items of it arrived meanwhile, schedules it again. Removed items leave the
--- live set but stay in the seen set. A removed lease is gone: its ack answers 0 (lost).
+-- live set but stay in the seen set (a client that is asked to forget them fingerprints the
+-- identities and runs seen_forget). A removed lease is gone: its ack answers 0 (lost).
 -- Every counter stays exact at each step.
 
 local host, step, cursor, limit = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local want_identities = ARGV[7] == '1'
 local removed = { ready = 0, delayed = 0, leased = 0, dead = 0 }
+-- with ARGV[7] '1': the identities of the removed items, for the client's seen_forget call
+local identities = {}
 local level
+local function note_identity(rec)
+  if want_identities then
+    identities[#identities + 1] = rec_identity(rec)
+  end
+end
 local function forget_live(rec)
   level = level or current_level(seen_count())
   live_remove_rec(rec, level)
+  note_identity(rec)
 end
 local function is_ours(rec)
   local _, _, rec_host = rec_head(rec)
@@ -29,8 +41,12 @@ end
 local function reply(next_step, next_cursor)
   host_items_add(host, -(removed.ready + removed.delayed + removed.leased + removed.dead))
   local left = redis.call('ZSCORE', K_HOSTITEMS, host)
-  return { next_step, next_cursor, removed.ready, removed.delayed, removed.leased, removed.dead,
+  local out = { next_step, next_cursor, removed.ready, removed.delayed, removed.leased, removed.dead,
     left and -tonumber(left) or 0 }
+  for _, identity in ipairs(identities) do
+    out[#out + 1] = identity
+  end
+  return out
 end
 
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
@@ -103,6 +119,7 @@ if step == 'dead' then
     for i, id in ipairs(ids) do
       if recs[i] and is_ours(recs[i]) then
         gone[#gone + 1] = id
+        note_identity(recs[i])
       end
     end
   end

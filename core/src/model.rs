@@ -555,6 +555,8 @@ pub struct HostDeletion {
     /// Items of the host that arrived while it was being deleted (seeded, or retried into
     /// the delayed set after the scan passed): they stay, and are leasable.
     pub left: u64,
+    /// Removed items whose fingerprints left the seen set (asked with `forget_seen`).
+    pub forgotten: u64,
 }
 
 impl HostDeletion {

@@ -1030,23 +1030,42 @@ impl Ops {
     }
 
     /// One bounded step of deleting a host (see `core/scripts/host_delete.lua`).
-    pub fn host_delete(&self, host: &str, step: &str, cursor: &str, limit: usize) -> ScriptCall {
-        let mut call = self.call(&scripts::HOST_DELETE, 4);
+    /// With `identities`, the reply also names each removed item (for [`Ops::seen_forget`]).
+    pub fn host_delete(
+        &self,
+        host: &str,
+        step: &str,
+        cursor: &str,
+        limit: usize,
+        identities: bool,
+    ) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_DELETE, 5);
         call.args.push(host.as_bytes().to_vec());
         call.args.push(step.as_bytes().to_vec());
         call.args.push(cursor.as_bytes().to_vec());
         call.args.push(limit.to_string().into_bytes());
+        call.args.push(if identities {
+            b"1".to_vec()
+        } else {
+            b"0".to_vec()
+        });
         call
     }
 
-    /// The reply of [`Ops::host_delete`]: the next step (`None`: done) and cursor, and what
-    /// this step removed (`left`: the host's items now).
+    /// The reply of [`Ops::host_delete`]: the next step (`None`: done) and cursor, what this
+    /// step removed (`left`: the host's items now) and, when asked, the removed items'
+    /// identities.
+    #[allow(clippy::type_complexity)]
     pub fn decode_host_delete(
         &self,
         reply: Reply,
-    ) -> Result<(Option<(String, String)>, HostDeletion)> {
+    ) -> Result<(Option<(String, String)>, HostDeletion, Vec<String>)> {
         let items = reply.array()?;
         expect_len(&items, 7, "host_delete")?;
+        let identities = items[7..]
+            .iter()
+            .map(Reply::text)
+            .collect::<Result<Vec<_>>>()?;
         let step = items[0].text()?;
         let removed = HostDeletion {
             host: String::new(),
@@ -1055,9 +1074,22 @@ impl Ops {
             leased: items[4].uint()?,
             dead: items[5].uint()?,
             left: items[6].uint()?,
+            forgotten: 0,
         };
         let next = (!step.is_empty()).then(|| items[1].text().map(|c| (step, c)));
-        Ok((next.transpose()?, removed))
+        Ok((next.transpose()?, removed, identities))
+    }
+
+    /// Remove the fingerprints of these identities (keys, canonical URLs or host keys) from
+    /// the seen set.
+    pub fn seen_forget(&self, identities: &[String]) -> ScriptCall {
+        let mut call = self.call(&scripts::SEEN_FORGET, identities.len() * 2);
+        for identity in identities {
+            let fp = normalize::Fingerprint::of(identity);
+            call.args.push(fp.seen_member().to_string().into_bytes());
+            call.args.push(fp.bucket_hash().to_string().into_bytes());
+        }
+        call
     }
 
     pub fn peek(&self, limit: usize) -> ScriptCall {

@@ -1408,15 +1408,18 @@ impl<E: Executor> Queue<E> {
     /// calls (at most 500 entries each) while workers go on: the host is paused first, so none
     /// of its items is leased meanwhile; the leases removed answer lost when acked, so no
     /// deleted item is acked as done. Its URLs stay in the seen set (seeding one again is a
-    /// duplicate unless forced). Every counter stays exact. `host` may be a host or a URL.
+    /// duplicate unless forced) unless `forget_seen`: then the removed items' fingerprints
+    /// leave it too, so they can be seeded again (URLs of the host acked before are not
+    /// forgotten: the queue keeps no record of them). Every counter stays exact. `host` may
+    /// be a host or a URL.
     ///
     /// ```no_run
     /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
-    /// let gone = q.delete_host("spam.example").await?;
+    /// let gone = q.delete_host("spam.example", false).await?;
     /// println!("removed {} items", gone.removed());
     /// # Ok(()) }
     /// ```
-    pub async fn delete_host(&self, host: &str) -> Result<HostDeletion> {
+    pub async fn delete_host(&self, host: &str, forget_seen: bool) -> Result<HostDeletion> {
         const STEP_LIMIT: usize = 500;
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
@@ -1429,9 +1432,13 @@ impl<E: Executor> Queue<E> {
         loop {
             let reply = self
                 .exec
-                .eval(ops.host_delete(&key, &step, &cursor, STEP_LIMIT))
+                .eval(ops.host_delete(&key, &step, &cursor, STEP_LIMIT, forget_seen))
                 .await?;
-            let (next, removed) = ops.decode_host_delete(reply)?;
+            let (next, removed, identities) = ops.decode_host_delete(reply)?;
+            if !identities.is_empty() {
+                let reply = self.exec.eval(ops.seen_forget(&identities)).await?;
+                total.forgotten += ops.decode_count(reply)?;
+            }
             total.ready += removed.ready;
             total.delayed += removed.delayed;
             total.leased += removed.leased;

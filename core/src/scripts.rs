@@ -107,6 +107,7 @@ scripts! {
     HOST_BUDGET => ("host_budget", "allow-oom"),
     HOSTS_LIST => ("hosts_list", "no-writes"),
     HOST_DELETE => ("host_delete", "allow-oom"),
+    SEEN_FORGET => ("seen_forget", "allow-oom"),
 }
 
 /// Every operation as one Redis Functions library (Redis 7+): `#!lua name=<name>`, the

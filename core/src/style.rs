@@ -321,7 +321,7 @@ pub fn host_page_to_json(p: &HostPage, style: Style) -> Value {
         .done()
 }
 
-/// What deleting a host removed: host, ready, delayed, leased, dead, removed, left.
+/// What deleting a host removed: host, ready, delayed, leased, dead, removed, left, forgotten.
 pub fn host_deletion_to_json(d: &HostDeletion, style: Style) -> Value {
     Out::new(style)
         .value("host", d.host.clone())
@@ -331,6 +331,7 @@ pub fn host_deletion_to_json(d: &HostDeletion, style: Style) -> Value {
         .value("dead", d.dead)
         .value("removed", d.removed())
         .value("left", d.left)
+        .value("forgotten", d.forgotten)
         .done()
 }
 
@@ -356,6 +357,31 @@ pub fn host_page_args(options: &Value) -> Result<(Option<String>, usize)> {
     };
     let [limit] = counts_from_json(&Value::Object(rest), &[("limit", 100)])?;
     Ok((cursor, limit))
+}
+
+/// The options of delete_host: `forget_seen` (`forgetSeen` in camelCase), default false.
+///
+/// ```
+/// use crawlq::{Style, style::delete_host_options};
+/// assert!(delete_host_options(&serde_json::json!({"forgetSeen": true}), Style::Camel).unwrap());
+/// assert!(!delete_host_options(&serde_json::Value::Null, Style::Camel).unwrap());
+/// assert!(delete_host_options(&serde_json::json!({"forget": true}), Style::Camel).is_err());
+/// ```
+pub fn delete_host_options(options: &Value, style: Style) -> Result<bool> {
+    let name = field_name("forget_seen", false, style);
+    let map = as_object(options, "options")?;
+    if let Some(unknown) = map.keys().find(|k| **k != name) {
+        return Err(Error::InvalidArgument(format!(
+            "unknown option {unknown:?}; known: {name}"
+        )));
+    }
+    match map.get(&name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(Error::InvalidArgument(format!(
+            "{name} must be a boolean, got {other}"
+        ))),
+    }
 }
 
 /// What a reclaim did: requeued, dead, remaining.

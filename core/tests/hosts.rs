@@ -621,7 +621,7 @@ async fn deleting_a_host_removes_its_items_everywhere_and_its_leases_answer_lost
     let before = q.stats().await.unwrap();
 
     let gone = q
-        .delete_host("https://gone.example/anything")
+        .delete_host("https://gone.example/anything", false)
         .await
         .unwrap();
     assert_eq!(gone.host, "gone.example");
@@ -656,10 +656,29 @@ async fn deleting_a_host_removes_its_items_everywhere_and_its_leases_answer_lost
         .unwrap();
     assert_eq!(again.duplicates, 1);
     check_invariants(&test_url(), &q).await;
+    // asked to, the removed items' URLs leave the seen set too (exact seen count)
+    q.seed(&urls_of_host("forget.example", 3), &SeedOptions::default())
+        .await
+        .unwrap();
+    let gone = q.delete_host("forget.example", true).await.unwrap();
+    assert_eq!((gone.removed(), gone.forgotten), (3, 3));
+    let seen = check_invariants(&test_url(), &q).await.seen;
+    let again = q
+        .seed(&urls_of_host("forget.example", 3), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(again.added, 3, "forgotten URLs are new again");
+    assert_eq!(check_invariants(&test_url(), &q).await.seen, seen + 3);
     // a host that holds nothing: nothing to remove
-    assert_eq!(q.delete_host("never.example").await.unwrap().removed(), 0);
+    assert_eq!(
+        q.delete_host("never.example", false)
+            .await
+            .unwrap()
+            .removed(),
+        0
+    );
     assert!(matches!(
-        q.delete_host("not a host/").await,
+        q.delete_host("not a host/", false).await,
         Err(Error::InvalidItem { .. })
     ));
 }
@@ -714,7 +733,7 @@ async fn deleting_a_host_mid_crawl_keeps_every_counter_exact() {
         .iter()
         .find(|h| h.host == "h3.example")
         .map_or(0, |h| h.items);
-    let gone = q.delete_host("h3.example").await.unwrap();
+    let gone = q.delete_host("h3.example", false).await.unwrap();
     let stats_at_delete = q.stats().await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

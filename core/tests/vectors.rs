@@ -381,7 +381,11 @@ async fn scenario_vectors() {
                         Style::Camel,
                     )),
                     "delete_host" => to_snake(&style::host_deletion_to_json(
-                        &q.delete_host(step["host"].as_str().unwrap()).await?,
+                        &q.delete_host(
+                            step["host"].as_str().unwrap(),
+                            step["forget_seen"].as_bool().unwrap_or(false),
+                        )
+                        .await?,
                         Style::Camel,
                     )),
                     "host_info" => to_snake(&style::host_info_to_json(

@@ -1,0 +1,25 @@
+-- crawlq script: seen_forget
+-- protocol: 2
+-- flags: allow-oom
+-- KEYS: the 12 queue keys (see common.lua)
+-- ARGV: 1 base, 2 clock, then pairs: seen member (signed 64-bit decimal), bucket hash
+-- reply: how many of them were in the seen set (now removed)
+-- Removes fingerprints from the seen set (a deleted host's items, when asked), so that seeding
+-- them again adds them. meta.seen keeps counting every member ever added, because it chooses
+-- the level new members go to and the levels a seed probes; meta.forgotten counts the removed
+-- ones, and stats report seen = meta.seen - meta.forgotten.
+
+local top = current_level(seen_count())
+local removed = 0
+for i = 3, #ARGV - 1, 2 do
+  local member, bucket_hash = ARGV[i], tonumber(ARGV[i + 1])
+  for l = top, 0, -1 do
+    local key = BASE .. ':s:' .. l .. ':' .. int(math.fmod(bucket_hash, LEVEL_SIZE[l]))
+    if redis.call('SREM', key, member) == 1 then
+      removed = removed + 1
+      break
+    end
+  end
+end
+counter('forgotten', removed)
+return removed
