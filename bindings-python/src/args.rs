@@ -11,7 +11,7 @@ use crawlq::{
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -24,6 +24,11 @@ pub fn seed_args(
 ) -> PyResult<(Vec<SeedItem>, SeedOptions)> {
     let items_json = if items.is_instance_of::<PyString>() {
         to_json(items)?
+    } else if items.is_instance_of::<PyDict>() {
+        // iterating a dict would seed its keys as hosts
+        return Err(PyTypeError::new_err(
+            "items must be an iterable of URLs or hosts (str or dict): put one item dict in a list",
+        ));
     } else {
         let not_items =
             |_| PyTypeError::new_err("items must be an iterable of URLs or hosts (str or dict)");

@@ -36,6 +36,9 @@ def test_seed_accepts_one_string_and_dict_items(q: crawlq.Queue) -> None:
         ("http://c.com/", 0, {"batch": 1}),
     ]
     assert q.stats()["delayed"] == 1, "b.com waits a minute"
+    with pytest.raises(TypeError, match="in a list"):
+        q.seed({"url": "http://d.com/"})  # type: ignore[arg-type]
+    assert q.stats()["seen"] == 4, "nothing seeded from the dict's keys"
 
 
 def test_lease_attributes_and_ack(q: crawlq.Queue) -> None:
