@@ -48,6 +48,16 @@ pub fn seed_args(
     Ok((items, opts))
 }
 
+/// A count argument (a limit, an offset, a budget): negative is an InvalidArgumentError, as
+/// everywhere else, not the OverflowError of a bare conversion.
+pub fn count(n: i64, name: &str) -> PyResult<usize> {
+    usize::try_from(n).map_err(|_| {
+        to_pyerr(crawlq::Error::InvalidArgument(format!(
+            "{name} must be a non-negative integer, got {n}"
+        )))
+    })
+}
+
 pub fn lease_args(max: i64, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
     let opts = json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)});
     style::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)

@@ -171,7 +171,8 @@ macro_rules! queue_methods {
 
             /// Recover up to `limit` expired leases now (lease calls also do this, bounded).
             #[pyo3(signature = (limit = 1000))]
-            fn reclaim(&self, py: Python<'_>, limit: usize) -> PyResult<Py<PyAny>> {
+            fn reclaim(&self, py: Python<'_>, limit: i64) -> PyResult<Py<PyAny>> {
+                let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -192,7 +193,8 @@ macro_rules! queue_methods {
 
             /// A page of dead letters, oldest first.
             #[pyo3(signature = (limit = 100, offset = 0))]
-            fn dead(&self, py: Python<'_>, limit: usize, offset: usize) -> PyResult<Py<PyAny>> {
+            fn dead(&self, py: Python<'_>, limit: i64, offset: i64) -> PyResult<Py<PyAny>> {
+                let (limit, offset) = (crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -329,7 +331,8 @@ macro_rules! queue_methods {
             }
 
             /// Set the most new URLs a host may add (None: back to the queue's default).
-            fn set_host_budget(&self, py: Python<'_>, host: String, urls: Option<u64>) -> PyResult<Py<PyAny>> {
+            fn set_host_budget(&self, py: Python<'_>, host: String, urls: Option<i64>) -> PyResult<Py<PyAny>> {
+                let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -339,7 +342,8 @@ macro_rules! queue_methods {
             }
 
             /// Set the budget of every host without its own (None: no default).
-            fn set_default_host_budget(&self, py: Python<'_>, urls: Option<u64>) -> PyResult<Py<PyAny>> {
+            fn set_default_host_budget(&self, py: Python<'_>, urls: Option<i64>) -> PyResult<Py<PyAny>> {
+                let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -387,7 +391,8 @@ macro_rules! queue_methods {
             /// A page of the hosts holding items, the most first, with their counts; pass the
             /// page's `cursor` for the next one (None after the last).
             #[pyo3(signature = (cursor = None, limit = 100))]
-            fn list_hosts(&self, py: Python<'_>, cursor: Option<String>, limit: usize) -> PyResult<Py<PyAny>> {
+            fn list_hosts(&self, py: Python<'_>, cursor: Option<String>, limit: i64) -> PyResult<Py<PyAny>> {
+                let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -414,7 +419,8 @@ macro_rules! queue_methods {
 
             /// The next items lease would take (one per leasable host), without leasing them.
             #[pyo3(signature = (limit = 10))]
-            fn peek(&self, py: Python<'_>, limit: usize) -> PyResult<Py<PyAny>> {
+            fn peek(&self, py: Python<'_>, limit: i64) -> PyResult<Py<PyAny>> {
+                let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
                     py,
                     &self.handle,

@@ -279,6 +279,11 @@ def test_list_hosts_counts_and_pages(redis_server: RedisServer, name: str) -> No
         q.list_hosts(limit=0)
     with pytest.raises(crawlq.InvalidArgumentError):
         q.list_hosts("not-a-cursor")
+    for negative in (lambda: q.list_hosts(limit=-1), lambda: q.peek(-1), lambda: q.dead(limit=-1),
+                     lambda: q.dead(offset=-1), lambda: q.reclaim(-1), lambda: q.set_host_budget("a.com", -1),
+                     lambda: q.set_default_host_budget(-5)):
+        with pytest.raises(crawlq.InvalidArgumentError, match="non-negative"):
+            negative()
 
 
 def test_list_hosts_over_100k_hosts_keeps_every_call_under_25_ms(private_redis: RedisServer, name: str) -> None:
