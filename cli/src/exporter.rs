@@ -356,17 +356,7 @@ impl Exporter {
         }
 
         let mut host_families = Vec::new();
-        let no_host = crawlq::HostCounts {
-            host: String::new(),
-            items: 0,
-            ready: 0,
-            delayed: 0,
-            leased: 0,
-            dead: 0,
-            next_due_ms: None,
-            paused: false,
-            paused_until_ms: None,
-        };
+        let no_host = crawlq::HostCounts::default();
         if self.top_hosts > 0 {
             for (name, help, _) in host_gauges(&no_host) {
                 let family = Family::<HostLabel, Gauge>::default();

@@ -460,6 +460,17 @@ local function wake(n)
   end
 end
 
+-- Make a host leasable now (it left `wait`): into `ready` at its best head's rank if it has
+-- ready items, waking blocked lease calls. Returns whether it had any.
+local function ready_now(host)
+  local best = host_best(host)
+  if best then
+    redis.call('ZADD', K_READY, int(best), host)
+    wake(1)
+  end
+  return best ~= nil
+end
+
 -- Politeness delay of a host in ms: per-host override or the caller's default, plus the adaptive
 -- extra that rate-limited nacks build up.
 local function host_delay(host, default_delay, any_override, any_adaptive)

@@ -50,11 +50,7 @@ if pause == '' then
     else
       held = nil
       redis.call('ZREM', K_WAIT, host)
-      local best = host_best(host)
-      if best then
-        redis.call('ZADD', K_READY, int(best), host)
-        wake(1)
-      end
+      ready_now(host)
     end
     paused_until = nil
   end

@@ -178,11 +178,7 @@ if step == 'finish' then
   redis.call('HDEL', K_HOSTBUDGET, host)
   redis.call('HDEL', K_HOSTUSED, host)
   -- items of the host that arrived while it was being deleted stay, and are leasable
-  local best = host_best(host)
-  if best then
-    redis.call('ZADD', K_READY, int(best), host)
-    wake(1)
-  end
+  ready_now(host)
   return reply('', '0')
 end
 

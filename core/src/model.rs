@@ -499,7 +499,7 @@ impl HostInfo {
 
 /// One host's items ([`crate::Queue::list_hosts`]): every count is exact at the moment its
 /// shard was read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostCounts {
     pub host: String,
     /// Items the host holds: ready + delayed + leased + dead.
