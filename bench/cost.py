@@ -20,10 +20,15 @@ Phases (95-character URLs over 1,000 hosts unless said otherwise):
   one host, P = 10/10000  lease(1) + ack(1) from one host holding 10,000 items over P priorities
   bytes per ...           used_memory growth (client buffers left out) per pending URL:
                           1,000 hosts, and 1 and 10 URLs per host (bench/run.py measures the
-                          bytes per done URL)
+                          bytes per done URL); for 1 URL per host, also what deleting each part
+                          of the layout (lanes, priority sets, ready, heads, hostitems, seen and
+                          live sets) gives back, per URL
   longest call            the slowest single script call (SLOWLOG) of seed of 10,000 with
                           seed_batch 10,000, lease(10,000), reclaim of 10,000 expired leases,
                           requeue of 10,000 dead letters (ms)
+  floor: ...              the floor of the layout: only the per-item commands of seed,
+                          lease(100) and ack(100), from Lua with every key, member and record
+                          computed by the client (bench/src/floor.lua), same URLs and tasks
 """
 
 from __future__ import annotations

@@ -93,6 +93,31 @@ impl Server {
         Ok(field("used_memory")? - field("mem_clients_normal")? - field("mem_clients_slaves")?)
     }
 
+    /// Delete every key matching `pattern` (SCAN, then DEL in batches).
+    async fn delete_matching(&mut self, pattern: &str) -> Result<()> {
+        let mut cursor = "0".to_string();
+        loop {
+            let (next, keys): (String, Vec<String>) = redis::cmd("SCAN")
+                .arg(&cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(10_000)
+                .query_async(&mut self.conn)
+                .await?;
+            if !keys.is_empty() {
+                redis::cmd("DEL")
+                    .arg(&keys)
+                    .query_async::<()>(&mut self.conn)
+                    .await?;
+            }
+            if next == "0" {
+                return Ok(());
+            }
+            cursor = next;
+        }
+    }
+
     async fn flush(&mut self) -> Result<()> {
         self.cmd::<()>(&["FLUSHALL"]).await
     }
@@ -379,6 +404,29 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             &format!("bytes per pending URL, {per_host} per host"),
             (server.used_memory().await? - base) / n as f64,
         );
+        if per_host == 1 {
+            // where a one-URL host's bytes are: what deleting each part gives back
+            let queue_base = q.ops().keys().base().to_string();
+            for (part, pattern) in [
+                ("lane lists (record included)", ":l:*"),
+                ("host priority sets", ":hp:*"),
+                ("ready", ":ready"),
+                ("heads", ":heads"),
+                ("hostitems", ":hostitems"),
+                ("seen set", ":s:*"),
+                ("live set", ":v:*"),
+            ] {
+                let before = server.used_memory().await?;
+                server
+                    .delete_matching(&format!("{queue_base}{pattern}"))
+                    .await?;
+                put(
+                    &mut out,
+                    &format!("bytes per pending URL, 1 per host: {part}"),
+                    (before - server.used_memory().await?) / n as f64,
+                );
+            }
+        }
     }
 
     // the longest single call at the documented limits
@@ -444,5 +492,144 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     for (label, ms) in slow {
         longest(label, ms, &mut out);
     }
+
+    server.flush().await?;
+    floor(&client, &mut server, n, concurrency, &mut out).await?;
     Ok(Value::Object(out))
+}
+
+/// The floor of the layout: the per-item commands crawlq's seed, lease(100) and ack(100) need
+/// (bench/src/floor.lua), run on the same URLs by the same number of tasks, with every key,
+/// member and record computed here instead of in Lua.
+async fn floor(
+    client: &redis::Client,
+    server: &mut Server,
+    n: usize,
+    concurrency: usize,
+    out: &mut Map<String, Value>,
+) -> Result<()> {
+    use std::hash::{Hash, Hasher};
+    const HOSTS: usize = 1000;
+    let conn = client.get_multiplexed_async_connection().await?;
+    let mut c = conn.clone();
+    redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("REPLACE")
+        .arg(include_str!("floor.lua"))
+        .query_async::<()>(&mut c)
+        .await?;
+    // per item: seen bucket key, fingerprint, live bucket key, live member, lane key, host,
+    // record (the shape and size crawlq stores)
+    let items: Arc<Vec<[String; 7]>> = Arc::new(
+        (0..n)
+            .map(|i| {
+                let url = page_url(i, HOSTS);
+                let host = url[8..].split('/').next().unwrap_or_default().to_string();
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                url.hash(&mut hasher);
+                let fp = hasher.finish();
+                let live = fp.rotate_left(29);
+                [
+                    format!("f:s:{}", (fp >> 32) % 1024),
+                    (fp as i64).to_string(),
+                    format!("f:v:{}", (live >> 32) % 1024),
+                    (live as i64).to_string(),
+                    format!("f:l:{host}"),
+                    host.clone(),
+                    format!(
+                        r#"{{"v":1,"id":"{}","ts":1795000000000,"host":"{host}","attempt":0,"url":"{url}"}}"#,
+                        i + 1
+                    ),
+                ]
+            })
+            .collect(),
+    );
+
+    server.reset().await?;
+    together(concurrency, |t| {
+        let (mut c, items) = (conn.clone(), items.clone());
+        async move {
+            for chunk in items.chunks(1000).skip(t).step_by(concurrency) {
+                let mut call = redis::cmd("FCALL");
+                call.arg("floor_seed").arg(0).arg(chunk.len());
+                for item in chunk {
+                    call.arg(&item[..]);
+                }
+                call.query_async::<()>(&mut c).await?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    put(out, "floor: seed", server.script_usec().await? / n as f64);
+
+    // every host in `ready` at the rank of its first item, as seed leaves it
+    let mut schedule = redis::cmd("ZADD");
+    schedule.arg("f:ready");
+    for (i, item) in items.iter().take(HOSTS).enumerate() {
+        schedule.arg(i + 1).arg(&item[5]);
+    }
+    schedule.query_async::<()>(&mut c).await?;
+    let leased = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(n)));
+    server.reset().await?;
+    together(concurrency, |_| {
+        let (mut c, leased) = (conn.clone(), leased.clone());
+        async move {
+            loop {
+                let got: Vec<String> = redis::cmd("FCALL")
+                    .arg("floor_lease")
+                    .arg(0)
+                    .arg(100)
+                    .arg("9999999999999")
+                    .query_async(&mut c)
+                    .await?;
+                if got.is_empty() {
+                    return Ok(());
+                }
+                let mut held = leased.lock().await;
+                for pair in got.chunks(2) {
+                    let id = pair[1]
+                        .split('"')
+                        .nth(5)
+                        .and_then(|id| id.parse::<usize>().ok())
+                        .ok_or("floor: a record without an id")?;
+                    held.push((pair[0].clone(), id - 1));
+                }
+            }
+        }
+    })
+    .await?;
+    put(
+        out,
+        "floor: lease(100)",
+        server.script_usec().await? / n as f64,
+    );
+    let leased = Arc::new(std::mem::take(&mut *leased.lock().await));
+    if leased.len() != n {
+        return Err(format!("floor: leased {} of {n}", leased.len()).into());
+    }
+
+    server.reset().await?;
+    together(concurrency, |t| {
+        let (mut c, items, leased) = (conn.clone(), items.clone(), leased.clone());
+        async move {
+            for chunk in leased.chunks(100).skip(t).step_by(concurrency) {
+                let mut call = redis::cmd("FCALL");
+                call.arg("floor_ack").arg(0).arg(chunk.len());
+                for (key, i) in chunk {
+                    let item = &items[*i];
+                    call.arg(key).arg(&item[2]).arg(&item[3]).arg(&item[5]);
+                }
+                call.query_async::<()>(&mut c).await?;
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    put(
+        out,
+        "floor: ack(100)",
+        server.script_usec().await? / n as f64,
+    );
+    Ok(())
 }
