@@ -8,6 +8,7 @@ crawlq-bench (say, the previous release) interleaved with this one, round by rou
 server, and the table gives both medians and their ratio.
 
     python bench/cost.py [--runs 5] [--n 20000] [--against /path/to/old/crawlq-bench]
+                         [--phases core,nack,empty,single,priorities,memory,longest,floor]
 
 (CRAWLQ_BENCH_BIN: the crawlq-bench binary, release build; bench/run.sh builds it.)
 
@@ -72,7 +73,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--against", help="another crawlq-bench build, run interleaved with this one")
+    ap.add_argument("--phases", help="only these phases (comma-separated): core (seed, lease(100), "
+                    "ack(100)), nack, empty, single, priorities, memory, longest, floor")
     args = ap.parse_args()
+    if args.phases:
+        os.environ["CRAWLQ_COST_PHASES"] = args.phases
     this = str(Path(os.environ.get("CRAWLQ_BENCH_BIN", "crawlq-bench")).resolve())
     builds = {"this build": this}
     if args.against:

@@ -42,7 +42,15 @@ impl Server {
         Ok(c.query_async(&mut self.conn).await?)
     }
 
+    /// Start a measured step: zero the command stats. With `CRAWLQ_COST_CALLGRIND` set to the
+    /// pid of a redis-server running under `valgrind --tool=callgrind`, also dump its counts, so
+    /// that each dump holds the instructions of one step (`cost.py --callgrind`).
     async fn reset(&mut self) -> Result<()> {
+        if let Ok(pid) = std::env::var("CRAWLQ_COST_CALLGRIND") {
+            std::process::Command::new("callgrind_control")
+                .args(["-d", &pid])
+                .output()?;
+        }
         self.cmd::<()>(&["CONFIG", "RESETSTAT"]).await
     }
 
@@ -244,6 +252,15 @@ async fn lease_and_ack_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Res
     Ok(())
 }
 
+/// Whether a phase runs: every phase, or those named in `CRAWLQ_COST_PHASES` (comma-separated:
+/// core, nack, empty, single, priorities, memory, longest, floor; `cost.py --phases`).
+fn wanted(phase: &str) -> bool {
+    match std::env::var("CRAWLQ_COST_PHASES") {
+        Ok(list) if !list.trim().is_empty() => list.split(',').any(|p| p.trim() == phase),
+        _ => true,
+    }
+}
+
 pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     let client = redis::Client::open(url)?;
     let mut server = Server {
@@ -257,244 +274,263 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         lease_ttl: Duration::from_secs(600),
         ..Config::default()
     };
+    // calls of the one-item phases
+    let calls = 2000;
     let urls = |count: usize, hosts: usize| -> Vec<SeedItem> {
         (0..count)
             .map(|i| SeedItem::from(page_url(i, hosts)))
             .collect()
     };
 
-    // seed, lease, ack: 1,000 hosts
-    server.flush().await?;
-    let q = open(url, long_ttl.clone()).await?;
-    let base = server.used_memory().await?;
-    server.reset().await?;
-    seed_all(&q, urls(n, 1000), concurrency).await?;
-    put(&mut out, "seed", server.script_usec().await? / n as f64);
-    put(
-        &mut out,
-        "bytes per pending URL, 1,000 hosts",
-        (server.used_memory().await? - base) / n as f64,
-    );
-    server.reset().await?;
-    let held = lease_all(&q, n, concurrency).await?;
-    put(
-        &mut out,
-        "lease(100)",
-        server.script_usec().await? / n as f64,
-    );
-    let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
-    server.reset().await?;
-    answer_all(&q, held, concurrency, |q, chunk| async move {
-        q.ack(&chunk).await?;
-        Ok(())
-    })
-    .await?;
-    put(&mut out, "ack(100)", server.script_usec().await? / n as f64);
-
-    // nack with a retry
-    server.flush().await?;
-    let q = open(url, long_ttl.clone()).await?;
-    seed_all(&q, urls(n, 1000), concurrency).await?;
-    let held = lease_all(&q, n, concurrency).await?;
-    let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
-    server.reset().await?;
-    answer_all(&q, held, concurrency, |q, chunk| async move {
-        let nacks: Vec<_> = chunk
-            .into_iter()
-            .map(|h| {
-                let reason = Some("HTTP 503".to_string());
-                (
-                    h,
-                    NackOptions {
-                        reason,
-                        ..NackOptions::default()
-                    },
-                )
-            })
-            .collect();
-        q.nack(&nacks).await?;
-        Ok(())
-    })
-    .await?;
-    put(
-        &mut out,
-        "nack(100)",
-        server.script_usec().await? / n as f64,
-    );
-
-    // lease(1) on an empty queue
-    server.flush().await?;
-    let q = open(url, Config::default()).await?;
-    let calls = 2000;
-    server.reset().await?;
-    together(concurrency, |_| {
-        let q = q.clone();
-        async move {
-            for _ in 0..calls / concurrency {
-                q.lease(1, Duration::ZERO).await?;
-            }
-            Ok(())
-        }
-    })
-    .await?;
-    put(
-        &mut out,
-        "lease(1), empty queue",
-        server.script_usec().await? / (calls / concurrency * concurrency) as f64,
-    );
-
-    // lease(1) + ack(1)
-    seed_all(&q, urls(calls, 1000), concurrency).await?;
-    server.reset().await?;
-    together(concurrency, |_| {
-        let q = q.clone();
-        async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
-    })
-    .await?;
-    put(
-        &mut out,
-        "lease(1) + ack(1)",
-        server.script_usec().await? / (calls / concurrency * concurrency) as f64,
-    );
-
-    // the same, one at a time, in round trips of this client (PING)
-    server.flush().await?;
-    seed_all(&q, urls(calls, 1000), 1).await?;
-    let started = Instant::now();
-    lease_and_ack_one_by_one(&q, calls).await?;
-    let pair = started.elapsed().as_secs_f64();
-    let mut conn = q.executor().connection();
-    let started = Instant::now();
-    for _ in 0..calls {
-        let _: String = redis::cmd("PING").query_async(&mut conn).await?;
-    }
-    put(
-        &mut out,
-        "lease(1) + ack(1), in round trips",
-        pair / started.elapsed().as_secs_f64(),
-    );
-
-    // one host holding 10,000 items over P distinct priorities
-    for p in [10usize, 10_000] {
+    if wanted("core") {
+        // seed, lease, ack: 1,000 hosts
         server.flush().await?;
-        let q = open(url, Config::default()).await?;
-        let items: Vec<SeedItem> = (0..10_000)
-            .map(|i| {
-                SeedItem::from(format!("https://one.example.com/{i}")).with_priority((i % p) as i64)
-            })
-            .collect();
-        seed_all(&q, items, 1).await?;
-        server.reset().await?;
-        lease_and_ack_one_by_one(&q, 200).await?;
-        put(
-            &mut out,
-            &format!("lease(1) + ack(1), one host, P = {p}"),
-            server.script_usec().await? / 200.0,
-        );
-    }
-
-    // memory with small hosts
-    for per_host in [1usize, 10] {
-        server.flush().await?;
-        let q = open(url, Config::default()).await?;
+        let q = open(url, long_ttl.clone()).await?;
         let base = server.used_memory().await?;
-        seed_all(&q, urls(n, n / per_host), concurrency).await?;
+        server.reset().await?;
+        seed_all(&q, urls(n, 1000), concurrency).await?;
+        put(&mut out, "seed", server.script_usec().await? / n as f64);
         put(
             &mut out,
-            &format!("bytes per pending URL, {per_host} per host"),
+            "bytes per pending URL, 1,000 hosts",
             (server.used_memory().await? - base) / n as f64,
         );
-        if per_host == 1 {
-            // where a one-URL host's bytes are: what deleting each part gives back
-            let queue_base = q.ops().keys().base().to_string();
-            for (part, pattern) in [
-                ("lane lists (record included)", ":l:*"),
-                ("host priority sets", ":hp:*"),
-                ("ready", ":ready"),
-                ("heads", ":heads"),
-                ("hostitems", ":hostitems"),
-                ("seen set", ":s:*"),
-                ("live set", ":v:*"),
-            ] {
-                let before = server.used_memory().await?;
-                server
-                    .delete_matching(&format!("{queue_base}{pattern}"))
-                    .await?;
-                put(
-                    &mut out,
-                    &format!("bytes per pending URL, 1 per host: {part}"),
-                    (before - server.used_memory().await?) / n as f64,
-                );
+        server.reset().await?;
+        let held = lease_all(&q, n, concurrency).await?;
+        put(
+            &mut out,
+            "lease(100)",
+            server.script_usec().await? / n as f64,
+        );
+        let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
+        server.reset().await?;
+        answer_all(&q, held, concurrency, |q, chunk| async move {
+            q.ack(&chunk).await?;
+            Ok(())
+        })
+        .await?;
+        put(&mut out, "ack(100)", server.script_usec().await? / n as f64);
+    }
+
+    if wanted("nack") {
+        // nack with a retry
+        server.flush().await?;
+        let q = open(url, long_ttl.clone()).await?;
+        seed_all(&q, urls(n, 1000), concurrency).await?;
+        let held = lease_all(&q, n, concurrency).await?;
+        let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
+        server.reset().await?;
+        answer_all(&q, held, concurrency, |q, chunk| async move {
+            let nacks: Vec<_> = chunk
+                .into_iter()
+                .map(|h| {
+                    let reason = Some("HTTP 503".to_string());
+                    (
+                        h,
+                        NackOptions {
+                            reason,
+                            ..NackOptions::default()
+                        },
+                    )
+                })
+                .collect();
+            q.nack(&nacks).await?;
+            Ok(())
+        })
+        .await?;
+        put(
+            &mut out,
+            "nack(100)",
+            server.script_usec().await? / n as f64,
+        );
+    }
+
+    if wanted("empty") {
+        // lease(1) on an empty queue
+        server.flush().await?;
+        let q = open(url, Config::default()).await?;
+        server.reset().await?;
+        together(concurrency, |_| {
+            let q = q.clone();
+            async move {
+                for _ in 0..calls / concurrency {
+                    q.lease(1, Duration::ZERO).await?;
+                }
+                Ok(())
+            }
+        })
+        .await?;
+        put(
+            &mut out,
+            "lease(1), empty queue",
+            server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+        );
+    }
+
+    if wanted("single") {
+        // lease(1) + ack(1)
+        server.flush().await?;
+        let q = open(url, Config::default()).await?;
+        seed_all(&q, urls(calls, 1000), concurrency).await?;
+        server.reset().await?;
+        together(concurrency, |_| {
+            let q = q.clone();
+            async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
+        })
+        .await?;
+        put(
+            &mut out,
+            "lease(1) + ack(1)",
+            server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+        );
+
+        // the same, one at a time, in round trips of this client (PING)
+        server.flush().await?;
+        seed_all(&q, urls(calls, 1000), 1).await?;
+        let started = Instant::now();
+        lease_and_ack_one_by_one(&q, calls).await?;
+        let pair = started.elapsed().as_secs_f64();
+        let mut conn = q.executor().connection();
+        let started = Instant::now();
+        for _ in 0..calls {
+            let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+        }
+        put(
+            &mut out,
+            "lease(1) + ack(1), in round trips",
+            pair / started.elapsed().as_secs_f64(),
+        );
+    }
+
+    if wanted("priorities") {
+        // one host holding 10,000 items over P distinct priorities
+        for p in [10usize, 10_000] {
+            server.flush().await?;
+            let q = open(url, Config::default()).await?;
+            let items: Vec<SeedItem> = (0..10_000)
+                .map(|i| {
+                    SeedItem::from(format!("https://one.example.com/{i}")).with_priority((i % p) as i64)
+                })
+                .collect();
+            seed_all(&q, items, 1).await?;
+            server.reset().await?;
+            lease_and_ack_one_by_one(&q, 200).await?;
+            put(
+                &mut out,
+                &format!("lease(1) + ack(1), one host, P = {p}"),
+                server.script_usec().await? / 200.0,
+            );
+        }
+    }
+
+    if wanted("memory") {
+        // memory with small hosts
+        for per_host in [1usize, 10] {
+            server.flush().await?;
+            let q = open(url, Config::default()).await?;
+            let base = server.used_memory().await?;
+            seed_all(&q, urls(n, n / per_host), concurrency).await?;
+            put(
+                &mut out,
+                &format!("bytes per pending URL, {per_host} per host"),
+                (server.used_memory().await? - base) / n as f64,
+            );
+            if per_host == 1 {
+                // where a one-URL host's bytes are: what deleting each part gives back
+                let queue_base = q.ops().keys().base().to_string();
+                for (part, pattern) in [
+                    ("lane lists (record included)", ":l:*"),
+                    ("host priority sets", ":hp:*"),
+                    ("ready", ":ready"),
+                    ("heads", ":heads"),
+                    ("hostitems", ":hostitems"),
+                    ("seen set", ":s:*"),
+                    ("live set", ":v:*"),
+                ] {
+                    let before = server.used_memory().await?;
+                    server
+                        .delete_matching(&format!("{queue_base}{pattern}"))
+                        .await?;
+                    put(
+                        &mut out,
+                        &format!("bytes per pending URL, 1 per host: {part}"),
+                        (before - server.used_memory().await?) / n as f64,
+                    );
+                }
             }
         }
     }
 
-    // the longest single call at the documented limits
-    server.flush().await?;
-    server.slowlog(0, 10_000).await?;
-    let big = 10_000;
-    // Every lease must outlive the lease(10,000) that hands them out (several calls; a debug
-    // build on a busy machine can take over a second), or that call's own bounded reclaim takes
-    // the first ones back before the reclaim measured here.
-    let ttl = Duration::from_secs(3);
-    let q = open(
-        url,
-        Config {
-            seed_batch: big,
-            lease_ttl: ttl,
-            max_attempts: 1,
-            reclaim_batch: big,
-            ..Config::default()
-        },
-    )
-    .await?;
-    let longest = |label: &str, ms: f64, out: &mut Map<String, Value>| {
-        out.insert(format!("longest call: {label}"), json!(ms));
-    };
-    let mut slow = Vec::new();
-    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
-    q.seed(&urls(big, big), &SeedOptions::default()).await?;
-    slow.push(("seed of 10,000", server.longest_script_ms().await?));
-    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
-    let started = std::time::Instant::now();
-    let got = q.lease(big, Duration::ZERO).await?;
-    if started.elapsed() >= ttl {
-        return Err(format!(
-            "limits: lease({big}) took {} ms, longer than the {} ms lease time it needs",
-            started.elapsed().as_millis(),
-            ttl.as_millis()
+    if wanted("longest") {
+        // the longest single call at the documented limits
+        server.flush().await?;
+        server.slowlog(0, 10_000).await?;
+        let big = 10_000;
+        // Every lease must outlive the lease(10,000) that hands them out (several calls; a debug
+        // build on a busy machine can take over a second), or that call's own bounded reclaim takes
+        // the first ones back before the reclaim measured here.
+        let ttl = Duration::from_secs(3);
+        let q = open(
+            url,
+            Config {
+                seed_batch: big,
+                lease_ttl: ttl,
+                max_attempts: 1,
+                reclaim_batch: big,
+                ..Config::default()
+            },
         )
-        .into());
-    }
-    slow.push(("lease(10,000)", server.longest_script_ms().await?));
-    tokio::time::sleep(ttl + Duration::from_millis(100)).await;
-    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
-    let reclaimed = q.reclaim(big).await?;
-    slow.push((
-        "reclaim of 10,000 expired leases",
-        server.longest_script_ms().await?,
-    ));
-    server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
-    let requeued = q.requeue_dead(None).await?;
-    slow.push((
-        "requeue of 10,000 dead letters",
-        server.longest_script_ms().await?,
-    ));
-    server.slowlog(10_000, 128).await?;
-    if got.len() != big || reclaimed.dead as usize != big || requeued as usize != big {
-        return Err(format!(
-            "limits: leased {}, reclaimed dead {}, requeued {requeued} of {big}",
-            got.len(),
-            reclaimed.dead
-        )
-        .into());
-    }
-    for (label, ms) in slow {
-        longest(label, ms, &mut out);
+        .await?;
+        let longest = |label: &str, ms: f64, out: &mut Map<String, Value>| {
+            out.insert(format!("longest call: {label}"), json!(ms));
+        };
+        let mut slow = Vec::new();
+        server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+        q.seed(&urls(big, big), &SeedOptions::default()).await?;
+        slow.push(("seed of 10,000", server.longest_script_ms().await?));
+        server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+        let started = std::time::Instant::now();
+        let got = q.lease(big, Duration::ZERO).await?;
+        if started.elapsed() >= ttl {
+            return Err(format!(
+                "limits: lease({big}) took {} ms, longer than the {} ms lease time it needs",
+                started.elapsed().as_millis(),
+                ttl.as_millis()
+            )
+            .into());
+        }
+        slow.push(("lease(10,000)", server.longest_script_ms().await?));
+        tokio::time::sleep(ttl + Duration::from_millis(100)).await;
+        server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+        let reclaimed = q.reclaim(big).await?;
+        slow.push((
+            "reclaim of 10,000 expired leases",
+            server.longest_script_ms().await?,
+        ));
+        server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+        let requeued = q.requeue_dead(None).await?;
+        slow.push((
+            "requeue of 10,000 dead letters",
+            server.longest_script_ms().await?,
+        ));
+        server.slowlog(10_000, 128).await?;
+        if got.len() != big || reclaimed.dead as usize != big || requeued as usize != big {
+            return Err(format!(
+                "limits: leased {}, reclaimed dead {}, requeued {requeued} of {big}",
+                got.len(),
+                reclaimed.dead
+            )
+            .into());
+        }
+        for (label, ms) in slow {
+            longest(label, ms, &mut out);
+        }
     }
 
-    server.flush().await?;
-    floor(&client, &mut server, n, concurrency, &mut out).await?;
+    if wanted("floor") {
+        server.flush().await?;
+        floor(&client, &mut server, n, concurrency, &mut out).await?;
+    }
     Ok(Value::Object(out))
 }
 

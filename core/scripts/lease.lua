@@ -128,17 +128,64 @@ local lease_fields, leased_members, wait_members = {}, {}, {}
 -- new head ages of the lanes popped from (false: the lane is empty now), in first-seen order
 local head_of, head_lanes = {}, {}
 
+-- Hosts come out of `ready` in batches: one ZPOPMIN of as many hosts as leases are still
+-- wanted, in rank order. A host without delay that still has ready items goes back with its
+-- next head's rank: into `back` (one ZADD before the next ZPOPMIN and at the end), or, when
+-- that rank is below the batch's last one, into `soon` (it may come before hosts of this
+-- batch, and before anything still in `ready`), which is taken from in rank order with the
+-- batch. So the leases are exactly those of popping the best host one at a time, with two
+-- commands per batch instead of two per lease.
+local batch, at, batch_last = {}, 1, 0
+-- soon: ranks and hosts, sorted by descending rank (the next one is at the end)
+local soon_rank, soon_host = {}, {}
+local back = {}
+local function put_back(host_rank, host)
+  if host_rank < batch_last then
+    local i = #soon_rank
+    while i > 0 and soon_rank[i] < host_rank do
+      i = i - 1
+    end
+    table.insert(soon_rank, i + 1, host_rank)
+    table.insert(soon_host, i + 1, host)
+  else
+    back[#back + 1] = int(host_rank)
+    back[#back + 1] = host
+  end
+end
+-- The next host to lease from and its rank, or nil when `ready` is empty.
+local function next_host()
+  local s = #soon_rank
+  local from_batch = batch[at]
+  if from_batch and (s == 0 or tonumber(batch[at + 1]) < soon_rank[s]) then
+    at = at + 2
+    return from_batch, tonumber(batch[at - 1])
+  end
+  if s > 0 then
+    local host, host_rank = soon_host[s], soon_rank[s]
+    soon_rank[s], soon_host[s] = nil, nil
+    return host, host_rank
+  end
+  call_chunked('ZADD', K_READY, back)
+  back = {}
+  batch, at = redis.call('ZPOPMIN', K_READY, max_items - count), 1
+  if #batch == 0 then
+    return nil
+  end
+  batch_last = tonumber(batch[#batch])
+  at = 3
+  return batch[1], tonumber(batch[2])
+end
+
 while count < max_items do
-  local popped = redis.call('ZPOPMIN', K_READY)
-  if #popped == 0 then
+  local host, host_rank = next_host()
+  if not host then
     break
   end
-  local host = popped[1]
   local hp = hp_key(host)
   -- The host's score is the rank of its best lane's head, which names that lane's priority:
   -- no read of the host's priorities. Only when that lane is empty (left by an interrupted
   -- writer) is the best one looked up: O(log P) in the host's priorities either way.
-  local top = rank_priority(tonumber(popped[2]))
+  local top = rank_priority(host_rank)
   local lane = lane_key(host, top)
   local rec = redis.call('LPOP', lane)
   if not rec then
@@ -171,8 +218,7 @@ while count < max_items do
         wait_members[#wait_members + 1] = int(NOW + delay)
         wait_members[#wait_members + 1] = host
       elseif best then
-        -- right away: the host may be popped again by this loop
-        redis.call('ZADD', K_READY, int(best), host)
+        put_back(best, host)
       end
       count = count + 1
       local lease_key = int(token_base + count) .. ':' .. rec_id(rec)
@@ -184,13 +230,24 @@ while count < max_items do
       out[#out + 1] = rec
     elseif best then
       -- a priority listed without a lane (left by an interrupted writer): skip it
-      redis.call('ZADD', K_READY, int(best), host)
+      put_back(best, host)
     end
     if not best then
       emptied = emptied + 1
     end
   end
 end
+-- hosts popped but not reached (the leases were all handed out) keep their ranks
+while batch[at] do
+  back[#back + 1] = batch[at + 1]
+  back[#back + 1] = batch[at]
+  at = at + 2
+end
+for i = 1, #soon_rank do
+  back[#back + 1] = int(soon_rank[i])
+  back[#back + 1] = soon_host[i]
+end
+call_chunked('ZADD', K_READY, back)
 
 if count > 0 then
   call_chunked('HSET', K_LEASES, lease_fields)

@@ -74,6 +74,58 @@ async fn without_politeness_it_is_a_priority_fifo_across_hosts() {
     );
 }
 
+/// A lease call pops hosts in batches and takes a host again within the call when its next
+/// item comes before the rest of the batch: the leases of one call of N are exactly those of N
+/// calls of one, for any mix of hosts, priorities and batch sizes.
+#[tokio::test]
+async fn one_call_of_n_leases_what_n_calls_of_one_would() {
+    // a fixed pseudo-random workload: 600 items over 7 hosts (some long runs of one host),
+    // priorities -1..=2, seeded in 6 calls
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut batches = Vec::new();
+    for b in 0..6 {
+        let mut batch = Vec::new();
+        let mut host = next(7);
+        for i in 0..100 {
+            if next(4) == 0 {
+                host = next(7);
+            }
+            let prio = next(4) as i64 - 1;
+            batch.push(
+                SeedItem::from(format!("http://h{host}.com/{b}-{i}"))
+                    .with_priority(if next(3) == 0 { prio } else { 0 }),
+            );
+        }
+        batches.push(batch);
+    }
+    let mut orders = Vec::new();
+    for per_call in [1usize, 3, 50, 600] {
+        let q = open(&format!("n-of-one-{per_call}"), config()).await;
+        for batch in &batches {
+            q.seed(batch, &SeedOptions::default()).await.unwrap();
+        }
+        let mut order = Vec::new();
+        loop {
+            let leases = q.lease(per_call, Duration::ZERO).await.unwrap();
+            if leases.is_empty() {
+                break;
+            }
+            order.extend(urls_of(&leases).into_iter().map(str::to_string));
+        }
+        assert_eq!(order.len(), 600, "{per_call} per call");
+        orders.push(order);
+    }
+    for order in &orders[1..] {
+        assert_eq!(order, &orders[0]);
+    }
+}
+
 /// A lease takes the lane its host's score names; when that lane is gone (a foreign writer,
 /// an interrupted one), it reads the host's priorities and takes the best lane left.
 #[tokio::test]
