@@ -9,6 +9,13 @@ server, and the table gives both medians and their ratio.
 
     python bench/cost.py [--runs 5] [--n 20000] [--against /path/to/old/crawlq-bench]
                          [--phases core,nack,empty,single,priorities,memory,longest,floor]
+                         [--callgrind]
+
+`--callgrind` runs the server under `valgrind --tool=callgrind`, counting only the instructions
+run inside script calls: each figure is then thousands of instructions per item instead of µs,
+the same from run to run within about 1% whatever else the machine does (timing figures and
+the longest-call phase are left out; a run takes a few minutes at --n 5000). Use it to compare
+two builds (`--against`) on a noisy machine; report µs from a normal run.
 
 (CRAWLQ_BENCH_BIN: the crawlq-bench binary, release build; bench/run.sh builds it.)
 
@@ -37,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -45,14 +53,19 @@ import time
 from pathlib import Path
 
 
-def start_redis() -> tuple[subprocess.Popen, int]:
+def start_redis(callgrind_out: str | None = None) -> tuple[subprocess.Popen, int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-cost-")],
-                            stdout=subprocess.DEVNULL)
-    for _ in range(500):
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-cost-")]
+    if callgrind_out:
+        # instructions counted only inside script calls (and the commands they make)
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}",
+                   "--toggle-collect=fcallCommand", "--toggle-collect=evalShaCommand",
+                   "--toggle-collect=evalCommand"] + command
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(3000 if callgrind_out else 500):
         ping = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True)
         if ping.stdout.strip() == "PONG":
             return proc, port
@@ -75,14 +88,23 @@ def main() -> None:
     ap.add_argument("--against", help="another crawlq-bench build, run interleaved with this one")
     ap.add_argument("--phases", help="only these phases (comma-separated): core (seed, lease(100), "
                     "ack(100)), nack, empty, single, priorities, memory, longest, floor")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="count instructions inside script calls (valgrind) instead of timing them")
     args = ap.parse_args()
     if args.phases:
         os.environ["CRAWLQ_COST_PHASES"] = args.phases
+    elif args.callgrind:
+        os.environ["CRAWLQ_COST_PHASES"] = "core,nack,empty,single,priorities,floor"
     this = str(Path(os.environ.get("CRAWLQ_BENCH_BIN", "crawlq-bench")).resolve())
     builds = {"this build": this}
     if args.against:
         builds = {"other build": str(Path(args.against).resolve()), "this build": this}
-    proc, port = start_redis()
+    callgrind_dir = tempfile.mkdtemp(prefix="crawlq-callgrind-") if args.callgrind else None
+    callgrind_out = os.path.join(callgrind_dir, "callgrind.out") if callgrind_dir else None
+    proc, port = start_redis(callgrind_out)
+    if callgrind_out:
+        # valgrind runs redis-server in its own process: the pid callgrind_control needs
+        os.environ["CRAWLQ_COST_CALLGRIND"] = f"{proc.pid}:{callgrind_out}"
     runs: dict[str, list[dict[str, float]]] = {label: [] for label in builds}
     try:
         for _ in range(args.runs):
@@ -93,9 +115,12 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait()
+        if callgrind_dir:
+            shutil.rmtree(callgrind_dir, ignore_errors=True)
     redis_version = next((line.split(":", 1)[1].strip() for line in version.splitlines()
                           if line.startswith("redis_version:")), "?")
-    print(f"Redis {redis_version}, N = {args.n:,}, {args.runs} interleaved runs; median (min-max)\n")
+    unit = "thousands of instructions inside script calls (callgrind)" if args.callgrind else "µs of Redis time"
+    print(f"Redis {redis_version}, N = {args.n:,}, {args.runs} interleaved runs; median (min-max); {unit}\n")
     labels = list(builds)
     header = " | ".join(f"{label}" for label in labels)
     print(f"| figure | {header} |" + (" ratio |" if len(labels) == 2 else ""))

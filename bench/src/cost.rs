@@ -42,13 +42,11 @@ impl Server {
         Ok(c.query_async(&mut self.conn).await?)
     }
 
-    /// Start a measured step: zero the command stats. With `CRAWLQ_COST_CALLGRIND` set to the
-    /// pid of a redis-server running under `valgrind --tool=callgrind`, also dump its counts, so
-    /// that each dump holds the instructions of one step (`cost.py --callgrind`).
+    /// Start a measured step: zero the command stats (and, under callgrind, its counts).
     async fn reset(&mut self) -> Result<()> {
-        if let Ok(pid) = std::env::var("CRAWLQ_COST_CALLGRIND") {
+        if let Some((pid, _)) = callgrind() {
             std::process::Command::new("callgrind_control")
-                .args(["-d", &pid])
+                .args(["-z", &pid])
                 .output()?;
         }
         self.cmd::<()>(&["CONFIG", "RESETSTAT"]).await
@@ -64,8 +62,12 @@ impl Server {
         self.cmd::<()>(&["SLOWLOG", "RESET"]).await
     }
 
-    /// Script µs since the last reset.
+    /// Script µs since the last reset; under callgrind, thousands of instructions run inside
+    /// script calls instead (deterministic, whatever else the machine does).
     async fn script_usec(&mut self) -> Result<f64> {
+        if let Some((pid, out_file)) = callgrind() {
+            return callgrind_kilo_instructions(&pid, &out_file);
+        }
         let info: String = self.cmd(&["INFO", "commandstats"]).await?;
         let mut total = 0.0;
         for line in info.lines() {
@@ -155,7 +157,12 @@ impl Server {
     }
 }
 
-async fn open(url: &str, config: Config) -> Result<Arc<Queue<RedisExecutor>>> {
+async fn open(url: &str, mut config: Config) -> Result<Arc<Queue<RedisExecutor>>> {
+    if callgrind().is_some() {
+        // a server under valgrind runs some 50x slower
+        config.connect_timeout = Duration::from_secs(120);
+        config.command_timeout = Duration::from_secs(120);
+    }
     Ok(Arc::new(Queue::connect(url, "cost", config).await?))
 }
 
@@ -252,6 +259,59 @@ async fn lease_and_ack_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Res
     Ok(())
 }
 
+/// `CRAWLQ_COST_CALLGRIND=<pid>:<out file>`: the server runs under `valgrind --tool=callgrind`
+/// collecting only inside script calls (`cost.py --callgrind`).
+fn callgrind() -> Option<(String, String)> {
+    let spec = std::env::var("CRAWLQ_COST_CALLGRIND").ok()?;
+    let (pid, file) = spec.split_once(':')?;
+    Some((pid.to_string(), file.to_string()))
+}
+
+/// Dump the server's callgrind counts and read the instructions of the dump (since the last
+/// zeroing), in thousands.
+fn callgrind_kilo_instructions(pid: &str, out_file: &str) -> Result<f64> {
+    let dump = std::process::Command::new("callgrind_control")
+        .args(["-d", pid])
+        .output()?;
+    if !dump.status.success() {
+        return Err(format!("callgrind_control -d {pid} failed").into());
+    }
+    // the newest dump is <out file>.<n> with the highest n
+    let dir = std::path::Path::new(out_file)
+        .parent()
+        .ok_or("callgrind: no directory")?;
+    let name = std::path::Path::new(out_file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("callgrind: no file name")?;
+    let newest = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let file = e.file_name().into_string().ok()?;
+            let n: u64 = file.strip_prefix(name)?.strip_prefix('.')?.parse().ok()?;
+            Some((n, e.path()))
+        })
+        .max()
+        .ok_or("callgrind: no dump written")?;
+    let text = std::fs::read_to_string(newest.1)?;
+    let total = text
+        .lines()
+        .find_map(|l| l.strip_prefix("summary: ").or_else(|| l.strip_prefix("totals: ")))
+        .ok_or("callgrind: a dump without totals")?;
+    Ok(total.trim().parse::<f64>()? / 1000.0)
+}
+
+/// A plain connection for the figures and the floor, with no response timeout under callgrind.
+async fn connect(client: &redis::Client) -> Result<redis::aio::MultiplexedConnection> {
+    let mut config = redis::AsyncConnectionConfig::new();
+    if callgrind().is_some() {
+        config = config.set_response_timeout(None);
+    }
+    Ok(client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?)
+}
+
 /// Whether a phase runs: every phase, or those named in `CRAWLQ_COST_PHASES` (comma-separated:
 /// core, nack, empty, single, priorities, memory, longest, floor; `cost.py --phases`).
 fn wanted(phase: &str) -> bool {
@@ -264,7 +324,7 @@ fn wanted(phase: &str) -> bool {
 pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     let client = redis::Client::open(url)?;
     let mut server = Server {
-        conn: client.get_multiplexed_async_connection().await?,
+        conn: connect(&client).await?,
     };
     // a slow log left long by an interrupted run would skew the memory figures
     server.slowlog(10_000, 128).await?;
@@ -384,22 +444,25 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             server.script_usec().await? / (calls / concurrency * concurrency) as f64,
         );
 
-        // the same, one at a time, in round trips of this client (PING)
-        server.flush().await?;
-        seed_all(&q, urls(calls, 1000), 1).await?;
-        let started = Instant::now();
-        lease_and_ack_one_by_one(&q, calls).await?;
-        let pair = started.elapsed().as_secs_f64();
-        let mut conn = q.executor().connection();
-        let started = Instant::now();
-        for _ in 0..calls {
-            let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+        // the same, one at a time, in round trips of this client (PING); timing means
+        // nothing under callgrind
+        if callgrind().is_none() {
+            server.flush().await?;
+            seed_all(&q, urls(calls, 1000), 1).await?;
+            let started = Instant::now();
+            lease_and_ack_one_by_one(&q, calls).await?;
+            let pair = started.elapsed().as_secs_f64();
+            let mut conn = q.executor().connection();
+            let started = Instant::now();
+            for _ in 0..calls {
+                let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+            }
+            put(
+                &mut out,
+                "lease(1) + ack(1), in round trips",
+                pair / started.elapsed().as_secs_f64(),
+            );
         }
-        put(
-            &mut out,
-            "lease(1) + ack(1), in round trips",
-            pair / started.elapsed().as_secs_f64(),
-        );
     }
 
     if wanted("priorities") {
@@ -546,7 +609,7 @@ async fn floor(
 ) -> Result<()> {
     use std::hash::{Hash, Hasher};
     const HOSTS: usize = 1000;
-    let conn = client.get_multiplexed_async_connection().await?;
+    let conn = connect(client).await?;
     let mut c = conn.clone();
     redis::cmd("FUNCTION")
         .arg("LOAD")

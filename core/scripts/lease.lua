@@ -135,51 +135,35 @@ local head_of, head_lanes = {}, {}
 -- batch, and before anything still in `ready`), which is taken from in rank order with the
 -- batch. So the leases are exactly those of popping the best host one at a time, with two
 -- commands per batch instead of two per lease.
-local batch, at, batch_last = {}, 1, 0
--- soon: ranks and hosts, sorted by descending rank (the next one is at the end)
-local soon_rank, soon_host = {}, {}
-local back = {}
-local function put_back(host_rank, host)
-  if host_rank < batch_last then
-    local i = #soon_rank
-    while i > 0 and soon_rank[i] < host_rank do
-      i = i - 1
-    end
-    table.insert(soon_rank, i + 1, host_rank)
-    table.insert(soon_host, i + 1, host)
-  else
-    back[#back + 1] = int(host_rank)
-    back[#back + 1] = host
-  end
-end
--- The next host to lease from and its rank, or nil when `ready` is empty.
-local function next_host()
-  local s = #soon_rank
-  local from_batch = batch[at]
-  if from_batch and (s == 0 or tonumber(batch[at + 1]) < soon_rank[s]) then
-    at = at + 2
-    return from_batch, tonumber(batch[at - 1])
-  end
-  if s > 0 then
-    local host, host_rank = soon_host[s], soon_rank[s]
-    soon_rank[s], soon_host[s] = nil, nil
-    return host, host_rank
-  end
-  call_chunked('ZADD', K_READY, back)
-  back = {}
-  batch, at = redis.call('ZPOPMIN', K_READY, max_items - count), 1
-  if #batch == 0 then
-    return nil
-  end
-  batch_last = tonumber(batch[#batch])
-  at = 3
-  return batch[1], tonumber(batch[2])
-end
+local batch, at, batch_last = nil, 1, 0
+-- soon: ranks and hosts, sorted by descending rank (the next one is at the end); back: ZADD
+-- arguments. Both made when first needed: a lease(1) allocates neither.
+local soon_rank, soon_host, back
+local soon_n = 0
 
 while count < max_items do
-  local host, host_rank = next_host()
-  if not host then
-    break
+  -- the next host to lease from, and its rank: from the batch or `soon`, whichever ranks
+  -- first, else from a new batch
+  local host, host_rank
+  local from_batch = batch and batch[at]
+  if from_batch and (soon_n == 0 or tonumber(batch[at + 1]) < soon_rank[soon_n]) then
+    host, host_rank = from_batch, tonumber(batch[at + 1])
+    at = at + 2
+  elseif soon_n > 0 then
+    host, host_rank = soon_host[soon_n], soon_rank[soon_n]
+    soon_rank[soon_n], soon_host[soon_n] = nil, nil
+    soon_n = soon_n - 1
+  else
+    if back then
+      call_chunked('ZADD', K_READY, back)
+      back = nil
+    end
+    batch = redis.call('ZPOPMIN', K_READY, max_items - count)
+    if #batch == 0 then
+      break
+    end
+    batch_last = tonumber(batch[#batch])
+    host, host_rank, at = batch[1], tonumber(batch[2]), 3
   end
   local hp = hp_key(host)
   -- The host's score is the rank of its best lane's head, which names that lane's priority:
@@ -193,6 +177,8 @@ while count < max_items do
     lane = top and lane_key(host, top)
     rec = lane and redis.call('LPOP', lane)
   end
+  -- the rank the host goes back to `ready` with (delay 0 and more ready items), or nil
+  local goes_back
   if top then
     -- the host's next head: the same lane's next record, else the next lane's head
     local best
@@ -218,7 +204,7 @@ while count < max_items do
         wait_members[#wait_members + 1] = int(NOW + delay)
         wait_members[#wait_members + 1] = host
       elseif best then
-        put_back(best, host)
+        goes_back = best
       end
       count = count + 1
       local lease_key = int(token_base + count) .. ':' .. rec_id(rec)
@@ -230,24 +216,46 @@ while count < max_items do
       out[#out + 1] = rec
     elseif best then
       -- a priority listed without a lane (left by an interrupted writer): skip it
-      put_back(best, host)
+      goes_back = best
     end
     if not best then
       emptied = emptied + 1
     end
   end
+  if goes_back then
+    if goes_back < batch_last then
+      -- it comes before this batch's last host: taken again by this loop in rank order
+      soon_rank, soon_host = soon_rank or {}, soon_host or {}
+      local i = soon_n
+      while i > 0 and soon_rank[i] < goes_back do
+        soon_rank[i + 1], soon_host[i + 1] = soon_rank[i], soon_host[i]
+        i = i - 1
+      end
+      soon_rank[i + 1], soon_host[i + 1] = goes_back, host
+      soon_n = soon_n + 1
+    else
+      back = back or {}
+      back[#back + 1] = int(goes_back)
+      back[#back + 1] = host
+    end
+  end
 end
 -- hosts popped but not reached (the leases were all handed out) keep their ranks
-while batch[at] do
-  back[#back + 1] = batch[at + 1]
-  back[#back + 1] = batch[at]
-  at = at + 2
+if (batch and batch[at]) or soon_n > 0 then
+  back = back or {}
+  while batch and batch[at] do
+    back[#back + 1] = batch[at + 1]
+    back[#back + 1] = batch[at]
+    at = at + 2
+  end
+  for i = 1, soon_n do
+    back[#back + 1] = int(soon_rank[i])
+    back[#back + 1] = soon_host[i]
+  end
 end
-for i = 1, #soon_rank do
-  back[#back + 1] = int(soon_rank[i])
-  back[#back + 1] = soon_host[i]
+if back then
+  call_chunked('ZADD', K_READY, back)
 end
-call_chunked('ZADD', K_READY, back)
 
 if count > 0 then
   call_chunked('HSET', K_LEASES, lease_fields)
