@@ -296,7 +296,10 @@ fn callgrind_kilo_instructions(pid: &str, out_file: &str) -> Result<f64> {
     let text = std::fs::read_to_string(newest.1)?;
     let total = text
         .lines()
-        .find_map(|l| l.strip_prefix("summary: ").or_else(|| l.strip_prefix("totals: ")))
+        .find_map(|l| {
+            l.strip_prefix("summary: ")
+                .or_else(|| l.strip_prefix("totals: "))
+        })
         .ok_or("callgrind: a dump without totals")?;
     Ok(total.trim().parse::<f64>()? / 1000.0)
 }
@@ -472,7 +475,8 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             let q = open(url, Config::default()).await?;
             let items: Vec<SeedItem> = (0..10_000)
                 .map(|i| {
-                    SeedItem::from(format!("https://one.example.com/{i}")).with_priority((i % p) as i64)
+                    SeedItem::from(format!("https://one.example.com/{i}"))
+                        .with_priority((i % p) as i64)
                 })
                 .collect();
             seed_all(&q, items, 1).await?;
