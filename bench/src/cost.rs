@@ -7,7 +7,8 @@
 use crate::Result;
 use crawlq::redis_exec::redis;
 use crawlq::{
-    Config, Lease, LeaseHandle, NackOptions, Queue, RedisExecutor, SeedItem, SeedOptions,
+    Config, Lease, LeaseHandle, LeaseOptions, NackOptions, Queue, RedisExecutor, SeedItem,
+    SeedOptions,
 };
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -259,6 +260,26 @@ async fn lease_and_ack_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Res
     Ok(())
 }
 
+/// `times` items taken one at a time with `ack_and_lease`: each call acks the item before and
+/// leases the next (the first is a plain lease(1), the last a plain ack).
+async fn ack_and_lease_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Result<()> {
+    let one = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let mut held = q.lease_with(&one).await?;
+    for _ in 1..times {
+        let handles: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
+        held = q.ack_and_lease(&handles, &one).await?.1;
+        if held.len() != 1 {
+            return Err("ack_and_lease found the queue empty".into());
+        }
+    }
+    q.ack(&[held[0].handle()]).await?;
+    Ok(())
+}
+
 /// `CRAWLQ_COST_CALLGRIND=<pid>:<out file>`: the server runs under `valgrind --tool=callgrind`
 /// collecting only inside script calls (`cost.py --callgrind`).
 fn callgrind() -> Option<(String, String)> {
@@ -446,6 +467,19 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             "lease(1) + ack(1)",
             server.script_usec().await? / (calls / concurrency * concurrency) as f64,
         );
+        server.flush().await?;
+        seed_all(&q, urls(calls, 1000), concurrency).await?;
+        server.reset().await?;
+        together(concurrency, |_| {
+            let q = q.clone();
+            async move { ack_and_lease_one_by_one(&q, calls / concurrency).await }
+        })
+        .await?;
+        put(
+            &mut out,
+            "ack + lease(1) in one call",
+            server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+        );
 
         // the same, one at a time, in round trips of this client (PING); timing means
         // nothing under callgrind
@@ -460,10 +494,16 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             for _ in 0..calls {
                 let _: String = redis::cmd("PING").query_async(&mut conn).await?;
             }
+            let ping = started.elapsed().as_secs_f64();
+            put(&mut out, "lease(1) + ack(1), in round trips", pair / ping);
+            server.flush().await?;
+            seed_all(&q, urls(calls, 1000), 1).await?;
+            let started = Instant::now();
+            ack_and_lease_one_by_one(&q, calls).await?;
             put(
                 &mut out,
-                "lease(1) + ack(1), in round trips",
-                pair / started.elapsed().as_secs_f64(),
+                "ack + lease(1) in one call, in round trips",
+                started.elapsed().as_secs_f64() / ping,
             );
         }
     }

@@ -84,6 +84,23 @@ local function expect_types(list)
   end
 end
 
+-- The same check for sorted-set keys, in one command: ZINTERCARD type-checks every key it is
+-- given before it computes anything, and a key that never exists (the probe) makes the
+-- intersection empty at once. Only on a failure are the keys checked one by one, for the
+-- message naming the key.
+local function expect_zsets(keys)
+  local r = redis.pcall('ZINTERCARD', #keys + 1, BASE .. ':probe', unpack(keys))
+  if type(r) == 'table' and r.err then
+    local list = {}
+    for _, key in ipairs(keys) do
+      list[#list + 1] = key
+      list[#list + 1] = 'zset'
+    end
+    expect_types(list)
+    error(r)
+  end
+end
+
 local function lane_key(host, prio)
   return BASE .. ':l:' .. prio .. ':' .. host
 end

@@ -531,6 +531,54 @@ impl Ops {
     /// The lease call for up to `max` items with lease time `ttl`.
     pub fn lease(&self, max: usize, ttl: Duration) -> ScriptCall {
         let mut call = self.call(&scripts::LEASE, 6);
+        self.push_lease_args(&mut call, max, ttl);
+        call
+    }
+
+    /// Ack `leases` (as [`Ops::ack`]) and lease up to `max` items (as [`Ops::lease`]) in one
+    /// call: the `ack_lease` script. Decode with [`Ops::decode_ack_lease`].
+    pub fn ack_lease(
+        &self,
+        leases: &[LeaseHandle],
+        revisit: Revisit,
+        max: usize,
+        ttl: Duration,
+    ) -> ScriptCall {
+        let mut call = self.call(&scripts::ACK_LEASE, 8 + leases.len() * 4);
+        self.push_ack_args(&mut call, leases);
+        call.args.push(match revisit {
+            Revisit::After(d) => millis(d).into_bytes(),
+            Revisit::At(ms) => format!("@{ms}").into_bytes(),
+        });
+        self.push_lease_args(&mut call, max, ttl);
+        call
+    }
+
+    /// The ack flags and the lease batch of an `ack_lease` reply for `n` leases.
+    pub fn decode_ack_lease(
+        &self,
+        reply: Reply,
+        n: usize,
+        ttl: Duration,
+    ) -> Result<(Vec<bool>, LeaseBatch)> {
+        let mut items = reply.array()?;
+        expect_len(&items, 5 + n, "ack_lease")?;
+        if items[4].uint()? != n as u64 {
+            return Err(Error::Protocol(format!(
+                "ack_lease answered for {} leases, expected {n}",
+                items[4].uint()?
+            )));
+        }
+        let flags = items
+            .drain(4..5 + n)
+            .skip(1)
+            .map(|r| Ok(r.int()? == 1))
+            .collect::<Result<Vec<bool>>>()?;
+        Ok((flags, self.decode_lease(Reply::Array(items), ttl)?))
+    }
+
+    /// The lease script's arguments from its ARGV 3: max, ttl and the queue's lease options.
+    fn push_lease_args(&self, call: &mut ScriptCall, max: usize, ttl: Duration) {
         let c = &self.config;
         call.args.push(max.to_string().into_bytes());
         call.args.push(millis(ttl).into_bytes());
@@ -543,7 +591,6 @@ impl Ops {
                 .to_string()
                 .into_bytes(),
         );
-        call
     }
 
     pub fn decode_lease(&self, reply: Reply, ttl: Duration) -> Result<LeaseBatch> {
@@ -602,6 +649,18 @@ impl Ops {
     /// The ack call; a revisit queues each acked item again when it is due.
     pub fn ack(&self, leases: &[LeaseHandle], revisit: Revisit) -> ScriptCall {
         let mut call = self.call(&scripts::ACK, 2 + leases.len() * 4);
+        self.push_ack_args(&mut call, leases);
+        match revisit {
+            Revisit::After(d) if d.is_zero() => {}
+            Revisit::After(d) => call.args.push(millis(d).into_bytes()),
+            Revisit::At(ms) => call.args.push(format!("@{ms}").into_bytes()),
+        }
+        call
+    }
+
+    /// The ack script's arguments from its ARGV 3: the count, then per lease its key, host and
+    /// live member.
+    fn push_ack_args(&self, call: &mut ScriptCall, leases: &[LeaseHandle]) {
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
             let live = LiveMember::of(l.identity());
@@ -610,12 +669,6 @@ impl Ops {
             call.args.push(live.member.to_string().into_bytes());
             call.args.push(live.bucket_hash.to_string().into_bytes());
         }
-        match revisit {
-            Revisit::After(d) if d.is_zero() => {}
-            Revisit::After(d) => call.args.push(millis(d).into_bytes()),
-            Revisit::At(ms) => call.args.push(format!("@{ms}").into_bytes()),
-        }
-        call
     }
 
     /// Decode a per-lease 1/0 reply (ack, release).

@@ -433,6 +433,13 @@ impl<E: Executor> Queue<E> {
 
     /// Lease with all options. Returns an empty list when `wait` passes with nothing ready.
     pub async fn lease_with(&self, opts: &LeaseOptions) -> Result<Vec<Lease>> {
+        let ttl = self.lease_ttl(opts)?;
+        self.lease_from(opts, ttl, self.exec.monotonic_ms(), None)
+            .await
+    }
+
+    /// The lease time of `opts`, after checking them.
+    fn lease_ttl(&self, opts: &LeaseOptions) -> Result<Duration> {
         if !(1..=10_000).contains(&opts.max) {
             return Err(Error::InvalidArgument(format!(
                 "max must be within 1..=10000, got {}",
@@ -454,11 +461,25 @@ impl<E: Executor> Queue<E> {
                 every.as_millis()
             )));
         }
+        Ok(ttl)
+    }
+
+    /// The lease loop of [`Queue::lease_with`] (checked options, lease time `ttl`), started at
+    /// `started` (monotonic ms), its first batch `first` when a call already took one.
+    async fn lease_from(
+        &self,
+        opts: &LeaseOptions,
+        ttl: Duration,
+        started: u64,
+        mut first: Option<LeaseBatch>,
+    ) -> Result<Vec<Lease>> {
         let layout = self.layout().await?;
         let wait_ms = opts.wait.as_millis() as u64;
-        let started = self.exec.monotonic_ms();
         loop {
-            let batch = self.lease_once(opts.max, ttl).await?;
+            let batch = match first.take() {
+                Some(batch) => batch,
+                None => self.lease_once(opts.max, ttl).await?,
+            };
             let buried = self.bury_undecodable(&batch.undecodable).await?;
             if !batch.leases.is_empty() {
                 self.held
@@ -481,6 +502,72 @@ impl<E: Executor> Queue<E> {
                 .wait(self.wake_key(layout), Duration::from_millis(sleep))
                 .await?;
         }
+    }
+
+    /// Ack `acks` and lease up to `opts.max` more items, in one script call (one round trip)
+    /// when the acked leases are of one shard (always, with one shard): for a worker that
+    /// answers each item and takes the next. The acks are applied first, exactly as
+    /// [`Queue::ack`] applies them (the queue's `revisit_after` included), then the lease runs
+    /// as [`Queue::lease_with`] (waiting up to `opts.wait` when nothing is ready). Returns one
+    /// ack flag per lease (`false`: it was not live any more) and the new leases. Leases of
+    /// several shards, or more than 500 of them, are acked by their own calls first.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use crawlq::LeaseOptions;
+    /// use std::time::Duration;
+    /// let opts = LeaseOptions { max: 1, wait: Duration::from_secs(2), ttl: None };
+    /// let mut leases = q.lease_with(&opts).await?;
+    /// while let Some(lease) = leases.pop() {
+    ///     // ... fetch lease.url ...
+    ///     let (_acked, next) = q.ack_and_lease(&[lease.handle()], &opts).await?;
+    ///     leases = next;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_and_lease(
+        &self,
+        acks: &[LeaseHandle],
+        opts: &LeaseOptions,
+    ) -> Result<(Vec<bool>, Vec<Lease>)> {
+        let ttl = self.lease_ttl(opts)?;
+        let started = self.exec.monotonic_ms();
+        let layout = self.layout().await?;
+        let parts = layout.route(acks)?;
+        if acks.is_empty() || acks.len() > LEASES_PER_CALL || parts.len() != 1 {
+            let flags = self.ack(acks).await?;
+            return Ok((flags, self.lease_from(opts, ttl, started, None).await?));
+        }
+        let part = parts.into_iter().next().expect("one part");
+        let s = part.shard;
+        let ops = layout.shard(s);
+        let ask = opts.max.min(LEASE_PER_CALL);
+        let revisit = Revisit::After(self.config.revisit_after);
+        let reply = self
+            .exec
+            .eval(ops.ack_lease(&part.items, revisit, ask, ttl))
+            .await?;
+        let (flags, mut batch) = ops.decode_ack_lease(reply, acks.len(), ttl)?;
+        self.held.forget(acks);
+        for lease in &mut batch.leases {
+            lease.id = layout.public_id(std::mem::take(&mut lease.id), s);
+        }
+        for u in &mut batch.undecodable {
+            u.id = layout.public_id(std::mem::take(&mut u.id), s);
+        }
+        self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
+            .await?;
+        // the rest of `max`, from the other shards or past one call's share, as lease_once
+        // would have asked for it
+        let got = batch.leases.len() + batch.undecodable.len();
+        if got < opts.max && (got == ask || layout.count() > 1) {
+            let more = self.lease_once(opts.max - got, ttl).await?;
+            batch = batch.merge(more);
+        }
+        Ok((
+            flags,
+            self.lease_from(opts, ttl, started, Some(batch)).await?,
+        ))
     }
 
     /// [`Queue::lease_with`], waiting in slices of at most [`WAIT_SLICE`] and giving up early

@@ -13,6 +13,11 @@ pub struct Script {
     /// script is refused as a whole (never half-applied) when memory is full.
     pub flags: &'static str,
     body: &'static str,
+    /// Other operations this one runs first-class, each as a local function of its own
+    /// (`local function <name>(ARGV) <body> end`) defined before the body, which calls them
+    /// with the arguments that operation takes: one call that does several operations in turn,
+    /// with each operation's code written once.
+    parts: &'static [(&'static str, &'static Script)],
     source: OnceLock<String>,
     sha1: OnceLock<String>,
     function_name: OnceLock<String>,
@@ -25,11 +30,17 @@ const BEGIN_CALL: &str =
 const COMMON: &str = include_str!("../scripts/common.lua");
 
 impl Script {
-    const fn new(name: &'static str, flags: &'static str, body: &'static str) -> Script {
+    const fn new(
+        name: &'static str,
+        flags: &'static str,
+        body: &'static str,
+        parts: &'static [(&'static str, &'static Script)],
+    ) -> Script {
         Script {
             name,
             flags,
             body,
+            parts,
             source: OnceLock::new(),
             sha1: OnceLock::new(),
             function_name: OnceLock::new(),
@@ -44,8 +55,21 @@ impl Script {
             } else {
                 format!("#!lua flags={}", self.flags)
             };
-            format!("{shebang}\n{COMMON}\n{BEGIN_CALL}{}", self.body)
+            format!("{shebang}\n{COMMON}\n{BEGIN_CALL}{}", self.code())
         })
+    }
+
+    /// The operation's code after the prelude: its parts as local functions, then its body.
+    fn code(&self) -> String {
+        let mut code = String::new();
+        for (function, part) in self.parts {
+            code.push_str(&format!(
+                "local function {function}(ARGV)\n{}\nend\n",
+                part.body
+            ));
+        }
+        code.push_str(self.body);
+        code
     }
 
     /// The name of this operation's function in [`library`]: `<library name>_<operation>`.
@@ -77,8 +101,13 @@ impl std::fmt::Debug for Script {
 }
 
 macro_rules! scripts {
-    ($($ident:ident => ($file:literal, $flags:literal)),* $(,)?) => {
-        $(pub static $ident: Script = Script::new($file, $flags, include_str!(concat!("../scripts/", $file, ".lua")));)*
+    ($($ident:ident => ($file:literal, $flags:literal $(, [$($part:ident: $of:ident),*])?)),* $(,)?) => {
+        $(pub static $ident: Script = Script::new(
+            $file,
+            $flags,
+            include_str!(concat!("../scripts/", $file, ".lua")),
+            &[$($((stringify!($part), &$of)),*)?],
+        );)*
         /// Every operation script.
         pub static ALL: &[&Script] = &[$(&$ident),*];
     };
@@ -91,6 +120,7 @@ scripts! {
     SEED => ("seed", ""),
     LEASE => ("lease", "allow-oom"),
     ACK => ("ack", "allow-oom"),
+    ACK_LEASE => ("ack_lease", "allow-oom", [ack_part: ACK, lease_part: LEASE]),
     NACK => ("nack", "allow-oom"),
     EXTEND => ("extend", "allow-oom"),
     RELEASE => ("release", "allow-oom"),
@@ -151,7 +181,7 @@ pub fn library() -> &'static Library {
                 "redis.register_function{{function_name='{name}_{}', flags={{{}}}, callback=function(KEYS, ARGV)\n{BEGIN_CALL}{}\nend}}\n",
                 script.name,
                 flags.join(", "),
-                script.body
+                script.code()
             ));
         }
         Library {
@@ -180,7 +210,7 @@ mod tests {
             .collect();
         let mut used = Vec::new();
         for source in ALL.iter().map(|s| s.body).chain([COMMON]) {
-            for marker in ["redis.call('", "call_chunked('"] {
+            for marker in ["redis.call('", "redis.pcall('", "call_chunked('"] {
                 for (at, _) in source.match_indices(marker) {
                     let rest = &source[at + marker.len()..];
                     used.push(rest[..rest.find('\'').unwrap()].to_string());

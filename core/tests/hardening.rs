@@ -342,6 +342,12 @@ async fn a_foreign_value_at_a_queue_key_is_reported_before_anything_changes() {
         attempt!("release", q.release(&h));
         attempt!("nack", q.nack(&[(h[0].clone(), NackOptions::default())]));
         attempt!("ack", q.ack(&h));
+        let one = LeaseOptions {
+            max: 1,
+            wait: Duration::ZERO,
+            ttl: None,
+        };
+        attempt!("ack_and_lease", q.ack_and_lease(&h, &one));
         attempt!("reclaim", q.reclaim(10));
         attempt!("stats", q.stats());
         attempt!("dead", q.dead(10, 0));
@@ -549,6 +555,18 @@ async fn the_documented_least_privilege_user_runs_every_operation() {
         let leases = q.lease(2, Duration::from_millis(300)).await.unwrap();
         q.ack(&handles(&leases)).await.unwrap();
     }
+    // an ack with the next lease in one call
+    q.seed(&items(&["http://a.example/4"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let leases = q.lease(1, Duration::from_millis(300)).await.unwrap();
+    let opts = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let (acked, more) = q.ack_and_lease(&handles(&leases), &opts).await.unwrap();
+    assert_eq!((acked, more.len()), (vec![true], 0));
     // a blocking wait on an empty queue, then a purge
     assert!(
         q.lease(1, Duration::from_millis(200))
@@ -557,7 +575,7 @@ async fn the_documented_least_privilege_user_runs_every_operation() {
             .is_empty()
     );
     q.purge_dead().await.unwrap();
-    assert_eq!(q.stats().await.unwrap().done, 3);
+    assert_eq!(q.stats().await.unwrap().done, 4);
     // ... all of them as functions, none as a script
     let stats = server.cli(&["INFO", "commandstats"]);
     assert!(stats.contains("cmdstat_fcall:"), "{stats}");

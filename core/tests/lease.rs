@@ -1226,3 +1226,157 @@ async fn extend_every_must_be_shorter_than_every_lease_time() {
         matches!(q.lease_with(&short).await, Err(Error::InvalidArgument(m)) if m.contains("extend_every"))
     );
 }
+
+/// Calls of `command` in INFO commandstats of `server` (0 when it never ran).
+fn calls_of(server: &RedisServer, command: &str) -> u64 {
+    let stats = server.cli(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:calls=");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .unwrap_or(0)
+}
+
+/// ack_and_lease answers leases and takes the next ones in one script call: the flags are
+/// ack's, a stale lease changes nothing, an empty queue is waited on, a paused one still acks.
+#[tokio::test]
+async fn ack_and_lease_answers_and_takes_the_next_in_one_call() {
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "ack-lease", Config::default())
+        .await
+        .unwrap();
+    q.seed(
+        &items(&["http://a.com/1", "http://b.com/1", "http://c.com/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let one = |wait_ms: u64| LeaseOptions {
+        max: 1,
+        wait: Duration::from_millis(wait_ms),
+        ttl: None,
+    };
+    let first = q.lease_with(&one(0)).await.unwrap();
+    assert_eq!(urls_of(&first), ["http://a.com/1"]);
+
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let (acked, next) = q.ack_and_lease(&handles(&first), &one(0)).await.unwrap();
+    assert_eq!(acked, [true]);
+    assert_eq!(urls_of(&next), ["http://b.com/1"]);
+    assert_eq!(
+        (calls_of(&server, "fcall"), calls_of(&server, "evalsha")),
+        (1, 0),
+        "one script call"
+    );
+
+    // a stale lease (acked above) is flagged and changes nothing; max 5 takes what is left
+    let both = [handles(&first), handles(&next)].concat();
+    let opts = LeaseOptions { max: 5, ..one(0) };
+    let (acked, last) = q.ack_and_lease(&both, &opts).await.unwrap();
+    assert_eq!(acked, [false, true]);
+    assert_eq!(urls_of(&last), ["http://c.com/1"]);
+    let stats = check_invariants(&server.url(), &q).await;
+    assert_eq!((stats.done, stats.leased, stats.pending), (2, 1, 0));
+    assert_eq!(stats.acked_total, 2);
+    assert_eq!(stats.leased_total, 3);
+
+    // nothing ready: the ack is applied and the lease waits as lease_with does
+    let started = Instant::now();
+    let (acked, none) = q.ack_and_lease(&handles(&last), &one(300)).await.unwrap();
+    assert_eq!(acked, [true]);
+    assert!(none.is_empty());
+    assert!(started.elapsed() >= Duration::from_millis(250));
+
+    // work seeded meanwhile wakes the wait
+    let seeder = {
+        let url = server.url();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let q = Queue::connect(&url, "ack-lease", Config::default())
+                .await
+                .unwrap();
+            q.seed(&items(&["http://d.com/1"]), &SeedOptions::default())
+                .await
+                .unwrap();
+        })
+    };
+    let (acked, woken) = q.ack_and_lease(&[], &one(5_000)).await.unwrap();
+    seeder.await.unwrap();
+    assert!(acked.is_empty());
+    assert_eq!(urls_of(&woken), ["http://d.com/1"]);
+
+    // a paused queue still takes the acks, and leases nothing
+    q.seed(&items(&["http://e.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    q.pause().await.unwrap();
+    let (acked, paused) = q.ack_and_lease(&handles(&woken), &one(0)).await.unwrap();
+    assert_eq!(acked, [true]);
+    assert!(paused.is_empty());
+    q.resume().await.unwrap();
+    let stats = check_invariants(&server.url(), &q).await;
+    assert_eq!((stats.done, stats.leased, stats.pending), (4, 0, 1));
+}
+
+/// Bad lease options fail before anything is sent; a foreign value at a key only the lease
+/// writes fails the call before the acks change anything.
+#[tokio::test]
+async fn ack_and_lease_fails_before_any_change() {
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "ack-lease-bad", Config::default())
+        .await
+        .unwrap();
+    q.seed(
+        &items(&["http://a.com/1", "http://a.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let held = q.lease(1, Duration::ZERO).await.unwrap();
+    for bad in [
+        LeaseOptions {
+            max: 0,
+            wait: Duration::ZERO,
+            ttl: None,
+        },
+        LeaseOptions {
+            max: 10_001,
+            wait: Duration::ZERO,
+            ttl: None,
+        },
+        LeaseOptions {
+            max: 1,
+            wait: Duration::from_secs(100_000),
+            ttl: None,
+        },
+        LeaseOptions {
+            max: 1,
+            wait: Duration::ZERO,
+            ttl: Some(Duration::ZERO),
+        },
+    ] {
+        let err = q.ack_and_lease(&handles(&held), &bad).await.unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{bad:?}: {err}");
+    }
+    assert_eq!(q.stats().await.unwrap().done, 0, "nothing was acked");
+
+    let heads = format!("{}:heads", q.ops().keys().base());
+    server.cli(&["DEL", &heads]);
+    server.cli(&["SET", &heads, "foreign"]);
+    let opts = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let err = q.ack_and_lease(&handles(&held), &opts).await.unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    server.cli(&["DEL", &heads]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (stats.done, stats.leased),
+        (0, 1),
+        "the ack was not applied"
+    );
+    assert_eq!(q.ack(&handles(&held)).await.unwrap(), [true]);
+}

@@ -611,3 +611,48 @@ fn two_idle_readings_with_movement_between_are_not_finished() {
     assert!(!reading(3, 4).idle_across(&busy));
     assert!(shard(1).idle_across(&shard(1)) && !shard(1).idle_across(&shard(2)));
 }
+
+/// ack_and_lease over shards: acks of one shard go with the lease in one call, acks of several
+/// shards are answered by their own calls; the whole queue drains either way, each item once.
+#[tokio::test]
+async fn ack_and_lease_drains_a_sharded_queue() {
+    let url = test_url();
+    let q = Queue::connect(&url, &unique("ack-lease"), sharded(4))
+        .await
+        .unwrap();
+    let urls: Vec<SeedItem> = (0..120)
+        .map(|i| format!("http://h{}.al.example/{i}", i % 12).into())
+        .collect();
+    q.seed(&urls, &SeedOptions::default()).await.unwrap();
+    let opts = |max| LeaseOptions {
+        max,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut held = q.lease_with(&opts(1)).await.unwrap();
+    // one item at a time: its ack and the next lease in one call
+    for _ in 0..40 {
+        let (acked, next) = q.ack_and_lease(&handles(&held), &opts(1)).await.unwrap();
+        assert_eq!(acked, vec![true; held.len()]);
+        for lease in &held {
+            assert!(seen.insert(lease.url.clone().unwrap()), "leased twice");
+        }
+        held = next;
+    }
+    // then in tens: the acks span shards
+    loop {
+        let (acked, next) = q.ack_and_lease(&handles(&held), &opts(10)).await.unwrap();
+        assert_eq!(acked, vec![true; held.len()]);
+        for lease in &held {
+            assert!(seen.insert(lease.url.clone().unwrap()), "leased twice");
+        }
+        if next.is_empty() {
+            break;
+        }
+        held = next;
+    }
+    assert_eq!(seen.len(), 120);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.done, stats.pending, stats.leased), (120, 0, 0));
+}
