@@ -5,7 +5,7 @@
 use crate::errors::to_pyerr;
 use crate::runtime::{Convert, awaitable, block_on, runtime};
 use crate::types::quoted;
-use crawlq::{LeaseHandle, LeaseOptions, Style, style};
+use crawlq::{Answers, LeaseHandle, LeaseOptions, Style, style};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::future::Future;
@@ -98,6 +98,15 @@ pub trait Mode {
         opts: LeaseOptions,
         convert: Convert<Vec<crawlq::Lease>>,
     ) -> PyResult<Py<PyAny>>;
+
+    /// Ack `acks` and lease the next ones in one call, with the waits of [`Mode::lease`].
+    fn ack_and_lease(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        acks: (Vec<LeaseHandle>, bool),
+        opts: LeaseOptions,
+        convert: Convert<(Answers, Vec<crawlq::Lease>)>,
+    ) -> PyResult<Py<PyAny>>;
 }
 
 /// `Queue`: block with the GIL released, so threads run in parallel.
@@ -131,6 +140,29 @@ impl Mode for Blocking {
     ) -> PyResult<Py<PyAny>> {
         convert(py, lease_blocking(py, handle, opts)?)
     }
+
+    fn ack_and_lease(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        (acks, single): (Vec<LeaseHandle>, bool),
+        opts: LeaseOptions,
+        convert: Convert<(Answers, Vec<crawlq::Lease>)>,
+    ) -> PyResult<Py<PyAny>> {
+        let raised = Mutex::new(None);
+        let h = handle.clone();
+        let (answers, leases) = block_on(py, async {
+            h.queue()
+                .await?
+                .ack_and_lease_answers(&acks, single, &opts, signal_check(&raised))
+                .await
+        })
+        .map_err(to_pyerr)?;
+        if let Some(err) = raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            release_quietly(handle, leases.iter().map(|l| l.handle()).collect());
+            return Err(err);
+        }
+        convert(py, (answers, leases))
+    }
 }
 
 impl Mode for Awaiting {
@@ -161,6 +193,27 @@ impl Mode for Awaiting {
             release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
         });
         let fut = async move { h.queue().await?.lease_with(&opts).await };
+        Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
+    }
+
+    fn ack_and_lease(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        (acks, single): (Vec<LeaseHandle>, bool),
+        opts: LeaseOptions,
+        convert: Convert<(Answers, Vec<crawlq::Lease>)>,
+    ) -> PyResult<Py<PyAny>> {
+        let (h, for_discard) = (handle.clone(), handle.clone());
+        // cancelled while it ran: the acks stand, the new leases go back
+        let discard = Box::new(move |(_, leases): (Answers, Vec<crawlq::Lease>)| {
+            release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
+        });
+        let fut = async move {
+            h.queue()
+                .await?
+                .ack_and_lease_answers(&acks, single, &opts, || false)
+                .await
+        };
         Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
     }
 }

@@ -130,6 +130,35 @@ macro_rules! queue_methods {
                 answer::<$mode>(py, &self.handle, lease, reply)
             }
 
+            /// Ack a lease (or a sequence) and lease up to `max` more items in one call (one
+            /// round trip): `(acked, leases)`, `acked` as `ack` answers it (True/False, or a
+            /// list), `leases` as `lease` answers (waiting up to `wait` seconds when none is
+            /// ready). For a worker that answers each item and takes the next.
+            #[pyo3(signature = (lease, max = 1, wait = 5.0, *, ttl = None))]
+            fn ack_and_lease(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                max: i64,
+                wait: f64,
+                ttl: Option<f64>,
+            ) -> PyResult<Py<PyAny>> {
+                let arg = LeaseArg::extract(lease)?;
+                let opts = lease_args(max, wait, ttl)?;
+                let acks = (arg.handles(), arg.single);
+                <$mode>::ack_and_lease(
+                    py,
+                    &self.handle,
+                    acks,
+                    opts,
+                    Box::new(move |py, (answers, leases)| {
+                        let acked = arg.apply(py, &answers)?;
+                        let leases = leases_out(py, leases)?;
+                        Ok(PyTuple::new(py, [acked, leases])?.into_any().unbind())
+                    }),
+                )
+            }
+
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
             /// replaces the item's stored payload (None keeps it).
             #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None))]

@@ -20,12 +20,16 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         assert [l.url for l in leases] == ["http://a.com/1", "http://a.com/2", "http://b.com/1"]
         assert leases[0].payload == {"d": 1}
         assert await aq.ack(leases[0]) is True
+        await aq.seed(["http://c.com/1"])
+        [c1] = await aq.lease(1, wait=0)
+        acked, nothing = await aq.ack_and_lease(c1, wait=0)
+        assert (acked, nothing) == (True, [])
         assert await aq.extend(leases[1], 60) == (T0 + 60_000) / 1000
         assert await aq.release([leases[1]]) == [True]
         assert await aq.nack(leases[2], retry=False, reason="gone") == "dead"
         assert await aq.nack([leases[2]]) == ["lost"]
         stats = await aq.stats()
-        assert (stats["done"], stats["ready"], stats["dead"]) == (1, 1, 1)
+        assert (stats["done"], stats["ready"], stats["dead"]) == (2, 1, 1)
         dead = await aq.dead()
         assert dead[0]["last_error"] == "gone"
         assert await aq.requeue_dead() == 1

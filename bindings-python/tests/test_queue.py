@@ -65,6 +65,32 @@ def test_priority_fifo_and_batches(q: crawlq.Queue) -> None:
     assert q.lease(5, wait=0) == []
 
 
+def test_ack_and_lease_takes_the_next_in_one_call(private_redis: RedisServer, name: str) -> None:
+    q = crawlq.Queue(private_redis.url, name)
+    q.seed(["http://a.com/1", "http://b.com/1", "http://c.com/1"])
+    [first] = q.lease(1, wait=0)
+    private_redis.cli("CONFIG", "RESETSTAT")
+    acked, leases = q.ack_and_lease(first, wait=0)
+    assert acked is True and first.answered
+    assert [l.url for l in leases] == ["http://b.com/1"]
+    assert "cmdstat_fcall:calls=1," in private_redis.cli("INFO", "commandstats"), "one call"
+    # a sequence: one flag per lease, a stale one False; max takes what is left
+    acked, rest = q.ack_and_lease([first, leases[0]], max=5, wait=0)
+    assert acked == [False, True]
+    assert [l.url for l in rest] == ["http://c.com/1"]
+    # nothing ready: the ack is applied, the lease waits `wait` seconds
+    started = time.monotonic()
+    acked, none = q.ack_and_lease(rest[0], wait=0.3)
+    assert (acked, none) == (True, [])
+    assert time.monotonic() - started >= 0.25
+    s = q.stats()
+    assert (s["done"], s["leased"], s["pending"]) == (3, 0, 0)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_and_lease(rest, max=0)
+    with pytest.raises(TypeError, match="Lease"):
+        q.ack_and_lease("http://a.com/1")  # type: ignore[call-overload]
+
+
 def test_nack_retry_backoff_and_dead_letters(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, max_attempts=2, backoff="fixed",
                      backoff_base=30, backoff_jitter=0)

@@ -570,6 +570,51 @@ impl<E: Executor> Queue<E> {
         ))
     }
 
+    /// [`Queue::ack_and_lease`] for the bindings: the acks as [`Answers`] (one flag for a
+    /// single lease, `single`, or a list), the wait in slices of at most [`WAIT_SLICE`] that
+    /// stop early (with no leases) as soon as `stop()` returns true between slices, as
+    /// [`Queue::lease_interruptible`] does.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// let opts = crawlq::LeaseOptions { max: 1, wait: std::time::Duration::ZERO, ttl: None };
+    /// let (acked, next) = q.ack_and_lease_answers(&[lease.handle()], true, &opts, || false).await?;
+    /// assert_eq!(acked.to_json(crawlq::Style::Camel), serde_json::json!(true));
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_and_lease_answers<S>(
+        &self,
+        acks: &[LeaseHandle],
+        single: bool,
+        opts: &LeaseOptions,
+        mut stop: S,
+    ) -> Result<(Answers, Vec<Lease>)>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        self.lease_ttl(opts)?;
+        let started = self.exec.monotonic_ms();
+        let total = opts.wait.as_millis() as u64;
+        let slice = LeaseOptions {
+            wait: opts.wait.min(WAIT_SLICE),
+            ..*opts
+        };
+        let (flags, leases) = self.ack_and_lease(acks, &slice).await?;
+        let answers = Answers {
+            results: AnswerResults::Flags(flags),
+            single,
+        };
+        let waited = self.exec.monotonic_ms().saturating_sub(started);
+        if !leases.is_empty() || waited >= total || stop() {
+            return Ok((answers, leases));
+        }
+        let rest = LeaseOptions {
+            wait: Duration::from_millis(total - waited),
+            ..*opts
+        };
+        Ok((answers, self.lease_interruptible(&rest, stop).await?))
+    }
+
     /// [`Queue::lease_with`], waiting in slices of at most [`WAIT_SLICE`] and giving up early
     /// (with an empty list) as soon as `stop()` returns true between slices.
     pub async fn lease_interruptible<S>(

@@ -316,6 +316,15 @@ class Queue:
     @overload
     def ack(self, lease: Sequence[Lease], *, revisit_after: Optional[float] = None, revisit_at: Optional[float] = None) -> list[bool]: ...
     @overload
+    def ack_and_lease(
+        self, lease: Lease, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
+    ) -> tuple[bool, list[Lease]]:
+        """Ack and lease the next items in one round trip: ``(acked, leases)``."""
+    @overload
+    def ack_and_lease(
+        self, lease: Sequence[Lease], max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
+    ) -> tuple[list[bool], list[Lease]]: ...
+    @overload
     def nack(
         self,
         lease: Lease,
@@ -450,6 +459,14 @@ class AsyncQueue:
     async def ack(self, lease: Lease, *, revisit_after: Optional[float] = None, revisit_at: Optional[float] = None) -> bool: ...
     @overload
     async def ack(self, lease: Sequence[Lease], *, revisit_after: Optional[float] = None, revisit_at: Optional[float] = None) -> list[bool]: ...
+    @overload
+    async def ack_and_lease(
+        self, lease: Lease, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
+    ) -> tuple[bool, list[Lease]]: ...
+    @overload
+    async def ack_and_lease(
+        self, lease: Sequence[Lease], max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
+    ) -> tuple[list[bool], list[Lease]]: ...
     @overload
     async def nack(
         self,
