@@ -137,6 +137,12 @@ export interface Lease {
   lastError: string | null
 }
 
+/** What `ackAndLease` resolves with: the acks' results (as `ack` resolves) and the new leases. */
+export interface AckAndLease<A> {
+  acked: A
+  leases: Lease[]
+}
+
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number
@@ -343,6 +349,12 @@ export declare class Queue {
    * recrawl; 0: never; absent: the queue's option).
    */
   ack<T extends Lease | Lease[]>(lease: T, options?: AckOptions): Promise<T extends Lease[] ? boolean[] : boolean>
+  /**
+   * Ack a lease (or an array) and lease up to `max` more items in one call (one round
+   * trip): resolves with `{ acked, leases }`, `acked` as `ack` resolves, `leases` as
+   * `lease` does (waiting up to `waitMs`, default 5000, when none is ready).
+   */
+  ackAndLease<T extends Lease | Lease[]>(lease: T, options?: LeaseOptions): Promise<AckAndLease<T extends Lease[] ? boolean[] : boolean>>
   /** Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

@@ -13,9 +13,9 @@ installLeaseObjects(native.Queue, native.Work)
 // objects assembled field by field through N-API.
 function installLeaseObjects (Queue, Work) {
   const LEASE_FIELDS = 12
-  const leases = rows => {
-    const out = new Array(rows.length / LEASE_FIELDS)
-    for (let i = 0, k = 0; i < rows.length; i += LEASE_FIELDS, k++) {
+  const leases = (rows, start = 0) => {
+    const out = new Array((rows.length - start) / LEASE_FIELDS)
+    for (let i = start, k = 0; i < rows.length; i += LEASE_FIELDS, k++) {
       out[k] = {
         id: rows[i],
         url: rows[i + 1],
@@ -36,6 +36,12 @@ function installLeaseObjects (Queue, Work) {
   const lease = Queue.prototype.lease
   Queue.prototype.lease = async function (options) {
     return leases(await lease.call(this, options))
+  }
+  // ackAndLease answers the ack results first, then the rows
+  const ackAndLease = Queue.prototype.ackAndLease
+  Queue.prototype.ackAndLease = async function (lease, options) {
+    const rows = await ackAndLease.call(this, lease, options)
+    return { acked: rows[0], leases: leases(rows, 1) }
   }
   const next = Work.prototype.next
   Work.prototype.next = async function () {

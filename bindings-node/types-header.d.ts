@@ -137,6 +137,12 @@ export interface Lease {
   lastError: string | null
 }
 
+/** What `ackAndLease` resolves with: the acks' results (as `ack` resolves) and the new leases. */
+export interface AckAndLease<A> {
+  acked: A
+  leases: Lease[]
+}
+
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number

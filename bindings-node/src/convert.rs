@@ -439,12 +439,40 @@ pub const LEASE_FIELDS: u32 = 12;
 
 impl ToNapiValue for LeaseRows {
     unsafe fn to_napi_value(env: sys::napi_env, rows: LeaseRows) -> napi::Result<sys::napi_value> {
+        unsafe { lease_rows(env, rows.0, None) }
+    }
+}
+
+/// The answer of `ackAndLease`: the ack results (as `ack` gives them) first, then the leases'
+/// rows as in [`LeaseRows`] (index.js splits them).
+pub struct AckedLeaseRows {
+    pub acked: serde_json::Value,
+    pub leases: Vec<crawlq::Lease>,
+}
+
+impl ToNapiValue for AckedLeaseRows {
+    unsafe fn to_napi_value(
+        env: sys::napi_env,
+        rows: AckedLeaseRows,
+    ) -> napi::Result<sys::napi_value> {
+        let acked = unsafe { json_to_js(env, rows.acked)? };
+        unsafe { lease_rows(env, rows.leases, Some(acked)) }
+    }
+}
+
+/// The flat lease array, after `first` when given.
+unsafe fn lease_rows(
+    env: sys::napi_env,
+    leases: Vec<crawlq::Lease>,
+    first: Option<sys::napi_value>,
+) -> napi::Result<sys::napi_value> {
+    {
         let check = |s| napi_ok(s, "could not build the lease array");
         let mut array = ptr::null_mut();
         check(unsafe {
             sys::napi_create_array_with_length(
                 env,
-                rows.0.len() * LEASE_FIELDS as usize,
+                leases.len() * LEASE_FIELDS as usize + usize::from(first.is_some()),
                 &mut array,
             )
         })?;
@@ -463,7 +491,11 @@ impl ToNapiValue for LeaseRows {
             Ok(v)
         };
         let mut index = 0;
-        for lease in rows.0 {
+        if let Some(value) = first {
+            check(unsafe { sys::napi_set_element(env, array, 0, value) })?;
+            index = 1;
+        }
+        for lease in leases {
             let values = [
                 string(&lease.id)?,
                 lease.url.as_deref().map_or(Ok(null), string)?,

@@ -248,6 +248,42 @@ impl Queue {
         )
     }
 
+    /// Ack a lease (or an array) and lease up to `max` more items in one call (one round
+    /// trip): resolves with `{ acked, leases }`, `acked` as `ack` resolves, `leases` as
+    /// `lease` does (waiting up to `waitMs`, default 5000, when none is ready).
+    #[napi(
+        ts_generic_types = "T extends Lease | Lease[]",
+        ts_args_type = "lease: T, options?: LeaseOptions",
+        ts_return_type = "Promise<AckAndLease<T extends Lease[] ? boolean[] : boolean>>"
+    )]
+    pub fn ack_and_lease<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, convert::AckedLeaseRows>> {
+        let (handles, single) = try_arg!(env, lease_arg(env, lease));
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let opts = try_arg!(
+            env,
+            core_arg(env, style::lease_options_from_json(&options, Style::Camel))
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move {
+                q.ack_and_lease_answers(&handles, single, &opts, || false)
+                    .await
+            },
+            |_, (answers, leases)| {
+                Ok(convert::AckedLeaseRows {
+                    acked: answers.to_json(Style::Camel),
+                    leases,
+                })
+            },
+        )
+    }
+
     /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.
     #[napi(
         ts_generic_types = "T extends Lease | Lease[]",

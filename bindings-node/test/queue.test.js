@@ -69,6 +69,37 @@ test('priority first, then arrival order; batches answer per lease', async () =>
   assert.deepEqual(await q.lease({ max: 5, waitMs: 0 }), [])
 })
 
+test('ackAndLease acks and takes the next items in one script call', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/1', 'http://b.com/1', 'http://c.com/1', 'http://d.com/1'])
+  const [first] = await q.lease({ waitMs: 0 })
+  const warm = await q.ackAndLease(first, { waitMs: 0 })
+  assert.deepEqual([warm.acked, warm.leases.map(l => l.url)], [true, ['http://b.com/1']])
+  const calls = () => {
+    const stats = redis.cli('INFO', 'commandstats')
+    return ['fcall', 'evalsha', 'eval'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
+  }
+  redis.cli('CONFIG', 'RESETSTAT')
+  const { acked, leases } = await q.ackAndLease(warm.leases[0], { waitMs: 0 })
+  assert.equal(calls(), 1, 'one script call')
+  assert.equal(acked, true)
+  assert.deepEqual(leases.map(l => l.url), ['http://c.com/1'])
+  assert.equal(typeof leases[0].token, 'number')
+  // an array: one flag per lease, a stale one false; max takes what is left
+  const more = await q.ackAndLease([first, leases[0]], { max: 5, waitMs: 0 })
+  assert.deepEqual(more.acked, [false, true])
+  assert.deepEqual(more.leases.map(l => l.url), ['http://d.com/1'])
+  // nothing ready: the ack is applied and the lease waits waitMs
+  const started = Date.now()
+  const last = await q.ackAndLease(more.leases, { waitMs: 300 })
+  assert.deepEqual(last, { acked: [true], leases: [] })
+  assert.ok(Date.now() - started >= 250)
+  const stats = await q.stats()
+  assert.deepEqual([stats.done, stats.leased, stats.pending], [4, 0, 0])
+  await assert.rejects(q.ackAndLease(first, { max: 0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ackAndLease('http://a.com/1'), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+})
+
 test('nack retries with backoff, then dead letters can be listed, requeued and purged', async () => {
   const q = await open({ fixedClock: T0, maxAttempts: 2, backoff: 'fixed', backoffBaseMs: 30_000, backoffJitter: 0 })
   await q.seed(['http://n.com/1', 'http://n.com/2'])

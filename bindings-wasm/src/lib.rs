@@ -213,6 +213,25 @@ impl Queue {
         self.answer(&lease, style::ack_answer_from_json(&options, Style::Camel))
     }
 
+    #[wasm_bindgen(js_name = ackAndLease)]
+    pub fn ack_and_lease(&self, lease: JsValue, options: JsValue) -> Promise {
+        let (handles, single) = try_arg!(lease_arg(&lease));
+        let options = try_arg!(json_arg(&options, "options"));
+        let opts = try_arg!(core(style::lease_options_from_json(&options, Style::Camel)));
+        let q = self.inner.clone();
+        promise(async move {
+            let (answers, leases) =
+                core(q.ack_and_lease_answers(&handles, single, &opts, || false).await)?;
+            Ok(json!({
+                "acked": answers.to_json(Style::Camel),
+                "leases": leases
+                    .iter()
+                    .map(|l| style::lease_to_json(l, Style::Camel))
+                    .collect::<Vec<_>>(),
+            }))
+        })
+    }
+
     pub fn nack(&self, lease: JsValue, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
         self.answer(
