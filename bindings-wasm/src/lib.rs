@@ -220,8 +220,10 @@ impl Queue {
         let opts = try_arg!(core(style::lease_options_from_json(&options, Style::Camel)));
         let q = self.inner.clone();
         promise(async move {
-            let (answers, leases) =
-                core(q.ack_and_lease_answers(&handles, single, &opts, || false).await)?;
+            let (answers, leases) = core(
+                q.ack_and_lease_answers(&handles, single, &opts, || false)
+                    .await,
+            )?;
             Ok(json!({
                 "acked": answers.to_json(Style::Camel),
                 "leases": leases
