@@ -67,6 +67,16 @@ final class Queue
     public function ack(mixed $lease, mixed $options = null): mixed {}
 
     /**
+     * Ack a lease (or a list) and lease up to `$max` more items, in one call (one round trip):
+     * for a worker that answers each item and takes the next.
+     *
+     * @param Lease|list<Lease> $lease
+     * @return array{acked: bool|list<bool>, leases: list<Lease>} acked as ack() answers it;
+     *         leases as lease() answers, empty when `$wait` seconds passed with nothing ready
+     */
+    public function ackAndLease(mixed $lease, int $max = 1, float $wait = 5.0, ?float $ttl = null): mixed {}
+
+    /**
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
      *
      * @param Lease|list<Lease> $lease

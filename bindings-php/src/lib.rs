@@ -12,7 +12,7 @@ use crawlq::{Answer, LeaseHandle, RedisExecutor, Style, style};
 use errors::{throw, type_error};
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendClassObject, Zval};
+use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::ce;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -342,6 +342,40 @@ impl Queue {
             &self.handle,
             style::ack_answer_from_json(&options, Style::Snake),
         )
+    }
+
+    /// Ack a lease (or an array) and lease up to `$max` more items in one call (one round
+    /// trip): ['acked' => what ack() answers, 'leases' => what lease() answers], waiting up to
+    /// `$wait` seconds when none is ready.
+    #[php(defaults(max = 1, wait = 5.0))]
+    pub fn ack_and_lease(
+        &self,
+        lease: &Zval,
+        max: i64,
+        wait: f64,
+        ttl: Option<f64>,
+    ) -> PhpResult<Zval> {
+        let arg = LeaseArg::extract(lease)?;
+        let opts = style::lease_options_from_json(
+            &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
+            Style::Snake,
+        )
+        .map_err(throw)?;
+        let queue = self.handle.queue()?;
+        let (answers, leases) =
+            runtime::block_on(
+                queue.ack_and_lease_answers(&arg.handles, arg.single, &opts, || false),
+            )
+            .map_err(throw)?;
+        let mut table = ZendHashTable::with_capacity(2);
+        table.insert("acked", zval_of(&answers.to_json(Style::Snake)))?;
+        table.insert(
+            "leases",
+            leases.into_iter().map(Lease::new).collect::<Vec<_>>(),
+        )?;
+        let mut z = Zval::new();
+        z.set_hashtable(table);
+        Ok(z)
     }
 
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay

@@ -92,6 +92,38 @@ final class QueueTest extends TestCase
         $this->assertSame([], $q->lease(5, 0.0));
     }
 
+    public function testAckAndLeaseTakesTheNextInOneCall(): void
+    {
+        $server = new RedisServer();
+        $q = new Queue($server->url(), unique_name('q'));
+        $q->seed(['http://a.com/1', 'http://b.com/1', 'http://c.com/1']);
+        [$first] = $q->lease(1, 0.0);
+        $server->cli('CONFIG', 'RESETSTAT');
+        $next = $q->ackAndLease($first, 1, 0.0);
+        $this->assertTrue($next['acked']);
+        $this->assertSame(['http://b.com/1'], array_map(fn (Lease $l) => $l->url, $next['leases']));
+        $this->assertStringContainsString('cmdstat_fcall:calls=1,', $server->cli('INFO', 'commandstats'), 'one call');
+        // a list: one flag per lease, a stale one false; max takes what is left
+        $more = $q->ackAndLease([$first, $next['leases'][0]], 5, 0.0);
+        $this->assertSame([false, true], $more['acked']);
+        $this->assertSame(['http://c.com/1'], array_map(fn (Lease $l) => $l->url, $more['leases']));
+        // nothing ready: the ack is applied and the lease waits $wait seconds
+        $started = microtime(true);
+        $last = $q->ackAndLease($more['leases'][0], 1, 0.3);
+        $this->assertSame(['acked' => true, 'leases' => []], $last);
+        $this->assertGreaterThanOrEqual(0.25, microtime(true) - $started);
+        $stats = $q->stats();
+        $this->assertSame([3, 0, 0], [$stats['done'], $stats['leased'], $stats['pending']]);
+        try {
+            $q->ackAndLease($first, 0);
+            $this->fail('max 0 is refused');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+        }
+        $this->expectException(TypeError::class);
+        $q->ackAndLease('http://a.com/1');
+    }
+
     public function testNackBackoffAndDeadLetters(): void
     {
         $q = $this->open(['fixed_clock' => T0 / 1000, 'max_attempts' => 2, 'backoff' => 'fixed', 'backoff_base' => 30, 'backoff_jitter' => 0]);
