@@ -123,6 +123,12 @@ test('operation scenarios', async () => {
             break
           }
           case 'ack': got = await q.ack(arg, toJs(step.options ?? {})); break
+          case 'ack_and_lease': {
+            const { acked, leases: fresh } = await q.ackAndLease(arg, { max: step.max, waitMs: step.wait_ms })
+            leases.push(...fresh)
+            got = { acked, leases: toVector(fresh) }
+            break
+          }
           case 'nack': got = await q.nack(arg, toJs(step.options ?? {})); break
           case 'extend': got = await q.extend(arg, step.ttl_ms); break
           case 'release': got = await q.release(arg, toJs(step.options ?? {})); break

@@ -188,6 +188,11 @@ final class VectorsTest extends TestCase
                             return array_map(fn ($l) => self::lease($l), $fresh);
                         })(),
                         'ack' => $q->ack($arg, $options),
+                        'ack_and_lease' => (function () use ($q, $step, $arg, &$leases) {
+                            $r = $q->ackAndLease($arg, $step['max'], $step['wait_ms'] / 1000);
+                            array_push($leases, ...$r['leases']);
+                            return ['acked' => $r['acked'], 'leases' => array_map(fn ($l) => self::lease($l), $r['leases'])];
+                        })(),
                         'nack' => $q->nack($arg, $options),
                         'extend' => (fn ($d) => is_array($d) ? array_map(fn ($t) => $t === null ? null : (int) round($t * 1000), $d) : (int) round($d * 1000))($q->extend($arg, $step['ttl_ms'] / 1000)),
                         'release' => $q->release($arg, $options),

@@ -142,6 +142,10 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = [lease_dict(l) for l in new]
                 elif op == "ack":
                     got = q.ack(arg, **to_python(step.get("options", {})))
+                elif op == "ack_and_lease":
+                    acked, new = q.ack_and_lease(arg, step["max"], wait=step["wait_ms"] / 1000)
+                    leases.extend(new)
+                    got = {"acked": acked, "leases": [lease_dict(l) for l in new]}
                 elif op == "nack":
                     got = q.nack(arg, **to_python(step.get("options", {})))
                 elif op == "extend":

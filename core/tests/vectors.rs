@@ -290,6 +290,25 @@ async fn scenario_vectors() {
                         leases.extend(got);
                         out
                     }
+                    "ack_and_lease" => {
+                        let opts = LeaseOptions {
+                            max: step["max"].as_u64().unwrap() as usize,
+                            wait: Duration::from_millis(step["wait_ms"].as_u64().unwrap()),
+                            ttl: None,
+                        };
+                        let (acked, got) = q
+                            .ack_and_lease_answers(&h, single, &opts, || false)
+                            .await?;
+                        let out = serde_json::json!({
+                            "acked": acked.to_json(Style::Camel),
+                            "leases": got
+                                .iter()
+                                .map(|l| to_snake(&style::lease_to_json(l, Style::Camel)))
+                                .collect::<Vec<_>>(),
+                        });
+                        leases.extend(got);
+                        out
+                    }
                     "ack" | "nack" | "extend" | "release" => {
                         let answer = match step["op"].as_str().unwrap() {
                             "ack" => style::ack_answer_from_json(
