@@ -8,7 +8,8 @@ table reports medians, spreads (min-max over the rounds) and ratios computed wit
             de-duplication on where the system has it; items/s and Redis used_memory growth
             per queued URL
   drain     lease + ack every item with a no-op handler at each concurrency (crawlq: lease 100
-            and ack them in one call; "single": lease 1 + ack 1); items/s, and for crawlq the
+            and ack them in one call; "single": lease 1 + ack 1, and the same with each ack sent
+            with the next lease in one call, ack_and_lease); items/s, and for crawlq the
             memory left per done URL (only its de-duplication record)
   ceilings  redis-benchmark: pipelined LPUSH of 95-byte values, pipelined EVALSHA of a no-op
             script, and the round trip of one PING
@@ -206,6 +207,11 @@ def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list
                 rate = run_runner(drain_cmd(s, redis.url, queue, 1, 1, 0, w.single), s.env, w.single)
                 results[(s.name, "single")].append(rate)
                 log(f"{s.name}: lease 1 + ack 1 {rate:,.0f}/s")
+                redis.flush()
+                seed(s, queue, w.files["single"], w.single)
+                rate = run_runner(drain_cmd(s, redis.url, queue, 1, 1, 0, w.single, "drain-next"), s.env, w.single)
+                results[(s.name, "single_next")].append(rate)
+                log(f"{s.name}: ack + lease 1 in one call {rate:,.0f}/s")
             if s.name == "crawlq-rust":
                 redis.flush()
                 seed(s, queue, w.files[DRAIN_LENGTH], w.n)
@@ -215,9 +221,10 @@ def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list
                 log(f"{s.name}: drain with politeness {rate:,.0f}/s")
 
 
-def drain_cmd(s: System, redis_url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int) -> list[str]:
+def drain_cmd(s: System, redis_url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int,
+              mode: str = "drain") -> list[str]:
     if s.crawlq:
-        return [*s.drain, "drain", redis_url, queue, str(concurrency), str(batch), str(delay_ms), str(expected)]
+        return [*s.drain, mode, redis_url, queue, str(concurrency), str(batch), str(delay_ms), str(expected)]
     return [*s.drain, "drain", redis_url, queue, str(concurrency), str(expected)]
 
 
@@ -258,6 +265,7 @@ def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ce
     for c in sorted(concurrency, reverse=True):
         table(f"drain, concurrency {c} (items/s; crawlq leases 100, acks in one call)", f"drain_c{c}", "/s")
     table("drain, lease 1 + ack 1, concurrency 1 (items/s)", "single", "/s")
+    table("drain, ack + lease 1 in one call (ack_and_lease), concurrency 1 (items/s)", "single_next", "/s")
     table(f"drain with politeness ({POLITE_DELAY_MS} ms per host), concurrency {max(concurrency)} (items/s)", "polite", "/s", None)
 
     c = {k: statistics.median(v) for k, v in ceil.items()}
@@ -295,6 +303,11 @@ def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ce
         per_item = 1e6 / single
         target(f"lease 1 + ack 1: {per_item:.0f} µs per item, in round trips of the same client ({c['ping_client_us']:.0f} µs)",
                per_item / c["ping_client_us"], 2.5, at_most=True)
+    single_next = get(rust, "single_next")
+    if single_next:
+        per_item = 1e6 / single_next
+        target(f"ack + lease 1 in one call (ack_and_lease): {per_item:.0f} µs per item, in round trips of the same "
+               f"client ({c['ping_client_us']:.0f} µs)", per_item / c["ping_client_us"], 2.5, at_most=True)
     m, mb = get(rust, "mem95"), get("bullmq", "mem95")
     target("Redis bytes per queued URL, crawlq / BullMQ (~95 chars)", m / mb if m and mb else None, 1 / 3, at_most=True)
     target("Redis bytes per done URL", get(rust, "mem_done"), 40, at_most=True, unit="B")

@@ -2,6 +2,7 @@
 // bench/run.py. Same commands and output as crawlq-bench (bench/src/main.rs):
 //   crawlq_js.mjs seed  <redis-url> <queue> <file>
 //   crawlq_js.mjs drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+//   crawlq_js.mjs drain-next ...   the same, each ack sent with the next lease (ackAndLease)
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -24,13 +25,22 @@ if (op === 'seed') {
   let done = 0
   let last = 0
   const started = now()
+  const options = { max: batch, waitMs: IDLE_WAIT_MS }
   const worker = async () => {
-    while (done < expected) {
-      const leases = await q.lease({ max: batch, waitMs: IDLE_WAIT_MS })
-      if (leases.length === 0) return
-      const acked = (await q.ack(leases)).filter(Boolean).length // awaited before `done` is read
-      done += acked
-      last = now() - started
+    let leases = await q.lease(options)
+    while (leases.length > 0) {
+      const final = done + leases.length >= expected // the last items: a plain ack, no wait after them
+      if (op === 'drain-next' && !final) {
+        const next = await q.ackAndLease(leases, options)
+        done += next.acked.filter(Boolean).length
+        last = now() - started
+        leases = next.leases
+      } else {
+        const acked = (await q.ack(leases)).filter(Boolean).length // awaited before `done` is read
+        done += acked
+        last = now() - started
+        leases = final ? [] : await q.lease(options)
+      }
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))

@@ -3,6 +3,7 @@
 // (bench/src/main.rs); concurrency is worker processes (pcntl_fork), as PHP deployments scale.
 //   php -d extension=crawlq.so crawlq_php.php seed  <redis-url> <queue> <file>
 //   php -d extension=crawlq.so crawlq_php.php drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+//   ... crawlq_php.php drain-next ...   the same, each ack sent with the next lease (ackAndLease)
 
 const IDLE_WAIT = 0.3; // an idle worker's last wait; the reported time ends at the last item
 
@@ -16,7 +17,7 @@ if ($op === 'seed') {
     exit(0);
 }
 
-[$concurrency, $batch, $delayMs] = array_map('intval', array_slice($argv, 4, 3));
+[$concurrency, $batch, $delayMs, $expected] = array_map('intval', array_slice($argv, 4, 4));
 $started = hrtime(true);
 $pipes = [];
 for ($i = 0; $i < $concurrency; $i++) {
@@ -28,9 +29,18 @@ for ($i = 0; $i < $concurrency; $i++) {
         $q = new Crawlq\Queue($url, $queue, ['host_delay' => $delayMs / 1000]);
         $done = 0;
         $last = $started;
-        while ($leases = $q->lease($batch, IDLE_WAIT)) {
-            $done += count(array_filter($q->ack($leases)));
+        $leases = $q->lease($batch, IDLE_WAIT);
+        while ($leases) {
+            // the last items (of a single worker): a plain ack, no wait after them
+            if ($op === 'drain-next' && $done + count($leases) < $expected) {
+                ['acked' => $acked, 'leases' => $leases] = $q->ackAndLease($leases, $batch, IDLE_WAIT);
+                $done += count(array_filter($acked));
+            } else {
+                $done += count(array_filter($q->ack($leases)));
+                $leases = null;
+            }
             $last = hrtime(true);
+            $leases = $leases ?? $q->lease($batch, IDLE_WAIT);
         }
         fwrite($pair[1], json_encode([$done, $last]));
         exit(0);

@@ -3,6 +3,7 @@ crawlq-bench (bench/src/main.rs):
 
     crawlq_python.py seed  <redis-url> <queue> <file>
     crawlq_python.py drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+    crawlq_python.py drain-next ...   the same, each ack sent with the next lease (ack_and_lease)
 """
 
 import asyncio
@@ -24,20 +25,27 @@ async def seed(url: str, queue: str, file: str) -> tuple[int, float]:
     return report.added, time.perf_counter() - started
 
 
-async def drain(url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int) -> tuple[int, float]:
+async def drain(url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int,
+                ack_with_next: bool = False) -> tuple[int, float]:
     aq = await crawlq.AsyncQueue.connect(url, queue, host_delay=delay_ms / 1000)
     done, last = 0, 0.0
     started = time.perf_counter()
 
     async def worker() -> None:
         nonlocal done, last
-        while done < expected:
-            leases = await aq.lease(batch, wait=IDLE_WAIT)
-            if not leases:
-                return
-            acked = sum(await aq.ack(leases))  # awaited before `done` is read: no lost update
+        leases = await aq.lease(batch, wait=IDLE_WAIT)
+        while leases:
+            final = done + len(leases) >= expected  # the last items: a plain ack, no wait after them
+            # each answer is awaited before `done` is read: no lost update
+            if ack_with_next and not final:
+                flags, leases = await aq.ack_and_lease(leases, batch, wait=IDLE_WAIT)
+                acked = sum(flags)
+            else:
+                acked = sum(await aq.ack(leases))
             done += acked
             last = time.perf_counter() - started
+            if not ack_with_next or final:
+                leases = [] if final else await aq.lease(batch, wait=IDLE_WAIT)
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return done, last
@@ -49,7 +57,7 @@ def main() -> None:
         items, seconds = asyncio.run(seed(*args))
     else:
         url, queue, *numbers = args
-        items, seconds = asyncio.run(drain(url, queue, *map(int, numbers)))
+        items, seconds = asyncio.run(drain(url, queue, *map(int, numbers), ack_with_next=op == "drain-next"))
     print(json.dumps({"items": items, "seconds": seconds}))
 
 

@@ -5,6 +5,7 @@
 //! ```text
 //! crawlq-bench crawlq seed  <redis-url> <queue> <file>
 //! crawlq-bench crawlq drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
+//! crawlq-bench crawlq drain-next ...   the same, each ack sent with the next lease (ack_and_lease)
 //! crawlq-bench list   seed  <redis-url> <key> <file>            one LPUSH round trip per URL
 //! crawlq-bench list   seed-pipelined <redis-url> <key> <file>   1000 LPUSH per round trip
 //! crawlq-bench list   drain <redis-url> <key> <concurrency> <expected>
@@ -15,7 +16,7 @@
 mod cost;
 
 use crawlq::redis_exec::{RedisExecutor, redis, to_error};
-use crawlq::{Config, Queue, SeedItem, SeedOptions};
+use crawlq::{Config, LeaseOptions, Queue, SeedItem, SeedOptions};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -36,7 +37,7 @@ async fn main() {
         ["crawlq", "seed", url, queue, file] => crawlq_seed(url, queue, file).await,
         [
             "crawlq",
-            "drain",
+            mode @ ("drain" | "drain-next"),
             url,
             queue,
             concurrency,
@@ -51,6 +52,7 @@ async fn main() {
                 parse(batch),
                 parse(delay_ms),
                 parse(expected),
+                *mode == "drain-next",
             )
             .await
         }
@@ -125,6 +127,7 @@ async fn crawlq_drain(
     batch: usize,
     host_delay_ms: u64,
     expected: u64,
+    ack_with_next: bool,
 ) -> Result<(u64, f64)> {
     let config = Config {
         host_delay: Duration::from_millis(host_delay_ms),
@@ -133,22 +136,42 @@ async fn crawlq_drain(
     let q = Arc::new(Queue::connect(url, queue, config).await?);
     let drained = Arc::new(Drained::start());
     let mut tasks = Vec::new();
+    let opts = LeaseOptions {
+        max: batch,
+        wait: IDLE_WAIT,
+        ttl: None,
+    };
     for _ in 0..concurrency {
         let (q, drained) = (q.clone(), drained.clone());
         tasks.push(tokio::spawn(async move {
-            while drained.count() < expected {
-                let leases = q.lease(batch, IDLE_WAIT).await?;
-                if leases.is_empty() {
-                    break;
-                }
+            let mut leases = q.lease_with(&opts).await?;
+            while !leases.is_empty() {
                 let handles: Vec<_> = leases.iter().map(|l| l.handle()).collect();
-                let acked = q.ack(&handles).await?.iter().filter(|ok| **ok).count();
-                drained.add(acked as u64);
+                // the last items: a plain ack (no wait for more after them)
+                let last = drained.count() + leases.len() as u64 >= expected;
+                if ack_with_next && !last {
+                    // the ack and the next lease in one call
+                    let (acked, next) = q.ack_and_lease(&handles, &opts).await?;
+                    drained.add(count(&acked));
+                    leases = next;
+                } else {
+                    drained.add(count(&q.ack(&handles).await?));
+                    leases = if last {
+                        Vec::new()
+                    } else {
+                        q.lease_with(&opts).await?
+                    };
+                }
             }
             Ok::<_, crawlq::Error>(())
         }));
     }
     drained.join(tasks).await
+}
+
+/// How many flags are true.
+fn count(acked: &[bool]) -> u64 {
+    acked.iter().filter(|ok| **ok).count() as u64
 }
 
 /// Items handled by a pool of drain workers and the time of the last one: a run ends at its
