@@ -296,9 +296,8 @@ async fn scenario_vectors() {
                             wait: Duration::from_millis(step["wait_ms"].as_u64().unwrap()),
                             ttl: None,
                         };
-                        let (acked, got) = q
-                            .ack_and_lease_answers(&h, single, &opts, || false)
-                            .await?;
+                        let (acked, got) =
+                            q.ack_and_lease_answers(&h, single, &opts, || false).await?;
                         let out = serde_json::json!({
                             "acked": acked.to_json(Style::Camel),
                             "leases": got
