@@ -56,8 +56,13 @@ local function rank(prio, seq)
   return (32767 - prio) * SEQ_SPAN + seq
 end
 
--- The priority of a rank, as the digits lane keys and `hp` members use.
+-- The priority of a rank, as the digits lane keys and `hp` members use (priority 0, most
+-- ranks, without formatting a number).
+local PRIORITY_0_FIRST, PRIORITY_0_END = 32767 * SEQ_SPAN, 32768 * SEQ_SPAN
 local function rank_priority(host_rank)
+  if host_rank >= PRIORITY_0_FIRST and host_rank < PRIORITY_0_END then
+    return '0'
+  end
   return string.format('%d', 32767 - math.floor(host_rank / SEQ_SPAN))
 end
 
@@ -297,13 +302,33 @@ local function current_level(seen)
   return level, level_end
 end
 
+-- The digits of bucket numbers below 2^16 (the first two levels), each made once: in a
+-- functions library this table lives as long as the library, so a bucket's digits are formatted
+-- once per server instead of once per item (a few µs per seeded URL in all).
+local BUCKET_DIGITS = {}
+local function bucket_digits(bucket)
+  local digits = BUCKET_DIGITS[bucket]
+  if not digits then
+    digits = int(bucket)
+    if bucket < 65536 then
+      BUCKET_DIGITS[bucket] = digits
+    end
+  end
+  return digits
+end
+
+-- The bucket of a bucket hash at a level, as key digits.
+local function level_bucket(bucket_hash, level)
+  return bucket_digits(math.fmod(bucket_hash, LEVEL_SIZE[level]))
+end
+
 local function live_key(level, bucket_hash)
   local prefix = LIVE_PREFIX[level]
   if not prefix then
     prefix = BASE .. ':v:' .. level .. ':'
     LIVE_PREFIX[level] = prefix
   end
-  return prefix .. int(math.fmod(bucket_hash, LEVEL_SIZE[level]))
+  return prefix .. level_bucket(bucket_hash, level)
 end
 
 -- Remove a live member (the item was acked or dead-lettered). It sits at the level that was

@@ -165,7 +165,6 @@ while count < max_items do
     batch_last = tonumber(batch[#batch])
     host, host_rank, at = batch[1], tonumber(batch[2]), 3
   end
-  local hp = hp_key(host)
   -- The host's score is the rank of its best lane's head, which names that lane's priority:
   -- no read of the host's priorities. Only when that lane is empty (left by an interrupted
   -- writer) is the best one looked up: O(log P) in the host's priorities either way.
@@ -173,7 +172,7 @@ while count < max_items do
   local lane = lane_key(host, top)
   local rec = redis.call('LPOP', lane)
   if not rec then
-    top = redis.call('ZRANGE', hp, 0, 0)[1]
+    top = redis.call('ZRANGE', hp_key(host), 0, 0)[1]
     lane = top and lane_key(host, top)
     rec = lane and redis.call('LPOP', lane)
   end
@@ -192,7 +191,7 @@ while count < max_items do
       best = rank(tonumber(top), seq)
       head_of[member] = ts
     else
-      redis.call('ZREM', hp, top)
+      redis.call('ZREM', hp_key(host), top)
       head_of[member] = false
       best = host_best(host)
     end

@@ -16,16 +16,15 @@
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
 -- are refused.
 
--- key prefix and bucket count per level of the seen set, built once per call
-local level_prefix, live_prefix, level_size = {}, {}, {}
+-- key prefixes per level of the seen and live sets, built once per call
+local level_prefix, live_prefix = {}, {}
 for l = 0, SEEN_MAX_LEVEL do
   level_prefix[l] = BASE .. ':s:' .. l .. ':'
   live_prefix[l] = BASE .. ':v:' .. l .. ':'
-  level_size[l] = level_buckets(l)
 end
 
 local function seen_key(level, bucket_hash)
-  return level_prefix[level] .. int(math.fmod(bucket_hash, level_size[level]))
+  return level_prefix[level] .. level_bucket(bucket_hash, level)
 end
 
 local n = tonumber(ARGV[3])
@@ -122,7 +121,7 @@ for i = 0, n - 1 do
     duplicates = duplicates + 1
   else
     status[#status + 1] = dup and 'f' or 'a'
-    redis.call('SADD', live_prefix[level] .. int(math.fmod(live_bucket, level_size[level])), live_member)
+    redis.call('SADD', live_prefix[level] .. level_bucket(live_bucket, level), live_member)
     next_id = next_id + 1
     local rec
     if prio == 0 then
