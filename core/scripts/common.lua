@@ -40,8 +40,6 @@ local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 local BASE, STORED_FORMAT
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
--- The keys reclaim_leases writes besides `leased` and `leases`.
-local RECLAIM_TYPES
 -- Live-set key prefixes of this call's queue, by level, built when first used.
 local LIVE_PREFIX
 
@@ -541,7 +539,8 @@ end
 -- Take back expired leases (their keys, read by the caller from `leased`). Each goes back to
 -- the end of its lane, or to dead letters once max_attempts is reached (or when its record
 -- cannot be read). Range removals and chunked multi-member calls keep any number of them under
--- Lua's unpack limit. Returns requeued, died. The caller has checked RECLAIM_TYPES.
+-- Lua's unpack limit. Returns requeued, died. The caller has checked the types of the keys
+-- it writes besides `leased` and `leases`: dead, deadrec, ready, wait and heads.
 local function reclaim_leases(lease_keys, max_attempts)
   if #lease_keys == 0 then
     return 0, 0
@@ -599,7 +598,6 @@ local function begin(keys, argv)
   K_REVISITS = BASE .. ':revisits'
   K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD = BASE .. ':hostitems', BASE .. ':hostdelayed', BASE .. ':hostdead'
   LIVE_PREFIX = {}
-  RECLAIM_TYPES = { K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' }
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
   STORED_FORMAT = redis.call('HGET', K_META, 'format')

@@ -158,7 +158,13 @@ while count < max_items do
       call_chunked('ZADD', K_READY, back)
       back = nil
     end
-    batch = redis.call('ZPOPMIN', K_READY, max_items - count)
+    -- (a count of 1 is left out: the same pop, without a number to format)
+    local wanted = max_items - count
+    if wanted == 1 then
+      batch = redis.call('ZPOPMIN', K_READY)
+    else
+      batch = redis.call('ZPOPMIN', K_READY, int(wanted))
+    end
     if #batch == 0 then
       break
     end

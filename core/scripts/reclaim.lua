@@ -8,7 +8,7 @@
 
 local expired = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', 0, tonumber(ARGV[3]))
 if #expired > 0 then
-  expect_types(RECLAIM_TYPES)
+  expect_types({ K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' })
 end
 local requeued, died = reclaim_leases(expired, tonumber(ARGV[4]))
 wake(requeued)
