@@ -148,20 +148,13 @@ impl Mode for Blocking {
         opts: LeaseOptions,
         convert: Convert<(Answers, Vec<crawlq::Lease>)>,
     ) -> PyResult<Py<PyAny>> {
-        let raised = Mutex::new(None);
-        let h = handle.clone();
-        let (answers, leases) = block_on(py, async {
-            h.queue()
-                .await?
-                .ack_and_lease_answers(&acks, single, &opts, signal_check(&raised))
-                .await
-        })
-        .map_err(to_pyerr)?;
-        if let Some(err) = raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            release_quietly(handle, leases.iter().map(|l| l.handle()).collect());
-            return Err(err);
-        }
-        convert(py, (answers, leases))
+        let value = interruptible(
+            py,
+            handle,
+            move |q, stop| async move { q.ack_and_lease_answers(&acks, single, &opts, stop).await },
+            |(_, leases)| leases,
+        )?;
+        convert(py, value)
     }
 }
 
@@ -188,12 +181,9 @@ impl Mode for Awaiting {
         opts: LeaseOptions,
         convert: Convert<Vec<crawlq::Lease>>,
     ) -> PyResult<Py<PyAny>> {
-        let (h, for_discard) = (handle.clone(), handle.clone());
-        let discard = Box::new(move |leases: Vec<crawlq::Lease>| {
-            release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
-        });
+        let h = handle.clone();
         let fut = async move { h.queue().await?.lease_with(&opts).await };
-        Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
+        awaitable_releasing(py, handle, fut, convert, |leases| leases)
     }
 
     fn ack_and_lease(
@@ -203,18 +193,15 @@ impl Mode for Awaiting {
         opts: LeaseOptions,
         convert: Convert<(Answers, Vec<crawlq::Lease>)>,
     ) -> PyResult<Py<PyAny>> {
-        let (h, for_discard) = (handle.clone(), handle.clone());
-        // cancelled while it ran: the acks stand, the new leases go back
-        let discard = Box::new(move |(_, leases): (Answers, Vec<crawlq::Lease>)| {
-            release_in_background(&for_discard, leases.iter().map(|l| l.handle()).collect());
-        });
+        let h = handle.clone();
         let fut = async move {
             h.queue()
                 .await?
                 .ack_and_lease_answers(&acks, single, &opts, || false)
                 .await
         };
-        Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
+        // cancelled while it ran: the acks stand, the new leases go back
+        awaitable_releasing(py, handle, fut, convert, |(_, leases)| leases)
     }
 }
 
@@ -238,22 +225,67 @@ pub fn lease_blocking(
     handle: &Arc<Handle>,
     opts: LeaseOptions,
 ) -> PyResult<Vec<crawlq::Lease>> {
-    let raised = Mutex::new(None);
+    interruptible(
+        py,
+        handle,
+        move |q, stop| async move { q.lease_interruptible(&opts, stop).await },
+        |leases| leases,
+    )
+}
+
+/// Run a call that hands out leases, blocking with the GIL released; `op` gets a stop check
+/// that notices Ctrl-C (or another signal handler that raised) between the slices of its wait.
+/// An interrupted call's leases (`leases_of` its result) are released and the exception raised.
+fn interruptible<T, F, Fut>(
+    py: Python<'_>,
+    handle: &Arc<Handle>,
+    op: F,
+    leases_of: fn(&T) -> &Vec<crawlq::Lease>,
+) -> PyResult<T>
+where
+    F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send,
+    Fut: Future<Output = crawlq::Result<T>> + Send,
+    T: Send,
+{
+    let raised = Arc::new(Mutex::new(None));
+    let stop: Box<dyn FnMut() -> bool + Send> = {
+        let raised = raised.clone();
+        Box::new(move || signal_check(&raised)())
+    };
     let h = handle.clone();
-    let leases = block_on(py, async {
-        h.queue()
-            .await?
-            .lease_interruptible(&opts, signal_check(&raised))
-            .await
-    })
-    .map_err(to_pyerr)?;
-    match raised.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    let value = block_on(py, async move { op(h.queue().await?, stop).await }).map_err(to_pyerr)?;
+    let err = raised.lock().unwrap_or_else(|e| e.into_inner()).take();
+    match err {
         Some(err) => {
-            release_quietly(handle, leases.iter().map(|l| l.handle()).collect());
+            release_quietly(
+                handle,
+                leases_of(&value).iter().map(|l| l.handle()).collect(),
+            );
             Err(err)
         }
-        None => Ok(leases),
+        None => Ok(value),
     }
+}
+
+/// An awaitable of a call that hands out leases: when the awaiting task was cancelled before
+/// the result arrived, its leases (`leases_of` the result) are released, not left to expire.
+fn awaitable_releasing<T, Fut>(
+    py: Python<'_>,
+    handle: &Arc<Handle>,
+    fut: Fut,
+    convert: Convert<T>,
+    leases_of: fn(&T) -> &Vec<crawlq::Lease>,
+) -> PyResult<Py<PyAny>>
+where
+    Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let for_discard = handle.clone();
+    let discard = Box::new(move |value: T| {
+        let leases = leases_of(&value).iter().map(|l| l.handle()).collect();
+        release_in_background(&for_discard, leases);
+    });
+    Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
 }
 
 /// Release leases the caller will not hand out (interrupted iterations, dropped iterators).

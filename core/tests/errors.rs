@@ -402,17 +402,6 @@ async fn bad_options_and_names_are_config_errors() {
     }
 }
 
-/// Calls of `command` in INFO commandstats (0 when it never ran).
-fn calls_of(server: &RedisServer, command: &str) -> u64 {
-    let stats = server.cli(&["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{command}:calls=");
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn scripts_run_as_functions_loaded_once_and_reloaded_after_a_flush() {
     let server = RedisServer::start();

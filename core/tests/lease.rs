@@ -1227,17 +1227,6 @@ async fn extend_every_must_be_shorter_than_every_lease_time() {
     );
 }
 
-/// Calls of `command` in INFO commandstats of `server` (0 when it never ran).
-fn calls_of(server: &RedisServer, command: &str) -> u64 {
-    let stats = server.cli(&["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{command}:calls=");
-    stats
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
-        .unwrap_or(0)
-}
-
 /// ack_and_lease answers leases and takes the next ones in one script call: the flags are
 /// ack's, a stale lease changes nothing, an empty queue is waited on, a paused one still acks.
 #[tokio::test]

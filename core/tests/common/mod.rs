@@ -166,6 +166,17 @@ static SHARED: OnceLock<RedisServer> = OnceLock::new();
 
 /// The server shared by the tests of one binary. A static is never dropped, so the server is
 /// stopped (and its directory removed) by an exit handler: it must not outlive the test run.
+/// Calls of `command` in INFO commandstats of `server` (0 when it never ran).
+pub fn calls_of(server: &RedisServer, command: &str) -> u64 {
+    let stats = server.cli(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:calls=");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .unwrap_or(0)
+}
+
 pub fn shared() -> &'static RedisServer {
     SHARED.get_or_init(|| {
         let server = RedisServer::start();
