@@ -85,7 +85,7 @@ if #revisit_members > 0 then
   call_chunked('ZADD', K_DELAYED, revisit_members)
   call_chunked('SADD', K_REVISITS, revisit_ids)
 end
-tally_flush(done_by_host, host_items_add)
+host_items_flush(done_by_host)
 tally_flush(revisits_by_host, add_delayed)
 counter('done', acked)
 counter('acked_total', acked)

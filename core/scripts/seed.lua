@@ -213,7 +213,7 @@ counter('hosts', new_hosts)
 counter('seeded_total', added)
 counter('duplicates_total', duplicates)
 counter('over_budget_total', refused)
-tally_flush(host_added, host_items_add)
+host_items_flush(host_added)
 tally_flush(host_delayed, add_delayed)
 for _, host in ipairs(budget_hosts) do
   if budget_used[host] > 0 then
