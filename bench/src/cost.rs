@@ -536,7 +536,14 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             server.flush().await?;
             let q = open(url, Config::default()).await?;
             let base = server.used_memory().await?;
+            server.reset().await?;
             seed_all(&q, urls(n, n / per_host), concurrency).await?;
+            // a broad crawl's seeds: nearly every URL opens a lane (and a host) of its own
+            put(
+                &mut out,
+                &format!("seed, {per_host} per host"),
+                server.script_usec().await? / n as f64,
+            );
             put(
                 &mut out,
                 &format!("bytes per pending URL, {per_host} per host"),

@@ -164,6 +164,8 @@ end
 -- change its host's best head: existing lanes of a scheduled host need nothing but the push.
 -- Only a new lane can mean a new host, so the host's priority set is only looked at then.
 local host_was_empty = {}
+-- the new lanes' head ages, written with one ZADD
+local new_heads = {}
 for li = 1, lane_count do
   local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
   local key = lane_key(host, prio)
@@ -182,8 +184,13 @@ for li = 1, lane_count do
     if host_was_empty[host] == nil then
       host_was_empty[host] = redis.call('EXISTS', hp) == 0
     end
-    redis.call('ZADD', hp, -prio, prio)
-    redis.call('ZADD', K_HEADS, NOW_DIGITS, head_member(host, prio))
+    if prio == 0 then
+      redis.call('ZADD', hp, '0', '0')
+    else
+      redis.call('ZADD', hp, int(-prio), int(prio))
+    end
+    new_heads[#new_heads + 1] = NOW_DIGITS
+    new_heads[#new_heads + 1] = head_member(host, prio)
     local r = rank(prio, lane_seq[li])
     local best = host_rank[host]
     if not best or r < best then
@@ -191,14 +198,31 @@ for li = 1, lane_count do
     end
   end
 end
-local new_hosts = 0
+call_chunked('ZADD', K_HEADS, new_heads)
+-- Hosts with a new lane go to `ready` at their best head's rank (never raising a rank they
+-- have there) unless politeness holds them in `wait`: one read of `wait` and one ZADD for all.
+local new_hosts, scheduled = 0, {}
 for _, host in ipairs(host_order) do
-  local best = host_rank[host]
-  if best then
-    schedule(host, best)
+  if host_rank[host] then
+    scheduled[#scheduled + 1] = host
   end
   if host_was_empty[host] then
     new_hosts = new_hosts + 1
+  end
+end
+if #scheduled == 1 then
+  schedule(scheduled[1], host_rank[scheduled[1]])
+elseif #scheduled > 1 then
+  local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
+  local ranks = {}
+  for i, host in ipairs(scheduled) do
+    if not held[i] then
+      ranks[#ranks + 1] = int(host_rank[host])
+      ranks[#ranks + 1] = host
+    end
+  end
+  for first = 1, #ranks, 4000 do
+    redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
   end
 end
 
