@@ -79,6 +79,12 @@ fn core_arg<T>(env: &Env, result: crawlq::Result<T>) -> Result<T> {
     result.map_err(|e| js_error(env, e))
 }
 
+/// The `options` of lease calls (`LeaseOptions`), checked by the core.
+fn lease_options(env: &Env, options: Option<Unknown<'_>>) -> Result<crawlq::LeaseOptions> {
+    let options = json_arg(env, options, "options")?;
+    core_arg(env, style::lease_options_from_json(&options, Style::Camel))
+}
+
 /// One lease (object) or an array of leases.
 fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> {
     let raw = env.raw();
@@ -213,11 +219,7 @@ impl Queue {
         env: &'env Env,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, convert::LeaseRows>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let opts = try_arg!(
-            env,
-            core_arg(env, style::lease_options_from_json(&options, Style::Camel))
-        );
+        let opts = try_arg!(env, lease_options(env, options));
         let q = self.inner.clone();
         promise(
             env,
@@ -263,11 +265,7 @@ impl Queue {
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, convert::AckedLeaseRows>> {
         let (handles, single) = try_arg!(env, lease_arg(env, lease));
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let opts = try_arg!(
-            env,
-            core_arg(env, style::lease_options_from_json(&options, Style::Camel))
-        );
+        let opts = try_arg!(env, lease_options(env, options));
         let q = self.inner.clone();
         promise(
             env,

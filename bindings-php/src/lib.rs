@@ -45,6 +45,15 @@ impl Handle {
     }
 }
 
+/// The arguments of lease calls (seconds), checked by the core.
+fn lease_options(max: i64, wait: f64, ttl: Option<f64>) -> PhpResult<crawlq::LeaseOptions> {
+    style::lease_options_from_json(
+        &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
+        Style::Snake,
+    )
+    .map_err(throw)
+}
+
 fn zval_of(value: &Value) -> Zval {
     from_json(value)
 }
@@ -323,11 +332,7 @@ impl Queue {
     /// array after that). `$ttl`: lease time in seconds (default: the queue's lease_ttl).
     #[php(defaults(max = 1, wait = 5.0))]
     pub fn lease(&self, max: i64, wait: f64, ttl: Option<f64>) -> PhpResult<Vec<Lease>> {
-        let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
-            Style::Snake,
-        )
-        .map_err(throw)?;
+        let opts = lease_options(max, wait, ttl)?;
         let leases = runtime::block_on(self.handle.queue()?.lease_with(&opts)).map_err(throw)?;
         Ok(leases.into_iter().map(Lease::new).collect())
     }
@@ -356,11 +361,7 @@ impl Queue {
         ttl: Option<f64>,
     ) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
-        let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
-            Style::Snake,
-        )
-        .map_err(throw)?;
+        let opts = lease_options(max, wait, ttl)?;
         let queue = self.handle.queue()?;
         let (answers, leases) =
             runtime::block_on(
@@ -589,11 +590,7 @@ impl Queue {
         ttl: Option<f64>,
         stop_when_empty: bool,
     ) -> PhpResult<Work> {
-        let opts = style::lease_options_from_json(
-            &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
-            Style::Snake,
-        )
-        .map_err(throw)?;
+        let opts = lease_options(max, wait, ttl)?;
         Ok(Work {
             handle: self.handle.clone(),
             work: crawlq::Work::new(opts, stop_when_empty),

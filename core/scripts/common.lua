@@ -40,8 +40,8 @@ local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 local BASE, STORED_FORMAT
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
--- Live-set key prefixes of this call's queue, by level, built when first used.
-local LIVE_PREFIX
+-- Seen- and live-set key prefixes of this call's queue, by level, built when first used.
+local SEEN_PREFIX, LIVE_PREFIX
 
 -- Host ranks order due hosts by the head of their best lane: priority first (higher first),
 -- then arrival sequence. Both parts fit in the 53 exact bits of a ZSET score.
@@ -347,13 +347,23 @@ local function level_bucket(bucket_hash, level)
   return bucket_digits(math.fmod(bucket_hash, LEVEL_SIZE[level]))
 end
 
-local function live_key(level, bucket_hash)
-  local prefix = LIVE_PREFIX[level]
+-- The key of a bucket of the seen set (`prefixes` SEEN_PREFIX, kind 's') or of the live set
+-- (LIVE_PREFIX, 'v') at a level.
+local function set_key(prefixes, kind, level, bucket_hash)
+  local prefix = prefixes[level]
   if not prefix then
-    prefix = BASE .. ':v:' .. level .. ':'
-    LIVE_PREFIX[level] = prefix
+    prefix = BASE .. ':' .. kind .. ':' .. level .. ':'
+    prefixes[level] = prefix
   end
   return prefix .. level_bucket(bucket_hash, level)
+end
+
+local function seen_key(level, bucket_hash)
+  return set_key(SEEN_PREFIX, 's', level, bucket_hash)
+end
+
+local function live_key(level, bucket_hash)
+  return set_key(LIVE_PREFIX, 'v', level, bucket_hash)
 end
 
 -- Remove a live member (the item was acked or dead-lettered). It sits at the level that was
@@ -434,13 +444,6 @@ local function live_add_rec(rec)
   end
   redis.call('SADD', live_key(level, bucket), member)
   return true
-end
-
--- Put a host in the ready set unless politeness still holds it back in the wait set.
-local function schedule(host, host_rank)
-  if not redis.call('ZSCORE', K_WAIT, host) then
-    redis.call('ZADD', K_READY, 'LT', int(host_rank), host)
-  end
 end
 
 -- The member of a lane in `heads`: the host for priority 0 (most lanes), else
@@ -624,7 +627,7 @@ local function begin(keys, argv)
   K_HOSTBUDGET, K_HOSTUSED = BASE .. ':hostbudget', BASE .. ':hostused'
   K_REVISITS = BASE .. ':revisits'
   K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD = BASE .. ':hostitems', BASE .. ':hostdelayed', BASE .. ':hostdead'
-  LIVE_PREFIX = {}
+  SEEN_PREFIX, LIVE_PREFIX = {}, {}
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
   STORED_FORMAT = redis.call('HGET', K_META, 'format')

@@ -146,8 +146,9 @@ while count < max_items do
   -- first, else from a new batch
   local host, host_rank
   local from_batch = batch and batch[at]
-  if from_batch and (soon_n == 0 or tonumber(batch[at + 1]) < soon_rank[soon_n]) then
-    host, host_rank = from_batch, tonumber(batch[at + 1])
+  local batch_rank = from_batch and tonumber(batch[at + 1])
+  if from_batch and (soon_n == 0 or batch_rank < soon_rank[soon_n]) then
+    host, host_rank = from_batch, batch_rank
     at = at + 2
   elseif soon_n > 0 then
     host, host_rank = soon_host[soon_n], soon_rank[soon_n]

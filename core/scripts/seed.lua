@@ -16,17 +16,6 @@
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
 -- are refused.
 
--- key prefixes per level of the seen and live sets, built once per call
-local level_prefix, live_prefix = {}, {}
-for l = 0, SEEN_MAX_LEVEL do
-  level_prefix[l] = BASE .. ':s:' .. l .. ':'
-  live_prefix[l] = BASE .. ':v:' .. l .. ':'
-end
-
-local function seen_key(level, bucket_hash)
-  return level_prefix[level] .. level_bucket(bucket_hash, level)
-end
-
 local n = tonumber(ARGV[3])
 local seen = seen_count()
 local level, level_end = current_level(seen)
@@ -121,7 +110,7 @@ for i = 0, n - 1 do
     duplicates = duplicates + 1
   else
     status[#status + 1] = dup and 'f' or 'a'
-    redis.call('SADD', live_prefix[level] .. level_bucket(live_bucket, level), live_member)
+    redis.call('SADD', live_key(level, live_bucket), live_member)
     next_id = next_id + 1
     local rec
     if prio == 0 then
@@ -210,20 +199,16 @@ for _, host in ipairs(host_order) do
     new_hosts = new_hosts + 1
   end
 end
-if #scheduled == 1 then
-  schedule(scheduled[1], host_rank[scheduled[1]])
-elseif #scheduled > 1 then
-  local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
-  local ranks = {}
-  for i, host in ipairs(scheduled) do
-    if not held[i] then
-      ranks[#ranks + 1] = int(host_rank[host])
-      ranks[#ranks + 1] = host
-    end
+local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
+local ranks = {}
+for i, host in ipairs(scheduled) do
+  if not held[i] then
+    ranks[#ranks + 1] = int(host_rank[host])
+    ranks[#ranks + 1] = host
   end
-  for first = 1, #ranks, 4000 do
-    redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
-  end
+end
+for first = 1, #ranks, 4000 do
+  redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
 end
 
 local added = added_ready + added_delayed

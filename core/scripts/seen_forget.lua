@@ -14,8 +14,7 @@ local removed = 0
 for i = 3, #ARGV - 1, 2 do
   local member, bucket_hash = ARGV[i], tonumber(ARGV[i + 1])
   for l = top, 0, -1 do
-    local key = BASE .. ':s:' .. l .. ':' .. level_bucket(bucket_hash, l)
-    if redis.call('SREM', key, member) == 1 then
+    if redis.call('SREM', seen_key(l, bucket_hash), member) == 1 then
       removed = removed + 1
       break
     end

@@ -549,12 +549,7 @@ impl<E: Executor> Queue<E> {
             .await?;
         let (flags, mut batch) = ops.decode_ack_lease(reply, acks.len(), ttl)?;
         self.held.forget(acks);
-        for lease in &mut batch.leases {
-            lease.id = layout.public_id(std::mem::take(&mut lease.id), s);
-        }
-        for u in &mut batch.undecodable {
-            u.id = layout.public_id(std::mem::take(&mut u.id), s);
-        }
+        layout.name_ids(&mut batch, s);
         self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
             .await?;
         // the rest of `max`, from the other shards or past one call's share, as lease_once
@@ -592,6 +587,7 @@ impl<E: Executor> Queue<E> {
     where
         S: FnMut() -> bool + MaybeSend,
     {
+        // checked whole here: the first call sees only a slice of the wait
         self.lease_ttl(opts)?;
         let started = self.exec.monotonic_ms();
         let total = opts.wait.as_millis() as u64;
@@ -690,12 +686,7 @@ impl<E: Executor> Queue<E> {
             }
             let ops = layout.shard(s);
             let mut part = self.lease_shard(ops, max - got, ttl).await?;
-            for lease in &mut part.leases {
-                lease.id = layout.public_id(std::mem::take(&mut lease.id), s);
-            }
-            for u in &mut part.undecodable {
-                u.id = layout.public_id(std::mem::take(&mut u.id), s);
-            }
+            layout.name_ids(&mut part, s);
             batch = Some(match batch {
                 None => part,
                 Some(sum) => sum.merge(part),

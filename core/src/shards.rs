@@ -72,6 +72,16 @@ impl Layout {
         }
     }
 
+    /// Give the leases of a batch from shard `s` their public ids ([`Layout::public_id`]).
+    pub fn name_ids(&self, batch: &mut crate::ops::LeaseBatch, s: usize) {
+        for lease in &mut batch.leases {
+            lease.id = self.public_id(std::mem::take(&mut lease.id), s);
+        }
+        for u in &mut batch.undecodable {
+            u.id = self.public_id(std::mem::take(&mut u.id), s);
+        }
+    }
+
     /// The shard and record id of an id a caller gives back.
     ///
     /// ```
