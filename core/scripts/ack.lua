@@ -19,7 +19,7 @@ local n = tonumber(ARGV[3])
 local revisit_arg, revisit_at = ARGV[4 + n * 4] or '0', nil
 if string.byte(revisit_arg, 1) == 64 then
   revisit_at = math.max(tonumber(string.sub(revisit_arg, 2)) or NOW, NOW)
-elseif (tonumber(revisit_arg) or 0) > 0 then
+elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
   revisit_at = NOW + tonumber(revisit_arg)
 end
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0

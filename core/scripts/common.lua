@@ -11,6 +11,8 @@
 -- letters, and the checks every script makes before its first write.
 
 local PROTOCOL = 2
+-- the same as Redis stores it: compared and written without converting a number
+local PROTOCOL_DIGITS = '2'
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
 -- functions library, whose globals sit behind a protected table. begin() sets them on every
@@ -92,7 +94,7 @@ end
 -- intersection empty at once. Only on a failure are the keys checked one by one, for the
 -- message naming the key.
 local function expect_zsets(keys)
-  local r = redis.pcall('ZINTERCARD', #keys + 1, BASE .. ':probe', unpack(keys))
+  local r = redis.pcall('ZINTERCARD', int(#keys + 1), BASE .. ':probe', unpack(keys))
   if type(r) == 'table' and r.err then
     local list = {}
     for _, key in ipairs(keys) do
@@ -238,14 +240,14 @@ end
 -- Add to a host's item count (hostitems, scored by minus the count so that its ascending order
 -- is most items first, then host name); a host holding nothing leaves the set.
 local function host_items_add(host, delta)
-  if delta ~= 0 and tonumber(redis.call('ZINCRBY', K_HOSTITEMS, -delta, host)) >= 0 then
+  if delta ~= 0 and tonumber(redis.call('ZINCRBY', K_HOSTITEMS, int(-delta), host)) >= 0 then
     redis.call('ZREM', K_HOSTITEMS, host)
   end
 end
 
 -- Add to a host's count in hostdelayed or hostdead; a count of 0 is removed.
 local function host_count_add(key, host, delta)
-  if delta ~= 0 and redis.call('HINCRBY', key, host, delta) <= 0 then
+  if delta ~= 0 and redis.call('HINCRBY', key, host, int(delta)) <= 0 then
     redis.call('HDEL', key, host)
   end
 end
@@ -298,7 +300,7 @@ end
 
 local function counter(field, delta)
   if delta ~= 0 then
-    redis.call('HINCRBY', K_META, field, delta)
+    redis.call('HINCRBY', K_META, field, int(delta))
   end
 end
 
@@ -461,13 +463,13 @@ end
 local function host_best(host)
   local hp = hp_key(host)
   while true do
-    local top = redis.call('ZRANGE', hp, 0, 0)[1]
+    local top = redis.call('ZRANGE', hp, '0', '0')[1]
     if not top then
       return nil
     end
-    local head = redis.call('LINDEX', lane_key(host, top), 0)
+    local head = redis.call('LINDEX', lane_key(host, top), '0')
     if head then
-      return rank(tonumber(top), (rec_seq_ts(head)))
+      return rank(top == '0' and 0 or tonumber(top), (rec_seq_ts(head)))
     end
     redis.call('ZREM', hp, top)
   end
@@ -493,7 +495,11 @@ local function enqueue_ready(rec, at_front)
   else
     len = redis.call('RPUSH', lane, rec)
   end
-  redis.call('ZADD', hp, -prio, prio)
+  if prio == 0 then
+    redis.call('ZADD', hp, '0', '0')
+  else
+    redis.call('ZADD', hp, int(-prio), int(prio))
+  end
   if at_front or len == 1 then
     -- this record is now the head of its lane: its age and the host's rank follow it
     redis.call('ZADD', K_HEADS, int(ts), head_member(host, prio))
@@ -525,8 +531,8 @@ local function wake(n)
       marks[i] = '1'
     end
     redis.call('LPUSH', K_WAKE, unpack(marks))
-    redis.call('LTRIM', K_WAKE, 0, 31)
-    redis.call('PEXPIRE', K_WAKE, 30000)
+    redis.call('LTRIM', K_WAKE, '0', '31')
+    redis.call('PEXPIRE', K_WAKE, '30000')
   end
 end
 
@@ -576,7 +582,7 @@ local function reclaim_leases(lease_keys, max_attempts)
     return 0, 0
   end
   local recs = call_chunked('HMGET', K_LEASES, lease_keys)
-  redis.call('ZREMRANGEBYRANK', K_LEASED, 0, #lease_keys - 1)
+  redis.call('ZREMRANGEBYRANK', K_LEASED, '0', int(#lease_keys - 1))
   call_chunked('HDEL', K_LEASES, lease_keys)
   local requeued, died = 0, 0
   local level
@@ -604,7 +610,7 @@ end
 local function next_due()
   local due = -1
   for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
     if first[2] then
       local at = tonumber(first[2])
       if at < PAUSED_FOREVER and (due < 0 or at < due) then
@@ -631,7 +637,7 @@ local function begin(keys, argv)
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
   STORED_FORMAT = redis.call('HGET', K_META, 'format')
-  if STORED_FORMAT and tonumber(STORED_FORMAT) ~= PROTOCOL then
+  if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and tonumber(STORED_FORMAT) ~= PROTOCOL then
     return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. STORED_FORMAT
       .. '; this client speaks format ' .. PROTOCOL)
   end
@@ -651,8 +657,9 @@ local function begin(keys, argv)
     NOW_US = NOW * 1000
   else
     local t = redis.call('TIME')
-    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    NOW_US = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local s, us = tonumber(t[1]), tonumber(t[2])
+    NOW = s * 1000 + math.floor(us / 1000)
+    NOW_US = s * 1000000 + us
   end
   NOW_DIGITS = string.format('%d', NOW)
   return nil

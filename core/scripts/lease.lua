@@ -24,14 +24,12 @@ if paused then
   end
 end
 
-local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 
 -- Every read that decides what to write comes first; then the types of the keys still unread
 -- are checked; then the writes. The earliest score of each time-ordered set says whether any of
 -- it is due: most calls find none due and skip the range reads.
 local function earliest(key)
-  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
   return first[2] and tonumber(first[2])
 end
 local lease_due, item_due, host_due = earliest(K_LEASED), earliest(K_DELAYED), earliest(K_WAIT)
@@ -54,11 +52,16 @@ if ready_hosts == 0 and not due(lease_due) and not due(item_due) and not due(hos
   return { NOW, next_at, 0, 0 }
 end
 
+-- (read only now: a call that finds nothing leasable converts none of its numbers; the limits
+-- go to Redis as the digits they came as)
+local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), ARGV[7], ARGV[8]
+
 local function due_members(key, at, limit)
   if not due(at) then
     return {}
   end
-  return redis.call('ZRANGEBYSCORE', key, '-inf', NOW_DIGITS, 'LIMIT', 0, limit)
+  return redis.call('ZRANGEBYSCORE', key, '-inf', NOW_DIGITS, 'LIMIT', '0', limit)
 end
 local expired = due_members(K_LEASED, lease_due, reclaim_limit)
 local due_items = due_members(K_DELAYED, item_due, promote_limit)
@@ -82,7 +85,7 @@ local reclaimed, reclaimed_dead = reclaim_leases(expired, max_attempts)
 
 -- Delayed items (seeded with a delay, or retried with backoff) that are due join their lanes.
 if #due_items > 0 then
-  redis.call('ZREMRANGEBYRANK', K_DELAYED, 0, #due_items - 1)
+  redis.call('ZREMRANGEBYRANK', K_DELAYED, '0', int(#due_items - 1))
   if any_revisits then
     local ids = {}
     for i, rec in ipairs(due_items) do
@@ -107,7 +110,7 @@ end
 
 -- Hosts whose politeness delay has passed become leasable again.
 if #due_hosts > 0 then
-  redis.call('ZREMRANGEBYRANK', K_WAIT, 0, #due_hosts - 1)
+  redis.call('ZREMRANGEBYRANK', K_WAIT, '0', int(#due_hosts - 1))
   if any_paused then
     call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
   end
@@ -170,7 +173,7 @@ while count < max_items do
       break
     end
     batch_last = tonumber(batch[#batch])
-    host, host_rank, at = batch[1], tonumber(batch[2]), 3
+    host, host_rank, at = batch[1], #batch == 2 and batch_last or tonumber(batch[2]), 3
   end
   -- The host's score is the rank of its best lane's head, which names that lane's priority:
   -- no read of the host's priorities. Only when that lane is empty (left by an interrupted
@@ -179,7 +182,7 @@ while count < max_items do
   local lane = lane_key(host, top)
   local rec = redis.call('LPOP', lane)
   if not rec then
-    top = redis.call('ZRANGE', hp_key(host), 0, 0)[1]
+    top = redis.call('ZRANGE', hp_key(host), '0', '0')[1]
     lane = top and lane_key(host, top)
     rec = lane and redis.call('LPOP', lane)
   end
@@ -192,10 +195,10 @@ while count < max_items do
     if head_of[member] == nil then
       head_lanes[#head_lanes + 1] = member
     end
-    local following = redis.call('LINDEX', lane, 0)
+    local following = redis.call('LINDEX', lane, '0')
     if following then
       local seq, ts = rec_seq_ts(following)
-      best = rank(tonumber(top), seq)
+      best = rank(top == '0' and 0 or tonumber(top), seq)
       head_of[member] = ts
     else
       redis.call('ZREM', hp_key(host), top)

@@ -212,7 +212,7 @@ for first = 1, #ranks, 4000 do
 end
 
 local added = added_ready + added_delayed
-redis.call('HSETNX', K_META, 'format', PROTOCOL)
+redis.call('HSETNX', K_META, 'format', PROTOCOL_DIGITS)
 if added > 0 then
   redis.call('HSET', K_META, 'ids', int(next_id))
 end
