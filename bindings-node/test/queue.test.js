@@ -345,11 +345,10 @@ test('deleteHost mid-crawl: its leases answer lost and every count stays exact',
         const leases = await mine.lease({ max: 5, waitMs: 50 })
         await new Promise(resolve => setTimeout(resolve, 2))
         for (const l of leases) {
-          try {
-            await mine.ack(l)
+          // ack resolves false for a lease that is no longer live (here: its host was deleted)
+          if (await mine.ack(l)) {
             acked++
-          } catch (e) {
-            assert.equal(e.code, 'ERR_CRAWLQ_LEASE_LOST')
+          } else {
             assert.equal(l.host, 'h3.com', 'only the deleted host loses leases')
             lost++
           }

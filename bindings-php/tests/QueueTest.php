@@ -303,10 +303,11 @@ final class QueueTest extends TestCase
                     while (microtime(true) < $end) {
                         foreach ($mine->lease(5, 0.05) as $lease) {
                             usleep(1000);
-                            try {
-                                $mine->ack($lease);
+                            // ack answers false for a lease that is no longer live (here: its
+                            // host was deleted)
+                            if ($mine->ack($lease)) {
                                 $acked++;
-                            } catch (Crawlq\LeaseLostException $e) {
+                            } else {
                                 $lost++;
                                 $wrong += $lease->host === 'h3.com' ? 0 : 1;
                             }
