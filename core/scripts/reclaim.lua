@@ -6,7 +6,7 @@
 -- reply: {requeued, dead, remaining_expired}
 -- The same recovery also runs, bounded, at the start of every lease call.
 
-local expired = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', 0, tonumber(ARGV[3]))
+local expired = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', '0', ARGV[3])
 if #expired > 0 then
   expect_types({ K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' })
 end

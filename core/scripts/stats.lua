@@ -16,7 +16,7 @@ local f = redis.call('HMGET', K_META, 'ready', 'hosts', 'done', 'seen', 'seeded_
 local function num(v)
   return tonumber(v or '0')
 end
-local oldest = redis.call('ZRANGE', K_HEADS, 0, 0, 'WITHSCORES')
+local oldest = redis.call('ZRANGE', K_HEADS, '0', '0', 'WITHSCORES')
 return {
   NOW, num(f[1]), num(f[2]), num(f[3]), num(f[4]) - num(f[15]),
   redis.call('ZCARD', K_DELAYED), redis.call('ZCARD', K_LEASED), redis.call('ZCARD', K_DEAD),
