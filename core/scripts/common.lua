@@ -66,8 +66,9 @@ local function rank_priority(host_rank)
   return string.format('%d', 32767 - math.floor(host_rank / SEQ_SPAN))
 end
 
--- A number as the digits Redis expects. Scores and ids handed to redis.call per item go through
--- this: Lua would otherwise format them with '%.17g', which costs more than the command.
+-- A number as the digits Redis expects. Numbers handed to redis.call go through this, or are
+-- written as digit strings ('0'): Redis 7.0 would format a Lua number with '%.17g', which costs
+-- about as much as a small command.
 local function int(x)
   return string.format('%d', x)
 end

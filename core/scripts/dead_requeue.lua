@@ -11,7 +11,7 @@
 
 local ids
 if ARGV[3] == 'all' then
-  ids = redis.call('ZRANGE', K_DEAD, 0, tonumber(ARGV[4]) - 1)
+  ids = redis.call('ZRANGE', K_DEAD, '0', int(tonumber(ARGV[4]) - 1))
 else
   ids = {}
   for i = 5, #ARGV do

@@ -66,7 +66,7 @@ elseif pause ~= '-' then
 end
 
 local ready = 0
-for _, p in ipairs(redis.call('ZRANGE', hp_key(host), 0, -1)) do
+for _, p in ipairs(redis.call('ZRANGE', hp_key(host), '0', '-1')) do
   ready = ready + redis.call('LLEN', lane_key(host, p))
 end
 local pause_reply = -1

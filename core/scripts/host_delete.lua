@@ -137,20 +137,20 @@ if step == 'lanes' then
   local hp = hp_key(host)
   local had_lanes = redis.call('EXISTS', hp) == 1
   local budget = limit
-  for _, prio in ipairs(redis.call('ZRANGE', hp, 0, -1)) do
+  for _, prio in ipairs(redis.call('ZRANGE', hp, '0', '-1')) do
     if budget <= 0 then
       break
     end
     local lane = lane_key(host, prio)
-    local recs = redis.call('LRANGE', lane, 0, budget - 1)
+    local recs = redis.call('LRANGE', lane, '0', int(budget - 1))
     for _, rec in ipairs(recs) do
       forget_live(rec)
     end
-    redis.call('LTRIM', lane, #recs, -1)
+    redis.call('LTRIM', lane, int(#recs), '-1')
     budget = budget - #recs
     removed.ready = removed.ready + #recs
     local member = head_member(host, prio)
-    local head = redis.call('LINDEX', lane, 0)
+    local head = redis.call('LINDEX', lane, '0')
     if head then
       local _, ts = rec_seq_ts(head)
       redis.call('ZADD', K_HEADS, ts, member)

@@ -24,7 +24,7 @@ for i = 1, #page, 2 do
   end
   local host = page[i]
   local ready = 0
-  for _, prio in ipairs(redis.call('ZRANGE', hp_key(host), 0, -1)) do
+  for _, prio in ipairs(redis.call('ZRANGE', hp_key(host), '0', '-1')) do
     ready = ready + redis.call('LLEN', lane_key(host, prio))
     lanes_read = lanes_read + 1
   end

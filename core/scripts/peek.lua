@@ -12,10 +12,10 @@ local out = {}
 if limit <= 0 then
   return out
 end
-for _, host in ipairs(redis.call('ZRANGE', K_READY, 0, limit - 1)) do
-  local top = redis.call('ZRANGE', hp_key(host), 0, 0)[1]
+for _, host in ipairs(redis.call('ZRANGE', K_READY, '0', int(limit - 1))) do
+  local top = redis.call('ZRANGE', hp_key(host), '0', '0')[1]
   if top then
-    out[#out + 1] = redis.call('LINDEX', lane_key(host, top), 0)
+    out[#out + 1] = redis.call('LINDEX', lane_key(host, top), '0')
   end
 end
 return out
