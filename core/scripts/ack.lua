@@ -63,7 +63,7 @@ for i = 0, n - 1 do
       revisit_ids[#revisit_ids + 1] = rec_id(again)
       tally(revisits_by_host, ARGV[a + 1], 1)
     else
-      live_remove(ARGV[a + 2], tonumber(ARGV[a + 3]), level)
+      live_remove(ARGV[a + 2], ARGV[a + 3] + 0, level)
       tally(done_by_host, ARGV[a + 1], -1)
     end
     acked = acked + 1

@@ -73,6 +73,10 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- Strings known to hold a number (scores Redis returns, digits matched by a pattern, numbers
+-- the client formats) are converted with `s + 0`: one string-to-number conversion, where
+-- tonumber(s) makes two (it checks, then converts). A malformed one fails the call either way.
+
 -- Abort with a typed error. Only called before a script's first write.
 local function fail(code, message)
   error({ err = 'CRAWLQ_' .. code .. ' ' .. message })
@@ -131,14 +135,14 @@ local function rec_head(rec)
   local prio = 0
   local _, e2, p = string.find(rec, '^"priority":(%-?%d+),', e + 1)
   if e2 then
-    prio = tonumber(p)
+    prio = p + 0
     e = e2
   end
   local _, e3, a = string.find(rec, '^"attempt":(%d+)', e + 1)
   if not e3 then
     return nil
   end
-  return id, tonumber(ts), host, prio, tonumber(a), e3 + 1
+  return id, ts + 0, host, prio, a + 0, e3 + 1
 end
 
 local function rec_prefix(id, ts, host, prio, attempt)
@@ -217,7 +221,7 @@ local function rec_seq_ts(rec)
   if not id then
     return SEQ_SPAN - 1, NOW_DIGITS
   end
-  return tonumber(id), ts
+  return id + 0, ts
 end
 
 -- The id of a record as stored, or '?' when it cannot be read.
@@ -287,7 +291,7 @@ local function host_items_flush(t)
     local delta = t[host]
     if delta ~= 0 then
       -- the score is minus the count
-      local score = (tonumber(scores[i]) or 0) - delta
+      local score = (scores[i] and scores[i] + 0 or 0) - delta
       if score >= 0 then
         gone[#gone + 1] = host
       else
@@ -662,7 +666,7 @@ local function begin(keys, argv)
     NOW_US = NOW * 1000
   else
     local t = redis.call('TIME')
-    local s, us = tonumber(t[1]), tonumber(t[2])
+    local s, us = t[1] + 0, t[2] + 0
     NOW = s * 1000 + math.floor(us / 1000)
     NOW_US = s * 1000000 + us
   end

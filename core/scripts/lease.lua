@@ -149,7 +149,7 @@ while count < max_items do
   -- first, else from a new batch
   local host, host_rank
   local from_batch = batch and batch[at]
-  local batch_rank = from_batch and tonumber(batch[at + 1])
+  local batch_rank = from_batch and batch[at + 1] + 0
   if from_batch and (soon_n == 0 or batch_rank < soon_rank[soon_n]) then
     host, host_rank = from_batch, batch_rank
     at = at + 2
@@ -172,8 +172,8 @@ while count < max_items do
     if #batch == 0 then
       break
     end
-    batch_last = tonumber(batch[#batch])
-    host, host_rank, at = batch[1], #batch == 2 and batch_last or tonumber(batch[2]), 3
+    batch_last = batch[#batch] + 0
+    host, host_rank, at = batch[1], #batch == 2 and batch_last or batch[2] + 0, 3
   end
   -- The host's score is the rank of its best lane's head, which names that lane's priority:
   -- no read of the host's priorities. Only when that lane is empty (left by an interrupted

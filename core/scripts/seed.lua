@@ -61,7 +61,7 @@ local host_added, host_delayed = {}, {}
 
 for i = 0, n - 1 do
   local a = 4 + i * 9
-  local fp, bucket_hash = ARGV[a], tonumber(ARGV[a + 1])
+  local fp, bucket_hash = ARGV[a], ARGV[a + 1] + 0
   local host, prio_digits, delay_digits, force = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5] == '1'
   -- most items have the defaults: skip the string-to-number conversions for them
   local prio = prio_digits == '0' and 0 or tonumber(prio_digits)
@@ -101,7 +101,7 @@ for i = 0, n - 1 do
     end
   end
 
-  local live_member, live_bucket = ARGV[a + 6], tonumber(ARGV[a + 7])
+  local live_member, live_bucket = ARGV[a + 6], ARGV[a + 7] + 0
   if over then
     status[#status + 1] = 'b'
     refused = refused + 1
