@@ -115,8 +115,17 @@ local function expect_zsets(keys)
   end
 end
 
+-- A priority (a number, or the digits of one) as it appears in keys and members: a number
+-- concatenated as is would be formatted with '%.14g'.
+local function priority_digits(prio)
+  if type(prio) == 'string' then
+    return prio
+  end
+  return prio == 0 and '0' or int(prio)
+end
+
 local function lane_key(host, prio)
-  return BASE .. ':l:' .. prio .. ':' .. host
+  return BASE .. ':l:' .. priority_digits(prio) .. ':' .. host
 end
 
 local function hp_key(host)
@@ -363,7 +372,7 @@ end
 local function set_key(prefixes, kind, level, bucket_hash)
   local prefix = prefixes[level]
   if not prefix then
-    prefix = BASE .. ':' .. kind .. ':' .. level .. ':'
+    prefix = BASE .. ':' .. kind .. ':' .. int(level) .. ':'
     prefixes[level] = prefix
   end
   return prefix .. level_bucket(bucket_hash, level)
@@ -463,7 +472,7 @@ local function head_member(host, prio)
   if prio == 0 or prio == '0' then
     return host
   end
-  return prio .. ':' .. host
+  return priority_digits(prio) .. ':' .. host
 end
 
 -- The rank of the head of a host's best lane (its highest priority), or nil when the host has
