@@ -124,6 +124,12 @@ local function priority_digits(prio)
   return prio == 0 and '0' or int(prio)
 end
 
+-- The number of a priority's digits (from a lane's `hp` member, a rank or the client); most
+-- are '0', which needs no conversion.
+local function priority_number(digits)
+  return digits == '0' and 0 or digits + 0
+end
+
 local function lane_key(host, prio)
   return BASE .. ':l:' .. priority_digits(prio) .. ':' .. host
 end
@@ -487,7 +493,7 @@ local function host_best(host)
     end
     local head = redis.call('LINDEX', lane_key(host, top), '0')
     if head then
-      return rank(top == '0' and 0 or tonumber(top), (rec_seq_ts(head)))
+      return rank(priority_number(top), (rec_seq_ts(head)))
     end
     redis.call('ZREM', hp, top)
   end

@@ -24,7 +24,6 @@ if paused then
   end
 end
 
-
 -- Every read that decides what to write comes first; then the types of the keys still unread
 -- are checked; then the writes. The earliest score of each time-ordered set says whether any of
 -- it is due: most calls find none due and skip the range reads.
@@ -198,7 +197,7 @@ while count < max_items do
     local following = redis.call('LINDEX', lane, '0')
     if following then
       local seq, ts = rec_seq_ts(following)
-      best = rank(top == '0' and 0 or tonumber(top), seq)
+      best = rank(priority_number(top), seq)
       head_of[member] = ts
     else
       redis.call('ZREM', hp_key(host), top)

@@ -64,7 +64,7 @@ for i = 0, n - 1 do
   local fp, bucket_hash = ARGV[a], ARGV[a + 1] + 0
   local host, prio_digits, delay_digits, force = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5] == '1'
   -- most items have the defaults: skip the string-to-number conversions for them
-  local prio = prio_digits == '0' and 0 or tonumber(prio_digits)
+  local prio = priority_number(prio_digits)
   local delay = delay_digits == '0' and 0 or tonumber(delay_digits)
 
   local dup = false

@@ -73,7 +73,7 @@ impl Layout {
     }
 
     /// Give the leases of a batch from shard `s` their public ids ([`Layout::public_id`]).
-    pub fn name_ids(&self, batch: &mut crate::ops::LeaseBatch, s: usize) {
+    pub(crate) fn name_ids(&self, batch: &mut crate::ops::LeaseBatch, s: usize) {
         for lease in &mut batch.leases {
             lease.id = self.public_id(std::mem::take(&mut lease.id), s);
         }
