@@ -1,7 +1,7 @@
 -- crawlq script: ack
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),
 --       host key, live member, live bucket hash (see docs/PROTOCOL.md, "Live set"); then,
 --       optionally, a revisit: a delay in ms ('0' or absent: none), or '@' and a time in ms

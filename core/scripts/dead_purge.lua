@@ -1,7 +1,7 @@
 -- crawlq script: dead_purge
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock
 -- reply: number of dead letters removed
 -- Purged items stay in the seen set: seeding them again needs force.

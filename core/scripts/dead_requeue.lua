@@ -1,7 +1,7 @@
 -- crawlq script: dead_requeue
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,
 --       oldest first), then for mode 'ids' the ids to requeue
 -- reply: {requeued, remaining_dead, flag1, flag2, ...}; flags (mode 'ids' only) are 1 when the

@@ -1,7 +1,7 @@
 -- crawlq script: host_config
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
 --       override, so the workers' default applies again; '-' leaves it as it is),
 --       5 pause ('-' leaves it as it is, '' resumes, '*' pauses until resumed, digits pause

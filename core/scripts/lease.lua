@@ -1,7 +1,7 @@
 -- crawlq script: lease
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
 --       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit
 -- reply: {now, next_due, reclaimed, reclaimed_dead, lease_key1, record1, lease_key2, ...}

@@ -1,7 +1,7 @@
 -- crawlq script: nack
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
 --       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
 --       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 7 fields per lease:

@@ -1,7 +1,7 @@
 -- crawlq script: peek
 -- protocol: 2
 -- flags: no-writes
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit
 -- reply: {record1, record2, ...}: the head of each leasable host in the order lease would take
 --        them (one per host), without leasing anything. Read-only: delayed items and held-back

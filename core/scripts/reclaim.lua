@@ -1,7 +1,7 @@
 -- crawlq script: reclaim
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit (expired leases handled in this call), 4 max attempts
 -- reply: {requeued, dead, remaining_expired}
 -- The same recovery also runs, bounded, at the start of every lease call.

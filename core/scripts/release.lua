@@ -1,7 +1,7 @@
 -- crawlq script: release
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: lease key ('<token>:<id>'),
 --       payload (canonical JSON stored in place of the item's payload, '' keeps it)
 -- reply: {1|0, ...} one per lease: 1 released (back at the front of its lane, attempt count

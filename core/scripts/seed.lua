@@ -1,7 +1,7 @@
 -- crawlq script: seed
 -- protocol: 2
 -- flags: (none)
--- KEYS: the 12 queue keys (see common.lua)
+-- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the

@@ -1,7 +1,7 @@
 -- crawlq script: shards
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 keys of the queue's own base <prefix>:{<queue>} (see common.lua)
+-- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 shards asked for (0: whatever the queue has)
 -- reply: the queue's shard count, or 0 for a queue nobody created yet (nothing stored)
 -- The first client that asks for a count fixes it (meta.shards); a queue that already holds

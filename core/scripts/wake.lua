@@ -1,7 +1,7 @@
 -- crawlq script: wake
 -- protocol: 2
 -- flags: allow-oom
--- KEYS: the 12 keys of the queue's own base <prefix>:{<queue>} (see common.lua)
+-- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 markers to push
 -- reply: 1
 -- A queue of several shards has one wake list for all of them, in its own slot: after a call

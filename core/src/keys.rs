@@ -4,7 +4,9 @@
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
-/// Names of the fixed keys, in the order every script receives them as `KEYS`.
+/// Names of the fixed keys (`<base>:<name>`). A script is passed only the first, `meta`, as
+/// its one `KEYS` entry (it routes the call to the queue's Cluster slot) and builds the others
+/// from the base, in this order.
 pub const FIXED_KEYS: [&str; 12] = [
     "meta",
     "ready",
@@ -32,6 +34,7 @@ pub const FIXED_KEYS: [&str; 12] = [
 pub struct Keys {
     base: String,
     fixed: Arc<[String]>,
+    script_keys: Arc<[String]>,
 }
 
 /// Check a key prefix and queue name: a name of 1..=200 bytes, and neither with braces (they
@@ -62,8 +65,13 @@ impl Keys {
             }
         }
         let base = format!("{}{queue}}}", Keys::base_head(prefix));
-        let fixed = FIXED_KEYS.iter().map(|k| format!("{base}:{k}")).collect();
-        Ok(Keys { base, fixed })
+        let fixed: Arc<[String]> = FIXED_KEYS.iter().map(|k| format!("{base}:{k}")).collect();
+        let script_keys = Arc::from([fixed[0].clone()]);
+        Ok(Keys {
+            base,
+            fixed,
+            script_keys,
+        })
     }
 
     /// The keys of shard `shard` of a queue split in more than one shard: base
@@ -102,6 +110,11 @@ impl Keys {
     /// The fixed keys, in [`FIXED_KEYS`] order (cheap to clone).
     pub fn fixed(&self) -> &Arc<[String]> {
         &self.fixed
+    }
+
+    /// The `KEYS` of every script call: the queue's `meta` key alone (cheap to clone).
+    pub fn script_keys(&self) -> &Arc<[String]> {
+        &self.script_keys
     }
 
     /// The list key `wake`, on which blocked lease calls wait.

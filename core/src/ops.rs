@@ -302,7 +302,7 @@ impl Ops {
         let writes = !script.flags.contains("no-writes");
         ScriptCall {
             script,
-            keys: self.keys.fixed().clone(),
+            keys: self.keys.script_keys().clone(),
             args,
             replicas: (writes && self.config.min_replicas > 0).then_some(Replicas {
                 count: self.config.min_replicas,
