@@ -440,6 +440,93 @@ async fn scripts_run_as_functions_loaded_once_and_reloaded_after_a_flush() {
     );
 }
 
+/// A call passes one key, the queue's meta (docs/PROTOCOL.md section 4); a caller that passes
+/// the 12 fixed keys, as clients before that change did, gets the same answers.
+#[tokio::test]
+async fn a_call_with_every_fixed_key_answers_as_one_with_the_meta_key() {
+    let server = RedisServer::start();
+    let config = Config {
+        shards: Some(1),
+        ..Config::default()
+    };
+    let q = Queue::connect(&server.url(), "twelve", config)
+        .await
+        .unwrap();
+    q.seed(
+        &items(&["http://a.com/1", "http://b.com/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let keys = crawlq::keys::Keys::new("crawlq", "twelve").unwrap();
+    assert_eq!(keys.script_keys().len(), 1);
+    assert_eq!(keys.script_keys()[0], format!("{}:meta", keys.base()));
+    let fcall = |script: &crawlq::scripts::Script, all_keys: bool, args: &[&str]| {
+        let declared: Vec<&str> = if all_keys {
+            keys.fixed().iter().map(String::as_str).collect()
+        } else {
+            vec![keys.script_keys()[0].as_str()]
+        };
+        let count = declared.len().to_string();
+        let mut cmd = vec!["FCALL", script.function_name(), count.as_str()];
+        cmd.extend(declared);
+        cmd.extend([keys.base(), ""]);
+        cmd.extend(args);
+        server.cli(&cmd)
+    };
+    // stats, but for its first line (the server's clock)
+    let tail = |reply: String| reply.lines().skip(1).collect::<Vec<_>>().join("\n");
+    let one = tail(fcall(&crawlq::scripts::STATS, false, &[]));
+    let twelve = tail(fcall(&crawlq::scripts::STATS, true, &[]));
+    assert_eq!(one, twelve);
+    assert!(one.starts_with("2\n"), "two ready: {one}");
+    // a lease through the 12 keys leases an item of this queue
+    let leased = fcall(
+        &crawlq::scripts::LEASE,
+        true,
+        &["1", "60000", "0", "3", "100", "100"],
+    );
+    assert!(leased.contains("http://"), "{leased}");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.leased, stats.ready), (1, 1));
+}
+
+/// The scripts keep the key names they build per queue in the functions library, at most
+/// 1,024 queues' worth, then start the table again: more queues than that on one server, each
+/// used before and after the table starts again, keep their own keys.
+#[tokio::test]
+async fn more_queues_than_the_scripts_keep_key_names_for() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let config = Config {
+        shards: Some(1),
+        ..Config::default()
+    };
+    for round in 0..2 {
+        for i in 0..1100 {
+            let q = Queue::connect(&url, &format!("many-{i}"), config.clone())
+                .await
+                .unwrap();
+            let url_of = format!("http://host-{i}.example/{round}");
+            let report = q
+                .seed(&items(&[url_of.as_str()]), &SeedOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(report.added, 1, "{i}");
+            let leases = q.lease(2, Duration::ZERO).await.unwrap();
+            assert_eq!(leases.len(), 1, "{i}");
+            assert_eq!(leases[0].url.as_deref(), Some(url_of.as_str()));
+            assert_eq!(q.ack(&handles(&leases)).await.unwrap(), [true]);
+            let stats = q.stats().await.unwrap();
+            assert_eq!(
+                (stats.done, stats.ready, stats.leased),
+                (round + 1, 0, 0),
+                "{i}"
+            );
+        }
+    }
+}
+
 /// A user who may not load or call functions runs the same operations as scripts: EVALSHA,
 /// and EVAL when the script cache is empty.
 #[tokio::test]
