@@ -700,9 +700,12 @@ local function begin(keys, argv)
   local clock = argv[2]
   if string.byte(clock, 1) == 99 then
     -- In a cluster a script may touch keys it did not declare (every key but meta) only while
-    -- its slot is not being migrated. A key that never exists fails this probe now, before any
-    -- write, when the slot is migrating or importing (the client retries after the move).
-    redis.call('EXISTS', K_PROBE)
+    -- its slot is not being migrated: mid-move, some of the queue's keys are on each node. This
+    -- probe fails before any write while the slot is migrating or importing (the client retries
+    -- after the move). On the node the slot leaves, a key that never exists is enough; on the
+    -- node it goes to, a call redirected there (ASKING) may touch a missing key alone, so the
+    -- probe names two keys, one of them missing, which Redis refuses there (TRYAGAIN).
+    redis.call('EXISTS', K_PROBE, K_META)
     clock = string.sub(clock, 2)
   end
   if clock ~= '' then

@@ -433,6 +433,98 @@ async fn a_shard_moves_to_another_master_mid_drain() {
     check_invariants(&url, &q).await;
 }
 
+/// Mid-move, the queue's `meta` (the key a call names) is already on the new master while the
+/// rest of its keys are still on the old one: a call is then redirected (ASK) to the new master,
+/// which must not run it on the few keys it holds. Acks, a seed of known URLs and a lease sent
+/// then wait for the move and answer as if it had not happened.
+#[tokio::test]
+async fn calls_wait_while_meta_has_moved_ahead_of_the_other_keys() {
+    let cluster = Cluster::start(3, 0);
+    let url = cluster.url();
+    let name = unique("ahead");
+    let config = Config {
+        shards: Some(1),
+        command_timeout: Duration::from_secs(20),
+        ..Config::default()
+    };
+    let q = Arc::new(Queue::connect(&url, &name, config).await.unwrap());
+    let urls: Vec<SeedItem> = (0..200)
+        .map(|i| format!("http://a{}.example/{i}", i % 20).into())
+        .collect();
+    assert_eq!(
+        q.seed(&urls, &SeedOptions::default()).await.unwrap().added,
+        200
+    );
+    let held = q.lease(50, Duration::ZERO).await.unwrap();
+    assert_eq!(held.len(), 50);
+
+    let key = format!("crawlq:{{{name}}}:meta");
+    let from = cluster.owner(&key);
+    let to = cluster.nodes.iter().find(|n| n.port != from.port).unwrap();
+    let slot = from.cli(&["CLUSTER", "KEYSLOT", &key]);
+    let (from_id, to_id) = (from.cli(&["CLUSTER", "MYID"]), to.cli(&["CLUSTER", "MYID"]));
+    to.cli(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]);
+    from.cli(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]);
+    let port = to.port.to_string();
+    let migrate = |keys: &[&str]| {
+        let mut args = vec![
+            "MIGRATE",
+            "127.0.0.1",
+            port.as_str(),
+            "",
+            "0",
+            "5000",
+            "KEYS",
+        ];
+        args.extend_from_slice(keys);
+        assert_eq!(from.cli(&args), "OK");
+    };
+    migrate(&[key.as_str()]);
+
+    // sent now: each finds meta on the new master and the rest of the queue on the old one
+    let acks = {
+        let (q, handles) = (q.clone(), handles(&held));
+        tokio::spawn(async move { q.ack(&handles).await })
+    };
+    let again = {
+        let (q, urls) = (q.clone(), urls.clone());
+        tokio::spawn(async move { q.seed(&urls[..20], &SeedOptions::default()).await })
+    };
+    let lease = {
+        let q = q.clone();
+        tokio::spawn(async move { q.lease(10, Duration::ZERO).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let on_new: Vec<String> = to
+        .cli(&["CLUSTER", "GETKEYSINSLOT", &slot, "1000"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        on_new,
+        [key.clone()],
+        "no call ran on the new master's part of the queue"
+    );
+
+    loop {
+        let keys = from.cli(&["CLUSTER", "GETKEYSINSLOT", &slot, "100"]);
+        let keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();
+        if keys.is_empty() {
+            break;
+        }
+        migrate(&keys);
+    }
+    for node in &cluster.nodes {
+        node.cli(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+    }
+    assert_eq!(acks.await.unwrap().unwrap(), vec![true; 50]);
+    let again = again.await.unwrap().unwrap();
+    assert_eq!((again.added, again.duplicates), (0, 20));
+    assert_eq!(lease.await.unwrap().unwrap().len(), 10);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.done, stats.leased, stats.ready), (50, 10, 140));
+}
+
 /// A replica takes over (CLUSTER FAILOVER), then a master is killed: the workers follow the new
 /// topology without a restart and nothing is lost.
 #[tokio::test]
