@@ -727,6 +727,9 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
 
 /// A private Redis Cluster: `masters` primaries with `replicas` replicas each, on free ports
 /// (a node also listens on its port + 10000), stopped when dropped.
+/// Port blocks handed to the clusters of this test process (see `Cluster::start`).
+static CLUSTER_PORT_BLOCKS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+
 pub struct Cluster {
     pub nodes: Vec<RedisServer>,
 }
@@ -734,15 +737,21 @@ pub struct Cluster {
 impl Cluster {
     pub fn start(masters: usize, replicas: usize) -> Cluster {
         let mut nodes = Vec::new();
-        let mut port = 20_000 + (std::process::id() as u16 % 20_000);
+        // Clusters started by tests of one process at once get port ranges and folders of their
+        // own: two that tried the same free port would both see the other's node as their own.
+        let block = CLUSTER_PORT_BLOCKS.fetch_add(200, Ordering::Relaxed);
+        let mut port = 20_000 + (std::process::id() % 15_000) as u16 + block;
         while nodes.len() < masters * (1 + replicas) {
             port += 1;
             let free = |p: u16| TcpListener::bind(("127.0.0.1", p)).is_ok();
             if !free(port) || !free(port + 10_000) {
                 continue;
             }
-            let dir =
-                std::env::temp_dir().join(format!("crawlq-cluster-{}-{port}", std::process::id()));
+            let dir = std::env::temp_dir().join(format!(
+                "crawlq-cluster-{}-{port}-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
             std::fs::create_dir_all(&dir).unwrap();
             let extra = [
                 "--cluster-enabled",
