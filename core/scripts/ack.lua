@@ -14,7 +14,7 @@
 -- An ack also halves the host's adaptive extra delay (dropped under 50 ms): successes bring a
 -- rate-limited host back to its normal pace.
 
-local n = tonumber(ARGV[3])
+local n = ARGV[3] + 0
 -- revisit_at: when the acked items come back (nil: they are done)
 local revisit_arg, revisit_at = ARGV[4 + n * 4] or '0', nil
 if string.byte(revisit_arg, 1) == 64 then
@@ -24,51 +24,85 @@ elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
 end
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
 local level = current_level(seen_count())
--- One read says which leases are live (their key is in `leased`, as for extend), then one
--- multi-member delete each from `leases` and `leased`; only the live-set removals are per item.
--- The ZMSCORE is the first command on `leased` and the HDEL the first write, so a foreign value
--- at either key fails the call before anything changed.
 local lease_keys = {}
 for i = 0, n - 1 do
   lease_keys[i + 1] = ARGV[4 + i * 4]
 end
-local deadlines = call_chunked('ZMSCORE', K_LEASED, lease_keys)
-local records = revisit_at and call_chunked('HMGET', K_LEASES, lease_keys) or nil
+local out = {}
+local records
 if revisit_at then
-  expect_types({ K_DELAYED, 'zset', K_REVISITS, 'set' })
+  -- the records are rebuilt for their revisit: read them (which also says which are live)
+  records = call_chunked('HMGET', K_LEASES, lease_keys)
+  expect_types({ K_LEASED, 'zset', K_DELAYED, 'zset', K_REVISITS, 'set' })
 end
-local out, acked, gone, answered = {}, 0, {}, {}
-for i = 1, n do
-  local lease_key = lease_keys[i]
-  if deadlines[i] and not answered[lease_key] then
-    answered[lease_key] = true
-    gone[#gone + 1] = lease_key
+-- A live lease has its key in `leased` and its record in `leases`. The keys are removed from
+-- `leased` first: when every one was there (the usual case) they are all live and the call needs
+-- no other read. Otherwise the records still in `leases` say which were (a lease given twice in
+-- one call answers 1, then 0). `leases` is type-checked before that first write, so a foreign
+-- value at either key fails the call before anything changed.
+if not records then
+  expect_types({ K_LEASES, 'hash' })
+end
+local removed = 0
+for first = 1, n, 4000 do
+  removed = removed + redis.call('ZREM', K_LEASED, unpack(lease_keys, first, math.min(first + 3999, n)))
+end
+local gone = lease_keys
+if removed == n then
+  for i = 1, n do
     out[i] = 1
-  else
-    out[i] = 0
+  end
+else
+  records = records or call_chunked('HMGET', K_LEASES, lease_keys)
+  local answered = {}
+  gone = {}
+  for i = 1, n do
+    local lease_key = lease_keys[i]
+    if records[i] and not answered[lease_key] then
+      answered[lease_key] = true
+      gone[#gone + 1] = lease_key
+      out[i] = 1
+    else
+      out[i] = 0
+    end
   end
 end
 call_chunked('HDEL', K_LEASES, gone)
-call_chunked('ZREM', K_LEASED, gone)
 local revisit_members, revisit_ids = {}, {}
--- items done per host, written to the per-host counts once per host
-local done_by_host, revisits_by_host = {}, {}
+-- items done per host (done_by_host[host], hosts in done_hosts in first-seen order), written to
+-- the per-host counts once per host
+local done_by_host, done_hosts, done_host_count, revisits_by_host = {}, {}, 0, {}
+local live_keys = level_keys(LIVE_PREFIX, 'v', level)
+local level_size = live_keys.size
+local acked = 0
 for i = 0, n - 1 do
   if out[i + 1] == 1 then
     local a = 4 + i * 4
-    local again = records and records[i + 1] and rec_rebuild(records[i + 1], NOW, 0, nil, nil)
+    local host = ARGV[a + 1]
+    local again = records and records[i + 1] and revisit_at and rec_rebuild(records[i + 1], NOW, 0, nil, nil)
     if again then
       revisit_members[#revisit_members + 1] = int(revisit_at)
       revisit_members[#revisit_members + 1] = again
       revisit_ids[#revisit_ids + 1] = rec_id(again)
-      tally(revisits_by_host, ARGV[a + 1], 1)
+      tally(revisits_by_host, host, 1)
     else
-      live_remove(ARGV[a + 2], ARGV[a + 3] + 0, level)
-      tally(done_by_host, ARGV[a + 1], -1)
+      -- the live member sits at the level that was current when it was added: most at this one
+      local member, bucket_hash = ARGV[a + 2], ARGV[a + 3] + 0
+      local bucket = bucket_hash % level_size
+      if redis.call('SREM', live_keys[bucket] or bucket_key(live_keys, bucket), member) == 0 and level > 0 then
+        live_remove(member, bucket_hash, level - 1)
+      end
+      local count = done_by_host[host]
+      if count then
+        done_by_host[host] = count + 1
+      else
+        done_by_host[host] = 1
+        done_host_count = done_host_count + 1
+        done_hosts[done_host_count] = host
+      end
     end
     acked = acked + 1
     if any_adaptive then
-      local host = ARGV[a + 1]
       local extra = redis.call('HGET', K_ADAPTIVE, host)
       if extra then
         local halved = math.floor((tonumber(extra) or 0) / 2)
@@ -85,7 +119,10 @@ if #revisit_members > 0 then
   call_chunked('ZADD', K_DELAYED, revisit_members)
   call_chunked('SADD', K_REVISITS, revisit_ids)
 end
-host_items_flush(done_by_host)
+for i = 1, done_host_count do
+  local host = done_hosts[i]
+  host_items_add(host, -done_by_host[host])
+end
 tally_flush(revisits_by_host, add_delayed)
 counter('done', acked)
 counter('acked_total', acked)

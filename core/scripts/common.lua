@@ -43,7 +43,7 @@ local BASE, STORED_FORMAT
 local K_PROBE
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
--- Seen- and live-set key prefixes of this call's queue, by level, built when first used.
+-- Seen- and live-set bucket keys of this call's queue: a table per level (level_keys).
 local SEEN_PREFIX, LIVE_PREFIX
 
 -- Host ranks order due hosts by the head of their best lane: priority first (higher first),
@@ -263,10 +263,19 @@ local function call_chunked(cmd, key, args)
 end
 
 -- Add to a host's item count (hostitems, scored by minus the count so that its ascending order
--- is most items first, then host name); a host holding nothing leaves the set.
+-- is most items first, then host name); a host holding nothing leaves the set. One ZINCRBY per
+-- host: reading every count of a call first (ZMSCORE) and writing them back (ZADD) costs more
+-- (each score is formatted and parsed again). The reply is minus the new count: a host left
+-- with none (a reply that does not start with '-') is removed.
 local function host_items_add(host, delta)
-  if delta ~= 0 and tonumber(redis.call('ZINCRBY', K_HOSTITEMS, int(-delta), host)) >= 0 then
+  if delta == 0 then
+    return
+  end
+  local by = delta == 1 and '-1' or delta == -1 and '1' or int(-delta)
+  if delta < 0 and string.byte(redis.call('ZINCRBY', K_HOSTITEMS, by, host), 1) ~= 45 then
     redis.call('ZREM', K_HOSTITEMS, host)
+  elseif delta > 0 then
+    redis.call('ZINCRBY', K_HOSTITEMS, by, host)
   end
 end
 
@@ -293,32 +302,6 @@ local function tally_flush(t, add)
   end
 end
 
--- The per-host item counts of a tally written in three calls whatever the number of hosts: read
--- every count (ZMSCORE), set the new ones (ZADD) and drop the hosts left with none (ZREM).
--- One ZINCRBY per host costs about half as much again (a call each, and a reply number).
-local function host_items_flush(t)
-  if #t <= 1 then
-    tally_flush(t, host_items_add)
-    return
-  end
-  local scores = call_chunked('ZMSCORE', K_HOSTITEMS, t)
-  local counts, gone = {}, {}
-  for i, host in ipairs(t) do
-    local delta = t[host]
-    if delta ~= 0 then
-      -- the score is minus the count
-      local score = (scores[i] and scores[i] + 0 or 0) - delta
-      if score >= 0 then
-        gone[#gone + 1] = host
-      else
-        counts[#counts + 1] = int(score)
-        counts[#counts + 1] = host
-      end
-    end
-  end
-  call_chunked('ZADD', K_HOSTITEMS, counts)
-  call_chunked('ZREM', K_HOSTITEMS, gone)
-end
 local function add_delayed(host, delta)
   host_count_add(K_HOSTDELAYED, host, delta)
 end
@@ -369,20 +352,67 @@ local function bucket_digits(bucket)
   return digits
 end
 
--- The bucket of a bucket hash at a level, as key digits.
-local function level_bucket(bucket_hash, level)
-  return bucket_digits(math.fmod(bucket_hash, LEVEL_SIZE[level]))
+-- The digits of consecutive whole numbers (a seed's record ids, a lease's tokens) without a
+-- string.format for each (about 2.5k instructions): the digits of n / 1000, formatted when they
+-- change (`state` keeps them), and the last three digits from ID_SUFFIX, made once each
+-- (ID_SUFFIX[k] for k < 1000 is k's digits, for a number below 1000; ID_SUFFIX[1000 + k] the
+-- same with leading zeros). Returns the two parts, to be concatenated by the caller with the
+-- rest of its string.
+local ID_SUFFIX = {}
+local function number_digits(state, n)
+  local thousands = math.floor(n / 1000)
+  local k = n - thousands * 1000
+  if k < 0 or k > 999 then
+    -- (a quotient rounded up: only for numbers far past any id or token)
+    return int(n), ''
+  end
+  if thousands ~= state[1] then
+    state[1], state[2] = thousands, thousands > 0 and int(thousands) or ''
+  end
+  if thousands > 0 then
+    k = k + 1000
+  end
+  local suffix = ID_SUFFIX[k]
+  if not suffix then
+    suffix = k < 1000 and int(k) or string.format('%03d', k - 1000)
+    ID_SUFFIX[k] = suffix
+  end
+  return state[2], suffix
+end
+
+-- The bucket keys of one level of the seen set (`prefixes` SEEN_PREFIX, kind 's') or of the live
+-- set (LIVE_PREFIX, 'v'): a table of bucket number -> key, with the level's prefix and size.
+-- In a functions library the table lives with the library, so a bucket's key is built once
+-- per server instead of once per item (about 1k instructions each, two per seeded URL). At
+-- most KEY_CACHE_MAX keys are kept in all (about 3 MB of the functions' Lua memory: levels 0
+-- and 1 of a queue are 18,432 keys); past that, keys are built on every use.
+local KEY_CACHE_MAX, key_cache_left = 32768, 32768
+local function level_keys(prefixes, kind, level)
+  local keys = prefixes[level]
+  if not keys then
+    keys = { prefix = BASE .. ':' .. kind .. ':' .. int(level) .. ':', size = LEVEL_SIZE[level] }
+    prefixes[level] = keys
+  end
+  return keys
+end
+
+-- The key of bucket number `bucket` of a level's key table (from level_keys).
+local function bucket_key(keys, bucket)
+  local key = keys.prefix .. bucket_digits(bucket)
+  if key_cache_left > 0 then
+    keys[bucket] = key
+    key_cache_left = key_cache_left - 1
+  end
+  return key
 end
 
 -- The key of a bucket of the seen set (`prefixes` SEEN_PREFIX, kind 's') or of the live set
--- (LIVE_PREFIX, 'v') at a level.
+-- (LIVE_PREFIX, 'v') at a level. (`%`, a Lua operator, rather than math.fmod, a C function:
+-- the same for these non-negative whole numbers.)
 local function set_key(prefixes, kind, level, bucket_hash)
-  local prefix = prefixes[level]
-  if not prefix then
-    prefix = BASE .. ':' .. kind .. ':' .. int(level) .. ':'
-    prefixes[level] = prefix
-  end
-  return prefix .. level_bucket(bucket_hash, level)
+  local keys = level_keys(prefixes, kind, level)
+  local bucket = bucket_hash % keys.size
+  return keys[bucket] or bucket_key(keys, bucket)
 end
 
 local function seen_key(level, bucket_hash)
@@ -649,11 +679,12 @@ end
 -- Start a call: take its keys and arguments, refuse a queue of another format, fix the clock.
 -- Returns an error reply to send back as is, or nil.
 -- The keys a call builds from its base: the fixed keys after meta, the keys of section 1's
--- second table, the cluster probe, and the seen- and live-set prefixes by level. In a functions
--- library this table outlives the call, so a queue's key names are built once per server
--- instead of once per call: each name passed in KEYS or concatenated costs about 0.7k
+-- second table, the cluster probe, and the seen- and live-set bucket keys by level. In a
+-- functions library this table outlives the call, so a queue's key names are built once per
+-- server instead of once per call: each name passed in KEYS or concatenated costs about 0.7k
 -- instructions, 21 of them 15-20% of an empty lease. Only names derived from the base are kept;
--- a server with more queues than the bound starts the table again.
+-- a server with more queues than the bound, or whose queues have used up the bucket keys'
+-- bound, starts the table again when a queue it does not hold comes.
 local BASE_KEYS, BASE_KEYS_COUNT, BASE_KEYS_MAX = {}, 0, 1024
 local BASE_KEY_SUFFIXES = {
   ':ready', ':wait', ':heads', ':delayed', ':leased', ':leases', ':dead', ':deadrec', ':hostdelay',
@@ -669,8 +700,8 @@ local function base_keys(base)
       named[i] = base .. suffix
     end
     named[#BASE_KEY_SUFFIXES + 1], named[#BASE_KEY_SUFFIXES + 2] = {}, {}
-    if BASE_KEYS_COUNT >= BASE_KEYS_MAX then
-      BASE_KEYS, BASE_KEYS_COUNT = {}, 0
+    if BASE_KEYS_COUNT >= BASE_KEYS_MAX or key_cache_left <= 0 then
+      BASE_KEYS, BASE_KEYS_COUNT, key_cache_left = {}, 0, KEY_CACHE_MAX
     end
     BASE_KEYS[base], BASE_KEYS_COUNT = named, BASE_KEYS_COUNT + 1
   end

@@ -124,11 +124,16 @@ end
 local token_base = math.max(tonumber(last_token or '0'), NOW_US)
 local deadline = int(NOW + ttl)
 local out = { NOW, -1, reclaimed, reclaimed_dead }
-local count, emptied = 0, 0
+local count, emptied, out_n = 0, 0, 4
 -- Writes no later iteration reads are collected and sent as one multi-member call each.
 local lease_fields, leased_members, wait_members = {}, {}, {}
 -- new head ages of the lanes popped from (false: the lane is empty now), in first-seen order
-local head_of, head_lanes = {}, {}
+local head_of, head_lanes, head_n = {}, {}, 0
+-- the lanes of priority 0 (most lanes) are this prefix and the host
+local lane_prefix_0 = BASE .. ':l:0:'
+-- the digits of the lease tokens, which are consecutive (common.lua's number_digits)
+local token_digits = {}
+local politeness = any_override or any_adaptive
 
 -- Hosts come out of `ready` in batches: one ZPOPMIN of as many hosts as leases are still
 -- wanted, in rank order. A host without delay that still has ready items goes back with its
@@ -177,8 +182,13 @@ while count < max_items do
   -- The host's score is the rank of its best lane's head, which names that lane's priority:
   -- no read of the host's priorities. Only when that lane is empty (left by an interrupted
   -- writer) is the best one looked up: O(log P) in the host's priorities either way.
-  local top = rank_priority(host_rank)
-  local lane = lane_key(host, top)
+  local top, lane
+  if host_rank >= PRIORITY_0_FIRST and host_rank < PRIORITY_0_END then
+    top, lane = '0', lane_prefix_0 .. host
+  else
+    top = rank_priority(host_rank)
+    lane = lane_key(host, top)
+  end
   local rec = redis.call('LPOP', lane)
   if not rec then
     top = redis.call('ZRANGE', hp_key(host), '0', '0')[1]
@@ -190,14 +200,15 @@ while count < max_items do
   if top then
     -- the host's next head: the same lane's next record, else the next lane's head
     local best
-    local member = head_member(host, top)
+    local member = top == '0' and host or top .. ':' .. host
     if head_of[member] == nil then
-      head_lanes[#head_lanes + 1] = member
+      head_n = head_n + 1
+      head_lanes[head_n] = member
     end
     local following = redis.call('LINDEX', lane, '0')
     if following then
       local seq, ts = rec_seq_ts(following)
-      best = rank(priority_number(top), seq)
+      best = (top == '0' and PRIORITY_0_FIRST or rank(top + 0, 0)) + seq
       head_of[member] = ts
     else
       redis.call('ZREM', hp_key(host), top)
@@ -206,7 +217,10 @@ while count < max_items do
     end
 
     if rec then
-      local delay = host_delay(host, default_delay, any_override, any_adaptive)
+      local delay = default_delay
+      if politeness then
+        delay = host_delay(host, default_delay, any_override, any_adaptive)
+      end
       if delay > 0 then
         -- kept even when the host is now empty, so an item seeded a moment later still waits
         wait_members[#wait_members + 1] = int(NOW + delay)
@@ -215,13 +229,12 @@ while count < max_items do
         goes_back = best
       end
       count = count + 1
-      local lease_key = int(token_base + count) .. ':' .. rec_id(rec)
-      lease_fields[#lease_fields + 1] = lease_key
-      lease_fields[#lease_fields + 1] = rec
-      leased_members[#leased_members + 1] = deadline
-      leased_members[#leased_members + 1] = lease_key
-      out[#out + 1] = lease_key
-      out[#out + 1] = rec
+      local token_prefix, token_suffix = number_digits(token_digits, token_base + count)
+      local lease_key = token_prefix .. token_suffix .. ':' .. rec_id(rec)
+      lease_fields[count * 2 - 1], lease_fields[count * 2] = lease_key, rec
+      leased_members[count * 2 - 1], leased_members[count * 2] = deadline, lease_key
+      out[out_n + 1], out[out_n + 2] = lease_key, rec
+      out_n = out_n + 2
     elseif best then
       -- a priority listed without a lane (left by an interrupted writer): skip it
       goes_back = best
@@ -273,7 +286,7 @@ if count > 0 then
   counter('ready', -count)
   counter('leased_total', count)
 end
-if #head_lanes > 0 then
+if head_n > 0 then
   local head_members, gone = {}, {}
   for _, member in ipairs(head_lanes) do
     local ts = head_of[member]

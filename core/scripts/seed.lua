@@ -16,13 +16,13 @@
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
 -- are refused.
 
-local n = tonumber(ARGV[3])
+local n = ARGV[3] + 0
 local seen = seen_count()
 local level, level_end = current_level(seen)
 expect_types({ K_DELAYED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
 
 local ids_digits, default_budget = unpack(redis.call('HMGET', K_META, 'ids', 'budget'))
-local next_id = tonumber(ids_digits or '0')
+local next_id = ids_digits and ids_digits + 0 or 0
 local budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
 if budgets then
   expect_types({ K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash' })
@@ -45,8 +45,10 @@ local function left_for(host)
   return left
 end
 local first_id = next_id + 1
--- the parts of every record around its id, built once per call
-local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. int(NOW) .. ',"host":"'
+-- the parts of every record around its id, built once per call; the ids' digits (common.lua's
+-- number_digits)
+local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. NOW_DIGITS .. ',"host":"'
+local id_digits = {}
 local status = {}
 local added_ready, added_delayed, duplicates, seen_added, refused = 0, 0, 0, 0, 0
 -- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
@@ -55,17 +57,17 @@ local added_ready, added_delayed, duplicates, seen_added, refused = 0, 0, 0, 0, 
 local lane_index, lane_count = {}, 0
 local lane_host, lane_prio, lane_seq, lane_recs = {}, {}, {}, {}
 -- Hosts of those lanes, in first-seen order; best new rank per host (false: none yet).
-local host_rank, host_order = {}, {}
--- items added per host, and delayed ones, for the per-host counts (tally)
-local host_added, host_delayed = {}, {}
+local host_rank, host_order, host_count = {}, {}, 0
+-- items added per host (host_added[host], hosts in added_hosts in first-seen order), and the
+-- delayed ones, for the per-host counts
+local host_added, added_hosts, added_host_count, host_delayed = {}, {}, 0, {}
+-- the bucket keys of the current level (common.lua's level_keys)
+local seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
+local level_size = seen_keys.size
 
 for i = 0, n - 1 do
   local a = 4 + i * 9
-  local fp, bucket_hash = ARGV[a], ARGV[a + 1] + 0
-  local host, prio_digits, delay_digits, force = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5] == '1'
-  -- most items have the defaults: skip the string-to-number conversions for them
-  local prio = priority_number(prio_digits)
-  local delay = delay_digits == '0' and 0 or tonumber(delay_digits)
+  local fp, bucket_hash, host = ARGV[a], ARGV[a + 1] + 0, ARGV[a + 2]
 
   local dup = false
   for l = 0, level - 1 do
@@ -75,20 +77,24 @@ for i = 0, n - 1 do
     end
   end
   local over = false
-  if not dup and budgets and left_for(host) == 0 then
-    -- a new URL past the budget is not marked seen, so it can come in once the budget grows
-    if redis.call('SISMEMBER', seen_key(level, bucket_hash), fp) == 1 then
-      dup = true
-    else
-      over = true
-    end
-  elseif not dup then
-    if redis.call('SADD', seen_key(level, bucket_hash), fp) == 1 then
+  if not dup then
+    local bucket = bucket_hash % level_size
+    local key = seen_keys[bucket] or bucket_key(seen_keys, bucket)
+    if budgets and left_for(host) == 0 then
+      -- a new URL past the budget is not marked seen, so it can come in once the budget grows
+      if redis.call('SISMEMBER', key, fp) == 1 then
+        dup = true
+      else
+        over = true
+      end
+    elseif redis.call('SADD', key, fp) == 1 then
       seen = seen + 1
       seen_added = seen_added + 1
       if seen >= level_end and level < SEEN_MAX_LEVEL then
         level = level + 1
         level_end = level_end + level_buckets(level) * SEEN_FILL
+        seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
+        level_size = seen_keys.size
       end
       if budgets then
         budget_used[host] = budget_used[host] + 1
@@ -101,39 +107,53 @@ for i = 0, n - 1 do
     end
   end
 
-  local live_member, live_bucket = ARGV[a + 6], ARGV[a + 7] + 0
   if over then
-    status[#status + 1] = 'b'
+    status[i + 1] = 'b'
     refused = refused + 1
-  elseif dup and (not force or is_live(live_member, live_bucket, level)) then
-    status[#status + 1] = 'd'
+  elseif dup and (ARGV[a + 5] ~= '1' or is_live(ARGV[a + 6], ARGV[a + 7] + 0, level)) then
+    status[i + 1] = 'd'
     duplicates = duplicates + 1
   else
-    status[#status + 1] = dup and 'f' or 'a'
-    redis.call('SADD', live_key(level, live_bucket), live_member)
+    status[i + 1] = dup and 'f' or 'a'
+    local live_bucket = (ARGV[a + 7] + 0) % level_size
+    redis.call('SADD', live_keys[live_bucket] or bucket_key(live_keys, live_bucket), ARGV[a + 6])
     next_id = next_id + 1
+    local id_prefix, id_suffix = number_digits(id_digits, next_id)
+    local prio_digits = ARGV[a + 3]
     local rec
-    if prio == 0 then
-      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 8]
+    if prio_digits == '0' then
+      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 8]
     else
-      rec = rec_open .. int(next_id) .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 8]
+      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 8]
     end
-    tally(host_added, host, 1)
-    if delay > 0 then
-      redis.call('ZADD', K_DELAYED, int(NOW + delay), rec)
+    local count = host_added[host]
+    if count then
+      host_added[host] = count + 1
+    else
+      host_added[host] = 1
+      added_host_count = added_host_count + 1
+      added_hosts[added_host_count] = host
+    end
+    local delay_digits = ARGV[a + 4]
+    if delay_digits ~= '0' and delay_digits + 0 > 0 then
+      redis.call('ZADD', K_DELAYED, int(NOW + delay_digits), rec)
       added_delayed = added_delayed + 1
       tally(host_delayed, host, 1)
     else
-      local member = prio == 0 and host or head_member(host, prio)
+      local member = host
+      if prio_digits ~= '0' then
+        member = prio_digits .. ':' .. host
+      end
       local li = lane_index[member]
       if not li then
         lane_count = lane_count + 1
         lane_index[member] = lane_count
-        lane_host[lane_count], lane_prio[lane_count] = host, prio
+        lane_host[lane_count], lane_prio[lane_count] = host, prio_digits == '0' and 0 or prio_digits + 0
         lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
         if host_rank[host] == nil then
           host_rank[host] = false
-          host_order[#host_order + 1] = host
+          host_count = host_count + 1
+          host_order[host_count] = host
         end
       else
         local recs = lane_recs[li]
@@ -153,11 +173,12 @@ end
 -- change its host's best head: existing lanes of a scheduled host need nothing but the push.
 -- Only a new lane can mean a new host, so the host's priority set is only looked at then.
 local host_was_empty = {}
+local lane_prefix_0 = BASE .. ':l:0:'
 -- the new lanes' head ages, written with one ZADD
 local new_heads = {}
 for li = 1, lane_count do
   local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
-  local key = lane_key(host, prio)
+  local key = prio == 0 and lane_prefix_0 .. host or lane_key(host, prio)
   local len, pushed
   if type(recs) == 'string' then
     len, pushed = redis.call('RPUSH', key, recs), 1
@@ -191,12 +212,13 @@ call_chunked('ZADD', K_HEADS, new_heads)
 -- Hosts with a new lane go to `ready` at their best head's rank (never raising a rank they
 -- have there) unless politeness holds them in `wait`: one read of `wait` and one ZADD for all.
 local new_hosts, scheduled = 0, {}
-for _, host in ipairs(host_order) do
+for i = 1, host_count do
+  local host = host_order[i]
   if host_rank[host] then
     scheduled[#scheduled + 1] = host
-  end
-  if host_was_empty[host] then
-    new_hosts = new_hosts + 1
+    if host_was_empty[host] then
+      new_hosts = new_hosts + 1
+    end
   end
 end
 local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
@@ -222,7 +244,10 @@ counter('hosts', new_hosts)
 counter('seeded_total', added)
 counter('duplicates_total', duplicates)
 counter('over_budget_total', refused)
-host_items_flush(host_added)
+for i = 1, added_host_count do
+  local host = added_hosts[i]
+  host_items_add(host, host_added[host])
+end
 tally_flush(host_delayed, add_delayed)
 for _, host in ipairs(budget_hosts) do
   if budget_used[host] > 0 then

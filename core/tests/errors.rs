@@ -527,6 +527,75 @@ async fn more_queues_than_the_scripts_keep_key_names_for() {
     }
 }
 
+/// The scripts also keep the names of the seen- and live-set buckets they use, at most 32,768
+/// in all: past that they build each name on every use, and a queue first seen after that
+/// starts the table again. Queues that together use more bucket names than that keep finding
+/// their own members, before and after the table starts again.
+#[tokio::test]
+async fn more_bucket_names_than_the_scripts_keep() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let config = Config {
+        shards: Some(1),
+        ..Config::default()
+    };
+    // 4,000 URLs touch about 1,000 of a queue's 1,024 seen buckets and as many live ones
+    let batch = |q: usize| -> Vec<SeedItem> {
+        (0..4000)
+            .map(|i| format!("http://q{q}.example/{i}").into())
+            .collect()
+    };
+    let mut queues = Vec::new();
+    for q in 0..18 {
+        let queue = Queue::connect(&url, &format!("buckets-{q}"), config.clone())
+            .await
+            .unwrap();
+        let report = queue
+            .seed(&batch(q), &SeedOptions::default())
+            .await
+            .unwrap();
+        assert_eq!((report.added, report.duplicates), (4000, 0), "{q}");
+        queues.push(queue);
+    }
+    for (q, queue) in queues.iter().enumerate() {
+        let report = queue
+            .seed(&batch(q), &SeedOptions::default())
+            .await
+            .unwrap();
+        assert_eq!((report.added, report.duplicates), (0, 4000), "{q}");
+        let stats = queue.stats().await.unwrap();
+        assert_eq!((stats.seen, stats.ready), (4000, 4000), "{q}");
+    }
+    // every live member is found again when its item is acked
+    let first = &queues[0];
+    loop {
+        let leases = first.lease(500, Duration::ZERO).await.unwrap();
+        if leases.is_empty() {
+            break;
+        }
+        assert!(
+            first
+                .ack(&handles(&leases))
+                .await
+                .unwrap()
+                .iter()
+                .all(|f| *f)
+        );
+    }
+    let base = first.ops().keys().base().to_string();
+    assert_eq!(
+        server.cli(&[
+            "EVAL",
+            "return #redis.call('KEYS', ARGV[1])",
+            "0",
+            &format!("{base}:v:*")
+        ]),
+        "0",
+        "no live member left"
+    );
+    assert_eq!(first.stats().await.unwrap().done, 4000);
+}
+
 /// A user who may not load or call functions runs the same operations as scripts: EVALSHA,
 /// and EVAL when the script cache is empty.
 #[tokio::test]

@@ -510,3 +510,102 @@ async fn seen_set_stays_compact_and_is_checked_across_levels() {
         "393217"
     );
 }
+
+/// Record ids and lease tokens are consecutive numbers whose digits the scripts build from a
+/// prefix and a three-digit suffix: every id and token is its number's exact digits, across
+/// 999 -> 1000 and every later thousand, in one call and across calls.
+#[tokio::test]
+async fn ids_and_tokens_are_exact_across_thousands() {
+    let q = open("seed-digits", fixed_clock_config()).await;
+    let batch: Vec<SeedItem> = (0..2345)
+        .map(|i| format!("http://d{}.example/{i}", i % 7).into())
+        .collect();
+    let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let ids: Vec<String> = report.ids.iter().map(|id| id.clone().unwrap()).collect();
+    let expected: Vec<String> = (1..=2345).map(|i: u64| i.to_string()).collect();
+    assert_eq!(ids, expected);
+    let mut leases = Vec::new();
+    while leases.len() < 2345 {
+        let got = q.lease(500, Duration::ZERO).await.unwrap();
+        assert!(!got.is_empty());
+        leases.extend(got);
+    }
+    let mut leased_ids: Vec<u64> = leases.iter().map(|l| l.id.parse().unwrap()).collect();
+    leased_ids.sort_unstable();
+    assert_eq!(leased_ids, (1..=2345).collect::<Vec<u64>>());
+    let first = leases[0].token;
+    let tokens: Vec<u64> = leases.iter().map(|l| l.token).collect();
+    assert_eq!(tokens, (first..first + 2345).collect::<Vec<u64>>());
+    // an ack finds a lease by `<token>:<id>` (the id from the record): the scripts wrote the
+    // lease keys with the same digits
+    assert!(q.ack(&handles(&leases)).await.unwrap().iter().all(|f| *f));
+    assert_eq!(q.stats().await.unwrap().done, 2345);
+}
+
+/// A seed call whose new items fill the current seen level part-way through goes on at the
+/// next level: duplicates within the call are found on either side of the boundary, and the
+/// live members of both levels are found again by ack and by a forced seed.
+#[tokio::test]
+async fn a_seed_call_that_fills_a_seen_level_goes_on_at_the_next() {
+    let q = open("seed-level-cross", config()).await;
+    let base = q.ops().keys().base().to_string();
+    q.seed(&items(&["http://x.com/first"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    // two more new members fill level 0 (1,024 buckets x 384)
+    shared().cli(&["HSET", &format!("{base}:meta"), "seen", "393214"]);
+    let urls = [
+        "http://x.com/1",
+        "http://x.com/2",
+        "http://x.com/3",
+        "http://x.com/1",
+        "http://x.com/4",
+        "http://x.com/2",
+        "http://x.com/first",
+    ];
+    let report = q
+        .seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (4, 3));
+    let added: Vec<bool> = report.ids.iter().map(Option::is_some).collect();
+    assert_eq!(added, [true, true, true, false, true, false, false]);
+    assert_eq!(
+        shared().cli(&["HGET", &format!("{base}:meta"), "seen"]),
+        "393218"
+    );
+    // (meta.seen was set by hand, so the invariant checker's seen count does not apply here)
+    let members = |pattern: &str| -> usize {
+        scan_keys(shared(), &base, pattern)
+            .iter()
+            .map(|k| shared().cli(&["SCARD", k]).parse::<usize>().unwrap())
+            .sum()
+    };
+    assert_eq!(members(":s:1:*"), 2, "the two new items after the boundary");
+    assert_eq!(members(":s:0:*"), 3);
+    assert_eq!(members(":v:*"), 5, "one live member per queued item");
+    assert_eq!(q.stats().await.unwrap().ready, 5);
+
+    // a forced seed while they are queued is a duplicate on both levels
+    let forced = SeedOptions {
+        force: true,
+        ..SeedOptions::default()
+    };
+    let again = q
+        .seed(&items(&["http://x.com/1", "http://x.com/4"]), &forced)
+        .await
+        .unwrap();
+    assert_eq!((again.added, again.duplicates), (0, 2));
+    // acked, every live member is found and removed; forced again, both come back
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 5);
+    assert!(q.ack(&handles(&leases)).await.unwrap().iter().all(|f| *f));
+    assert!(scan_keys(shared(), &base, ":v:*").is_empty());
+    let back = q
+        .seed(&items(&["http://x.com/1", "http://x.com/4"]), &forced)
+        .await
+        .unwrap();
+    assert_eq!((back.added, back.duplicates), (2, 0));
+    assert_eq!(members(":v:*"), 2);
+    assert_eq!(q.stats().await.unwrap().ready, 2);
+}
