@@ -9,13 +9,20 @@ server, and the table gives both medians and their ratio.
 
     python bench/cost.py [--runs 5] [--n 20000] [--against /path/to/old/crawlq-bench]
                          [--phases core,nack,empty,single,priorities,memory,longest,floor]
-                         [--callgrind]
+                         [--callgrind [--profile 25]] [--redis-server PATH]
 
 `--callgrind` runs the server under `valgrind --tool=callgrind`, counting only the instructions
 run inside script calls: each figure is then thousands of instructions per item instead of µs,
 the same from run to run within about 1% whatever else the machine does (timing figures and
 the longest-call phase are left out; a run takes a few minutes at --n 5000). Use it to compare
 two builds (`--against`) on a noisy machine; report µs from a normal run.
+
+`--profile K` (with `--callgrind`) also prints, for each phase of the last run, where its
+instructions went: the K functions that ran the most instructions themselves, and the share of
+a few parts of a script call (its arguments made into Lua strings, `redis.call` with and
+without the command it runs, the Lua garbage collector, string building). Function names
+need a redis-server built with symbols, named by `--redis-server` (Debian's is stripped; the
+same version builds from `apt-get source redis` with `make USE_SYSTEM_JEMALLOC=yes`).
 
 (CRAWLQ_BENCH_BIN: the crawlq-bench binary, release build; bench/run.sh builds it.)
 
@@ -42,8 +49,12 @@ Phases (95-character URLs over 1,000 hosts unless said otherwise):
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
+import io
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -53,11 +64,11 @@ import time
 from pathlib import Path
 
 
-def start_redis(callgrind_out: str | None = None) -> tuple[subprocess.Popen, int]:
+def start_redis(callgrind_out: str | None = None, server: str = "redis-server") -> tuple[subprocess.Popen, int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+    command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-cost-")]
     if callgrind_out:
         # instructions counted only inside script calls (and the commands they make)
@@ -71,6 +82,57 @@ def start_redis(callgrind_out: str | None = None) -> tuple[subprocess.Popen, int
             return proc, port
         time.sleep(0.02)
     raise SystemExit("redis-server did not start")
+
+
+# Parts of a script call, by the function that runs them (names of Redis 7.0's source), for
+# --profile: inclusive instructions, as a share of the phase's.
+CALL_PARTS = [
+    ("script call in all", "luaCallFunction"),
+    ("arguments made into Lua strings (KEYS, ARGV)", "luaCreateArray"),
+    ("redis.call, everything included", "luaRedisGenericCommand"),
+    ("the commands redis.call ran", "call'2"),
+    ("Lua garbage collector", "luaC_step"),
+    ("string concatenation (..)", "luaV_concat"),
+    ("string.format", "str_format"),
+    ("new Lua strings (interning)", "luaS_newlstr"),
+    ("number parsing (strtod)", "strtod"),
+    ("score replies formatted (%.17g)", "addReplyDouble"),
+]
+
+
+def profile(dump: str, top: int) -> None:
+    """Print where the instructions of one callgrind dump went (see --profile)."""
+    phase = "?"
+    with open(dump) as f:
+        for line in f:
+            if line.startswith("desc: Trigger: dump "):
+                phase = line[len("desc: Trigger: dump "):].strip()
+                break
+    def annotate(inclusive: bool) -> list[tuple[int, str]]:
+        out = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+                              "--threshold=100", "--auto=no", dump], capture_output=True, text=True).stdout
+        rows = []
+        for line in out.splitlines():
+            # "1,234,567 (12.34%)  file:function [object]"
+            m = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S.*)$", line)
+            if m and ":" in m.group(2):
+                rows.append((int(m.group(1).replace(",", "")), m.group(2)))
+        return rows
+    total = next((int(line.split()[1]) for line in open(dump)
+                  if line.startswith(("summary:", "totals:"))), 0)
+    if not total:
+        return
+    print(f"\n{phase}: {total:,} instructions")
+    inclusive = annotate(True)
+    for label, function in CALL_PARTS:
+        share = max((n for n, name in inclusive
+                     if name.split(" [")[0].rsplit(":", 1)[-1] == function), default=0)
+        print(f"  {share / total:6.1%}  {label} ({function})")
+    print("  functions that ran the most instructions themselves:")
+    for n, name in [row for row in annotate(False) if "PROGRAM TOTALS" not in row[1]
+                    and "libc-start" not in row[1] and "(below main)" not in row[1]
+                    and ":main " not in row[1] and "0x000000000001ab70" not in row[1]][:top]:
+        print(f"  {n / total:6.1%}  {name.split(' [')[0]}")
 
 
 def one_run(binary: str, port: int, n: int) -> dict[str, float]:
@@ -90,7 +152,13 @@ def main() -> None:
                     "ack(100)), nack, empty, single, priorities, memory, longest, floor")
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions inside script calls (valgrind) instead of timing them")
+    ap.add_argument("--profile", type=int, metavar="K",
+                    help="with --callgrind: print where each phase's instructions went (K functions)")
+    ap.add_argument("--redis-server", default="redis-server",
+                    help="the redis-server to run (one built with symbols for --profile)")
     args = ap.parse_args()
+    if args.profile and not args.callgrind:
+        ap.error("--profile needs --callgrind")
     if args.phases:
         os.environ["CRAWLQ_COST_PHASES"] = args.phases
     elif args.callgrind:
@@ -101,17 +169,29 @@ def main() -> None:
         builds = {"other build": str(Path(args.against).resolve()), "this build": this}
     callgrind_dir = tempfile.mkdtemp(prefix="crawlq-callgrind-") if args.callgrind else None
     callgrind_out = os.path.join(callgrind_dir, "callgrind.out") if callgrind_dir else None
-    proc, port = start_redis(callgrind_out)
+    proc, port = start_redis(callgrind_out, args.redis_server)
     if callgrind_out:
         # valgrind runs redis-server in its own process: the pid callgrind_control needs
         os.environ["CRAWLQ_COST_CALLGRIND"] = f"{proc.pid}:{callgrind_out}"
     runs: dict[str, list[dict[str, float]]] = {label: [] for label in builds}
+    profiles = io.StringIO()
     try:
+        dumps: list[str] = []
         for _ in range(args.runs):
             for label, binary in builds.items():
+                before = set(glob.glob(f"{callgrind_out}.*")) if callgrind_out else set()
                 runs[label].append(one_run(binary, port, args.n))
+                if callgrind_out:
+                    # the dumps of this run, one per phase, in the order they were written
+                    dumps = sorted(set(glob.glob(f"{callgrind_out}.*")) - before,
+                                   key=lambda f: int(f.rsplit(".", 1)[1]))
         version = subprocess.run(["redis-cli", "-p", str(port), "info", "server"], capture_output=True,
                                  text=True).stdout
+        if args.profile:
+            with contextlib.redirect_stdout(profiles):
+                print(f"\nWhere the instructions of the last run ({label}) went, by phase:")
+                for dump in dumps:
+                    profile(dump, args.profile)
     finally:
         proc.terminate()
         proc.wait()
@@ -137,6 +217,7 @@ def main() -> None:
             cells.append(f"{med:,.2f} ({min(vals):,.2f}-{max(vals):,.2f})")
         ratio = f" {medians[1] / medians[0]:.2f} |" if len(medians) == 2 and medians[0] else ""
         print(f"| {key} | " + " | ".join(cells) + " |" + ratio)
+    print(profiles.getvalue(), end="")
 
 
 if __name__ == "__main__":

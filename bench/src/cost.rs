@@ -64,10 +64,11 @@ impl Server {
     }
 
     /// Script µs since the last reset; under callgrind, thousands of instructions run inside
-    /// script calls instead (deterministic, whatever else the machine does).
-    async fn script_usec(&mut self) -> Result<f64> {
+    /// script calls instead (deterministic, whatever else the machine does), from a dump of the
+    /// counts described as `phase` (what `cost.py --profile` prints the functions of).
+    async fn script_usec(&mut self, phase: &str) -> Result<f64> {
         if let Some((pid, out_file)) = callgrind() {
-            return callgrind_kilo_instructions(&pid, &out_file);
+            return callgrind_kilo_instructions(&pid, &out_file, phase);
         }
         let info: String = self.cmd(&["INFO", "commandstats"]).await?;
         let mut total = 0.0;
@@ -288,11 +289,24 @@ fn callgrind() -> Option<(String, String)> {
     Some((pid.to_string(), file.to_string()))
 }
 
-/// Dump the server's callgrind counts and read the instructions of the dump (since the last
-/// zeroing), in thousands.
-fn callgrind_kilo_instructions(pid: &str, out_file: &str) -> Result<f64> {
+/// Dump the server's callgrind counts (described as `phase`) and read the instructions of the
+/// dump (since the last zeroing), in thousands.
+fn callgrind_kilo_instructions(pid: &str, out_file: &str, phase: &str) -> Result<f64> {
+    // (callgrind_control passes the description through a shell: letters, digits and a few
+    // marks only)
+    let description: String = phase
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || " ,.=+-".contains(c) {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
     let dump = std::process::Command::new("callgrind_control")
-        .args(["-d", pid])
+        .arg(format!("--dump={}", description.trim()))
+        .arg(pid)
         .output()?;
     if !dump.status.success() {
         return Err(format!("callgrind_control -d {pid} failed").into());
@@ -373,7 +387,11 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         let base = server.used_memory().await?;
         server.reset().await?;
         seed_all(&q, urls(n, 1000), concurrency).await?;
-        put(&mut out, "seed", server.script_usec().await? / n as f64);
+        put(
+            &mut out,
+            "seed",
+            server.script_usec("seed").await? / n as f64,
+        );
         put(
             &mut out,
             "bytes per pending URL, 1,000 hosts",
@@ -384,7 +402,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         put(
             &mut out,
             "lease(100)",
-            server.script_usec().await? / n as f64,
+            server.script_usec("lease(100)").await? / n as f64,
         );
         let held: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
         server.reset().await?;
@@ -393,7 +411,11 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             Ok(())
         })
         .await?;
-        put(&mut out, "ack(100)", server.script_usec().await? / n as f64);
+        put(
+            &mut out,
+            "ack(100)",
+            server.script_usec("ack(100)").await? / n as f64,
+        );
     }
 
     if wanted("nack") {
@@ -425,7 +447,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         put(
             &mut out,
             "nack(100)",
-            server.script_usec().await? / n as f64,
+            server.script_usec("nack(100)").await? / n as f64,
         );
     }
 
@@ -447,7 +469,8 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         put(
             &mut out,
             "lease(1), empty queue",
-            server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+            server.script_usec("lease(1), empty queue").await?
+                / (calls / concurrency * concurrency) as f64,
         );
     }
 
@@ -465,7 +488,8 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         put(
             &mut out,
             "lease(1) + ack(1)",
-            server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+            server.script_usec("lease(1) + ack(1)").await?
+                / (calls / concurrency * concurrency) as f64,
         );
         server.flush().await?;
         seed_all(&q, urls(calls, 1000), concurrency).await?;
@@ -478,7 +502,8 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         put(
             &mut out,
             "ack + lease(1) in one call",
-            server.script_usec().await? / (calls / concurrency * concurrency) as f64,
+            server.script_usec("ack + lease(1) in one call").await?
+                / (calls / concurrency * concurrency) as f64,
         );
 
         // the same, one at a time, in round trips of this client (PING); timing means
@@ -525,7 +550,10 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             put(
                 &mut out,
                 &format!("lease(1) + ack(1), one host, P = {p}"),
-                server.script_usec().await? / 200.0,
+                server
+                    .script_usec(&format!("lease(1) + ack(1), one host, P = {p}"))
+                    .await?
+                    / 200.0,
             );
         }
     }
@@ -542,7 +570,10 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             put(
                 &mut out,
                 &format!("seed, {per_host} per host"),
-                server.script_usec().await? / n as f64,
+                server
+                    .script_usec(&format!("seed, {per_host} per host"))
+                    .await?
+                    / n as f64,
             );
             put(
                 &mut out,
@@ -643,19 +674,64 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
 
     if wanted("floor") {
         server.flush().await?;
-        floor(&client, &mut server, n, concurrency, &mut out).await?;
+        floor(
+            &client,
+            &mut server,
+            n,
+            concurrency,
+            Floor::Layout,
+            &mut out,
+        )
+        .await?;
+        server.flush().await?;
+        floor(
+            &client,
+            &mut server,
+            n,
+            concurrency,
+            Floor::Semantic,
+            &mut out,
+        )
+        .await?;
     }
     Ok(Value::Object(out))
 }
 
-/// The floor of the layout: the per-item commands crawlq's seed, lease(100) and ack(100) need
-/// (bench/src/floor.lua), run on the same URLs by the same number of tasks, with every key,
-/// member and record computed here instead of in Lua.
+/// Which floor (bench/src/floor.lua) to run.
+#[derive(Clone, Copy, PartialEq)]
+enum Floor {
+    /// The per-item commands crawlq's layout needs for everything it promises.
+    Layout,
+    /// Only what exact de-duplication, politeness inside the lease, fencing and taking back
+    /// expired leases need (no live set, per-host counts, exact FIFO across hosts, head ages).
+    Semantic,
+}
+
+impl Floor {
+    fn label(self, phase: &str) -> String {
+        match self {
+            Floor::Layout => format!("floor: {phase}"),
+            Floor::Semantic => format!("semantic floor: {phase}"),
+        }
+    }
+
+    fn function(self, operation: &str) -> String {
+        match self {
+            Floor::Layout => format!("floor_{operation}"),
+            Floor::Semantic => format!("floor_{operation}_min"),
+        }
+    }
+}
+
+/// A floor of seed, lease(100) and ack(100) (bench/src/floor.lua), run on the same URLs by the
+/// same number of tasks as crawlq's own phases, with every key, member and record computed here
+/// instead of in Lua.
 async fn floor(
     client: &redis::Client,
     server: &mut Server,
     n: usize,
     concurrency: usize,
+    which: Floor,
     out: &mut Map<String, Value>,
 ) -> Result<()> {
     use std::hash::{Hash, Hasher};
@@ -701,9 +777,15 @@ async fn floor(
         async move {
             for chunk in items.chunks(1000).skip(t).step_by(concurrency) {
                 let mut call = redis::cmd("FCALL");
-                call.arg("floor_seed").arg(0).arg(chunk.len());
+                call.arg(which.function("seed")).arg(0).arg(chunk.len());
                 for item in chunk {
-                    call.arg(&item[..]);
+                    match which {
+                        Floor::Layout => call.arg(&item[..]),
+                        // seen bucket, fingerprint, lane, record
+                        Floor::Semantic => {
+                            call.arg(&item[0]).arg(&item[1]).arg(&item[4]).arg(&item[6])
+                        }
+                    };
                 }
                 call.query_async::<()>(&mut c).await?;
             }
@@ -711,7 +793,11 @@ async fn floor(
         }
     })
     .await?;
-    put(out, "floor: seed", server.script_usec().await? / n as f64);
+    put(
+        out,
+        &which.label("seed"),
+        server.script_usec(&which.label("seed")).await? / n as f64,
+    );
 
     // every host in `ready` at the rank of its first item, as seed leaves it
     let mut schedule = redis::cmd("ZADD");
@@ -726,13 +812,16 @@ async fn floor(
         let (mut c, leased) = (conn.clone(), leased.clone());
         async move {
             loop {
-                let got: Vec<String> = redis::cmd("FCALL")
-                    .arg("floor_lease")
+                let mut call = redis::cmd("FCALL");
+                call.arg(which.function("lease"))
                     .arg(0)
                     .arg(100)
-                    .arg("9999999999999")
-                    .query_async(&mut c)
-                    .await?;
+                    .arg("9999999999999");
+                if which == Floor::Semantic {
+                    // the score hosts go back to `ready` with
+                    call.arg(1);
+                }
+                let got: Vec<String> = call.query_async(&mut c).await?;
                 if got.is_empty() {
                     return Ok(());
                 }
@@ -751,8 +840,8 @@ async fn floor(
     .await?;
     put(
         out,
-        "floor: lease(100)",
-        server.script_usec().await? / n as f64,
+        &which.label("lease(100)"),
+        server.script_usec(&which.label("lease(100)")).await? / n as f64,
     );
     let leased = Arc::new(std::mem::take(&mut *leased.lock().await));
     if leased.len() != n {
@@ -765,10 +854,13 @@ async fn floor(
         async move {
             for chunk in leased.chunks(100).skip(t).step_by(concurrency) {
                 let mut call = redis::cmd("FCALL");
-                call.arg("floor_ack").arg(0).arg(chunk.len());
+                call.arg(which.function("ack")).arg(0).arg(chunk.len());
                 for (key, i) in chunk {
                     let item = &items[*i];
-                    call.arg(key).arg(&item[2]).arg(&item[3]).arg(&item[5]);
+                    call.arg(key);
+                    if which == Floor::Layout {
+                        call.arg(&item[2]).arg(&item[3]).arg(&item[5]);
+                    }
                 }
                 call.query_async::<()>(&mut c).await?;
             }
@@ -778,8 +870,8 @@ async fn floor(
     .await?;
     put(
         out,
-        "floor: ack(100)",
-        server.script_usec().await? / n as f64,
+        &which.label("ack(100)"),
+        server.script_usec(&which.label("ack(100)")).await? / n as f64,
     );
     Ok(())
 }
