@@ -11,29 +11,41 @@
 -- Hosts come in the order of hostitems: most items first, then by host key. Leased items are
 -- the rest: items - ready - delayed - dead. Work per call is bounded by limit and the lane
 -- budget (a host's ready items are the lengths of its lanes); the client asks for the next
--- page from offset + hosts answered.
+-- page from offset + hosts answered (the Rust client asks for at most 250 hosts per call).
 
 local offset, limit, lane_budget = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local total = redis.call('ZCARD', K_HOSTITEMS)
 local page = redis.call('ZRANGE', K_HOSTITEMS, offset, offset + limit - 1, 'WITHSCORES')
-local out = { NOW, total }
+-- The hosts answered (as many as the lane budget allows, at least one) and their ready items,
+-- the lengths of their lanes; then their other counts, pauses and holds with one read each.
+local hosts, items, ready = {}, {}, {}
 local lanes_read = 0
 for i = 1, #page, 2 do
   if lanes_read >= lane_budget and i > 1 then
     break
   end
   local host = page[i]
-  local ready = 0
+  local n = 0
   for _, prio in ipairs(redis.call('ZRANGE', hp_key(host), '0', '-1')) do
-    ready = ready + redis.call('LLEN', lane_key(host, prio))
+    n = n + redis.call('LLEN', lane_key(host, prio))
     lanes_read = lanes_read + 1
   end
-  local delayed = tonumber(redis.call('HGET', K_HOSTDELAYED, host) or '0')
-  local dead = tonumber(redis.call('HGET', K_HOSTDEAD, host) or '0')
+  hosts[#hosts + 1] = host
+  items[#hosts] = -tonumber(page[i + 1])
+  ready[#hosts] = n
+end
+local out = { NOW, total }
+if #hosts == 0 then
+  return out
+end
+local delayed = call_chunked('HMGET', K_HOSTDELAYED, hosts)
+local dead = call_chunked('HMGET', K_HOSTDEAD, hosts)
+local pauses = call_chunked('HMGET', K_HOSTPAUSE, hosts)
+local holds = call_chunked('ZMSCORE', K_WAIT, hosts)
+for i, host in ipairs(hosts) do
   local paused_until = -1
-  local pause = redis.call('HGET', K_HOSTPAUSE, host)
-  if pause then
-    local ends = tonumber(string.match(pause, '^(%d+)')) or 0
+  if pauses[i] then
+    local ends = tonumber(string.match(pauses[i], '^(%d+)')) or 0
     if ends >= PAUSED_FOREVER then
       paused_until = 0
     elseif ends > NOW then
@@ -41,8 +53,8 @@ for i = 1, #page, 2 do
     end
   end
   local due = -1
-  if ready > 0 then
-    local held = redis.call('ZSCORE', K_WAIT, host)
+  if ready[i] > 0 then
+    local held = holds[i]
     if held then
       held = tonumber(held)
       if held < PAUSED_FOREVER then
@@ -53,10 +65,10 @@ for i = 1, #page, 2 do
     end
   end
   out[#out + 1] = host
-  out[#out + 1] = -tonumber(page[i + 1])
-  out[#out + 1] = ready
-  out[#out + 1] = delayed
-  out[#out + 1] = dead
+  out[#out + 1] = items[i]
+  out[#out + 1] = ready[i]
+  out[#out + 1] = tonumber(delayed[i] or '0')
+  out[#out + 1] = tonumber(dead[i] or '0')
   out[#out + 1] = due
   out[#out + 1] = paused_until
 end

@@ -1449,9 +1449,10 @@ impl<E: Executor> Queue<E> {
     /// A page of the queue's hosts, those holding at least one item (queued, leased or dead):
     /// the most items first, then by host key, with each one's ready, delayed, leased and dead
     /// counts, pause and next due time. Pass the previous page's `cursor` for the next one.
-    /// Each call is bounded (`limit` hosts per shard, at most 1,000; lanes read per shard at
-    /// most 5,000, so a page may be shorter than `limit`), whatever the number of hosts. Hosts
-    /// whose counts change between two calls may move between pages.
+    /// Each script call is bounded whatever the number of hosts: a page (`limit` hosts, at most
+    /// 1,000) is read from each shard in calls of at most 250 hosts and 1,250 lanes (a host's
+    /// lanes are read in one call). Hosts whose counts change between two calls may move
+    /// between pages, or within a page between its calls.
     ///
     /// ```no_run
     /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
@@ -1463,7 +1464,9 @@ impl<E: Executor> Queue<E> {
     /// ```
     pub async fn list_hosts(&self, cursor: Option<&str>, limit: usize) -> Result<HostPage> {
         const MAX_LIMIT: usize = 1_000;
-        const LANE_BUDGET: usize = 5_000;
+        // per script call: a few ms of Redis time on a slow machine (bench/README.md)
+        const CALL_HOSTS: usize = 250;
+        const CALL_LANES: usize = 1_250;
         if limit == 0 || limit > MAX_LIMIT {
             return Err(Error::InvalidArgument(format!(
                 "list_hosts limit must be 1..={MAX_LIMIT}, got {limit}"
@@ -1474,11 +1477,23 @@ impl<E: Executor> Queue<E> {
         let offsets = &offsets;
         let per_shard = futures_util::future::try_join_all(layout.all().iter().enumerate().map(
             |(s, ops)| async move {
-                let reply = self
-                    .exec
-                    .eval(ops.hosts_list(offsets[s], limit, LANE_BUDGET))
-                    .await?;
-                ops.decode_hosts_list(reply)
+                let (mut offset, mut page) = (offsets[s], Vec::new());
+                loop {
+                    let want = (limit - page.len()).min(CALL_HOSTS);
+                    let reply = self
+                        .exec
+                        .eval(ops.hosts_list(offset, want, CALL_LANES))
+                        .await?;
+                    let (total, hosts) = ops.decode_hosts_list(reply)?;
+                    offset += hosts.len() as u64;
+                    let none = hosts.is_empty();
+                    page.extend(hosts);
+                    // (a call answers fewer hosts than asked when it read its lanes' worth:
+                    // the next call goes on)
+                    if none || page.len() >= limit || offset >= total {
+                        return Ok::<_, Error>((total, page));
+                    }
+                }
             },
         ))
         .await?;

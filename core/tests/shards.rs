@@ -502,7 +502,7 @@ async fn calls_wait_while_meta_has_moved_ahead_of_the_other_keys() {
         .collect();
     assert_eq!(
         on_new,
-        [key.clone()],
+        std::slice::from_ref(&key),
         "no call ran on the new master's part of the queue"
     );
 
