@@ -51,8 +51,8 @@ pub use error::{ERROR_KINDS, Error, ErrorKind, InvalidReason, Result};
 pub use model::*;
 pub use normalize::HostKeyMode;
 pub use queue::{
-    Executor, LEASE_PER_CALL, LeaseOptions, MaybeSend, Queue, RECLAIM_PER_CALL, SEED_PER_CALL,
-    WAIT_SLICE,
+    Executor, LEASE_PER_CALL, LeaseOptions, MaybeSend, PROMOTE_PER_CALL, Queue, RECLAIM_PER_CALL,
+    SEED_PER_CALL, WAIT_SLICE,
 };
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;

@@ -587,7 +587,7 @@ impl Ops {
         let reclaim = c.reclaim_batch.min(crate::queue::RECLAIM_PER_CALL);
         call.args.push(reclaim.to_string().into_bytes());
         call.args.push(
-            max.clamp(100, crate::queue::LEASE_PER_CALL)
+            max.clamp(100, crate::queue::PROMOTE_PER_CALL)
                 .to_string()
                 .into_bytes(),
         );

@@ -108,13 +108,18 @@ const LEASES_PER_CALL: usize = 500;
 /// Largest number of items seeded by one call (a `seed_batch` chunk is split into calls of at
 /// most this many, sent together).
 pub const SEED_PER_CALL: usize = 250;
-/// Largest number of items one lease call hands out (and delayed items it promotes).
-pub const LEASE_PER_CALL: usize = 500;
+/// Largest number of items one lease call hands out.
+pub const LEASE_PER_CALL: usize = 250;
+/// Largest number of due delayed items (and of due held hosts) one lease call promotes: a
+/// promoted item is queued again in its lane, about as much work as taking back an expired
+/// lease. As many as a call hands out, so a call that promotes due items can lease them all.
+pub const PROMOTE_PER_CALL: usize = LEASE_PER_CALL;
 /// Largest number of expired leases one call takes back (`reclaim`, and the bounded recovery
-/// at the start of every lease call).
-pub const RECLAIM_PER_CALL: usize = 500;
+/// at the start of every lease call): each goes back to its lane or to dead letters, about ten
+/// commands.
+pub const RECLAIM_PER_CALL: usize = 250;
 /// Dead letters requeued per call by `requeue_dead`.
-const REQUEUE_PER_CALL: usize = 250;
+const REQUEUE_PER_CALL: usize = 125;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// How long [`Queue::lease_interruptible`] blocks at a time: how quickly it notices a stop
