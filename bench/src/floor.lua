@@ -61,18 +61,17 @@ redis.register_function('floor_lease', function(_, argv)
   return out
 end)
 
--- ARGV: n, then per lease: lease key, live bucket key, live member, host. Check the leases are
--- live, drop them (one multi-member call each), then per item the live member and the host's
--- count.
+-- ARGV: n, then per lease: lease key, live bucket key, live member, host. Drop the leases (one
+-- multi-member call each: the removal from `leased` is the fencing check, its count says
+-- whether all were live), then per item the live member and the host's count.
 redis.register_function('floor_ack', function(_, argv)
   local n = tonumber(argv[1])
   local keys = {}
   for i = 0, n - 1 do
     keys[i + 1] = argv[2 + i * 4]
   end
-  redis.call('ZMSCORE', 'f:leased', unpack(keys))
-  redis.call('HDEL', 'f:leases', unpack(keys))
   redis.call('ZREM', 'f:leased', unpack(keys))
+  redis.call('HDEL', 'f:leases', unpack(keys))
   for i = 0, n - 1 do
     local a = 2 + i * 4
     redis.call('SREM', argv[a + 1], argv[a + 2])
