@@ -70,7 +70,9 @@ end
 call_chunked('HDEL', K_LEASES, gone)
 local revisit_members, revisit_ids = {}, {}
 -- items done per host (done_by_host[host], hosts in done_hosts in first-seen order), written to
--- the per-host counts once per host
+-- the per-host counts once per host: common.lua's tally written out, because nearly every item
+-- of an ack call is a host of its own (one per host per lease under politeness) and the call
+-- per item measured 1.04x ack(100)'s instructions
 local done_by_host, done_hosts, done_host_count, revisits_by_host = {}, {}, 0, {}
 local live_keys = level_keys(LIVE_PREFIX, 'v', level)
 local level_size = live_keys.size

@@ -385,7 +385,8 @@ end
 -- In a functions library the table lives with the library, so a bucket's key is built once
 -- per server instead of once per item (about 1k instructions each, two per seeded URL). At
 -- most KEY_CACHE_MAX keys are kept in all (about 3 MB of the functions' Lua memory: levels 0
--- and 1 of a queue are 18,432 keys); past that, keys are built on every use.
+-- and 1 of a queue are 18,432 keys); past that, keys are built on every use until a queue not
+-- seen yet starts the tables again (begin).
 local KEY_CACHE_MAX, key_cache_left = 32768, 32768
 local function level_keys(prefixes, kind, level)
   local keys = prefixes[level]

@@ -58,9 +58,8 @@ local lane_index, lane_count = {}, 0
 local lane_host, lane_prio, lane_seq, lane_recs = {}, {}, {}, {}
 -- Hosts of those lanes, in first-seen order; best new rank per host (false: none yet).
 local host_rank, host_order, host_count = {}, {}, 0
--- items added per host (host_added[host], hosts in added_hosts in first-seen order), and the
--- delayed ones, for the per-host counts
-local host_added, added_hosts, added_host_count, host_delayed = {}, {}, 0, {}
+-- items added per host, and the delayed ones, for the per-host counts (tallies)
+local host_added, host_delayed = {}, {}
 -- the bucket keys of the current level (common.lua's level_keys)
 local seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
 local level_size = seen_keys.size
@@ -126,14 +125,7 @@ for i = 0, n - 1 do
     else
       rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 8]
     end
-    local count = host_added[host]
-    if count then
-      host_added[host] = count + 1
-    else
-      host_added[host] = 1
-      added_host_count = added_host_count + 1
-      added_hosts[added_host_count] = host
-    end
+    tally(host_added, host, 1)
     local delay_digits = ARGV[a + 4]
     if delay_digits ~= '0' and delay_digits + 0 > 0 then
       redis.call('ZADD', K_DELAYED, int(NOW + delay_digits), rec)
@@ -244,10 +236,7 @@ counter('hosts', new_hosts)
 counter('seeded_total', added)
 counter('duplicates_total', duplicates)
 counter('over_budget_total', refused)
-for i = 1, added_host_count do
-  local host = added_hosts[i]
-  host_items_add(host, host_added[host])
-end
+tally_flush(host_added, host_items_add)
 tally_flush(host_delayed, add_delayed)
 for _, host in ipairs(budget_hosts) do
   if budget_used[host] > 0 then
