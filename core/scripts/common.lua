@@ -39,6 +39,12 @@ local K_REVISITS
 -- entry is removed when it reaches 0.
 local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 local BASE, STORED_FORMAT
+-- The fields of `meta` begin() reads with `format`, in the same command (a command from Lua
+-- costs about as much as three more fields): META[2] `paused` and META[3] `token` (lease),
+-- META[4] `seen` (the seen level: seed, ack, anything that adds or removes live members). Only
+-- seed changes `seen`, once, after its last read. (One table, not three names: a function may
+-- reach at most 60 names outside it, and the lease is near that.)
+local META
 -- A key that never exists: `<base>:probe`.
 local K_PROBE
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
@@ -435,7 +441,7 @@ local function live_remove(member, bucket_hash, top_level)
 end
 
 local function seen_count()
-  return tonumber(redis.call('HGET', K_META, 'seen') or '0')
+  return tonumber(META[4] or '0')
 end
 
 -- The identity of a stored record (its key, else its URL, else its host key), unescaped; nil
@@ -661,17 +667,25 @@ local function reclaim_leases(lease_keys, max_attempts)
   return requeued, died
 end
 
+-- The earliest score of a time-ordered set, or nil when it is empty.
+local function earliest_score(key)
+  local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
+  return first[2] and first[2] + 0
+end
+
+-- Whether a time (ms, or nil for none) has come.
+local function due_at(at)
+  return at and at <= NOW
+end
+
 -- The earliest time (ms) at which a held-back host, a delayed item or an expiring lease can
 -- change what is leasable, or -1. A host paused until resumed never comes due.
 local function next_due()
   local due = -1
   for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do
-    local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
-    if first[2] then
-      local at = tonumber(first[2])
-      if at < PAUSED_FOREVER and (due < 0 or at < due) then
-        due = at
-      end
+    local at = earliest_score(key)
+    if at and at < PAUSED_FOREVER and (due < 0 or at < due) then
+      due = at
     end
   end
   return due
@@ -722,7 +736,8 @@ local function begin(keys, argv)
   SEEN_PREFIX, LIVE_PREFIX = named[20], named[21]
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
-  STORED_FORMAT = redis.call('HGET', K_META, 'format')
+  META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen')
+  STORED_FORMAT = META[1]
   if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and tonumber(STORED_FORMAT) ~= PROTOCOL then
     return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. STORED_FORMAT
       .. '; this client speaks format ' .. PROTOCOL)

@@ -13,7 +13,7 @@
 
 -- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled
 -- until a timed pause ends.
-local paused, last_token = unpack(redis.call('HMGET', K_META, 'paused', 'token'))
+local paused, last_token = META[2], META[3]
 if paused then
   if paused == '1' then
     return { NOW, -1, 0, 0 }
@@ -25,30 +25,36 @@ if paused then
 end
 
 -- Every read that decides what to write comes first; then the types of the keys still unread
--- are checked; then the writes. The earliest score of each time-ordered set says whether any of
--- it is due: most calls find none due and skip the range reads.
-local function earliest(key)
-  local first = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
-  return first[2] and tonumber(first[2])
-end
-local lease_due, item_due, host_due = earliest(K_LEASED), earliest(K_DELAYED), earliest(K_WAIT)
-if host_due and host_due >= PAUSED_FOREVER then
-  host_due = nil -- every held host is paused until resumed
-end
+-- are checked; then the writes. With hosts ready (the usual call), the due members of each
+-- time-ordered set are read at once: most calls find none, an empty reply. With none ready, the
+-- earliest score of each set says whether any of it is due and, when none is, when that may
+-- change; a queue with nothing in any of them (an idle worker polling an empty queue) answers
+-- after one more read.
 local ready_hosts = redis.call('ZCARD', K_READY)
-local function due(at)
-  return at and at <= NOW
-end
-
-if ready_hosts == 0 and not due(lease_due) and not due(item_due) and not due(host_due) then
-  -- nothing is leasable: say when that may change
-  local next_at = -1
-  for _, at in ipairs({ lease_due or -1, item_due or -1, host_due or -1 }) do
-    if at >= 0 and (next_at < 0 or at < next_at) then
-      next_at = at
-    end
+-- the earliest scores (nil: the set is empty), read only when no host is ready
+local lease_due, item_due, host_due
+if ready_hosts == 0 then
+  if redis.call('EXISTS', K_LEASED, K_DELAYED, K_WAIT) == 0 then
+    return { NOW, -1, 0, 0 }
   end
-  return { NOW, next_at, 0, 0 }
+  lease_due, item_due, host_due = earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT)
+  if host_due and host_due >= PAUSED_FOREVER then
+    host_due = nil -- every held host is paused until resumed
+  end
+  if not due_at(lease_due) and not due_at(item_due) and not due_at(host_due) then
+    -- nothing is leasable: say when that may change
+    local next_at = -1
+    if lease_due then
+      next_at = lease_due
+    end
+    if item_due and (next_at < 0 or item_due < next_at) then
+      next_at = item_due
+    end
+    if host_due and (next_at < 0 or host_due < next_at) then
+      next_at = host_due
+    end
+    return { NOW, next_at, 0, 0 }
+  end
 end
 
 -- (read only now: a call that finds nothing leasable converts none of its numbers; the limits
@@ -56,8 +62,10 @@ end
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 
+-- the members of a time-ordered set that are due, at most limit: read when some host is ready,
+-- or when its earliest score is due
 local function due_members(key, at, limit)
-  if not due(at) then
+  if ready_hosts == 0 and not due_at(at) then
     return {}
   end
   return redis.call('ZRANGEBYSCORE', key, '-inf', NOW_DIGITS, 'LIMIT', '0', limit)

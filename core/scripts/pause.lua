@@ -12,7 +12,7 @@
 -- calls; a timed pause is over once its end has passed.
 
 -- the pause in force: PAUSED_FOREVER until resumed, its end in ms, or nil
-local stored = redis.call('HGET', K_META, 'paused')
+local stored = META[2]
 local function in_force(value)
   local at = value and (value == '1' and PAUSED_FOREVER or tonumber(value))
   return at and at > NOW and at or nil

@@ -1369,3 +1369,90 @@ async fn ack_and_lease_fails_before_any_change() {
     );
     assert_eq!(q.ack(&handles(&held)).await.unwrap(), [true]);
 }
+
+/// A lease that finds nothing leasable answers when that may change: the earliest of a delayed
+/// item coming due, a held-back host's delay ending and a lease expiring; none for a queue with
+/// nothing in any of them or whose only held host is paused until resumed. With hosts ready,
+/// expired leases and due items are taken in the same call.
+#[tokio::test]
+async fn a_lease_that_finds_nothing_says_when_that_may_change() {
+    let q = open(
+        "next-due",
+        Config {
+            host_delay: Duration::from_secs(10),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    let ttl = Duration::from_secs(60);
+    let nothing = |batch: &crawlq::ops::LeaseBatch| batch.leases.is_empty() && batch.reclaimed == 0;
+
+    // never seeded: nothing can change by itself
+    let batch = q.lease_once(1, ttl).await.unwrap();
+    assert!(nothing(&batch) && batch.next_due_ms.is_none(), "{batch:?}");
+
+    // a lease out (expires at +60 s) and its host held back for 10 s
+    q.seed(&items(&["http://a.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(q.lease_once(1, ttl).await.unwrap().leases.len(), 1);
+    let batch = q.lease_once(1, ttl).await.unwrap();
+    assert!(nothing(&batch), "{batch:?}");
+    assert_eq!(batch.next_due_ms, Some(T0 + 10_000));
+
+    // the host paused until resumed never comes due: the lease's expiry is next
+    q.pause_host("a.com", None).await.unwrap();
+    let batch = q.lease_once(1, ttl).await.unwrap();
+    assert!(nothing(&batch), "{batch:?}");
+    assert_eq!(batch.next_due_ms, Some(T0 + 60_000));
+
+    // an item seeded with a delay of 30 s comes first
+    q.seed(
+        &[SeedItem::from("http://b.com/1").with_delay(Duration::from_secs(30))],
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let batch = q.lease_once(1, ttl).await.unwrap();
+    assert!(nothing(&batch), "{batch:?}");
+    assert_eq!(batch.next_due_ms, Some(T0 + 30_000));
+    q.set_fixed_clock(Some(T0 + 29_999));
+    assert_eq!(
+        q.lease_once(1, ttl).await.unwrap().next_due_ms,
+        Some(T0 + 30_000)
+    );
+    q.set_fixed_clock(Some(T0 + 30_000));
+    let batch = q.lease_once(1, ttl).await.unwrap();
+    assert_eq!(urls_of(&batch.leases), ["http://b.com/1"]);
+
+    // with a host ready, the expired lease and a due item come back in the same call
+    q.resume_host("a.com").await.unwrap();
+    q.seed(
+        &[
+            SeedItem::from("http://c.com/1"),
+            SeedItem::from("http://d.com/1").with_delay(Duration::from_secs(40)),
+        ],
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    q.set_fixed_clock(Some(T0 + 70_000));
+    let batch = q.lease_once(10, ttl).await.unwrap();
+    assert_eq!(batch.reclaimed, 1, "{batch:?}");
+    let mut leased = urls_of(&batch.leases);
+    leased.sort();
+    assert_eq!(
+        leased,
+        ["http://a.com/1", "http://c.com/1", "http://d.com/1"]
+    );
+    // its second delivery
+    assert_eq!(
+        batch
+            .leases
+            .iter()
+            .find(|l| l.host == "a.com")
+            .unwrap()
+            .attempt,
+        2
+    );
+}
