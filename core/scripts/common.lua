@@ -365,6 +365,16 @@ end
 -- same with leading zeros). Returns the two parts, to be concatenated by the caller with the
 -- rest of its string.
 local ID_SUFFIX = {}
+-- k's digits (0 <= k < 1000), with leading zeros to three when padded
+local function three_digits(k, padded)
+  local at = padded and k + 1000 or k
+  local suffix = ID_SUFFIX[at]
+  if not suffix then
+    suffix = padded and string.format('%03d', k) or int(k)
+    ID_SUFFIX[at] = suffix
+  end
+  return suffix
+end
 local function number_digits(state, n)
   local thousands = math.floor(n / 1000)
   local k = n - thousands * 1000
@@ -375,15 +385,8 @@ local function number_digits(state, n)
   if thousands ~= state[1] then
     state[1], state[2] = thousands, thousands > 0 and int(thousands) or ''
   end
-  if thousands > 0 then
-    k = k + 1000
-  end
-  local suffix = ID_SUFFIX[k]
-  if not suffix then
-    suffix = k < 1000 and int(k) or string.format('%03d', k - 1000)
-    ID_SUFFIX[k] = suffix
-  end
-  return state[2], suffix
+  local suffix = ID_SUFFIX[thousands > 0 and k + 1000 or k]
+  return state[2], suffix or three_digits(k, thousands > 0)
 end
 
 -- The bucket keys of one level of the seen set (`prefixes` SEEN_PREFIX, kind 's') or of the live
@@ -725,15 +728,24 @@ end
 
 -- KEYS[1] is the queue's meta key (it routes the call in a Cluster); ARGV[1] is the base.
 local function begin(keys, argv)
-  redis, string, math, table, tonumber, type, unpack, ipairs, select = runtime_globals()
-  K_META, BASE = keys[1], argv[1]
-  local named = base_keys(BASE)
-  K_READY, K_WAIT, K_HEADS, K_DELAYED = named[1], named[2], named[3], named[4]
-  K_LEASED, K_LEASES, K_DEAD, K_DEADREC = named[5], named[6], named[7], named[8]
-  K_HOSTDELAY, K_ADAPTIVE, K_WAKE = named[9], named[10], named[11]
-  K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED, K_REVISITS = named[12], named[13], named[14], named[15]
-  K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD, K_PROBE = named[16], named[17], named[18], named[19]
-  SEEN_PREFIX, LIVE_PREFIX = named[20], named[21]
+  -- (in a library, once: the runtime API and libraries stay the same from call to call)
+  if not string then
+    redis, string, math, table, tonumber, type, unpack, ipairs, select = runtime_globals()
+  end
+  K_META = keys[1]
+  -- The key names follow the base: set again only when it is not the last call's (most
+  -- servers hold one queue; in a library these names outlive the call).
+  local base = argv[1]
+  if base ~= BASE then
+    BASE = base
+    local named = base_keys(base)
+    K_READY, K_WAIT, K_HEADS, K_DELAYED = named[1], named[2], named[3], named[4]
+    K_LEASED, K_LEASES, K_DEAD, K_DEADREC = named[5], named[6], named[7], named[8]
+    K_HOSTDELAY, K_ADAPTIVE, K_WAKE = named[9], named[10], named[11]
+    K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED, K_REVISITS = named[12], named[13], named[14], named[15]
+    K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD, K_PROBE = named[16], named[17], named[18], named[19]
+    SEEN_PREFIX, LIVE_PREFIX = named[20], named[21]
+  end
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
   META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen')
@@ -758,12 +770,15 @@ local function begin(keys, argv)
   if clock ~= '' then
     NOW = tonumber(clock)
     NOW_US = NOW * 1000
+    NOW_DIGITS = int(NOW)
   else
     local t = redis.call('TIME')
     local s, us = t[1] + 0, t[2] + 0
-    NOW = s * 1000 + math.floor(us / 1000)
+    local ms = math.floor(us / 1000)
+    NOW = s * 1000 + ms
     NOW_US = s * 1000000 + us
+    -- the seconds' digits as Redis wrote them and the milliseconds' three: no string.format
+    NOW_DIGITS = t[1] .. three_digits(ms, true)
   end
-  NOW_DIGITS = string.format('%d', NOW)
   return nil
 end
