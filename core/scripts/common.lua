@@ -14,8 +14,9 @@ local PROTOCOL = 2
 local PROTOCOL_DIGITS = '2'
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
--- functions library, whose globals sit behind a protected table. begin() sets them on every
--- call: while a library loads, only `redis` (its loading API) is there.
+-- functions library, whose globals sit behind a protected table. The first call's begin() sets
+-- them (while a library loads, only `redis`, its loading API, is there); they are the same for
+-- every later call.
 local function runtime_globals()
   return redis, string, math, table, tonumber, type, unpack, ipairs, select
 end
