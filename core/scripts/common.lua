@@ -682,17 +682,22 @@ local function due_at(at)
   return at and at <= NOW
 end
 
--- The earliest time (ms) at which a held-back host, a delayed item or an expiring lease can
+-- The earliest of the earliest scores of `leased`, `delayed` and `wait` (each nil when its set
+-- is empty): the time (ms) at which an expiring lease, a delayed item or a held-back host can
 -- change what is leasable, or -1. A host paused until resumed never comes due.
-local function next_due()
+local function earliest_due(lease_at, item_at, host_at)
   local due = -1
-  for _, key in ipairs({ K_WAIT, K_DELAYED, K_LEASED }) do
-    local at = earliest_score(key)
-    if at and at < PAUSED_FOREVER and (due < 0 or at < due) then
+  for _, at in ipairs({ lease_at or -1, item_at or -1, host_at or -1 }) do
+    if at >= 0 and at < PAUSED_FOREVER and (due < 0 or at < due) then
       due = at
     end
   end
   return due
+end
+
+-- The same, read now.
+local function next_due()
+  return earliest_due(earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT))
 end
 
 -- Start a call: take its keys and arguments, refuse a queue of another format, fix the clock.

@@ -38,22 +38,10 @@ if ready_hosts == 0 then
     return { NOW, -1, 0, 0 }
   end
   lease_due, item_due, host_due = earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT)
-  if host_due and host_due >= PAUSED_FOREVER then
-    host_due = nil -- every held host is paused until resumed
-  end
   if not due_at(lease_due) and not due_at(item_due) and not due_at(host_due) then
-    -- nothing is leasable: say when that may change
-    local next_at = -1
-    if lease_due then
-      next_at = lease_due
-    end
-    if item_due and (next_at < 0 or item_due < next_at) then
-      next_at = item_due
-    end
-    if host_due and (next_at < 0 or host_due < next_at) then
-      next_at = host_due
-    end
-    return { NOW, next_at, 0, 0 }
+    -- nothing is leasable: say when that may change (a host paused until resumed, at
+    -- 2^53 - 1 in `wait`, is never due and never named)
+    return { NOW, earliest_due(lease_due, item_due, host_due), 0, 0 }
   end
 end
 
