@@ -1,5 +1,5 @@
 -- crawlq script: common (prelude)
--- protocol: 2
+-- protocol: 3
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 the queue's meta key <base>:meta; the other keys are built from the base (ARGV[1])
 -- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'c' in a
@@ -9,9 +9,12 @@
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
 
-local PROTOCOL = 2
+local PROTOCOL = 3
 -- the same as Redis stores it: compared and written without converting a number
-local PROTOCOL_DIGITS = '2'
+local PROTOCOL_DIGITS = '3'
+-- A queue of protocol 2 is a valid queue of protocol 3 (every host has its priority set); it
+-- is read as it is and marked 3 before the first write protocol 2 clients could not read.
+local PROTOCOL_2_DIGITS = '2'
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
 -- functions library, whose globals sit behind a protected table. The first call's begin() sets
@@ -144,6 +147,26 @@ end
 
 local function hp_key(host)
   return BASE .. ':hp:' .. host
+end
+
+-- Mark the queue as protocol 3 before writing what protocol 2 clients cannot read (a host lane
+-- without the host's priority set): from then on they refuse the queue instead of losing its
+-- hosts. Once per queue; a new queue is marked by its first seed.
+local function own_format()
+  if STORED_FORMAT ~= PROTOCOL_DIGITS then
+    redis.call('HSET', K_META, 'format', PROTOCOL_DIGITS)
+    STORED_FORMAT = PROTOCOL_DIGITS
+  end
+end
+
+-- The priorities of a host's non-empty lanes, best first. The priority set `hp:<host>` lists
+-- them all; a host whose only lane is priority 0 (most hosts) has no set: 112 bytes less each.
+local function host_priorities(host)
+  local prios = redis.call('ZRANGE', hp_key(host), '0', '-1')
+  if prios[1] == nil and redis.call('EXISTS', BASE .. ':l:0:' .. host) == 1 then
+    prios[1] = '0'
+  end
+  return prios
 end
 
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
@@ -525,20 +548,56 @@ end
 
 -- The rank of the head of a host's best lane (its highest priority), or nil when the host has
 -- no ready items. O(log P) in the host's priorities: only the top lane is read. A priority
--- listed without a lane (defensive: no script leaves one) is dropped on the way.
-local function host_best(host)
+-- listed without a lane (defensive: no script leaves one) is dropped on the way; a set left with
+-- priority 0 alone goes (the lane itself says it is there). lane0_empty: the caller
+-- has just seen the host's priority-0 lane empty (no read of it when the set is absent).
+local function host_best(host, lane0_empty)
   local hp = hp_key(host)
   while true do
-    local top = redis.call('ZRANGE', hp, '0', '0')[1]
-    if not top then
-      return nil
+    local top = redis.call('ZRANGE', hp, '0', '1')
+    local prio = top[1]
+    if not prio then
+      if lane0_empty then
+        return nil
+      end
+      local head = redis.call('LINDEX', BASE .. ':l:0:' .. host, '0')
+      return head and rank(0, (rec_seq_ts(head)))
     end
-    local head = redis.call('LINDEX', lane_key(host, top), '0')
+    local head = redis.call('LINDEX', lane_key(host, prio), '0')
     if head then
-      return rank(priority_number(top), (rec_seq_ts(head)))
+      if prio == '0' and not top[2] then
+        own_format()
+        redis.call('ZREM', hp, '0')
+      end
+      return rank(priority_number(prio), (rec_seq_ts(head)))
     end
-    redis.call('ZREM', hp, top)
+    redis.call('ZREM', hp, prio)
   end
+end
+
+-- List a new lane of a host in its priority set, creating the set only for a priority other
+-- than 0 (with 0 in it too when the host's priority-0 lane holds items). Returns whether the
+-- host had no ready items before (no set, and no priority-0 lane other than a new one).
+local function host_lane_added(host, prio)
+  local hp = hp_key(host)
+  if redis.call('EXISTS', hp) == 1 then
+    if prio == 0 then
+      redis.call('ZADD', hp, '0', '0')
+    else
+      redis.call('ZADD', hp, int(-prio), int(prio))
+    end
+    return false
+  end
+  if prio == 0 then
+    own_format()
+    return true
+  end
+  if redis.call('EXISTS', BASE .. ':l:0:' .. host) == 1 then
+    redis.call('ZADD', hp, int(-prio), int(prio), '0', '0')
+    return false
+  end
+  redis.call('ZADD', hp, int(-prio), int(prio))
+  return true
 end
 
 -- Append (or, with at_front, prepend) a record to its host lane and keep the host's
@@ -550,21 +609,18 @@ local function enqueue_ready(rec, at_front)
   if not id then
     return false
   end
-  local hp = hp_key(host)
   local lane = lane_key(host, prio)
-  if redis.call('EXISTS', hp) == 0 then
-    counter('hosts', 1)
-  end
   local len
   if at_front then
     len = redis.call('LPUSH', lane, rec)
   else
     len = redis.call('RPUSH', lane, rec)
   end
-  if prio == 0 then
-    redis.call('ZADD', hp, '0', '0')
-  else
-    redis.call('ZADD', hp, int(-prio), int(prio))
+  if len == 1 then
+    -- a new lane
+    if host_lane_added(host, prio) then
+      counter('hosts', 1)
+    end
   end
   if at_front or len == 1 then
     -- this record is now the head of its lane: its age and the host's rank follow it
@@ -756,7 +812,8 @@ local function begin(keys, argv)
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
   META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen')
   STORED_FORMAT = META[1]
-  if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and tonumber(STORED_FORMAT) ~= PROTOCOL then
+  if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and STORED_FORMAT ~= PROTOCOL_2_DIGITS
+    and tonumber(STORED_FORMAT) ~= PROTOCOL then
     return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. STORED_FORMAT
       .. '; this client speaks format ' .. PROTOCOL)
   end

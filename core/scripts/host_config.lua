@@ -1,5 +1,5 @@
 -- crawlq script: host_config
--- protocol: 2
+-- protocol: 3
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
@@ -66,7 +66,7 @@ elseif pause ~= '-' then
 end
 
 local ready = 0
-for _, p in ipairs(redis.call('ZRANGE', hp_key(host), '0', '-1')) do
+for _, p in ipairs(host_priorities(host)) do
   ready = ready + redis.call('LLEN', lane_key(host, p))
 end
 local pause_reply = -1

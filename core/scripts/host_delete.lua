@@ -1,5 +1,5 @@
 -- crawlq script: host_delete
--- protocol: 2
+-- protocol: 3
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
@@ -134,10 +134,11 @@ if step == 'dead' then
 end
 
 if step == 'lanes' then
-  local hp = hp_key(host)
-  local had_lanes = redis.call('EXISTS', hp) == 1
+  -- (a host without a priority set has only its priority-0 lane)
+  local hp, lane_0 = hp_key(host), lane_key(host, 0)
+  local had_lanes = redis.call('EXISTS', hp, lane_0) > 0
   local budget = limit
-  for _, prio in ipairs(redis.call('ZRANGE', hp, '0', '-1')) do
+  for _, prio in ipairs(host_priorities(host)) do
     if budget <= 0 then
       break
     end
@@ -160,10 +161,11 @@ if step == 'lanes' then
     end
   end
   counter('ready', -removed.ready)
-  if had_lanes and redis.call('EXISTS', hp) == 0 then
+  local has_lanes = redis.call('EXISTS', hp, lane_0) > 0
+  if had_lanes and not has_lanes then
     counter('hosts', -1)
   end
-  if budget <= 0 and redis.call('EXISTS', hp) == 1 then
+  if budget <= 0 and has_lanes then
     return reply('lanes', '0')
   end
   return reply('finish', '0')

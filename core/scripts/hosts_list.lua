@@ -1,5 +1,5 @@
 -- crawlq script: hosts_list
--- protocol: 2
+-- protocol: 3
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit (hosts), 5 lane budget (the most lanes read; at
@@ -26,7 +26,7 @@ for i = 1, #page, 2 do
   end
   local host = page[i]
   local n = 0
-  for _, prio in ipairs(redis.call('ZRANGE', hp_key(host), '0', '-1')) do
+  for _, prio in ipairs(host_priorities(host)) do
     n = n + redis.call('LLEN', lane_key(host, prio))
     lanes_read = lanes_read + 1
   end

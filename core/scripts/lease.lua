@@ -1,5 +1,5 @@
 -- crawlq script: lease
--- protocol: 2
+-- protocol: 3
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
@@ -187,9 +187,10 @@ while count < max_items do
   end
   local rec = redis.call('LPOP', lane)
   if not rec then
-    top = redis.call('ZRANGE', hp_key(host), '0', '0')[1]
-    lane = top and lane_key(host, top)
-    rec = lane and redis.call('LPOP', lane)
+    -- (a host without a priority set has only its priority-0 lane)
+    top = redis.call('ZRANGE', hp_key(host), '0', '0')[1] or '0'
+    lane = lane_key(host, top)
+    rec = redis.call('LPOP', lane)
   end
   -- the rank the host goes back to `ready` with (delay 0 and more ready items), or nil
   local goes_back
@@ -207,9 +208,13 @@ while count < max_items do
       best = (top == '0' and PRIORITY_0_FIRST or rank(top + 0, 0)) + seq
       head_of[member] = ts
     else
-      redis.call('ZREM', hp_key(host), top)
       head_of[member] = false
-      best = host_best(host)
+      if redis.call('ZREM', hp_key(host), top) == 0 and top == '0' then
+        -- no priority set: the priority-0 lane was the host's only one
+        best = nil
+      else
+        best = host_best(host, top == '0')
+      end
     end
 
     if rec then

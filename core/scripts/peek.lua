@@ -1,5 +1,5 @@
 -- crawlq script: peek
--- protocol: 2
+-- protocol: 3
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit
@@ -13,9 +13,11 @@ if limit <= 0 then
   return out
 end
 for _, host in ipairs(redis.call('ZRANGE', K_READY, '0', int(limit - 1))) do
-  local top = redis.call('ZRANGE', hp_key(host), '0', '0')[1]
-  if top then
-    out[#out + 1] = redis.call('LINDEX', lane_key(host, top), '0')
+  -- (a host without a priority set has only its priority-0 lane)
+  local top = redis.call('ZRANGE', hp_key(host), '0', '0')[1] or '0'
+  local head = redis.call('LINDEX', lane_key(host, top), '0')
+  if head then
+    out[#out + 1] = head
   end
 end
 return out

@@ -1,5 +1,5 @@
 -- crawlq script: seed
--- protocol: 2
+-- protocol: 3
 -- flags: (none)
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
@@ -163,7 +163,7 @@ end
 -- One RPUSH per lane (in chunks that stay under Lua's unpack limit) instead of one per URL.
 -- New items arrive with higher sequence numbers than anything queued, so only a new lane can
 -- change its host's best head: existing lanes of a scheduled host need nothing but the push.
--- Only a new lane can mean a new host, so the host's priority set is only looked at then.
+-- Only a new lane can mean a new host, so the host's priorities are only looked at then.
 local host_was_empty = {}
 local lane_prefix_0 = BASE .. ':l:0:'
 -- the new lanes' head ages, written with one ZADD
@@ -182,14 +182,9 @@ for li = 1, lane_count do
   end
   if len == pushed then
     -- a new lane: listed in its host's priorities, its head's age in heads
-    local hp = hp_key(host)
+    local was_empty = host_lane_added(host, prio)
     if host_was_empty[host] == nil then
-      host_was_empty[host] = redis.call('EXISTS', hp) == 0
-    end
-    if prio == 0 then
-      redis.call('ZADD', hp, '0', '0')
-    else
-      redis.call('ZADD', hp, int(-prio), int(prio))
+      host_was_empty[host] = was_empty
     end
     new_heads[#new_heads + 1] = NOW_DIGITS
     new_heads[#new_heads + 1] = head_member(host, prio)
@@ -226,7 +221,7 @@ for first = 1, #ranks, 4000 do
 end
 
 local added = added_ready + added_delayed
-redis.call('HSETNX', K_META, 'format', PROTOCOL_DIGITS)
+own_format()
 if added > 0 then
   redis.call('HSET', K_META, 'ids', int(next_id))
 end

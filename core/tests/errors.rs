@@ -352,7 +352,7 @@ async fn data_of_a_newer_format_is_refused_untouched() {
         .await
         .unwrap();
     let meta = format!("{}:meta", q.ops().keys().base());
-    shared().cli(&["HSET", &meta, "format", "3"]);
+    shared().cli(&["HSET", &meta, "format", "4"]);
     for err in [
         q.stats().await.unwrap_err(),
         q.lease(1, Duration::ZERO).await.unwrap_err(),
@@ -367,9 +367,105 @@ async fn data_of_a_newer_format_is_refused_untouched() {
     let err = q.stats().await.unwrap_err();
     assert_eq!(err.code(), "PROTOCOL", "{err}");
     assert!(err.to_string().contains("format 1"), "{err}");
-    shared().cli(&["HSET", &meta, "format", "2"]);
+    shared().cli(&["HSET", &meta, "format", "3"]);
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.ready, stats.seen, stats.leased), (1, 1, 0));
+}
+
+/// A protocol 2 queue (`format` 2: every host with a lane has its priority set, priority 0
+/// included) is a valid protocol 3 queue: read and written as it is, and marked 3 before the
+/// first write that protocol 2 clients could not read (a host lane without a priority set), so
+/// that they refuse the queue from then on instead of losing hosts.
+#[tokio::test]
+async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_layout() {
+    let format_of = |q: &Queue<RedisExecutor>| {
+        shared().cli(&["HGET", &format!("{}:meta", q.ops().keys().base()), "format"])
+    };
+    // Protocol 3 writes a priority set only for hosts with a lane other than priority 0; give
+    // every other host the one protocol 2 writes, and the protocol 2 marker.
+    let as_protocol_2 = |q: &Queue<RedisExecutor>, p0_hosts: &[&str]| {
+        let base = q.ops().keys().base().to_string();
+        for host in p0_hosts {
+            assert_eq!(shared().cli(&["EXISTS", &format!("{base}:hp:{host}")]), "0");
+            shared().cli(&["ZADD", &format!("{base}:hp:{host}"), "0", "0"]);
+        }
+        shared().cli(&["HSET", &format!("{base}:meta"), "format", "2"]);
+    };
+    let url = shared().url();
+
+    let q = open(
+        "format2",
+        Config {
+            shards: None,
+            ..config()
+        },
+    )
+    .await;
+    let seeded = vec![
+        SeedItem::from("http://a.com/1"),
+        SeedItem::from("http://a.com/2"),
+        SeedItem::from("http://b.com/1").with_priority(3),
+        SeedItem::from("http://c.com/1"),
+    ];
+    q.seed(&seeded, &SeedOptions::default()).await.unwrap();
+    assert_eq!(format_of(&q), "3");
+    as_protocol_2(&q, &["a.com", "c.com"]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts), (4, 3));
+    assert_eq!(q.peek(10).await.unwrap().len(), 3);
+    // leasing and acking in the protocol 2 layout writes nothing protocol 2 cannot read
+    let leases = q.lease(3, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of_leases(&leases),
+        ["http://b.com/1", "http://a.com/1", "http://a.com/2"]
+    );
+    q.ack(&handles(&leases)).await.unwrap();
+    assert_eq!(format_of(&q), "2");
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts, stats.done), (1, 1, 3));
+    // a new host with only priority 0: no priority set, so the queue is marked 3 first
+    q.seed(&items(&["http://d.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(format_of(&q), "3");
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts), (2, 2));
+    let leases = q.lease(5, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        urls_of_leases(&leases),
+        ["http://c.com/1", "http://d.com/1"]
+    );
+
+    // A host whose set is left with priority 0 alone loses the set, after the marker.
+    let q = open(
+        "format2-set",
+        Config {
+            shards: None,
+            ..config()
+        },
+    )
+    .await;
+    let seeded = vec![
+        SeedItem::from("http://a.com/urgent").with_priority(5),
+        SeedItem::from("http://a.com/normal"),
+    ];
+    q.seed(&seeded, &SeedOptions::default()).await.unwrap();
+    as_protocol_2(&q, &[]);
+    let base = q.ops().keys().base().to_string();
+    assert_eq!(shared().cli(&["ZCARD", &format!("{base}:hp:a.com")]), "2");
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(urls_of_leases(&leases), ["http://a.com/urgent"]);
+    assert_eq!(shared().cli(&["EXISTS", &format!("{base}:hp:a.com")]), "0");
+    assert_eq!(format_of(&q), "3");
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts, stats.leased), (1, 1, 1));
+}
+
+fn urls_of_leases(leases: &[Lease]) -> Vec<String> {
+    leases
+        .iter()
+        .map(|l| l.url.clone().unwrap_or_default())
+        .collect()
 }
 
 #[tokio::test]

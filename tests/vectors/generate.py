@@ -367,7 +367,7 @@ def keyed_keys() -> dict:
         "items": [{"url": "http://k.example/page", "key": key}],
         "expect": sorted(set([
             f"{base}:meta", f"{base}:ready", f"{base}:heads", f"{base}:wake", f"{base}:hostitems",
-            f"{base}:hp:k.example", f"{base}:l:0:k.example",
+            f"{base}:l:0:k.example",
             f"{base}:s:0:{bucket}", f"{base}:v:0:{live_bucket % 1024}",
         ])),
         "seen_member": str(int.from_bytes(fp[0:8], "big", signed=True)),

@@ -503,6 +503,8 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         e.2 += dead;
     };
     let mut hosts: std::collections::BTreeSet<String> = Default::default();
+    let mut lane_prios: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
     let mut lanes = 0u64;
     for lane in keys_of(url, base, ":l:*").await {
         let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
@@ -548,23 +550,43 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         );
         lanes += 1;
         t.ready += records.len() as u64;
-        let listed: Option<f64> = redis::cmd("ZSCORE")
+        lane_prios
+            .entry(host.to_string())
+            .or_default()
+            .insert(prio.to_string());
+        hosts.insert(host.to_string());
+    }
+    // A host's priority set lists every priority of its non-empty lanes; a host whose only lane
+    // is priority 0 may have none (docs/PROTOCOL.md, section 1).
+    for (host, prios) in &lane_prios {
+        let listed: Vec<String> = redis::cmd("ZRANGE")
             .arg(format!("{base}:hp:{host}"))
-            .arg(prio)
+            .arg(0)
+            .arg(-1)
             .query_async(&mut conn)
             .await
             .unwrap();
-        assert!(
-            listed.is_some(),
-            "lane {lane} not in its host's priority set"
-        );
-        hosts.insert(host.to_string());
+        if listed.is_empty() {
+            assert_eq!(
+                prios.iter().map(String::as_str).collect::<Vec<_>>(),
+                ["0"],
+                "host {host} has lanes other than priority 0 but no priority set"
+            );
+        } else {
+            let listed: std::collections::BTreeSet<String> = listed.into_iter().collect();
+            assert_eq!(
+                &listed, prios,
+                "host {host}: its priority set against its lanes"
+            );
+        }
     }
-    assert_eq!(
-        keys_of(url, base, ":hp:*").await.len(),
-        hosts.len(),
-        "one priority set per host with lanes"
-    );
+    for hp in keys_of(url, base, ":hp:*").await {
+        let host = &hp[base.len() + 4..];
+        assert!(
+            hosts.contains(host),
+            "priority set {hp} of a host without lanes"
+        );
+    }
     for host in &hosts {
         let in_ready: Option<f64> = redis::cmd("ZSCORE")
             .arg(key("ready"))
