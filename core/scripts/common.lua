@@ -169,6 +169,19 @@ local function host_priorities(host)
   return prios
 end
 
+-- A host's ready items (the lengths of its lanes) and the number of lanes read.
+local function host_ready(host)
+  local prios = redis.call('ZRANGE', hp_key(host), '0', '-1')
+  if prios[1] == nil then
+    return redis.call('LLEN', BASE .. ':l:0:' .. host), 1
+  end
+  local n = 0
+  for _, prio in ipairs(prios) do
+    n = n + redis.call('LLEN', lane_key(host, prio))
+  end
+  return n, #prios
+end
+
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
 -- {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>],"attempt":<n>
 --   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}

@@ -65,10 +65,7 @@ elseif pause ~= '-' then
   redis.call('ZADD', K_WAIT, int(held), host)
 end
 
-local ready = 0
-for _, p in ipairs(host_priorities(host)) do
-  ready = ready + redis.call('LLEN', lane_key(host, p))
-end
+local ready = host_ready(host)
 local pause_reply = -1
 if paused_until then
   pause_reply = paused_until < PAUSED_FOREVER and paused_until or 0

@@ -25,11 +25,8 @@ for i = 1, #page, 2 do
     break
   end
   local host = page[i]
-  local n = 0
-  for _, prio in ipairs(host_priorities(host)) do
-    n = n + redis.call('LLEN', lane_key(host, prio))
-    lanes_read = lanes_read + 1
-  end
+  local n, lanes = host_ready(host)
+  lanes_read = lanes_read + lanes
   hosts[#hosts + 1] = host
   items[#hosts] = -tonumber(page[i + 1])
   ready[#hosts] = n
