@@ -183,33 +183,41 @@ local function host_ready(host)
 end
 
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
--- {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>],"attempt":<n>
+-- {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>][,"attempt":<n>]
 --   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
--- Returns nil for a record that does not have this shape (written by something else).
+-- (priority and attempt are left out when 0; protocol 2 wrote "attempt":0, still read.)
+-- Returns nil for a record that does not have this shape (written by something else); else
+-- id, ts, host, priority, attempt and the position after them.
 local function rec_head(rec)
-  local _, e, id, ts, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),"host":"([^"]*)",')
+  local _, e, id, ts, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),"host":"([^"]*)"')
   if not e then
     return nil
   end
-  local prio = 0
-  local _, e2, p = string.find(rec, '^"priority":(%-?%d+),', e + 1)
+  local prio, attempt = 0, 0
+  local _, e2, p = string.find(rec, '^,"priority":(%-?%d+)', e + 1)
   if e2 then
     prio = p + 0
     e = e2
   end
-  local _, e3, a = string.find(rec, '^"attempt":(%d+)', e + 1)
-  if not e3 then
-    return nil
+  local _, e3, a = string.find(rec, '^,"attempt":(%d+)', e + 1)
+  if e3 then
+    attempt = a + 0
+    e = e3
   end
-  return id, ts + 0, host, prio, a + 0, e3 + 1
+  return id, ts + 0, host, prio, attempt, e + 1
 end
 
 local function rec_prefix(id, ts, host, prio, attempt)
-  local s = '{"v":1,"id":"' .. id .. '","ts":' .. int(ts) .. ',"host":"' .. host .. '",'
+  local s = '{"v":1,"id":"' .. id .. '","ts":' .. int(ts) .. ',"host":"' .. host .. '"'
   if prio ~= 0 then
-    s = s .. '"priority":' .. int(prio) .. ','
+    s = s .. ',"priority":' .. int(prio)
   end
-  return s .. '"attempt":' .. int(attempt)
+  if attempt ~= 0 then
+    return s .. ',"attempt":' .. int(attempt)
+  end
+  -- protocol 2 clients cannot read a record without its attempt count
+  own_format()
+  return s
 end
 
 -- The position just after the JSON string literal whose contents start at i (escapes skipped),
@@ -487,16 +495,20 @@ end
 -- The identity of a stored record (its key, else its URL, else its host key), unescaped; nil
 -- when the record cannot be read.
 local function rec_identity(rec)
-  local _, _, host = string.find(rec, '^{"v":1,"id":"[^"]*","ts":%d+,"host":"([^"]*)",')
-  if not host then
+  local id, _, host, _, _, pos = rec_head(rec)
+  if not id then
     return nil
   end
-  local _, e, url = string.find(rec, ',"attempt":%d+,"url":"([^"]*)"')
-  local identity = url and string.gsub(url, '\\\\', '\\') or host
-  -- a key follows the url, or the attempt count of a host item; it holds no control
+  local identity = host
+  local k = pos - 1
+  local _, e, url = string.find(rec, '^,"url":"([^"]*)"', pos)
+  if e then
+    identity = string.gsub(url, '\\\\', '\\')
+    k = e
+  end
+  -- a key follows the url, or the head fields of a host item; it holds no control
   -- characters, so its only escapes are \" and \\
-  local k = e or select(2, string.find(rec, ',"attempt":%d+'))
-  if k and string.sub(rec, k + 1, k + 8) == ',"key":"' then
+  if string.sub(rec, k + 1, k + 8) == ',"key":"' then
     k = k + 1
     local after = json_string_end(rec, k + 8)
     if after then

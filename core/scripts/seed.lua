@@ -5,7 +5,7 @@
 -- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
---       canonical record after "attempt":0)
+--       canonical record after its host, or after its priority when that is not 0)
 -- reply: {status, added_ready, added_delayed, first_id}; status has one byte per item: 'a'
 --        added, 'f' added again by force (seen before, and neither queued nor leased now),
 --        'd' duplicate (not added: seen before without force, or queued or leased now),
@@ -121,9 +121,9 @@ for i = 0, n - 1 do
     local prio_digits = ARGV[a + 3]
     local rec
     if prio_digits == '0' then
-      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '","attempt":0' .. ARGV[a + 8]
+      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '"' .. ARGV[a + 8]
     else
-      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '","priority":' .. prio_digits .. ',"attempt":0' .. ARGV[a + 8]
+      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host .. '","priority":' .. prio_digits .. ARGV[a + 8]
     end
     tally(host_added, host, 1)
     local delay_digits = ARGV[a + 4]

@@ -123,7 +123,7 @@ pub struct PreparedItem {
     pub force: bool,
     /// The item's member in the live set (queued or leased items).
     pub live: LiveMember,
-    /// The record after `"attempt":0`.
+    /// The record after its host (or its priority, when not 0): see [`crate::wire::record_tail`].
     pub tail: String,
 }
 

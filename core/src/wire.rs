@@ -1,11 +1,12 @@
-//! The stored item record: a JSON object with a fixed field order, a superset of the classic
-//! `{"host","ts","attempt"}` crawl-queue item.
+//! The stored item record: a JSON object with a fixed field order, the classic
+//! `{"host","ts","attempt"}` crawl-queue item with an id, and `attempt` left out while it is 0.
 //!
 //! ```text
-//! {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>],"attempt":<n>
-//!   [,"url":"<url>"][,"last_error":"<text>"][,"payload":<json>]}
+//! {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>][,"attempt":<n>]
+//!   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 //! ```
-//! `priority` is omitted when 0, `url` for host items, `last_error` until an attempt failed,
+//! `priority` and `attempt` are omitted when 0 (records of protocol 2 always have `attempt`;
+//! both shapes are read), `url` for host items, `last_error` until an attempt failed,
 //! `payload` when null. The fixed order lets the Lua scripts read and rewrite the mutable
 //! fields without a JSON library, and makes the stored bytes identical from every language.
 
@@ -53,7 +54,7 @@ impl StoredItem {
     ///     payload: None,
     /// };
     /// assert_eq!(item.encode(),
-    ///     r#"{"v":1,"id":"7","ts":1700000000000,"host":"example.com","attempt":0,"url":"http://example.com/"}"#);
+    ///     r#"{"v":1,"id":"7","ts":1700000000000,"host":"example.com","url":"http://example.com/"}"#);
     /// ```
     pub fn encode(&self) -> String {
         let payload = self.payload.as_ref().and_then(|p| canonical_json(p).ok());
@@ -68,22 +69,25 @@ impl StoredItem {
     }
 }
 
-/// The record up to and including `"attempt":<n>` (what the seed script writes itself).
+/// The record up to its `host`, `priority` and `attempt` (the last two when not 0): what the
+/// seed script writes itself.
 pub fn record_prefix(id: &str, ts: i64, host: &str, priority: i16, attempt: u32) -> String {
     let mut s = String::with_capacity(64 + host.len());
     let _ = write!(
         s,
-        r#"{{"v":{FORMAT_VERSION},"id":"{id}","ts":{ts},"host":"{host}","#
+        r#"{{"v":{FORMAT_VERSION},"id":"{id}","ts":{ts},"host":"{host}""#
     );
     if priority != 0 {
-        let _ = write!(s, r#""priority":{priority},"#);
+        let _ = write!(s, r#","priority":{priority}"#);
     }
-    let _ = write!(s, r#""attempt":{attempt}"#);
+    if attempt != 0 {
+        let _ = write!(s, r#","attempt":{attempt}"#);
+    }
     s
 }
 
-/// The record after `"attempt":<n>`: optional url, key, last_error and (already canonical)
-/// payload, and the closing brace.
+/// The record after its [`record_prefix`]: optional url, key, last_error and (already
+/// canonical) payload, and the closing brace.
 pub fn record_tail(
     url: Option<&str>,
     key: Option<&str>,
@@ -127,6 +131,7 @@ struct RawRecord {
     host: String,
     #[serde(default)]
     priority: i16,
+    #[serde(default)]
     attempt: u32,
     url: Option<String>,
     key: Option<String>,
@@ -395,6 +400,33 @@ mod tests {
         let bytes = item.encode();
         assert!(bytes.starts_with(r#"{"v":1,"id":"42","ts":1700000000123,"host":"example.com","priority":-3,"attempt":2,"url":"#));
         assert_eq!(decode_record(bytes.as_bytes()).unwrap(), item);
+    }
+
+    /// A first attempt's record leaves `attempt` out; records of protocol 2, which always wrote
+    /// it, read the same.
+    #[test]
+    fn attempt_zero_is_left_out_and_read_in_both_shapes() {
+        let item = StoredItem {
+            id: "7".into(),
+            ts: 5,
+            host: "a.com".into(),
+            priority: 4,
+            attempt: 0,
+            url: Some("http://a.com/".into()),
+            key: None,
+            last_error: None,
+            payload: None,
+        };
+        let bytes = item.encode();
+        assert_eq!(
+            bytes,
+            r#"{"v":1,"id":"7","ts":5,"host":"a.com","priority":4,"url":"http://a.com/"}"#
+        );
+        assert_eq!(decode_record(bytes.as_bytes()).unwrap(), item);
+        let protocol_2 = r#"{"v":1,"id":"7","ts":5,"host":"a.com","priority":4,"attempt":0,"url":"http://a.com/"}"#;
+        assert_eq!(decode_record(protocol_2.as_bytes()).unwrap(), item);
+        assert_eq!(salvage_record(protocol_2.as_bytes()), item);
+        assert_eq!(salvage_record(bytes.as_bytes()), item);
     }
 
     #[test]

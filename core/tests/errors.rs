@@ -383,11 +383,22 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
     };
     // Protocol 3 writes a priority set only for hosts with a lane other than priority 0; give
     // every other host the one protocol 2 writes, and the protocol 2 marker.
+    // Its records always hold `"attempt":0`, which protocol 3 leaves out while it is 0.
     let as_protocol_2 = |q: &Queue<RedisExecutor>, p0_hosts: &[&str]| {
         let base = q.ops().keys().base().to_string();
         for host in p0_hosts {
             assert_eq!(shared().cli(&["EXISTS", &format!("{base}:hp:{host}")]), "0");
             shared().cli(&["ZADD", &format!("{base}:hp:{host}"), "0", "0"]);
+        }
+        for lane in scan_keys(shared(), &base, ":l:*") {
+            let records = shared().cli(&["LRANGE", &lane, "0", "-1"]);
+            let mut args = vec!["RPUSH".to_string(), lane.clone()];
+            for record in records.lines() {
+                assert!(!record.contains("\"attempt\""), "{record}");
+                args.push(record.replacen(",\"url\"", ",\"attempt\":0,\"url\"", 1));
+            }
+            shared().cli(&["DEL", &lane]);
+            shared().cli(&args.iter().map(String::as_str).collect::<Vec<_>>());
         }
         shared().cli(&["HSET", &format!("{base}:meta"), "format", "2"]);
     };
@@ -419,6 +430,7 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
         urls_of_leases(&leases),
         ["http://b.com/1", "http://a.com/1", "http://a.com/2"]
     );
+    assert!(leases.iter().all(|l| l.attempt == 1));
     q.ack(&handles(&leases)).await.unwrap();
     assert_eq!(format_of(&q), "2");
     let stats = check_invariants(&url, &q).await;
@@ -435,6 +447,42 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
         urls_of_leases(&leases),
         ["http://c.com/1", "http://d.com/1"]
     );
+
+    // A first attempt put back by release with a new payload is rewritten without its attempt
+    // count: after the marker.
+    let q = open(
+        "format2-release",
+        Config {
+            shards: None,
+            ..config()
+        },
+    )
+    .await;
+    let seeded = vec![SeedItem::from("http://a.com/urgent").with_priority(5)];
+    q.seed(&seeded, &SeedOptions::default()).await.unwrap();
+    as_protocol_2(&q, &[]);
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(leases[0].attempt, 1);
+    assert_eq!(format_of(&q), "2");
+    // (put back as it is, the record keeps its shape and the queue its marker)
+    assert_eq!(q.release(&handles(&leases)).await.unwrap(), [true]);
+    assert_eq!(format_of(&q), "2");
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    let with_payload = ReleaseOptions {
+        payload: Some(serde_json::json!({"depth": 1})),
+    };
+    assert_eq!(
+        q.release_with(&[(leases[0].handle(), with_payload)])
+            .await
+            .unwrap(),
+        [true]
+    );
+    assert_eq!(format_of(&q), "3");
+    let lane = q.ops().keys().lane("a.com", 5);
+    assert!(!shared().cli(&["LINDEX", &lane, "0"]).contains("attempt"));
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!((leases[0].attempt, leases[0].priority), (1, 5));
+    check_invariants(&url, &q).await;
 
     // A host whose set is left with priority 0 alone loses the set, after the marker.
     let q = open(

@@ -207,10 +207,9 @@ def canonical_json(value) -> str:
 
 
 def record(id_: int, host: str, url_: str | None, priority: int = 0, payload=None, key: str | None = None) -> str:
-    s = f'{{"v":1,"id":"{id_}","ts":{T0},"host":{json_string(host)},'
+    s = f'{{"v":1,"id":"{id_}","ts":{T0},"host":{json_string(host)}'
     if priority:
-        s += f'"priority":{priority},'
-    s += '"attempt":0'
+        s += f',"priority":{priority}'
     if url_ is not None:
         s += f',"url":{json_string(url_)}'
     if key is not None:
