@@ -12,8 +12,9 @@
 local PROTOCOL = 3
 -- the same as Redis stores it: compared and written without converting a number
 local PROTOCOL_DIGITS = '3'
--- A queue of protocol 2 is a valid queue of protocol 3 (every host has its priority set); it
--- is read as it is and marked 3 before the first write protocol 2 clients could not read.
+-- A queue of protocol 2 is a valid queue of protocol 3 (every host has its priority set, every
+-- record its attempt count); it is read as it is and marked 3 before the first write protocol 2
+-- clients could not read.
 local PROTOCOL_2_DIGITS = '2'
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
@@ -150,8 +151,9 @@ local function hp_key(host)
 end
 
 -- Mark the queue as protocol 3 before writing what protocol 2 clients cannot read (a host lane
--- without the host's priority set): from then on they refuse the queue instead of losing its
--- hosts. Once per queue; a new queue is marked by its first seed.
+-- without the host's priority set, a record without its attempt count): from then on they
+-- refuse the queue instead of losing its hosts. Once per queue; a new queue is marked by its
+-- first seed.
 local function own_format()
   if STORED_FORMAT ~= PROTOCOL_DIGITS then
     redis.call('HSET', K_META, 'format', PROTOCOL_DIGITS)
