@@ -161,11 +161,12 @@ local function own_format()
   end
 end
 
--- The priorities of a host's non-empty lanes, best first. The priority set `hp:<host>` lists
--- them all; a host whose only lane is priority 0 (most hosts) has no set: 112 bytes less each.
+-- The priorities of a host's lanes, best first. The priority set `hp:<host>` lists them all; a
+-- host whose only lane is priority 0 (most hosts) has no set (112 bytes less each), and so does
+-- a host with no lanes: both answer '0', whose lane is then read empty.
 local function host_priorities(host)
   local prios = redis.call('ZRANGE', hp_key(host), '0', '-1')
-  if prios[1] == nil and redis.call('EXISTS', BASE .. ':l:0:' .. host) == 1 then
+  if prios[1] == nil then
     prios[1] = '0'
   end
   return prios
@@ -173,10 +174,7 @@ end
 
 -- A host's ready items (the lengths of its lanes) and the number of lanes read.
 local function host_ready(host)
-  local prios = redis.call('ZRANGE', hp_key(host), '0', '-1')
-  if prios[1] == nil then
-    return redis.call('LLEN', BASE .. ':l:0:' .. host), 1
-  end
+  local prios = host_priorities(host)
   local n = 0
   for _, prio in ipairs(prios) do
     n = n + redis.call('LLEN', lane_key(host, prio))
@@ -587,7 +585,7 @@ local function host_best(host, lane0_empty)
       if lane0_empty then
         return nil
       end
-      local head = redis.call('LINDEX', BASE .. ':l:0:' .. host, '0')
+      local head = redis.call('LINDEX', lane_key(host, 0), '0')
       return head and rank(0, (rec_seq_ts(head)))
     end
     local head = redis.call('LINDEX', lane_key(host, prio), '0')
@@ -619,7 +617,7 @@ local function host_lane_added(host, prio)
     own_format()
     return true
   end
-  if redis.call('EXISTS', BASE .. ':l:0:' .. host) == 1 then
+  if redis.call('EXISTS', lane_key(host, 0)) == 1 then
     redis.call('ZADD', hp, int(-prio), int(prio), '0', '0')
     return false
   end
