@@ -763,7 +763,7 @@ async fn floor(
                     format!("f:l:{host}"),
                     host.clone(),
                     format!(
-                        r#"{{"v":1,"id":"{}","ts":1795000000000,"host":"{host}","url":"{url}"}}"#,
+                        r#"{{"v":1,"id":"{}","ts":1795000000000,"url":"{url}"}}"#,
                         i + 1
                     ),
                 ]

@@ -133,14 +133,14 @@ final class ErrorsTest extends TestCase
         $name = unique_name('p');
         $q = new Queue(shared_redis()->url(), $name);
         $q->seed(['http://a.com/']);
-        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '4');
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '5');
         try {
             $q->stats();
             $this->fail('no exception');
         } catch (Crawlq\ProtocolException $e) {
             $this->assertSame('PROTOCOL', $e->getCode());
         }
-        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '3');
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '4');
         $this->assertSame(1, $q->stats()['ready']);
     }
 

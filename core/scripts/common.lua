@@ -1,5 +1,5 @@
 -- crawlq script: common (prelude)
--- protocol: 3
+-- protocol: 4
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 the queue's meta key <base>:meta; the other keys are built from the base (ARGV[1])
 -- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'c' in a
@@ -9,13 +9,13 @@
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
 
-local PROTOCOL = 3
+local PROTOCOL = 4
 -- the same as Redis stores it: compared and written without converting a number
-local PROTOCOL_DIGITS = '3'
--- A queue of protocol 2 is a valid queue of protocol 3 (every host has its priority set, every
--- record its attempt count); it is read as it is and marked 3 before the first write protocol 2
--- clients could not read.
-local PROTOCOL_2_DIGITS = '2'
+local PROTOCOL_DIGITS = '4'
+-- Queues of protocol 2 and 3 are valid queues of protocol 4 (protocol 2: every host has its
+-- priority set, every record its attempt count; both: every record its host); they are read as
+-- they are and marked 4 before the first write older clients could not read.
+local OLDER_FORMATS = { ['2'] = true, ['3'] = true }
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
 -- functions library, whose globals sit behind a protected table. The first call's begin() sets
@@ -150,14 +150,16 @@ local function hp_key(host)
   return BASE .. ':hp:' .. host
 end
 
--- Mark the queue as protocol 3 before writing what protocol 2 clients cannot read (a host lane
--- without the host's priority set, a record without its attempt count): from then on they
--- refuse the queue instead of losing its hosts. Once per queue; a new queue is marked by its
--- first seed.
-local function own_format()
-  if STORED_FORMAT ~= PROTOCOL_DIGITS then
-    redis.call('HSET', K_META, 'format', PROTOCOL_DIGITS)
-    STORED_FORMAT = PROTOCOL_DIGITS
+-- Mark the queue with the protocol a write needs before making it: 3 for a host lane without
+-- the host's priority set or a record without its attempt count (protocol 2 clients cannot read
+-- them), 4 (the default) for a record without its host (protocol 3 clients cannot). Older
+-- clients then refuse the queue instead of losing its hosts or items. The marker only rises; a
+-- new queue is marked 4 by its first seed.
+local function own_format(digits)
+  digits = digits or PROTOCOL_DIGITS
+  if STORED_FORMAT ~= PROTOCOL_DIGITS and (not STORED_FORMAT or STORED_FORMAT < digits) then
+    redis.call('HSET', K_META, 'format', digits)
+    STORED_FORMAT = digits
   end
 end
 
@@ -183,15 +185,21 @@ local function host_ready(host)
 end
 
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
--- {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>][,"attempt":<n>]
+-- {"v":1,"id":"<id>","ts":<ms>[,"host":"<host>"][,"priority":<p>][,"attempt":<n>]
 --   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
--- (priority and attempt are left out when 0; protocol 2 wrote "attempt":0, still read.)
+-- (priority and attempt are left out when 0, and host when it is the URL's host: the text
+-- between "://" and the next '/' or ':'; protocol 2 wrote "attempt":0 and protocol 3 every
+-- host, both still read.)
 -- Returns nil for a record that does not have this shape (written by something else); else
--- id, ts, host, priority, attempt and the position after them.
+-- id, ts, host, priority, attempt, the position after them and whether the host is written.
 local function rec_head(rec)
-  local _, e, id, ts, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+),"host":"([^"]*)"')
+  local _, e, id, ts = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+)')
   if not e then
     return nil
+  end
+  local _, e1, host = string.find(rec, '^,"host":"([^"]*)"', e + 1)
+  if e1 then
+    e = e1
   end
   local prio, attempt = 0, 0
   local _, e2, p = string.find(rec, '^,"priority":(%-?%d+)', e + 1)
@@ -204,19 +212,34 @@ local function rec_head(rec)
     attempt = a + 0
     e = e3
   end
-  return id, ts + 0, host, prio, attempt, e + 1
+  if e1 then
+    return id, ts + 0, host, prio, attempt, e + 1, true
+  end
+  -- the URL's host: what stands between "://" and the next '/' or ':'
+  host = string.match(rec, '^,"url":"https?://([^/:"]+)', e + 1)
+  if not host then
+    return nil
+  end
+  return id, ts + 0, host, prio, attempt, e + 1, false
 end
 
-local function rec_prefix(id, ts, host, prio, attempt)
-  local s = '{"v":1,"id":"' .. id .. '","ts":' .. int(ts) .. ',"host":"' .. host .. '"'
+-- host_written: false leaves the host out (a record whose URL's host it is).
+local function rec_prefix(id, ts, host, host_written, prio, attempt)
+  local s = '{"v":1,"id":"' .. id .. '","ts":' .. int(ts)
+  if host_written then
+    s = s .. ',"host":"' .. host .. '"'
+  end
   if prio ~= 0 then
     s = s .. ',"priority":' .. int(prio)
   end
   if attempt ~= 0 then
-    return s .. ',"attempt":' .. int(attempt)
+    s = s .. ',"attempt":' .. int(attempt)
   end
-  -- protocol 2 clients cannot read a record without its attempt count
-  own_format()
+  if not host_written then
+    own_format()
+  elseif attempt == 0 then
+    own_format('3')
+  end
   return s
 end
 
@@ -240,7 +263,7 @@ end
 -- keep the stored one; payload_json is the new payload's JSON, or nil or '' to keep the stored
 -- one. Returns nil when the record cannot be read (the caller keeps it as is).
 local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
-  local id, _, host, prio, _, pos = rec_head(rec)
+  local id, _, host, prio, _, pos, host_written = rec_head(rec)
   if not id then
     return nil
   end
@@ -276,7 +299,7 @@ local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
   if payload_json and payload_json ~= '' and (rest == '}' or string.find(rest, '^,"payload":')) then
     rest = ',"payload":' .. payload_json .. '}'
   end
-  return rec_prefix(id, ts, host, prio, attempt) .. url_part .. error_part .. rest
+  return rec_prefix(id, ts, host, host_written, prio, attempt) .. url_part .. error_part .. rest
 end
 
 -- The id (a number) and enqueue time (its digits, as stored) of a record, without parsing the
@@ -591,7 +614,7 @@ local function host_best(host, lane0_empty)
     local head = redis.call('LINDEX', lane_key(host, prio), '0')
     if head then
       if prio == '0' and not top[2] then
-        own_format()
+        own_format('3')
         redis.call('ZREM', hp, '0')
       end
       return rank(priority_number(prio), (rec_seq_ts(head)))
@@ -614,7 +637,7 @@ local function host_lane_added(host, prio)
     return false
   end
   if prio == 0 then
-    own_format()
+    own_format('3')
     return true
   end
   if redis.call('EXISTS', lane_key(host, 0)) == 1 then
@@ -837,7 +860,7 @@ local function begin(keys, argv)
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
   META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen')
   STORED_FORMAT = META[1]
-  if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and STORED_FORMAT ~= PROTOCOL_2_DIGITS
+  if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and not OLDER_FORMATS[STORED_FORMAT]
     and tonumber(STORED_FORMAT) ~= PROTOCOL then
     return redis.error_reply('CRAWLQ_PROTOCOL queue was written with format ' .. STORED_FORMAT
       .. '; this client speaks format ' .. PROTOCOL)

@@ -1,5 +1,5 @@
 -- crawlq script: dead_purge
--- protocol: 3
+-- protocol: 4
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock

@@ -1,5 +1,5 @@
 -- crawlq script: peek
--- protocol: 3
+-- protocol: 4
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit

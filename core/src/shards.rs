@@ -1,4 +1,4 @@
-//! A queue split in shards by host. Each shard is a whole queue of protocol 3 with its own hash
+//! A queue split in shards by host. Each shard is a whole queue of protocol 4 with its own hash
 //! tag (`<prefix>:{<queue>:<s>}`), so a Redis Cluster spreads the shards over its nodes and every
 //! script still runs in one slot. What is written here once: which shard an item, a lease or a
 //! dead letter belongs to, how ids name their shard, and how per-shard results are put back in

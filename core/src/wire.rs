@@ -1,12 +1,14 @@
 //! The stored item record: a JSON object with a fixed field order, the classic
-//! `{"host","ts","attempt"}` crawl-queue item with an id, and `attempt` left out while it is 0.
+//! `{"host","ts","attempt"}` crawl-queue item with an id, `attempt` left out while it is 0 and
+//! `host` while it is the URL's host.
 //!
 //! ```text
-//! {"v":1,"id":"<id>","ts":<ms>,"host":"<host>"[,"priority":<p>][,"attempt":<n>]
+//! {"v":1,"id":"<id>","ts":<ms>[,"host":"<host>"][,"priority":<p>][,"attempt":<n>]
 //!   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 //! ```
-//! `priority` and `attempt` are omitted when 0 (records of protocol 2 always have `attempt`;
-//! both shapes are read), `url` for host items, `last_error` until an attempt failed,
+//! `host` is omitted when it is [`url_host`] of the URL, `priority` and `attempt` when 0
+//! (records of protocol 2 always have `attempt`, those of protocols 2 and 3 always `host`;
+//! every shape is read), `url` for host items, `last_error` until an attempt failed,
 //! `payload` when null. The fixed order lets the Lua scripts read and rewrite the mutable
 //! fields without a JSON library, and makes the stored bytes identical from every language.
 
@@ -54,11 +56,14 @@ impl StoredItem {
     ///     payload: None,
     /// };
     /// assert_eq!(item.encode(),
-    ///     r#"{"v":1,"id":"7","ts":1700000000000,"host":"example.com","url":"http://example.com/"}"#);
+    ///     r#"{"v":1,"id":"7","ts":1700000000000,"url":"http://example.com/"}"#);
     /// ```
     pub fn encode(&self) -> String {
         let payload = self.payload.as_ref().and_then(|p| canonical_json(p).ok());
-        let mut s = record_prefix(&self.id, self.ts, &self.host, self.priority, self.attempt);
+        // left out when the URL spells it
+        let spelled = self.url.as_deref().and_then(url_host);
+        let host = Some(self.host.as_str()).filter(|&h| spelled != Some(h));
+        let mut s = record_prefix(&self.id, self.ts, host, self.priority, self.attempt);
         s.push_str(&record_tail(
             self.url.as_deref(),
             self.key.as_deref(),
@@ -69,14 +74,32 @@ impl StoredItem {
     }
 }
 
-/// The record up to its `host`, `priority` and `attempt` (the last two when not 0): what the
-/// seed script writes itself.
-pub fn record_prefix(id: &str, ts: i64, host: &str, priority: i16, attempt: u32) -> String {
-    let mut s = String::with_capacity(64 + host.len());
-    let _ = write!(
-        s,
-        r#"{{"v":{FORMAT_VERSION},"id":"{id}","ts":{ts},"host":"{host}""#
-    );
+/// The host a record without `host` is scheduled under: the text of its URL between `://` and
+/// the next `/` or `:` (`None` when there is none). A writer leaves `host` out exactly when it
+/// equals this, so a URL with user info or an IPv6 host keeps it.
+///
+/// ```
+/// use crawlq::wire::url_host;
+/// assert_eq!(url_host("https://example.com:8080/a"), Some("example.com"));
+/// assert_eq!(url_host("http://[::1]/"), Some("["));
+/// assert_eq!(url_host("example.com"), None);
+/// ```
+pub fn url_host(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))?;
+    let host = &rest[..rest.find(['/', ':']).unwrap_or(rest.len())];
+    (!host.is_empty()).then_some(host)
+}
+
+/// The record up to its `host` (`None`: left out, the URL's host), `priority` and `attempt`
+/// (the last two when not 0): what the seed script writes itself.
+pub fn record_prefix(id: &str, ts: i64, host: Option<&str>, priority: i16, attempt: u32) -> String {
+    let mut s = String::with_capacity(64 + host.map_or(0, str::len));
+    let _ = write!(s, r#"{{"v":{FORMAT_VERSION},"id":"{id}","ts":{ts}"#);
+    if let Some(host) = host {
+        let _ = write!(s, r#","host":"{host}""#);
+    }
     if priority != 0 {
         let _ = write!(s, r#","priority":{priority}"#);
     }
@@ -128,7 +151,7 @@ struct RawRecord {
     v: u64,
     id: String,
     ts: i64,
-    host: String,
+    host: Option<String>,
     #[serde(default)]
     priority: i16,
     #[serde(default)]
@@ -165,10 +188,19 @@ pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
     let raw: RawRecord = serde_json::from_slice(bytes)
         .map_err(|e| Error::Protocol(format!("unreadable record: {e}")))?;
     debug_assert_eq!(raw.v, FORMAT_VERSION);
+    let host = match raw.host {
+        Some(host) => host,
+        None => raw
+            .url
+            .as_deref()
+            .and_then(url_host)
+            .ok_or_else(|| Error::Protocol("unreadable record: no host and no URL host".into()))?
+            .to_string(),
+    };
     Ok(StoredItem {
         id: raw.id,
         ts: raw.ts,
-        host: raw.host,
+        host,
         priority: raw.priority,
         attempt: raw.attempt,
         url: raw.url,
@@ -231,7 +263,14 @@ pub fn salvage_record(bytes: &[u8]) -> StoredItem {
     StoredItem {
         id: string_field("id").unwrap_or_default(),
         ts: number_field("ts").unwrap_or(0),
-        host: string_field("host").unwrap_or_default(),
+        host: string_field("host")
+            .or_else(|| {
+                string_field("url")
+                    .as_deref()
+                    .and_then(url_host)
+                    .map(String::from)
+            })
+            .unwrap_or_default(),
         priority: number_field("priority")
             .and_then(|p| i16::try_from(p).ok())
             .unwrap_or(0),
@@ -398,14 +437,17 @@ mod tests {
             payload: Some(json!({"depth": 2, "from": "ü"})),
         };
         let bytes = item.encode();
-        assert!(bytes.starts_with(r#"{"v":1,"id":"42","ts":1700000000123,"host":"example.com","priority":-3,"attempt":2,"url":"#));
+        assert!(bytes.starts_with(
+            r#"{"v":1,"id":"42","ts":1700000000123,"priority":-3,"attempt":2,"url":"#
+        ));
         assert_eq!(decode_record(bytes.as_bytes()).unwrap(), item);
     }
 
-    /// A first attempt's record leaves `attempt` out; records of protocol 2, which always wrote
-    /// it, read the same.
+    /// A first attempt's record leaves `attempt` out, and a record whose host is its URL's host
+    /// leaves `host` out; records of protocol 2 (always `attempt`) and 3 (always `host`) read
+    /// the same.
     #[test]
-    fn attempt_zero_is_left_out_and_read_in_both_shapes() {
+    fn attempt_zero_and_the_urls_host_are_left_out_and_every_shape_is_read() {
         let item = StoredItem {
             id: "7".into(),
             ts: 5,
@@ -420,13 +462,54 @@ mod tests {
         let bytes = item.encode();
         assert_eq!(
             bytes,
-            r#"{"v":1,"id":"7","ts":5,"host":"a.com","priority":4,"url":"http://a.com/"}"#
+            r#"{"v":1,"id":"7","ts":5,"priority":4,"url":"http://a.com/"}"#
         );
         assert_eq!(decode_record(bytes.as_bytes()).unwrap(), item);
-        let protocol_2 = r#"{"v":1,"id":"7","ts":5,"host":"a.com","priority":4,"attempt":0,"url":"http://a.com/"}"#;
-        assert_eq!(decode_record(protocol_2.as_bytes()).unwrap(), item);
-        assert_eq!(salvage_record(protocol_2.as_bytes()), item);
         assert_eq!(salvage_record(bytes.as_bytes()), item);
+        for older in [
+            r#"{"v":1,"id":"7","ts":5,"host":"a.com","priority":4,"attempt":0,"url":"http://a.com/"}"#,
+            r#"{"v":1,"id":"7","ts":5,"host":"a.com","priority":4,"url":"http://a.com/"}"#,
+        ] {
+            assert_eq!(decode_record(older.as_bytes()).unwrap(), item);
+            assert_eq!(salvage_record(older.as_bytes()), item);
+        }
+    }
+
+    /// The host stays in a record whenever the URL's text would give another one: a host key
+    /// that is the registrable domain, a URL with user info, an IPv6 host, a host item.
+    #[test]
+    fn a_host_the_url_does_not_spell_is_written() {
+        let cases = [
+            ("a.com", Some("http://www.a.com/")),
+            ("a.com", Some("https://a.com:8443/x")),
+            ("a.com", Some("http://u:p@a.com/")),
+            ("[::1]", Some("http://[::1]/")),
+            ("a.com", None),
+        ];
+        for (host, url) in cases {
+            let item = StoredItem {
+                id: "1".into(),
+                ts: 5,
+                host: host.into(),
+                priority: 0,
+                attempt: 1,
+                url: url.map(String::from),
+                key: None,
+                last_error: None,
+                payload: None,
+            };
+            let bytes = item.encode();
+            let written = bytes.contains(&format!(r#""host":"{host}""#));
+            // only the port case spells the host the way url_host reads it
+            assert_eq!(written, url != Some("https://a.com:8443/x"), "{bytes}");
+            assert_eq!(decode_record(bytes.as_bytes()).unwrap(), item, "{bytes}");
+        }
+        assert_eq!(
+            decode_record(br#"{"v":1,"id":"1","ts":5,"url":"ftp:x"}"#)
+                .unwrap_err()
+                .code(),
+            "PROTOCOL"
+        );
     }
 
     #[test]

@@ -352,7 +352,7 @@ async fn data_of_a_newer_format_is_refused_untouched() {
         .await
         .unwrap();
     let meta = format!("{}:meta", q.ops().keys().base());
-    shared().cli(&["HSET", &meta, "format", "4"]);
+    shared().cli(&["HSET", &meta, "format", "5"]);
     for err in [
         q.stats().await.unwrap_err(),
         q.lease(1, Duration::ZERO).await.unwrap_err(),
@@ -367,51 +367,77 @@ async fn data_of_a_newer_format_is_refused_untouched() {
     let err = q.stats().await.unwrap_err();
     assert_eq!(err.code(), "PROTOCOL", "{err}");
     assert!(err.to_string().contains("format 1"), "{err}");
-    shared().cli(&["HSET", &meta, "format", "3"]);
+    shared().cli(&["HSET", &meta, "format", "4"]);
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.ready, stats.seen, stats.leased), (1, 1, 0));
 }
 
-/// A protocol 2 queue (`format` 2: every host with a lane has its priority set, priority 0
-/// included) is a valid protocol 3 queue: read and written as it is, and marked 3 before the
-/// first write that protocol 2 clients could not read (a host lane without a priority set), so
-/// that they refuse the queue from then on instead of losing hosts.
-#[tokio::test]
-async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_layout() {
-    let format_of = |q: &Queue<RedisExecutor>| {
-        shared().cli(&["HGET", &format!("{}:meta", q.ops().keys().base()), "format"])
-    };
-    // Protocol 3 writes a priority set only for hosts with a lane other than priority 0; give
-    // every other host the one protocol 2 writes, and the protocol 2 marker.
-    // Its records always hold `"attempt":0`, which protocol 3 leaves out while it is 0.
-    let as_protocol_2 = |q: &Queue<RedisExecutor>, p0_hosts: &[&str]| {
-        let base = q.ops().keys().base().to_string();
+/// Turn a queue of this protocol into the exact layout of an older one. Both older protocols
+/// write every record's host (protocol 4 leaves it out when it is the URL's host); protocol 2
+/// also gives every host with a lane its priority set (protocol 3 and 4 only for hosts with a
+/// lane other than priority 0: `p0_hosts` are the others) and writes `"attempt":0`.
+fn as_older_protocol(q: &Queue<RedisExecutor>, format: &str, p0_hosts: &[&str]) {
+    let base = q.ops().keys().base().to_string();
+    if format == "2" {
         for host in p0_hosts {
             assert_eq!(shared().cli(&["EXISTS", &format!("{base}:hp:{host}")]), "0");
             shared().cli(&["ZADD", &format!("{base}:hp:{host}"), "0", "0"]);
         }
-        for lane in scan_keys(shared(), &base, ":l:*") {
-            let records = shared().cli(&["LRANGE", &lane, "0", "-1"]);
-            let mut args = vec!["RPUSH".to_string(), lane.clone()];
-            for record in records.lines() {
-                assert!(!record.contains("\"attempt\""), "{record}");
-                args.push(record.replacen(",\"url\"", ",\"attempt\":0,\"url\"", 1));
+    }
+    for lane in scan_keys(shared(), &base, ":l:*") {
+        // <base>:l:<priority>:<host>
+        let host = lane[base.len() + 3..]
+            .split_once(':')
+            .unwrap()
+            .1
+            .to_string();
+        let records = shared().cli(&["LRANGE", &lane, "0", "-1"]);
+        let mut args = vec!["RPUSH".to_string(), lane.clone()];
+        for record in records.lines() {
+            assert!(!record.contains("\"attempt\""), "{record}");
+            assert!(!record.contains("\"host\""), "{record}");
+            let ts_end = record.find(",\"ts\":").unwrap() + 6;
+            let ts_end = ts_end + record[ts_end..].find(',').unwrap();
+            let mut older = format!(
+                "{},\"host\":\"{host}\"{}",
+                &record[..ts_end],
+                &record[ts_end..]
+            );
+            if format == "2" {
+                older = older.replacen(",\"url\"", ",\"attempt\":0,\"url\"", 1);
             }
-            shared().cli(&["DEL", &lane]);
-            shared().cli(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            args.push(older);
         }
-        shared().cli(&["HSET", &format!("{base}:meta"), "format", "2"]);
-    };
-    let url = shared().url();
+        shared().cli(&["DEL", &lane]);
+        shared().cli(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    shared().cli(&["HSET", &format!("{base}:meta"), "format", format]);
+}
 
-    let q = open(
-        "format2",
+fn format_of(q: &Queue<RedisExecutor>) -> String {
+    shared().cli(&["HGET", &format!("{}:meta", q.ops().keys().base()), "format"])
+}
+
+async fn open_unsharded(name: &str) -> Queue<RedisExecutor> {
+    open(
+        name,
         Config {
             shards: None,
             ..config()
         },
     )
-    .await;
+    .await
+}
+
+/// A protocol 2 queue (`format` 2: every host with a lane has its priority set, priority 0
+/// included; every record has its host and attempt) is a valid protocol 4 queue: read and
+/// written as it is, and marked 3 before the first write that protocol 2 clients could not read
+/// (a host lane without a priority set, a record without `attempt`), so that they refuse the
+/// queue from then on instead of losing hosts; seed marks it 4.
+#[tokio::test]
+async fn a_protocol_2_queue_is_used_as_it_is_and_marked_before_its_first_new_layout() {
+    let url = shared().url();
+    let q = open_unsharded("format2").await;
     let seeded = vec![
         SeedItem::from("http://a.com/1"),
         SeedItem::from("http://a.com/2"),
@@ -419,8 +445,8 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
         SeedItem::from("http://c.com/1"),
     ];
     q.seed(&seeded, &SeedOptions::default()).await.unwrap();
-    assert_eq!(format_of(&q), "3");
-    as_protocol_2(&q, &["a.com", "c.com"]);
+    assert_eq!(format_of(&q), "4");
+    as_older_protocol(&q, "2", &["a.com", "c.com"]);
     let stats = check_invariants(&url, &q).await;
     assert_eq!((stats.ready, stats.hosts), (4, 3));
     assert_eq!(q.peek(10).await.unwrap().len(), 3);
@@ -435,11 +461,11 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
     assert_eq!(format_of(&q), "2");
     let stats = check_invariants(&url, &q).await;
     assert_eq!((stats.ready, stats.hosts, stats.done), (1, 1, 3));
-    // a new host with only priority 0: no priority set, so the queue is marked 3 first
+    // a seed writes records without their host: the queue is marked 4 first
     q.seed(&items(&["http://d.com/1"]), &SeedOptions::default())
         .await
         .unwrap();
-    assert_eq!(format_of(&q), "3");
+    assert_eq!(format_of(&q), "4");
     let stats = check_invariants(&url, &q).await;
     assert_eq!((stats.ready, stats.hosts), (2, 2));
     let leases = q.lease(5, Duration::ZERO).await.unwrap();
@@ -447,20 +473,17 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
         urls_of_leases(&leases),
         ["http://c.com/1", "http://d.com/1"]
     );
+    assert_eq!(
+        leases.iter().map(|l| l.host.as_str()).collect::<Vec<_>>(),
+        ["c.com", "d.com"]
+    );
 
     // A first attempt put back by release with a new payload is rewritten without its attempt
-    // count: after the marker.
-    let q = open(
-        "format2-release",
-        Config {
-            shards: None,
-            ..config()
-        },
-    )
-    .await;
+    // count (keeping its host): after the marker 3.
+    let q = open_unsharded("format2-release").await;
     let seeded = vec![SeedItem::from("http://a.com/urgent").with_priority(5)];
     q.seed(&seeded, &SeedOptions::default()).await.unwrap();
-    as_protocol_2(&q, &[]);
+    as_older_protocol(&q, "2", &[]);
     let leases = q.lease(1, Duration::ZERO).await.unwrap();
     assert_eq!(leases[0].attempt, 1);
     assert_eq!(format_of(&q), "2");
@@ -479,26 +502,21 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
     );
     assert_eq!(format_of(&q), "3");
     let lane = q.ops().keys().lane("a.com", 5);
-    assert!(!shared().cli(&["LINDEX", &lane, "0"]).contains("attempt"));
+    let record = shared().cli(&["LINDEX", &lane, "0"]);
+    assert!(!record.contains("attempt"), "{record}");
+    assert!(record.contains(r#""host":"a.com""#), "{record}");
     let leases = q.lease(1, Duration::ZERO).await.unwrap();
     assert_eq!((leases[0].attempt, leases[0].priority), (1, 5));
     check_invariants(&url, &q).await;
 
-    // A host whose set is left with priority 0 alone loses the set, after the marker.
-    let q = open(
-        "format2-set",
-        Config {
-            shards: None,
-            ..config()
-        },
-    )
-    .await;
+    // A host whose set is left with priority 0 alone loses the set, after the marker 3.
+    let q = open_unsharded("format2-set").await;
     let seeded = vec![
         SeedItem::from("http://a.com/urgent").with_priority(5),
         SeedItem::from("http://a.com/normal"),
     ];
     q.seed(&seeded, &SeedOptions::default()).await.unwrap();
-    as_protocol_2(&q, &[]);
+    as_older_protocol(&q, "2", &[]);
     let base = q.ops().keys().base().to_string();
     assert_eq!(shared().cli(&["ZCARD", &format!("{base}:hp:a.com")]), "2");
     let leases = q.lease(1, Duration::ZERO).await.unwrap();
@@ -507,6 +525,83 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_3_before_its_first_new_l
     assert_eq!(format_of(&q), "3");
     let stats = check_invariants(&url, &q).await;
     assert_eq!((stats.ready, stats.hosts, stats.leased), (1, 1, 1));
+}
+
+/// A protocol 3 queue (every record has its host) is a valid protocol 4 queue: records keep
+/// their host when a script rewrites them, so retries and releases leave the marker at
+/// 3; the first record written without its host (a seed) marks it 4, and both shapes then live
+/// side by side.
+#[tokio::test]
+async fn a_protocol_3_queue_keeps_its_records_hosts_until_a_seed_marks_it_4() {
+    let url = shared().url();
+    let q = open_unsharded("format3").await;
+    let seeded = vec![
+        SeedItem::from("http://a.com/1").with_payload(serde_json::json!({"n": 1})),
+        SeedItem::from("http://b.com/1").with_priority(2),
+        SeedItem::from("http://c.com/1"),
+    ];
+    q.seed(&seeded, &SeedOptions::default()).await.unwrap();
+    as_older_protocol(&q, "3", &[]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts), (3, 3));
+    let leases = q.lease(3, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(
+        leases.iter().map(|l| l.host.as_str()).collect::<Vec<_>>(),
+        ["b.com", "a.com", "c.com"]
+    );
+    // a retry (attempt 1), a release with a payload (attempt 0), an ack
+    let retry = NackOptions {
+        delay: Some(Duration::ZERO),
+        ..NackOptions::default()
+    };
+    assert_eq!(
+        q.nack(&[(leases[0].handle(), retry)]).await.unwrap(),
+        [NackOutcome::Retried]
+    );
+    let with_payload = ReleaseOptions {
+        payload: Some(serde_json::json!({"n": 2})),
+    };
+    assert_eq!(
+        q.release_with(&[(leases[1].handle(), with_payload)])
+            .await
+            .unwrap(),
+        [true]
+    );
+    q.ack(&[leases[2].handle()]).await.unwrap();
+    assert_eq!(format_of(&q), "3");
+    let base = q.ops().keys().base().to_string();
+    for lane in scan_keys(shared(), &base, ":l:*") {
+        for record in shared().cli(&["LRANGE", &lane, "0", "-1"]).lines() {
+            assert!(record.contains("\"host\""), "{record}");
+        }
+    }
+    check_invariants(&url, &q).await;
+    q.seed(&items(&["http://a.com/2"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(format_of(&q), "4");
+    let lane = q.ops().keys().lane("a.com", 0);
+    let records = shared().cli(&["LRANGE", &lane, "0", "-1"]);
+    let records: Vec<&str> = records.lines().collect();
+    assert_eq!(records.len(), 2);
+    assert!(records[0].contains(r#""host":"a.com""#), "{}", records[0]);
+    assert!(!records[1].contains("\"host\""), "{}", records[1]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts), (3, 2));
+    let leases = q.lease(3, Duration::ZERO).await.unwrap();
+    let got: Vec<(&str, &str, u32)> = leases
+        .iter()
+        .map(|l| (l.host.as_str(), l.url.as_deref().unwrap(), l.attempt))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("b.com", "http://b.com/1", 2),
+            ("a.com", "http://a.com/1", 1),
+            ("a.com", "http://a.com/2", 1)
+        ]
+    );
+    assert_eq!(leases[1].payload, Some(serde_json::json!({"n": 2})));
 }
 
 fn urls_of_leases(leases: &[Lease]) -> Vec<String> {

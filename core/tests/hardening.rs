@@ -48,7 +48,7 @@ async fn a_poison_record_goes_to_dead_letters_and_never_sinks_its_batch() {
     .unwrap();
     let lane = q.ops().keys().lane("p.example", 0);
     let poison = format!(
-        r#"{{"v":1,"id":"2","ts":{T0},"host":"p.example","url":"http://p.example/2","payload":{}}}"#,
+        r#"{{"v":1,"id":"2","ts":{T0},"url":"http://p.example/2","payload":{}}}"#,
         nested(200)
     );
     assert!(crawlq::wire::decode_record(poison.as_bytes()).is_err());

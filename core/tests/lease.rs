@@ -281,6 +281,29 @@ async fn registrable_domain_mode_shares_politeness_between_subdomains() {
         ["http://www.shop.co.uk/", "http://other.org/"]
     );
     assert_eq!(leases[0].host, "shop.co.uk");
+    assert_eq!(leases[1].host, "other.org");
+    // A record keeps its host key where the URL's host is another name (here the subdomain),
+    // and leaves it out where it is the same: the scripts read it back either way.
+    let lane = q.ops().keys().lane("shop.co.uk", 0);
+    let record = shared().cli(&["LINDEX", &lane, "0"]);
+    assert!(record.contains(r#""host":"shop.co.uk""#), "{record}");
+    let retry = NackOptions {
+        delay: Some(Duration::ZERO),
+        ..NackOptions::default()
+    };
+    let retried = q
+        .nack(&[
+            (leases[0].handle(), retry.clone()),
+            (leases[1].handle(), retry),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(retried, [NackOutcome::Retried, NackOutcome::Retried]);
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.ready, stats.hosts), (3, 2));
+    let other = shared().cli(&["LINDEX", &q.ops().keys().lane("other.org", 0), "0"]);
+    assert!(!other.contains("\"host\""), "{other}");
+    assert!(other.contains("\"attempt\":1"), "{other}");
 }
 
 #[tokio::test]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -206,8 +207,16 @@ def canonical_json(value) -> str:
     return "{" + ",".join(json_string(k) + ":" + canonical_json(v) for k, v in items) + "}"
 
 
+def url_host(url_: str) -> str | None:
+    """The host a record without "host" is scheduled under: its URL between :// and / or :."""
+    m = re.match(r"https?://([^/:]+)", url_)
+    return m.group(1) if m else None
+
+
 def record(id_: int, host: str, url_: str | None, priority: int = 0, payload=None, key: str | None = None) -> str:
-    s = f'{{"v":1,"id":"{id_}","ts":{T0},"host":{json_string(host)}'
+    s = f'{{"v":1,"id":"{id_}","ts":{T0}'
+    if url_ is None or url_host(url_) != host:
+        s += f',"host":{json_string(host)}'
     if priority:
         s += f',"priority":{priority}'
     if url_ is not None:
@@ -280,6 +289,17 @@ def records() -> list[dict]:
                 record(1, "c.example", "http://c.example/form", key='POST http://c.example/form {"q":"a\\b"} é'),
                 record(2, "c.example", None, 0, [1], key="host-key"),
                 record(3, "c.example", "http://c.example/alias", key="http://c.example/form"),
+            ],
+        },
+        {
+            "name": "the host is left out where the URL spells it, kept where it does not",
+            "items": ["https://p.example:8443/x", "http://127.0.0.1/x", "http://user:pw@u.example/x", "http://[::1]:8080/x"],
+            "options": {},
+            "expect": [
+                record(1, "p.example", "https://p.example:8443/x"),
+                record(2, "127.0.0.1", "http://127.0.0.1/x"),
+                record(3, "u.example", "http://user:pw@u.example/x"),
+                record(4, "[::1]", "http://[::1]:8080/x"),
             ],
         },
     ]
