@@ -193,7 +193,12 @@ end
 -- Returns nil for a record that does not have this shape (written by something else); else
 -- id, ts, host, priority, attempt, the position after them and whether the host is written.
 local function rec_head(rec)
-  local _, e, id, ts = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+)')
+  -- most records: priority 0, no failed attempt, the host spelled by the URL (one match)
+  local _, e, id, ts, pos, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+)(),"url":"https?://([^/:"]+)')
+  if e then
+    return id, ts + 0, host, 0, 0, pos, false
+  end
+  _, e, id, ts = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+)')
   if not e then
     return nil
   end

@@ -5,7 +5,8 @@
 -- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
---       canonical record after its host and priority: from its url, key or payload on)
+--       canonical record after its ts: its host unless the URL spells it, its priority unless
+--       0, then its url, key and payload)
 -- reply: {status, added_ready, added_delayed, first_id}; status has one byte per item: 'a'
 --        added, 'f' added again by force (seen before, and neither queued nor leased now),
 --        'd' duplicate (not added: seen before without force, or queued or leased now),
@@ -118,18 +119,8 @@ for i = 0, n - 1 do
     redis.call('SADD', live_keys[live_bucket] or bucket_key(live_keys, live_bucket), ARGV[a + 6])
     next_id = next_id + 1
     local id_prefix, id_suffix = number_digits(id_digits, next_id)
-    local prio_digits, tail = ARGV[a + 3], ARGV[a + 8]
-    -- the host is left out when it is the URL's host (common.lua's rec_head reads it there)
-    local host_part = ''
-    if string.match(tail, '^,"url":"https?://([^/:"]+)') ~= host then
-      host_part = ',"host":"' .. host .. '"'
-    end
-    local rec
-    if prio_digits == '0' then
-      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host_part .. tail
-    else
-      rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. host_part .. ',"priority":' .. prio_digits .. tail
-    end
+    local prio_digits = ARGV[a + 3]
+    local rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. ARGV[a + 8]
     tally(host_added, host, 1)
     local delay_digits = ARGV[a + 4]
     if delay_digits ~= '0' and delay_digits + 0 > 0 then

@@ -123,7 +123,7 @@ pub struct PreparedItem {
     pub force: bool,
     /// The item's member in the live set (queued or leased items).
     pub live: LiveMember,
-    /// The record after its host (or its priority, when not 0): see [`crate::wire::record_tail`].
+    /// The record after its `ts`: see [`crate::wire::record_after_ts`].
     pub tail: String,
 }
 
@@ -449,11 +449,11 @@ impl Ops {
             seen_member: fingerprint.seen_member(),
             bucket_hash: fingerprint.bucket_hash(),
             live: LiveMember::of(key.or(url).unwrap_or(&host)),
+            tail: wire::record_after_ts(&host, priority, 0, url, key, None, payload),
             host,
             priority,
             delay_ms: delay.as_millis() as u64,
             force: item.force.unwrap_or(opts.force),
-            tail: wire::record_tail(url, key, None, payload),
         })
     }
 

@@ -60,11 +60,14 @@ impl StoredItem {
     /// ```
     pub fn encode(&self) -> String {
         let payload = self.payload.as_ref().and_then(|p| canonical_json(p).ok());
-        // left out when the URL spells it
-        let spelled = self.url.as_deref().and_then(url_host);
-        let host = Some(self.host.as_str()).filter(|&h| spelled != Some(h));
-        let mut s = record_prefix(&self.id, self.ts, host, self.priority, self.attempt);
-        s.push_str(&record_tail(
+        let mut s = format!(
+            r#"{{"v":{FORMAT_VERSION},"id":"{}","ts":{}"#,
+            self.id, self.ts
+        );
+        s.push_str(&record_after_ts(
+            &self.host,
+            self.priority,
+            self.attempt,
             self.url.as_deref(),
             self.key.as_deref(),
             self.last_error.as_deref(),
@@ -92,12 +95,29 @@ pub fn url_host(url: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
-/// The record up to its `host` (`None`: left out, the URL's host), `priority` and `attempt`
-/// (the last two when not 0): what the seed script writes itself.
-pub fn record_prefix(id: &str, ts: i64, host: Option<&str>, priority: i16, attempt: u32) -> String {
-    let mut s = String::with_capacity(64 + host.map_or(0, str::len));
-    let _ = write!(s, r#"{{"v":{FORMAT_VERSION},"id":"{id}","ts":{ts}"#);
-    if let Some(host) = host {
+/// The record after its `ts`, up to the closing brace: `host` unless the URL spells it
+/// ([`url_host`]), `priority` and `attempt` when not 0, then the optional url, key, last_error
+/// and (already canonical) payload. The seed script writes the `v`, `id` and `ts` before it.
+///
+/// ```
+/// let tail = crawlq::wire::record_after_ts("a.com", 2, 0, Some("http://a.com/x"), None, None, None);
+/// assert_eq!(tail, r#","priority":2,"url":"http://a.com/x"}"#);
+/// let tail = crawlq::wire::record_after_ts("a.com", 0, 1, Some("http://www.a.com/"), None, None, None);
+/// assert_eq!(tail, r#","host":"a.com","attempt":1,"url":"http://www.a.com/"}"#);
+/// ```
+pub fn record_after_ts(
+    host: &str,
+    priority: i16,
+    attempt: u32,
+    url: Option<&str>,
+    key: Option<&str>,
+    last_error: Option<&str>,
+    payload_json: Option<&str>,
+) -> String {
+    let mut s = String::with_capacity(
+        url.map_or(0, str::len) + key.map_or(0, str::len) + payload_json.map_or(0, str::len) + 80,
+    );
+    if url.and_then(url_host) != Some(host) {
         let _ = write!(s, r#","host":"{host}""#);
     }
     if priority != 0 {
@@ -106,20 +126,6 @@ pub fn record_prefix(id: &str, ts: i64, host: Option<&str>, priority: i16, attem
     if attempt != 0 {
         let _ = write!(s, r#","attempt":{attempt}"#);
     }
-    s
-}
-
-/// The record after its [`record_prefix`]: optional url, key, last_error and (already
-/// canonical) payload, and the closing brace.
-pub fn record_tail(
-    url: Option<&str>,
-    key: Option<&str>,
-    last_error: Option<&str>,
-    payload_json: Option<&str>,
-) -> String {
-    let mut s = String::with_capacity(
-        url.map_or(0, str::len) + key.map_or(0, str::len) + payload_json.map_or(0, str::len) + 40,
-    );
     if let Some(url) = url {
         s.push_str(r#","url":"#);
         s.push_str(&json_string(url));
