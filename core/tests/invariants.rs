@@ -301,6 +301,10 @@ async fn stats_equal_true_sizes_after_a_random_mixed_workload() {
                         let input = match rng.below(20) {
                             0 => "not a url/x".to_string(),
                             1 => format!("H{}.example.", rng.below(8)),
+                            // records that keep their host (the URL spells the user) and
+                            // records without it whose URL has a port
+                            2 => format!("http://u@h{}.example/p{}", rng.below(8), rng.below(300)),
+                            3 => format!("http://h{}.example:81/p{}", rng.below(8), rng.below(9)),
                             _ => format!("http://h{}.example/p{}", rng.below(8), rng.below(300)),
                         };
                         let mut item = SeedItem::from(input);
