@@ -414,6 +414,18 @@ fn as_older_protocol(q: &Queue<RedisExecutor>, format: &str, p0_hosts: &[&str]) 
     shared().cli(&["HSET", &format!("{base}:meta"), "format", format]);
 }
 
+/// Put a lease back with a new payload; whether it was live.
+async fn release_with_payload(
+    q: &Queue<RedisExecutor>,
+    lease: &Lease,
+    payload: serde_json::Value,
+) -> bool {
+    let options = ReleaseOptions {
+        payload: Some(payload),
+    };
+    q.release_with(&[(lease.handle(), options)]).await.unwrap() == [true]
+}
+
 fn format_of(q: &Queue<RedisExecutor>) -> String {
     shared().cli(&["HGET", &format!("{}:meta", q.ops().keys().base()), "format"])
 }
@@ -491,15 +503,7 @@ async fn a_protocol_2_queue_is_used_as_it_is_and_marked_before_its_first_new_lay
     assert_eq!(q.release(&handles(&leases)).await.unwrap(), [true]);
     assert_eq!(format_of(&q), "2");
     let leases = q.lease(1, Duration::ZERO).await.unwrap();
-    let with_payload = ReleaseOptions {
-        payload: Some(serde_json::json!({"depth": 1})),
-    };
-    assert_eq!(
-        q.release_with(&[(leases[0].handle(), with_payload)])
-            .await
-            .unwrap(),
-        [true]
-    );
+    assert!(release_with_payload(&q, &leases[0], serde_json::json!({"depth": 1})).await);
     assert_eq!(format_of(&q), "3");
     let lane = q.ops().keys().lane("a.com", 5);
     let record = shared().cli(&["LINDEX", &lane, "0"]);
@@ -558,15 +562,7 @@ async fn a_protocol_3_queue_keeps_its_records_hosts_until_a_seed_marks_it_4() {
         q.nack(&[(leases[0].handle(), retry)]).await.unwrap(),
         [NackOutcome::Retried]
     );
-    let with_payload = ReleaseOptions {
-        payload: Some(serde_json::json!({"n": 2})),
-    };
-    assert_eq!(
-        q.release_with(&[(leases[1].handle(), with_payload)])
-            .await
-            .unwrap(),
-        [true]
-    );
+    assert!(release_with_payload(&q, &leases[1], serde_json::json!({"n": 2})).await);
     q.ack(&[leases[2].handle()]).await.unwrap();
     assert_eq!(format_of(&q), "3");
     let base = q.ops().keys().base().to_string();
