@@ -14,7 +14,7 @@ local PROTOCOL = 4
 local PROTOCOL_DIGITS = '4'
 -- Queues of protocol 2 and 3 are valid queues of protocol 4 (protocol 2: every host has its
 -- priority set, every record its attempt count; both: every record its host); they are read as
--- they are and marked 4 before the first write older clients could not read.
+-- they are and marked 3 or 4 before the first write older clients could not read (own_format).
 local OLDER_FORMATS = { ['2'] = true, ['3'] = true }
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
