@@ -164,14 +164,19 @@ impl Error {
     /// ```
     /// use crawlq::Error;
     /// assert_eq!(Error::from_server_reply("CRAWLQ_CORRUPT key x holds a string").code(), "CORRUPT");
+    /// assert_eq!(
+    ///     Error::from_server_reply(r#""CRAWLQ_PROTOCOL": queue was written with format 9"#).to_string(),
+    ///     "protocol mismatch: queue was written with format 9"
+    /// );
     /// assert_eq!(Error::from_server_reply("WRONGTYPE Operation against a key").code(), "CORRUPT");
     /// assert_eq!(Error::from_server_reply("OOM command not allowed").code(), "SERVER");
     /// ```
     pub fn from_server_reply(message: &str) -> Error {
         let tail = |code: &str| {
             let at = message.find(code).map_or(0, |i| i + code.len());
-            // Redis appends where a script raised the error: keep the message only
-            let text = message[at..].trim_start();
+            // The redis crate quotes the code and adds ': ' after it, and Redis appends where a
+            // script raised the error: keep the message only.
+            let text = message[at..].trim_start_matches(['"', ':', ' ']);
             text.split(" script: ")
                 .next()
                 .unwrap_or(text)

@@ -361,6 +361,11 @@ async fn data_of_a_newer_format_is_refused_untouched() {
             .unwrap_err(),
     ] {
         assert_eq!(err.code(), "PROTOCOL", "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("protocol mismatch: queue was written with format 5; "),
+            "{err}"
+        );
     }
     // a queue of the earlier format 1 (no live set, other lease keys) is refused as well
     shared().cli(&["HSET", &meta, "format", "1"]);
