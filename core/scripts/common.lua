@@ -192,9 +192,13 @@ end
 -- host, both still read.)
 -- Returns nil for a record that does not have this shape (written by something else); else
 -- id, ts, host, priority, attempt, the position after them and whether the host is written.
+-- A record's url field and the host its URL spells: what stands between "://" and the next '/'
+-- or ':'.
+local REC_URL_HOST = ',"url":"https?://([^/:"]+)'
+local REC_HEAD_URL_HOST = '^{"v":1,"id":"([^"]*)","ts":(%d+)()' .. REC_URL_HOST
 local function rec_head(rec)
   -- most records: priority 0, no failed attempt, the host spelled by the URL (one match)
-  local _, e, id, ts, pos, host = string.find(rec, '^{"v":1,"id":"([^"]*)","ts":(%d+)(),"url":"https?://([^/:"]+)')
+  local _, e, id, ts, pos, host = string.find(rec, REC_HEAD_URL_HOST)
   if e then
     return id, ts + 0, host, 0, 0, pos, false
   end
@@ -220,8 +224,7 @@ local function rec_head(rec)
   if e1 then
     return id, ts + 0, host, prio, attempt, e + 1, true
   end
-  -- the URL's host: what stands between "://" and the next '/' or ':'
-  host = string.match(rec, '^,"url":"https?://([^/:"]+)', e + 1)
+  host = string.match(rec, '^' .. REC_URL_HOST, e + 1)
   if not host then
     return nil
   end

@@ -95,6 +95,11 @@ pub fn url_host(url: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
+/// A record's host: its `host` field, else the host its URL spells.
+fn host_or_url_host(host: Option<String>, url: Option<&str>) -> Option<String> {
+    host.or_else(|| url.and_then(url_host).map(String::from))
+}
+
 /// The record after its `ts`, up to the closing brace: `host` unless the URL spells it
 /// ([`url_host`]), `priority` and `attempt` when not 0, then the optional url, key, last_error
 /// and (already canonical) payload. The seed script writes the `v`, `id` and `ts` before it.
@@ -194,15 +199,8 @@ pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
     let raw: RawRecord = serde_json::from_slice(bytes)
         .map_err(|e| Error::Protocol(format!("unreadable record: {e}")))?;
     debug_assert_eq!(raw.v, FORMAT_VERSION);
-    let host = match raw.host {
-        Some(host) => host,
-        None => raw
-            .url
-            .as_deref()
-            .and_then(url_host)
-            .ok_or_else(|| Error::Protocol("unreadable record: no host and no URL host".into()))?
-            .to_string(),
-    };
+    let host = host_or_url_host(raw.host, raw.url.as_deref())
+        .ok_or_else(|| Error::Protocol("unreadable record: no host and no URL host".into()))?;
     Ok(StoredItem {
         id: raw.id,
         ts: raw.ts,
@@ -269,13 +267,7 @@ pub fn salvage_record(bytes: &[u8]) -> StoredItem {
     StoredItem {
         id: string_field("id").unwrap_or_default(),
         ts: number_field("ts").unwrap_or(0),
-        host: string_field("host")
-            .or_else(|| {
-                string_field("url")
-                    .as_deref()
-                    .and_then(url_host)
-                    .map(String::from)
-            })
+        host: host_or_url_host(string_field("host"), string_field("url").as_deref())
             .unwrap_or_default(),
         priority: number_field("priority")
             .and_then(|p| i16::try_from(p).ok())
