@@ -192,10 +192,14 @@ end
 -- host, both still read.)
 -- Returns nil for a record that does not have this shape (written by something else); else
 -- id, ts, host, priority, attempt, the position after them and whether the host is written.
--- A record's url field and the host its URL spells: what stands between "://" and the next '/'
--- or ':'.
-local REC_URL_HOST = ',"url":"https?://([^/:"]+)'
-local REC_HEAD_URL_HOST = '^{"v":1,"id":"([^"]*)","ts":(%d+)()' .. REC_URL_HOST
+-- A record's url field and the host its URL spells (what stands between "://" and the next '/'
+-- or ':'), anchored where the match starts.
+local REC_URL_HOST, REC_HEAD_URL_HOST
+do
+  local url_host = ',"url":"https?://([^/:"]+)'
+  REC_URL_HOST = '^' .. url_host
+  REC_HEAD_URL_HOST = '^{"v":1,"id":"([^"]*)","ts":(%d+)()' .. url_host
+end
 local function rec_head(rec)
   -- most records: priority 0, no failed attempt, the host spelled by the URL (one match)
   local _, e, id, ts, pos, host = string.find(rec, REC_HEAD_URL_HOST)
@@ -224,7 +228,7 @@ local function rec_head(rec)
   if e1 then
     return id, ts + 0, host, prio, attempt, e + 1, true
   end
-  host = string.match(rec, '^' .. REC_URL_HOST, e + 1)
+  host = string.match(rec, REC_URL_HOST, e + 1)
   if not host then
     return nil
   end
