@@ -8,7 +8,7 @@ crawlq-bench (say, the previous release) interleaved with this one, round by rou
 server, and the table gives both medians and their ratio.
 
     python bench/cost.py [--runs 5] [--n 20000] [--against /path/to/old/crawlq-bench]
-                         [--phases core,nack,empty,single,priorities,memory,longest,floor]
+                         [--phases core,nack,empty,single,priorities,memory,layouts,longest,floor]
                          [--callgrind [--profile 25]] [--redis-server PATH]
 
 `--callgrind` runs the server under `valgrind --tool=callgrind`, counting only the instructions
@@ -38,6 +38,12 @@ Phases (95-character URLs over 1,000 hosts unless said otherwise):
                           bytes per done URL); for 1 URL per host, also what deleting each part
                           of the layout (lanes, priority sets, ready, heads, hostitems, seen and
                           live sets) gives back, per URL
+  layout bytes per ...    one-URL hosts in other layouts: N one-URL hosts seeded, then each
+                          structure a layout could keep a host's record, schedule, head age or
+                          count in, built from those records alone (one sorted set of all hosts;
+                          small listpack sorted sets of at most 128 hosts; a list, a string or a
+                          hash field per record), bytes per host; and the smallest sum found
+                          that keeps every figure crawlq answers
   longest call            the slowest single script call (SLOWLOG) of seed of 10,000 with
                           seed_batch 10,000, lease(10,000), reclaim of 10,000 expired leases,
                           requeue of 10,000 dead letters (ms)
@@ -149,7 +155,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--against", help="another crawlq-bench build, run interleaved with this one")
     ap.add_argument("--phases", help="only these phases (comma-separated): core (seed, lease(100), "
-                    "ack(100)), nack, empty, single, priorities, memory, longest, floor")
+                    "ack(100)), nack, empty, single, priorities, memory, layouts, longest, floor")
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions inside script calls (valgrind) instead of timing them")
     ap.add_argument("--profile", type=int, metavar="K",

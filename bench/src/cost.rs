@@ -105,9 +105,9 @@ impl Server {
         Ok(field("used_memory")? - field("mem_clients_normal")? - field("mem_clients_slaves")?)
     }
 
-    /// Delete every key matching `pattern` (SCAN, then DEL in batches).
-    async fn delete_matching(&mut self, pattern: &str) -> Result<()> {
-        let mut cursor = "0".to_string();
+    /// Every key matching `pattern` (SCAN).
+    async fn keys_matching(&mut self, pattern: &str) -> Result<Vec<String>> {
+        let (mut cursor, mut all) = ("0".to_string(), Vec::new());
         loop {
             let (next, keys): (String, Vec<String>) = redis::cmd("SCAN")
                 .arg(&cursor)
@@ -117,17 +117,23 @@ impl Server {
                 .arg(10_000)
                 .query_async(&mut self.conn)
                 .await?;
-            if !keys.is_empty() {
-                redis::cmd("DEL")
-                    .arg(&keys)
-                    .query_async::<()>(&mut self.conn)
-                    .await?;
-            }
+            all.extend(keys);
             if next == "0" {
-                return Ok(());
+                return Ok(all);
             }
             cursor = next;
         }
+    }
+
+    /// Delete every key matching `pattern` (SCAN, then DEL in batches).
+    async fn delete_matching(&mut self, pattern: &str) -> Result<()> {
+        for keys in self.keys_matching(pattern).await?.chunks(10_000) {
+            redis::cmd("DEL")
+                .arg(keys)
+                .query_async::<()>(&mut self.conn)
+                .await?;
+        }
+        Ok(())
     }
 
     async fn flush(&mut self) -> Result<()> {
@@ -351,7 +357,7 @@ async fn connect(client: &redis::Client) -> Result<redis::aio::MultiplexedConnec
 }
 
 /// Whether a phase runs: every phase, or those named in `CRAWLQ_COST_PHASES` (comma-separated:
-/// core, nack, empty, single, priorities, memory, longest, floor; `cost.py --phases`).
+/// core, nack, empty, single, priorities, memory, layouts, longest, floor; `cost.py --phases`).
 fn wanted(phase: &str) -> bool {
     match std::env::var("CRAWLQ_COST_PHASES") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|p| p.trim() == phase),
@@ -606,6 +612,10 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         }
     }
 
+    if wanted("layouts") {
+        layouts(url, &mut server, n, concurrency, &mut out).await?;
+    }
+
     if wanted("longest") {
         // the longest single call at the documented limits
         server.flush().await?;
@@ -695,6 +705,167 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         .await?;
     }
     Ok(Value::Object(out))
+}
+
+/// One-URL hosts in layouts other than crawlq's: the bytes per host of each structure a layout
+/// could keep a host's record, schedule, head age and count in, built from the records of N
+/// one-URL hosts that crawlq seeded (bench/README.md, "Tenth round"). Redis keeps a small
+/// sorted set (at most `zset-max-listpack-entries`, 128 by default, members of at most 64
+/// bytes) as one listpack, without the skiplist node and hash entry of each member; the
+/// bucketed rows use enough buckets to stay small, and fail if one did not.
+async fn layouts(
+    url: &str,
+    server: &mut Server,
+    n: usize,
+    concurrency: usize,
+    out: &mut Map<String, Value>,
+) -> Result<()> {
+    server.flush().await?;
+    let q = open(url, Config::default()).await?;
+    let urls: Vec<SeedItem> = (0..n).map(|i| SeedItem::from(page_url(i, n))).collect();
+    seed_all(&q, urls, concurrency).await?;
+    let base = q.ops().keys().base().to_string();
+    let lane_prefix = format!("{base}:l:0:");
+    let lanes = server.keys_matching(&format!("{lane_prefix}*")).await?;
+    let mut hosts = Vec::with_capacity(n);
+    let mut records: Vec<Vec<u8>> = Vec::with_capacity(n);
+    for chunk in lanes.chunks(1000) {
+        let mut pipe = redis::pipe();
+        for lane in chunk {
+            pipe.cmd("LINDEX").arg(lane).arg(0);
+            hosts.push(lane[lane_prefix.len()..].to_string());
+        }
+        let heads: Vec<Vec<u8>> = pipe.query_async(&mut server.conn).await?;
+        records.extend(heads);
+    }
+    if hosts.len() != n {
+        return Err(format!("layouts: {} one-URL lanes for {n} hosts", hosts.len()).into());
+    }
+    let before = server.used_memory().await?;
+    server.delete_matching(&format!("{base}:s:*")).await?;
+    server.delete_matching(&format!("{base}:v:*")).await?;
+    let members = (before - server.used_memory().await?) / n as f64;
+    // each part on an empty server, so that none pays for growing the key space that another
+    // filled
+    server.flush().await?;
+    let buckets = n.div_ceil(64);
+    let bucket = |host: &str| {
+        // FNV-1a: any even spread will do
+        let hash = host.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        });
+        format!("bench:layout:zb:{}", hash % buckets as u64)
+    };
+    let time = 1_795_000_000_000u64;
+    let mut figures: Vec<(&str, f64)> = Vec::new();
+    type Build<'a> = Box<dyn Fn(&mut redis::Pipeline, usize) + 'a>;
+    let parts: Vec<(&str, Build)> = vec![
+        (
+            "one sorted set, host -> time (as ready, heads)",
+            Box::new(|p, i| {
+                p.cmd("ZADD")
+                    .arg("bench:layout:z")
+                    .arg(time + i as u64)
+                    .arg(&hosts[i]);
+            }),
+        ),
+        (
+            "small sorted sets (listpack), host -> time",
+            Box::new(|p, i| {
+                p.cmd("ZADD")
+                    .arg(bucket(&hosts[i]))
+                    .arg(time + i as u64)
+                    .arg(&hosts[i]);
+            }),
+        ),
+        (
+            "small sorted sets (listpack), host -> count",
+            Box::new(|p, i| {
+                p.cmd("ZADD").arg(bucket(&hosts[i])).arg(1).arg(&hosts[i]);
+            }),
+        ),
+        (
+            "a one-element list per host (as a lane), record",
+            Box::new(|p, i| {
+                p.cmd("RPUSH")
+                    .arg(format!("{base}:x:0:{}", hosts[i]))
+                    .arg(&records[i]);
+            }),
+        ),
+        (
+            "a string per host, record",
+            Box::new(|p, i| {
+                p.cmd("SET")
+                    .arg(format!("{base}:x:0:{}", hosts[i]))
+                    .arg(&records[i]);
+            }),
+        ),
+        (
+            "one hash, host -> record",
+            Box::new(|p, i| {
+                p.cmd("HSET")
+                    .arg("bench:layout:h")
+                    .arg(&hosts[i])
+                    .arg(&records[i]);
+            }),
+        ),
+    ];
+    for (label, build) in &parts {
+        let before = server.used_memory().await?;
+        for start in (0..n).step_by(1000) {
+            let mut pipe = redis::pipe();
+            for i in start..(start + 1000).min(n) {
+                build(&mut pipe, i);
+            }
+            pipe.query_async::<()>(&mut server.conn).await?;
+        }
+        let bytes = (server.used_memory().await? - before) / n as f64;
+        if label.starts_with("small") {
+            for b in 0..buckets {
+                let key = format!("bench:layout:zb:{b}");
+                let encoding: String = server.cmd(&["OBJECT", "ENCODING", &key]).await?;
+                if encoding != "listpack" {
+                    return Err(format!("layouts: {key} is a {encoding}, not a listpack").into());
+                }
+            }
+        }
+        server.flush().await?;
+        figures.push((label, bytes));
+    }
+    let record_bytes = records.iter().map(Vec::len).sum::<usize>() as f64 / n as f64;
+    let figure = |label: &str| figures.iter().find(|(l, _)| *l == label).map(|f| f.1);
+    let (Some(hash), Some(times), Some(counts)) = (
+        figure("one hash, host -> record"),
+        figure("small sorted sets (listpack), host -> time"),
+        figure("small sorted sets (listpack), host -> count"),
+    ) else {
+        return Err("layouts: a part is missing".into());
+    };
+    for (label, bytes) in figures {
+        put(
+            out,
+            &format!("layout bytes per one-URL host: {label}"),
+            bytes,
+        );
+    }
+    put(
+        out,
+        "layout bytes per one-URL host: the record's own bytes",
+        record_bytes,
+    );
+    put(
+        out,
+        "layout bytes per one-URL host: seen + live members",
+        members,
+    );
+    // every figure kept: the record, the schedule (ready), the head age (heads), the count
+    // (hostitems), the seen and live members
+    put(
+        out,
+        "layout bytes per one-URL host: smallest found (hash record, 3 small-set entries, members)",
+        hash + 2.0 * times + counts + members,
+    );
+    Ok(())
 }
 
 /// Which floor (bench/src/floor.lua) to run.
