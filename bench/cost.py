@@ -46,7 +46,8 @@ Phases (95-character URLs over 1,000 hosts unless said otherwise):
                           that keeps every figure crawlq answers
   longest call            the slowest single script call (SLOWLOG) of seed of 10,000 with
                           seed_batch 10,000, lease(10,000), reclaim of 10,000 expired leases,
-                          requeue of 10,000 dead letters (ms)
+                          requeue of 10,000 dead letters, purge of 10,000 dead letters of
+                          10,000 hosts (ms)
   floor: ...              the floor of the layout: only the per-item commands of seed,
                           lease(100) and ack(100), from Lua with every key, member and record
                           computed by the client (bench/src/floor.lua), same URLs and tasks

@@ -392,7 +392,7 @@ export declare class Queue {
   releaseHeld(): Promise<number>
   /** The `extendEveryMs` option (0: off). */
   get extendEveryMs(): number
-  /** Delete every dead letter; resolves with how many. */
+  /** Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many. */
   purgeDead(): Promise<number>
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
   setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>

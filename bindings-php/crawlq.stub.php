@@ -158,7 +158,7 @@ final class Queue
      */
     public function releaseHeld(): int {}
 
-    /** Delete every dead letter (they stay seen); returns how many. */
+    /** Delete every dead letter (they stay seen), in calls of at most 500; returns how many. */
     public function purgeDead(): int {}
 
     /**

@@ -668,12 +668,38 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             "requeue of 10,000 dead letters",
             server.longest_script_ms().await?,
         ));
+        // the same items dead again, one per host: each purged one leaves its host's counts
+        let again = q.lease(big, Duration::ZERO).await?;
+        let fail: Vec<_> = again
+            .iter()
+            .map(|l| {
+                let options = NackOptions {
+                    retry: false,
+                    ..NackOptions::default()
+                };
+                (l.handle(), options)
+            })
+            .collect();
+        q.nack(&fail).await?;
+        server.cmd::<()>(&["SLOWLOG", "RESET"]).await?;
+        let purged = q.purge_dead().await?;
+        slow.push((
+            "purge of 10,000 dead letters of 10,000 hosts",
+            server.longest_script_ms().await?,
+        ));
         server.slowlog(10_000, 128).await?;
-        if got.len() != big || reclaimed.dead as usize != big || requeued as usize != big {
+        if got.len() != big
+            || reclaimed.dead as usize != big
+            || requeued as usize != big
+            || again.len() != big
+            || purged as usize != big
+        {
             return Err(format!(
-                "limits: leased {}, reclaimed dead {}, requeued {requeued} of {big}",
+                "limits: leased {}, reclaimed dead {}, requeued {requeued}, leased again {}, \
+                 purged {purged} of {big}",
                 got.len(),
-                reclaimed.dead
+                reclaimed.dead,
+                again.len()
             )
             .into());
         }

@@ -454,7 +454,7 @@ impl Queue {
         self.inner.config().extend_every.as_millis() as f64
     }
 
-    /// Delete every dead letter; resolves with how many.
+    /// Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many.
     #[napi(ts_return_type = "Promise<number>")]
     pub fn purge_dead<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
         let q = self.inner.clone();

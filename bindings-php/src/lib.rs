@@ -465,7 +465,7 @@ impl Queue {
         Ok(runtime::block_on(self.handle.queue()?.release_held()).map_err(throw)? as i64)
     }
 
-    /// Delete every dead letter; returns how many.
+    /// Delete every dead letter (they stay seen), in calls of at most 500; returns how many.
     pub fn purge_dead(&self) -> PhpResult<i64> {
         Ok(runtime::block_on(self.handle.queue()?.purge_dead()).map_err(throw)? as i64)
     }

@@ -325,6 +325,7 @@ impl Queue {
         self.inner.config().extend_every.as_millis() as f64
     }
 
+    /// Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many.
     #[wasm_bindgen(js_name = purgeDead)]
     pub fn purge_dead(&self) -> Promise {
         let q = self.inner.clone();

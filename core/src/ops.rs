@@ -966,8 +966,18 @@ impl Ops {
         Ok((items[0].int()? == 1, items[1].int()? == 1))
     }
 
-    pub fn dead_purge(&self) -> ScriptCall {
-        self.call(&scripts::DEAD_PURGE, 0)
+    /// Remove at most `limit` dead letters, oldest first.
+    pub fn dead_purge(&self, limit: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::DEAD_PURGE, 1);
+        call.args.push(limit.to_string().into_bytes());
+        call
+    }
+
+    /// The reply of [`Ops::dead_purge`]: (removed, dead letters left).
+    pub fn decode_dead_purge(&self, reply: Reply) -> Result<(u64, u64)> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "dead_purge")?;
+        Ok((items[0].uint()?, items[1].uint()?))
     }
 
     pub fn decode_count(&self, reply: Reply) -> Result<u64> {

@@ -120,6 +120,8 @@ pub const PROMOTE_PER_CALL: usize = LEASE_PER_CALL;
 pub const RECLAIM_PER_CALL: usize = 250;
 /// Dead letters requeued per call by `requeue_dead`.
 const REQUEUE_PER_CALL: usize = 125;
+/// Dead letters removed per call by `purge_dead`: each leaves its host's counts.
+const PURGE_PER_CALL: usize = 500;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// How long [`Queue::lease_interruptible`] blocks at a time: how quickly it notices a stop
@@ -1341,12 +1343,28 @@ impl<E: Executor> Queue<E> {
     }
 
     /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).
+    /// Runs as calls of at most 500 dead letters each, so that none holds Redis for long; if
+    /// one fails, the dead letters it did not reach are still there (purge again).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let purged = q.purge_dead().await?;
+    /// println!("{purged} dead letters purged");
+    /// # Ok(()) }
+    /// ```
     pub async fn purge_dead(&self) -> Result<u64> {
         let layout = self.layout().await?;
         let counts = self
             .each_shard(layout, |ops| async move {
-                let reply = self.exec.eval(ops.dead_purge()).await?;
-                ops.decode_count(reply)
+                let mut total = 0;
+                loop {
+                    let reply = self.exec.eval(ops.dead_purge(PURGE_PER_CALL)).await?;
+                    let (purged, left) = ops.decode_dead_purge(reply)?;
+                    total += purged;
+                    if left == 0 || purged == 0 {
+                        return Ok(total);
+                    }
+                }
             })
             .await?;
         Ok(counts.iter().sum())

@@ -1015,6 +1015,84 @@ async fn dead_letters_can_be_listed_requeued_and_purged() {
 }
 
 #[tokio::test]
+async fn purging_many_dead_letters_takes_bounded_calls_and_keeps_every_count_exact() {
+    let q = open(
+        "purge-bounded",
+        Config {
+            max_attempts: 1,
+            ..config()
+        },
+    )
+    .await;
+    // 1,100 dead letters over 700 hosts (400 of them with two), then one queued item on 50 of
+    // those hosts: their counts must come down to exactly that one
+    let dead: Vec<String> = (0..1100)
+        .map(|i| format!("http://h{}.example/{i}", i % 700))
+        .collect();
+    let dead: Vec<&str> = dead.iter().map(String::as_str).collect();
+    q.seed(&items(&dead), &SeedOptions::default())
+        .await
+        .unwrap();
+    let leased = q.lease(1100, Duration::ZERO).await.unwrap();
+    assert_eq!(leased.len(), 1100);
+    dead_letter(&q, &leased, |_| "gone".into()).await;
+    let queued: Vec<String> = (0..50)
+        .map(|i| format!("http://h{i}.example/stays"))
+        .collect();
+    let queued: Vec<&str> = queued.iter().map(String::as_str).collect();
+    q.seed(&items(&queued), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(check_invariants(&test_url(), &q).await.dead, 1100);
+
+    // one call removes at most its limit, oldest first, and leaves every count exact
+    let reply = q.executor().eval(q.ops().dead_purge(500)).await.unwrap();
+    assert_eq!(q.ops().decode_dead_purge(reply).unwrap(), (500, 600));
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.dead, stats.ready), (600, 50));
+    assert_eq!(q.dead(1, 0).await.unwrap().total, 600);
+
+    // purge_dead calls until none are left
+    assert_eq!(q.purge_dead().await.unwrap(), 600);
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.dead, stats.ready, stats.hosts), (0, 50, 50));
+    let hosts = q.list_hosts(None, 1000).await.unwrap();
+    assert_eq!((hosts.total, hosts.hosts.len()), (50, 50));
+    assert!(hosts.hosts.iter().all(|h| h.items == 1 && h.dead == 0));
+    let base = q.ops().keys().base().to_string();
+    let meta = format!("{base}:meta");
+    assert_eq!(shared().cli(&["HGET", &meta, "purged_total"]), "1100");
+
+    // a dead letter whose record no script can read: its host's counts are settled once the
+    // set is empty
+    let more = q
+        .seed(
+            &items(&["http://z.example/1", "http://z.example/2"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(more.added, 2);
+    let leased = q.lease(100, Duration::ZERO).await.unwrap();
+    assert_eq!(leased.len(), 52);
+    let (z, rest): (Vec<_>, Vec<_>) = leased.into_iter().partition(|l| l.host == "z.example");
+    dead_letter(&q, &z, |_| "gone".into()).await;
+    q.release(&handles(&rest)).await.unwrap();
+    shared().cli(&["HSET", &format!("{base}:deadrec"), &z[0].id, "not a record"]);
+    assert_eq!(q.purge_dead().await.unwrap(), 2);
+    assert_eq!(
+        shared().cli(&[
+            "EXISTS",
+            &format!("{base}:deadrec"),
+            &format!("{base}:hostdead")
+        ]),
+        "0"
+    );
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.dead, stats.ready, stats.hosts), (0, 50, 50));
+}
+
+#[tokio::test]
 async fn peek_shows_what_lease_would_take() {
     let q = open("peek", config()).await;
     q.seed(
