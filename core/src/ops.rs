@@ -1155,9 +1155,11 @@ impl Ops {
         call
     }
 
-    pub fn peek(&self, limit: usize) -> ScriptCall {
-        let mut call = self.call(&scripts::PEEK, 1);
+    /// The heads of at most `limit` leasable hosts, skipping the first `offset`.
+    pub fn peek(&self, limit: usize, offset: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::PEEK, 2);
         call.args.push(limit.to_string().into_bytes());
+        call.args.push(offset.to_string().into_bytes());
         call
     }
 

@@ -122,6 +122,10 @@ pub const RECLAIM_PER_CALL: usize = 250;
 const REQUEUE_PER_CALL: usize = 125;
 /// Dead letters removed per call by `purge_dead`: each leaves its host's counts.
 const PURGE_PER_CALL: usize = 500;
+/// Hosts whose head one `peek` call reads.
+const PEEK_PER_CALL: usize = 250;
+/// Dead letters one call of a `dead` listing reads.
+const DEAD_LIST_PER_CALL: usize = 500;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// How long [`Queue::lease_interruptible`] blocks at a time: how quickly it notices a stop
@@ -1151,18 +1155,51 @@ impl<E: Executor> Queue<E> {
     }
 
     /// A page of dead letters, oldest first (across shards: each shard's oldest `offset +
-    /// limit`, merged by when they died).
+    /// limit`, merged by when they died). A page of more than 500 is read in calls of 500, so
+    /// that none holds Redis for long (a dead letter that moved meanwhile is listed once).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let page = q.dead(100, 0).await?;
+    /// for d in &page.items {
+    ///     println!("{} {:?}", d.id, d.last_error);
+    /// }
+    /// println!("{} dead letters in all", page.total);
+    /// # Ok(()) }
+    /// ```
     pub async fn dead(&self, limit: usize, offset: usize) -> Result<DeadPage> {
         let layout = self.layout().await?;
         let pages = self
             .each_shard(layout, |ops| async move {
-                let (l, o) = if layout.count() == 1 {
+                let (limit, offset) = if layout.count() == 1 {
                     (limit, offset)
                 } else {
                     (offset + limit, 0)
                 };
-                let reply = self.exec.eval(ops.dead_list(l, o)).await?;
-                ops.decode_dead_list(reply)
+                // in calls of at most 500, so that none holds Redis for long; a dead letter
+                // that moved between two of them is listed once
+                let mut page = DeadPage {
+                    total: 0,
+                    items: Vec::new(),
+                };
+                let mut listed = std::collections::HashSet::new();
+                let mut at = offset;
+                loop {
+                    let want = (limit - page.items.len()).min(DEAD_LIST_PER_CALL);
+                    let reply = self.exec.eval(ops.dead_list(want, at)).await?;
+                    let part = ops.decode_dead_list(reply)?;
+                    page.total = part.total;
+                    let last = part.items.len() < want || want == 0;
+                    at += want;
+                    for item in part.items {
+                        if listed.insert(item.id.clone()) {
+                            page.items.push(item);
+                        }
+                    }
+                    if last || page.items.len() == limit {
+                        return Ok(page);
+                    }
+                }
             })
             .await?;
         let mut total = 0;
@@ -1630,13 +1667,40 @@ impl<E: Executor> Queue<E> {
     }
 
     /// The items the next lease calls would take (one per leasable host, higher priority and
-    /// older first across shards), without leasing.
+    /// older first across shards), without leasing. A limit over 250 is read in calls of 250
+    /// hosts, so that none holds Redis for long; a lease between two of them can shift the
+    /// hosts, so a long peek is a close look rather than a snapshot (no item is listed twice).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// for item in q.peek(10).await? {
+    ///     println!("{} {}", item.host, item.url.as_deref().unwrap_or(""));
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn peek(&self, limit: usize) -> Result<Vec<StoredItem>> {
         let layout = self.layout().await?;
         let per_shard = self
             .each_shard(layout, |ops| async move {
-                let reply = self.exec.eval(ops.peek(limit)).await?;
-                ops.decode_peek(reply)
+                let mut items: Vec<StoredItem> = Vec::new();
+                let mut listed = std::collections::HashSet::new();
+                let mut offset = 0;
+                while items.len() < limit {
+                    let want = (limit - items.len()).min(PEEK_PER_CALL);
+                    let reply = self.exec.eval(ops.peek(want, offset)).await?;
+                    let got = ops.decode_peek(reply)?;
+                    let last = got.len() < want;
+                    offset += want;
+                    for item in got {
+                        if listed.insert(item.id.clone()) {
+                            items.push(item);
+                        }
+                    }
+                    if last {
+                        break;
+                    }
+                }
+                Ok(items)
             })
             .await?;
         let mut items: Vec<StoredItem> = Vec::new();

@@ -1044,6 +1044,20 @@ async fn purging_many_dead_letters_takes_bounded_calls_and_keeps_every_count_exa
         .await
         .unwrap();
     assert_eq!(check_invariants(&test_url(), &q).await.dead, 1100);
+    // a listing longer than one call's 500 reads its pages in order, each dead letter once
+    let listed = q.dead(1100, 0).await.unwrap();
+    assert_eq!(listed.total, 1100);
+    let ids: std::collections::HashSet<&str> = listed.items.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids.len(), 1100);
+    assert!(
+        listed
+            .items
+            .windows(2)
+            .all(|w| w[0].died_at_ms <= w[1].died_at_ms)
+    );
+    let tail = q.dead(10, 1095).await.unwrap();
+    assert_eq!(tail.items, listed.items[1095..]);
+    assert_eq!(q.dead(600, 700).await.unwrap().items, listed.items[700..]);
 
     // one call removes at most its limit, oldest first, and leaves every count exact
     let reply = q.executor().eval(q.ops().dead_purge(500)).await.unwrap();
@@ -1110,6 +1124,42 @@ async fn peek_shows_what_lease_would_take() {
         .collect();
     assert_eq!(peeked, ["http://a.com/1", "http://b.com/1"]);
     assert_eq!(q.stats().await.unwrap().leased, 0);
+}
+
+#[tokio::test]
+async fn a_long_peek_is_read_in_pages_and_lists_what_lease_would_take() {
+    let q = open("peek-pages", config()).await;
+    // 600 one-URL hosts: three pages of at most 250 hosts, each call reading only its own
+    let urls: Vec<String> = (0..600).map(|i| format!("http://p{i}.example/")).collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    q.seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    let one_page = q.executor().eval(q.ops().peek(250, 500)).await.unwrap();
+    assert_eq!(q.ops().decode_peek(one_page).unwrap().len(), 100);
+
+    let peeked: Vec<String> = q
+        .peek(600)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(peeked.len(), 600);
+    assert_eq!(
+        q.peek(5000).await.unwrap().len(),
+        600,
+        "a limit past the end"
+    );
+    assert!(q.peek(0).await.unwrap().is_empty());
+    let leased: Vec<String> = q
+        .lease(600, Duration::ZERO)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.id)
+        .collect();
+    assert_eq!(peeked, leased, "peek lists what lease takes, in its order");
 }
 
 #[tokio::test]
