@@ -1176,30 +1176,19 @@ impl<E: Executor> Queue<E> {
                 } else {
                     (offset + limit, 0)
                 };
-                // in calls of at most 500, so that none holds Redis for long; a dead letter
-                // that moved between two of them is listed once
-                let mut page = DeadPage {
-                    total: 0,
-                    items: Vec::new(),
-                };
-                let mut listed = std::collections::HashSet::new();
-                let mut at = offset;
-                loop {
-                    let want = (limit - page.items.len()).min(DEAD_LIST_PER_CALL);
-                    let reply = self.exec.eval(ops.dead_list(want, at)).await?;
-                    let part = ops.decode_dead_list(reply)?;
-                    page.total = part.total;
-                    let last = part.items.len() < want || want == 0;
-                    at += want;
-                    for item in part.items {
-                        if listed.insert(item.id.clone()) {
-                            page.items.push(item);
-                        }
-                    }
-                    if last || page.items.len() == limit {
-                        return Ok(page);
-                    }
-                }
+                let (items, total) = paged(
+                    offset,
+                    limit,
+                    DEAD_LIST_PER_CALL,
+                    |d: &DeadLetter| d.id.clone(),
+                    |want, at| async move {
+                        let reply = self.exec.eval(ops.dead_list(want, at)).await?;
+                        let page = ops.decode_dead_list(reply)?;
+                        Ok((page.items, page.total))
+                    },
+                )
+                .await?;
+                Ok(DeadPage { total, items })
             })
             .await?;
         let mut total = 0;
@@ -1682,24 +1671,17 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let per_shard = self
             .each_shard(layout, |ops| async move {
-                let mut items: Vec<StoredItem> = Vec::new();
-                let mut listed = std::collections::HashSet::new();
-                let mut offset = 0;
-                while items.len() < limit {
-                    let want = (limit - items.len()).min(PEEK_PER_CALL);
-                    let reply = self.exec.eval(ops.peek(want, offset)).await?;
-                    let got = ops.decode_peek(reply)?;
-                    let last = got.len() < want;
-                    offset += want;
-                    for item in got {
-                        if listed.insert(item.id.clone()) {
-                            items.push(item);
-                        }
-                    }
-                    if last {
-                        break;
-                    }
-                }
+                let (items, _) = paged(
+                    0,
+                    limit,
+                    PEEK_PER_CALL,
+                    |i: &StoredItem| i.id.clone(),
+                    |want, at| async move {
+                        let reply = self.exec.eval(ops.peek(want, at)).await?;
+                        Ok((ops.decode_peek(reply)?, 0))
+                    },
+                )
+                .await?;
                 Ok(items)
             })
             .await?;
@@ -1779,4 +1761,35 @@ fn parse_host_cursor(cursor: Option<&str>, shards: usize) -> Result<Vec<u64>> {
         )));
     }
     Ok(offsets)
+}
+
+/// Up to `limit` entries from the `start`-th on, read in calls of at most `per_call` that page
+/// with an offset, so that no call holds Redis for long. `fetch(want, offset)` makes one call
+/// and answers its entries and a figure of the whole (the last call's is returned). An entry
+/// that moved between two calls (the same `id`) is kept once.
+async fn paged<T, Fut>(
+    start: usize,
+    limit: usize,
+    per_call: usize,
+    id: impl Fn(&T) -> String,
+    fetch: impl Fn(usize, usize) -> Fut,
+) -> Result<(Vec<T>, u64)>
+where
+    Fut: Future<Output = Result<(Vec<T>, u64)>>,
+{
+    let (mut items, mut listed, mut at) = (Vec::new(), std::collections::HashSet::new(), start);
+    loop {
+        let want = (limit - items.len()).min(per_call);
+        let (part, whole) = fetch(want, at).await?;
+        let last = want == 0 || part.len() < want;
+        at += want;
+        for item in part {
+            if listed.insert(id(&item)) {
+                items.push(item);
+            }
+        }
+        if last || items.len() == limit {
+            return Ok((items, whole));
+        }
+    }
 }
