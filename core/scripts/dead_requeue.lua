@@ -3,15 +3,18 @@
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,
---       oldest first), then for mode 'ids' the ids to requeue
--- reply: {requeued, remaining_dead, flag1, flag2, ...}; flags (mode 'ids' only) are 1 when the
---        id was a dead letter and is queued again, 0 when it was not found
+--       oldest first), then for mode 'ids' the ids to requeue, for mode 'all' optionally an
+--       offset (the oldest dead letters to pass over: those an earlier call left, 0 if absent)
+-- reply: {requeued, remaining_dead, flag1, flag2, ...}; one flag per id (mode 'ids') or per
+--        dead letter looked at (mode 'all'): 1 when it was a dead letter and is queued again,
+--        0 when it was not found or stays a dead letter
 -- A requeued item starts over: attempt 0, last_error kept for reference, back of its lane; it
 -- is live again (a forced seed of it is a duplicate).
 
 local ids
 if ARGV[3] == 'all' then
-  ids = redis.call('ZRANGE', K_DEAD, '0', int(tonumber(ARGV[4]) - 1))
+  local offset = tonumber(ARGV[5] or '0')
+  ids = redis.call('ZRANGE', K_DEAD, int(offset), int(offset + tonumber(ARGV[4]) - 1))
 else
   ids = {}
   for i = 5, #ARGV do
@@ -43,9 +46,7 @@ end
 counter('requeued_total', requeued)
 wake(requeued)
 local out = { requeued, redis.call('ZCARD', K_DEAD) }
-if ARGV[3] ~= 'all' then
-  for i = 1, #flags do
-    out[#out + 1] = flags[i]
-  end
+for i = 1, #flags do
+  out[#out + 1] = flags[i]
 end
 return out

@@ -919,16 +919,21 @@ impl Ops {
     }
 
     /// Requeue the given dead letters, or (with `None`) up to `limit` of the oldest.
-    pub fn dead_requeue(&self, ids: Option<&[String]>, limit: usize) -> ScriptCall {
-        let mut call = self.call(&scripts::DEAD_REQUEUE, 2 + ids.map_or(0, <[String]>::len));
+    /// Requeue the dead letters `ids`, or (`None`) the `limit` oldest after the first
+    /// `offset` (the ones earlier calls left where they are).
+    pub fn dead_requeue(&self, ids: Option<&[String]>, limit: usize, offset: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::DEAD_REQUEUE, 3 + ids.map_or(0, <[String]>::len));
         call.args.push(if ids.is_some() {
             b"ids".to_vec()
         } else {
             b"all".to_vec()
         });
         call.args.push(limit.to_string().into_bytes());
-        for id in ids.unwrap_or_default() {
-            call.args.push(id.as_bytes().to_vec());
+        match ids {
+            Some(ids) => call
+                .args
+                .extend(ids.iter().map(|id| id.as_bytes().to_vec())),
+            None => call.args.push(offset.to_string().into_bytes()),
         }
         call
     }

@@ -1222,15 +1222,18 @@ impl<E: Executor> Queue<E> {
             }
             None => {
                 self.each_shard(layout, |ops| async move {
-                    let mut total = 0;
+                    // dead letters that stay (their item was queued again by a forced seed) keep
+                    // their place at the head: the next call looks past them
+                    let (mut total, mut staying) = (0, 0);
                     loop {
                         let reply = self
                             .exec
-                            .eval(ops.dead_requeue(None, REQUEUE_PER_CALL))
+                            .eval(ops.dead_requeue(None, REQUEUE_PER_CALL, staying))
                             .await?;
-                        let (requeued, remaining, _) = ops.decode_dead_requeue(reply)?;
+                        let (requeued, remaining, looked) = ops.decode_dead_requeue(reply)?;
                         total += requeued;
-                        if remaining == 0 || requeued == 0 {
+                        staying += looked.len() - requeued as usize;
+                        if looked.len() < REQUEUE_PER_CALL || remaining as usize <= staying {
                             return Ok(total);
                         }
                     }
@@ -1263,7 +1266,7 @@ impl<E: Executor> Queue<E> {
                 for chunk in ids.chunks(REQUEUE_PER_CALL) {
                     let reply = self
                         .exec
-                        .eval(ops.dead_requeue(Some(chunk), chunk.len()))
+                        .eval(ops.dead_requeue(Some(chunk), chunk.len(), 0))
                         .await?;
                     flags.extend(ops.decode_dead_requeue(reply)?.2);
                 }

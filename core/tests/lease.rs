@@ -1107,6 +1107,51 @@ async fn purging_many_dead_letters_takes_bounded_calls_and_keeps_every_count_exa
 }
 
 #[tokio::test]
+async fn requeueing_all_dead_letters_passes_over_those_a_forced_seed_queued_again() {
+    let q = open(
+        "requeue-past",
+        Config {
+            max_attempts: 1,
+            ..config()
+        },
+    )
+    .await;
+    let urls: Vec<String> = (0..300).map(|i| format!("http://r{i}.example/")).collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    q.seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    let leased = q.lease(300, Duration::ZERO).await.unwrap();
+    dead_letter(&q, &leased, |_| "gone".into()).await;
+    // the 130 oldest dead letters (more than one call's 125) queued again by a forced seed:
+    // they stay dead letters, and requeueing all must reach the 170 behind them
+    let oldest: Vec<String> = q
+        .dead(130, 0)
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|d| d.url.unwrap())
+        .collect();
+    let oldest: Vec<&str> = oldest.iter().map(String::as_str).collect();
+    let forced = q
+        .seed(
+            &items(&oldest),
+            &SeedOptions {
+                force: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.added, 130);
+    assert_eq!(q.requeue_dead(None).await.unwrap(), 170);
+    let stats = check_invariants(&test_url(), &q).await;
+    assert_eq!((stats.dead, stats.ready), (130, 300));
+    assert_eq!(q.requeue_dead(None).await.unwrap(), 0, "the rest stay");
+}
+
+#[tokio::test]
 async fn peek_shows_what_lease_would_take() {
     let q = open("peek", config()).await;
     q.seed(
