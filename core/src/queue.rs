@@ -52,6 +52,34 @@ pub trait Executor {
     fn in_cluster(&self) -> bool {
         false
     }
+
+    /// Let the runtime run its other ready tasks before the calling task goes on. A seed calls
+    /// it after handing a chunk to [`Executor::eval`] and before normalizing the next one: a
+    /// connection whose writer is a task of its own (the `redis` crate's) has then sent the
+    /// chunk, and Redis runs it while the client works. Without it, a task that woke the
+    /// writer on a tokio worker keeps its thread until it next waits, and the writer waits
+    /// with it (a task woken that way sits in a slot other workers do not take from); on a
+    /// current-thread runtime nothing else runs at all. The default wakes the task and returns
+    /// pending once, which any executor schedules.
+    ///
+    /// ```
+    /// # use crawlq::queue::Executor;
+    /// # async fn demo(exec: impl Executor) {
+    /// exec.yield_now().await; // the connection's writer has had its turn
+    /// # }
+    /// ```
+    fn yield_now(&self) -> impl Future<Output = ()> + MaybeSend {
+        let mut yielded = false;
+        std::future::poll_fn(move |cx| {
+            if yielded {
+                Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+    }
 }
 
 /// Several queues can share one executor (one connection per process, as PHP workers want).
@@ -70,6 +98,10 @@ impl<E: Executor + Sync> Executor for std::sync::Arc<E> {
 
     fn in_cluster(&self) -> bool {
         (**self).in_cluster()
+    }
+
+    fn yield_now(&self) -> impl Future<Output = ()> + MaybeSend {
+        (**self).yield_now()
     }
 }
 
@@ -420,10 +452,14 @@ impl<E: Executor> Queue<E> {
                 // the ids back in the order of the chunk's prepared items
                 Ok((total, reassemble(sent, ids)))
             });
-            // Poll once so the executor sends the calls now, before the next chunk is prepared.
+            // Poll once so the executor sends the calls now, before the next chunk is prepared,
+            // and give its writer a turn (on a tokio worker it would wait for this task).
             let flight = match poll_once(&mut outcome).await {
                 Poll::Ready(answered) => Flight::Answered(answered),
-                Poll::Pending => Flight::Sent(outcome),
+                Poll::Pending => {
+                    self.exec.yield_now().await;
+                    Flight::Sent(outcome)
+                }
             };
             in_flight = Some((flight, prepared));
         }

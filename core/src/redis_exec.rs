@@ -16,6 +16,7 @@ use redis::{
     RedisError, ServerErrorKind,
 };
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -608,6 +609,13 @@ impl Executor for RedisExecutor {
 
     fn in_cluster(&self) -> bool {
         matches!(self.scripts, Connection::Cluster(_))
+    }
+
+    fn yield_now(&self) -> impl Future<Output = ()> + Send {
+        // tokio's own: the task comes back after the worker has run the others (the
+        // connection's writer first); a plain self-wake lets an idle worker take the task
+        // back at once, racing the writer (bench/README.md, "the bindings' seed")
+        tokio::task::yield_now()
     }
 }
 

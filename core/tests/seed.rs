@@ -609,3 +609,86 @@ async fn a_seed_call_that_fills_a_seen_level_goes_on_at_the_next() {
     assert_eq!(members(":v:*"), 2);
     assert_eq!(q.stats().await.unwrap().ready, 2);
 }
+
+/// The real executor, noting each seed call it is handed and, at each yield, how many seed
+/// calls its server has run by then.
+struct Watched {
+    inner: RedisExecutor,
+    server: std::sync::Arc<RedisServer>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
+    handed: std::sync::atomic::AtomicU64,
+}
+
+impl queue::Executor for Watched {
+    fn eval(&self, call: ops::ScriptCall) -> impl Future<Output = Result<ops::Reply>> + Send {
+        if call.script.name == "seed" {
+            self.handed
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.inner.eval(call)
+    }
+
+    fn wait(&self, key: &str, timeout: Duration) -> impl Future<Output = Result<bool>> + Send {
+        self.inner.wait(key, timeout)
+    }
+
+    fn monotonic_ms(&self) -> u64 {
+        self.inner.monotonic_ms()
+    }
+
+    async fn yield_now(&self) {
+        self.inner.yield_now().await;
+        // a blocking look from outside the runtime: only what was written before it counts
+        let ran = calls_of(&self.server, "fcall");
+        let handed = self.handed.load(std::sync::atomic::Ordering::SeqCst);
+        self.log.lock().unwrap().push((handed, ran));
+    }
+}
+
+/// Seeds 3 chunks of 50 through `Watched` on the runtime the caller gives, on a server of its
+/// own, and returns the log: one (calls handed, calls the server ran) per yield.
+async fn seed_in_chunks_watched() -> Vec<(u64, u64)> {
+    let server = std::sync::Arc::new(RedisServer::start());
+    let config = Config {
+        seed_batch: 50,
+        ..Config::default()
+    };
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let exec = Watched {
+        inner: RedisExecutor::connect(&server.url(), &config)
+            .await
+            .unwrap(),
+        server: server.clone(),
+        log: log.clone(),
+        handed: Default::default(),
+    };
+    let q = Queue::with_executor(exec, "chunks", config).unwrap();
+    let urls: Vec<SeedItem> = (0..150)
+        .map(|i| SeedItem::from(format!("http://h{}.example/{i}", i % 7)))
+        .collect();
+    q.stats().await.unwrap(); // loads the functions library: every later call is one FCALL
+    let before = calls_of(&server, "fcall");
+    let report = q.seed(&urls, &SeedOptions::default()).await.unwrap();
+    assert_eq!(report.added, 150);
+    let log = log.lock().unwrap().clone();
+    log.into_iter()
+        .map(|(handed, ran)| (handed, ran - before))
+        .collect()
+}
+
+// A seed hands a chunk to the connection, then normalizes the next one while Redis runs it.
+// That overlap needs the connection's writer to run before the normalizing starts: on a
+// current-thread runtime (PHP's) and on a tokio worker (Python's asyncio, Node.js) it does only
+// when the seed yields to it.
+#[tokio::test]
+async fn each_seed_chunk_reaches_redis_before_the_next_is_prepared_on_a_current_thread_runtime() {
+    let log = seed_in_chunks_watched().await;
+    assert_eq!(log, vec![(1, 1), (2, 2), (3, 3)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_seed_chunk_reaches_redis_before_the_next_is_prepared_on_a_tokio_worker() {
+    // spawned: the seed runs on a worker, as a binding's call does
+    let log = tokio::spawn(seed_in_chunks_watched()).await.unwrap();
+    assert_eq!(log, vec![(1, 1), (2, 2), (3, 3)]);
+}
