@@ -24,6 +24,8 @@ export interface Transport {
   evalScript(sha: string, source: string, keys: string[], args: string[]): Promise<Reply>
   /** BLPOP \`key\` for up to \`timeoutSeconds\` on a connection of its own; true if woken. */
   blockingWait(key: string, timeoutSeconds: number): Promise<boolean>
+  /** Optional: resolves once the client has sent what it was handed (a seed calls it after each chunk, so Redis runs one while the next is normalized). */
+  yieldNow?(): Promise<void>
   close?(): Promise<void>
 }
 

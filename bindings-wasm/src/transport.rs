@@ -6,12 +6,15 @@
 //! interface Transport {
 //!   evalScript(sha: string, source: string, keys: string[], args: string[]): Promise<Reply>
 //!   blockingWait(key: string, timeoutSeconds: number): Promise<boolean>
+//!   yieldNow?(): Promise<void>
 //!   close?(): Promise<void>
 //! }
 //! type Reply = null | number | string | Uint8Array | Reply[]
 //! ```
 //! A transport rejects with an `Error` whose `kind` is `'server'` (Redis answered with an
-//! error), `'timeout'` or `'unavailable'` (anything else).
+//! error), `'timeout'` or `'unavailable'` (anything else). `yieldNow`, when there, resolves once
+//! the client has sent what it was handed (a seed calls it after each chunk, before it
+//! normalizes the next, so that Redis runs one while the other is prepared).
 
 use crawlq::ops::{Reply, ScriptCall};
 use crawlq::{Error, Executor, Result};
@@ -24,6 +27,7 @@ pub struct JsTransport {
     this: JsValue,
     eval_script: Function,
     blocking_wait: Function,
+    yield_now: Option<Function>,
 }
 
 impl JsTransport {
@@ -37,6 +41,7 @@ impl JsTransport {
         Ok(JsTransport {
             eval_script: method("evalScript")?,
             blocking_wait: method("blockingWait")?,
+            yield_now: method("yieldNow").ok(),
             this: transport,
         })
     }
@@ -129,5 +134,17 @@ impl Executor for JsTransport {
 
     fn monotonic_ms(&self) -> u64 {
         js_sys::Date::now() as u64
+    }
+
+    async fn yield_now(&self) {
+        // Without `yieldNow` there is nothing to wait for: a JavaScript client writes on a
+        // later turn of the event loop, which no wake-up of this task reaches.
+        let Some(yield_now) = &self.yield_now else {
+            return;
+        };
+        if let Ok(promise) = yield_now.call0(&self.this) {
+            // a rejected yield only means no turn was given: the seed goes on either way
+            let _ = JsFuture::from(Promise::resolve(&promise)).await;
+        }
     }
 }

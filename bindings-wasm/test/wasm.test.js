@@ -107,3 +107,37 @@ test('limitation: hostKey "domain" needs the Public Suffix List, which the wasm 
 test('a transport without the two methods is refused', () => {
   assert.throws(() => new wasm.Queue({ evalScript () {} }, 'q', {}), err => err instanceof TypeError && /blockingWait/.test(err.message))
 })
+
+function scriptCalls () {
+  const line = redis.cli('INFO', 'commandstats').split('\n').find(l => l.startsWith('cmdstat_evalsha:'))
+  return line ? Number(/calls=(\d+)/.exec(line)[1]) : 0
+}
+
+test('a seed lets the client send each chunk (yieldNow) before it prepares the next', async () => {
+  const inner = await wasm.nodeRedisTransport(redis.url)
+  const calls = { handed: 0, yields: [] }
+  const watched = {
+    evalScript (...args) { calls.handed++; return inner.evalScript(...args) },
+    blockingWait: (key, seconds) => inner.blockingWait(key, seconds),
+    async yieldNow () {
+      await inner.yieldNow()
+      // node-redis writes on a later turn of the event loop; the server's count says whether
+      // the chunk left before this (blocking) look
+      calls.yields.push([calls.handed, scriptCalls()])
+    },
+    close: () => inner.close()
+  }
+  const q = new wasm.Queue(watched, uniqueName('chunks'), { seedBatch: 50 })
+  await q.stats()
+  const [handedBefore, ranBefore] = [calls.handed, scriptCalls()]
+  const urls = Array.from({ length: 150 }, (_, i) => `http://h${i % 7}.example/${i}`)
+  assert.equal((await q.seed(urls)).added, 150)
+  assert.deepEqual(calls.yields.map(([h, r]) => [h - handedBefore, r - ranBefore]), [[1, 1], [2, 2], [3, 3]])
+
+  // a transport without yieldNow seeds the same, only without the overlap
+  const { yieldNow: _, ...plain } = watched
+  const q2 = new wasm.Queue(plain, uniqueName('chunks'), { seedBatch: 50 })
+  assert.equal((await q2.seed(urls)).added, 150)
+  assert.equal(calls.yields.length, 3)
+  await q.close()
+})

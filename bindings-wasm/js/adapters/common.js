@@ -102,6 +102,13 @@ class ClientTransport {
     return false
   }
 
+  // Resolves on a later turn of the event loop, after the clients' own scheduled writes
+  // (node-redis writes on setImmediate): a seed calls it after handing a chunk over, so Redis
+  // runs that chunk while the next one is normalized.
+  yieldNow () {
+    return new Promise(resolve => (typeof setImmediate === 'function' ? setImmediate(resolve) : setTimeout(resolve, 0)))
+  }
+
   giveBack (conn) {
     if (this.closed || this.idle.length >= this.maxIdle) conn.close().catch(() => {})
     else this.idle.push(conn)
