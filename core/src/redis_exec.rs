@@ -614,7 +614,7 @@ impl Executor for RedisExecutor {
     fn yield_now(&self) -> impl Future<Output = ()> + Send {
         // tokio's own: the task comes back after the worker has run the others (the
         // connection's writer first); a plain self-wake lets an idle worker take the task
-        // back at once, racing the writer (bench/README.md, "the bindings' seed")
+        // back at once, racing the writer (bench/README.md, "Where the targets stand")
         tokio::task::yield_now()
     }
 }
