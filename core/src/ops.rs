@@ -918,7 +918,6 @@ impl Ops {
         Ok(DeadPage { total, items: page })
     }
 
-    /// Requeue the given dead letters, or (with `None`) up to `limit` of the oldest.
     /// Requeue the dead letters `ids`, or (`None`) the `limit` oldest after the first
     /// `offset` (the ones earlier calls left where they are).
     pub fn dead_requeue(&self, ids: Option<&[String]>, limit: usize, offset: usize) -> ScriptCall {
