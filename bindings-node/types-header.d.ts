@@ -233,6 +233,8 @@ export interface HostInfo {
   /** New URLs the host added while the queue had any budget. */
   budgetUsed: number
   budgetRemaining: number | null
+  /** A deletion of the host (`deleteHost`) is running: it holds the host paused, and pausing or resuming it changes nothing until it ends. */
+  deleting: boolean
 }
 
 export interface HostCounts {

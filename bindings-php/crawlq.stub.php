@@ -166,7 +166,7 @@ final class Queue
      * host_delay). `$host` may be a host or a URL.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
@@ -175,7 +175,7 @@ final class Queue
      * Politeness state of a host.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
      */
     public function hostInfo(string $host): mixed {}
 
@@ -185,7 +185,7 @@ final class Queue
      * and are not marked seen; duplicates and forced re-adds are not counted.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$urls` is negative
      */
@@ -222,7 +222,7 @@ final class Queue
      * `held_until` is then the pause's end (null while paused until resumed).
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
      */
@@ -233,7 +233,7 @@ final class Queue
      * calls wake.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
      */
     public function resumeHost(string $host): mixed {}
 

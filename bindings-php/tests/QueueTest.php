@@ -219,7 +219,7 @@ final class QueueTest extends TestCase
         $q->_setFixedClock(T0 + 2_000);
         $this->assertSame(['http://fast.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
         $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0,
-            'paused' => false, 'paused_until' => null, 'budget' => null, 'budget_used' => 0, 'budget_remaining' => null], $q->hostInfo('slow.com'));
+            'paused' => false, 'paused_until' => null, 'budget' => null, 'budget_used' => 0, 'budget_remaining' => null, 'deleting' => false], $q->hostInfo('slow.com'));
         $this->assertNull($q->setHostDelay('slow.com', null)['delay']);
     }
 

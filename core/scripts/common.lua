@@ -37,6 +37,9 @@ local K_DEAD, K_DEADREC, K_HOSTDELAY, K_ADAPTIVE, K_WAKE
 local K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED
 -- Built from the base: ids of the records in `delayed` that are scheduled revisits.
 local K_REVISITS
+-- Built from the base: host -> the id of the deletion (host_delete) running on it. While an
+-- entry is there the deletion's hold on the host stands: pausing and resuming it change nothing.
+local K_HOSTDELETING
 -- Built from the base: per-host counts for listing hosts. hostitems (zset): host -> minus the
 -- items it holds (queued, leased or dead), so its order is the hosts by backlog; hostdelayed and hostdead
 -- (hashes): host -> its items in `delayed` and in dead letters. Ready items are counted from the
@@ -829,7 +832,7 @@ local BASE_KEYS, BASE_KEYS_COUNT, BASE_KEYS_MAX = {}, 0, 1024
 local BASE_KEY_SUFFIXES = {
   ':ready', ':wait', ':heads', ':delayed', ':leased', ':leases', ':dead', ':deadrec', ':hostdelay',
   ':adaptive', ':wake', ':hostpause', ':hostbudget', ':hostused', ':revisits', ':hostitems',
-  ':hostdelayed', ':hostdead', ':probe',
+  ':hostdelayed', ':hostdead', ':probe', ':hostdeleting',
 }
 
 local function base_keys(base)
@@ -866,7 +869,8 @@ local function begin(keys, argv)
     K_HOSTDELAY, K_ADAPTIVE, K_WAKE = named[9], named[10], named[11]
     K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED, K_REVISITS = named[12], named[13], named[14], named[15]
     K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD, K_PROBE = named[16], named[17], named[18], named[19]
-    SEEN_PREFIX, LIVE_PREFIX = named[20], named[21]
+    K_HOSTDELETING = named[20]
+    SEEN_PREFIX, LIVE_PREFIX = named[21], named[22]
   end
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.

@@ -9,10 +9,11 @@
 -- reply: {previous override ms or -1, adaptive extra ms, ready items of the host,
 --         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1,
 --         budget in force (the host's own, else the queue's default) or -1, URLs the host
---         added while budgets were on}
+--         added while budgets were on, 1 while the host is being deleted (host_delete) else 0}
 -- A paused host is held in `wait` at the end of its pause (PAUSED_FOREVER until resumed), so
 -- every script that makes it ready leaves it there. Its `hostpause` entry keeps the
--- politeness hold it had, which a resume before the end restores.
+-- politeness hold it had, which a resume before the end restores. While the host is being
+-- deleted (a hostdeleting entry) the deletion holds it: a pause or a resume changes nothing.
 
 local host, delay, pause = ARGV[3], ARGV[4], ARGV[5] or '-'
 local previous = redis.call('HGET', K_HOSTDELAY, host)
@@ -21,6 +22,10 @@ local held = redis.call('ZSCORE', K_WAIT, host)
 held = held and tonumber(held)
 local budget = redis.call('HGET', K_HOSTBUDGET, host) or redis.call('HGET', K_META, 'budget')
 local budget_used = tonumber(redis.call('HGET', K_HOSTUSED, host) or '0')
+local deleting = redis.call('HGET', K_HOSTDELETING, host)
+if deleting then
+  pause = '-'
+end
 expect_types({ K_ADAPTIVE, 'hash', K_READY, 'zset', K_WAKE, 'list' })
 
 -- the pause in force: its end and the politeness hold from before it (an ended one is none)
@@ -78,4 +83,5 @@ return {
   pause_reply,
   budget and tonumber(budget) or -1,
   budget_used,
+  deleting and 1 or 0,
 }

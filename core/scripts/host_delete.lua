@@ -4,22 +4,26 @@
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
 --       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at),
---       7 '1' to also answer the removed items' identities (optional)
+--       7 '1' to also answer the removed items' identities (optional), 8 the deletion's id
+--       (any text unique to this deletion, the same in each of its calls; optional)
 -- reply: {next step ('' when done), next cursor, ready removed, delayed removed, leased
 --         removed, dead removed, items the host still holds, then with ARGV 7 '1' the
 --         identity (key, else URL, else host key) of each item removed by this call}
 -- Deleting a host takes several bounded calls, in this order of steps. The first call
--- ('leases', cursor '0') pauses the host until resumed, so none of its items is leased while
--- the rest runs. 'leases', 'delayed' and 'dead' walk the whole set with HSCAN/ZSCAN (a step
+-- ('leases', cursor '0') pauses the host until resumed and marks it as being deleted
+-- (hostdeleting[host] = the deletion's id), so none of its items is leased while the rest runs:
+-- pausing or resuming the host changes nothing until the mark is gone (host_config). 'leases', 'delayed' and 'dead' walk the whole set with HSCAN/ZSCAN (a step
 -- whose host count is 0 is skipped); 'lanes' empties the host's lanes, `limit` records per
 -- call; 'finish' removes the host's settings (delay override, adaptive delay, pause, budget and
--- its count) and, if items of it arrived meanwhile, schedules it again. Removed items leave the
+-- its count) and the mark and, if items of it arrived meanwhile, schedules it again; when
+-- another deletion of the host began meanwhile (the mark holds its id), that one finishes it. Removed items leave the
 -- live set but stay in the seen set (a client that is asked to forget them fingerprints the
 -- identities and runs seen_forget). A removed lease is gone: its ack answers 0 (lost).
 -- Every counter stays exact at each step.
 
 local host, step, cursor, limit = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
 local want_identities = ARGV[7] == '1'
+local deletion = ARGV[8] or ''
 local removed = { ready = 0, delayed = 0, leased = 0, dead = 0 }
 -- with ARGV[7] '1': the identities of the removed items, for the client's seen_forget call
 local identities = {}
@@ -50,7 +54,9 @@ local function reply(next_step, next_cursor)
 end
 
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
-  K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash' })
+  K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
+  K_HOSTPAUSE, 'hash', K_HOSTDELETING, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
+  K_HOSTDEAD, 'hash', K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash', K_REVISITS, 'set' })
 
 if step == 'leases' then
   if cursor == '0' then
@@ -58,6 +64,7 @@ if step == 'leases' then
     redis.call('ZREM', K_READY, host)
     redis.call('ZADD', K_WAIT, PAUSED_FOREVER, host)
     redis.call('HSET', K_HOSTPAUSE, host, int(PAUSED_FOREVER) .. ':')
+    redis.call('HSET', K_HOSTDELETING, host, deletion)
   end
   local scan = redis.call('HSCAN', K_LEASES, cursor, 'COUNT', limit)
   local pairs_ = scan[2]
@@ -172,6 +179,12 @@ if step == 'lanes' then
 end
 
 if step == 'finish' then
+  local mark = redis.call('HGET', K_HOSTDELETING, host)
+  if mark and mark ~= deletion then
+    -- another deletion of this host began after this one: it holds the host and finishes it
+    return reply('', '0')
+  end
+  redis.call('HDEL', K_HOSTDELETING, host)
   redis.call('ZREM', K_WAIT, host)
   redis.call('ZREM', K_READY, host)
   redis.call('HDEL', K_HOSTDELAY, host)

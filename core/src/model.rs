@@ -488,6 +488,10 @@ pub struct HostInfo {
     pub budget: Option<u64>,
     /// New URLs the host added while budgets were set on the queue.
     pub budget_used: u64,
+    /// A deletion of the host ([`crate::Queue::delete_host`]) is running: it holds the host
+    /// paused, and pausing or resuming it changes nothing until it ends. A deletion that was
+    /// interrupted (its client died) is finished by calling `delete_host` again.
+    pub deleting: bool,
 }
 
 impl HostInfo {

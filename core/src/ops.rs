@@ -1014,7 +1014,7 @@ impl Ops {
 
     pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
         let items = reply.array()?;
-        expect_len(&items, 7, "host_config")?;
+        expect_len(&items, 8, "host_config")?;
         let previous = items[0].int()?;
         let held = items[3].int()?;
         let paused = items[4].int()?;
@@ -1029,6 +1029,7 @@ impl Ops {
             paused_until_ms: (paused > 0).then_some(paused),
             budget: (budget >= 0).then_some(budget as u64),
             budget_used: items[6].uint()?,
+            deleting: items[7].int()? == 1,
         })
     }
 
@@ -1098,6 +1099,8 @@ impl Ops {
 
     /// One bounded step of deleting a host (see `core/scripts/host_delete.lua`).
     /// With `identities`, the reply also names each removed item (for [`Ops::seen_forget`]).
+    /// `deletion` names this deletion in each of its calls ([`Ops::deletion_id`]): a deletion
+    /// of the same host begun meanwhile by another client is then the one that finishes.
     pub fn host_delete(
         &self,
         host: &str,
@@ -1105,8 +1108,9 @@ impl Ops {
         cursor: &str,
         limit: usize,
         identities: bool,
+        deletion: &str,
     ) -> ScriptCall {
-        let mut call = self.call(&scripts::HOST_DELETE, 5);
+        let mut call = self.call(&scripts::HOST_DELETE, 6);
         call.args.push(host.as_bytes().to_vec());
         call.args.push(step.as_bytes().to_vec());
         call.args.push(cursor.as_bytes().to_vec());
@@ -1116,7 +1120,28 @@ impl Ops {
         } else {
             b"0".to_vec()
         });
+        call.args.push(deletion.as_bytes().to_vec());
         call
+    }
+
+    /// A name for one host deletion, unique to it in practice: the process's random hash keys,
+    /// the monotonic clock and a per-process count (no random source is needed, so it works on
+    /// wasm32 too).
+    ///
+    /// ```
+    /// let (a, b) = (crawlq::ops::Ops::deletion_id(5), crawlq::ops::Ops::deletion_id(5));
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn deletion_id(monotonic_ms: u64) -> String {
+        use std::hash::{BuildHasher, Hasher};
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+            std::sync::OnceLock::new();
+        let mut h = KEYS.get_or_init(Default::default).build_hasher();
+        h.write_u64(monotonic_ms);
+        h.write_u64(COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        h.write_usize(&COUNT as *const _ as usize);
+        format!("{:016x}", h.finish())
     }
 
     /// The reply of [`Ops::host_delete`]: the next step (`None`: done) and cursor, what this

@@ -1655,10 +1655,11 @@ impl<E: Executor> Queue<E> {
             ..Default::default()
         };
         let (mut step, mut cursor) = ("leases".to_string(), "0".to_string());
+        let deletion = Ops::deletion_id(self.exec.monotonic_ms());
         loop {
             let reply = self
                 .exec
-                .eval(ops.host_delete(&key, &step, &cursor, STEP_LIMIT, forget_seen))
+                .eval(ops.host_delete(&key, &step, &cursor, STEP_LIMIT, forget_seen, &deletion))
                 .await?;
             let (next, removed, identities) = ops.decode_host_delete(reply)?;
             if !identities.is_empty() {

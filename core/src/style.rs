@@ -275,7 +275,8 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
         .done()
 }
 
-/// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until.
+/// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until,
+/// paused, paused_until, budget, budget_used, budget_remaining, deleting.
 pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
     Out::new(style)
         .value("host", h.host.clone())
@@ -288,6 +289,7 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .value("budget", h.budget)
         .value("budget_used", h.budget_used)
         .value("budget_remaining", h.budget_remaining())
+        .value("deleting", h.deleting)
         .done()
 }
 

@@ -771,3 +771,52 @@ async fn deleting_a_host_mid_crawl_keeps_every_counter_exact() {
             .all(|h| h.host != "h3.example")
     );
 }
+
+/// While a host is being deleted, resuming or pausing it changes nothing (the deletion holds
+/// it, and its info says so); a deletion whose client died before it finished holds the host
+/// until `delete_host` runs again, which finishes it.
+#[tokio::test]
+async fn a_deletion_holds_its_host_against_resumes_and_an_interrupted_one_is_finished_by_the_next()
+{
+    let q = open("host-rm-hold", polite(0)).await;
+    q.seed(&urls_of_host("held.example", 5), &SeedOptions::default())
+        .await
+        .unwrap();
+    let layout = q.layout().await.unwrap();
+    let ops = layout.shard(layout.of_host("held.example"));
+    // the first step of a deletion whose client then dies
+    let reply = q
+        .executor()
+        .eval(ops.host_delete("held.example", "leases", "0", 2, false, "died"))
+        .await
+        .unwrap();
+    let (next, _, _) = ops.decode_host_delete(reply).unwrap();
+    assert!(next.is_some(), "the deletion has steps left");
+    let info = q.resume_host("held.example").await.unwrap();
+    assert!(info.deleting && info.paused, "{info:?}");
+    assert_eq!(info.paused_until_ms, None, "held until the deletion ends");
+    let info = q
+        .pause_host("held.example", Some(Duration::from_millis(5)))
+        .await
+        .unwrap();
+    assert_eq!((info.deleting, info.paused_until_ms), (true, None));
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(q.lease(5, Duration::ZERO).await.unwrap().is_empty());
+    check_invariants(&test_url(), &q).await;
+    // the next deletion finishes the host, settings and hold included
+    let gone = q.delete_host("held.example", false).await.unwrap();
+    assert_eq!((gone.removed(), gone.left), (5, 0));
+    let info = q.host_info("held.example").await.unwrap();
+    assert_eq!((info.deleting, info.paused, info.ready), (false, false, 0));
+    // seeded again (forced), it is leased as any host
+    let again: Vec<SeedItem> = urls_of_host("held.example", 1)
+        .into_iter()
+        .map(|i| i.with_force(true))
+        .collect();
+    assert_eq!(
+        q.seed(&again, &SeedOptions::default()).await.unwrap().added,
+        1
+    );
+    assert_eq!(q.lease(5, Duration::ZERO).await.unwrap().len(), 1);
+    check_invariants(&test_url(), &q).await;
+}

@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use crawlq::redis_exec::redis;
 use crawlq::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -427,4 +428,225 @@ async fn check_stats(
     );
     assert_eq!(stats.done, done, "done = successful acks");
     stats
+}
+
+/// A host deletion in progress (driven one bounded step at a time) interleaved at random with
+/// pauses, resumes, leases, answers, seeds and the clock moving: after every step the checker
+/// finds every counter equal to its structures; no item queued before the deletion began is
+/// leased while it runs or survives it, and the deletion reports as `left` only items that
+/// arrived after it began.
+#[tokio::test]
+async fn random_interleavings_of_host_deletion_with_pauses_and_leases_keep_every_count() {
+    for seed in 1..=4u64 {
+        interleave_host_deletion(seed).await;
+    }
+}
+
+async fn interleave_host_deletion(seed: u64) {
+    let config = Config {
+        lease_ttl: Duration::from_secs(20),
+        max_attempts: 3,
+        host_delay: Duration::ZERO,
+        ..fixed_clock_config()
+    };
+    let q = open(&format!("delrace{seed}"), config).await;
+    let mut rng = Rng(0x5DEE_CE66_D1CE_4E5B ^ seed.wrapping_mul(0x9E37_79B9));
+    let mut clock = T0;
+    let victim = "victim.example";
+    let hosts = [victim, "other.example", "third.example"];
+    let mut held: Vec<Lease> = Vec::new();
+    let mut page = 0u64;
+    // the deletion in progress: (step, cursor, the victim's item ids when it began, totals)
+    let mut deletion: Option<(String, String, HashSet<String>, HostDeletion)> = None;
+    let layout = q.layout().await.unwrap();
+    let victim_ops = layout.shard(layout.of_host(victim));
+    let mut deletion_id = String::new();
+    for step in 0..150 {
+        let what = rng.below(100);
+        match what {
+            0..=19 => {
+                let batch: Vec<SeedItem> = (0..1 + rng.below(6))
+                    .map(|_| {
+                        let host = hosts[rng.below(3) as usize];
+                        page += 1;
+                        let mut item = SeedItem::from(format!("http://{host}/p{page}"));
+                        if rng.chance(20) {
+                            item = item.with_delay(Duration::from_millis(rng.below(3000)));
+                        }
+                        if rng.chance(20) {
+                            item = item.with_priority(rng.below(3) as i64);
+                        }
+                        item
+                    })
+                    .collect();
+                q.seed(&batch, &SeedOptions::default()).await.unwrap();
+            }
+            20..=39 => {
+                let leases = q
+                    .lease(1 + rng.below(4) as usize, Duration::ZERO)
+                    .await
+                    .unwrap();
+                if let Some((_, _, before, _)) = &deletion {
+                    for lease in &leases {
+                        assert!(
+                            !before.contains(&lease.id),
+                            "seed {seed} step {step}: item {} of the host being deleted was leased",
+                            lease.id
+                        );
+                    }
+                }
+                held.extend(leases);
+            }
+            40..=49 if !held.is_empty() => {
+                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                q.ack(&[lease.handle()]).await.unwrap();
+            }
+            50..=54 if !held.is_empty() => {
+                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let opts = NackOptions {
+                    retry: !rng.chance(30),
+                    delay: rng.chance(30).then(|| Duration::from_millis(500)),
+                    ..Default::default()
+                };
+                q.nack(&[(lease.handle(), opts)]).await.unwrap();
+            }
+            55..=57 if !held.is_empty() => {
+                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                q.release(&[lease.handle()]).await.unwrap();
+            }
+            58..=64 => {
+                let host = hosts[rng.below(2) as usize];
+                let pause = if rng.chance(50) {
+                    None
+                } else {
+                    Some(Duration::from_millis(1 + rng.below(2000)))
+                };
+                q.pause_host(host, pause).await.unwrap();
+            }
+            65..=72 => {
+                q.resume_host(hosts[rng.below(2) as usize]).await.unwrap();
+            }
+            73..=75 => {
+                let delay = rng
+                    .chance(50)
+                    .then(|| Duration::from_millis(rng.below(1500)));
+                q.set_host_delay(victim, delay).await.unwrap();
+            }
+            76..=81 => {
+                clock += rng.below(3000) as i64;
+                q.set_fixed_clock(Some(clock));
+            }
+            82..=83 => {
+                q.reclaim(10).await.unwrap();
+            }
+            _ => {
+                // the deletion: start one, or take its next bounded step
+                let (step_name, cursor, before, mut total) = match deletion.take() {
+                    Some(d) => d,
+                    None => {
+                        deletion_id = crawlq::ops::Ops::deletion_id(step as u64);
+                        let before = items_of_host(&q, victim).await;
+                        (
+                            "leases".to_string(),
+                            "0".to_string(),
+                            before,
+                            HostDeletion::default(),
+                        )
+                    }
+                };
+                let reply = q
+                    .executor()
+                    .eval(victim_ops.host_delete(
+                        victim,
+                        &step_name,
+                        &cursor,
+                        2,
+                        false,
+                        &deletion_id,
+                    ))
+                    .await
+                    .unwrap();
+                let (next, removed, _) = victim_ops.decode_host_delete(reply).unwrap();
+                total.ready += removed.ready;
+                total.delayed += removed.delayed;
+                total.leased += removed.leased;
+                total.dead += removed.dead;
+                total.left = removed.left;
+                match next {
+                    Some((s, c)) => deletion = Some((s, c, before, total)),
+                    None => {
+                        let after = items_of_host(&q, victim).await;
+                        let survivors: Vec<_> = after.intersection(&before).collect();
+                        assert!(
+                            survivors.is_empty(),
+                            "seed {seed} step {step}: items queued before the deletion survived it: {survivors:?}"
+                        );
+                        assert_eq!(
+                            total.left,
+                            after.len() as u64,
+                            "seed {seed} step {step}: `left` counts what arrived meanwhile"
+                        );
+                    }
+                }
+            }
+        }
+        let url = test_url();
+        let checked = std::panic::AssertUnwindSafe(check_invariants(&url, &q));
+        if let Err(panic) = futures_util::FutureExt::catch_unwind(checked).await {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+            panic!("seed {seed} step {step} (op {what}): {message:?}");
+        }
+    }
+}
+
+/// The ids of every item a host holds now: in its lanes, delayed, leased or dead.
+async fn items_of_host(q: &Queue<RedisExecutor>, host: &str) -> HashSet<String> {
+    let layout = q.layout().await.unwrap();
+    let s = layout.of_host(host);
+    let base = layout.shard(s).keys().base().to_string();
+    let url = test_url();
+    let mut conn = crawlq::redis_exec::RedisExecutor::connect(&url, &Config::default())
+        .await
+        .unwrap()
+        .connection();
+    let mut records: Vec<Vec<u8>> = Vec::new();
+    for lane in keys_of(&url, &base, &format!(":l:*:{host}")).await {
+        let recs: Vec<Vec<u8>> = redis::cmd("LRANGE")
+            .arg(&lane)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        records.extend(recs);
+    }
+    let delayed: Vec<Vec<u8>> = redis::cmd("ZRANGE")
+        .arg(format!("{base}:delayed"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    records.extend(delayed);
+    let leases: Vec<Vec<u8>> = redis::cmd("HVALS")
+        .arg(format!("{base}:leases"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    records.extend(leases);
+    let dead: Vec<Vec<u8>> = redis::cmd("HVALS")
+        .arg(format!("{base}:deadrec"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    records.extend(dead);
+    records
+        .iter()
+        .map(|r| crawlq::wire::salvage_record(r))
+        .filter(|item| item.host == host)
+        .map(|item| layout.public_id(item.id, s))
+        .collect()
 }

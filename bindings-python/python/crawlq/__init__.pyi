@@ -111,6 +111,9 @@ class HostInfo(TypedDict):
     budget_used: int
     """New URLs the host added while the queue had any budget."""
     budget_remaining: Optional[int]
+    deleting: bool
+    """A deletion of the host (delete_host) is running: it holds the host paused, and pausing or
+    resuming it changes nothing until it ends."""
 
 class HostCounts(TypedDict):
     host: str
