@@ -137,3 +137,40 @@ impl Keys {
         format!("{}:s:{level}:{bucket}", self.base)
     }
 }
+
+/// The Redis Cluster slot of a key: CRC16 (XMODEM) of its hash tag (the text between the first
+/// `{` and the next `}`, when that is not empty), else of the whole key, modulo 16384.
+///
+/// ```
+/// use crawlq::keys::cluster_slot;
+/// assert_eq!(cluster_slot("123456789"), 12739);
+/// assert_eq!(cluster_slot("crawlq:{jobs}:meta"), cluster_slot("{jobs}"));
+/// assert_eq!(cluster_slot("a{}b"), cluster_slot("a{}b"));
+/// ```
+pub fn cluster_slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    let hashed = match bytes.iter().position(|&b| b == b'{') {
+        Some(open) => match bytes[open + 1..].iter().position(|&b| b == b'}') {
+            Some(len) if len > 0 => &bytes[open + 1..open + 1 + len],
+            _ => bytes,
+        },
+        None => bytes,
+    };
+    crc16_xmodem(hashed) % 16384
+}
+
+/// CRC-16/XMODEM (polynomial 0x1021, initial value 0), the checksum Redis Cluster slots use.
+fn crc16_xmodem(bytes: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in bytes {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}

@@ -405,16 +405,67 @@ impl RedisExecutor {
         Ok((name, conn))
     }
 
-    /// One BLPOP on a pooled connection to the node that holds `key` (in a cluster, learnt from
-    /// its MOVED answers). The connection goes back to the pool only after Redis answered, so a
-    /// pooled connection is one that worked a moment ago.
+    /// In a cluster: the master that serves `key`'s slot, as the nodes tell it now (`CLUSTER
+    /// SLOTS` through the cluster connection, which follows failovers); `None` on one server,
+    /// or when no node answered.
+    async fn slot_master(&self, key: &str) -> Option<(String, u16)> {
+        let Connection::Cluster(cluster) = &self.scripts else {
+            return None;
+        };
+        let slot = i64::from(crate::keys::cluster_slot(key));
+        let reply: redis::Value = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query_async(&mut cluster.clone())
+            .await
+            .ok()?;
+        let redis::Value::Array(ranges) = reply else {
+            return None;
+        };
+        ranges.into_iter().find_map(|range| {
+            let redis::Value::Array(fields) = range else {
+                return None;
+            };
+            let (redis::Value::Int(start), redis::Value::Int(end)) =
+                (fields.first()?, fields.get(1)?)
+            else {
+                return None;
+            };
+            if !(*start..=*end).contains(&slot) {
+                return None;
+            }
+            let redis::Value::Array(master) = fields.get(2)? else {
+                return None;
+            };
+            let host: String = redis::from_redis_value(master.first()?.clone()).ok()?;
+            let port: u16 = redis::from_redis_value(master.get(1)?.clone()).ok()?;
+            Some((host, port))
+        })
+    }
+
+    /// One BLPOP on a pooled connection to the node that holds `key` (in a cluster, the slot's
+    /// master as the cluster tells it, then as its MOVED answers do). The connection goes back to
+    /// the pool only after Redis answered, so a pooled connection is one that worked a moment
+    /// ago.
     async fn blpop(&self, key: &str, timeout: Duration) -> redis::RedisResult<Option<bool>> {
-        let node = self
+        let known = self
             .wait_nodes
             .lock()
             .expect("nodes lock")
             .get(key)
             .cloned();
+        let node = match known {
+            Some(node) => Some(node),
+            None => {
+                let master = self.slot_master(key).await;
+                if let Some(node) = &master {
+                    self.wait_nodes
+                        .lock()
+                        .expect("nodes lock")
+                        .insert(key.to_string(), node.clone());
+                }
+                master
+            }
+        };
         let (name, conn) = self.blocking_connection(node.as_ref()).await?;
         let mut blocked = conn.clone();
         let mut blpop = redis::cmd("BLPOP");
@@ -509,12 +560,15 @@ async fn cluster_connection(
     config: &Config,
     context: &str,
 ) -> Result<ClusterConnection> {
+    // No retries by the cluster client: it would send a call again after its connection
+    // dropped with the call in flight, when the script may have run (an ack applied twice
+    // answers false, a lease hands out twice as many). The executor retries what certainly did
+    // not run (`may_retry`), as it does on one server; a redirect (MOVED) still makes the
+    // client refresh its slot map before that retry.
     let mut builder = redis::cluster::ClusterClient::builder(vec![info.clone()])
         .connection_timeout(config.connect_timeout)
         .response_timeout(config.command_timeout)
-        .retries(6)
-        .min_retry_wait(50)
-        .max_retry_wait(1000)
+        .retries(0)
         .use_protocol(redis::ProtocolVersion::RESP3);
     if let Some(cert) = root_cert {
         builder = builder.certs(redis::TlsCertificates {
@@ -536,6 +590,7 @@ async fn cluster_connection(
 /// again), or the call changes nothing (a read-only script), so running it twice is harmless.
 fn may_retry(e: &RedisError, read_only: bool) -> bool {
     e.is_connection_refusal()
+        || e.kind() == ErrorKind::ClusterConnectionNotFound
         || matches!(
             e.code(),
             Some("LOADING" | "BUSY" | "TRYAGAIN" | "MASTERDOWN" | "CLUSTERDOWN" | "MOVED" | "ASK")
@@ -581,23 +636,33 @@ impl Executor for RedisExecutor {
     async fn wait(&self, key: &str, timeout: Duration) -> Result<bool> {
         // A wait is harmless to repeat: a connection that died in the pool (killed, or the
         // server restarted) is dropped and the wait tried again on a fresh one; in a cluster, a
-        // MOVED answer names the node to wait on.
-        let mut last = None;
-        for _ in 0..3 {
+        // MOVED answer names the node to wait on, and a node that stopped answering is looked
+        // up again (its replica may have taken over). A wait never fails because the node it
+        // waited on went away: after a short pause it ends without a marker, and the caller's
+        // next script call (which retries and reports an unreachable Redis) decides.
+        let started = Instant::now();
+        for attempt in 0..3 {
             match self.blpop(key, timeout).await {
                 Ok(marker) => return Ok(marker == Some(true)),
+                Err(e) if e.redirect_node().is_some() => {}
                 Err(e)
                     if e.is_connection_dropped()
                         || e.is_io_error()
-                        || e.redirect_node().is_some()
+                        || e.kind() == ErrorKind::ClusterConnectionNotFound
                         || may_retry(&e, true) =>
                 {
-                    last = Some(e)
+                    // the node may be gone for good: ask the cluster again next time
+                    self.wait_nodes.lock().expect("nodes lock").remove(key);
+                    if attempt == 2 {
+                        let pause = Duration::from_millis(250)
+                            .min(timeout.saturating_sub(started.elapsed()));
+                        tokio::time::sleep(pause).await;
+                    }
                 }
                 Err(e) => return Err(to_error(e, "waiting for work")),
             }
         }
-        Err(to_error(last.expect("an error"), "waiting for work"))
+        Ok(false)
     }
 
     fn monotonic_ms(&self) -> u64 {

@@ -748,3 +748,196 @@ async fn ack_and_lease_drains_a_sharded_queue() {
     let stats = check_invariants(&url, &q).await;
     assert_eq!((stats.done, stats.pending, stats.leased), (120, 0, 0));
 }
+
+/// Until `node` is a master that says `cluster_state:ok` (a replica taking over after its
+/// master died).
+fn wait_until_master(node: &RedisServer) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let role = node.cli(&["ROLE"]);
+        let info = node.cli(&["CLUSTER", "INFO"]);
+        if role.starts_with("master") && info.contains("cluster_state:ok") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no failover: {role} / {info}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The master that holds a sharded queue's own base (its wake list) dies while a lease waits on
+/// it: the waiting lease and every later one wait on the replica that took over and are woken
+/// by work in any shard; no lease call fails because the node it waited on died (clients
+/// connected before the failover, the URL's node among the dead ones when it was the home).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_leases_follow_a_failover_of_the_home_master() {
+    let mut cluster = Cluster::start(3, 1);
+    let url = cluster.url();
+    let name = unique("home-failover");
+    let config = Config {
+        shards: Some(8),
+        ..config()
+    };
+    let q = Arc::new(Queue::connect(&url, &name, config.clone()).await.unwrap());
+    let other = Arc::new(Queue::connect(&url, &name, config).await.unwrap());
+    // both clients have waited on the home node before it dies
+    assert!(
+        q.lease(1, Duration::from_millis(200))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        other
+            .lease(1, Duration::from_millis(200))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let waiting = {
+        let q = q.clone();
+        tokio::spawn(async move { q.lease(1, Duration::from_secs(40)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let home = format!("crawlq:{{{name}}}:wake");
+    let home_port = cluster.owner(&home).port;
+    let replica_port = cluster.replica_of(cluster.owner(&home)).port;
+    cluster
+        .nodes
+        .iter_mut()
+        .find(|n| n.port == home_port)
+        .unwrap()
+        .stop();
+    let replica = cluster
+        .nodes
+        .iter()
+        .find(|n| n.port == replica_port)
+        .unwrap();
+    tokio::task::block_in_place(|| wait_until_master(replica));
+    // idle leases on the old client: they wait, they do not fail
+    for _ in 0..3 {
+        assert!(
+            other
+                .lease(1, Duration::from_millis(300))
+                .await
+                .expect("an idle lease after the failover")
+                .is_empty()
+        );
+    }
+    // work in a shard wakes the lease that was waiting when the home master died
+    let started = Instant::now();
+    q.seed(&items(&["http://after.example/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let got = waiting.await.unwrap().expect("the waiting lease");
+    assert_eq!(got.len(), 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "woken by the seed, not by its timeout: {:?}",
+        started.elapsed()
+    );
+    // and a lease that starts waiting now is woken by the next seed
+    let waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.lease(1, Duration::from_secs(20)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    q.seed(&items(&["http://after.example/2"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(waiting.await.unwrap().unwrap().len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    q.ack(&handles(&got)).await.unwrap();
+}
+
+/// Redis runs a call and the connection is cut before its reply is read: on a Redis Cluster
+/// the call is reported as UNAVAILABLE (it may or may not have been applied), as on one
+/// server, and never sent again: an ack sent twice would answer false although applied, a
+/// lease sent twice would hand out twice the items.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_reply_is_cut_is_not_sent_again_on_a_cluster() {
+    let cluster = Cluster::start(3, 0);
+    let url = cluster.url();
+    let name = unique("cut-reply");
+    let q = Arc::new(Queue::connect(&url, &name, config()).await.unwrap());
+    q.seed(
+        &items(&[
+            "http://cut.example/1",
+            "http://cut.example/2",
+            "http://cut.example/3",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let node = cluster.owner(&format!("crawlq:{{{name}}}:meta"));
+
+    // Redis sleeps; meanwhile the call arrives, then a CLIENT KILL of every other client:
+    // once awake, Redis runs the call (its socket was readable first) and kills its connection
+    // before the reply is written.
+    async fn cut<T: Send + 'static>(
+        node: &RedisServer,
+        call: impl std::future::Future<Output = Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        let url = node.url();
+        let mut sleeper = redis::Client::open(url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let mut killer = redis::Client::open(url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let sleep = tokio::spawn(async move {
+            redis::cmd("DEBUG")
+                .arg("SLEEP")
+                .arg("0.6")
+                .query_async::<()>(&mut sleeper)
+                .await
+        });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let call = tokio::spawn(call);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let kill = tokio::spawn(async move {
+            redis::cmd("CLIENT")
+                .arg("KILL")
+                .arg("TYPE")
+                .arg("normal")
+                .arg("SKIPME")
+                .arg("yes")
+                .query_async::<i64>(&mut killer)
+                .await
+        });
+        let answered = call.await.unwrap();
+        let _ = sleep.await;
+        let _ = kill.await;
+        answered
+    }
+    use crawlq::redis_exec::redis;
+
+    let leased = {
+        let q = q.clone();
+        cut(node, async move { q.lease(2, Duration::ZERO).await }).await
+    };
+    assert_eq!(
+        leased.as_ref().map_err(Error::code).err(),
+        Some("UNAVAILABLE"),
+        "{leased:?}"
+    );
+    let stats = q.stats().await.unwrap();
+    assert_eq!(stats.leased, 2, "the lease ran once: {stats:?}");
+    assert_eq!(stats.leased_total, 2);
+
+    let lease = q.lease(1, Duration::ZERO).await.unwrap();
+    let acked = {
+        let (q, handle) = (q.clone(), lease[0].handle());
+        cut(node, async move { q.ack(&[handle]).await }).await
+    };
+    assert_eq!(acked.map_err(|e| e.code()).err(), Some("UNAVAILABLE"));
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.acked_total), (1, 1), "applied once");
+    // the ack was applied: sent again now, it answers false
+    assert_eq!(q.ack(&handles(&lease)).await.unwrap(), [false]);
+}
