@@ -33,7 +33,8 @@ local records
 if revisit_at then
   -- the records are rebuilt for their revisit: read them (which also says which are live)
   records = call_chunked('HMGET', K_LEASES, lease_keys)
-  expect_types({ K_LEASED, 'zset', K_DELAYED, 'zset', K_REVISITS, 'set' })
+  expect_zsets({ K_LEASED, K_DELAYED, K_HOSTITEMS })
+  expect_types({ K_REVISITS, 'set', K_HOSTDELAYED, 'hash' })
 end
 -- A live lease has its key in `leased` and its record in `leases`. The keys are removed from
 -- `leased` first: when every one was there (the usual case) they are all live and the call needs
@@ -41,7 +42,7 @@ end
 -- one call answers 1, then 0). `leases` is type-checked before that first write, so a foreign
 -- value at either key fails the call before anything changed.
 if not records then
-  expect_types({ K_LEASES, 'hash' })
+  expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
 end
 local removed = 0
 for first = 1, n, 4000 do
@@ -91,7 +92,8 @@ for i = 0, n - 1 do
       -- the live member sits at the level that was current when it was added: most at this one
       local member, bucket_hash = ARGV[a + 2], ARGV[a + 3] + 0
       local bucket = bucket_hash % level_size
-      if redis.call('SREM', live_keys[bucket] or bucket_key(live_keys, bucket), member) == 0 and level > 0 then
+      -- (a bucket holding a foreign value is passed over: it holds no member)
+      if redis.pcall('SREM', live_keys[bucket] or bucket_key(live_keys, bucket), member) ~= 1 and level > 0 then
         live_remove(member, bucket_hash, level - 1)
       end
       local count = done_by_host[host]

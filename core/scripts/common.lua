@@ -520,7 +520,8 @@ end
 -- current when it was added: look from the current level down.
 local function live_remove(member, bucket_hash, top_level)
   for l = top_level, 0, -1 do
-    if redis.call('SREM', live_key(l, bucket_hash), member) == 1 then
+    -- (a bucket holding a foreign value holds no member: it is passed over, nothing changes)
+    if redis.pcall('SREM', live_key(l, bucket_hash), member) == 1 then
       return
     end
   end
@@ -575,29 +576,33 @@ local function live_remove_rec(rec, top_level)
   end
 end
 
--- Whether an item is queued or leased now: its live member is in some level's live set.
+-- Whether an item is queued or leased now: its live member is in some level's live set. nil
+-- and the error when a bucket holds a foreign value.
 local function is_live(member, bucket_hash, top_level)
   for l = 0, top_level do
-    if redis.call('SISMEMBER', live_key(l, bucket_hash), member) == 1 then
+    local r = redis.pcall('SISMEMBER', live_key(l, bucket_hash), member)
+    if r == 1 then
       return true
+    elseif type(r) == 'table' then
+      return nil, r
     end
   end
   return false
 end
 
 -- Add a stored record's item to the live set; false (nothing added) when it is live already
--- (a forced seed queued it again meanwhile) or its record cannot be read.
+-- (a forced seed queued it again meanwhile), its record cannot be read or its bucket holds a
+-- foreign value.
 local function live_add_rec(rec)
   local member, bucket = rec_live(rec)
   if not member then
     return false
   end
   local level = current_level(seen_count())
-  if is_live(member, bucket, level) then
+  if is_live(member, bucket, level) ~= false then
     return false
   end
-  redis.call('SADD', live_key(level, bucket), member)
-  return true
+  return redis.pcall('SADD', live_key(level, bucket), member) == 1
 end
 
 -- The member of a lane in `heads`: the host for priority 0 (most lanes), else
@@ -640,16 +645,23 @@ end
 
 -- List a new lane of a host in its priority set, creating the set only for a priority other
 -- than 0 (with 0 in it too when the host's priority-0 lane holds items). Returns whether the
--- host had no ready items before (no set, and no priority-0 lane other than a new one).
+-- host had no ready items before (no set, and no priority-0 lane other than a new one), and
+-- what undoes the listing ('set': the set was created; else the member added, or nil); nil,
+-- with nothing written, when the set holds a foreign value (ZCARD tells that and whether the
+-- set is there, in one command).
 local function host_lane_added(host, prio)
   local hp = hp_key(host)
-  if redis.call('EXISTS', hp) == 1 then
+  local listed = redis.pcall('ZCARD', hp)
+  if type(listed) == 'table' then
+    return nil
+  end
+  if listed > 0 then
     if prio == 0 then
       redis.call('ZADD', hp, '0', '0')
-    else
-      redis.call('ZADD', hp, int(-prio), int(prio))
+      return false, '0'
     end
-    return false
+    redis.call('ZADD', hp, int(-prio), int(prio))
+    return false, int(prio)
   end
   if prio == 0 then
     own_format('3')
@@ -657,40 +669,61 @@ local function host_lane_added(host, prio)
   end
   if redis.call('EXISTS', lane_key(host, 0)) == 1 then
     redis.call('ZADD', hp, int(-prio), int(prio), '0', '0')
-    return false
+    return false, 'set'
   end
   redis.call('ZADD', hp, int(-prio), int(prio))
-  return true
+  return true, 'set'
 end
 
 -- Append (or, with at_front, prepend) a record to its host lane and keep the host's
 -- scheduling, the lane's head age and the ready/hosts counters right. Returns the record's host,
--- or false (and changes nothing) for a record that cannot be read: the caller dead-letters it
--- instead.
+-- or false (and changes nothing) for a record that cannot be read, or whose host's lane or
+-- priority set holds a foreign value (another program wrote it): the caller dead-letters it
+-- instead, so no item is lost and no call fails half-way.
 local function enqueue_ready(rec, at_front)
   local id, ts, host, prio = rec_head(rec)
   if not id then
     return false
   end
   local lane = lane_key(host, prio)
-  local len
-  if at_front then
-    len = redis.call('LPUSH', lane, rec)
-  else
-    len = redis.call('RPUSH', lane, rec)
+  local len = redis.pcall(at_front and 'LPUSH' or 'RPUSH', lane, rec)
+  if type(len) == 'table' then
+    return false
   end
+  local new_host, listing = false, nil
   if len == 1 then
     -- a new lane
-    if host_lane_added(host, prio) then
-      counter('hosts', 1)
+    new_host, listing = host_lane_added(host, prio)
+    if new_host == nil then
+      redis.call('UNLINK', lane)
+      return false
     end
   end
   if at_front or len == 1 then
     -- this record is now the head of its lane: its age and the host's rank follow it
-    redis.call('ZADD', K_HEADS, int(ts), head_member(host, prio))
+    local best
     if not redis.call('ZSCORE', K_WAIT, host) then
-      redis.call('ZADD', K_READY, int(host_best(host)), host)
+      local ok, rank_or_error = pcall(host_best, host)
+      if not ok then
+        -- another lane of the host holds a foreign value: the record and a new lane's listing
+        -- are taken back
+        redis.call(at_front and 'LPOP' or 'RPOP', lane)
+        if listing == 'set' then
+          redis.call('UNLINK', hp_key(host))
+        elseif listing then
+          redis.call('ZREM', hp_key(host), listing)
+        end
+        return false
+      end
+      best = rank_or_error
     end
+    redis.call('ZADD', K_HEADS, int(ts), head_member(host, prio))
+    if best then
+      redis.call('ZADD', K_READY, int(best), host)
+    end
+  end
+  if new_host then
+    counter('hosts', 1)
   end
   counter('ready', 1)
   return host
@@ -730,6 +763,16 @@ local function ready_now(host)
     wake(1)
   end
   return best ~= nil
+end
+
+-- Hold a host whose lane or priority set holds a foreign value (another program wrote it), as a
+-- pause until resumed: leases go on with the other hosts and nothing of it is touched. Resuming
+-- it once the key is repaired makes it leasable again (while the value is there, a resume
+-- answers CORRUPT and changes nothing).
+local function hold_corrupt_host(host)
+  redis.call('ZREM', K_READY, host)
+  redis.call('ZADD', K_WAIT, int(PAUSED_FOREVER), host)
+  redis.pcall('HSET', K_HOSTPAUSE, host, int(PAUSED_FOREVER) .. ':')
 end
 
 -- Politeness delay of a host in ms: per-host override or the caller's default, plus the adaptive
@@ -788,6 +831,60 @@ local function reclaim_leases(lease_keys, max_attempts)
   end
   counter('reclaimed_total', #lease_keys)
   return requeued, died
+end
+
+-- What a lease call does before it leases (each part only when it has something to do): the
+-- expired leases in `expired` are taken back (reclaim_leases); the due delayed records in
+-- `due_items` (the first of `delayed`) join their lanes, a record that cannot be queued (one no
+-- script can read, or whose lane holds a foreign value) going to dead letters; the due hosts in
+-- `due_hosts` (the first of `wait`) become leasable, their timed pauses forgotten (any_paused),
+-- a host whose priority set or lane holds a foreign value held instead. any_revisits: some
+-- records are scheduled revisits (their ids leave `revisits`). Returns requeued and dead-lettered
+-- expired leases. The caller has checked the types of the keys this writes.
+local function promote_due(expired, due_items, due_hosts, max_attempts, any_paused, any_revisits)
+  local reclaimed, reclaimed_dead = reclaim_leases(expired, max_attempts)
+  if #due_items > 0 then
+    redis.call('ZREMRANGEBYRANK', K_DELAYED, '0', int(#due_items - 1))
+    if any_revisits then
+      local ids = {}
+      for i, rec in ipairs(due_items) do
+        ids[i] = rec_id(rec)
+      end
+      call_chunked('SREM', K_REVISITS, ids)
+    end
+    local level
+    local promoted = {}
+    for _, rec in ipairs(due_items) do
+      local host = enqueue_ready(rec, false)
+      if host then
+        tally(promoted, host, -1)
+      else
+        local _, _, readable_host = rec_head(rec)
+        if readable_host then
+          tally(promoted, readable_host, -1)
+        end
+        level = level or current_level(seen_count())
+        live_remove_rec(rec, level)
+        to_dead(rec_id(rec), rec)
+      end
+    end
+    tally_flush(promoted, add_delayed)
+  end
+  if #due_hosts > 0 then
+    redis.call('ZREMRANGEBYRANK', K_WAIT, '0', int(#due_hosts - 1))
+    if any_paused then
+      call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
+    end
+    for _, host in ipairs(due_hosts) do
+      local ok, best = pcall(host_best, host)
+      if not ok then
+        hold_corrupt_host(host)
+      elseif best then
+        redis.call('ZADD', K_READY, int(best), host)
+      end
+    end
+  end
+  return reclaimed, reclaimed_dead
 end
 
 -- The earliest score of a time-ordered set, or nil when it is empty.

@@ -21,25 +21,31 @@ else
     ids[#ids + 1] = ARGV[i]
   end
 end
-expect_types({ K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
+expect_types({ K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list',
+  K_HOSTDEAD, 'hash' })
 local flags, requeued = {}, 0
 for i, id in ipairs(ids) do
   local rec = redis.call('HGET', K_DEADREC, id)
   local fresh = rec and rec_rebuild(rec, NOW, 0, nil)
   -- a dead letter whose item a forced seed queued again meanwhile is not queued twice: it
   -- stays a dead letter (purge removes it)
+  local host
   if fresh and live_add_rec(fresh) then
+    host = enqueue_ready(fresh, false)
+    if not host then
+      -- its lane or priority set holds a foreign value: it stays a dead letter
+      live_remove_rec(fresh, current_level(seen_count()))
+    end
+  end
+  if host then
     redis.call('HDEL', K_DEADREC, id)
     redis.call('ZREM', K_DEAD, id)
-    local host = enqueue_ready(fresh, false)
-    if host then
-      host_count_add(K_HOSTDEAD, host, -1)
-    end
+    host_count_add(K_HOSTDEAD, host, -1)
     requeued = requeued + 1
     flags[i] = 1
   else
-    -- not a dead letter, one whose record no script can read, or one whose item is queued or
-    -- leased again (it stays where it is)
+    -- not a dead letter, one whose record no script can read, one whose item is queued or
+    -- leased again, or whose lane or live bucket holds a foreign value (it stays where it is)
     flags[i] = 0
   end
 end

@@ -26,6 +26,9 @@ local deleting = redis.call('HGET', K_HOSTDELETING, host)
 if deleting then
   pause = '-'
 end
+-- the host's priority set and lanes, read before any write (a foreign value there fails the
+-- call with nothing changed; a resume reads them again)
+local ready = host_ready(host)
 expect_types({ K_ADAPTIVE, 'hash', K_READY, 'zset', K_WAKE, 'list' })
 
 -- the pause in force: its end and the politeness hold from before it (an ended one is none)
@@ -70,7 +73,6 @@ elseif pause ~= '-' then
   redis.call('ZADD', K_WAIT, int(held), host)
 end
 
-local ready = host_ready(host)
 local pause_reply = -1
 if paused_until then
   pause_reply = paused_until < PAUSED_FOREVER and paused_until or 0

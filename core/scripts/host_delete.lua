@@ -53,6 +53,20 @@ local function reply(next_step, next_cursor)
   return out
 end
 
+-- The host's priorities, with its priority set and every lane read before any write: a foreign
+-- value at one of them fails the call whole (checked by the first call too, so a deletion that
+-- could not finish does not begin).
+local function checked_priorities()
+  local prios = host_priorities(host)
+  for _, prio in ipairs(prios) do
+    local lane = lane_key(host, prio)
+    if type(redis.pcall('LLEN', lane)) == 'table' then
+      fail('CORRUPT', 'key ' .. lane .. ' holds a ' .. redis.call('TYPE', lane).ok .. ', expected a list')
+    end
+  end
+  return prios
+end
+
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
   K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_HOSTPAUSE, 'hash', K_HOSTDELETING, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
@@ -60,6 +74,7 @@ expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zse
 
 if step == 'leases' then
   if cursor == '0' then
+    checked_priorities()
     -- nothing of the host is leased from now on (the end removes the pause)
     redis.call('ZREM', K_READY, host)
     redis.call('ZADD', K_WAIT, PAUSED_FOREVER, host)
@@ -143,9 +158,10 @@ end
 if step == 'lanes' then
   -- (a host without a priority set has only its priority-0 lane)
   local hp, lane_0 = hp_key(host), lane_key(host, 0)
+  local prios = checked_priorities()
   local had_lanes = redis.call('EXISTS', hp, lane_0) > 0
   local budget = limit
-  for _, prio in ipairs(host_priorities(host)) do
+  for _, prio in ipairs(prios) do
     if budget <= 0 then
       break
     end

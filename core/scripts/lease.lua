@@ -70,52 +70,16 @@ local any_revisits = #due_items > 0 and redis.call('SCARD', K_REVISITS) > 0
 
 local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
 if #expired > 0 or #due_items > 0 then
-  for _, v in ipairs({ K_DEAD, 'zset', K_DEADREC, 'hash' }) do
+  for _, v in ipairs({ K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash' }) do
     types[#types + 1] = v
   end
 end
 expect_types(types)
 
-local reclaimed, reclaimed_dead = reclaim_leases(expired, max_attempts)
-
--- Delayed items (seeded with a delay, or retried with backoff) that are due join their lanes.
-if #due_items > 0 then
-  redis.call('ZREMRANGEBYRANK', K_DELAYED, '0', int(#due_items - 1))
-  if any_revisits then
-    local ids = {}
-    for i, rec in ipairs(due_items) do
-      ids[i] = rec_id(rec)
-    end
-    call_chunked('SREM', K_REVISITS, ids)
-  end
-  local level
-  local promoted = {}
-  for _, rec in ipairs(due_items) do
-    local host = enqueue_ready(rec, false)
-    if host then
-      tally(promoted, host, -1)
-    else
-      level = level or current_level(seen_count())
-      live_remove_rec(rec, level)
-      to_dead(rec_id(rec), rec)
-    end
-  end
-  tally_flush(promoted, add_delayed)
-end
-
--- Hosts whose politeness delay has passed become leasable again.
-if #due_hosts > 0 then
-  redis.call('ZREMRANGEBYRANK', K_WAIT, '0', int(#due_hosts - 1))
-  if any_paused then
-    call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
-  end
-  for _, host in ipairs(due_hosts) do
-    local best = host_best(host)
-    if best then
-      redis.call('ZADD', K_READY, int(best), host)
-    end
-  end
-end
+-- Expired leases are taken back, due delayed items join their lanes and due hosts become
+-- leasable (common.lua's promote_due: written there, the lease keeps within Lua's upvalue limit)
+local reclaimed, reclaimed_dead = promote_due(expired, due_items, due_hosts, max_attempts,
+  any_paused, any_revisits)
 
 local token_base = math.max(tonumber(last_token or '0'), NOW_US)
 local deadline = int(NOW + ttl)
@@ -185,12 +149,20 @@ while count < max_items do
     top = rank_priority(host_rank)
     lane = lane_key(host, top)
   end
-  local rec = redis.call('LPOP', lane)
+  local rec = redis.pcall('LPOP', lane)
   if not rec then
     -- (a host without a priority set has only its priority-0 lane)
-    top = redis.call('ZRANGE', hp_key(host), '0', '0')[1] or '0'
-    lane = lane_key(host, top)
-    rec = redis.call('LPOP', lane)
+    top = redis.pcall('ZRANGE', hp_key(host), '0', '0')
+    top = top[1] or (not top.err and '0')
+    if top then
+      lane = lane_key(host, top)
+      rec = redis.pcall('LPOP', lane)
+    end
+  end
+  if type(rec) == 'table' or top == false then
+    -- a lane or the priority set holds a foreign value: the host is held, the rest goes on
+    hold_corrupt_host(host)
+    top, rec = nil, nil
   end
   -- the rank the host goes back to `ready` with (delay 0 and more ready items), or nil
   local goes_back
@@ -209,11 +181,21 @@ while count < max_items do
       head_of[member] = ts
     else
       head_of[member] = false
-      if redis.call('ZREM', hp_key(host), top) == 0 and top == '0' then
+      local unlisted = redis.pcall('ZREM', hp_key(host), top)
+      if unlisted == 0 and top == '0' then
         -- no priority set: the priority-0 lane was the host's only one
         best = nil
       else
-        best = host_best(host, top == '0')
+        local ok
+        ok, best = pcall(host_best, host, top == '0')
+        if not ok or type(unlisted) == 'table' then
+          -- its priority set or another lane holds a foreign value: this item is leased and
+          -- the host held (it keeps its other items: not counted as emptied)
+          best = false
+        elseif not best then
+          -- (no ready item left: host_best answers nil or false)
+          best = nil
+        end
       end
     end
 
@@ -222,7 +204,9 @@ while count < max_items do
       if politeness then
         delay = host_delay(host, default_delay, any_override, any_adaptive)
       end
-      if delay > 0 then
+      if best == false then
+        hold_corrupt_host(host)
+      elseif delay > 0 then
         -- kept even when the host is now empty, so an item seeded a moment later still waits
         wait_members[#wait_members + 1] = int(NOW + delay)
         wait_members[#wait_members + 1] = host
@@ -239,8 +223,10 @@ while count < max_items do
     elseif best then
       -- a priority listed without a lane (left by an interrupted writer): skip it
       goes_back = best
+    elseif best == false then
+      hold_corrupt_host(host)
     end
-    if not best then
+    if best == nil then
       emptied = emptied + 1
     end
   end

@@ -34,7 +34,7 @@ end
 
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
-  K_WAKE, 'list' })
+  K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash' })
 -- One read fetches every lease's record; the leases are removed and the delayed retries added
 -- with one multi-member call each at the end (no later iteration reads them).
 local lease_keys = {}
@@ -71,23 +71,27 @@ for i = 0, n - 1 do
       redis.call('ZADD', K_WAIT, 'GT', int(NOW + hold), host)
     end
 
-    if not fresh or not retry or failures >= max_attempts then
+    local d = explicit
+    if d < 0 then
+      d = rate_limited and 0 or backoff(failures, random)
+    end
+    -- a retry into a lane that holds a foreign value goes to dead letters (enqueue_ready)
+    local dies = not fresh or not retry or failures >= max_attempts
+    if not dies and d <= 0 then
+      dies = not enqueue_ready(fresh, false)
+    end
+    if dies then
       level = level or current_level(seen_count())
       live_remove_rec(rec, level)
       to_dead(lease_key_id(lease_key), fresh or rec)
       died = died + 1
       out[i + 1] = 'dead'
     else
-      local d = explicit
-      if d < 0 then
-        d = rate_limited and 0 or backoff(failures, random)
-      end
       if d > 0 then
         delayed_members[#delayed_members + 1] = int(NOW + d)
         delayed_members[#delayed_members + 1] = fresh
         add_delayed(host, 1)
       else
-        enqueue_ready(fresh, false)
         immediate = immediate + 1
       end
       retried = retried + 1

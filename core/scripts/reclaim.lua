@@ -8,7 +8,8 @@
 
 local expired = redis.call('ZRANGEBYSCORE', K_LEASED, '-inf', NOW_DIGITS, 'LIMIT', '0', ARGV[3])
 if #expired > 0 then
-  expect_types({ K_DEAD, 'zset', K_DEADREC, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset' })
+  expect_zsets({ K_DEAD, K_READY, K_WAIT, K_HEADS })
+  expect_types({ K_DEADREC, 'hash', K_HOSTDEAD, 'hash', K_WAKE, 'list' })
 end
 local requeued, died = reclaim_leases(expired, tonumber(ARGV[4]))
 wake(requeued)

@@ -10,7 +10,7 @@
 
 local n = tonumber(ARGV[3])
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
-  K_DEAD, 'zset', K_DEADREC, 'hash', K_WAKE, 'list' })
+  K_DEAD, 'zset', K_DEADREC, 'hash', K_WAKE, 'list', K_HOSTDEAD, 'hash' })
 -- One read fetches every lease's record; the leases are removed with one call each at the end.
 local lease_keys = {}
 for i = 0, n - 1 do
@@ -31,7 +31,8 @@ for i = 0, n - 1 do
     if enqueue_ready(rec, true) then
       released = released + 1
     else
-      -- a record no script can read goes to dead letters as it is
+      -- a record no script can read (or whose lane holds a foreign value) goes to dead
+      -- letters as it is
       level = level or current_level(seen_count())
       live_remove_rec(rec, level)
       to_dead(lease_key_id(lease_key), rec)

@@ -20,7 +20,8 @@
 local n = ARGV[3] + 0
 local seen = seen_count()
 local level, level_end = current_level(seen)
-expect_types({ K_DELAYED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_WAKE, 'list' })
+expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
+expect_types({ K_WAKE, 'list', K_HOSTDELAYED, 'hash' })
 
 local ids_digits, default_budget = unpack(redis.call('HMGET', K_META, 'ids', 'budget'))
 local next_id = ids_digits and ids_digits + 0 or 0
@@ -65,29 +66,82 @@ local host_added, host_delayed = {}, {}
 local seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
 local level_size = seen_keys.size
 
+-- A bucket or a lane that holds a foreign value (another program wrote it) is only found when
+-- the item that uses it comes: the call then takes back what it wrote (undo, below) and fails
+-- whole, with nothing changed.
+local format_before = STORED_FORMAT
+local function undo_items(upto)
+  if STORED_FORMAT ~= format_before then
+    -- (a new lane of a new queue marks it; taken back too)
+    if format_before then
+      redis.call('HSET', K_META, 'format', format_before)
+    else
+      redis.call('HDEL', K_META, 'format')
+    end
+  end
+  local id = first_id
+  for i = 0, upto - 1 do
+    local a = 4 + i * 9
+    local st = status[i + 1]
+    if st == 'a' then
+      for l = level, 0, -1 do
+        if redis.pcall('SREM', seen_key(l, ARGV[a + 1] + 0), ARGV[a]) == 1 then
+          break
+        end
+      end
+    end
+    if st == 'a' or st == 'f' then
+      live_remove(ARGV[a + 6], ARGV[a + 7] + 0, level)
+      if ARGV[a + 4] ~= '0' and ARGV[a + 4] + 0 > 0 then
+        redis.call('ZREM', K_DELAYED, rec_open .. int(id) .. rec_ts .. ARGV[a + 8])
+      end
+      id = id + 1
+    end
+  end
+end
+local function refuse(upto, key, expected)
+  undo_items(upto)
+  return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a ' .. redis.call('TYPE', key).ok
+    .. ', expected a ' .. expected)
+end
+
 for i = 0, n - 1 do
   local a = 4 + i * 9
   local fp, bucket_hash, host = ARGV[a], ARGV[a + 1] + 0, ARGV[a + 2]
 
   local dup = false
   for l = 0, level - 1 do
-    if redis.call('SISMEMBER', seen_key(l, bucket_hash), fp) == 1 then
+    local key = seen_key(l, bucket_hash)
+    local r = redis.pcall('SISMEMBER', key, fp)
+    if r == 1 then
       dup = true
       break
+    elseif type(r) == 'table' then
+      return refuse(i, key, 'set')
     end
   end
   local over = false
   if not dup then
     local bucket = bucket_hash % level_size
     local key = seen_keys[bucket] or bucket_key(seen_keys, bucket)
+    local added
     if budgets and left_for(host) == 0 then
       -- a new URL past the budget is not marked seen, so it can come in once the budget grows
-      if redis.call('SISMEMBER', key, fp) == 1 then
+      local r = redis.pcall('SISMEMBER', key, fp)
+      if type(r) == 'table' then
+        return refuse(i, key, 'set')
+      elseif r == 1 then
         dup = true
       else
         over = true
       end
-    elseif redis.call('SADD', key, fp) == 1 then
+    else
+      added = redis.pcall('SADD', key, fp)
+      if type(added) == 'table' then
+        return refuse(i, key, 'set')
+      end
+    end
+    if added == 1 then
       seen = seen + 1
       seen_added = seen_added + 1
       if seen >= level_end and level < SEEN_MAX_LEVEL then
@@ -102,21 +156,35 @@ for i = 0, n - 1 do
           budget_left[host] = budget_left[host] - 1
         end
       end
-    else
+    elseif added == 0 then
       dup = true
     end
   end
 
+  local live_now = false
+  if dup and ARGV[a + 5] == '1' then
+    local live_bucket = ARGV[a + 7] + 0
+    local err
+    live_now, err = is_live(ARGV[a + 6], live_bucket, level)
+    if live_now == nil then
+      return refuse(i, live_key(level, live_bucket), 'set')
+    end
+  end
   if over then
     status[i + 1] = 'b'
     refused = refused + 1
-  elseif dup and (ARGV[a + 5] ~= '1' or is_live(ARGV[a + 6], ARGV[a + 7] + 0, level)) then
+  elseif dup and (ARGV[a + 5] ~= '1' or live_now) then
     status[i + 1] = 'd'
     duplicates = duplicates + 1
   else
     status[i + 1] = dup and 'f' or 'a'
     local live_bucket = (ARGV[a + 7] + 0) % level_size
-    redis.call('SADD', live_keys[live_bucket] or bucket_key(live_keys, live_bucket), ARGV[a + 6])
+    local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
+    if type(redis.pcall('SADD', live_bucket_key, ARGV[a + 6])) == 'table' then
+      -- this item's own seen member too
+      status[i + 1] = dup and 'd' or 'a'
+      return refuse(dup and i or i + 1, live_bucket_key, 'set')
+    end
     next_id = next_id + 1
     local id_prefix, id_suffix = number_digits(id_digits, next_id)
     local prio_digits = ARGV[a + 3]
@@ -164,21 +232,55 @@ local host_was_empty = {}
 local lane_prefix_0 = BASE .. ':l:0:'
 -- the new lanes' head ages, written with one ZADD
 local new_heads = {}
+-- per lane: its key, and how long it was before this call's push (what undo trims it back to)
+local lane_keys, lane_before, listings = {}, {}, {}
+local function undo_lanes(upto)
+  for lj = 1, upto do
+    local key = lane_keys[lj]
+    if lane_before[lj] == 0 then
+      redis.call('UNLINK', key)
+    else
+      redis.call('LTRIM', key, '0', int(lane_before[lj] - 1))
+    end
+    local listing = listings[lj]
+    if listing == 'set' then
+      redis.call('UNLINK', hp_key(lane_host[lj]))
+    elseif listing then
+      redis.call('ZREM', hp_key(lane_host[lj]), listing)
+    end
+  end
+  undo_items(n)
+end
 for li = 1, lane_count do
   local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
   local key = prio == 0 and lane_prefix_0 .. host or lane_key(host, prio)
   local len, pushed
   if type(recs) == 'string' then
-    len, pushed = redis.call('RPUSH', key, recs), 1
+    len, pushed = redis.pcall('RPUSH', key, recs), 1
   else
-    for first = 1, #recs, 4000 do
-      len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
+    len = redis.pcall('RPUSH', key, unpack(recs, 1, math.min(4000, #recs)))
+    if type(len) ~= 'table' then
+      for first = 4001, #recs, 4000 do
+        len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
+      end
     end
     pushed = #recs
   end
+  if type(len) == 'table' then
+    undo_lanes(li - 1)
+    return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a '
+      .. redis.call('TYPE', key).ok .. ', expected a list')
+  end
+  lane_keys[li], lane_before[li] = key, len - pushed
   if len == pushed then
     -- a new lane: listed in its host's priorities, its head's age in heads
-    local was_empty = host_lane_added(host, prio)
+    local was_empty, listing = host_lane_added(host, prio)
+    if was_empty == nil then
+      undo_lanes(li)
+      return redis.error_reply('CRAWLQ_CORRUPT key ' .. hp_key(host) .. ' holds a '
+        .. redis.call('TYPE', hp_key(host)).ok .. ', expected a zset')
+    end
+    listings[li] = listing
     if host_was_empty[host] == nil then
       host_was_empty[host] = was_empty
     end

@@ -14,7 +14,8 @@ local removed = 0
 for i = 3, #ARGV - 1, 2 do
   local member, bucket_hash = ARGV[i], tonumber(ARGV[i + 1])
   for l = top, 0, -1 do
-    if redis.call('SREM', seen_key(l, bucket_hash), member) == 1 then
+    -- (a bucket holding a foreign value holds no member: passed over)
+    if redis.pcall('SREM', seen_key(l, bucket_hash), member) == 1 then
       removed = removed + 1
       break
     end

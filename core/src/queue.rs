@@ -1506,12 +1506,17 @@ impl<E: Executor> Queue<E> {
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
         let ops = layout.shard(layout.of_host(&key));
+        // the host's state is read first: a foreign value at one of its keys fails the call
+        // before the budget is written
+        let mut info = self.host_info(&key).await?;
         let reply = self
             .exec
             .eval(ops.host_budget(Some(&key), Some(urls)))
             .await?;
-        ops.decode_host_budget(reply)?;
-        self.host_info(&key).await
+        let (own, default, used) = ops.decode_host_budget(reply)?;
+        info.budget = own.or(default);
+        info.budget_used = used;
+        Ok(info)
     }
 
     /// Set the budget of every host that has none of its own ([`Queue::set_host_budget`];

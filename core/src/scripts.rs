@@ -63,10 +63,7 @@ impl Script {
     fn code(&self) -> String {
         let mut code = String::new();
         for (function, part) in self.parts {
-            code.push_str(&format!(
-                "local function {function}(ARGV)\n{}\nend\n",
-                part.body
-            ));
+            code.push_str(&part_function(function, part));
         }
         code.push_str(self.body);
         code
@@ -92,6 +89,12 @@ impl Script {
         self.sha1
             .get_or_init(|| sha1_smol::Sha1::from(self.source()).digest().to_string())
     }
+}
+
+/// One operation as a local function another one calls: `local function <name>(ARGV)`, its
+/// body, `end`.
+fn part_function(name: &str, part: &Script) -> String {
+    format!("local function {name}(ARGV)\n{}\nend\n", part.body)
 }
 
 impl std::fmt::Debug for Script {
@@ -166,10 +169,25 @@ pub fn library() -> &'static Library {
             code.update(script.name.as_bytes());
             code.update(script.flags.as_bytes());
             code.update(script.body.as_bytes());
+            for (function, _) in script.parts {
+                code.update(function.as_bytes());
+            }
         }
         let name: &'static str =
             Box::leak(format!("crawlq_{}", &code.digest().to_string()[..16]).into_boxed_str());
         let mut source = format!("#!lua name={name}\n{COMMON}\n");
+        // Operations made of others (ack_lease: ack, then lease) call them as functions defined
+        // once here, outside the callbacks: a callback reaches every name its nested functions
+        // reach, and Lua allows a function 60 of them (ack and lease together have more).
+        let mut defined: Vec<&str> = Vec::new();
+        for script in ALL {
+            for (function, part) in script.parts {
+                if !defined.contains(function) {
+                    defined.push(function);
+                    source.push_str(&part_function(function, part));
+                }
+            }
+        }
         for script in ALL {
             let flags: Vec<String> = script
                 .flags
@@ -181,7 +199,7 @@ pub fn library() -> &'static Library {
                 "redis.register_function{{function_name='{name}_{}', flags={{{}}}, callback=function(KEYS, ARGV)\n{BEGIN_CALL}{}\nend}}\n",
                 script.name,
                 flags.join(", "),
-                script.code()
+                script.body
             ));
         }
         Library {

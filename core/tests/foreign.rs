@@ -1,0 +1,365 @@
+//! A foreign value (a string another program wrote) at any key a queue's scripts read or write:
+//! every operation, in a state where it has work to do, either goes on (it does not need that
+//! key) or answers CORRUPT with the data unchanged. No call writes part of its work and then
+//! fails. Run against every fixed key, every key built from the base, and the per-host and
+//! per-bucket keys of the items involved.
+mod common;
+
+use common::*;
+use crawlq::redis_exec::redis;
+use crawlq::*;
+use std::time::Duration;
+
+const HOSTS: [&str; 6] = [
+    "w1.example",
+    "w2.example",
+    "w3.example",
+    "w4.example",
+    "w5.example",
+    "w6.example",
+];
+
+/// Every URL the state and the operations use.
+fn urls() -> Vec<String> {
+    let mut urls = Vec::new();
+    for host in HOSTS {
+        for page in 1..=3 {
+            urls.push(format!("http://{host}/{page}"));
+        }
+    }
+    urls
+}
+
+/// What a state leaves for the operations: leases held, a dead letter's id.
+struct State {
+    held: Vec<Lease>,
+    dead_id: String,
+}
+
+/// The queue the operations run on: politeness per host, budgets on, items ready (two
+/// priorities on one host), delayed, leased, dead, a scheduled revisit and a paused host.
+async fn build_state(q: &Queue<RedisExecutor>) -> State {
+    q.set_host_delay("w1.example", Some(Duration::from_millis(10)))
+        .await
+        .unwrap();
+    q.set_host_budget("w2.example", Some(100)).await.unwrap();
+    let seed = vec![
+        SeedItem::from("http://w1.example/1").with_priority(3),
+        SeedItem::from("http://w1.example/2"),
+        SeedItem::from("http://w2.example/1"),
+        SeedItem::from("http://w3.example/1"),
+        SeedItem::from("http://w4.example/1"),
+        SeedItem::from("http://w4.example/2").with_delay(Duration::from_secs(60)),
+        SeedItem::from("http://w5.example/1"),
+        SeedItem::from("http://w5.example/2"),
+    ];
+    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    let mut held = q.lease(5, Duration::ZERO).await.unwrap();
+    assert_eq!(held.len(), 5, "one per host");
+    // one to dead letters, one acked with a revisit
+    let dead = held.pop().unwrap();
+    let dead_id = dead.id.clone();
+    let nack = NackOptions {
+        retry: false,
+        reason: Some("gone".into()),
+        ..Default::default()
+    };
+    q.nack(&[(dead.handle(), nack)]).await.unwrap();
+    let revisited = held.pop().unwrap();
+    q.ack_revisit(&[revisited.handle()], Duration::from_secs(3600))
+        .await
+        .unwrap();
+    q.pause_host("w4.example", Some(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    State { held, dead_id }
+}
+
+const OPERATIONS: &[&str] = &[
+    "seed a new host",
+    "seed a known host",
+    "seed delayed",
+    "seed forced",
+    "lease",
+    "lease after expiry and delays",
+    "ack",
+    "ack with a revisit",
+    "ack and lease",
+    "nack with backoff",
+    "nack to dead letters",
+    "nack rate-limited",
+    "nack with payload and delay",
+    "extend",
+    "release with payload",
+    "reclaim",
+    "stats",
+    "dead letters",
+    "peek",
+    "list hosts",
+    "host info",
+    "set host delay",
+    "pause host",
+    "resume host",
+    "set host budget",
+    "set default budget",
+    "requeue all dead",
+    "requeue dead ids",
+    "purge dead",
+    "delete host",
+    "pause queue",
+    "resume queue",
+];
+
+/// What an operation needs done before the foreign value is written (a paused queue to resume).
+async fn prepare(q: &Queue<RedisExecutor>, op: &str) {
+    if op == "resume queue" {
+        q.pause().await.unwrap();
+    }
+}
+
+async fn run(q: &Queue<RedisExecutor>, op: &str, state: &State) -> Result<()> {
+    let lease = state.held[0].handle();
+    let later = T0 + 10 * 60_000;
+    let none = SeedOptions::default();
+    match op {
+        "seed a new host" => q
+            .seed(&items(&["http://w6.example/1"]), &none)
+            .await
+            .map(drop),
+        "seed a known host" => q
+            .seed(&items(&["http://w2.example/2"]), &none)
+            .await
+            .map(drop),
+        "seed delayed" => {
+            let item = SeedItem::from("http://w6.example/2").with_delay(Duration::from_secs(5));
+            q.seed(&[item], &none).await.map(drop)
+        }
+        "seed forced" => {
+            let item = SeedItem::from(state.held_dead_url()).with_force(true);
+            q.seed(&[item], &none).await.map(drop)
+        }
+        "lease" => q.lease(5, Duration::ZERO).await.map(drop),
+        "lease after expiry and delays" => {
+            q.set_fixed_clock(Some(later));
+            let r = q.lease(10, Duration::ZERO).await.map(drop);
+            q.set_fixed_clock(Some(T0));
+            r
+        }
+        "ack" => q.ack(&[lease]).await.map(drop),
+        "ack with a revisit" => q
+            .ack_revisit(&[lease], Duration::from_secs(60))
+            .await
+            .map(drop),
+        "ack and lease" => {
+            let opts = LeaseOptions {
+                max: 3,
+                wait: Duration::ZERO,
+                ttl: None,
+            };
+            q.ack_and_lease(&[lease], &opts).await.map(drop)
+        }
+        "nack with backoff" => q.nack(&[(lease, NackOptions::default())]).await.map(drop),
+        "nack to dead letters" => {
+            let opts = NackOptions {
+                retry: false,
+                ..Default::default()
+            };
+            q.nack(&[(lease, opts)]).await.map(drop)
+        }
+        "nack rate-limited" => {
+            let opts = NackOptions {
+                rate_limited: true,
+                ..Default::default()
+            };
+            q.nack(&[(lease, opts)]).await.map(drop)
+        }
+        "nack with payload and delay" => {
+            let opts = NackOptions {
+                delay: Some(Duration::ZERO),
+                payload: Some(serde_json::json!({"tries": 2})),
+                reason: Some("later".into()),
+                ..Default::default()
+            };
+            q.nack(&[(lease, opts)]).await.map(drop)
+        }
+        "extend" => q.extend(&[lease], Duration::from_secs(60)).await.map(drop),
+        "release with payload" => {
+            let opts = ReleaseOptions {
+                payload: Some(serde_json::json!([1, 2])),
+            };
+            q.release_with(&[(lease, opts)]).await.map(drop)
+        }
+        "reclaim" => {
+            q.set_fixed_clock(Some(later));
+            let r = q.reclaim(100).await.map(drop);
+            q.set_fixed_clock(Some(T0));
+            r
+        }
+        "stats" => q.stats().await.map(drop),
+        "dead letters" => q.dead(10, 0).await.map(drop),
+        "peek" => q.peek(10).await.map(drop),
+        "list hosts" => q.list_hosts(None, 10).await.map(drop),
+        "host info" => q.host_info("w1.example").await.map(drop),
+        "set host delay" => q
+            .set_host_delay("w2.example", Some(Duration::from_millis(5)))
+            .await
+            .map(drop),
+        "pause host" => q.pause_host("w2.example", None).await.map(drop),
+        "resume host" => q.resume_host("w4.example").await.map(drop),
+        "set host budget" => q.set_host_budget("w3.example", Some(7)).await.map(drop),
+        "set default budget" => q.set_default_host_budget(Some(50)).await,
+        "requeue all dead" => q.requeue_dead(None).await.map(drop),
+        "requeue dead ids" => q
+            .requeue_dead_ids(std::slice::from_ref(&state.dead_id))
+            .await
+            .map(drop),
+        "purge dead" => q.purge_dead().await.map(drop),
+        "delete host" => q.delete_host("w1.example", true).await.map(drop),
+        "pause queue" => q.pause().await.map(drop),
+        "resume queue" => q.resume().await.map(drop),
+        other => panic!("no operation {other}"),
+    }
+}
+
+impl State {
+    /// The URL of the dead letter (a forced seed queues it again).
+    fn held_dead_url(&self) -> String {
+        "http://w5.example/1".to_string()
+    }
+}
+
+/// The keys a foreign value is tried at: by name, what to SET.
+fn targets(base: &str) -> Vec<(String, Vec<String>)> {
+    let mut targets: Vec<(String, Vec<String>)> = crawlq::keys::FIXED_KEYS
+        .iter()
+        .map(|k| (k.to_string(), vec![format!("{base}:{k}")]))
+        .collect();
+    for k in [
+        "hostpause",
+        "hostbudget",
+        "hostused",
+        "revisits",
+        "hostitems",
+        "hostdelayed",
+        "hostdead",
+        "hostdeleting",
+    ] {
+        targets.push((k.to_string(), vec![format!("{base}:{k}")]));
+    }
+    let per_host = |kind: &str| -> Vec<String> {
+        HOSTS
+            .iter()
+            .flat_map(|h| match kind {
+                "lane" => vec![format!("{base}:l:0:{h}"), format!("{base}:l:3:{h}")],
+                _ => vec![format!("{base}:hp:{h}")],
+            })
+            .collect()
+    };
+    targets.push(("lanes".into(), per_host("lane")));
+    targets.push(("priority sets".into(), per_host("hp")));
+    let mut seen = Vec::new();
+    let mut live = Vec::new();
+    for url in urls() {
+        let fp = crawlq::normalize::Fingerprint::of(&url);
+        seen.push(format!("{base}:s:0:{}", fp.bucket_hash() % 1024));
+        let member = crawlq::normalize::LiveMember::of(&url);
+        live.push(format!("{base}:v:0:{}", member.bucket_hash % 1024));
+    }
+    targets.push(("seen buckets".into(), seen));
+    targets.push(("live buckets".into(), live));
+    targets
+}
+
+async fn dump_all(conn: &mut redis::aio::MultiplexedConnection) -> Vec<(String, Vec<u8>)> {
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(conn).await.unwrap();
+    let mut out = Vec::new();
+    for key in keys {
+        let dumped: Vec<u8> = redis::cmd("DUMP")
+            .arg(&key)
+            .query_async(conn)
+            .await
+            .unwrap();
+        out.push((key, dumped));
+    }
+    out
+}
+
+async fn restore_all(conn: &mut redis::aio::MultiplexedConnection, snapshot: &[(String, Vec<u8>)]) {
+    redis::cmd("FLUSHDB").query_async::<()>(conn).await.unwrap();
+    for (key, dumped) in snapshot {
+        redis::cmd("RESTORE")
+            .arg(key)
+            .arg(0)
+            .arg(dumped)
+            .query_async::<()>(conn)
+            .await
+            .unwrap();
+    }
+}
+
+async fn digest(conn: &mut redis::aio::MultiplexedConnection) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let q = Queue::connect(&url, "foreign", fixed_clock_config())
+        .await
+        .unwrap();
+    let state = build_state(&q).await;
+    let mut conn = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let snapshot = dump_all(&mut conn).await;
+    let base = q.ops().keys().base().to_string();
+    let mut failures = Vec::new();
+    let (mut refused, mut cases) = (0, 0);
+    for (name, keys) in targets(&base) {
+        for op in OPERATIONS {
+            restore_all(&mut conn, &snapshot).await;
+            prepare(&q, op).await;
+            for key in &keys {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg("foreign")
+                    .query_async::<()>(&mut conn)
+                    .await
+                    .unwrap();
+            }
+            let before = digest(&mut conn).await;
+            cases += 1;
+            match run(&q, op, &state).await {
+                Ok(()) => {}
+                Err(e) if e.code() == "CORRUPT" => {
+                    refused += 1;
+                    if digest(&mut conn).await != before {
+                        failures.push(format!(
+                            "{op} with foreign {name}: CORRUPT after writing ({e})"
+                        ));
+                    }
+                }
+                Err(e) => failures.push(format!("{op} with foreign {name}: {} {e}", e.code())),
+            }
+        }
+    }
+    restore_all(&mut conn, &snapshot).await;
+    check_invariants(&url, &q).await;
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} calls failed ({refused} refused):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        refused > 100,
+        "most keys are needed by some operation: {refused}"
+    );
+}
