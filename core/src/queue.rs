@@ -355,7 +355,7 @@ impl<E: Executor> Queue<E> {
         let mut done = 0;
         // One chunk in flight while the next one is normalized: the client's work overlaps
         // Redis's, and chunks still run in order (ids follow the caller's order).
-        let mut in_flight: Option<(Flight<_, _>, Vec<PreparedItem>)> = None;
+        let mut in_flight: Option<Flight<_, ChunkSeeded>> = None;
         let mut offset = 0;
         loop {
             let next = if offset < items.len() {
@@ -368,38 +368,54 @@ impl<E: Executor> Queue<E> {
             } else {
                 None
             };
-            if let Some((flight, sent_items)) = in_flight.take() {
-                let outcome = match flight {
+            if let Some(flight) = in_flight.take() {
+                let chunk: ChunkSeeded = match flight {
                     Flight::Sent(outcome) => outcome.await,
                     Flight::Answered(outcome) => outcome,
                 };
-                let (outcome, ids): (SeedOutcome, Vec<Result<Option<String>, ()>>) = outcome
-                    .map_err(|e| {
-                        with_context(
-                            e,
-                            &format!(
-                                "after {} of {} items were seeded",
-                                report.added + report.duplicates,
-                                items.len()
-                            ),
-                        )
-                    })?;
-                report.added += outcome.added;
-                report.duplicates += outcome.duplicates;
-                for (item, id) in sent_items.iter().zip(ids) {
-                    match id {
-                        Ok(id) => report.ids[item.index] = id,
+                let ChunkSeeded {
+                    sent: sent_items,
+                    counts,
+                    items: seeded_items,
+                    error,
+                } = chunk;
+                report.added += counts.added;
+                report.duplicates += counts.duplicates;
+                for (item, seeded) in sent_items.iter().zip(seeded_items) {
+                    match seeded {
+                        Some(ItemSeeded::Queued(id)) => report.ids[item.index] = id,
+                        Some(ItemSeeded::Duplicate) | None => {}
                         // refused by its host's budget: reported like an invalid item
-                        Err(()) => report.invalid.push(InvalidInput {
+                        Some(ItemSeeded::OverBudget) => report.invalid.push(InvalidInput {
                             index: item.index,
                             input: items[item.index].input.clone(),
                             reason: InvalidReason::BudgetExhausted(item.host.clone()),
                         }),
                     }
                 }
-                let sent = sent_items.len();
-                self.wake(layout, outcome.added_ready).await?;
-                done += sent;
+                if let Some((shard, error)) = error {
+                    // what the other calls queued may be leased at once
+                    let _ = self.wake(layout, counts.added_ready).await;
+                    let whereabouts = if layout.count() > 1 {
+                        format!(
+                            "in shard {shard} of {}; the calls that succeeded were applied",
+                            layout.count()
+                        )
+                    } else {
+                        "the calls that succeeded were applied".to_string()
+                    };
+                    return Err(with_context(
+                        error,
+                        &format!(
+                            "{whereabouts}: {} of {} items were seeded (added or found \
+                             duplicate) before it; seeding the batch again is safe",
+                            report.added + report.duplicates,
+                            items.len()
+                        ),
+                    ));
+                }
+                self.wake(layout, counts.added_ready).await?;
+                done += sent_items.len();
                 progress(SeedProgress::of(&report, done, items.len()));
             }
             let Some((prepared, invalid)) = next else {
@@ -411,47 +427,7 @@ impl<E: Executor> Queue<E> {
                 progress(SeedProgress::of(&report, done, items.len()));
                 continue;
             }
-            let sent = prepared.len();
-            let parts = layout.group(&prepared, |p| Ok((layout.of_host(&p.host), p.clone())))?;
-            let mut outcome = Box::pin(async move {
-                let per_shard = self
-                    .each_part(parts, |s, items: Vec<PreparedItem>| async move {
-                        let ops = layout.shard(s);
-                        // calls of SEED_PER_CALL, sent together (one round trip), run in order
-                        let calls = items.chunks(SEED_PER_CALL).map(|chunk| async move {
-                            let reply = self.exec.eval(ops.seed(chunk)).await?;
-                            ops.decode_seed(reply, chunk.len())
-                        });
-                        let outcomes = futures_util::future::try_join_all(calls).await?;
-                        let outcome = outcomes
-                            .into_iter()
-                            .fold(SeedOutcome::default(), SeedOutcome::then);
-                        // record ids are numbered per shard: name the shard in the public id
-                        let ids = outcome
-                            .ids
-                            .iter()
-                            .map(|seeded| match seeded {
-                                Seeded::OverBudget => Err(()),
-                                other => {
-                                    Ok(other.id().map(|id| layout.public_id(id.to_string(), s)))
-                                }
-                            })
-                            .collect::<Vec<_>>();
-                        Ok((outcome, ids))
-                    })
-                    .await?;
-                let mut total = SeedOutcome::default();
-                let mut ids = Vec::with_capacity(per_shard.len());
-                for (positions, (outcome, shard_ids)) in per_shard {
-                    total = total.then(SeedOutcome {
-                        ids: Vec::new(),
-                        ..outcome
-                    });
-                    ids.push((positions, shard_ids));
-                }
-                // the ids back in the order of the chunk's prepared items
-                Ok((total, reassemble(sent, ids)))
-            });
+            let mut outcome = Box::pin(self.seed_chunk(layout, prepared));
             // Poll once so the executor sends the calls now, before the next chunk is prepared,
             // and give its writer a turn (on a tokio worker it would wait for this task).
             let flight = match poll_once(&mut outcome).await {
@@ -461,11 +437,102 @@ impl<E: Executor> Queue<E> {
                     Flight::Sent(outcome)
                 }
             };
-            in_flight = Some((flight, prepared));
+            in_flight = Some(flight);
         }
         // budget refusals are known after the invalid items of later chunks
         report.invalid.sort_by_key(|i| i.index);
         Ok(report)
+    }
+
+    /// Seed one chunk of prepared items: split by shard, each shard's part in calls of
+    /// [`SEED_PER_CALL`] sent together (one round trip per shard, the shards concurrently). Every
+    /// call is answered, so a failed one does not hide what the others applied: the counts and
+    /// items are those of the calls that succeeded, with the first error and its shard.
+    async fn seed_chunk(&self, layout: &Layout, prepared: Vec<PreparedItem>) -> ChunkSeeded {
+        let len = prepared.len();
+        // one shard (the usual queue): the chunk as it is; several: a copy per shard
+        let parts: Vec<(usize, Vec<usize>, std::borrow::Cow<'_, [PreparedItem]>)> =
+            if layout.count() == 1 {
+                vec![(
+                    0,
+                    (0..len).collect(),
+                    std::borrow::Cow::Borrowed(&prepared[..]),
+                )]
+            } else {
+                let mut by_shard: Vec<(usize, Vec<usize>, Vec<PreparedItem>)> = Vec::new();
+                for (position, item) in prepared.iter().enumerate() {
+                    let shard = layout.of_host(&item.host);
+                    match by_shard.iter_mut().find(|(s, _, _)| *s == shard) {
+                        Some((_, positions, items)) => {
+                            positions.push(position);
+                            items.push(item.clone());
+                        }
+                        None => by_shard.push((shard, vec![position], vec![item.clone()])),
+                    }
+                }
+                by_shard
+                    .into_iter()
+                    .map(|(s, positions, items)| (s, positions, std::borrow::Cow::Owned(items)))
+                    .collect()
+            };
+        let per_shard = futures_util::future::join_all(parts.iter().map(
+            |(shard, positions, part)| async move {
+                let (shard, ops) = (*shard, layout.shard(*shard));
+                // calls of SEED_PER_CALL, sent together (one round trip), run in order
+                let calls = part.chunks(SEED_PER_CALL).map(|chunk| async move {
+                    let reply = self.exec.eval(ops.seed(chunk)).await?;
+                    ops.decode_seed(reply, chunk.len())
+                });
+                let answers = futures_util::future::join_all(calls).await;
+                let mut counts = SeedOutcome::default();
+                let mut items = Vec::with_capacity(part.len());
+                let mut error = None;
+                for (answer, chunk) in answers.into_iter().zip(part.chunks(SEED_PER_CALL)) {
+                    match answer {
+                        Ok(outcome) => {
+                            items.extend(outcome.ids.iter().map(|seeded| {
+                                Some(match seeded {
+                                    Seeded::OverBudget => ItemSeeded::OverBudget,
+                                    Seeded::Duplicate => ItemSeeded::Duplicate,
+                                    // record ids are numbered per shard: the public id names it
+                                    Seeded::Added(id) => ItemSeeded::Queued(Some(
+                                        layout.public_id(id.to_string(), shard),
+                                    )),
+                                })
+                            }));
+                            counts = counts.then(SeedOutcome {
+                                ids: Vec::new(),
+                                ..outcome
+                            });
+                        }
+                        Err(e) => {
+                            items.extend(std::iter::repeat_n(None, chunk.len()));
+                            error.get_or_insert((shard, e));
+                        }
+                    }
+                }
+                (positions.clone(), counts, items, error)
+            },
+        ))
+        .await;
+        drop(parts);
+        let mut chunk = ChunkSeeded {
+            sent: Vec::new(),
+            counts: SeedOutcome::default(),
+            items: Vec::new(),
+            error: None,
+        };
+        let mut placed = Vec::with_capacity(per_shard.len());
+        for (positions, counts, items, error) in per_shard {
+            chunk.counts = chunk.counts.then(counts);
+            if chunk.error.is_none() {
+                chunk.error = error;
+            }
+            placed.push((positions, items));
+        }
+        chunk.items = reassemble(len, placed);
+        chunk.sent = prepared;
+        chunk
     }
 
     /// Lease up to `max` items, waiting up to `wait` when nothing is ready.
@@ -1757,10 +1824,30 @@ impl<E: Executor> Queue<E> {
     }
 }
 
+/// What became of one item of a seed chunk.
+#[derive(Debug, Clone)]
+enum ItemSeeded {
+    /// Queued, with its public id (`None` only where the report keeps none).
+    Queued(Option<String>),
+    Duplicate,
+    /// Refused by its host's budget.
+    OverBudget,
+}
+
+/// A seed chunk's result: the counts and items of the calls that succeeded (`None` for the
+/// items of a call that failed), and the first failure with its shard.
+struct ChunkSeeded {
+    /// The chunk's items, handed back.
+    sent: Vec<PreparedItem>,
+    counts: SeedOutcome,
+    items: Vec<Option<ItemSeeded>>,
+    error: Option<(usize, Error)>,
+}
+
 /// A call handed to the executor: still on its way, or already answered.
 enum Flight<F, T> {
     Sent(F),
-    Answered(Result<T>),
+    Answered(T),
 }
 
 /// Poll a future once, in the calling task's context.

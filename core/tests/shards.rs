@@ -941,3 +941,49 @@ async fn a_call_whose_reply_is_cut_is_not_sent_again_on_a_cluster() {
     // the ack was applied: sent again now, it answers false
     assert_eq!(q.ack(&handles(&lease)).await.unwrap(), [false]);
 }
+
+/// A seed of a sharded queue whose one shard refuses its part (a foreign value at one of its
+/// keys): the other shards' items are queued, and the error names the shard and says how many
+/// items were seeded, which the queue confirms.
+#[tokio::test]
+async fn a_seed_that_fails_in_one_shard_says_which_and_what_the_others_applied() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let q = Queue::connect(&url, "partly", sharded(4)).await.unwrap();
+    let urls: Vec<SeedItem> = (0..2000)
+        .map(|i| format!("http://h{}.partly.example/{i}", i % 40).into())
+        .collect();
+    let layout = q.layout().await.unwrap();
+    let broken = 2;
+    let heads = format!("{}:heads", layout.shard(broken).keys().base());
+    server.cli(&["SET", &heads, "foreign"]);
+    let error = q.seed(&urls, &SeedOptions::default()).await.unwrap_err();
+    assert_eq!(error.code(), "CORRUPT");
+    let message = error.to_string();
+    assert!(message.contains("in shard 2 of 4"), "{message}");
+    server.cli(&["DEL", &heads]);
+    let stats = q.stats().await.unwrap();
+    let in_broken = |n: usize| {
+        (0..n)
+            .filter(|i| layout.of_host(&format!("h{}.partly.example", i % 40)) == broken)
+            .count() as u64
+    };
+    // the first chunk (seed_batch items) was sent; the batch stopped at its error
+    let chunk = Config::default().seed_batch;
+    assert_eq!(
+        stats.seeded_total,
+        chunk as u64 - in_broken(chunk),
+        "the other shards' items of the first chunk"
+    );
+    assert!(
+        message.contains(&format!("{} of 2000 items were seeded", stats.seeded_total)),
+        "{message}"
+    );
+    // seeding again is safe: the rest comes in, the others are duplicates
+    let again = q.seed(&urls, &SeedOptions::default()).await.unwrap();
+    assert_eq!(
+        (again.added, again.duplicates),
+        (2000 - stats.seeded_total, stats.seeded_total)
+    );
+    check_invariants(&url, &q).await;
+}
