@@ -13,7 +13,29 @@ use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// Why a value is not JSON, and where (`payload.tags[2]`).
 #[derive(Debug)]
-pub struct NotJson(pub String);
+pub struct NotJson {
+    pub message: String,
+    /// A value of a type JSON has that it cannot hold (NaN, an infinity) or nested too deep:
+    /// an argument error (`ERR_CRAWLQ_INVALID_ARGUMENT`); otherwise a value of a type JSON
+    /// does not have (a function, a BigInt, a class instance): a TypeError.
+    pub bad_value: bool,
+}
+
+impl NotJson {
+    fn kind(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: false,
+        }
+    }
+
+    fn value(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: true,
+        }
+    }
+}
 
 struct Ctx {
     env: sys::napi_env,
@@ -24,7 +46,7 @@ fn status(s: sys::napi_status, what: &str) -> Result<(), NotJson> {
     if s == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(NotJson(format!("could not read {what}")))
+        Err(NotJson::kind(format!("could not read {what}")))
     }
 }
 
@@ -71,7 +93,7 @@ unsafe fn convert(
     depth: usize,
 ) -> Result<Option<Value>, NotJson> {
     if depth > MAX_DEPTH {
-        return Err(NotJson(format!(
+        return Err(NotJson::value(format!(
             "{path} is nested deeper than {MAX_DEPTH} levels"
         )));
     }
@@ -96,7 +118,7 @@ unsafe fn convert(
                 path,
             )?;
             if !f.is_finite() {
-                return Err(NotJson(format!("{path} is {f}, which is not JSON")));
+                return Err(NotJson::value(format!("{path} is {f}, which is not JSON")));
             }
             if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
                 Value::from(f as i64)
@@ -113,7 +135,9 @@ unsafe fn convert(
                 sys::ValueType::napi_bigint => "a BigInt",
                 _ => "not a JSON value",
             };
-            return Err(NotJson(format!("{path} is {what}, which is not JSON")));
+            return Err(NotJson::kind(format!(
+                "{path} is {what}, which is not JSON"
+            )));
         }
     }))
 }
@@ -143,7 +167,7 @@ unsafe fn string(
         path,
     )?;
     buf.truncate(written);
-    String::from_utf8(buf).map_err(|_| NotJson(format!("{path} is not valid UTF-8")))
+    String::from_utf8(buf).map_err(|_| NotJson::kind(format!("{path} is not valid UTF-8")))
 }
 
 unsafe fn object(
@@ -204,7 +228,7 @@ unsafe fn object(
         )?;
     }
     if !plain {
-        return Err(NotJson(format!(
+        return Err(NotJson::kind(format!(
             "{path} is not a plain object (a Date, Map or class instance is not JSON)"
         )));
     }
@@ -245,7 +269,14 @@ unsafe fn object(
         } else {
             format!("{path}.{name}")
         };
-        if let Some(v) = unsafe { convert(ctx, field, &at, depth + 1)? } {
+        let converted = match unsafe { convert(ctx, field, &at, depth + 1) } {
+            // a seed item's field that is not JSON refuses that item only
+            Err(NotJson { message, .. }) if crawlq::style::is_item_field(path, &name) => {
+                Some(crawlq::style::unreadable(&message))
+            }
+            other => other?,
+        };
+        if let Some(v) = converted {
             map.insert(name, v);
         }
     }
@@ -278,7 +309,7 @@ unsafe fn typed_array_bytes(
         path,
     )?;
     if kind != sys::TypedarrayType::uint8_array {
-        return Err(NotJson(format!(
+        return Err(NotJson::kind(format!(
             "{path} is a typed array other than Uint8Array, which is not JSON (bytes are a Uint8Array or Buffer)"
         )));
     }
@@ -368,7 +399,7 @@ pub unsafe fn lease_handle(
     path: &str,
 ) -> Result<crawlq::LeaseHandle, NotJson> {
     let bad = || {
-        NotJson(format!(
+        NotJson::kind(format!(
             "{path} must be a lease (an object with token, id, host and url, as lease returned it)"
         ))
     };

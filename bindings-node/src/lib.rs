@@ -46,11 +46,26 @@ fn rejected<'env, V: ToNapiValue + 'static>(
 
 /// A JSON argument (`undefined` -> null), or a TypeError naming the path.
 fn json_arg(env: &Env, value: Option<Unknown<'_>>, path: &str) -> Result<Value> {
+    json_value(env, value, path, crawlq::Error::InvalidArgument)
+}
+
+/// [`json_arg`], a value JSON cannot hold being the error `bad_value` makes (an argument
+/// error; a config error for the queue's options) and a value of another type a TypeError.
+fn json_value(
+    env: &Env,
+    value: Option<Unknown<'_>>,
+    path: &str,
+    bad_value: fn(String) -> crawlq::Error,
+) -> Result<Value> {
     match value {
         None => Ok(Value::Null),
-        Some(v) => {
-            unsafe { convert::to_json(env.raw(), v.raw(), path) }.map_err(|e| type_error(env, e.0))
-        }
+        Some(v) => unsafe { convert::to_json(env.raw(), v.raw(), path) }.map_err(|e| {
+            if e.bad_value {
+                js_error(env, bad_value(e.message))
+            } else {
+                type_error(env, e.message)
+            }
+        }),
     }
 }
 
@@ -90,7 +105,8 @@ fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> 
     let raw = env.raw();
     let mut is_array = false;
     unsafe { sys::napi_is_array(raw, value.raw(), &mut is_array) };
-    let not_a_lease = |e: convert::NotJson| js_error(env, crawlq::Error::InvalidArgument(e.0));
+    let not_a_lease =
+        |e: convert::NotJson| js_error(env, crawlq::Error::InvalidArgument(e.message));
     if !is_array {
         let one =
             unsafe { convert::lease_handle(raw, value.raw(), "lease") }.map_err(not_a_lease)?;
@@ -159,7 +175,10 @@ impl Queue {
         name: String,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Queue>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
+        let options = try_arg!(
+            env,
+            json_value(env, options, "options", crawlq::Error::Config)
+        );
         let config = try_arg!(
             env,
             core_arg(env, style::config_from_json(&options, Style::Camel))

@@ -142,9 +142,9 @@ test('ERR_CRAWLQ_SERVER when Redis refuses (out of memory), while workers still 
   }
 })
 
-test('values that are not JSON are TypeErrors, and nothing reaches Redis', async () => {
+test('values that are not JSON are TypeErrors (numbers JSON cannot hold: argument errors), and nothing reaches Redis', async () => {
   const q = await open()
-  const bad = [() => 1, Symbol('s'), 10n, new Date(), new Map(), new Uint16Array(2), new ArrayBuffer(2), NaN, Infinity, { nested: [new Set()] }, new (class Job {})()]
+  const bad = [() => 1, Symbol('s'), 10n, new Date(), new Map(), new Uint16Array(2), new ArrayBuffer(2), { nested: [new Set()] }, new (class Job {})()]
   for (const payload of bad) {
     await assert.rejects(q.seed(['http://a.com/'], { payload }), err => {
       assert.ok(err instanceof TypeError, String(payload))
@@ -153,9 +153,19 @@ test('values that are not JSON are TypeErrors, and nothing reaches Redis', async
       return true
     })
   }
+  for (const payload of [NaN, Infinity, { deep: [-Infinity] }]) {
+    await assert.rejects(q.seed(['http://a.com/'], { payload }), err => {
+      assert.equal(err.code, 'ERR_CRAWLQ_INVALID_ARGUMENT', String(payload))
+      assert.match(err.message, /options\.payload/)
+      return true
+    })
+  }
   await assert.rejects(q.seed([42]), err => err instanceof TypeError && err.code === 'ERR_INVALID_ARG_TYPE' && /items\[0\]/.test(err.message))
   await assert.rejects(q.seed(7), err => err instanceof TypeError)
-  await assert.rejects(q.seed([{ url: 'http://a.com/', payload: () => 1 }]), err => err instanceof TypeError && /items\[0\]\.payload/.test(err.message))
+  // an item's own field that cannot be read refuses that item only
+  const refused = await q.seed([{ url: 'http://a.com/', payload: () => 1 }])
+  assert.deepEqual(refused.invalid.map(i => [i.index, i.code]), [[0, 'invalid_payload']])
+  assert.match(refused.invalid[0].reason, /items\[0\]\.payload is a function/)
   await assert.rejects(q.requeueDead([1, 2]), err => err instanceof TypeError)
   assert.equal((await q.stats()).seen, 0)
   const big = await crawlq.Queue.connect(redis.url, uniqueName('big'), { maxPayloadBytes: 32 })

@@ -11,14 +11,66 @@ use serde_json::{Map, Number, Value};
 use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// A JSON value from a PHP value found at `path`, or why it is not one.
-pub fn to_json(z: &Zval, path: &str) -> Result<Value, String> {
+/// A string argument as text: bytes that are not UTF-8 become U+FFFD (a queue name, a host, a
+/// cursor), as Python and JavaScript store a lone surrogate; anything but a string is a
+/// TypeError, as for a declared `string` parameter.
+pub struct Text(pub String);
+
+impl<'a> ext_php_rs::convert::FromZval<'a> for Text {
+    const TYPE: DataType = DataType::String;
+
+    fn from_zval(zval: &'a Zval) -> Option<Text> {
+        let bytes = zval.dereference().zend_str()?.as_bytes();
+        Some(Text(String::from_utf8_lossy(bytes).into_owned()))
+    }
+}
+
+impl ext_php_rs::convert::StubLiteral for Text {
+    fn stub_literal(&self) -> String {
+        self.0.stub_literal()
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Why a value is not JSON, and where: `bad_value` for a number JSON cannot hold (NaN, an
+/// infinity) or nesting too deep (an argument error), else a value of a type JSON does not
+/// have (an object, a resource: a TypeError).
+#[derive(Debug)]
+pub struct NotJson {
+    pub message: String,
+    pub bad_value: bool,
+}
+
+impl NotJson {
+    fn of_type(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: false,
+        }
+    }
+
+    fn value(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: true,
+        }
+    }
+}
+
+pub fn to_json(z: &Zval, path: &str) -> Result<Value, NotJson> {
     to_json_at(z, path, 0)
 }
 
 /// An options array as JSON. A NaN or infinite option (other than a payload) is handed to the
 /// option parser as a named non-number, so it is refused by name as in every language (an
 /// argument or config error), not as a type error.
-pub fn options_to_json(z: &Zval, path: &str) -> Result<Value, String> {
+pub fn options_to_json(z: &Zval, path: &str) -> Result<Value, NotJson> {
     let mut value = to_json_at(z, path, 0);
     if let (Err(_), Some(array)) = (&value, z.array()) {
         let mut map = serde_json::Map::new();
@@ -35,9 +87,11 @@ pub fn options_to_json(z: &Zval, path: &str) -> Result<Value, String> {
     value
 }
 
-fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
+fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, NotJson> {
     if depth > MAX_DEPTH {
-        return Err(format!("{path} is nested deeper than {MAX_DEPTH} levels"));
+        return Err(NotJson::value(format!(
+            "{path} is nested deeper than {MAX_DEPTH} levels"
+        )));
     }
     if z.is_reference()
         && let Some(inner) = z.reference()
@@ -53,13 +107,13 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
             let f = z.double().unwrap_or(f64::NAN);
             Number::from_f64(f)
                 .map(Value::Number)
-                .ok_or_else(|| format!("{path} is {f}, which is not JSON"))
+                .ok_or_else(|| NotJson::value(format!("{path} is {f}, which is not JSON")))
         }
         DataType::String => {
             let bytes = z
                 .zend_str()
                 .map(|s| s.as_bytes())
-                .ok_or_else(|| format!("{path} is not a string"))?;
+                .ok_or_else(|| NotJson::of_type(format!("{path} is not a string")))?;
             Ok(match std::str::from_utf8(bytes) {
                 Ok(text) => Value::String(text.to_owned()),
                 // binary data in a payload is kept byte for byte
@@ -71,10 +125,10 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, String> {
             })
         }
         DataType::Array => array_to_json(z.array().expect("array"), path, depth),
-        other => Err(format!(
+        other => Err(NotJson::of_type(format!(
             "{path} is {}, which is not JSON (use arrays and scalars)",
             type_name(other)
-        )),
+        ))),
     }
 }
 
@@ -90,7 +144,7 @@ fn type_name(t: DataType) -> &'static str {
     }
 }
 
-fn array_to_json(a: &ZendHashTable, path: &str, depth: usize) -> Result<Value, String> {
+fn array_to_json(a: &ZendHashTable, path: &str, depth: usize) -> Result<Value, NotJson> {
     if a.has_sequential_keys() {
         let mut items = Vec::with_capacity(a.len());
         for (i, v) in a.values().enumerate() {
@@ -106,10 +160,16 @@ fn array_to_json(a: &ZendHashTable, path: &str, depth: usize) -> Result<Value, S
             ArrayKey::Str(s) => s.to_string(),
             ArrayKey::ZendString(s) => s
                 .as_str()
-                .map_err(|_| format!("{path} has a key that is not valid UTF-8"))?
+                .map_err(|_| NotJson::of_type(format!("{path} has a key that is not valid UTF-8")))?
                 .to_string(),
         };
-        let value = to_json_at(v, &format!("{path}['{key}']"), depth + 1)?;
+        let value = match to_json_at(v, &format!("{path}['{key}']"), depth + 1) {
+            // a seed item's field that is not JSON refuses that item only
+            Err(why) if crawlq::style::is_item_field(path, &key) => {
+                crawlq::style::unreadable(&why.message)
+            }
+            other => other?,
+        };
         map.insert(key, value);
     }
     Ok(Value::Object(map))

@@ -6,7 +6,7 @@ mod convert;
 mod errors;
 mod runtime;
 
-use convert::{from_json, to_json};
+use convert::{Text, from_json, to_json};
 use crawlq::config::number_value;
 use crawlq::{Answer, LeaseHandle, RedisExecutor, Style, style};
 use errors::{throw, type_error};
@@ -63,12 +63,23 @@ fn seconds(ms: i64) -> f64 {
 }
 
 /// An optional PHP options array as a JSON object (`null` when absent).
+/// A value that is not JSON: a number JSON cannot hold is the error `bad_value` makes (an
+/// argument error), a value of another type a TypeError.
+fn not_json(e: convert::NotJson, bad_value: fn(String) -> crawlq::Error) -> PhpException {
+    if e.bad_value {
+        throw(bad_value(e.message))
+    } else {
+        type_error(e.message)
+    }
+}
+
 fn options_json(options: Option<&Zval>, what: &str) -> PhpResult<Value> {
     match options {
         None => Ok(Value::Null),
         Some(z) if z.is_null() => Ok(Value::Null),
         Some(z) if z.is_array() => {
-            let v = crate::convert::options_to_json(z, what).map_err(type_error)?;
+            let v = crate::convert::options_to_json(z, what)
+                .map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
             // an empty PHP array is a list in JSON terms; as options it means "none"
             Ok(if v.as_array().is_some_and(Vec::is_empty) {
                 Value::Null
@@ -286,14 +297,14 @@ impl Queue {
     /// command_timeout, max_payload_bytes, seed_batch, reclaim_batch, adaptive_delay_step,
     /// adaptive_delay_max, tls_ca_file. The connection is shared by every queue of the process
     /// with the same URL and connection settings, across requests.
-    pub fn __construct(url: String, name: String, options: Option<&Zval>) -> PhpResult<Self> {
+    pub fn __construct(url: Text, name: Text, options: Option<&Zval>) -> PhpResult<Self> {
         let options = options_json(options, "options")?;
         let config = style::config_from_json(&options, Style::Snake).map_err(throw)?;
         crawlq::keys::check_queue_name(&config.key_prefix, &name).map_err(throw)?;
         let fixed_clock = Mutex::new(config.fixed_clock_ms);
         let handle = Handle {
-            url,
-            name,
+            url: url.0,
+            name: name.0,
             config,
             current: Default::default(),
             fixed_clock,
@@ -314,7 +325,7 @@ impl Queue {
     /// with their index, never thrown.
     pub fn seed(&self, items: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
         let items = if items.is_string() || items.is_array() {
-            to_json(items, "items").map_err(type_error)?
+            to_json(items, "items").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
         } else {
             return Err(type_error("items must be a string or an array".into()));
         };
@@ -441,7 +452,8 @@ impl Queue {
     }
 
     /// Queue dead letters again (the given ids, or all); returns how many.
-    pub fn requeue_dead(&self, ids: Option<Vec<String>>) -> PhpResult<i64> {
+    pub fn requeue_dead(&self, ids: Option<Vec<Text>>) -> PhpResult<i64> {
+        let ids: Option<Vec<String>> = ids.map(|ids| ids.into_iter().map(|t| t.0).collect());
         let n =
             runtime::block_on(self.handle.queue()?.requeue_dead(ids.as_deref())).map_err(throw)?;
         Ok(n as i64)
@@ -471,7 +483,7 @@ impl Queue {
     }
 
     /// Set a host's politeness delay in seconds for every worker (null: back to the default).
-    pub fn set_host_delay(&self, host: String, seconds: Option<f64>) -> PhpResult<Zval> {
+    pub fn set_host_delay(&self, host: Text, seconds: Option<f64>) -> PhpResult<Zval> {
         let delay = seconds.map(|s| duration(s, "seconds")).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.set_host_delay(&host, delay)).map_err(throw)?;
@@ -479,13 +491,13 @@ impl Queue {
     }
 
     /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.
-    pub fn host_info(&self, host: String) -> PhpResult<Zval> {
+    pub fn host_info(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
     /// Set the most new URLs a host may add (null: back to the queue's default).
-    pub fn set_host_budget(&self, host: String, urls: Option<i64>) -> PhpResult<Zval> {
+    pub fn set_host_budget(&self, host: Text, urls: Option<i64>) -> PhpResult<Zval> {
         let urls = urls.map(budget_count).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.set_host_budget(&host, urls)).map_err(throw)?;
@@ -530,7 +542,7 @@ impl Queue {
     /// Pause a host for every worker: no lease takes its items for `$seconds` (the Redis
     /// clock) or, with null, until resumeHost.
     #[php(defaults(seconds = None))]
-    pub fn pause_host(&self, host: String, seconds: Option<f64>) -> PhpResult<Zval> {
+    pub fn pause_host(&self, host: Text, seconds: Option<f64>) -> PhpResult<Zval> {
         let duration = seconds.map(|s| duration(s, "seconds")).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.pause_host(&host, duration)).map_err(throw)?;
@@ -538,7 +550,7 @@ impl Queue {
     }
 
     /// End a host's pause; blocked lease calls wake.
-    pub fn resume_host(&self, host: String) -> PhpResult<Zval> {
+    pub fn resume_host(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.resume_host(&host)).map_err(throw)?;
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
@@ -546,7 +558,7 @@ impl Queue {
     /// A page of the hosts holding items, the most first, with their counts; pass the page's
     /// `cursor` for the next one (null after the last).
     #[php(defaults(cursor = None, limit = 100))]
-    pub fn list_hosts(&self, cursor: Option<String>, limit: i64) -> PhpResult<Zval> {
+    pub fn list_hosts(&self, cursor: Option<Text>, limit: i64) -> PhpResult<Zval> {
         let limit = usize::try_from(limit).map_err(|_| {
             throw(crawlq::Error::InvalidArgument(format!(
                 "list_hosts limit must be 1..=1000, got {limit}"
@@ -560,7 +572,7 @@ impl Queue {
     /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay seen
     /// unless `$forget_seen`.
     #[php(defaults(forget_seen = false))]
-    pub fn delete_host(&self, host: String, forget_seen: bool) -> PhpResult<Zval> {
+    pub fn delete_host(&self, host: Text, forget_seen: bool) -> PhpResult<Zval> {
         let gone = runtime::block_on(self.handle.queue()?.delete_host(&host, forget_seen))
             .map_err(throw)?;
         Ok(zval_of(&style::host_deletion_to_json(&gone, Style::Snake)))

@@ -220,12 +220,21 @@ final class ErrorsTest extends TestCase
     public function testValuesThatAreNotJsonAreTypeErrorsAndNothingIsSent(): void
     {
         $q = $this->open();
-        $bad = [new stdClass(), ['nested' => [new ArrayObject()]], NAN, INF, fopen('php://memory', 'r')];
+        $bad = [new stdClass(), ['nested' => [new ArrayObject()]], fopen('php://memory', 'r')];
         foreach ($bad as $i => $payload) {
             try {
                 $q->seed(['http://a.com/'], ['payload' => $payload]);
                 $this->fail("payload $i accepted");
             } catch (TypeError $e) {
+                $this->assertStringContainsString("options['payload']", $e->getMessage());
+            }
+        }
+        // numbers JSON cannot hold are argument errors
+        foreach ([NAN, INF, ['deep' => [-INF]]] as $i => $payload) {
+            try {
+                $q->seed(['http://a.com/'], ['payload' => $payload]);
+                $this->fail("payload $i accepted");
+            } catch (Crawlq\InvalidArgumentException $e) {
                 $this->assertStringContainsString("options['payload']", $e->getMessage());
             }
         }

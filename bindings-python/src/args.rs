@@ -1,7 +1,7 @@
 //! Python arguments as the core's values: keyword arguments become the JSON options the core's
 //! `style` parsers read (durations in seconds), and `Lease` objects become lease handles.
 
-use crate::convert::{from_json, to_json};
+use crate::convert::{Int, from_json, to_json};
 use crate::errors::to_pyerr;
 use crate::types::Lease;
 use crawlq::config::number_value;
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 pub fn seed_args(
     items: &Bound<'_, PyAny>,
-    priority: i64,
+    priority: Int,
     delay: f64,
     payload: Option<&Bound<'_, PyAny>>,
     force: bool,
@@ -33,8 +33,8 @@ pub fn seed_args(
         let not_items =
             |_| PyTypeError::new_err("items must be an iterable of URLs or hosts (str or dict)");
         let mut list = Vec::new();
-        for item in items.try_iter().map_err(not_items)? {
-            list.push(to_json(&item?)?);
+        for (index, item) in items.try_iter().map_err(not_items)?.enumerate() {
+            list.push(item_to_json(&item?, index)?);
         }
         Value::Array(list)
     };
@@ -43,14 +43,40 @@ pub fn seed_args(
     }
     let items = style::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
     let payload = payload.map(to_json).transpose()?;
-    let opts = json!({"priority": priority, "delay": number_value(delay), "payload": payload, "force": force});
+    let opts = json!({"priority": priority.0, "delay": number_value(delay), "payload": payload, "force": force});
     let opts = style::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)?;
     Ok((items, opts))
 }
 
+/// One seed item as JSON: a dict's priority, delay, payload or key that is not JSON (a NaN, an
+/// integer past 64 bits, an object that is not JSON) is marked unreadable, so the core refuses
+/// that item only (`crawlq::style::is_item_field`).
+fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
+    let Ok(dict) = item.cast::<PyDict>() else {
+        return to_json(item);
+    };
+    let parent = format!("items[{index}]");
+    let mut map = serde_json::Map::with_capacity(dict.len());
+    for (k, v) in dict.iter() {
+        let key = k
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err(format!("{parent} has a key that is not a str")))?;
+        let name = crate::convert::text(key)?;
+        let value = match to_json(&v) {
+            Err(e) if style::is_item_field(&parent, &name) => {
+                style::unreadable(&e.value(item.py()).to_string())
+            }
+            other => other?,
+        };
+        map.insert(name, value);
+    }
+    Ok(Value::Object(map))
+}
+
 /// A count argument (a limit, an offset, a budget): negative is an InvalidArgumentError, as
 /// everywhere else, not the OverflowError of a bare conversion.
-pub fn count(n: i64, name: &str) -> PyResult<usize> {
+pub fn count(n: Int, name: &str) -> PyResult<usize> {
+    let n = n.0;
     usize::try_from(n).map_err(|_| {
         to_pyerr(crawlq::Error::InvalidArgument(format!(
             "{name} must be a non-negative integer, got {n}"
@@ -58,7 +84,8 @@ pub fn count(n: i64, name: &str) -> PyResult<usize> {
     })
 }
 
-pub fn lease_args(max: i64, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
+pub fn lease_args(max: Int, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
+    let max = max.0;
     let opts = json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)});
     style::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }

@@ -1,7 +1,7 @@
 //! Python values <-> JSON values. Payloads and options cross here; anything that is not
 //! JSON-compatible is a TypeError before anything is sent to Redis.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
@@ -25,6 +25,56 @@ pub fn text(s: &Bound<'_, PyString>) -> PyResult<String> {
     Ok(String::from_utf16_lossy(&units))
 }
 
+/// A `str` argument as Rust text, each lone surrogate one U+FFFD as [`text`] makes it (a
+/// queue name, a host, a nack reason): the same text Node.js and PHP store. Anything else is a
+/// TypeError, which Python names with the argument.
+pub struct Text(pub String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Text {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Text> {
+        match obj.cast::<PyString>() {
+            Ok(s) => Ok(Text(text(&s)?)),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "expected a str, got {}",
+                type_name(&obj)
+            ))),
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An int argument (a count, a limit, a priority). An int past 64 bits is an
+/// InvalidArgumentError like any other out-of-range value; a float or another type is Python's
+/// TypeError, as everywhere an int is expected.
+pub struct Int(pub i64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Int {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Int> {
+        if !obj.is_instance_of::<PyInt>() {
+            return Err(PyTypeError::new_err(format!(
+                "expected an int, got {}",
+                type_name(&obj)
+            )));
+        }
+        obj.extract::<i64>().map(Int).map_err(|_| {
+            crate::errors::to_pyerr(crawlq::Error::InvalidArgument(format!(
+                "{} is outside the 64-bit integers",
+                obj.str().map(|s| s.to_string()).unwrap_or_default()
+            )))
+        })
+    }
+}
+
 /// A JSON value from dict / list / tuple / str / int / float / bool / None; bytes and
 /// bytearray become `{"$bytes": base64}` (crawlq::wire::BYTES_KEY), read back as bytes.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -33,7 +83,7 @@ pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
+        return Err(bad_value(format!(
             "payload nested deeper than {MAX_DEPTH} levels"
         )));
     }
@@ -50,14 +100,12 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(PyTypeError::new_err(
-            "integers in payloads must fit in 64 bits",
-        ));
+        return Err(bad_value("integers in payloads must fit in 64 bits".into()));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Number::from_f64(f.value())
             .map(Value::Number)
-            .ok_or_else(|| PyValueError::new_err("NaN and infinite floats are not JSON"));
+            .ok_or_else(|| bad_value("NaN and infinite floats are not JSON".into()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(text(s)?));
@@ -74,10 +122,8 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             let key = k.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!("payload keys must be str, got {}", type_name(&k)))
             })?;
-            map.insert(
-                key.to_string_lossy().into_owned(),
-                to_json_at(&v, depth + 1)?,
-            );
+            // a lone surrogate is one U+FFFD, as everywhere else (text)
+            map.insert(text(key)?, to_json_at(&v, depth + 1)?);
         }
         return Ok(Value::Object(map));
     }
@@ -92,6 +138,13 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         "payloads must be JSON-compatible (dict, list, tuple, str, int, float, bool, None) or bytes, got {}",
         type_name(obj)
     )))
+}
+
+/// A value of a type JSON has that JSON cannot hold (NaN, an infinity, an int past 64 bits,
+/// nesting too deep): crawlq's InvalidArgumentError (a ValueError), where a value of another
+/// type is a TypeError.
+fn bad_value(message: String) -> PyErr {
+    crate::errors::to_pyerr(crawlq::Error::InvalidArgument(message))
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {

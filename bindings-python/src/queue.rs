@@ -3,7 +3,7 @@
 //! only in how a core call is run (and in their constructors and context managers).
 
 use crate::args::{LeaseArg, json_out, lease_args, nack_args, release_args, seconds, seed_args};
-use crate::convert::to_json;
+use crate::convert::{Int, Text, to_json};
 use crate::errors::to_pyerr;
 use crate::handle::{Awaiting, Blocking, Handle, Mode};
 use crate::runtime::{awaitable, block_on};
@@ -82,12 +82,12 @@ macro_rules! queue_methods {
 
             /// Seed URLs or hosts (str, or dict with url/host and optional priority, delay,
             /// payload, force). Returns a SeedReport; invalid items are reported, never raised.
-            #[pyo3(signature = (items, *, priority = 0, delay = 0.0, payload = None, force = false))]
+            #[pyo3(signature = (items, *, priority = Int(0), delay = 0.0, payload = None, force = false), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False)")]
             fn seed(
                 &self,
                 py: Python<'_>,
                 items: &Bound<'_, PyAny>,
-                priority: i64,
+                priority: Int,
                 delay: f64,
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
@@ -102,8 +102,8 @@ macro_rules! queue_methods {
             }
 
             /// Lease up to `max` items, waiting up to `wait` seconds when none is ready.
-            #[pyo3(signature = (max = 1, wait = 5.0, *, ttl = None))]
-            fn lease(&self, py: Python<'_>, max: i64, wait: f64, ttl: Option<f64>) -> PyResult<Py<PyAny>> {
+            #[pyo3(signature = (max = Int(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, max=1, wait=5.0, *, ttl=None)")]
+            fn lease(&self, py: Python<'_>, max: Int, wait: f64, ttl: Option<f64>) -> PyResult<Py<PyAny>> {
                 <$mode>::lease(py, &self.handle, lease_args(max, wait, ttl)?, Box::new(leases_out))
             }
 
@@ -134,12 +134,12 @@ macro_rules! queue_methods {
             /// round trip): `(acked, leases)`, `acked` as `ack` answers it (True/False, or a
             /// list), `leases` as `lease` answers (waiting up to `wait` seconds when none is
             /// ready). For a worker that answers each item and takes the next.
-            #[pyo3(signature = (lease, max = 1, wait = 5.0, *, ttl = None))]
+            #[pyo3(signature = (lease, max = Int(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, lease, max=1, wait=5.0, *, ttl=None)")]
             fn ack_and_lease(
                 &self,
                 py: Python<'_>,
                 lease: &Bound<'_, PyAny>,
-                max: i64,
+                max: Int,
                 wait: f64,
                 ttl: Option<f64>,
             ) -> PyResult<Py<PyAny>> {
@@ -169,12 +169,12 @@ macro_rules! queue_methods {
                 lease: &Bound<'_, PyAny>,
                 retry: bool,
                 delay: Option<f64>,
-                reason: Option<String>,
+                reason: Option<Text>,
                 rate_limited: bool,
                 payload: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Py<PyAny>> {
                 let payload = payload.map(to_json).transpose()?;
-                let opts = nack_args(retry, delay, reason, rate_limited, payload);
+                let opts = nack_args(retry, delay, reason.map(|r| r.0), rate_limited, payload);
                 answer::<$mode>(py, &self.handle, lease, opts.map(Answer::Nack))
             }
 
@@ -199,8 +199,8 @@ macro_rules! queue_methods {
             }
 
             /// Recover up to `limit` expired leases now (lease calls also do this, bounded).
-            #[pyo3(signature = (limit = 1000))]
-            fn reclaim(&self, py: Python<'_>, limit: i64) -> PyResult<Py<PyAny>> {
+            #[pyo3(signature = (limit = Int(1000)), text_signature = "($self, /, limit=1000)")]
+            fn reclaim(&self, py: Python<'_>, limit: Int) -> PyResult<Py<PyAny>> {
                 let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
                     py,
@@ -221,8 +221,8 @@ macro_rules! queue_methods {
             }
 
             /// A page of dead letters, oldest first.
-            #[pyo3(signature = (limit = 100, offset = 0))]
-            fn dead(&self, py: Python<'_>, limit: i64, offset: i64) -> PyResult<Py<PyAny>> {
+            #[pyo3(signature = (limit = Int(100), offset = Int(0)), text_signature = "($self, /, limit=100, offset=0)")]
+            fn dead(&self, py: Python<'_>, limit: Int, offset: Int) -> PyResult<Py<PyAny>> {
                 let (limit, offset) = (crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
                 <$mode>::run(
                     py,
@@ -237,7 +237,8 @@ macro_rules! queue_methods {
 
             /// Queue dead letters again (the given ids, or all); returns how many.
             #[pyo3(signature = (ids = None))]
-            fn requeue_dead(&self, py: Python<'_>, ids: Option<Vec<String>>) -> PyResult<Py<PyAny>> {
+            fn requeue_dead(&self, py: Python<'_>, ids: Option<Vec<Text>>) -> PyResult<Py<PyAny>> {
+                let ids: Option<Vec<String>> = ids.map(|ids| ids.into_iter().map(|t| t.0).collect());
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -294,7 +295,7 @@ macro_rules! queue_methods {
 
             /// Set a host's politeness delay in seconds for every worker (None: back to the
             /// default).
-            fn set_host_delay(&self, py: Python<'_>, host: String, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
+            fn set_host_delay(&self, py: Python<'_>, host: Text, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
                 let delay = seconds
                     .map(|s| crate::args::seconds(s, "seconds"))
                     .transpose()
@@ -308,7 +309,7 @@ macro_rules! queue_methods {
             }
 
             /// Politeness state of a host.
-            fn host_info(&self, py: Python<'_>, host: String) -> PyResult<Py<PyAny>> {
+            fn host_info(&self, py: Python<'_>, host: Text) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -360,7 +361,7 @@ macro_rules! queue_methods {
             }
 
             /// Set the most new URLs a host may add (None: back to the queue's default).
-            fn set_host_budget(&self, py: Python<'_>, host: String, urls: Option<i64>) -> PyResult<Py<PyAny>> {
+            fn set_host_budget(&self, py: Python<'_>, host: Text, urls: Option<Int>) -> PyResult<Py<PyAny>> {
                 let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;
                 <$mode>::run(
                     py,
@@ -371,7 +372,7 @@ macro_rules! queue_methods {
             }
 
             /// Set the budget of every host without its own (None: no default).
-            fn set_default_host_budget(&self, py: Python<'_>, urls: Option<i64>) -> PyResult<Py<PyAny>> {
+            fn set_default_host_budget(&self, py: Python<'_>, urls: Option<Int>) -> PyResult<Py<PyAny>> {
                 let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;
                 <$mode>::run(
                     py,
@@ -394,7 +395,7 @@ macro_rules! queue_methods {
             /// Pause a host for every worker, for `seconds` (the Redis clock) or until
             /// resume_host (None).
             #[pyo3(signature = (host, seconds = None))]
-            fn pause_host(&self, py: Python<'_>, host: String, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
+            fn pause_host(&self, py: Python<'_>, host: Text, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
                 let duration = seconds
                     .map(|s| crate::args::seconds(s, "seconds"))
                     .transpose()
@@ -408,7 +409,7 @@ macro_rules! queue_methods {
             }
 
             /// End a host's pause; blocked lease calls wake.
-            fn resume_host(&self, py: Python<'_>, host: String) -> PyResult<Py<PyAny>> {
+            fn resume_host(&self, py: Python<'_>, host: Text) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -419,13 +420,13 @@ macro_rules! queue_methods {
 
             /// A page of the hosts holding items, the most first, with their counts; pass the
             /// page's `cursor` for the next one (None after the last).
-            #[pyo3(signature = (cursor = None, limit = 100))]
-            fn list_hosts(&self, py: Python<'_>, cursor: Option<String>, limit: i64) -> PyResult<Py<PyAny>> {
+            #[pyo3(signature = (cursor = None, limit = Int(100)), text_signature = "($self, /, cursor=None, limit=100)")]
+            fn list_hosts(&self, py: Python<'_>, cursor: Option<Text>, limit: Int) -> PyResult<Py<PyAny>> {
                 let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
                     py,
                     &self.handle,
-                    move |q| async move { q.list_hosts(cursor.as_deref(), limit).await },
+                    move |q| async move { q.list_hosts(cursor.as_ref().map(|c| &c.0[..]), limit).await },
                     Box::new(|py, page: crawlq::HostPage| {
                         json_out(py, style::host_page_to_json(&page, Style::Snake))
                     }),
@@ -435,7 +436,7 @@ macro_rules! queue_methods {
             /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay
             /// seen unless `forget_seen`. Safe while workers run.
             #[pyo3(signature = (host, *, forget_seen = false))]
-            fn delete_host(&self, py: Python<'_>, host: String, forget_seen: bool) -> PyResult<Py<PyAny>> {
+            fn delete_host(&self, py: Python<'_>, host: Text, forget_seen: bool) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -447,8 +448,8 @@ macro_rules! queue_methods {
             }
 
             /// The next items lease would take (one per leasable host), without leasing them.
-            #[pyo3(signature = (limit = 10))]
-            fn peek(&self, py: Python<'_>, limit: i64) -> PyResult<Py<PyAny>> {
+            #[pyo3(signature = (limit = Int(10)), text_signature = "($self, /, limit=10)")]
+            fn peek(&self, py: Python<'_>, limit: Int) -> PyResult<Py<PyAny>> {
                 let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
                     py,
@@ -486,11 +487,11 @@ queue_methods!(Queue, Blocking, {
     #[pyo3(signature = (url, name, **options))]
     fn new(
         py: Python<'_>,
-        url: &str,
-        name: &str,
+        url: Text,
+        name: Text,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Queue> {
-        let handle = Handle::new(url, name, options)?;
+        let handle = Handle::new(&url, &name, options)?;
         let h = handle.clone();
         block_on(py, async move { h.queue().await.map(drop) }).map_err(to_pyerr)?;
         Ok(Queue { handle })
@@ -501,14 +502,17 @@ queue_methods!(Queue, Blocking, {
     /// within `wait` seconds.
     #[pyo3(signature = (wait = 5.0, *, ttl = None))]
     fn leased(&self, wait: f64, ttl: Option<f64>) -> PyResult<Leased> {
-        Ok(Leased::new(self.handle.clone(), lease_args(1, wait, ttl)?))
+        Ok(Leased::new(
+            self.handle.clone(),
+            lease_args(crate::convert::Int(1), wait, ttl)?,
+        ))
     }
 
     /// Iterate over leases (`max` per round trip) until interrupted, or until the queue stays
     /// empty for `wait` seconds when `stop_when_empty`. Leaving the loop releases what the
     /// iterator still holds: prefetched leases and the current one if it was not answered.
-    #[pyo3(signature = (max = 10, wait = 5.0, *, ttl = None, stop_when_empty = false))]
-    fn work(&self, max: i64, wait: f64, ttl: Option<f64>, stop_when_empty: bool) -> PyResult<Work> {
+    #[pyo3(signature = (max = Int(10), wait = 5.0, *, ttl = None, stop_when_empty = false), text_signature = "($self, /, max=10, wait=5.0, *, ttl=None, stop_when_empty=False)")]
+    fn work(&self, max: Int, wait: f64, ttl: Option<f64>, stop_when_empty: bool) -> PyResult<Work> {
         let opts = lease_args(max, wait, ttl)?;
         Ok(Work::new(self.handle.clone(), opts, stop_when_empty))
     }
@@ -527,9 +531,9 @@ queue_methods!(Queue, Blocking, {
 queue_methods!(AsyncQueue, Awaiting, {
     #[new]
     #[pyo3(signature = (url, name, **options))]
-    fn new(url: &str, name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<AsyncQueue> {
+    fn new(url: Text, name: Text, options: Option<&Bound<'_, PyDict>>) -> PyResult<AsyncQueue> {
         Ok(AsyncQueue {
-            handle: Handle::new(url, name, options)?,
+            handle: Handle::new(&url, &name, options)?,
         })
     }
 
@@ -539,11 +543,11 @@ queue_methods!(AsyncQueue, Awaiting, {
     fn connect<'py>(
         _cls: &Bound<'py, PyType>,
         py: Python<'py>,
-        url: &str,
-        name: &str,
+        url: Text,
+        name: Text,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let handle = Handle::new(url, name, options)?;
+        let handle = Handle::new(&url, &name, options)?;
         Awaiting::run(
             py,
             &handle.clone(),
@@ -557,16 +561,16 @@ queue_methods!(AsyncQueue, Awaiting, {
     fn leased(&self, wait: f64, ttl: Option<f64>) -> PyResult<AsyncLeased> {
         Ok(AsyncLeased::new(
             self.handle.clone(),
-            lease_args(1, wait, ttl)?,
+            lease_args(crate::convert::Int(1), wait, ttl)?,
         ))
     }
 
     /// `async for lease in aq.work():` (see Queue.work); stops cleanly when the task is
     /// cancelled, releasing what it holds.
-    #[pyo3(signature = (max = 10, wait = 5.0, *, ttl = None, stop_when_empty = false))]
+    #[pyo3(signature = (max = Int(10), wait = 5.0, *, ttl = None, stop_when_empty = false), text_signature = "($self, /, max=10, wait=5.0, *, ttl=None, stop_when_empty=False)")]
     fn work(
         &self,
-        max: i64,
+        max: Int,
         wait: f64,
         ttl: Option<f64>,
         stop_when_empty: bool,

@@ -150,10 +150,13 @@ def test_payloads_must_be_json(q: crawlq.Queue, payload: object) -> None:
 
 
 def test_non_finite_floats_and_huge_ints(q: crawlq.Queue) -> None:
-    with pytest.raises(ValueError):
+    # numbers JSON cannot hold are argument errors (a ValueError), other types TypeErrors
+    with pytest.raises(crawlq.InvalidArgumentError):
         q.seed(["http://a.com/"], payload={"x": float("nan")})
-    with pytest.raises(TypeError):
+    with pytest.raises(crawlq.InvalidArgumentError):
         q.seed(["http://a.com/"], payload={"x": 2**70})
+    with pytest.raises(TypeError):
+        q.seed(["http://a.com/"], payload={"x": object()})
     with pytest.raises(TypeError):
         q.seed([42])  # type: ignore[list-item]
     with pytest.raises(TypeError):

@@ -9,14 +9,38 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
+/// Why a value is not JSON, and where, as the native addon says it: `bad_value` for a value of
+/// a type JSON has that it cannot hold (NaN, an infinity) or nested too deep (an argument
+/// error), else a value of a type JSON does not have (a TypeError).
+#[derive(Debug)]
+pub struct NotJson {
+    pub message: String,
+    pub bad_value: bool,
+}
+
+impl NotJson {
+    fn of_type(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: false,
+        }
+    }
+}
+
 /// Convert `value`, found at `path`, to JSON (`undefined` -> null).
-pub fn to_json(value: &JsValue, path: &str) -> Result<Value, String> {
+pub fn to_json(value: &JsValue, path: &str) -> Result<Value, NotJson> {
     convert(value, path, 0).map(|v| v.unwrap_or(Value::Null))
 }
 
-fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, String> {
+fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, NotJson> {
+    let bad_value = |message: String| NotJson {
+        message,
+        bad_value: true,
+    };
     if depth > MAX_DEPTH {
-        return Err(format!("{path} is nested deeper than {MAX_DEPTH} levels"));
+        return Err(bad_value(format!(
+            "{path} is nested deeper than {MAX_DEPTH} levels"
+        )));
     }
     if value.is_undefined() {
         return Ok(None);
@@ -29,14 +53,14 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, S
     }
     if let Some(f) = value.as_f64() {
         if !f.is_finite() {
-            return Err(format!(
+            return Err(bad_value(format!(
                 "{path} is {}, which is not JSON",
                 if f.is_nan() {
                     "NaN".into()
                 } else {
                     f.to_string()
                 }
-            ));
+            )));
         }
         return Ok(Some(
             if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
@@ -79,19 +103,28 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, S
                 } else {
                     format!("{path}.{name}")
                 };
-                if let Some(v) = convert(&field, &at, depth + 1)? {
+                let converted = match convert(&field, &at, depth + 1) {
+                    // a seed item's field that is not JSON refuses that item only
+                    Err(why) if crawlq::style::is_item_field(path, &name) => {
+                        Some(crawlq::style::unreadable(&why.message))
+                    }
+                    other => other?,
+                };
+                if let Some(v) = converted {
                     map.insert(name, v);
                 }
             }
             return Ok(Some(Value::Object(map)));
         }
-        return Err(format!(
+        return Err(NotJson::of_type(format!(
             "{path} is not a plain object (a Date, Map or class instance is not JSON)"
-        ));
+        )));
     } else {
         "not a JSON value"
     };
-    Err(format!("{path} is {what}, which is not JSON"))
+    Err(NotJson::of_type(format!(
+        "{path} is {what}, which is not JSON"
+    )))
 }
 
 /// A JavaScript value from JSON (through JSON.parse, which V8 does fast); a value holding byte

@@ -45,7 +45,23 @@ fn type_error(message: String) -> JsValue {
 }
 
 fn json_arg(value: &JsValue, path: &str) -> Result<Value, JsValue> {
-    convert::to_json(value, path).map_err(type_error)
+    json_value(value, path, crawlq::Error::InvalidArgument)
+}
+
+/// [`json_arg`], a value JSON cannot hold being the error `bad_value` makes (an argument
+/// error; a config error for the queue's options) and a value of another type a TypeError.
+fn json_value(
+    value: &JsValue,
+    path: &str,
+    bad_value: fn(String) -> crawlq::Error,
+) -> Result<Value, JsValue> {
+    convert::to_json(value, path).map_err(|e| {
+        if e.bad_value {
+            js_error(bad_value(e.message))
+        } else {
+            type_error(e.message)
+        }
+    })
 }
 
 /// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
@@ -112,7 +128,7 @@ fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
 /// Check queue options the way `new Queue()` will, before a transport is created for them.
 #[wasm_bindgen(js_name = validateOptions)]
 pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
-    let options = json_arg(&options, "options")?;
+    let options = json_value(&options, "options", crawlq::Error::Config)?;
     let config = core(wasm_config(&options))?;
     core(crawlq::keys::check_queue_name(&config.key_prefix, &name))?;
     Ok(())
@@ -156,7 +172,7 @@ impl Queue {
     /// the node-redis / ioredis adapters). `Queue.connect(url, name, options)` builds one.
     #[wasm_bindgen(constructor)]
     pub fn new(transport: JsValue, name: String, options: JsValue) -> Result<Queue, JsValue> {
-        let options = json_arg(&options, "options")?;
+        let options = json_value(&options, "options", crawlq::Error::Config)?;
         let config = core(wasm_config(&options))?;
         let exec = JsTransport::new(transport).map_err(type_error)?;
         Ok(Queue {

@@ -82,6 +82,30 @@ test('the ioredis transport runs a queue too', async () => {
   await q.close()
 })
 
+test('both transports take a unix socket URL, as the native bindings do', async () => {
+  const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'crawlq-sock-'))
+  const socket = path.join(dir, 'redis.sock')
+  const own = await startRedis('--unixsocket', socket, '--unixsocketperm', '700')
+  try {
+    for (const transport of [wasm.nodeRedisTransport, wasm.ioredisTransport]) {
+      const name = uniqueName('unix')
+      const q = new wasm.Queue(await transport(`unix://${socket}?db=2`, {}), name, {})
+      await q.seed(['http://unix.example/1'])
+      assert.equal((await q.lease({ waitMs: 0 })).length, 1, transport.name)
+      // the queue lives in database 2 of that server
+      assert.equal(own.cli('-n', '2', 'EXISTS', `crawlq:{${name}}:meta`), '1', transport.name)
+      await q.close()
+    }
+    const q = await wasm.Queue.connect(`unix://${socket}`, uniqueName('unix'))
+    assert.equal((await q.seed(['http://unix.example/2'])).added, 1)
+    await q.close()
+    await assert.rejects(wasm.nodeRedisTransport(`unix://${socket}?db=x`, {}), err => err.kind === 'config' && /db must be/.test(err.message))
+    await assert.rejects(wasm.Queue.connect(`unix://${socket}?db=x`, 'q'), err => err.code === 'ERR_CRAWLQ_CONFIG')
+  } finally {
+    await own.stop()
+  }
+})
+
 test('the ES-module entry loads from a plain import', async () => {
   const entry = require('node:url').pathToFileURL(path.resolve(__dirname, '..', 'pkg', 'index.mjs')).href
   const code = `import { Queue } from ${JSON.stringify(entry)}

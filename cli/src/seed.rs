@@ -101,7 +101,13 @@ pub async fn run(q: &Queue<RedisExecutor>, args: SeedArgs) -> Result<u8, CliErro
     } else {
         let file = File::open(&args.file)
             .map_err(|e| CliError::Usage(format!("cannot read {name}: {e}")))?;
-        let size = file.metadata().ok().map(|m| m.len());
+        let metadata = file.metadata().ok();
+        if metadata.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(CliError::Usage(format!(
+                "cannot read {name}: it is a directory (give a file of URLs, one per line, or - for stdin)"
+            )));
+        }
+        let size = metadata.map(|m| m.len());
         (Box::new(file), size)
     };
     let mut reader = BufReader::with_capacity(1 << 20, input);

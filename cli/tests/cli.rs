@@ -253,8 +253,9 @@ async fn seed_resumes_from_a_line() {
 async fn seed_refuses_bad_input_before_touching_the_queue() {
     let name = unique("badinput");
     let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
-    let cases: [(&[&str], &str); 12] = [
+    let cases: [(&[&str], &str); 13] = [
         (&["seed", "/no/such/file"], "cannot read /no/such/file"),
+        (&["seed", "/tmp"], "it is a directory"),
         (
             &["seed", "-", "--payload", "{nope"],
             "--payload is not JSON",

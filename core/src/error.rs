@@ -28,9 +28,9 @@ pub enum InvalidReason {
     PayloadTooLarge { len: usize, max: usize },
     /// The payload cannot be stored as JSON (for example a NaN or infinite number).
     InvalidPayload(String),
-    /// A per-item priority outside `-32768..=32767`.
-    InvalidPriority(i64),
-    /// A per-item delay that is negative or not a number.
+    /// A per-item priority that is not an integer within `-32768..=32767` (the value given).
+    InvalidPriority(String),
+    /// A per-item delay that is negative, longer than 100 years or not a number.
     InvalidDelay(String),
     /// A caller-supplied de-duplication key that is empty, too long or has control characters.
     InvalidKey(String),
@@ -80,7 +80,7 @@ impl fmt::Display for InvalidReason {
             }
             InvalidReason::InvalidPayload(m) => write!(f, "payload is not storable as JSON: {m}"),
             InvalidReason::InvalidPriority(p) => {
-                write!(f, "priority {p} is outside -32768..=32767")
+                write!(f, "priority {p} is not an integer within -32768..=32767")
             }
             InvalidReason::InvalidDelay(m) => write!(f, "invalid delay: {m}"),
             InvalidReason::InvalidKey(m) => write!(f, "invalid key: {m}"),

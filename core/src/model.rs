@@ -25,6 +25,10 @@ pub struct SeedItem {
     /// with one key are one item, whatever their URLs; a key equal to a canonical URL is that
     /// URL. See [`normalize::check_key`](crate::normalize::check_key) for what a key may be.
     pub key: Option<String>,
+    /// Refused before it is looked at: the reason a binding found reading one of its fields (a
+    /// delay or priority that is not a number in range, a payload with a NaN). The seed report
+    /// lists it with its index and this reason, and the rest of the batch is seeded.
+    pub refused: Option<crate::InvalidReason>,
 }
 
 impl SeedItem {
@@ -46,6 +50,17 @@ impl SeedItem {
     }
     pub fn with_key(mut self, key: impl Into<String>) -> SeedItem {
         self.key = Some(key.into());
+        self
+    }
+    /// Refuse this item with `reason` (see [`SeedItem::refused`]).
+    ///
+    /// ```
+    /// let item = crawlq::SeedItem::from("https://example.com/")
+    ///     .with_refusal(crawlq::InvalidReason::InvalidDelay("NaN".into()));
+    /// assert_eq!(item.refused.unwrap().code(), "invalid_delay");
+    /// ```
+    pub fn with_refusal(mut self, reason: crate::InvalidReason) -> SeedItem {
+        self.refused = Some(reason);
         self
     }
 }

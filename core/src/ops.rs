@@ -412,9 +412,14 @@ impl Ops {
         opts: &SeedOptions,
         defaults: &SeedDefaults,
     ) -> Result<PreparedItem, InvalidReason> {
+        if let Some(reason) = &item.refused {
+            return Err(reason.clone());
+        }
         let normalized = normalize::normalize(&item.input)?;
         let priority = match item.priority {
-            Some(p) => i16::try_from(p).map_err(|_| InvalidReason::InvalidPriority(p))?,
+            Some(p) => {
+                i16::try_from(p).map_err(|_| InvalidReason::InvalidPriority(p.to_string()))?
+            }
             None => defaults.priority,
         };
         let own_payload;

@@ -398,17 +398,17 @@ impl<E: Executor> Queue<E> {
                     let _ = self.wake(layout, counts.added_ready).await;
                     let whereabouts = if layout.count() > 1 {
                         format!(
-                            "in shard {shard} of {}; the calls that succeeded were applied",
+                            "in shard {shard} of {}, the other shards' calls applied; ",
                             layout.count()
                         )
                     } else {
-                        "the calls that succeeded were applied".to_string()
+                        String::new()
                     };
                     return Err(with_context(
                         error,
                         &format!(
-                            "{whereabouts}: {} of {} items were seeded (added or found \
-                             duplicate) before it; seeding the batch again is safe",
+                            "{whereabouts}{} of {} items were seeded before this failure (added \
+                             or found duplicate); seeding the batch again is safe",
                             report.added + report.duplicates,
                             items.len()
                         ),
@@ -735,6 +735,8 @@ impl<E: Executor> Queue<E> {
     where
         S: FnMut() -> bool + MaybeSend,
     {
+        // checked whole here: each call below sees only a slice of the wait
+        self.lease_ttl(opts)?;
         let started = self.exec.monotonic_ms();
         let total = opts.wait.as_millis() as u64;
         let slice_ms = WAIT_SLICE.as_millis() as u64;

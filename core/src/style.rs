@@ -7,7 +7,7 @@
 //! JSON results back.
 
 use crate::config::{Style, duration_from_value, duration_hint};
-use crate::error::{Error, Result};
+use crate::error::{Error, InvalidReason, Result};
 use crate::model::*;
 use crate::queue::LeaseOptions;
 use crate::wire::StoredItem;
@@ -616,9 +616,101 @@ pub fn seed_items_type_error(items: &Value) -> Option<String> {
     }
 }
 
+/// The key of the object a binding puts in place of a seed item's field it could not convert
+/// to JSON (a NaN or infinite delay, a payload holding an infinite number, an integer past 64
+/// bits): [`seed_items_from_json`] refuses that item with the field's reason code, and the rest
+/// of the batch is seeded. Only ever built by the bindings, never stored.
+pub const UNREADABLE: &str = "$crawlq:unreadable";
+
+/// The fields of a seed item that are refused per item when they cannot be read (see
+/// [`UNREADABLE`]), in both styles.
+pub const ITEM_FIELDS: [&str; 5] = ["priority", "delay", "delayMs", "payload", "key"];
+
+/// What a binding puts in place of an item's field it could not convert ([`UNREADABLE`]).
+///
+/// ```
+/// let v = crawlq::style::unreadable("NaN is not a number");
+/// assert_eq!(v, serde_json::json!({"$crawlq:unreadable": "NaN is not a number"}));
+/// ```
+pub fn unreadable(why: &str) -> Value {
+    let mut map = Map::new();
+    map.insert(UNREADABLE.to_string(), Value::String(why.to_string()));
+    Value::Object(map)
+}
+
+/// Whether a binding's converter, failing on the value at `field` of the object at `parent`,
+/// should put [`unreadable`] there instead of failing the call: the object is a seed item
+/// (`items[3]`, or `items['3']` as PHP paths spell it) and the field one of [`ITEM_FIELDS`].
+///
+/// ```
+/// use crawlq::style::is_item_field;
+/// assert!(is_item_field("items[3]", "payload"));
+/// assert!(is_item_field("items['12']", "delay"));
+/// assert!(!is_item_field("items[3]", "url"));
+/// assert!(!is_item_field("items[3].payload", "delay"));
+/// ```
+pub fn is_item_field(parent: &str, field: &str) -> bool {
+    let Some(index) = parent
+        .strip_prefix("items[")
+        .and_then(|rest| rest.strip_suffix(']'))
+    else {
+        return false;
+    };
+    let index = index.trim_matches('\'');
+    !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) && ITEM_FIELDS.contains(&field)
+}
+
+/// The reason of a field a binding could not read, if `value` is its [`unreadable`] marker.
+fn unreadable_reason(value: &Value) -> Option<&str> {
+    match value {
+        Value::Object(map) if map.len() == 1 => map.get(UNREADABLE)?.as_str(),
+        _ => None,
+    }
+}
+
+/// A seed item's priority: an integer (any size: out of range is refused per item by the
+/// seed), else the item's refusal.
+fn item_priority(value: &Value) -> std::result::Result<i64, InvalidReason> {
+    if let Some(why) = unreadable_reason(value) {
+        return Err(InvalidReason::InvalidPriority(why.to_string()));
+    }
+    value
+        .as_i64()
+        .or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9e18)
+                .map(|f| f as i64)
+        })
+        .ok_or_else(|| InvalidReason::InvalidPriority(value.to_string()))
+}
+
+/// A seed item's delay in the style's unit, else the item's refusal.
+fn item_delay(value: &Value, style: Style) -> std::result::Result<Duration, InvalidReason> {
+    if let Some(why) = unreadable_reason(value) {
+        return Err(InvalidReason::InvalidDelay(why.to_string()));
+    }
+    duration_from_value(value, style).ok_or_else(|| {
+        InvalidReason::InvalidDelay(format!("{value} is not {}", duration_hint(style)))
+    })
+}
+
 /// Items to seed: an array of strings, or of objects with `url` (or `host`) and optional
-/// priority, delay, payload and force. A malformed per-item option is an argument error for
-/// the call (the types are wrong before anything is sent).
+/// priority, delay, payload, force and key. A priority, delay, payload or key that cannot be
+/// read (not a number in range, not JSON, a key that is not a string, or a field the binding
+/// marked [`UNREADABLE`]) refuses that item only, with its reason code
+/// (`invalid_priority`, `invalid_delay`, `invalid_payload`, `invalid_key`): it is reported in
+/// the seed report with its index and the rest are seeded. An item without exactly one of
+/// `url` and `host`, an unknown field or a `force` that is not a boolean is an argument error
+/// for the call (the caller's code is wrong, not the data).
+///
+/// ```
+/// use crawlq::{Style, style::seed_items_from_json};
+/// let items = seed_items_from_json(&serde_json::json!([
+///     {"url": "http://a.com/", "delay": -1}, "http://b.com/"]), Style::Snake).unwrap();
+/// assert_eq!(items[0].refused.as_ref().unwrap().code(), "invalid_delay");
+/// assert!(items[1].refused.is_none());
+/// ```
 pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>> {
     let items = match value {
         Value::Array(items) => items,
@@ -645,13 +737,40 @@ pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>
                         )));
                     }
                 };
+                let mut refused = None;
+                let mut refuse = |reason: InvalidReason| {
+                    refused.get_or_insert(reason);
+                };
+                let priority = f
+                    .raw("priority")
+                    .and_then(|v| item_priority(&v).map_err(&mut refuse).ok());
+                let delay = f
+                    .get("delay", true)
+                    .and_then(|v| item_delay(v, style).map_err(&mut refuse).ok());
+                let payload = f.raw("payload").and_then(|v| match unreadable_reason(&v) {
+                    Some(why) => {
+                        refuse(InvalidReason::InvalidPayload(why.to_string()));
+                        None
+                    }
+                    None => Some(v),
+                });
+                let key = f.raw("key").and_then(|v| match v {
+                    Value::String(k) => Some(k),
+                    other => {
+                        let why = unreadable_reason(&other)
+                            .map_or_else(|| format!("{other} is not a string"), str::to_string);
+                        refuse(InvalidReason::InvalidKey(why));
+                        None
+                    }
+                });
                 let item = SeedItem {
                     input,
-                    priority: f.int("priority")?,
-                    delay: f.duration("delay")?,
-                    payload: f.raw("payload"),
+                    priority,
+                    delay,
+                    payload,
                     force: f.bool("force")?,
-                    key: f.string("key")?,
+                    key,
+                    refused,
                 };
                 f.finish()
                     .map_err(|e| Error::InvalidArgument(format!("item {index}: {e}")))?;

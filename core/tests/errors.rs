@@ -56,7 +56,8 @@ async fn a_dropped_connection_is_surfaced_and_recovered_after_restart() {
         .await
         .unwrap_err();
     assert!(
-        err.to_string().contains("after 0 of 2 items were seeded"),
+        err.to_string()
+            .contains("0 of 2 items were seeded before this failure"),
         "{err}"
     );
 

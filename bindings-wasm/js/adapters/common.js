@@ -11,6 +11,22 @@ function kindError (kind, message, cause) {
   return err
 }
 
+/**
+ * The socket path and database of a unix socket URL (`unix:///path/to/redis.sock`, optionally
+ * `?db=N`; also `redis+unix://`), as the native bindings take them; null for any other URL.
+ * Neither node-redis nor ioredis reads such a URL itself.
+ */
+function unixSocket (url) {
+  const match = /^(?:redis\+)?unix:\/\/([^?]+)(?:\?(.*))?$/.exec(url)
+  if (!match) return null
+  const params = new URLSearchParams(match[2] || '')
+  const db = params.has('db') ? Number(params.get('db')) : 0
+  if (!Number.isInteger(db) || db < 0) {
+    throw kindError('config', `redis URL ${url}: db must be a non-negative integer`)
+  }
+  return { path: decodeURIComponent(match[1]), db }
+}
+
 function withTimeout (promise, ms) {
   if (!ms) return promise
   let timer
@@ -121,4 +137,4 @@ class ClientTransport {
   }
 }
 
-module.exports = { ClientTransport, kindError, withTimeout }
+module.exports = { ClientTransport, kindError, unixSocket, withTimeout }

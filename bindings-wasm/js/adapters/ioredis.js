@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `ioredis` client.
 
 const fs = require('node:fs')
-const { ClientTransport, kindError } = require('./common.js')
+const { ClientTransport, kindError, unixSocket } = require('./common.js')
 
 function loadIoredis () {
   try {
@@ -15,17 +15,21 @@ function loadIoredis () {
 /** Connect with ioredis and return a transport (same options as nodeRedisTransport). */
 async function ioredisTransport (url, options = {}) {
   const { default: Redis, ReplyError } = loadIoredis()
+  // ioredis takes a unix socket as `path`, not as a URL
+  const unix = unixSocket(url)
   const connect = async () => {
     let client
     try {
-      client = new Redis(url, {
+      const settings = {
+        ...(unix ? { path: unix.path, db: unix.db } : {}),
         lazyConnect: true,
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
         connectTimeout: options.connectTimeoutMs ?? 5000,
         retryStrategy: times => (times > 3 ? null : Math.min(50 * 2 ** times, 1000)),
         ...(options.tlsCaFile ? { tls: { ca: fs.readFileSync(options.tlsCaFile) } } : {})
-      })
+      }
+      client = unix ? new Redis(settings) : new Redis(url, settings)
     } catch (err) {
       throw kindError('config', `redis URL ${url}: ${err.message}`, err)
     }

@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `redis` client (node-redis v5).
 
 const fs = require('node:fs')
-const { ClientTransport, kindError } = require('./common.js')
+const { ClientTransport, kindError, unixSocket } = require('./common.js')
 
 function loadRedis () {
   try {
@@ -18,13 +18,16 @@ function loadRedis () {
  */
 async function nodeRedisTransport (url, options = {}) {
   const { createClient, ErrorReply } = loadRedis()
+  // node-redis takes a unix socket as `socket.path`, not as a URL ("Invalid protocol")
+  const unix = unixSocket(url)
   const connect = async () => {
     let client
     try {
       client = createClient({
-        url,
+        ...(unix ? { database: unix.db } : { url }),
         disableOfflineQueue: true,
         socket: {
+          ...(unix ? { path: unix.path } : {}),
           connectTimeout: options.connectTimeoutMs ?? 5000,
           reconnectStrategy: (retries, cause) => (retries >= 3 ? cause : Math.min(50 * 2 ** retries, 1000)),
           ...(options.tlsCaFile ? { tls: true, ca: fs.readFileSync(options.tlsCaFile) } : {})
