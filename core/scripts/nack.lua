@@ -71,18 +71,25 @@ for i = 0, n - 1 do
       redis.call('ZADD', K_WAIT, 'GT', int(NOW + hold), host)
     end
 
-    local d = explicit
-    if d < 0 then
-      d = rate_limited and 0 or backoff(failures, random)
-    end
-    -- a retry into a lane that holds a foreign value goes to dead letters (enqueue_ready)
     local dies = not fresh or not retry or failures >= max_attempts
-    if not dies and d <= 0 then
-      dies = not enqueue_ready(fresh, false)
+    local d = explicit
+    if not dies then
+      if d < 0 then
+        d = rate_limited and 0 or backoff(failures, random)
+      end
+      -- a retry into a lane that holds a foreign value goes to dead letters (enqueue_ready)
+      if d <= 0 then
+        dies = not enqueue_ready(fresh, false)
+      end
     end
     if dies then
       level = level or current_level(seen_count())
       live_remove_rec(rec, level)
+      -- a record no script can read is kept as it is, with the reason after a newline (no
+      -- stored record holds one: JSON escapes it), so its dead letter still says why
+      if not fresh and reason ~= '' then
+        rec = rec .. '\n' .. reason
+      end
       to_dead(lease_key_id(lease_key), fresh or rec)
       died = died + 1
       out[i + 1] = 'dead'

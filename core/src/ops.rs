@@ -902,10 +902,22 @@ impl Ops {
             let bytes = record.data()?;
             let (stored, raw) = match wire::decode_record(bytes) {
                 Ok(stored) => (stored, None),
-                Err(_) => (
-                    wire::salvage_record(bytes),
-                    Some(String::from_utf8_lossy(bytes).into_owned()),
-                ),
+                Err(_) => {
+                    // a record no script could read keeps the reason of the nack that buried
+                    // it after a newline (which no stored record holds)
+                    let (bytes, reason) = match bytes.iter().rposition(|&b| b == b'\n') {
+                        Some(at) => (
+                            &bytes[..at],
+                            serde_json::from_slice::<String>(&bytes[at + 1..]).ok(),
+                        ),
+                        None => (bytes, None),
+                    };
+                    let mut stored = wire::salvage_record(bytes);
+                    if reason.is_some() {
+                        stored.last_error = reason;
+                    }
+                    (stored, Some(String::from_utf8_lossy(bytes).into_owned()))
+                }
             };
             page.push(DeadLetter {
                 id: id.text()?,

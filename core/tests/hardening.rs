@@ -107,6 +107,30 @@ async fn a_poison_record_goes_to_dead_letters_and_never_sinks_its_batch() {
     assert_eq!(q.dead(10, 0).await.unwrap().total, 2);
     q.ack(&handles(&leases)).await.unwrap();
     check_invariants(&test_url(), &q).await;
+
+    // a record cut short (no script can read it): its dead letter keeps it raw, and says why
+    q.seed(&items(&["http://p.example/6"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let truncated = r#"{"v":1,"id":"6","ts":17000"#;
+    redis::cmd("LSET")
+        .arg(&lane)
+        .arg(0)
+        .arg(truncated)
+        .query_async::<()>(&mut raw(&shared().url()).await)
+        .await
+        .unwrap();
+    assert!(q.lease(5, Duration::ZERO).await.unwrap().is_empty());
+    let letters = q.dead_letters(&["6".to_string()]).await.unwrap();
+    let letter = letters[0].as_ref().expect("a dead letter");
+    assert_eq!(letter.raw.as_deref(), Some(truncated));
+    assert!(
+        letter
+            .last_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("undecodable: ")),
+        "{letter:?}"
+    );
 }
 
 #[tokio::test]

@@ -22,6 +22,11 @@ Scenarios (each on redis-server processes of its own):
   maxmemory          Redis full (maxmemory, noeviction): seeds refused while workers drain
   replica_promotion  a replica promoted while the old primary still takes writes, which are
                      then lost with it; workers follow through an address that moves
+  cluster_home_failover  an 8-shard queue on a Redis Cluster (3 masters, 3 replicas): the master
+                     holding the queue's own base (the wake list waiting leases block on) is
+                     killed mid-drain and its replica takes over; idle workers then log no error
+  cluster_client_kill  the same queue on 3 masters: every client of every master killed again
+                     and again; a call cut after it ran is reported, never sent again
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from pathlib import Path
 from typing import Callable
 
 import redis
+import redis.cluster
 
 import crawlq
 
@@ -68,9 +74,9 @@ def free_port() -> int:
 class Server:
     """A redis-server on a fixed port and directory: it can be killed, stopped and restarted."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, port: int | None = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="crawlq-fault-"))
-        self.port = free_port()
+        self.port = port or free_port()
         self.args = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
                      "--save", "", "--enable-debug-command", "yes", *args]
         self.start()
@@ -167,6 +173,98 @@ class Proxy:
             self.pairs.clear()
 
 
+def port_pair_free(port: int) -> bool:
+    """A cluster node also listens on its port + 10000 (the cluster bus): both must be free."""
+    for p in (port, port + 10000):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                return False
+    return True
+
+
+class Cluster:
+    """A private Redis Cluster of `masters` primaries with `replicas` replicas each, on ports
+    below the kernel's ephemeral range (the bus port included)."""
+
+    def __init__(self, masters: int, replicas: int) -> None:
+        self.nodes: list[Server] = []
+        port = 20000 + random.randrange(0, 2000)
+        while len(self.nodes) < masters * (1 + replicas):
+            port += 1
+            if port + 10000 >= 32768:
+                raise SystemExit("no free ports for the cluster")
+            if not port_pair_free(port):
+                continue
+            self.nodes.append(Server("--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
+                                     "--cluster-config-file", "nodes.conf",
+                                     "--repl-diskless-sync-delay", "0", port=port))
+        addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
+        subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", str(replicas),
+                        "--cluster-yes"], check=True, capture_output=True, timeout=120)
+        self.wait_ok(self.nodes)
+        # a replica that has not synced yet cannot take over: wait until every one has
+        deadline = time.monotonic() + 60
+        for node in self.nodes:
+            while True:
+                info = node.client().info("replication")
+                if info["role"] == "slave" and info.get("master_link_status") != "up":
+                    pass
+                elif info["role"] == "master" and sum(
+                        1 for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+                        and v.get("state") == "online") < replicas:
+                    pass
+                else:
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"cluster node {node.port}: replication did not come up")
+                time.sleep(0.1)
+
+    @staticmethod
+    def wait_ok(nodes: list[Server]) -> None:
+        deadline = time.monotonic() + 60
+        for node in nodes:
+            while b"cluster_state:ok" not in node.client().execute_command("CLUSTER", "INFO"):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"cluster node {node.port} did not settle")
+                time.sleep(0.1)
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    def alive(self) -> list[Server]:
+        return [n for n in self.nodes if n.proc.poll() is None]
+
+    def client(self) -> redis.cluster.RedisCluster:
+        node = self.alive()[0]
+        return redis.cluster.RedisCluster(host="127.0.0.1", port=node.port, socket_timeout=5)
+
+    def master_of(self, key: str) -> Server:
+        node = self.alive()[0].client()
+        slot = int(node.execute_command("CLUSTER", "KEYSLOT", key))
+        for line in node.execute_command("CLUSTER", "NODES").decode().splitlines():
+            fields = line.split()
+            if "master" not in fields[2] or "fail" in fields[2]:
+                continue
+            for span in fields[8:]:
+                lo, _, hi = span.partition("-")
+                if lo.isdigit() and int(lo) <= slot <= int(hi or lo):
+                    port = int(fields[1].split("@")[0].rsplit(":", 1)[1])
+                    return next(n for n in self.nodes if n.port == port)
+        raise SystemExit(f"no master serves {key}")
+
+    def replica_of(self, master: Server) -> Server:
+        info = master.client().info("replication")
+        port = int(info["slave0"]["port"])
+        return next(n for n in self.nodes if n.port == port)
+
+    def close(self) -> None:
+        for n in self.nodes:
+            n.close()
+
+
 @dataclass
 class Run:
     name: str
@@ -180,6 +278,8 @@ class Run:
     worker_lang: dict[int, str] = field(default_factory=dict)
     restarts: int = 0
     figures: dict[str, object] = field(default_factory=dict)
+    # a queue split in this many shards (over a Redis Cluster), 1: unsharded
+    shards: int = 1
 
     def ledger(self, i: int) -> Path:
         return self.tmp / f"worker-{i}.jsonl"
@@ -214,16 +314,17 @@ def check(condition: bool, message: str) -> None:
     print(f"    ok: {message}")
 
 
-def seed_all(url: str, queue: str, urls: list[str], deadline: float) -> int:
+def seed_all(url: str, queue: str, urls: list[str], deadline: float, shards: int = 1) -> int:
     """Seed every URL, chunk by chunk, retrying each chunk Redis refused or could not take
-    (seeding is idempotent: what got in comes back as duplicates). Returns the refusals."""
+    (seeding is idempotent: what got in comes back as duplicates). Returns the refusals. The
+    first seed creates the queue with `shards` shards (workers read the count from Redis)."""
     refused = 0
     q = None
     for start in range(0, len(urls), 500):
         chunk = urls[start:start + 500]
         while True:
             try:
-                q = q or crawlq.Queue(url, queue, **OPTIONS)
+                q = q or crawlq.Queue(url, queue, **OPTIONS, **({"shards": shards} if shards > 1 else {}))
                 q.seed(chunk)
                 break
             except crawlq.CrawlqError as err:
@@ -246,10 +347,10 @@ def stats_of(url: str, queue: str) -> dict | None:
         return None
 
 
-def check_structures(client: redis.Redis, queue: str, stats: dict) -> None:
-    """The invariant checker (as core/tests/common): every counter against the structures it
-    counts, every lease with its deadline, every record in one place, the live set."""
-    base = "crawlq:{" + queue + "}"
+def check_structures(client: redis.Redis, base: str, stats: dict) -> None:
+    """The invariant checker (as core/tests/common) for one queue or shard base
+    (`crawlq:{<queue>}`): every counter against the structures it counts, every lease with its
+    deadline, every record in one place, the live set. `client` may be a cluster client."""
     key = lambda k: f"{base}:{k}"  # noqa: E731
     esc = base.replace("{", "\\{").replace("}", "\\}")
     places: dict[str, str] = {}
@@ -303,7 +404,8 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
             answered = {(e["token"], e["id"]) for e in entries if e["ev"] == "ack"}
             unanswered_by_killed |= {e["url"] for e in entries if e["ev"] == "lease" and (e["token"], e["id"]) not in answered}
     leases = {(e["token"], e["id"]): e for e in events if e["ev"] == "lease"}
-    tokens = [e["token"] for e in events if e["ev"] == "lease"]
+    # tokens are unique per shard (docs/PROTOCOL.md section 9): a sharded id names its shard
+    tokens = [(e["token"], e["id"].rpartition("@")[2]) for e in events if e["ev"] == "lease"]
     acks = [e for e in events if e["ev"] == "ack"]
     ok_acks = [e for e in acks if e["ok"] is True]
     by_url: dict[str, list[dict]] = defaultdict(list)
@@ -325,7 +427,7 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
     in_flight = [u for u in missing if u in unknown]
     missing = [u for u in missing if u not in unknown]
     check(not missing, f"every URL was acked by a worker, or is a dead letter, or its ack's outcome was unknown to its worker ({len(in_flight)}) ({len(missing)} not: {missing[:3]})")
-    check(len(tokens) == len(set(tokens)), f"{len(tokens)} lease tokens, none handed out twice")
+    check(len(tokens) == len(set(tokens)), f"{len(tokens)} lease tokens, none handed out twice (per shard)")
     overlapping = 0
     redelivered = 0
     for url, acked in by_url.items():
@@ -340,8 +442,13 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
         print(f"    note: {redelivered} items done again after Redis lost writes ({overlapping} while the lost lease would still have been live)")
     else:
         check(overlapping == 0, f"0 items acked twice within a live lease ({redelivered} acked again after their lease expired)")
-    check_structures(client, run.queue, stats)
-    check(True, "counters equal the structures they count (ready, hosts, delayed, leased, dead, seen, live set)")
+    if run.shards > 1:
+        for shard in range(run.shards):
+            check_structures(client, "crawlq:{" + f"{run.queue}:{shard}" + "}", stats["shards"][shard])
+    else:
+        check_structures(client, "crawlq:{" + run.queue + "}", stats)
+    check(True, "counters equal the structures they count (ready, hosts, delayed, leased, dead, seen, live set)"
+          + (f", in each of {run.shards} shards" if run.shards > 1 else ""))
     errors = defaultdict(int)
     for e in events:
         if e["ev"] == "error" or (e["ev"] == "ack" and e["ok"] is None):
@@ -352,12 +459,26 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
                        done=stats["done"], dead=stats["dead"])
 
 
+def errors_logged(run: Run) -> list[dict]:
+    return [e for path, _ in run.ledgers() for e in read_ledger(path) if e["ev"] == "error"]
+
+
 def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], None], lost_writes: bool,
-             size: dict, replica: bool = False) -> dict:
+             size: dict, replica: bool = False, cluster: tuple[int, int] | None = None) -> dict:
+    """One scenario: a redis-server (with a replica behind a movable address, or a Redis
+    Cluster of (masters, replicas) holding an 8-shard queue), workers of every language, the
+    fault, the drain, then the checks. On a cluster the workers then stay idle on the empty
+    queue for 2 s, which must log no error (a waiting lease never fails for a node that went
+    away)."""
     print(f"scenario {name}")
     tmp = Path(tempfile.mkdtemp(prefix=f"crawlq-{name}-"))
-    server = Server(*server_args)
-    servers = {"primary": server}
+    if cluster:
+        nodes = Cluster(*cluster)
+        servers: dict = {"cluster": nodes}
+        server = nodes.nodes[0]
+    else:
+        server = Server(*server_args)
+        servers = {"primary": server}
     proxy = None
     if replica:
         servers["replica"] = Server("--replicaof", "127.0.0.1", str(server.port))
@@ -370,12 +491,14 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
     url = proxy.url if proxy else server.url
     urls = [f"http://h{i % size['hosts']}.{name}.test/page/{i}" for i in range(size["items"])]
     random.Random(name).shuffle(urls)
-    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], LANGUAGES)
+    # (the WebAssembly build drives one Redis server, not a cluster)
+    languages = [lang for lang in LANGUAGES if lang != "wasm"] if cluster else LANGUAGES
+    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], languages, shards=8 if cluster else 1)
     started = time.monotonic()
     try:
-        run.figures["refused_seeds"] = seed_all(url, run.queue, urls, time.monotonic() + 60)
+        run.figures["refused_seeds"] = seed_all(url, run.queue, urls, time.monotonic() + 60, run.shards)
         for i in range(size["workers"]):
-            run.start_worker(i, LANGUAGES[i % len(LANGUAGES)])
+            run.start_worker(i, languages[i % len(languages)])
         fault(run, servers)
         deadline = time.monotonic() + size["drain_s"]
         while True:
@@ -389,13 +512,23 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
             if time.monotonic() > deadline:
                 raise SystemExit(f"FAILED: {name} did not drain: {stats}")
             time.sleep(0.2)
+        if cluster:
+            before = len(errors_logged(run))
+            time.sleep(2.0)
+            idle = errors_logged(run)[before:]
+            run.figures["idle_errors"] = len(idle)
+            check(not idle, f"idle workers on the drained queue logged {len(idle)} errors in 2 s "
+                  + "".join(f"; {e.get('code')}: {e.get('message')}" for e in idle[:3]))
         (tmp / "stop").touch()
         for p in run.procs.values():
             try:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 p.kill()
-        client = (servers.get("replica") if replica and run.figures.get("promoted") else server).client()
+        if cluster:
+            client = servers["cluster"].client()
+        else:
+            client = (servers.get("replica") if replica and run.figures.get("promoted") else server).client()
         analyse(run, lost_writes, client)
         run.figures["seconds"] = round(time.monotonic() - started, 1)
         print(f"    figures: {json.dumps(run.figures)}")
@@ -406,7 +539,7 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
             if p.poll() is None:
                 p.kill()
         for s in servers.values():
-            if isinstance(s, Server):
+            if isinstance(s, (Server, Cluster)):
                 s.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -525,6 +658,48 @@ def promote_replica(run: Run, servers: dict) -> None:
     seed_all(run.url, run.queue, run.urls, time.monotonic() + 60)
 
 
+def fail_over_home(run: Run, servers: dict) -> None:
+    """kill -9 the master holding the queue's own base (its wake list, where every waiting
+    lease blocks), mid-drain; its replica takes over (cluster-node-timeout 1 s)."""
+    cluster: Cluster = servers["cluster"]
+    wait_progress(run, 0.3)
+    home = cluster.master_of("crawlq:{" + run.queue + "}:wake")
+    replica = cluster.replica_of(home)
+    home.kill9()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            role = replica.client().execute_command("ROLE")[0]
+            if role == b"master" and b"cluster_state:ok" in replica.client().execute_command("CLUSTER", "INFO"):
+                break
+        except redis.exceptions.ConnectionError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit("FAILED: the home master's replica did not take over: "
+                             f"{replica.client().execute_command('ROLE')} "
+                             f"{replica.client().execute_command('CLUSTER', 'INFO')[:120]}")
+        time.sleep(0.1)
+    run.figures["failovers"] = 1
+    run.figures["failover_s"] = round(30 - (deadline - time.monotonic()), 1)
+
+
+def kill_cluster_clients(times: int) -> Callable[[Run, dict], None]:
+    """CLIENT KILL of every client of every master, again and again: calls cut after Redis ran
+    them must be reported (UNAVAILABLE), never sent again by the cluster client."""
+    def fault(run: Run, servers: dict) -> None:
+        cluster: Cluster = servers["cluster"]
+        wait_progress(run, 0.1)
+        killed = 0
+        for _ in range(times):
+            for node in cluster.alive():
+                if node.client().execute_command("ROLE")[0] == b"master":
+                    killed += node.client().client_kill_filter(_type="normal", skipme=True)
+            time.sleep(0.3)
+        run.figures["client_kills"] = times
+        run.figures["connections_killed"] = killed
+    return fault
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--full", action="store_true", help="the long run (README.md figures)")
@@ -543,6 +718,8 @@ def main() -> None:
         "client_kill": lambda: scenario("client_kill", [], kill_clients(5 * repeat), False, size),
         "maxmemory": lambda: scenario("maxmemory", [], fill_redis, False, size),
         "replica_promotion": lambda: scenario("replica_promotion", ["--repl-diskless-sync-delay", "0"], promote_replica, True, size, replica=True),
+        "cluster_home_failover": lambda: scenario("cluster_home_failover", [], fail_over_home, True, size, cluster=(3, 1)),
+        "cluster_client_kill": lambda: scenario("cluster_client_kill", [], kill_cluster_clients(5 * repeat), False, size, cluster=(3, 0)),
     }
     chosen = [s for s in args.only.split(",") if s] or list(scenarios)
     started = time.monotonic()
