@@ -292,11 +292,16 @@ impl<E: Executor> Queue<E> {
 
     /// Wake lease calls blocked on a queue of several shards (a one-shard queue's scripts wake
     /// them themselves).
-    async fn wake(&self, layout: &Layout, markers: u64) -> Result<()> {
+    ///
+    /// A wake is a hint sent after the call it follows was applied: if it fails (the queue's
+    /// home node unreachable for a moment, a foreign value there), the call's answer stands
+    /// and blocked leases find the work at their next slice (at most [`WAIT_SLICE`] in the
+    /// bindings, their wait otherwise); reporting an error would make the caller repeat a
+    /// call that was applied (a nack repeated answers `lost`).
+    async fn wake(&self, layout: &Layout, markers: u64) {
         if layout.count() > 1 && markers > 0 {
-            self.exec.eval(self.home.wake(markers)).await?;
+            let _ = self.exec.eval(self.home.wake(markers)).await;
         }
-        Ok(())
     }
 
     /// The list blocked lease calls wait on.
@@ -395,7 +400,7 @@ impl<E: Executor> Queue<E> {
                 }
                 if let Some((shard, error)) = error {
                     // what the other calls queued may be leased at once
-                    let _ = self.wake(layout, counts.added_ready).await;
+                    self.wake(layout, counts.added_ready).await;
                     let whereabouts = if layout.count() > 1 {
                         format!(
                             "in shard {shard} of {}, the other shards' calls applied; ",
@@ -414,7 +419,7 @@ impl<E: Executor> Queue<E> {
                         ),
                     ));
                 }
-                self.wake(layout, counts.added_ready).await?;
+                self.wake(layout, counts.added_ready).await;
                 done += sent_items.len();
                 progress(SeedProgress::of(&report, done, items.len()));
             }
@@ -665,7 +670,7 @@ impl<E: Executor> Queue<E> {
         self.held.forget(acks);
         layout.name_ids(&mut batch, s);
         self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
-            .await?;
+            .await;
         // the rest of `max`, from the other shards or past one call's share, as lease_once
         // would have asked for it
         let got = batch.leases.len() + batch.undecodable.len();
@@ -810,7 +815,7 @@ impl<E: Executor> Queue<E> {
         }
         let batch = batch.expect("a queue has at least one shard");
         self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
-            .await?;
+            .await;
         Ok(batch)
     }
 
@@ -996,7 +1001,7 @@ impl<E: Executor> Queue<E> {
             .iter()
             .filter(|o| **o == NackOutcome::Retried)
             .count();
-        self.wake(self.layout().await?, retried as u64).await?;
+        self.wake(self.layout().await?, retried as u64).await;
         Ok(outcomes)
     }
 
@@ -1166,7 +1171,7 @@ impl<E: Executor> Queue<E> {
             .await?;
         self.held.forget(leases.iter().map(|(l, _)| l));
         let released = flags.iter().filter(|ok| **ok).count();
-        self.wake(self.layout().await?, released as u64).await?;
+        self.wake(self.layout().await?, released as u64).await;
         Ok(flags)
     }
 
@@ -1202,7 +1207,7 @@ impl<E: Executor> Queue<E> {
             total.dead += report.dead;
             total.remaining += report.remaining;
         }
-        self.wake(layout, total.requeued).await?;
+        self.wake(layout, total.requeued).await;
         Ok(total)
     }
 
@@ -1347,7 +1352,7 @@ impl<E: Executor> Queue<E> {
             }
         };
         let total = requeued.iter().sum();
-        self.wake(layout, total).await?;
+        self.wake(layout, total).await;
         Ok(total)
     }
 
@@ -1380,7 +1385,7 @@ impl<E: Executor> Queue<E> {
             .await?;
         let flags = reassemble(ids.len(), answered);
         self.wake(layout, flags.iter().filter(|&&f| f).count() as u64)
-            .await?;
+            .await;
         Ok(flags)
     }
 
@@ -1471,7 +1476,7 @@ impl<E: Executor> Queue<E> {
             })
             .await?;
         if pause == Some(false) && states.iter().any(|(before, _)| *before) {
-            self.wake(layout, 32).await?;
+            self.wake(layout, 32).await;
         }
         Ok(states.iter().any(|(before, _)| *before))
     }
@@ -1551,7 +1556,7 @@ impl<E: Executor> Queue<E> {
     pub async fn resume_host(&self, host: &str) -> Result<HostInfo> {
         let info = self.host_config(host, None, HostPause::Resume).await?;
         if info.ready > 0 {
-            self.wake(self.layout().await?, 1).await?;
+            self.wake(self.layout().await?, 1).await;
         }
         Ok(info)
     }
@@ -1751,7 +1756,7 @@ impl<E: Executor> Queue<E> {
             }
         }
         if total.left > 0 {
-            self.wake(layout, 1).await?;
+            self.wake(layout, 1).await;
         }
         Ok(total)
     }

@@ -309,9 +309,12 @@ async fn digest(conn: &mut redis::aio::MultiplexedConnection) -> String {
 async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
     let server = RedisServer::start();
     let url = server.url();
-    let q = Queue::connect(&url, "foreign", fixed_clock_config())
-        .await
-        .unwrap();
+    // one shard: the keys tried are those of the queue's one base
+    let config = Config {
+        shards: None,
+        ..fixed_clock_config()
+    };
+    let q = Queue::connect(&url, "foreign", config).await.unwrap();
     let state = build_state(&q).await;
     let mut conn = redis::Client::open(url.as_str())
         .unwrap()
