@@ -232,15 +232,18 @@ local host_was_empty = {}
 local lane_prefix_0 = BASE .. ':l:0:'
 -- the new lanes' head ages, written with one ZADD
 local new_heads = {}
--- per lane: its key, and how long it was before this call's push (what undo trims it back to)
-local lane_keys, lane_before, listings = {}, {}, {}
+-- per new lane: how its host's priority set listed it (what undo takes back)
+local listings = {}
 local function undo_lanes(upto)
   for lj = 1, upto do
-    local key = lane_keys[lj]
-    if lane_before[lj] == 0 then
+    local recs = lane_recs[lj]
+    local key = lane_key(lane_host[lj], lane_prio[lj])
+    local pushed = type(recs) == 'string' and 1 or #recs
+    local len = redis.call('LLEN', key)
+    if len <= pushed then
       redis.call('UNLINK', key)
     else
-      redis.call('LTRIM', key, '0', int(lane_before[lj] - 1))
+      redis.call('LTRIM', key, '0', int(len - pushed - 1))
     end
     local listing = listings[lj]
     if listing == 'set' then
@@ -271,7 +274,6 @@ for li = 1, lane_count do
     return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a '
       .. redis.call('TYPE', key).ok .. ', expected a list')
   end
-  lane_keys[li], lane_before[li] = key, len - pushed
   if len == pushed then
     -- a new lane: listed in its host's priorities, its head's age in heads
     local was_empty, listing = host_lane_added(host, prio)

@@ -366,3 +366,68 @@ async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
         "most keys are needed by some operation: {refused}"
     );
 }
+
+/// A seed whose later lanes (or a later host's priority set) hold a foreign value takes back
+/// everything it wrote for the earlier ones: seen and live members, delayed records, lane
+/// pushes to new and to existing lanes, priority-set entries, the format marker of a new queue.
+#[tokio::test]
+async fn a_seed_refused_part_way_takes_back_what_it_wrote() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let config = Config {
+        shards: None,
+        ..fixed_clock_config()
+    };
+    let mut conn = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    for (name, foreign) in [("lane", "l:0:z.example"), ("hp", "hp:z.example")] {
+        for fresh_queue in [true, false] {
+            let queue = format!("partway-{name}-{fresh_queue}");
+            let q = Queue::connect(&url, &queue, config.clone()).await.unwrap();
+            if !fresh_queue {
+                q.seed(&items(&["http://a.example/0"]), &SeedOptions::default())
+                    .await
+                    .unwrap();
+            }
+            let base = q.ops().keys().base().to_string();
+            redis::cmd("SET")
+                .arg(format!("{base}:{foreign}"))
+                .arg("foreign")
+                .query_async::<()>(&mut conn)
+                .await
+                .unwrap();
+            let before = digest(&mut conn).await;
+            let batch = vec![
+                SeedItem::from("http://a.example/1"),
+                SeedItem::from("http://a.example/2").with_priority(4),
+                SeedItem::from("http://b.example/1").with_delay(Duration::from_secs(9)),
+                SeedItem::from("http://c.example/1").with_priority(2),
+                SeedItem::from("http://z.example/1").with_priority(if name == "hp" {
+                    3
+                } else {
+                    0
+                }),
+            ];
+            let error = q.seed(&batch, &SeedOptions::default()).await.unwrap_err();
+            assert_eq!(error.code(), "CORRUPT", "{name}: {error}");
+            assert_eq!(
+                digest(&mut conn).await,
+                before,
+                "{name} (new queue {fresh_queue}): nothing changed"
+            );
+            redis::cmd("DEL")
+                .arg(format!("{base}:{foreign}"))
+                .query_async::<()>(&mut conn)
+                .await
+                .unwrap();
+            assert_eq!(
+                q.seed(&batch, &SeedOptions::default()).await.unwrap().added,
+                5
+            );
+            check_invariants(&url, &q).await;
+        }
+    }
+}
