@@ -55,6 +55,8 @@ export interface QueueOptions {
   extendEveryMs?: number
   /** After an ack, queue the URL again this many ms later (default 0: never); the ack option revisitAfterMs chooses per call. */
   revisitAfterMs?: number
+  /** Sort each URL's query parameters before it is compared and stored (default false): `?a=1&b=2` and `?b=2&a=1` are one item. Every worker of a queue must agree. */
+  sortQuery?: boolean
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }
@@ -135,6 +137,51 @@ export interface Lease {
   enqueuedAt: number
   /** Why the previous attempt failed, if one did. */
   lastError: string | null
+}
+
+/**
+ * A crawl request in the one shape every framework adapter reads and writes
+ * (docs/PROTOCOL.md section 10), as `requestOf` returns it.
+ */
+export interface CrawlRequest {
+  /** The URL to fetch: the item's canonical URL. */
+  url: string
+  /** Upper case; `GET` unless the request says otherwise. */
+  method: string
+  /** In order, a name repeated for each of its values. */
+  headers: Array<[string, string]>
+  /** The body's bytes (a `Buffer`; a `Uint8Array` from the WebAssembly build), or `null`. */
+  body: Buffer | Uint8Array | null
+  /** Free JSON from the page that found the request to its handler (Crawlee's `userData`). */
+  userData: Record<string, Json>
+  /** The handler the request is routed to. */
+  label: string | null
+  /** Links followed from a start URL (0 for a start URL). */
+  depth: number
+  /** Times a crawler retried it (Crawlee's `retryCount`); crawlq's `attempt` counts deliveries. */
+  retries: number
+  /** The page it was found on, if known. */
+  foundOn: string | null
+  /** What only one framework understands, under its name (`scrapy`, `crawlee`, `laravel`), kept intact by the others. */
+  frameworks: Record<string, Json>
+}
+
+/** A crawl request to seed (`seedRequests`) or store (`requestPayload`): `url` and any of {@link CrawlRequest}'s fields, plus, to seed, the item's own options. */
+export interface CrawlRequestInput {
+  url: string
+  method?: string
+  headers?: Array<[string, string]> | Record<string, string | string[]>
+  /** Bytes, or text (stored as its UTF-8 bytes). */
+  body?: Buffer | Uint8Array | string | null
+  userData?: Record<string, Json>
+  label?: string | null
+  depth?: number
+  retries?: number
+  foundOn?: string | null
+  frameworks?: Record<string, Json>
+  priority?: number
+  delayMs?: number
+  force?: boolean
 }
 
 /** What `ackAndLease` resolves with: the acks' results (as `ack` resolves) and the new leases. */
@@ -341,6 +388,14 @@ export declare class Queue {
    */
   seed(items: string | Array<string | SeedItem>, options?: SeedOptions): Promise<SeedReport>
   /**
+   * Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,
+   * foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the
+   * request shape every framework adapter reads, known by their URL (a plain GET) or by
+   * method, URL and body. A request whose fields cannot be read is in the report's
+   * `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.
+   */
+  seedRequests(requests: CrawlRequestInput[], options?: SeedOptions): Promise<SeedReport>
+  /**
    * Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
    * ready; resolves with `[]` after that.
    */
@@ -480,6 +535,21 @@ export declare class Work {
  * an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
  */
 export declare function normalize(input: string): Normalized
+
+/**
+ * The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body
+ * (a Buffer or null), userData, label, depth, retries, foundOn, frameworks }`. An item seeded
+ * through the plain API is a GET of its URL with its payload as `userData`. Throws an `Error`
+ * with code `ERR_CRAWLQ_PROTOCOL` for a host item or a request this version cannot read
+ * (dead-letter it as `undecodable: ...`).
+ */
+export declare function requestOf(lease: Lease): CrawlRequest
+
+/**
+ * The payload a crawl request (an object as `requestOf` returns it) is stored as: what a
+ * nack or release stores to keep an updated request (its retries, its framework's fields).
+ */
+export declare function requestPayload(request: CrawlRequestInput): Record<string, unknown>
 
 /** The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024). */
 export declare function shardOf(input: string, shards: number): number

@@ -88,3 +88,5 @@ exports.Queue = native.Queue
 exports.Work = native.Work
 exports.normalize = native.normalize
 exports.shardOf = native.shardOf
+exports.requestOf = native.requestOf
+exports.requestPayload = native.requestPayload

@@ -55,6 +55,8 @@ export interface QueueOptions {
   extendEveryMs?: number
   /** After an ack, queue the URL again this many ms later (default 0: never); the ack option revisitAfterMs chooses per call. */
   revisitAfterMs?: number
+  /** Sort each URL's query parameters before it is compared and stored (default false): `?a=1&b=2` and `?b=2&a=1` are one item. Every worker of a queue must agree. */
+  sortQuery?: boolean
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }
@@ -135,6 +137,51 @@ export interface Lease {
   enqueuedAt: number
   /** Why the previous attempt failed, if one did. */
   lastError: string | null
+}
+
+/**
+ * A crawl request in the one shape every framework adapter reads and writes
+ * (docs/PROTOCOL.md section 10), as `requestOf` returns it.
+ */
+export interface CrawlRequest {
+  /** The URL to fetch: the item's canonical URL. */
+  url: string
+  /** Upper case; `GET` unless the request says otherwise. */
+  method: string
+  /** In order, a name repeated for each of its values. */
+  headers: Array<[string, string]>
+  /** The body's bytes (a `Buffer`; a `Uint8Array` from the WebAssembly build), or `null`. */
+  body: Buffer | Uint8Array | null
+  /** Free JSON from the page that found the request to its handler (Crawlee's `userData`). */
+  userData: Record<string, Json>
+  /** The handler the request is routed to. */
+  label: string | null
+  /** Links followed from a start URL (0 for a start URL). */
+  depth: number
+  /** Times a crawler retried it (Crawlee's `retryCount`); crawlq's `attempt` counts deliveries. */
+  retries: number
+  /** The page it was found on, if known. */
+  foundOn: string | null
+  /** What only one framework understands, under its name (`scrapy`, `crawlee`, `laravel`), kept intact by the others. */
+  frameworks: Record<string, Json>
+}
+
+/** A crawl request to seed (`seedRequests`) or store (`requestPayload`): `url` and any of {@link CrawlRequest}'s fields, plus, to seed, the item's own options. */
+export interface CrawlRequestInput {
+  url: string
+  method?: string
+  headers?: Array<[string, string]> | Record<string, string | string[]>
+  /** Bytes, or text (stored as its UTF-8 bytes). */
+  body?: Buffer | Uint8Array | string | null
+  userData?: Record<string, Json>
+  label?: string | null
+  depth?: number
+  retries?: number
+  foundOn?: string | null
+  frameworks?: Record<string, Json>
+  priority?: number
+  delayMs?: number
+  force?: boolean
 }
 
 /** What `ackAndLease` resolves with: the acks' results (as `ack` resolves) and the new leases. */

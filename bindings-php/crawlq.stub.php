@@ -27,7 +27,7 @@ final class Queue
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
-     *     shards?: int, extend_every?: float, revisit_after?: float}|null $options
+     *     shards?: int, extend_every?: float, revisit_after?: float, sort_query?: bool}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL
      * @throws UnavailableException when Redis cannot be reached
      */
@@ -45,6 +45,17 @@ final class Queue
      * @throws \TypeError when a payload is not arrays and scalars
      */
     public function seed(mixed $items, mixed $options = null): SeedReport {}
+
+    /**
+     * Seed crawl requests: stored in the request shape every framework adapter reads
+     * (docs/PROTOCOL.md section 10), known by their URL (a plain GET) or by method, URL and
+     * body. A request whose fields cannot be read is in the report's `invalid`
+     * (`invalid_request`); the others are seeded.
+     *
+     * @param list<array{url: string, method?: string, headers?: list<array{0: string, 1: string}>|array<string, string|list<string>>, body?: string|null, user_data?: array<string, mixed>, label?: string|null, depth?: int, retries?: int, found_on?: string|null, frameworks?: array<string, mixed>, priority?: int, delay?: float, force?: bool}> $requests
+     * @param array{priority?: int, delay?: float, force?: bool}|null $options
+     */
+    public function seedRequests(mixed $requests, mixed $options = null): SeedReport {}
 
     /**
      * Lease up to `$max` items, waiting up to `$wait` seconds when none is ready.
@@ -403,3 +414,22 @@ function normalize(string $input): mixed {}
 
 /** Connections this process holds (one per Redis URL and connection settings). */
 function connection_count(): int {}
+
+/**
+ * The crawl request of a lease (docs/PROTOCOL.md section 10). An item seeded through the plain
+ * API is a GET of its URL with its payload as 'user_data'.
+ *
+ * @return array{url: string, method: string, headers: list<array{0: string, 1: string}>, body: string|null, user_data: array<string, mixed>, label: string|null, depth: int, retries: int, found_on: string|null, frameworks: array<string, mixed>}
+ * @throws ProtocolException for a host item or a request this version cannot read
+ */
+function request_of(Lease $lease): mixed {}
+
+/**
+ * The payload a crawl request is stored as (what a nack or release stores to keep an updated
+ * request: its retries, its framework's fields).
+ *
+ * @param array{url: string, method?: string, headers?: list<array{0: string, 1: string}>, body?: string|null, user_data?: array<string, mixed>, label?: string|null, depth?: int, retries?: int, found_on?: string|null, frameworks?: array<string, mixed>} $request
+ * @return array<string, mixed>
+ * @throws InvalidArgumentException when the request's fields cannot be read
+ */
+function request_payload(mixed $request): mixed {}

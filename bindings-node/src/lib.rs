@@ -227,6 +227,46 @@ impl Queue {
         })
     }
 
+    /// Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,
+    /// foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the
+    /// request shape every framework adapter reads, known by their URL (a plain GET) or by
+    /// method, URL and body. A request whose fields cannot be read is in the report's
+    /// `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.
+    #[napi(
+        ts_args_type = "requests: CrawlRequestInput[], options?: SeedOptions",
+        ts_return_type = "Promise<SeedReport>"
+    )]
+    pub fn seed_requests<'env>(
+        &self,
+        env: &'env Env,
+        requests: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let requests = try_arg!(env, json_arg(env, Some(requests), "requests"));
+        if !requests.is_array() {
+            return rejected(
+                env,
+                type_error(env, "requests must be an array of request objects".into()),
+            );
+        }
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let opts = try_arg!(
+            env,
+            core_arg(env, style::seed_options_from_json(&options, Style::Camel))
+        );
+        let items = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::request_seed_items(&requests, Style::Camel, self.inner.ops())
+            )
+        );
+        let q = self.inner.clone();
+        promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
+            Ok(style::seed_report_to_json(&r, Style::Camel))
+        })
+    }
+
     /// Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
     /// ready; resolves with `[]` after that.
     #[napi(
@@ -757,6 +797,37 @@ pub fn shard_of(env: &Env, input: String, shards: i64) -> Result<u32> {
 #[napi(ts_return_type = "Normalized")]
 pub fn normalize(env: &Env, input: String) -> Result<Value> {
     crawlq::style::normalized_to_json(&input).map_err(|e| js_error(env, e))
+}
+
+/// The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body
+/// (a Buffer or null), userData, label, depth, retries, foundOn, frameworks }`. An item seeded
+/// through the plain API is a GET of its URL with its payload as `userData`. Throws an `Error`
+/// with code `ERR_CRAWLQ_PROTOCOL` for a host item or a request this version cannot read
+/// (dead-letter it as `undecodable: ...`).
+#[napi(
+    js_name = "requestOf",
+    ts_args_type = "lease: Lease",
+    ts_return_type = "CrawlRequest"
+)]
+pub fn request_of(env: &Env, lease: Unknown<'_>) -> Result<convert::JsonOut> {
+    let lease = json_arg(env, Some(lease), "lease")?;
+    let url = lease.get("url").and_then(Value::as_str);
+    let request = style::request_of_item(url, lease.get("payload"), Style::Camel)
+        .map_err(|e| js_error(env, e))?;
+    Ok(convert::JsonOut(request))
+}
+
+/// The payload a crawl request (an object as `requestOf` returns it) is stored as: what a
+/// nack or release stores to keep an updated request (its retries, its framework's fields).
+#[napi(
+    js_name = "requestPayload",
+    ts_args_type = "request: CrawlRequestInput",
+    ts_return_type = "Record<string, unknown>"
+)]
+pub fn request_payload(env: &Env, request: Unknown<'_>) -> Result<convert::JsonOut> {
+    let request = json_arg(env, Some(request), "request")?;
+    let request = style::request_from_json(&request, Style::Camel).map_err(|e| js_error(env, e))?;
+    Ok(convert::JsonOut(request.payload()))
 }
 
 /// The iterator `Queue.work()` returns: the core's `Work` loop behind the async iterator

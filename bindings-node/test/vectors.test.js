@@ -163,3 +163,66 @@ test('operation scenarios', async () => {
     await q.close()
   }
 })
+
+/** A vector value with {"$bytes": base64} objects as byte strings (as the binding reads them). */
+function nativeBytes (value) {
+  if (Array.isArray(value)) return value.map(nativeBytes)
+  if (value === null || typeof value !== 'object') return value
+  const keys = Object.keys(value)
+  if (keys.length === 1 && keys[0] === '$bytes') return Buffer.from(value.$bytes, 'base64')
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, nativeBytes(v)]))
+}
+
+/** Byte strings (a Buffer, or a Uint8Array from the WebAssembly build) back as {"$bytes": base64}. */
+function vectorBytes (value) {
+  if (value instanceof Uint8Array) return { $bytes: Buffer.from(value).toString('base64') }
+  if (Array.isArray(value)) return value.map(vectorBytes)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, vectorBytes(v)]))
+}
+
+// the request's own field names in JavaScript; the data inside them is left alone
+const REQUEST_NAMES = { user_data: 'userData', found_on: 'foundOn' }
+const requestToJs = r => Object.fromEntries(Object.entries(r).map(([k, v]) => [REQUEST_NAMES[k] ?? k, nativeBytes(v)]))
+const requestToVector = r => Object.fromEntries(Object.entries(r).map(([k, v]) => [
+  Object.entries(REQUEST_NAMES).find(([, js]) => js === k)?.[0] ?? k, vectorBytes(v)
+]))
+
+test('crawl requests store, read and key as requests.json says', async () => {
+  const file = load('requests.json')
+  const name = uniqueName('requests')
+  const q = await crawlq.Queue.connect(redis.url, name, { fixedClock: 1_800_000_000_000 })
+  for (const c of file.cases) {
+    const request = requestToJs(c.request)
+    assert.deepEqual(vectorBytes(crawlq.requestPayload(request)), c.payload, c.name)
+    const report = await q.seedRequests([request])
+    assert.equal(report.added, 1, c.name)
+    const [lease] = await q.lease({ max: 1, waitMs: 0 })
+    assert.equal(lease.key, c.key, c.name)
+    assert.deepEqual(requestToVector(crawlq.requestOf(lease)), c.read, c.name)
+    const record = redis.cli('HGET', `crawlq:{${name}}:leases`, `${lease.token}:${lease.id}`)
+    assert.ok(record.includes(`"payload":${c.stored}}`), `${c.name}: ${record}`)
+    assert.equal(await q.ack(lease), true)
+  }
+  for (const c of file.reads) {
+    if (c.url === null) continue // a host item: no lease of one carries a URL to read
+    await q.seed([{ url: c.url, payload: c.payload }])
+    const [lease] = await q.lease({ max: 1, waitMs: 0 })
+    if (c.error) {
+      assert.throws(() => crawlq.requestOf(lease), err => err.code === `ERR_CRAWLQ_${c.error}`, c.name)
+    } else {
+      assert.deepEqual(requestToVector(crawlq.requestOf(lease)), c.read, c.name)
+    }
+    await q.ack(lease)
+  }
+  const sorting = await crawlq.Queue.connect(redis.url, `${name}-sorted`, { sortQuery: true })
+  for (const c of file.sort_query) {
+    const report = await sorting.seed([c.input])
+    if (!report.added) continue
+    const [lease] = await sorting.lease({ max: 1, waitMs: 0 })
+    assert.equal(lease.url, c.canonical, c.input)
+    await sorting.ack(lease)
+  }
+  await q.close()
+  await sorting.close()
+})

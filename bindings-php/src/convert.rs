@@ -117,7 +117,9 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, NotJson> {
             Ok(match std::str::from_utf8(bytes) {
                 Ok(text) => Value::String(text.to_owned()),
                 // binary data in a payload is kept byte for byte
-                Err(_) if path.contains(PAYLOAD_PATH) => crawlq::wire::bytes_value(bytes),
+                Err(_) if path.contains(PAYLOAD_PATH) || path.ends_with(BODY_PATH) => {
+                    crawlq::wire::bytes_value(bytes)
+                }
                 // elsewhere (URLs, options) bytes that are not UTF-8 are replaced by U+FFFD,
                 // as JavaScript and Python do with lone surrogates: one bad character never
                 // refuses a whole batch
@@ -134,6 +136,8 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, NotJson> {
 
 /// How a value's path says it is inside a payload (`items[3]['payload']['body']`).
 const PAYLOAD_PATH: &str = "['payload']";
+/// How a value's path says it is a crawl request's body (`requests[0]['body']`): bytes too.
+const BODY_PATH: &str = "['body']";
 
 fn type_name(t: DataType) -> &'static str {
     match t {

@@ -339,6 +339,34 @@ impl Queue {
         Ok(SeedReport { report })
     }
 
+    /// Seed crawl requests (arrays with 'url' and optional 'method', 'headers', 'body',
+    /// 'user_data', 'label', 'depth', 'retries', 'found_on', 'frameworks', and each one's
+    /// 'priority', 'delay', 'force'): stored in the request shape every framework adapter
+    /// reads, known by their URL (a plain GET) or by method, URL and body. A request whose
+    /// fields cannot be read is in the report's `invalid` (`invalid_request`). Options:
+    /// priority, delay (seconds), force.
+    pub fn seed_requests(&self, requests: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
+        if !requests.is_array() {
+            return Err(type_error(
+                "requests must be an array of request arrays".into(),
+            ));
+        }
+        let requests = to_json(requests, "requests")
+            .map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
+        let requests = match requests {
+            // an empty PHP array is a JSON list
+            Value::Object(map) if map.is_empty() => Value::Array(Vec::new()),
+            other => other,
+        };
+        let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+            .map_err(throw)?;
+        let queue = self.handle.queue()?;
+        let items =
+            style::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+        let report = runtime::block_on(queue.seed(&items, &opts)).map_err(throw)?;
+        Ok(SeedReport { report })
+    }
+
     /// Lease up to `$max` items, waiting up to `$wait` seconds when none is ready (an empty
     /// array after that). `$ttl`: lease time in seconds (default: the queue's lease_ttl).
     #[php(defaults(max = 1, wait = 5.0))]
@@ -741,6 +769,34 @@ pub fn shard_of(input: ext_php_rs::binary::Binary<u8>, shards: i64) -> PhpResult
 }
 
 /// Connections this process holds (one per Redis URL and connection settings).
+/// The crawl request of a lease (docs/PROTOCOL.md section 10): ['url', 'method', 'headers'
+/// (list of [name, value]), 'body' (a string of bytes, or null), 'user_data', 'label', 'depth',
+/// 'retries', 'found_on', 'frameworks']. An item seeded through the plain API is a GET of its
+/// URL with its payload as 'user_data'. Throws Crawlq\ProtocolException for a host item or a
+/// request this version cannot read (dead-letter it as `undecodable: ...`).
+#[php_function]
+#[php(name = "Crawlq\\request_of")]
+pub fn request_of(lease: &Lease) -> PhpResult<Zval> {
+    let request = style::request_of_item(
+        lease.core.url.as_deref(),
+        lease.core.payload.as_ref(),
+        Style::Snake,
+    )
+    .map_err(throw)?;
+    Ok(zval_of(&request))
+}
+
+/// The payload a crawl request (an array as request_of returns it) is stored as: what a nack
+/// or release stores to keep an updated request (its retries, its framework's fields).
+#[php_function]
+#[php(name = "Crawlq\\request_payload")]
+pub fn request_payload(request: &Zval) -> PhpResult<Zval> {
+    let value =
+        to_json(request, "request").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
+    let request = style::request_from_json(&value, Style::Snake).map_err(throw)?;
+    Ok(zval_of(&request.payload()))
+}
+
 #[php_function]
 #[php(name = "Crawlq\\connection_count")]
 pub fn connection_count() -> i64 {
@@ -760,4 +816,6 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(resolve_url))
         .function(wrap_function!(normalize))
         .function(wrap_function!(shard_of))
+        .function(wrap_function!(request_of))
+        .function(wrap_function!(request_payload))
 }

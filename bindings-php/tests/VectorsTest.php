@@ -227,4 +227,61 @@ final class VectorsTest extends TestCase
             }
         }
     }
+
+    /** A vector value with ['$bytes' => base64] arrays as PHP byte strings (as the extension reads them). */
+    private static function nativeBytes(mixed $value): mixed
+    {
+        if (!is_array($value)) {
+            return $value;
+        }
+        if (array_keys($value) === ['$bytes']) {
+            return base64_decode($value['$bytes'], true);
+        }
+        return array_map([self::class, 'nativeBytes'], $value);
+    }
+
+    public function testCrawlRequestsStoreReadAndKeyAsTheVectorsSay(): void
+    {
+        $file = self::load('requests.json');
+        $name = unique_name('requests');
+        $q = new Queue(shared_redis()->url(), $name, ['fixed_clock' => 1_800_000_000.0]);
+        foreach ($file['cases'] as $c) {
+            $request = self::nativeBytes($c['request']);
+            $this->assertEquals(self::nativeBytes($c['payload']), Crawlq\request_payload($request), $c['name']);
+            $this->assertSame(1, $q->seedRequests([$request])->added, $c['name']);
+            [$lease] = $q->lease(1, 0.0);
+            $this->assertSame($c['key'], $lease->key, $c['name']);
+            $this->assertEquals(self::nativeBytes($c['read']), Crawlq\request_of($lease), $c['name']);
+            $record = shared_redis()->cli('HGET', "crawlq:{{$name}}:leases", "{$lease->token}:{$lease->id}");
+            $this->assertStringContainsString('"payload":' . $c['stored'] . '}', $record, $c['name']);
+            $this->assertTrue($q->ack($lease));
+        }
+        foreach ($file['reads'] as $c) {
+            if ($c['url'] === null) {
+                continue; // a host item: no lease of one carries a URL to read
+            }
+            $q->seed([['url' => $c['url'], 'payload' => $c['payload']]]);
+            [$lease] = $q->lease(1, 0.0);
+            if (isset($c['error'])) {
+                try {
+                    Crawlq\request_of($lease);
+                    $this->fail("{$c['name']}: read");
+                } catch (Crawlq\ProtocolException $e) {
+                    $this->assertSame($c['error'], $e->getCode());
+                }
+            } else {
+                $this->assertEquals(self::nativeBytes($c['read']), Crawlq\request_of($lease), $c['name']);
+            }
+            $q->ack($lease);
+        }
+        $sorting = new Queue(shared_redis()->url(), $name . '-sorted', ['sort_query' => true]);
+        foreach ($file['sort_query'] as $c) {
+            if ($sorting->seed([$c['input']])->added === 0) {
+                continue;
+            }
+            [$lease] = $sorting->lease(1, 0.0);
+            $this->assertSame($c['canonical'], $lease->url, $c['input']);
+            $sorting->ack($lease);
+        }
+    }
 }

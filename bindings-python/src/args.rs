@@ -43,19 +43,57 @@ pub fn seed_args(
     }
     let items = style::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
     let payload = payload.map(to_json).transpose()?;
+    Ok((items, seed_options(priority, delay, payload, force)?))
+}
+
+/// A seed call's batch options.
+pub fn seed_options(
+    priority: Int,
+    delay: f64,
+    payload: Option<Value>,
+    force: bool,
+) -> PyResult<SeedOptions> {
     let opts = json!({"priority": priority.0, "delay": number_value(delay), "payload": payload, "force": force});
-    let opts = style::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)?;
-    Ok((items, opts))
+    style::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
+}
+
+/// Crawl requests as JSON for `seed_requests`: each dict's fields that are not JSON are marked
+/// unreadable, so the core refuses that request only.
+pub fn requests_json(requests: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if requests.is_instance_of::<PyDict>() || requests.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "requests must be an iterable of request dicts: put one request in a list",
+        ));
+    }
+    let not_requests = |_| PyTypeError::new_err("requests must be an iterable of request dicts");
+    let mut list = Vec::new();
+    for (index, request) in requests.try_iter().map_err(not_requests)?.enumerate() {
+        let request = request?;
+        if !request.is_instance_of::<PyDict>() {
+            return Err(PyTypeError::new_err(format!(
+                "requests[{index}] must be a dict with at least a url"
+            )));
+        }
+        list.push(dict_to_json(&request, &format!("requests[{index}]"))?);
+    }
+    Ok(Value::Array(list))
 }
 
 /// One seed item as JSON: a dict's priority, delay, payload or key that is not JSON (a NaN, an
 /// integer past 64 bits, an object that is not JSON) is marked unreadable, so the core refuses
 /// that item only (`crawlq::style::is_item_field`).
 fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
-    let Ok(dict) = item.cast::<PyDict>() else {
+    if !item.is_instance_of::<PyDict>() {
         return to_json(item);
-    };
-    let parent = format!("items[{index}]");
+    }
+    dict_to_json(item, &format!("items[{index}]"))
+}
+
+/// A dict at `parent` (`items[3]`, `requests[0]`) as a JSON object, its fields that are not JSON
+/// marked unreadable where the core refuses that entry only (`style::is_item_field`).
+fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
+    let dict = item.cast::<PyDict>()?;
+    let parent = parent.to_string();
     let mut map = serde_json::Map::with_capacity(dict.len());
     for (k, v) in dict.iter() {
         let key = k

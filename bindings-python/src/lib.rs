@@ -27,9 +27,40 @@ fn shard_of(input: &Bound<'_, pyo3::types::PyString>, shards: i64) -> PyResult<u
     ::crawlq::style::shard_of_input(&convert::text(input)?, shards).map_err(errors::to_pyerr)
 }
 
+/// The crawl request of a lease (docs/PROTOCOL.md section 10): a dict with url, method,
+/// headers, body (bytes or None), user_data, label, depth, retries, found_on, frameworks. An
+/// item seeded through the plain API is a GET of its URL with its payload as user_data.
+/// Raises ProtocolError for a host item or a request this version cannot read (dead-letter it
+/// as `undecodable: ...`).
+#[pyfunction]
+fn request_of(py: Python<'_>, lease: PyRef<'_, types::Lease>) -> PyResult<Py<PyAny>> {
+    let value = ::crawlq::style::request_of_item(
+        lease.core.url.as_deref(),
+        lease.core.payload.as_ref(),
+        ::crawlq::Style::Snake,
+    )
+    .map_err(errors::to_pyerr)?;
+    convert::from_json(py, &value)
+}
+
+/// The payload a crawl request (a dict as request_of returns it) is stored as: what a nack or
+/// release stores to keep an updated request (its retries, its framework's fields).
+#[pyfunction]
+fn request_payload(
+    py: Python<'_>,
+    request: &Bound<'_, pyo3::types::PyDict>,
+) -> PyResult<Py<PyAny>> {
+    let value = convert::to_json(request)?;
+    let request = ::crawlq::style::request_from_json(&value, ::crawlq::Style::Snake)
+        .map_err(errors::to_pyerr)?;
+    convert::from_json(py, &request.payload())
+}
+
 #[pymodule]
 fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(request_of, m)?)?;
+    m.add_function(wrap_pyfunction!(request_payload, m)?)?;
     m.add_function(wrap_pyfunction!(shard_of, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<queue::Queue>()?;

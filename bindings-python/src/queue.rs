@@ -101,6 +101,32 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Seed crawl requests (dicts with url and optional method, headers, body,
+            /// user_data, label, depth, retries, found_on, frameworks, and each one's priority,
+            /// delay, force): stored in the request shape every framework adapter reads, known
+            /// by their URL (a plain GET) or by method, URL and body. Returns a SeedReport.
+            #[pyo3(signature = (requests, *, priority = Int(0), delay = 0.0, force = false), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False)")]
+            fn seed_requests(
+                &self,
+                py: Python<'_>,
+                requests: &Bound<'_, PyAny>,
+                priority: Int,
+                delay: f64,
+                force: bool,
+            ) -> PyResult<Py<PyAny>> {
+                let requests = crate::args::requests_json(requests)?;
+                let opts = crate::args::seed_options(priority, delay, None, force)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move {
+                        let items = style::request_seed_items(&requests, Style::Snake, q.ops())?;
+                        q.seed(&items, &opts).await
+                    },
+                    Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any())),
+                )
+            }
+
             /// Lease up to `max` items, waiting up to `wait` seconds when none is ready.
             #[pyo3(signature = (max = Int(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, max=1, wait=5.0, *, ttl=None)")]
             fn lease(&self, py: Python<'_>, max: Int, wait: f64, ttl: Option<f64>) -> PyResult<Py<PyAny>> {

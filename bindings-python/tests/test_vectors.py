@@ -206,3 +206,52 @@ def test_shard_vectors() -> None:
     assert len(cases) >= 100
     for case in cases:
         assert crawlq.shard_of(case["input"], case["shards"]) == case["shard"], case
+
+
+def native_bytes(value: Any) -> Any:
+    """A vector value with {"$bytes": base64} objects as Python bytes (as the binding reads them)."""
+    import base64
+
+    if isinstance(value, dict):
+        if set(value) == {"$bytes"}:
+            return base64.b64decode(value["$bytes"])
+        return {k: native_bytes(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [native_bytes(v) for v in value]
+    return value
+
+
+def test_crawl_requests_store_read_and_key_as_the_vectors_say(redis_server: RedisServer, name: str) -> None:
+    file = load("requests.json")
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=1_800_000_000)
+    for case in file["cases"]:
+        request = native_bytes(case["request"])
+        assert crawlq.request_payload(request) == native_bytes(case["payload"]), case["name"]
+        report = q.seed_requests([request])
+        assert report.added == 1, case["name"]
+        [lease] = q.lease(1, wait=0)
+        assert lease.key == case["key"], case["name"]
+        read = crawlq.request_of(lease)
+        assert read == native_bytes(case["read"]), case["name"]
+        base = "crawlq:{" + name + "}"
+        record = redis_server.cli("HGET", f"{base}:leases", f"{lease.token}:{lease.id}")
+        assert '"payload":' + case["stored"] + "}" in record, case["name"]
+        assert q.ack(lease)
+    for case in file["reads"]:
+        if case["url"] is None:
+            continue  # a host item: no lease of one carries a URL to read
+        q.seed([{"url": case["url"], "payload": case["payload"]}])
+        [lease] = q.lease(1, wait=0)
+        if "error" in case:
+            with pytest.raises(crawlq.ProtocolError):
+                crawlq.request_of(lease)
+        else:
+            assert crawlq.request_of(lease) == native_bytes(case["read"]), case["name"]
+        q.ack(lease)
+    sorting = crawlq.Queue(redis_server.url, name + "-sorted", sort_query=True)
+    for case in file["sort_query"]:
+        report = sorting.seed([case["input"]])
+        if report.added:
+            [lease] = sorting.lease(1, wait=0)
+            assert lease.url == case["canonical"], case["input"]
+            sorting.ack(lease)

@@ -15,5 +15,7 @@ exports.Queue = wasm.Queue
 exports.Work = wasm.Work
 exports.normalize = wasm.normalize
 exports.shardOf = wasm.shardOf
+exports.requestOf = wasm.requestOf
+exports.requestPayload = wasm.requestPayload
 exports.nodeRedisTransport = nodeRedisTransport
 exports.ioredisTransport = ioredisTransport

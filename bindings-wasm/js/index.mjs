@@ -21,4 +21,6 @@ export const Queue = wasm.Queue
 export const Work = wasm.Work
 export const normalize = wasm.normalize
 export const shardOf = wasm.shardOf
+export const requestOf = wasm.requestOf
+export const requestPayload = wasm.requestPayload
 export { nodeRedisTransport, ioredisTransport }

@@ -160,6 +160,27 @@ pub fn normalize(input: String) -> Result<JsValue, JsValue> {
     Ok(convert::to_js(&core(style::normalized_to_json(&input))?))
 }
 
+/// The crawl request of a lease (same as the native addon's `requestOf`).
+#[wasm_bindgen(js_name = requestOf)]
+pub fn request_of(lease: JsValue) -> Result<JsValue, JsValue> {
+    let lease = json_arg(&lease, "lease")?;
+    let url = lease.get("url").and_then(Value::as_str);
+    let request = core(style::request_of_item(
+        url,
+        lease.get("payload"),
+        Style::Camel,
+    ))?;
+    Ok(convert::to_js(&request))
+}
+
+/// The payload a crawl request is stored as (same as the native addon's `requestPayload`).
+#[wasm_bindgen(js_name = requestPayload)]
+pub fn request_payload(request: JsValue) -> Result<JsValue, JsValue> {
+    let request = json_arg(&request, "request")?;
+    let request = core(style::request_from_json(&request, Style::Camel))?;
+    Ok(convert::to_js(&request.payload()))
+}
+
 /// A crawl frontier in Redis, over a JavaScript transport.
 #[wasm_bindgen]
 pub struct Queue {
@@ -200,6 +221,31 @@ impl Queue {
         let options = try_arg!(json_arg(&options, "options"));
         let items = try_arg!(core(style::seed_items_from_json(&items, Style::Camel)));
         let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::seed_report_to_json(
+                &core(q.seed(&items, &opts).await)?,
+                Style::Camel,
+            ))
+        })
+    }
+
+    /// Seed crawl requests (see the native addon's `seedRequests`).
+    #[wasm_bindgen(js_name = seedRequests)]
+    pub fn seed_requests(&self, requests: JsValue, options: JsValue) -> Promise {
+        let requests = try_arg!(json_arg(&requests, "requests"));
+        if !requests.is_array() {
+            return rejected(type_error(
+                "requests must be an array of request objects".into(),
+            ));
+        }
+        let options = try_arg!(json_arg(&options, "options"));
+        let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
+        let items = try_arg!(core(style::request_seed_items(
+            &requests,
+            Style::Camel,
+            self.inner.ops()
+        )));
         let q = self.inner.clone();
         promise(async move {
             Ok(style::seed_report_to_json(

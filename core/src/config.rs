@@ -131,6 +131,10 @@ pub struct Config {
     /// longer than `lease_ttl`; must be shorter than every lease time used (a third of it is
     /// a good choice). A job that never ends keeps its lease while its process lives.
     pub extend_every: Duration,
+    /// Sort each URL's query parameters before it is compared and stored (default false), so
+    /// `?a=1&b=2` and `?b=2&a=1` are one item, as Scrapy's duplicate filter and many crawl
+    /// frontiers take them. Workers sharing a queue must use the same value (like `host_key`).
+    pub sort_query: bool,
     /// Test only: use this fixed time (ms since epoch) instead of the Redis server's clock.
     pub fixed_clock_ms: Option<i64>,
 }
@@ -162,6 +166,7 @@ impl Default for Config {
             replica_timeout: Duration::from_secs(1),
             shards: None,
             extend_every: Duration::ZERO,
+            sort_query: false,
             fixed_clock_ms: None,
         }
     }
@@ -175,6 +180,7 @@ enum Kind {
     Choice(&'static [&'static str]),
     Text,
     Timestamp,
+    Flag,
 }
 
 /// One option: its snake_case name (the camelCase one is derived: `lease_ttl` ->
@@ -286,6 +292,10 @@ const SPECS: &[Spec] = &[
         kind: Kind::Duration,
     },
     Spec {
+        snake: "sort_query",
+        kind: Kind::Flag,
+    },
+    Spec {
         snake: "fixed_clock",
         kind: Kind::Timestamp,
     },
@@ -298,6 +308,7 @@ enum Parsed {
     Fraction(f64),
     Text(String),
     Timestamp(i64),
+    Flag(bool),
 }
 
 impl Config {
@@ -357,6 +368,7 @@ impl Config {
             ("extend_every", Parsed::Duration(d)) => self.extend_every = d,
             ("revisit_after", Parsed::Duration(d)) => self.revisit_after = d,
             ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
+            ("sort_query", Parsed::Flag(on)) => self.sort_query = on,
             (name, _) => unreachable!("option {name} parsed to the wrong kind"),
         }
     }
@@ -499,6 +511,10 @@ fn parse_value(spec: &Spec, value: &Value, style: Style) -> Result<Parsed> {
         Kind::Timestamp => timestamp_from_value(value, style)
             .map(Parsed::Timestamp)
             .ok_or_else(|| err("a timestamp")),
+        Kind::Flag => value
+            .as_bool()
+            .map(Parsed::Flag)
+            .ok_or_else(|| err("true or false")),
     }
 }
 

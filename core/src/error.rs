@@ -36,6 +36,9 @@ pub enum InvalidReason {
     InvalidKey(String),
     /// A new URL of a host that has added as many as its budget allows (the host key).
     BudgetExhausted(String),
+    /// A crawl request whose fields cannot be read (a method that is not a name, headers that
+    /// are not name/value pairs of text, a body that is not bytes or text, ...).
+    InvalidRequest(String),
 }
 
 impl InvalidReason {
@@ -53,6 +56,7 @@ impl InvalidReason {
             InvalidReason::InvalidDelay(_) => "invalid_delay",
             InvalidReason::InvalidKey(_) => "invalid_key",
             InvalidReason::BudgetExhausted(_) => "budget_exhausted",
+            InvalidReason::InvalidRequest(_) => "invalid_request",
         }
     }
 }
@@ -84,6 +88,7 @@ impl fmt::Display for InvalidReason {
             }
             InvalidReason::InvalidDelay(m) => write!(f, "invalid delay: {m}"),
             InvalidReason::InvalidKey(m) => write!(f, "invalid key: {m}"),
+            InvalidReason::InvalidRequest(m) => write!(f, "not a crawl request: {m}"),
             InvalidReason::BudgetExhausted(host) => write!(
                 f,
                 "host {host} has added as many new URLs as its budget allows"

@@ -40,6 +40,7 @@ pub mod process;
 pub mod queue;
 #[cfg(feature = "redis-executor")]
 pub mod redis_exec;
+pub mod request;
 pub mod scripts;
 pub mod shards;
 pub mod style;
@@ -56,6 +57,7 @@ pub use queue::{
 };
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
+pub use request::CrawlRequest;
 pub use work::{LeaseCursor, Popped, Work};
 
 /// The root README's Rust example is compiled as a doctest, so it stays correct.

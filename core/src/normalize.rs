@@ -232,6 +232,43 @@ fn normalize_url(input: &str) -> Result<Normalized, InvalidReason> {
     })
 }
 
+impl Normalized {
+    /// This item with its query's parameters sorted (the `sort_query` option): `?b=2&a=1` and
+    /// `?a=1&b=2` are then one item. Parameters are the `&`-separated parts of the canonical
+    /// query, compared by name then value (the text before and after the first `=`) as bytes;
+    /// a stable sort, so repeated equal parameters keep their order. Host items and URLs
+    /// without a query are unchanged.
+    ///
+    /// ```
+    /// let item = crawlq::normalize::normalize("http://a.com/p?b=2&a=1&a=0").unwrap();
+    /// assert_eq!(item.with_sorted_query().canonical, "http://a.com/p?a=0&a=1&b=2");
+    /// ```
+    pub fn with_sorted_query(mut self) -> Normalized {
+        if self.kind == ItemKind::Url {
+            self.canonical = sort_query(&self.canonical);
+        }
+        self
+    }
+}
+
+/// A canonical URL with its query's parameters sorted ([`Normalized::with_sorted_query`]).
+pub fn sort_query(canonical: &str) -> String {
+    let Some((before, query)) = canonical.split_once('?') else {
+        return canonical.to_string();
+    };
+    let mut params: Vec<&str> = query.split('&').collect();
+    params.sort_by(|a, b| {
+        let split = |p: &str| -> (Vec<u8>, Vec<u8>) {
+            match p.split_once('=') {
+                Some((name, value)) => (name.as_bytes().to_vec(), value.as_bytes().to_vec()),
+                None => (p.as_bytes().to_vec(), Vec::new()),
+            }
+        };
+        split(a).cmp(&split(b))
+    });
+    format!("{before}?{}", params.join("&"))
+}
+
 /// Canonicalize a bare host: trimmed, lowercased, IDNA to punycode, trailing dot stripped,
 /// validated as a hostname or IP address (IPv6 in brackets).
 ///

@@ -8,6 +8,7 @@ use crate::error::{Error, InvalidReason, Result};
 use crate::keys::Keys;
 use crate::model::*;
 use crate::normalize::{self, ItemKind, LiveMember};
+use crate::request::CrawlRequest;
 use crate::scripts::{self, Script};
 use crate::wire::{self, StoredItem};
 use std::sync::Arc;
@@ -415,7 +416,10 @@ impl Ops {
         if let Some(reason) = &item.refused {
             return Err(reason.clone());
         }
-        let normalized = normalize::normalize(&item.input)?;
+        let mut normalized = normalize::normalize(&item.input)?;
+        if self.config.sort_query {
+            normalized = normalized.with_sorted_query();
+        }
         let priority = match item.priority {
             Some(p) => {
                 i16::try_from(p).map_err(|_| InvalidReason::InvalidPriority(p.to_string()))?
@@ -1221,6 +1225,33 @@ impl Ops {
     }
 
     /// The politeness key of a host or URL given by a user (for `set_host_delay`).
+    /// The seed item of a crawl request: its URL, its payload ([`CrawlRequest::payload`]) and,
+    /// unless it is a plain GET, its identity key ([`CrawlRequest::identity_key`], of the URL's
+    /// canonical form under this queue's options). A URL that is not valid is left to the seed
+    /// to refuse, with its index.
+    ///
+    /// ```
+    /// let ops = crawlq::ops::Ops::new("q", crawlq::Config::default()).unwrap();
+    /// let mut request = crawlq::CrawlRequest::get("HTTP://A.com/x");
+    /// request.method = "POST".into();
+    /// let item = ops.request_item(&request);
+    /// assert_eq!(item.key, request.identity_key("http://a.com/x"));
+    /// ```
+    pub fn request_item(&self, request: &CrawlRequest) -> SeedItem {
+        let key = normalize::normalize(&request.url).ok().and_then(|mut n| {
+            if self.config.sort_query {
+                n = n.with_sorted_query();
+            }
+            request.identity_key(&n.canonical)
+        });
+        SeedItem {
+            input: request.url.clone(),
+            payload: Some(request.payload()),
+            key,
+            ..SeedItem::default()
+        }
+    }
+
     pub fn host_key_of(&self, input: &str) -> Result<String> {
         let normalized = normalize::normalize(input).map_err(|reason| Error::InvalidItem {
             index: 0,

@@ -10,6 +10,7 @@ use crate::model::{AnswerResults, Answers};
 use crate::ops::{
     CallState, LeaseBatch, Ops, PreparedItem, Reply, ScriptCall, SeedOutcome, Seeded,
 };
+use crate::request::CrawlRequest;
 use crate::shards::{Layout, Part, reassemble};
 use crate::wire::StoredItem;
 use std::future::Future;
@@ -538,6 +539,25 @@ impl<E: Executor> Queue<E> {
         chunk.items = reassemble(len, placed);
         chunk.sent = prepared;
         chunk
+    }
+
+    /// Seed crawl requests (docs/PROTOCOL.md, section 10): each is stored as the one request
+    /// shape every framework adapter reads, known by its canonical URL when it is a plain GET
+    /// and by its method, URL and body otherwise. `items` are the requests' seed items with
+    /// their own options (priority, delay, force), made by [`Queue::request_items`]; the
+    /// report is [`Queue::seed`]'s.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let mut request = crawlq::CrawlRequest::get("https://example.com/next");
+    /// request.label = Some("listing".into());
+    /// request.depth = 1;
+    /// let items = q.request_items(&[request]);
+    /// q.seed(&items, &crawlq::SeedOptions::default()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn request_items(&self, requests: &[CrawlRequest]) -> Vec<SeedItem> {
+        requests.iter().map(|r| self.home.request_item(r)).collect()
     }
 
     /// Lease up to `max` items, waiting up to `wait` when nothing is ready.

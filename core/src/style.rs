@@ -10,6 +10,7 @@ use crate::config::{Style, duration_from_value, duration_hint};
 use crate::error::{Error, InvalidReason, Result};
 use crate::model::*;
 use crate::queue::LeaseOptions;
+use crate::request::CrawlRequest;
 use crate::wire::StoredItem;
 use serde_json::{Map, Number, Value};
 use std::time::Duration;
@@ -648,17 +649,43 @@ pub fn unreadable(why: &str) -> Value {
 /// assert!(is_item_field("items['12']", "delay"));
 /// assert!(!is_item_field("items[3]", "url"));
 /// assert!(!is_item_field("items[3].payload", "delay"));
+/// assert!(is_item_field("requests[0]", "user_data"));
 /// ```
 pub fn is_item_field(parent: &str, field: &str) -> bool {
+    let (list, fields): (&str, &[&str]) = if parent.starts_with("requests[") {
+        // every field of a crawl request but its URL (`seed_requests`)
+        ("requests[", &REQUEST_FIELDS)
+    } else {
+        ("items[", &ITEM_FIELDS)
+    };
     let Some(index) = parent
-        .strip_prefix("items[")
+        .strip_prefix(list)
         .and_then(|rest| rest.strip_suffix(']'))
     else {
         return false;
     };
     let index = index.trim_matches('\'');
-    !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) && ITEM_FIELDS.contains(&field)
+    !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) && fields.contains(&field)
 }
+
+/// The fields of a crawl request given to `seed_requests` that refuse that request only when
+/// they cannot be read, in both styles.
+const REQUEST_FIELDS: [&str; 14] = [
+    "method",
+    "headers",
+    "body",
+    "user_data",
+    "userData",
+    "label",
+    "depth",
+    "retries",
+    "found_on",
+    "foundOn",
+    "frameworks",
+    "priority",
+    "delay",
+    "delayMs",
+];
 
 /// The reason of a field a binding could not read, if `value` is its [`unreadable`] marker.
 fn unreadable_reason(value: &Value) -> Option<&str> {
@@ -781,6 +808,211 @@ pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>
             ))),
         })
         .collect()
+}
+
+/// A crawl request as a plain object in the style's names: `url`, `method`, `headers` (a list
+/// of `[name, value]`), `body` (bytes), `user_data`/`userData`, `label`, `depth`, `retries`,
+/// `found_on`/`foundOn`, `frameworks`.
+///
+/// ```
+/// use crawlq::{CrawlRequest, Style, style::request_to_json};
+/// let mut r = CrawlRequest::get("http://a.com/");
+/// r.label = Some("home".into());
+/// let v = request_to_json(&r, Style::Camel);
+/// assert_eq!((v["method"].as_str(), v["label"].as_str(), v["foundOn"].is_null()), (Some("GET"), Some("home"), true));
+/// ```
+pub fn request_to_json(r: &CrawlRequest, style: Style) -> Value {
+    let headers: Vec<Value> = r
+        .headers
+        .iter()
+        .map(|(n, v)| Value::Array(vec![n.clone().into(), v.clone().into()]))
+        .collect();
+    Out::new(style)
+        .value("url", r.url.clone())
+        .value("method", r.method.clone())
+        .value("headers", Value::Array(headers))
+        .value(
+            "body",
+            r.body
+                .as_deref()
+                .map_or(Value::Null, crate::wire::bytes_value),
+        )
+        .value("user_data", Value::Object(r.user_data.clone()))
+        .value("label", r.label.clone())
+        .value("depth", r.depth)
+        .value("retries", r.retries)
+        .value("found_on", r.found_on.clone())
+        .value("frameworks", Value::Object(r.frameworks.clone()))
+        .done()
+}
+
+/// The request of an item (a lease's or a dead letter's URL and payload) as a plain object
+/// ([`request_to_json`]); a host item, a request of a newer format or a malformed one is an
+/// [`Error::Protocol`] naming why (adapters dead-letter the item as `undecodable: ...`).
+///
+/// ```
+/// let v = crawlq::style::request_of_item(Some("http://a.com/"), Some(&serde_json::json!({"k": 1})),
+///     crawlq::Style::Snake).unwrap();
+/// assert_eq!((v["method"].as_str(), v["user_data"]["k"].as_i64()), (Some("GET"), Some(1)));
+/// ```
+pub fn request_of_item(url: Option<&str>, payload: Option<&Value>, style: Style) -> Result<Value> {
+    CrawlRequest::from_item(url, payload)
+        .map(|r| request_to_json(&r, style))
+        .map_err(|e| Error::Protocol(e.0))
+}
+
+/// A crawl request from a plain object in the style's names ([`request_to_json`]); unknown
+/// fields and fields of the wrong type are [`InvalidReason::InvalidRequest`]. `seeding`: the
+/// object may also carry the item's seed options (`priority`, `delay`/`delayMs`, `force`).
+fn request_fields(
+    map: &Map<String, Value>,
+    style: Style,
+    seeding: bool,
+) -> std::result::Result<(CrawlRequest, SeedItem), InvalidReason> {
+    let bad = |m: String| InvalidReason::InvalidRequest(m);
+    // a field the binding could not convert (see UNREADABLE)
+    if let Some((name, why)) = map
+        .iter()
+        .find_map(|(name, v)| unreadable_reason(v).map(|why| (name, why)))
+    {
+        return Err(bad(format!("{name}: {why}")));
+    }
+    let mut f = Fields::new("request", map, style);
+    let url = match f.get("url", false) {
+        Some(Value::String(u)) => u.clone(),
+        _ => return Err(bad("a request needs its url (a string)".into())),
+    };
+    let mut r = CrawlRequest::get(url);
+    if let Some(v) = f.get("method", false) {
+        r.method = v
+            .as_str()
+            .filter(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-'))
+            .ok_or_else(|| bad(format!("method must be a method name, got {v}")))?
+            .to_ascii_uppercase();
+    }
+    if let Some(v) = f.get("headers", false) {
+        r.headers = CrawlRequest::headers_from_value(v).ok_or_else(|| {
+            bad("headers must be [name, value] pairs (or name: value) of text".into())
+        })?;
+    }
+    if let Some(v) = f.get("body", false) {
+        r.body = Some(match v {
+            Value::String(text) => text.clone().into_bytes(),
+            other => crate::wire::value_bytes(other)
+                .ok_or_else(|| bad(format!("body must be bytes or text, got {other}")))?,
+        });
+    }
+    if let Some(v) = f.get("user_data", false) {
+        r.user_data = v
+            .as_object()
+            .cloned()
+            .ok_or_else(|| bad(format!("user_data must be an object, got {v}")))?;
+    }
+    if let Some(v) = f.get("label", false) {
+        r.label = Some(
+            v.as_str()
+                .ok_or_else(|| bad(format!("label must be text, got {v}")))?
+                .to_string(),
+        );
+    }
+    for (name, slot) in [("depth", &mut r.depth), ("retries", &mut r.retries)] {
+        if let Some(v) = f.get(name, false) {
+            *slot = v
+                .as_u64()
+                .ok_or_else(|| bad(format!("{name} must be a count, got {v}")))?;
+        }
+    }
+    if let Some(v) = f.get("found_on", false) {
+        r.found_on = Some(
+            v.as_str()
+                .ok_or_else(|| bad(format!("found_on must be a URL, got {v}")))?
+                .to_string(),
+        );
+    }
+    if let Some(v) = f.get("frameworks", false) {
+        r.frameworks = v
+            .as_object()
+            .cloned()
+            .ok_or_else(|| bad(format!("frameworks must be an object, got {v}")))?;
+    }
+    let mut item = SeedItem::default();
+    if seeding {
+        if let Some(v) = f.get("priority", false) {
+            item.priority = Some(item_priority(v)?);
+        }
+        if let Some(v) = f.get("delay", true) {
+            item.delay = Some(item_delay(v, style)?);
+        }
+        if let Some(v) = f.get("force", false) {
+            item.force = Some(
+                v.as_bool()
+                    .ok_or_else(|| bad(format!("force must be true or false, got {v}")))?,
+            );
+        }
+    }
+    f.finish().map_err(|e| bad(e.to_string()))?;
+    Ok((r, item))
+}
+
+/// A crawl request from a plain object ([`request_to_json`]'s fields): what a binding's
+/// `request_payload` stores with a nack or release ([`CrawlRequest::payload`]).
+///
+/// ```
+/// let v = serde_json::json!({"url": "http://a.com/", "retries": 2});
+/// let r = crawlq::style::request_from_json(&v, crawlq::Style::Snake).unwrap();
+/// assert_eq!(r.payload()["retries"], 2);
+/// ```
+pub fn request_from_json(value: &Value, style: Style) -> Result<CrawlRequest> {
+    let map = value.as_object().ok_or_else(|| {
+        Error::InvalidArgument(format!("a request must be an object, got {value}"))
+    })?;
+    request_fields(map, style, false)
+        .map(|(r, _)| r)
+        .map_err(|reason| Error::InvalidArgument(reason.to_string()))
+}
+
+/// The seed items of crawl requests given as plain objects ([`request_to_json`]'s fields,
+/// plus each one's own `priority`, `delay`/`delayMs` and `force`), keyed and stored as
+/// [`crate::ops::Ops::request_item`] says. A request whose fields cannot be read is refused
+/// alone (`invalid_request`, or the code of its priority or delay), with its index.
+pub fn request_seed_items(
+    value: &Value,
+    style: Style,
+    ops: &crate::ops::Ops,
+) -> Result<Vec<SeedItem>> {
+    let list = value.as_array().ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "requests must be a list of request objects, got {value}"
+        ))
+    })?;
+    Ok(list
+        .iter()
+        .map(|entry| {
+            let read = match entry {
+                Value::Object(map) => request_fields(map, style, true),
+                other => Err(InvalidReason::InvalidRequest(format!(
+                    "a request must be an object, got {other}"
+                ))),
+            };
+            match read {
+                Ok((request, options)) => SeedItem {
+                    priority: options.priority,
+                    delay: options.delay,
+                    force: options.force,
+                    ..ops.request_item(&request)
+                },
+                Err(reason) => SeedItem {
+                    input: entry
+                        .get("url")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    refused: Some(reason),
+                    ..SeedItem::default()
+                },
+            }
+        })
+        .collect())
 }
 
 /// Lease options: max, wait, ttl.

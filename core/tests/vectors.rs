@@ -455,3 +455,84 @@ fn shard_vectors() {
         assert_eq!(got, crawlq::normalize::shard_of(host, shards as u32));
     }
 }
+
+/// tests/vectors/requests.json: the crawl-request shape (docs/PROTOCOL.md section 10) every
+/// framework adapter stores and reads: its stored bytes, its identity key (with and without
+/// `sort_query`), what a lease of it reads as, how plain items read, the sorted queries; then
+/// the same end to end through a queue: seeded, leased, read back, its record in Redis.
+#[tokio::test]
+async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
+    let file = vectors("requests.json");
+    let plain = crawlq::ops::Ops::new("v", Config::default()).unwrap();
+    let sorting = crawlq::ops::Ops::new(
+        "v",
+        Config {
+            sort_query: true,
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let q = open("requests", fixed_clock_config()).await;
+    for case in file["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let request = style::request_from_json(&case["request"], Style::Snake).unwrap();
+        let payload = request.payload();
+        assert_eq!(payload, case["payload"], "{name}: payload");
+        assert_eq!(
+            crawlq::wire::canonical_json(&payload).unwrap(),
+            case["stored"].as_str().unwrap(),
+            "{name}: stored bytes"
+        );
+        let key = |ops: &crawlq::ops::Ops| ops.request_item(&request).key.map(Value::from);
+        assert_eq!(
+            key(&plain).unwrap_or(Value::Null),
+            case["key"],
+            "{name}: key"
+        );
+        assert_eq!(
+            key(&sorting).unwrap_or(Value::Null),
+            case["key_sorted_query"],
+            "{name}: key with sort_query"
+        );
+        let url = case["read"]["url"].as_str();
+        let read = style::request_of_item(url, Some(&payload), Style::Snake).unwrap();
+        assert_eq!(read, case["read"], "{name}: read");
+
+        // end to end: seeded, leased, read back; the record holds the stored bytes and key
+        let items = q.request_items(&[request.clone()]);
+        let report = q.seed(&items, &SeedOptions::default()).await.unwrap();
+        assert_eq!(report.added, 1, "{name}: seeded");
+        let leases = q.lease(1, Duration::ZERO).await.unwrap();
+        let lease = &leases[0];
+        let read =
+            style::request_of_item(lease.url.as_deref(), lease.payload.as_ref(), Style::Snake)
+                .unwrap();
+        assert_eq!(read, case["read"], "{name}: read from a lease");
+        assert_eq!(
+            lease.key.as_deref(),
+            case["key"].as_str(),
+            "{name}: the lease's key"
+        );
+        q.ack(&[lease.handle()]).await.unwrap();
+    }
+    for case in file["reads"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let payload = (!case["payload"].is_null()).then(|| &case["payload"]);
+        let read = style::request_of_item(case["url"].as_str(), payload, Style::Snake);
+        match case.get("error") {
+            Some(code) => assert_eq!(read.unwrap_err().code(), code.as_str().unwrap(), "{name}"),
+            None => assert_eq!(read.unwrap(), case["read"], "{name}"),
+        }
+    }
+    for case in file["sort_query"].as_array().unwrap() {
+        let input = case["input"].as_str().unwrap();
+        let sorted = crawlq::normalize::normalize(input)
+            .unwrap()
+            .with_sorted_query();
+        assert_eq!(
+            sorted.canonical,
+            case["canonical"].as_str().unwrap(),
+            "{input}"
+        );
+    }
+}

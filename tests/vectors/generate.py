@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes normalize.json, records.json and keys.json: the vectors every runtime checks.
+"""Writes normalize.json, records.json, keys.json, shards.json and requests.json: the vectors
+every runtime checks.
 
 The expected values come from models written here, independently of the Rust code: a small
 model of WHATWG URL canonicalization for the systematic URL combinations, Python's IDNA codec
@@ -395,12 +396,146 @@ def keyed_keys() -> dict:
     }
 
 
+# ------------------------------------------------------------ crawl requests (model)
+
+def b64(data: bytes) -> dict:
+    import base64
+    return {"$bytes": base64.b64encode(data).decode()}
+
+
+def request_payload(req: dict) -> dict:
+    """The stored payload of a crawl request (docs/PROTOCOL.md section 10): the mark, then every
+    field that is not at its default."""
+    out: dict = {"$request": 1}
+    method = req.get("method", "GET").upper()
+    if method != "GET":
+        out["method"] = method
+    if req.get("headers"):
+        out["headers"] = [list(pair) for pair in req["headers"]]
+    if req.get("body") is not None:
+        body = req["body"]
+        out["body"] = b64(body.encode()) if isinstance(body, str) else body
+    for name in ("user_data", "frameworks"):
+        if req.get(name):
+            out[name] = req[name]
+    for name in ("label", "found_on"):
+        if req.get(name) is not None:
+            out[name] = req[name]
+    for name in ("depth", "retries"):
+        if req.get(name):
+            out[name] = req[name]
+    return out
+
+
+def request_read(url_: str, payload: dict) -> dict:
+    """What request_of answers for an item of that URL and payload (every field, defaults in)."""
+    return {
+        "url": url_,
+        "method": payload.get("method", "GET"),
+        "headers": payload.get("headers", []),
+        "body": payload.get("body"),
+        "user_data": payload.get("user_data", {}),
+        "label": payload.get("label"),
+        "depth": payload.get("depth", 0),
+        "retries": payload.get("retries", 0),
+        "found_on": payload.get("found_on"),
+        "frameworks": payload.get("frameworks", {}),
+    }
+
+
+def request_key(method: str, canonical: str, body: bytes | None) -> str | None:
+    if method == "GET" and body is None:
+        return None
+    data = method.encode() + b"\n" + canonical.encode() + b"\n" + (body or b"")
+    return "request:" + xxhash.xxh3_128_hexdigest(data)
+
+
+def sort_query(canonical: str) -> str:
+    if "?" not in canonical:
+        return canonical
+    before, query = canonical.split("?", 1)
+    params = query.split("&")
+    params.sort(key=lambda p: tuple(x.encode() for x in (p.split("=", 1) + [""])[:2]))
+    return before + "?" + "&".join(params)
+
+
+def requests_vectors() -> dict:
+    import base64
+    cases_in = [
+        ("a plain GET", {"url": "http://r.example/a"}, "http://r.example/a"),
+        ("a POST with a bytes body and headers in order, a name repeated",
+         {"url": "http://r.example/search", "method": "post",
+          "headers": [["Content-Type", "application/x-www-form-urlencoded"], ["Accept", "text/html"], ["Accept", "*/*"]],
+          "body": b64(b"q=crawl&page=2\x00\xff")},
+         "http://r.example/search"),
+        ("a text body is its UTF-8 bytes", {"url": "http://r.example/api", "method": "PUT", "body": "{\"ü\": 1}"},
+         "http://r.example/api"),
+        ("user data, a label, depth, retries and the page it was found on",
+         {"url": "http://r.example/item/7", "user_data": {"category": "bücher", "ids": [1, 2.5, None, True], "nested": {"z": 1, "a": "€"}},
+          "label": "DETAIL", "depth": 3, "retries": 2, "found_on": "http://r.example/list?page=1"},
+         "http://r.example/item/7"),
+        ("framework-only fields of every framework, kept as they are",
+         {"url": "http://r.example/job", "frameworks": {
+             "scrapy": {"callback": "parse_item", "errback": None, "meta": {"download_timeout": 5}, "cb_kwargs": {"n": 1}, "priority": 3, "flags": ["x"]},
+             "crawlee": {"unique_key": "http://R.example/JOB", "session_rotation_count": 2, "no_retry": False, "error_messages": ["timeout"]},
+             "laravel": {"job": "Illuminate\\Queue\\CallQueuedHandler@call", "data": {"commandName": "App\\Jobs\\FetchPage", "command": "O:8:\"stdClass\":0:{}"}, "maxTries": 3},
+         }},
+         "http://r.example/job"),
+        ("a GET with a body is known by its key", {"url": "http://r.example/odd", "body": "x"}, "http://r.example/odd"),
+        ("a DELETE without a body, unicode in its URL", {"url": "http://R.example/Ünï?b=2&a=1", "method": "delete"},
+         "http://r.example/%C3%9Cn%C3%AF?b=2&a=1"),
+    ]
+    cases = []
+    for name, req, canonical in cases_in:
+        payload = request_payload(req)
+        body = payload.get("body")
+        body_bytes = base64.b64decode(body["$bytes"]) if body else None
+        cases.append({
+            "name": name,
+            "request": req,
+            "payload": payload,
+            "stored": canonical_json(payload),
+            "key": request_key(payload.get("method", "GET"), canonical, body_bytes),
+            "key_sorted_query": request_key(payload.get("method", "GET"), sort_query(canonical), body_bytes),
+            "read": request_read(canonical, payload),
+        })
+    reads = [
+        {"name": "a plain item with an object payload: a GET, the payload as user data",
+         "url": "http://p.example/1", "payload": {"depth": 9, "k": "v"},
+         "read": request_read("http://p.example/1", {"user_data": {"depth": 9, "k": "v"}})},
+        {"name": "a plain item with another payload: under \"payload\"",
+         "url": "http://p.example/2", "payload": [1, 2],
+         "read": request_read("http://p.example/2", {"user_data": {"payload": [1, 2]}})},
+        {"name": "a plain item without a payload", "url": "http://p.example/3", "payload": None,
+         "read": request_read("http://p.example/3", {})},
+        {"name": "a request of a newer format is not read", "url": "http://p.example/4",
+         "payload": {"$request": 2, "method": "GET"}, "error": "PROTOCOL"},
+        {"name": "a request whose headers are not pairs of text is not read", "url": "http://p.example/5",
+         "payload": {"$request": 1, "headers": [["a"]]}, "error": "PROTOCOL"},
+        {"name": "a host item is not a request", "url": None, "payload": None, "error": "PROTOCOL"},
+    ]
+    sorted_urls = [
+        ("http://q.example/p?b=2&a=1", "http://q.example/p?a=1&b=2"),
+        ("http://q.example/p?a=2&a=1&b", "http://q.example/p?a=1&a=2&b"),
+        ("http://q.example/p?a1=1&a=2", "http://q.example/p?a=2&a1=1"),
+        ("http://q.example/p?z=%20&Z=1&y", "http://q.example/p?Z=1&y&z=%20"),
+        ("http://q.example/p", "http://q.example/p"),
+        ("http://q.example/p?", "http://q.example/p?"),
+    ]
+    return {
+        "cases": cases,
+        "reads": reads,
+        "sort_query": [{"input": i, "canonical": c} for i, c in sorted_urls],
+    }
+
+
 def main() -> None:
     files = {
         "normalize.json": {"cases": hand_written() + systematic_urls(), "invalid_text": invalid_text()},
         "records.json": {"clock": T0, "cases": records()},
         "keys.json": {"cases": keys()},
         "shards.json": {"cases": shards()},
+        "requests.json": requests_vectors(),
     }
     stale = []
     for name, content in files.items():

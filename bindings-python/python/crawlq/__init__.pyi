@@ -50,6 +50,43 @@ class SeedItemDict(TypedDict, total=False):
     """The item's identity for de-duplication instead of its canonical URL (1..2048 bytes, no control characters)."""
 
 SeedInput = Union[str, SeedItemDict]
+
+class CrawlRequest(TypedDict):
+    """A crawl request in the one shape every framework adapter reads and writes
+    (docs/PROTOCOL.md section 10), as ``request_of`` returns it."""
+    url: str
+    """The URL to fetch: the item's canonical URL."""
+    method: str
+    """Upper case; ``GET`` unless the request says otherwise."""
+    headers: list[tuple[str, str]]
+    """In order, a name repeated for each of its values (pairs come back as lists)."""
+    body: Optional[bytes]
+    user_data: dict[str, JSON]
+    """Free JSON from the page that found the request to its handler."""
+    label: Optional[str]
+    depth: int
+    retries: int
+    """Times a crawler retried it (Crawlee's retry_count); crawlq's attempt counts deliveries."""
+    found_on: Optional[str]
+    frameworks: dict[str, JSON]
+    """What only one framework understands, under its name (scrapy, crawlee, laravel)."""
+
+class CrawlRequestInput(TypedDict, total=False):
+    """A crawl request to seed (``seed_requests``) or store (``request_payload``): a url and any
+    of CrawlRequest's fields, plus, to seed, the item's own options."""
+    url: str
+    method: str
+    headers: Union[Sequence[Sequence[str]], dict[str, Union[str, list[str]]]]
+    body: Union[bytes, str, None]
+    user_data: dict[str, JSON]
+    label: Optional[str]
+    depth: int
+    retries: int
+    found_on: Optional[str]
+    frameworks: dict[str, JSON]
+    priority: int
+    delay: float
+    force: bool
 NackOutcome = Literal["retried", "dead", "lost"]
 
 class ShardStats(TypedDict):
@@ -298,6 +335,7 @@ class Queue:
         shards: int = ...,
         extend_every: float = ...,
         revisit_after: float = ...,
+        sort_query: bool = ...,
         fixed_clock: float = ...,
     ) -> Queue: ...
     @property
@@ -311,6 +349,16 @@ class Queue:
         payload: JSON = None,
         force: bool = False,
     ) -> SeedReport: ...
+    def seed_requests(
+        self,
+        requests: Iterable[CrawlRequestInput],
+        *,
+        priority: int = 0,
+        delay: float = 0.0,
+        force: bool = False,
+    ) -> SeedReport:
+        """Seed crawl requests in the shape every framework adapter reads; a plain GET is known
+        by its URL, any other request by its method, URL and body."""
     def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
     @overload
     def ack(self, lease: Lease, *, revisit_after: Optional[float] = None, revisit_at: Optional[float] = None) -> bool:
@@ -444,6 +492,7 @@ class AsyncQueue:
         shards: int = ...,
         extend_every: float = ...,
         revisit_after: float = ...,
+        sort_query: bool = ...,
         fixed_clock: float = ...,
     ) -> AsyncQueue: ...
     @classmethod
@@ -457,6 +506,14 @@ class AsyncQueue:
         priority: int = 0,
         delay: float = 0.0,
         payload: JSON = None,
+        force: bool = False,
+    ) -> SeedReport: ...
+    async def seed_requests(
+        self,
+        requests: Iterable[CrawlRequestInput],
+        *,
+        priority: int = 0,
+        delay: float = 0.0,
         force: bool = False,
     ) -> SeedReport: ...
     async def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
@@ -542,6 +599,12 @@ class Normalized(TypedDict):
 def shard_of(input: str, shards: int) -> int:
     """The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024)."""
 
+def request_of(lease: Lease) -> CrawlRequest:
+    """The crawl request of a lease; an item seeded through the plain API is a GET of its URL
+    with its payload as user_data. Raises ProtocolError for a host item or a request this
+    version cannot read."""
+def request_payload(request: CrawlRequestInput) -> dict[str, JSON]:
+    """The payload a crawl request is stored as (to keep an updated request on nack or release)."""
 def normalize(input: str) -> Normalized:
     """The canonical form crawlq gives an input; InvalidItemError for one it would refuse."""
 
