@@ -7,10 +7,6 @@ export interface CrawlqRequestManagerOptions {
   waitMs?: number
   /** crawlq priority given to `forefront` requests (default 1; others get 0). */
   forefrontPriority?: number
-  /** The lease time of fetched requests, and what extensions push it to (default 120000). */
-  leaseTtlMs?: number
-  /** How often leases in flight are extended (default: a third of `leaseTtlMs`; 0: never). */
-  extendEveryMs?: number
   /**
    * On SIGINT/SIGTERM, release the leases this process holds, then send the signal again so the
    * process ends as it would have (default true). Handling these signals yourself? Pass false
@@ -22,14 +18,19 @@ export interface CrawlqRequestManagerOptions {
 }
 
 export interface CrawlqRequestManagerOpenOptions extends CrawlqRequestManagerOptions {
-  /** Options of the queue the manager opens (`maxAttempts` defaults to 4: Crawlee's 3 retries + 1). */
+  /**
+   * Options of the queue the manager opens. Its leases in flight are extended every third of its
+   * lease time (`extendEveryMs`) unless given; `maxAttempts` is the queue's (the lower of it and
+   * Crawlee's `maxRequestRetries` + 1 wins).
+   */
   queueOptions?: QueueOptions
 }
 
 /**
- * A Crawlee request manager on a crawlq queue: every crawler process (and crawlq workers in
- * other languages) shares one frontier, with crawlq's de-duplication by `uniqueKey`,
- * per-host politeness and "finished" across processes.
+ * A Crawlee request manager on a crawlq queue: every crawler process (and crawlq workers and
+ * crawlers of other frameworks) shares one frontier of crawl requests (docs/PROTOCOL.md section
+ * 10), with crawlq's identity (the canonical URL of a GET, else method, URL and body: a leased
+ * request's `uniqueKey` is it), per-host politeness and "finished" across processes.
  *
  * ```js
  * const { CheerioCrawler } = require('crawlee')

@@ -1,10 +1,11 @@
 'use strict'
 // crawlq as a Crawlee (JavaScript, 3.x) request manager: every crawler process that passes a
-// CrawlqRequestManager as its `requestQueue` shares one frontier with the others and with
-// crawlq workers in other languages. Crawlee's own queue logic is replaced, not wrapped: a
-// fetch is a crawlq lease, "handled" is an ack (or a dead letter for a failed request), a
-// reclaim is a nack that stores the request's new retryCount, and politeness, de-duplication
-// and "is the crawl finished" are crawlq's, across processes.
+// CrawlqRequestManager as its `requestQueue` shares one frontier with the others, with crawlq
+// workers in other languages and with Scrapy, Crawlee for Python and Laravel: requests are
+// stored as the one crawl-request shape (docs/PROTOCOL.md section 10). Crawlee's own queue
+// logic is replaced, not wrapped: a fetch is a crawlq lease, "handled" is an ack (or a dead
+// letter for a failed request), a reclaim is a nack that stores the request's new retryCount,
+// and politeness, identity, de-duplication and "is the crawl finished" are crawlq's.
 
 let crawleeCore = null
 function core () {
@@ -21,11 +22,7 @@ function core () {
   return crawleeCore
 }
 
-// The payload of an item seeded by this manager: the request's own fields, so any process
-// can rebuild it. Items without this marker (seeded by a crawlq worker in another language)
-// become a plain GET request whose userData is the item's payload.
-const RECORD = 'crawlee'
-// Error messages carry stacks and grow with every retry; the record keeps the last few.
+// Error messages carry stacks and grow with every retry; the stored request keeps the last few.
 const KEPT_ERRORS = 3
 const KEPT_ERROR_CHARS = 1000
 
@@ -52,22 +49,20 @@ class CrawlqRequestManager {
    */
   static async open (url, name, options = {}) {
     const { queueOptions = {}, ...rest } = options
-    // Crawlee retries a request up to maxRequestRetries (default 3) times: 4 deliveries.
-    const { Queue } = require('./index.js')
-    const queue = await Queue.connect(url, name, { maxAttempts: 4, ...queueOptions })
+    const { Queue, frameworkOptions } = require('./index.js')
+    // leases in flight are extended by the queue's extender (the core's rule for adapters: a
+    // third of the lease time unless given)
+    const queue = await Queue.connect(url, name, frameworkOptions(queueOptions))
     return new CrawlqRequestManager(queue, { ...rest, ownsQueue: true })
   }
 
   /**
    * @param {import('./index').Queue} queue an open crawlq Queue (of this package or of the
-   *   WebAssembly build)
+   *   WebAssembly build); give it `extendEveryMs` to keep long requests' leases alive
    * @param {object} [options]
    * @param {number} [options.waitMs=1000] how long a fetch waits for a request (a host due
    *   after its politeness delay, a seed by another process) before it answers null
    * @param {number} [options.forefrontPriority=1] crawlq priority of `forefront` requests
-   * @param {number} [options.extendEveryMs] how often leases in flight are extended
-   *   (default: a third of the lease time; 0: never)
-   * @param {number} [options.leaseTtlMs=120000] the lease time this manager extends to
    * @param {boolean} [options.releaseOnSignal=true] on SIGINT/SIGTERM release the leases this
    *   process holds, then send the signal again (the process ends as it would have without
    *   the manager). If you handle these signals yourself, pass false and await `close()`
@@ -82,25 +77,20 @@ class CrawlqRequestManager {
     this.queue = queue
     this.waitMs = options.waitMs ?? 1000
     this.forefrontPriority = options.forefrontPriority ?? 1
-    this.leaseTtlMs = options.leaseTtlMs ?? 120000
     this.statsCacheMs = options.statsCacheMs ?? 250
     this.ownsQueue = Boolean(options.ownsQueue)
-    // Leases this process holds, by request id (the crawlq item id).
+    // Leases this process holds, by request id (the crawlq item id), with the crawl request
+    // each was read from (a retry stores it back, other frameworks' fields kept).
     this.inFlight = new Map()
     this.stats = null
     this.statsAt = 0
     this.closed = false
-    const every = options.extendEveryMs ?? Math.floor(this.leaseTtlMs / 3)
-    if (every > 0) {
-      this.extender = setInterval(() => { this.extendInFlight().catch(err => this.warn('extending leases failed', err)) }, every)
-      this.extender.unref()
-    }
     if (options.releaseOnSignal ?? true) this.watchSignals()
   }
 
   /** The crawlq lease a request came from (`leasedAt`, `attempt`, `token`, ...), if held. */
   leaseOf (request) {
-    return this.inFlight.get(request.id) ?? null
+    return this.inFlight.get(request.id)?.lease ?? null
   }
 
   async addRequest (requestLike, options = {}) {
@@ -126,12 +116,7 @@ class CrawlqRequestManager {
     }
     const built = sources.map(source => source instanceof Request ? source : new Request(typeof source === 'string' ? { url: source } : source))
     const priority = options.forefront ? this.forefrontPriority : 0
-    const report = await this.queue.seed(built.map(request => ({
-      url: request.url,
-      key: request.uniqueKey,
-      priority,
-      payload: recordOf(request)
-    })))
+    const report = await this.queue.seedRequests(built.map(request => ({ ...crawlRequestOf(request), priority })))
     const invalid = new Map(report.invalid.map(i => [i.index, i]))
     const addedRequests = []
     built.forEach((request, index) => {
@@ -152,19 +137,23 @@ class CrawlqRequestManager {
    */
   async fetchNextRequest () {
     if (this.closed) return null
-    const [lease] = await this.queue.lease({ max: 1, waitMs: this.waitMs, ttlMs: this.leaseTtlMs })
-    if (!lease) return null
-    let request
-    try {
-      request = requestOf(lease)
-    } catch (err) {
-      // Not something Crawlee can fetch (a host item, a payload it refuses): say why, once.
-      await this.queue.nack(lease, { retry: false, reason: `not a Crawlee request: ${err.message}` })
-      this.warn(`dead-lettered ${lease.url ?? lease.host}: not a Crawlee request`, err)
-      return null
+    for (;;) {
+      const [lease] = await this.queue.lease({ max: 1, waitMs: this.waitMs })
+      if (!lease) return null
+      let crawl, request
+      try {
+        crawl = codec().requestOf(lease)
+        request = requestOf(lease, crawl)
+      } catch (err) {
+        // Not something Crawlee can fetch (a host item, a newer format): a dead letter, never
+        // thrown at the crawler or held.
+        await this.queue.nack(lease, { retry: false, reason: `undecodable: ${err.message}` })
+        this.warn(`dead-lettered ${lease.url ?? lease.host}: not a crawl request Crawlee can fetch`, err)
+        continue
+      }
+      this.inFlight.set(request.id, { lease, crawl })
+      return request
     }
-    this.inFlight.set(request.id, lease)
-    return request
   }
 
   /**
@@ -172,15 +161,15 @@ class CrawlqRequestManager {
    * robots.txt skip) a dead letter with the last error as its reason.
    */
   async markRequestHandled (request) {
-    const lease = this.take(request)
-    if (!lease) return null
+    const held = this.take(request)
+    if (!held) return null
     const { RequestState } = core()
     if (request.state === RequestState.ERROR_HANDLER || request.state === RequestState.ERROR) {
-      await this.queue.nack(lease, { retry: false, reason: lastError(request), payload: recordOf(request) })
+      await this.queue.nack(held.lease, { retry: false, reason: lastError(request) })
     } else if (request.state === RequestState.SKIPPED) {
-      await this.queue.nack(lease, { retry: false, reason: 'ignored: skipped by the crawler (robots.txt)' })
+      await this.queue.nack(held.lease, { retry: false, reason: 'ignored: skipped by the crawler (robots.txt)' })
     } else {
-      await this.queue.ack(lease)
+      await this.queue.ack(held.lease)
     }
     this.stats = null
     return operationInfo(request)
@@ -189,18 +178,19 @@ class CrawlqRequestManager {
   /**
    * Give a request back. After a failure (Crawlee decided to retry) a nack: the attempt
    * counts, crawlq's backoff delays it and the stored request gets the new retryCount and
-   * error messages. Otherwise (a delayed start) a release: the attempt does not count.
+   * error messages (the other frameworks' fields kept). Otherwise (a delayed start) a
+   * release: the attempt does not count.
    */
   async reclaimRequest (request, options = {}) {
-    const lease = this.take(request)
-    if (!lease) return null
+    const held = this.take(request)
+    if (!held) return null
     const { RequestState } = core()
-    const record = recordOf(request)
+    const payload = codec().requestPayload(crawlRequestOf(request, held.crawl))
     if (request.state === RequestState.ERROR_HANDLER) {
-      const outcome = await this.queue.nack(lease, { retry: true, reason: lastError(request), payload: record })
+      const outcome = await this.queue.nack(held.lease, { retry: true, reason: lastError(request), payload })
       if (outcome === 'dead') this.warn(`${request.url}: crawlq's maxAttempts reached before Crawlee's maxRequestRetries; dead-lettered`)
     } else {
-      await this.queue.release(lease, { payload: record })
+      await this.queue.release(held.lease, { payload })
     }
     this.stats = null
     return { ...operationInfo(request), forefront: Boolean(options.forefront) }
@@ -250,43 +240,26 @@ class CrawlqRequestManager {
   async close () {
     if (this.closed) return
     this.closed = true
-    clearInterval(this.extender)
     this.unwatchSignals()
     await this.releaseHeld()
     if (this.ownsQueue) await this.queue.close()
   }
 
   async releaseHeld () {
-    const held = [...this.inFlight.values()]
+    const held = [...this.inFlight.values()].map(h => h.lease)
     this.inFlight.clear()
     if (held.length) await this.queue.release(held)
     return held.length
   }
 
-  async extendInFlight () {
-    const held = [...this.inFlight.entries()]
-    if (!held.length) return
-    const until = await this.queue.extend(held.map(([, lease]) => lease), this.leaseTtlMs)
-    until.forEach((expiresAt, i) => {
-      const [id, lease] = held[i]
-      if (expiresAt === null) {
-        // Expired and taken back (or answered meanwhile): stop extending it; its answer will
-        // find the lease lost and change nothing.
-        if (this.inFlight.get(id) === lease) this.warn(`lease of ${lease.url} was lost (expired before it was extended)`)
-      } else {
-        lease.expiresAt = expiresAt
-      }
-    })
-  }
-
   take (request) {
-    const lease = this.inFlight.get(request.id)
-    if (!lease) {
+    const held = this.inFlight.get(request.id)
+    if (!held) {
       this.warn(`${request.url}: no crawlq lease held for request ${request.id}; nothing to answer`)
       return null
     }
     this.inFlight.delete(request.id)
-    return lease
+    return held
   }
 
   watchSignals () {
@@ -294,7 +267,6 @@ class CrawlqRequestManager {
       if (this.signalled) return
       this.signalled = true
       this.closed = true
-      clearInterval(this.extender)
       // Stay subscribed until the release is done: exit hooks such as signal-exit end the
       // process at once when they find themselves the only listener left.
       const resend = () => {
@@ -328,41 +300,78 @@ class CrawlqRequestManager {
   }
 }
 
-/** The JSON a request is stored as: everything needed to rebuild it elsewhere. */
-function recordOf (request) {
+/**
+ * The crawl request (docs/PROTOCOL.md section 10) a Crawlee request is seeded and stored as:
+ * method, headers, body, userData (without `label` and `__crawlee`), label, depth, retries;
+ * what only Crawlee understands under `frameworks.crawlee` (snake_case, shared with Crawlee for
+ * Python); `kept`: the crawl request it was read from, whose other frameworks' fields are kept.
+ */
+function crawlRequestOf (request, kept = null) {
   const userData = JSON.parse(JSON.stringify(request.userData ?? {}))
-  if (userData.__crawlee) delete userData.__crawlee.state
-  const record = {
-    [RECORD]: 1,
-    url: request.url,
-    uniqueKey: request.uniqueKey,
-    method: request.method,
-    retryCount: request.retryCount,
-    userData
-  }
-  // A body in bytes is stored as bytes (crawlq payloads hold byte strings), a string as it is.
-  if (request.payload !== undefined) record.payload = request.payload
-  if (request.noRetry) record.noRetry = true
-  if (request.headers && Object.keys(request.headers).length) record.headers = request.headers
-  if (request.sessionRotationCount) record.sessionRotationCount = request.sessionRotationCount
+  const crawleeData = userData.__crawlee ?? {}
+  delete userData.__crawlee
+  delete userData.label
+  const crawlee = { unique_key: request.uniqueKey }
+  if (request.noRetry) crawlee.no_retry = true
+  if (request.sessionRotationCount) crawlee.session_rotation_count = request.sessionRotationCount
+  if (crawleeData.maxRetries !== undefined) crawlee.max_retries = crawleeData.maxRetries
   const errors = (request.errorMessages ?? []).slice(-KEPT_ERRORS).map(m => String(m).slice(0, KEPT_ERROR_CHARS))
-  if (errors.length) record.errorMessages = errors
-  return record
+  if (errors.length) crawlee.error_messages = errors
+  const frameworks = { ...(kept?.frameworks ?? {}) }
+  frameworks.crawlee = { ...(frameworks.crawlee ?? {}), ...crawlee }
+  const headers = Object.entries(request.headers ?? {}).map(([name, value]) => [name, String(value)])
+  return {
+    url: request.url,
+    method: request.method,
+    headers,
+    body: request.payload ?? null,
+    userData,
+    label: request.label ?? null,
+    depth: request.crawlDepth ?? crawleeData.crawlDepth ?? 0,
+    retries: request.retryCount ?? 0,
+    foundOn: kept?.foundOn ?? null,
+    frameworks
+  }
 }
 
-/** Rebuild a request from a lease: its record, or a plain GET for an item from elsewhere. */
-function requestOf (lease) {
+/**
+ * The Crawlee request of a lease and its crawl request. Its uniqueKey is the item's identity in
+ * the frontier (the key of a non-GET, else the canonical URL), whatever Crawlee's own
+ * computation would say, so every framework agrees on what one request is.
+ */
+function requestOf (lease, crawl) {
   const { Request } = core()
-  const payload = lease.payload
-  if (payload && typeof payload === 'object' && payload[RECORD] === 1) {
-    const { [RECORD]: _, ...options } = payload
-    // bytes come back as a Buffer from the addon, a Uint8Array from the WebAssembly build
-    if (options.payload instanceof Uint8Array && !Buffer.isBuffer(options.payload)) options.payload = Buffer.from(options.payload)
-    return new Request({ ...options, id: lease.id })
-  }
-  if (!lease.url) throw new Error(`host item ${lease.host} has no URL`)
-  const userData = payload && typeof payload === 'object' && !Array.isArray(payload) ? payload : {}
-  return new Request({ url: lease.url, uniqueKey: lease.key ?? lease.url, id: lease.id, userData })
+  const crawlee = crawl.frameworks.crawlee ?? {}
+  const headers = {}
+  for (const [name, value] of crawl.headers) headers[name] = name in headers ? `${headers[name]}, ${value}` : value
+  const userData = { ...crawl.userData, __crawlee: { crawlDepth: crawl.depth } }
+  if (crawl.label !== null) userData.label = crawl.label
+  if (crawlee.max_retries !== undefined) userData.__crawlee.maxRetries = crawlee.max_retries
+  // bytes come back as a Buffer from the addon, a Uint8Array from the WebAssembly build
+  let payload = crawl.body ?? undefined
+  if (payload instanceof Uint8Array && !Buffer.isBuffer(payload)) payload = Buffer.from(payload)
+  const request = new Request({
+    url: crawl.url,
+    uniqueKey: lease.key ?? lease.url,
+    id: lease.id,
+    method: crawl.method,
+    headers,
+    payload,
+    userData,
+    retryCount: crawl.retries,
+    noRetry: Boolean(crawlee.no_retry),
+    sessionRotationCount: crawlee.session_rotation_count ?? 0,
+    errorMessages: crawlee.error_messages ?? []
+  })
+  return request
+}
+
+/**
+ * The core's crawl-request codec (requestOf, requestPayload): pure conversions, the same for a
+ * queue of this package and one of the WebAssembly build.
+ */
+function codec () {
+  return require('./index.js')
 }
 
 function lastError (request) {

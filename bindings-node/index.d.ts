@@ -531,6 +531,18 @@ export declare class Work {
 }
 
 /**
+ * The default of every queue option (milliseconds for durations; `null`: unset), from the
+ * core's option table: what framework adapters read instead of defaults of their own.
+ */
+export declare function defaultOptions(): { [K in Exclude<keyof QueueOptions, 'fixedClock'>]-?: QueueOptions[K] | null }
+
+/**
+ * The options a framework adapter opens its queue with: `options`, checked, with
+ * `extendEveryMs` a third of `leaseTtlMs` unless given.
+ */
+export declare function frameworkOptions(options?: QueueOptions): QueueOptions
+
+/**
  * The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws
  * an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
  */

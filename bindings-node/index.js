@@ -90,3 +90,5 @@ exports.normalize = native.normalize
 exports.shardOf = native.shardOf
 exports.requestOf = native.requestOf
 exports.requestPayload = native.requestPayload
+exports.defaultOptions = native.defaultOptions
+exports.frameworkOptions = native.frameworkOptions

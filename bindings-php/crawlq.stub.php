@@ -412,6 +412,24 @@ function shard_of(string $input, int $shards): int {}
  */
 function normalize(string $input): mixed {}
 
+/**
+ * The default of every queue option (seconds for durations; null: unset), from the core's
+ * option table.
+ *
+ * @return array<string, mixed>
+ */
+function default_options(): mixed {}
+
+/**
+ * The options a framework adapter opens its queue with: $options, checked, with
+ * `extend_every` a third of `lease_ttl` unless given (0 given: no extension).
+ *
+ * @param array<string, mixed>|null $options
+ * @return array<string, mixed>
+ * @throws ConfigException for an unknown or out-of-range option
+ */
+function framework_options(?array $options = null): mixed {}
+
 /** Connections this process holds (one per Redis URL and connection settings). */
 function connection_count(): int {}
 

@@ -830,6 +830,28 @@ pub fn request_payload(env: &Env, request: Unknown<'_>) -> Result<convert::JsonO
     Ok(convert::JsonOut(request.payload()))
 }
 
+/// The default of every queue option (milliseconds for durations; `null`: unset), from the
+/// core's option table: what framework adapters read instead of defaults of their own.
+#[napi(
+    js_name = "defaultOptions",
+    ts_return_type = "{ [K in Exclude<keyof QueueOptions, 'fixedClock'>]-?: QueueOptions[K] | null }"
+)]
+pub fn default_options() -> Value {
+    Value::Object(crawlq::Config::default().to_options(Style::Camel))
+}
+
+/// The options a framework adapter opens its queue with: `options`, checked, with
+/// `extendEveryMs` a third of `leaseTtlMs` unless given.
+#[napi(
+    js_name = "frameworkOptions",
+    ts_args_type = "options?: QueueOptions",
+    ts_return_type = "QueueOptions"
+)]
+pub fn framework_options(env: &Env, options: Option<Unknown<'_>>) -> Result<Value> {
+    let options = json_value(env, options, "options", crawlq::Error::Config)?;
+    core_arg(env, style::framework_options_json(&options, Style::Camel))
+}
+
 /// The iterator `Queue.work()` returns: the core's `Work` loop behind the async iterator
 /// protocol (`next`, `return`).
 #[napi]

@@ -123,7 +123,7 @@ test('a URL seeded by a worker in another language becomes a GET whose userData 
   assert.equal(leased.length, 1)
   assert.deepEqual([leased[0].url, leased[0].method, leased[0].label, leased[0].userData.depth], ['http://a.com/x', 'GET', 'DETAIL', 2])
   const dead = await m.queue.dead()
-  assert.deepEqual(dead.map(d => [d.host, d.lastError]), [['c.com', 'not a Crawlee request: host item c.com has no URL']])
+  assert.deepEqual(dead.map(d => [d.host, d.lastError]), [['c.com', 'undecodable: protocol mismatch: a host item has no URL to fetch: it is not a crawl request']])
 })
 
 test('answering a request this process does not hold changes nothing', async () => {
@@ -144,14 +144,12 @@ test('close releases the leases still held and stops fetching', async () => {
   assert.deepEqual([stats.leased, stats.ready, stats.releasedTotal], [0, 3, 2])
 })
 
-test('leases in flight are extended while their request runs', async () => {
-  const queue = await crawlq.Queue.connect(redis.url, uniqueName('crawlee'))
-  const m = new CrawlqRequestManager(queue, { leaseTtlMs: 300, extendEveryMs: 100, releaseOnSignal: false })
+test('leases in flight are extended by the queue (extendEveryMs) while their request runs', async () => {
+  const queue = await crawlq.Queue.connect(redis.url, uniqueName('crawlee'), { leaseTtlMs: 300, extendEveryMs: 100 })
+  const m = new CrawlqRequestManager(queue, { releaseOnSignal: false })
   await m.addRequest('http://a.com/slow')
   const request = await m.fetchNextRequest()
-  const first = m.leaseOf(request).expiresAt
   await new Promise(resolve => setTimeout(resolve, 700)) // past the first deadline
-  assert.ok(m.leaseOf(request).expiresAt > first + 300)
   assert.equal(await queue.ack(m.leaseOf(request)), true, 'the lease is still live after twice its ttl')
   await m.close()
 })

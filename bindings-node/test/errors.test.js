@@ -24,6 +24,18 @@ test('ERR_CRAWLQ_INVALID_ITEM carries the input and reason', async () => {
   })
 })
 
+test('adapters take their defaults from the core: defaultOptions, frameworkOptions', async () => {
+  const defaults = crawlq.defaultOptions()
+  assert.deepEqual([defaults.leaseTtlMs, defaults.maxAttempts, defaults.extendEveryMs, defaults.shards], [120000, 3, 0, null])
+  const q = await crawlq.Queue.connect(redis.url, uniqueName('defaults'), defaults)
+  assert.equal((await q.stats()).pending, 0, 'the table reads back as options')
+  assert.deepEqual(crawlq.frameworkOptions(), { extendEveryMs: 40000 }, 'a third of the default lease time')
+  assert.deepEqual(crawlq.frameworkOptions({ leaseTtlMs: 3000 }), { leaseTtlMs: 3000, extendEveryMs: 1000 })
+  assert.deepEqual(crawlq.frameworkOptions({ extendEveryMs: 0 }), { extendEveryMs: 0 }, 'an explicit 0 is kept')
+  assert.throws(() => crawlq.frameworkOptions({ leaseTtl: 3 }), code('ERR_CRAWLQ_CONFIG'))
+  assert.throws(() => crawlq.frameworkOptions({ leaseTtlMs: 3000, extendEveryMs: 3000 }), code('ERR_CRAWLQ_CONFIG'))
+})
+
 test('ERR_CRAWLQ_CONFIG for unknown, mistyped or out-of-range options and bad URLs', async () => {
   for (const opts of [{ leaseTtl: 5 }, { lease_ttl: 5 }, { leaseTtlMs: '5' }, { maxAttempts: 0 }, { hostKey: 'tld' }, { keyPrefix: 'a{b}' }]) {
     await assert.rejects(crawlq.Queue.connect(redis.url, 'c', opts), code('ERR_CRAWLQ_CONFIG'))

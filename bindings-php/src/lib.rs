@@ -797,6 +797,30 @@ pub fn request_payload(request: &Zval) -> PhpResult<Zval> {
     Ok(zval_of(&request.payload()))
 }
 
+/// The default of every queue option (seconds for durations; null: unset), from the core's
+/// option table: what framework adapters read instead of defaults of their own.
+#[php_function]
+#[php(name = "Crawlq\\default_options")]
+pub fn default_options() -> Zval {
+    zval_of(&Value::Object(
+        crawlq::Config::default().to_options(Style::Snake),
+    ))
+}
+
+/// The options a framework adapter opens its queue with: `options`, checked, with
+/// `extend_every` a third of `lease_ttl` unless given.
+#[php_function]
+#[php(name = "Crawlq\\framework_options")]
+pub fn framework_options(options: Option<&Zval>) -> PhpResult<Zval> {
+    let options = match options {
+        Some(z) => convert::options_to_json(z, "options")
+            .map_err(|e| not_json(e, crawlq::Error::Config))?,
+        None => Value::Null,
+    };
+    let options = style::framework_options_json(&options, Style::Snake).map_err(throw)?;
+    Ok(zval_of(&options))
+}
+
 #[php_function]
 #[php(name = "Crawlq\\connection_count")]
 pub fn connection_count() -> i64 {
@@ -818,4 +842,6 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(shard_of))
         .function(wrap_function!(request_of))
         .function(wrap_function!(request_payload))
+        .function(wrap_function!(default_options))
+        .function(wrap_function!(framework_options))
 }

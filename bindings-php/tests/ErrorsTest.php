@@ -51,6 +51,25 @@ final class ErrorsTest extends TestCase
         return [[['lease_tll' => 3]], [['lease_ttl' => '3']], [['max_attempts' => 0]], [['host_key' => 'tld']], [['key_prefix' => 'a{b}']], [['leaseTtlMs' => 5]]];
     }
 
+    public function testAdaptersTakeTheirDefaultsFromTheCore(): void
+    {
+        $defaults = Crawlq\default_options();
+        $this->assertSame([120.0, 3, 0.0, null], [$defaults['lease_ttl'], $defaults['max_attempts'], $defaults['extend_every'], $defaults['shards']]);
+        $this->assertSame(0, $this->open($defaults)->stats()['pending'], 'the table reads back as options');
+        $this->assertSame(['extend_every' => 40.0], Crawlq\framework_options(), 'a third of the default lease time');
+        $this->assertSame(['extend_every' => 40.0], Crawlq\framework_options([]), 'an empty array is no options');
+        $this->assertSame(['lease_ttl' => 3, 'extend_every' => 1.0], Crawlq\framework_options(['lease_ttl' => 3]));
+        $this->assertSame(['extend_every' => 0], Crawlq\framework_options(['extend_every' => 0]), 'an explicit 0 is kept');
+        foreach ([['lease_tll' => 3], ['lease_ttl' => 3, 'extend_every' => 3]] as $bad) {
+            try {
+                Crawlq\framework_options($bad);
+                $this->fail('accepted ' . json_encode($bad));
+            } catch (Crawlq\ConfigException $e) {
+                $this->assertSame('CONFIG', $e->getCode());
+            }
+        }
+    }
+
     public function testBadUrlAndNameAreConfigErrors(): void
     {
         foreach ([['http://127.0.0.1:1/', 'q'], [shared_redis()->url(), 'bad{name}']] as [$url, $name]) {

@@ -72,10 +72,10 @@ final class CrawlTestJob implements ShouldQueue, CrawlJob
             $before = $job->lease()->expiresAt;
             Ran::$log[$this->url][] = 'extended ' . ($job->extendLease(60.0) > $before + 30 ? 'yes' : 'no');
         }
-        if ($path === '/loses-its-lease') {
-            // Another worker's reclaim took the lease back while this one ran.
+        if ($path === '/loses-its-lease' || $path === '/outlives-its-lease-time') {
+            // Runs past its lease time (retry_after 0.3 s), then another worker reclaims.
             usleep(400_000);
-            $job->getContainer()['queue.test']->frontier()->reclaim();
+            $job->getContainer()['queue']->connection($job->getConnectionName())->frontier()->reclaim();
         }
     }
 
@@ -160,17 +160,20 @@ final class LaravelTest extends TestCase
         Ran::$log = [];
         $app = new Illuminate\Foundation\Application(sys_get_temp_dir());
         Illuminate\Container\Container::setInstance($app);
+        $connection = [
+            'driver' => 'crawlq',
+            'url' => shared_redis()->url(),
+            'queue' => unique_name('laravel'),
+            'retry_after' => 0.3,
+            'block_for' => 0.0,
+            'handler' => ForeignItemHandler::class . '@handle',
+            'options' => ['max_attempts' => 5, 'host_delay' => 0.0, 'backoff_base' => 0.001, 'backoff_jitter' => 0.0],
+        ];
+        // the same, without the lease extension framework adapters have by default
+        $unextended = ['queue' => unique_name('laravel'), 'options' => ['extend_every' => 0] + $connection['options']] + $connection;
         $app->instance('config', new Illuminate\Config\Repository(['queue' => [
             'default' => 'crawlq',
-            'connections' => ['crawlq' => [
-                'driver' => 'crawlq',
-                'url' => shared_redis()->url(),
-                'queue' => unique_name('laravel'),
-                'retry_after' => 0.3,
-                'block_for' => 0.0,
-                'handler' => ForeignItemHandler::class . '@handle',
-                'options' => ['max_attempts' => 5, 'host_delay' => 0.0, 'backoff_base' => 0.001, 'backoff_jitter' => 0.0],
-            ]],
+            'connections' => ['crawlq' => $connection, 'unextended' => $unextended],
         ]]));
         $app->register(Illuminate\Bus\BusServiceProvider::class);
         $app->register(Illuminate\Queue\QueueServiceProvider::class);
@@ -191,9 +194,9 @@ final class LaravelTest extends TestCase
     }
 
     /** One pass of `queue:work crawlq --tries=$tries --backoff=$backoff`. */
-    private function work(int $tries = 3, int $backoff = 0): void
+    private function work(int $tries = 3, int $backoff = 0, string $connection = 'crawlq'): void
     {
-        $this->worker->runNextJob('crawlq', '', new WorkerOptions('default', $backoff, 128, 60, 0, $tries));
+        $this->worker->runNextJob($connection, '', new WorkerOptions('default', $backoff, 128, 60, 0, $tries));
     }
 
     public function testPushQueuesAJobOnceByItsUrlAndReturnsItsId(): void
@@ -208,8 +211,10 @@ final class LaravelTest extends TestCase
         $this->assertSame([1, 1, 1], [$stats['ready'], $stats['delayed'], $stats['duplicates_total']]);
         $this->assertSame([$id], array_map(fn ($e) => $e->id, array_slice($this->queued, 0, 1)));
         $peek = $q->frontier()->peek(1)[0];
-        $this->assertSame(CrawlTestJob::class, $peek['payload']['displayName'], 'the payload is Laravel\'s, readable by any worker');
-        $this->assertEquals(['url' => 'http://a.com/1', 'priority' => 0], $peek['payload']['crawlq']);
+        $this->assertSame(1, $peek['payload']['$request'], 'a job is queued as a crawl request (PROTOCOL.md section 10)');
+        $laravel = $peek['payload']['frameworks']['laravel'];
+        $this->assertSame(CrawlTestJob::class, $laravel['displayName'], 'Laravel\'s payload, under its namespace');
+        $this->assertArrayNotHasKey('crawlq', $laravel, 'the driver\'s own fields are the request\'s, not the job\'s');
     }
 
     public function testBulkSeedsInOneCallAndReportsARefusedUrlByItsIndex(): void
@@ -323,11 +328,22 @@ final class LaravelTest extends TestCase
         $this->assertSame(1, $q->frontier()->stats()['done']);
     }
 
-    public function testAJobWhoseLeaseWasTakenBackIsNotAckedAndSaysSo(): void
+    public function testARunningJobKeepsItsLeaseWithoutAsking(): void
     {
         $q = $this->queue();
-        $q->push(new CrawlTestJob('http://j.com/loses-its-lease'));
+        $q->push(new CrawlTestJob('http://j.com/outlives-its-lease-time'));
         $this->work();
+        $stats = $q->frontier()->stats();
+        $this->assertSame([1, 0, 0], [$stats['done'], $stats['ready'], $stats['reclaimed_total']],
+            'extended every third of retry_after while it ran, so the reclaim found nothing expired');
+        $this->assertSame([], $this->log->warnings);
+    }
+
+    public function testAJobWhoseLeaseWasTakenBackIsNotAckedAndSaysSo(): void
+    {
+        $q = $this->manager->connection('unextended');
+        $q->push(new CrawlTestJob('http://j.com/loses-its-lease'));
+        $this->work(connection: 'unextended');
         $stats = $q->frontier()->stats();
         $this->assertSame([0, 1, 1], [$stats['done'], $stats['ready'], $stats['reclaimed_total']]);
         $this->assertStringContainsString('the lease of http://j.com/loses-its-lease expired before the job answered', $this->log->warnings[0] ?? '');

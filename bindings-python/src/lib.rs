@@ -56,9 +56,33 @@ fn request_payload(
     convert::from_json(py, &request.payload())
 }
 
+/// The default of every queue option (seconds for durations; None: unset), from the core's
+/// option table: what framework adapters read instead of defaults of their own.
+#[pyfunction]
+fn default_options(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let defaults = ::crawlq::Config::default().to_options(::crawlq::Style::Snake);
+    convert::from_json(py, &serde_json::Value::Object(defaults))
+}
+
+/// The options a framework adapter opens its queue with: `options` (queue keyword options),
+/// checked, with `extend_every` a third of `lease_ttl` unless given.
+#[pyfunction]
+#[pyo3(signature = (options = None))]
+fn framework_options(
+    py: Python<'_>,
+    options: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let options = convert::kwargs_to_json(options)?;
+    let options = ::crawlq::style::framework_options_json(&options, ::crawlq::Style::Snake)
+        .map_err(errors::to_pyerr)?;
+    convert::from_json(py, &options)
+}
+
 #[pymodule]
 fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(default_options, m)?)?;
+    m.add_function(wrap_pyfunction!(framework_options, m)?)?;
     m.add_function(wrap_pyfunction!(request_of, m)?)?;
     m.add_function(wrap_pyfunction!(request_payload, m)?)?;
     m.add_function(wrap_pyfunction!(shard_of, m)?)?;

@@ -23,7 +23,7 @@ def storage(redis_server: RedisServer, name: str, **options: object) -> CrawlqSt
     return CrawlqStorageClient(redis_server.url, name, wait=0.2, backoff_base=0.001, backoff_jitter=0.0, **options)
 
 
-def test_requests_are_seeded_by_unique_key_and_rebuilt_whole(redis_server: RedisServer, name: str) -> None:
+def test_requests_are_known_by_crawlqs_identity_and_rebuilt_whole(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         client = await storage(redis_server, name).create_rq_client()
         body = bytes(range(256))
@@ -38,10 +38,12 @@ def test_requests_are_seeded_by_unique_key_and_rebuilt_whole(redis_server: Redis
         for _ in range(3):
             request = await client.fetch_next_request()
             assert request is not None
-            fetched[request.unique_key] = request
-        again = fetched[post.unique_key]
+            fetched[request.url] = request
+        again = fetched["http://a.com/form"]
         assert (again.method, again.payload, again.label, again.headers["x-a"]) == ("POST", body, "form", "1")
-        assert await client.get_request(post.unique_key) == again
+        assert again.unique_key.startswith("request:"), "a POST's identity: method, URL and body"
+        assert fetched["http://a.com/1"].unique_key == "http://a.com/1", "a GET's identity: its canonical URL"
+        assert await client.get_request(again.unique_key) == again
         assert not await client.is_finished()
         for request in fetched.values():
             await client.mark_request_as_handled(request)
@@ -84,9 +86,11 @@ def test_items_of_other_languages_and_host_items(redis_server: RedisServer, name
         while (request := await client.fetch_next_request()) is not None:
             got[request.url] = dict(request.user_data)
             await client.mark_request_as_handled(request)
+        for user_data in got.values():
+            user_data.pop("__crawlee", None)
         assert got == {"http://p.com/1": {"from": "node"}, "http://q.com/2": {"payload": [1, 2]}}
         [dead] = plain.dead()
-        assert dead["last_error"] == "not a Crawlee request: host item host.example has no URL"
+        assert dead["last_error"].startswith("undecodable: ") and "host item" in dead["last_error"]
 
     asyncio.run(main())
 

@@ -25,7 +25,7 @@ class Spider(scrapy.Spider):
         yield None
 
 
-def test_a_request_survives_its_payload(q: crawlq.Queue) -> None:
+def test_a_request_survives_its_crawl_request(q: crawlq.Queue) -> None:
     spider = Spider()
     request = scrapy.FormRequest(
         "http://a.example/search?q=1",
@@ -35,14 +35,20 @@ def test_a_request_survives_its_payload(q: crawlq.Queue) -> None:
         errback=spider.parse,
         cb_kwargs={"depth": 3},
         meta={"raw": b"\x00\x01", "pairs": {1: "one", (2, 3): "tuple key"}, "nested": [{"$bytes": "not bytes"}],
+              "depth": 2, "label": "SEARCH", "user_data": {"k": [1, 2]}, "retry_times": 1,
               LEASE_META: object()},
         priority=7,
         dont_filter=True,
     )
+    crawl = encode_request(request, spider)
+    assert (crawl["method"], crawl["label"], crawl["depth"], crawl["retries"], crawl["user_data"]) == (
+        "POST", "SEARCH", 2, 1, {"k": [1, 2]}), "the shared fields are the crawl request's own"
     # Through crawlq and back, as another process would lease it.
-    q.seed([{"url": request.url, "key": "k", "payload": encode_request(request, spider)}])
+    report = q.seed_requests([crawl])
+    assert report.added == 1
     [lease] = q.lease(1, wait=0)
-    back = decode_request(lease.payload, lease.url, spider)
+    assert lease.key is not None and lease.key.startswith("request:"), "a POST is known by method, URL and body"
+    back = decode_request(crawlq.request_of(lease), spider)
     assert (back.url, back.method, back.body, back.priority, back.dont_filter) == (
         request.url, "POST", request.body, 7, True)
     assert back.headers.getlist("X-Token") == [b"\xff\x00binary"]
@@ -51,6 +57,8 @@ def test_a_request_survives_its_payload(q: crawlq.Queue) -> None:
     assert back.meta["raw"] == b"\x00\x01"
     assert back.meta["pairs"] == {1: "one", (2, 3): "tuple key"}
     assert back.meta["nested"] == [{"$bytes": "not bytes"}], "a dict that looks like an encoding stays a dict"
+    assert (back.meta["depth"], back.meta["label"], back.meta["user_data"], back.meta["retry_times"]) == (
+        2, "SEARCH", {"k": [1, 2]}, 1)
     assert LEASE_META not in back.meta, "the lease is never stored"
 
 
@@ -64,11 +72,22 @@ def test_what_json_cannot_hold_is_refused_by_name() -> None:
         encode_request(scrapy.Request("http://a.example/", callback=lambda r: None), spider)
 
 
-def test_a_url_seeded_by_another_worker_is_a_plain_request() -> None:
-    assert decode_request(None, "http://a.example/x", Spider()).url == "http://a.example/x"
-    assert decode_request({"from": "node"}, "http://a.example/y", Spider()).method == "GET"
-    with pytest.raises(ValueError, match="host item"):
-        decode_request(None, None, Spider())
+def test_requests_of_other_frameworks_and_plain_items(q: crawlq.Queue) -> None:
+    q.seed([{"url": "http://a.example/x", "payload": {"from": "node"}}])
+    q.seed_requests([{"url": "http://a.example/post", "method": "POST", "body": b"a=1", "label": "FORM",
+                      "user_data": {"n": 1}, "headers": [["Accept", "text/html"]],
+                      "frameworks": {"crawlee": {"session_rotation_count": 2}}}])
+    spider = Spider()
+    requests = {}
+    for lease in q.lease(2, wait=0):
+        r = decode_request(crawlq.request_of(lease), spider)
+        requests[r.url] = r
+    plain = requests["http://a.example/x"]
+    assert (plain.method, plain.callback, plain.meta["user_data"]) == ("GET", None, {"from": "node"})
+    post = requests["http://a.example/post"]
+    assert (post.method, post.body, post.meta["label"], post.meta["user_data"]) == ("POST", b"a=1", "FORM", {"n": 1})
+    assert post.headers.getlist("Accept") == [b"text/html"]
+    assert post.meta["crawlq_request"]["frameworks"]["crawlee"] == {"session_rotation_count": 2}, "kept for the answer"
 
 
 def _open(settings: dict, redis: RedisServer) -> Scheduler:
@@ -101,7 +120,7 @@ def test_seed_dedupe_keys_and_release_on_close(redis_server: RedisServer, name: 
         assert scheduler.enqueue_request(scrapy.Request("http://A.example/1#frag")) is False, "same URL"
         assert scheduler.enqueue_request(scrapy.Request("http://a.example/1", dont_filter=True)) is False
         post = scrapy.FormRequest("http://a.example/1", formdata={"q": "x"})
-        assert scheduler.enqueue_request(post) is True, "a POST is its own item (keyed by fingerprint)"
+        assert scheduler.enqueue_request(post) is True, "a POST is its own item (keyed by method, URL and body)"
         assert scheduler.enqueue_request(post.replace()) is False
         assert scheduler.enqueue_request(scrapy.Request("ftp://a.example/")) is False, "refused, logged"
         assert scheduler.has_pending_requests()
@@ -115,5 +134,38 @@ def test_seed_dedupe_keys_and_release_on_close(redis_server: RedisServer, name: 
     stats = q.stats()
     assert (stats["leased"], stats["pending"]) == (0, 2), "what the scheduler held went back on close"
     leases = q.lease(10, wait=0)
-    assert sorted((l.payload["method"], l.key is None) for l in leases) == [("GET", True), ("POST", False)]
+    assert sorted((crawlq.request_of(l)["method"], l.key is None) for l in leases) == [("GET", True), ("POST", False)]
     assert all(l.attempt == 1 for l in leases), "a release is not an attempt"
+
+
+def test_leases_in_flight_are_kept_alive_by_the_queue_and_an_undecodable_item_is_never_held(
+    redis_server: RedisServer, name: str
+) -> None:
+    import time
+
+    settings = {"CRAWLQ_QUEUE": name, "CRAWLQ_OPTIONS": {"lease_ttl": 0.3},
+                "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    scheduler = _open(settings, redis_server)
+    q = crawlq.Queue(redis_server.url, name)
+    try:
+        assert scheduler.options["extend_every"] == pytest.approx(0.1), "the core's rule: a third of lease_ttl"
+        # a payload of a newer request format: no framework of this version can run it
+        q.seed([{"url": "http://a.example/newer", "payload": {"$request": 99}}])
+        deadline = time.monotonic() + 5
+        while q.stats()["dead"] == 0 and time.monotonic() < deadline:
+            assert scheduler.next_request() is None, "never handed to Scrapy"
+        [dead] = q.dead()
+        assert dead["last_error"].startswith("undecodable: ") and "newer" in dead["last_error"]
+        scheduler.enqueue_request(scrapy.Request("http://a.example/slow"))
+        request = None
+        while request is None and time.monotonic() < deadline:
+            request = scheduler.next_request()
+        assert request is not None and request.url == "http://a.example/slow"
+        time.sleep(0.7)  # more than twice the lease time, the request still in flight
+        q.reclaim()
+        assert (q.stats()["leased"], q.stats()["reclaimed_total"]) == (1, 0), "nothing expired"
+        scheduler.finish(request)
+        assert (q.stats()["done"], q.stats()["reclaimed_total"]) == (1, 0), "acked by its own lease"
+    finally:
+        scheduler.close("finished")

@@ -109,6 +109,21 @@ def test_extend_every_must_be_shorter_than_the_lease_time(redis_server: RedisSer
     assert q.extend_held() == 0
 
 
+def test_adapters_take_their_defaults_from_the_core(redis_server: RedisServer, name: str) -> None:
+    defaults = crawlq.default_options()
+    assert (defaults["lease_ttl"], defaults["max_attempts"], defaults["extend_every"], defaults["shards"]) == (
+        120.0, 3, 0.0, None)
+    q = crawlq.Queue(redis_server.url, name, **defaults)  # the table reads back as options
+    assert q.stats()["pending"] == 0
+    assert crawlq.framework_options() == {"extend_every": 40.0}, "a third of the default lease time"
+    assert crawlq.framework_options({"lease_ttl": 3}) == {"lease_ttl": 3, "extend_every": 1.0}
+    assert crawlq.framework_options({"extend_every": 0}) == {"extend_every": 0}, "an explicit 0 is kept"
+    with pytest.raises(crawlq.ConfigError, match="unknown option"):
+        crawlq.framework_options({"lease_tll": 3})
+    with pytest.raises(crawlq.ConfigError, match="extend_every"):
+        crawlq.framework_options({"lease_ttl": 3, "extend_every": 3})
+
+
 def test_sigterm_releases_held_leases_with_the_documented_handler(redis_server: RedisServer, name: str) -> None:
     import signal
     import subprocess

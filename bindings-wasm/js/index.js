@@ -17,5 +17,7 @@ exports.normalize = wasm.normalize
 exports.shardOf = wasm.shardOf
 exports.requestOf = wasm.requestOf
 exports.requestPayload = wasm.requestPayload
+exports.defaultOptions = wasm.defaultOptions
+exports.frameworkOptions = wasm.frameworkOptions
 exports.nodeRedisTransport = nodeRedisTransport
 exports.ioredisTransport = ioredisTransport

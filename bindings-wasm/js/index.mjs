@@ -23,4 +23,6 @@ export const normalize = wasm.normalize
 export const shardOf = wasm.shardOf
 export const requestOf = wasm.requestOf
 export const requestPayload = wasm.requestPayload
+export const defaultOptions = wasm.defaultOptions
+export const frameworkOptions = wasm.frameworkOptions
 export { nodeRedisTransport, ioredisTransport }

@@ -181,6 +181,25 @@ pub fn request_payload(request: JsValue) -> Result<JsValue, JsValue> {
     Ok(convert::to_js(&request.payload()))
 }
 
+/// The default of every queue option (same as the native addon's `defaultOptions`).
+#[wasm_bindgen(js_name = defaultOptions)]
+pub fn default_options() -> JsValue {
+    convert::to_js(&Value::Object(
+        crawlq::Config::default().to_options(Style::Camel),
+    ))
+}
+
+/// The options a framework adapter opens its queue with (same as the native addon's
+/// `frameworkOptions`).
+#[wasm_bindgen(js_name = frameworkOptions)]
+pub fn framework_options(options: JsValue) -> Result<JsValue, JsValue> {
+    let options = json_value(&options, "options", crawlq::Error::Config)?;
+    Ok(convert::to_js(&core(style::framework_options_json(
+        &options,
+        Style::Camel,
+    ))?))
+}
+
 /// A crawl frontier in Redis, over a JavaScript transport.
 #[wasm_bindgen]
 pub struct Queue {

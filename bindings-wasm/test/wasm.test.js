@@ -106,6 +106,14 @@ test('both transports take a unix socket URL, as the native bindings do', async 
   }
 })
 
+test('the option table and the adapters\' rule are the native addon\'s', () => {
+  assert.deepEqual(wasm.defaultOptions(), native.defaultOptions())
+  for (const options of [undefined, { leaseTtlMs: 3000 }, { extendEveryMs: 0 }]) {
+    assert.deepEqual(wasm.frameworkOptions(options), native.frameworkOptions(options))
+  }
+  assert.throws(() => wasm.frameworkOptions({ leaseTtl: 3 }), err => err.code === 'ERR_CRAWLQ_CONFIG')
+})
+
 test('the ES-module entry loads from a plain import', async () => {
   const entry = require('node:url').pathToFileURL(path.resolve(__dirname, '..', 'pkg', 'index.mjs')).href
   const code = `import { Queue } from ${JSON.stringify(entry)}

@@ -444,6 +444,101 @@ impl Config {
     pub fn option_names(style: Style) -> Vec<String> {
         SPECS.iter().map(|s| name_in(s, style)).collect()
     }
+
+    /// These options as an object spelled in `style` (durations in its unit), every option of
+    /// the table but the test-only `fixed_clock`; an unset one (`tls_ca_file`, `shards`) is
+    /// null. `Config::default().to_options(style)` is the default of each, which framework
+    /// adapters read instead of keeping defaults of their own.
+    ///
+    /// ```
+    /// use crawlq::{Config, Style};
+    /// let defaults = Config::default().to_options(Style::Camel);
+    /// assert_eq!(defaults["leaseTtlMs"], 120_000);
+    /// let parsed = Config::from_options(&Config::default().to_options(Style::Snake), Style::Snake).unwrap();
+    /// assert_eq!(parsed.lease_ttl, Config::default().lease_ttl);
+    /// ```
+    pub fn to_options(&self, style: Style) -> Map<String, Value> {
+        let duration = |d: Duration| match style {
+            Style::Snake => Value::from(d.as_secs_f64()),
+            Style::Camel => Value::from(d.as_millis() as u64),
+        };
+        let mut out = Map::new();
+        for spec in SPECS {
+            let value = match spec.snake {
+                "lease_ttl" => duration(self.lease_ttl),
+                "max_attempts" => Value::from(self.max_attempts),
+                "backoff" => Value::from(match self.backoff.kind {
+                    BackoffKind::Fixed => "fixed",
+                    BackoffKind::Exponential => "exponential",
+                }),
+                "backoff_base" => duration(self.backoff.base),
+                "backoff_max" => duration(self.backoff.max),
+                "backoff_jitter" => Value::from(self.backoff.jitter),
+                "host_delay" => duration(self.host_delay),
+                "host_key" => Value::from(match self.host_key {
+                    HostKeyMode::Host => "host",
+                    HostKeyMode::Domain => "domain",
+                }),
+                "key_prefix" => Value::from(self.key_prefix.clone()),
+                "connect_timeout" => duration(self.connect_timeout),
+                "command_timeout" => duration(self.command_timeout),
+                "max_payload_bytes" => Value::from(self.max_payload_bytes),
+                "seed_batch" => Value::from(self.seed_batch),
+                "reclaim_batch" => Value::from(self.reclaim_batch),
+                "adaptive_delay_step" => duration(self.adaptive_delay_step),
+                "adaptive_delay_max" => duration(self.adaptive_delay_max),
+                "tls_ca_file" => self.tls_ca_file.clone().map_or(Value::Null, Value::from),
+                "min_replicas" => Value::from(self.min_replicas),
+                "replica_timeout" => duration(self.replica_timeout),
+                "shards" => self.shards.map_or(Value::Null, Value::from),
+                "extend_every" => duration(self.extend_every),
+                "revisit_after" => duration(self.revisit_after),
+                "sort_query" => Value::from(self.sort_query),
+                "fixed_clock" => continue,
+                other => unreachable!("option {other} has no value here"),
+            };
+            out.insert(name_in(spec, style), value);
+        }
+        out
+    }
+    /// The options a framework adapter (Scrapy, Crawlee, Laravel) opens its queue with: the
+    /// caller's `options` spelled in `style`, checked, plus `extend_every` at a third of the
+    /// lease time when they do not set it. A framework holds a lease for as long as its
+    /// request runs, so every adapter keeps it alive through the core's extender, with this
+    /// one rule, instead of a timer and defaults of its own. An explicit `extend_every` (0
+    /// included: no extension) is kept.
+    ///
+    /// ```
+    /// use crawlq::{Config, Style};
+    /// use serde_json::json;
+    /// let options = json!({"leaseTtlMs": 30_000});
+    /// let adapter = Config::framework_options(options.as_object().unwrap(), Style::Camel).unwrap();
+    /// assert_eq!(adapter["extendEveryMs"], 10_000);
+    /// assert_eq!(adapter["leaseTtlMs"], 30_000);
+    /// let bad = json!({"leaseTtlMs": 0});
+    /// assert!(Config::framework_options(bad.as_object().unwrap(), Style::Camel).is_err());
+    /// ```
+    pub fn framework_options(
+        options: &Map<String, Value>,
+        style: Style,
+    ) -> Result<Map<String, Value>> {
+        let config = Config::from_options(options, style)?;
+        let mut out = options.clone();
+        let spec = SPECS
+            .iter()
+            .find(|s| s.snake == "extend_every")
+            .expect("extend_every is an option");
+        let name = name_in(spec, style);
+        if out.get(&name).is_none_or(Value::is_null) {
+            let every = config.lease_ttl / 3;
+            let value = match style {
+                Style::Snake => Value::from(every.as_secs_f64()),
+                Style::Camel => Value::from(every.as_millis() as u64),
+            };
+            out.insert(name, value);
+        }
+        Ok(out)
+    }
 }
 
 fn name_in(spec: &Spec, style: Style) -> String {

@@ -182,10 +182,8 @@ impl CrawlRequest {
                     })
                 }
                 "user_data" => {
-                    request.user_data = value
-                        .as_object()
-                        .cloned()
-                        .ok_or_else(|| bad("user_data", "an object"))?
+                    request.user_data =
+                        object_of(value).ok_or_else(|| bad("user_data", "an object"))?
                 }
                 "label" => {
                     request.label = Some(
@@ -208,10 +206,8 @@ impl CrawlRequest {
                     )
                 }
                 "frameworks" => {
-                    request.frameworks = value
-                        .as_object()
-                        .cloned()
-                        .ok_or_else(|| bad("frameworks", "an object"))?
+                    request.frameworks =
+                        object_of(value).ok_or_else(|| bad("frameworks", "an object"))?
                 }
                 // a field of a later minor revision: kept out of the way, never an error
                 _ => {}
@@ -247,6 +243,22 @@ impl CrawlRequest {
         }
         let hash = xxhash_rust::xxh3::xxh3_128(&bytes);
         Some(format!("request:{hash:032x}"))
+    }
+}
+
+/// The object a field that holds one (`user_data`, `frameworks`) is: an object as it is, and an
+/// empty list as an empty object, since PHP has one value for both (`[]`).
+///
+/// ```
+/// use serde_json::json;
+/// assert_eq!(crawlq::request::object_of(&json!([])), Some(Default::default()));
+/// assert_eq!(crawlq::request::object_of(&json!([1])), None);
+/// ```
+pub fn object_of(value: &Value) -> Option<Map<String, Value>> {
+    match value {
+        Value::Object(map) => Some(map.clone()),
+        Value::Array(list) if list.is_empty() => Some(Map::new()),
+        _ => None,
     }
 }
 

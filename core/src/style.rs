@@ -903,9 +903,7 @@ fn request_fields(
         });
     }
     if let Some(v) = f.get("user_data", false) {
-        r.user_data = v
-            .as_object()
-            .cloned()
+        r.user_data = crate::request::object_of(v)
             .ok_or_else(|| bad(format!("user_data must be an object, got {v}")))?;
     }
     if let Some(v) = f.get("label", false) {
@@ -930,9 +928,7 @@ fn request_fields(
         );
     }
     if let Some(v) = f.get("frameworks", false) {
-        r.frameworks = v
-            .as_object()
-            .cloned()
+        r.frameworks = crate::request::object_of(v)
             .ok_or_else(|| bad(format!("frameworks must be an object, got {v}")))?;
     }
     let mut item = SeedItem::default();
@@ -1254,6 +1250,29 @@ pub fn config_from_json(value: &Value, style: Style) -> Result<crate::Config> {
             "options must be an object, got {other}"
         ))),
     }
+}
+
+/// [`crate::Config::framework_options`] of an options value (null: no options), for bindings.
+///
+/// ```
+/// use crawlq::{style::framework_options_json, Style};
+/// let options = framework_options_json(&serde_json::Value::Null, Style::Snake).unwrap();
+/// assert_eq!(options["extend_every"], 40.0);
+/// ```
+pub fn framework_options_json(value: &Value, style: Style) -> Result<Value> {
+    let empty = serde_json::Map::new();
+    let options = match value {
+        // PHP's empty array is an empty list once converted: no options
+        Value::Null => &empty,
+        Value::Array(list) if list.is_empty() => &empty,
+        Value::Object(map) => map,
+        other => {
+            return Err(Error::Config(format!(
+                "options must be an object, got {other}"
+            )));
+        }
+    };
+    crate::Config::framework_options(options, style).map(Value::Object)
 }
 
 #[cfg(test)]

@@ -6,11 +6,13 @@ use Illuminate\Contracts\Container\Container;
 use Illuminate\Support\Str;
 
 /**
- * Runs an item seeded without a Laravel job (by a crawlq worker in another language) with the
- * connection's `handler`: `$handler->handle(CrawlqJob $job, array $data)` where `$data` is
- * `['url' => ..., 'host' => ..., 'payload' => ...]`. A handler that returns without answering
- * acks the item; one that throws is retried like any job. A `failed(array $data, \Throwable $e)`
- * method, if the handler has one, runs when the item becomes a dead letter.
+ * Runs an item seeded without a Laravel job (by Scrapy, Crawlee or a crawlq worker in another
+ * language) with the connection's `handler`: `$handler->handle(CrawlqJob $job, array $data)`
+ * where `$data` is `['url' => ..., 'host' => ..., 'payload' => ..., 'request' => ...]`,
+ * `request` being its crawl request (method, headers, body, user_data, label, depth, ...). A
+ * handler that returns without answering acks the item; one that throws is retried like any
+ * job. A `failed(array $data, \Throwable $e)` method, if the handler has one, runs when the
+ * item becomes a dead letter.
  */
 final class CallHandler
 {

@@ -19,9 +19,9 @@ namespace Crawlq\Laravel;
  * }
  * ```
  *
- * A job may also define `crawlPriority(): int` (higher is leased first within its host) and
- * `crawlKey(): ?string` (de-duplicate by this key instead of the canonical URL, for example
- * when two jobs fetch one URL with different methods).
+ * A job may also define `crawlPriority(): int` (higher is leased first within its host). A job
+ * is a GET of its URL, known by its canonical URL as every framework knows it (docs/PROTOCOL.md
+ * section 10).
  */
 interface CrawlJob
 {

@@ -21,10 +21,14 @@ class CrawlqJob extends Job implements JobContract
     /** What crawlq answered for this lease: 'acked', 'retried', 'dead' or 'lost' (null: not yet). */
     private ?string $outcome = null;
 
+    /**
+     * @param array<string, mixed> $request the lease's crawl request (`Crawlq\request_of`)
+     */
     public function __construct(
         Container $container,
         private readonly Frontier $frontier,
         private readonly Lease $lease,
+        private readonly array $request,
         ?string $connectionName,
         string $queue,
         ?string $handler,
@@ -32,15 +36,22 @@ class CrawlqJob extends Job implements JobContract
         $this->container = $container;
         $this->connectionName = $connectionName;
         $this->queue = $queue;
-        $this->decoded = self::isLaravelPayload($lease->payload)
-            ? $lease->payload
-            : self::handlerPayload($lease, (string) $handler);
+        $this->decoded = self::isLaravelRequest($request)
+            ? $request['frameworks']['laravel']
+            : self::handlerPayload($lease, $request, (string) $handler);
     }
 
-    /** True for a payload this driver queued (a Laravel job payload with its URL). */
-    public static function isLaravelPayload(mixed $payload): bool
+    /** True for a crawl request a Laravel job was queued as (its payload under `frameworks.laravel`). */
+    public static function isLaravelRequest(array $request): bool
     {
-        return is_array($payload) && is_string($payload['job'] ?? null) && is_array($payload['crawlq'] ?? null);
+        $laravel = $request['frameworks']['laravel'] ?? null;
+        return is_array($laravel) && is_string($laravel['job'] ?? null);
+    }
+
+    /** The crawl request this job runs: URL, method, headers, body, user data, label, depth, ... */
+    public function crawlRequest(): array
+    {
+        return $this->request;
     }
 
     /** The crawlq lease behind this job (URL, host, attempt, token, leasedAt, ...). */
@@ -118,11 +129,15 @@ class CrawlqJob extends Job implements JobContract
         }
     }
 
-    /** Retry later: `$delay` seconds, or crawlq's backoff when it is 0. */
+    /**
+     * Retry later: `$delay` seconds, or crawlq's backoff when it is 0. The stored request counts
+     * the retry; every other framework's fields are kept.
+     */
     public function release($delay = 0)
     {
         parent::release($delay);
-        $options = ['retry' => true, 'reason' => $this->reason('released')];
+        $retried = ['retries' => $this->request['retries'] + 1] + $this->request;
+        $options = ['retry' => true, 'reason' => $this->reason('released'), 'payload' => \Crawlq\request_payload($retried)];
         if ($delay > 0) {
             $options['delay'] = (float) $delay;
         }
@@ -156,8 +171,12 @@ class CrawlqJob extends Job implements JobContract
         }
     }
 
-    /** @return array<string, mixed> a Laravel payload that runs `$handler` for a plain item */
-    private static function handlerPayload(Lease $lease, string $handler): array
+    /**
+     * @param array<string, mixed> $request
+     * @return array<string, mixed> a Laravel payload that runs `$handler` for a request another
+     *         framework (or the plain API) seeded
+     */
+    private static function handlerPayload(Lease $lease, array $request, string $handler): array
     {
         return [
             'uuid' => $lease->id,
@@ -169,7 +188,7 @@ class CrawlqJob extends Job implements JobContract
             'backoff' => null,
             'timeout' => null,
             'retryUntil' => null,
-            'data' => ['handler' => $handler, 'url' => $lease->url, 'host' => $lease->host, 'payload' => $lease->payload],
+            'data' => ['handler' => $handler, 'url' => $lease->url, 'host' => $lease->host, 'payload' => $lease->payload, 'request' => $request],
         ];
     }
 }

@@ -9,9 +9,12 @@ use Illuminate\Queue\Queue;
 
 /**
  * A Laravel queue on crawlq frontiers: each Laravel queue name is a crawlq queue of that name on
- * one Redis. A job is an item keyed by its URL (see CrawlJob) whose payload is Laravel's job
- * payload, so a URL is queued once for the frontier's life, its host is leased no faster than
- * its politeness delay by any worker in any language, and a failed job is a dead letter.
+ * one Redis. A job is a crawl request (docs/PROTOCOL.md section 10): a GET of its URL (see
+ * CrawlJob) with Laravel's job payload under `frameworks.laravel`, so a URL is queued once for
+ * the frontier's life, a Scrapy or Crawlee crawler sharing the queue fetches it like its own,
+ * its host is leased no faster than its politeness delay by any worker in any language, and a
+ * failed job is a dead letter. Requests seeded by other frameworks run through the connection's
+ * `handler`.
  *
  * ```php
  * Queue::connection('crawlq')->push(new FetchPage('https://example.com/'));   // its id, or null: seen
@@ -26,7 +29,8 @@ class CrawlqQueue extends Queue implements QueueContract
     /**
      * @param array<string, mixed> $options crawlq Queue options (host_delay, max_attempts, ...)
      * @param float $blockFor how long a pop waits in Redis for a due host before it answers null
-     * @param float|null $leaseTtl the lease time of a popped job (null: the queue's lease_ttl)
+     * @param float|null $leaseTtl the lease time of a popped job (`retry_after`; null: the
+     *        options' lease_ttl, else the core's default)
      * @param string|null $handler `Class@method` that runs items seeded without a Laravel job
      *        (by crawlq workers in other languages); null dead-letters them
      */
@@ -46,7 +50,23 @@ class CrawlqQueue extends Queue implements QueueContract
     public function frontier(?string $queue = null): Frontier
     {
         $name = $this->getQueue($queue);
-        return $this->frontiers[$name] ??= new Frontier($this->url, $name, $this->options ?: null);
+        return $this->frontiers[$name] ??= new Frontier($this->url, $name, $this->frontierOptions());
+    }
+
+    /**
+     * The options the frontiers open with: the connection's, `retry_after` as the lease time,
+     * and the core's rule for framework adapters (a job's lease is extended every third of
+     * its lease time while it runs, unless `extend_every` is set).
+     *
+     * @return array<string, mixed>
+     */
+    private function frontierOptions(): array
+    {
+        $options = $this->options;
+        if ($this->leaseTtl !== null) {
+            $options['lease_ttl'] = $this->leaseTtl;
+        }
+        return \Crawlq\framework_options($options);
     }
 
     /** The queue name a job goes to. */
@@ -87,7 +107,7 @@ class CrawlqQueue extends Queue implements QueueContract
     public function pushRaw($payload, $queue = null, array $options = [])
     {
         $decoded = json_decode($payload, true);
-        $report = $this->frontier($queue)->seed([$this->item($decoded, $options['delay'] ?? null)]);
+        $report = $this->frontier($queue)->seedRequests([$this->item($decoded, $options['delay'] ?? null)]);
         if ($report->invalid) {
             throw InvalidCrawlJobException::fromSeedReport($report->invalid[0]);
         }
@@ -123,7 +143,7 @@ class CrawlqQueue extends Queue implements QueueContract
         foreach ($jobs as $job) {
             $items[] = $this->item(json_decode($this->createPayload($job, $this->getQueue($queue), $data), true), null);
         }
-        $report = $this->frontier($queue)->seed($items);
+        $report = $this->frontier($queue)->seedRequests($items);
         foreach ($report->ids as $index => $id) {
             if ($id !== null) {
                 $this->raiseJobQueuedEvent($id, $jobs[$index]);
@@ -132,14 +152,25 @@ class CrawlqQueue extends Queue implements QueueContract
         return $report;
     }
 
-    /** Lease the next due job, waiting up to `block_for` seconds; null when none was due. */
+    /**
+     * Lease the next due job, waiting up to `block_for` seconds; null when none was due. An item
+     * that is no crawl request (a host item, a newer format) is a dead letter `undecodable: ...`;
+     * one without a Laravel job (seeded by another framework) runs through the connection's
+     * handler, or is a dead letter when it has none.
+     */
     public function pop($queue = null)
     {
         $name = $this->getQueue($queue);
         $frontier = $this->frontier($name);
         foreach ($frontier->lease(1, $this->blockFor, $this->leaseTtl) as $lease) {
-            if (CrawlqJob::isLaravelPayload($lease->payload) || $this->handler !== null) {
-                return new CrawlqJob($this->container, $frontier, $lease, $this->connectionName, $name, $this->handler);
+            try {
+                $request = \Crawlq\request_of($lease);
+            } catch (\Crawlq\Exception $e) {
+                $frontier->nack($lease, ['retry' => false, 'reason' => 'undecodable: ' . $e->getMessage()]);
+                continue;
+            }
+            if (CrawlqJob::isLaravelRequest($request) || $this->handler !== null) {
+                return new CrawlqJob($this->container, $frontier, $lease, $request, $this->connectionName, $name, $this->handler);
             }
             $frontier->nack($lease, ['retry' => false, 'reason' => "no handler: {$lease->url} was queued without a Laravel job and the connection has no 'handler'"]);
         }
@@ -163,16 +194,13 @@ class CrawlqQueue extends Queue implements QueueContract
         return $payload;
     }
 
-    /** @return array{url: string, priority?: int, key?: string} */
+    /** @return array{url: string, priority?: int} */
     private function crawlFields(mixed $job, mixed $data): array
     {
         if ($job instanceof CrawlJob) {
             $fields = ['url' => $job->crawlUrl()];
             if (method_exists($job, 'crawlPriority')) {
                 $fields['priority'] = $job->crawlPriority();
-            }
-            if (method_exists($job, 'crawlKey') && ($key = $job->crawlKey()) !== null) {
-                $fields['key'] = $key;
             }
             return $fields;
         }
@@ -184,19 +212,22 @@ class CrawlqQueue extends Queue implements QueueContract
         throw new InvalidCrawlJobException("crawlq queues crawl jobs: {$what} must implement " . CrawlJob::class . ' (or, for a Class@method job, pass [\'url\' => ...] as its data)');
     }
 
-    /** @return array<string, mixed> */
+    /**
+     * The crawl request a job is queued as: a GET of its URL, the job's payload (without the
+     * driver's own fields) under `frameworks.laravel`.
+     *
+     * @return array<string, mixed>
+     */
     private function item(mixed $payload, ?float $delay): array
     {
         $fields = is_array($payload) ? ($payload['crawlq'] ?? null) : null;
         if (!is_array($fields) || !is_string($fields['url'] ?? null)) {
             throw new InvalidCrawlJobException('crawlq queues crawl jobs: this payload names no URL (make it with the crawlq connection)');
         }
-        $item = ['url' => $fields['url'], 'payload' => $payload];
+        unset($payload['crawlq']);
+        $item = ['url' => $fields['url'], 'frameworks' => ['laravel' => $payload]];
         if (isset($fields['priority'])) {
             $item['priority'] = (int) $fields['priority'];
-        }
-        if (isset($fields['key'])) {
-            $item['key'] = (string) $fields['key'];
         }
         if ($delay !== null && $delay > 0) {
             $item['delay'] = $delay;

@@ -599,6 +599,12 @@ class Normalized(TypedDict):
 def shard_of(input: str, shards: int) -> int:
     """The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024)."""
 
+def default_options() -> dict[str, Any]:
+    """The default of every queue option (seconds for durations; None: unset)."""
+def framework_options(options: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """The options a framework adapter opens its queue with: ``options`` (queue keyword
+    options), checked, with ``extend_every`` a third of ``lease_ttl`` unless given (0 given: no
+    extension). Raises ConfigError for an unknown or out-of-range option."""
 def request_of(lease: Lease) -> CrawlRequest:
     """The crawl request of a lease; an item seeded through the plain API is a GET of its URL
     with its payload as user_data. Raises ProtocolError for a host item or a request this

@@ -11,21 +11,28 @@ crawlq queue, so N crawler processes (and workers in other languages) share one 
 
 What it maps:
 
-* A request is seeded under its ``unique_key`` (crawlq's de-duplication key: lifelong and
-  shared by every process) with its fields as the payload (a binary body stays bytes). A
-  duplicate is reported ``was_already_present``; a URL crawlq refuses is an unprocessed request
-  and a warning. A URL seeded by a worker in another language becomes ``Request.from_url``
-  with the item's payload as ``user_data`` (under ``"payload"`` unless it is a dict).
+* A request is seeded as the crawl request every framework reads (docs/PROTOCOL.md section 10):
+  method, headers, body (bytes), ``user_data``, label, depth, retries, and under
+  ``frameworks["crawlee"]`` what only Crawlee understands. Its identity in the frontier is
+  crawlq's (the canonical URL of a GET, else its method, URL and body), not Crawlee's
+  ``unique_key`` (which lower-cases the whole URL): a leased request's ``unique_key`` is that
+  identity. A duplicate is reported ``was_already_present``; a URL crawlq refuses is an
+  unprocessed request and a warning. A request seeded by Scrapy, Crawlee for JavaScript or
+  Laravel comes back with its method, headers, body, user data and label; one seeded through
+  the plain API is a GET of its URL with its payload as ``user_data``; an item that is no
+  request (a host item, a newer format) is a dead letter ``undecodable: ...``, never handed to
+  Crawlee.
 * Crawlee decides retries: a failed request comes back through ``reclaim_request`` as a nack
-  that stores its new ``retry_count``; once Crawlee gives up (``max_request_retries``, a 4xx, a
-  ``no_retry``) the request is a dead letter with the error's first line where Python lets the
-  queue see it (it does not on 3.11, where Crawlee handles the error in a task of its own: then
-  ``failed: Crawlee gave up after N retries`` or ``failed: not retried (...)``). A request the
-  crawler skips (robots.txt) is a dead letter ``ignored: ...``. crawlq's ``max_attempts`` is a
-  second limit (the lower one wins): the client sets it one above Crawlee's default of 3
-  retries unless given.
+  that stores its new ``retry_count`` (the other frameworks' fields kept); once Crawlee gives up
+  (``max_request_retries``, a 4xx, a ``no_retry``) the request is a dead letter with the error's
+  first line where Python lets the queue see it (it does not on 3.11, where Crawlee handles the
+  error in a task of its own: then ``failed: Crawlee gave up after N retries`` or ``failed: not
+  retried (...)``). A request the crawler skips (robots.txt) is a dead letter ``ignored: ...``.
+  crawlq's ``max_attempts`` (the queue's) is a second limit: the lower one wins (set it to
+  ``max_request_retries`` + 1 to let Crawlee decide).
 * Politeness is crawlq's ``host_delay``, across processes. Leases are extended in the
-  background (``extend_every``, a third of ``lease_ttl`` unless given); on SIGTERM call
+  background by the queue (``extend_every``, a third of the queue's ``lease_ttl`` unless
+  given); on SIGTERM call
   ``release_held()`` on ``storage.queue`` (see the README's "Use with Crawlee").
 * ``is_finished`` is the whole frontier's: every process's crawler stops when the crawl is over.
 * Datasets and key-value stores go to another storage client (memory unless given).
@@ -35,6 +42,7 @@ What it maps:
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -62,28 +70,67 @@ __all__ = ["CrawlqRequestQueueClient", "CrawlqStorageClient"]
 
 log = logging.getLogger("crawlq.crawlee")
 
-# The payload of an item this client seeded: the request's fields, so any process rebuilds it.
-RECORD = "crawlee"
+def _crawl_request(request: Request, kept: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The crawl request (docs/PROTOCOL.md section 10) a Crawlee request is seeded and stored as:
+    method, headers, body (bytes), user data (without ``label`` and ``__crawlee``), label,
+    depth, retries; what only Crawlee understands under ``frameworks["crawlee"]`` (snake_case,
+    shared with Crawlee for JavaScript); ``kept``: the crawl request it was read from, whose
+    other frameworks' fields and page found on are kept."""
+    user_data = {k: v for k, v in request.user_data.items() if k not in ("label", "__crawlee")}
+    user_data = json.loads(json.dumps(user_data, default=str))
+    crawlee = request.crawlee_data
+    kept = kept or {}
+    frameworks = dict(kept.get("frameworks") or {})
+    fields: dict[str, Any] = {"unique_key": request.unique_key}
+    if request.no_retry:
+        fields["no_retry"] = True
+    if crawlee.session_rotation_count:
+        fields["session_rotation_count"] = crawlee.session_rotation_count
+    if crawlee.max_retries is not None:
+        fields["max_retries"] = crawlee.max_retries
+    frameworks["crawlee"] = {**(frameworks.get("crawlee") or {}), **fields}
+    return {
+        "url": request.url,
+        "method": request.method,
+        "headers": [[k, v] for k, v in request.headers.items()],
+        "body": request.payload,
+        "user_data": user_data,
+        "label": request.label,
+        "depth": crawlee.crawl_depth,
+        "retries": request.retry_count,
+        "found_on": kept.get("found_on"),
+        "frameworks": frameworks,
+    }
 
 
-def _record(request: Request) -> dict[str, Any]:
-    # Crawlee's own serializer decodes a binary body as UTF-8 (and fails); crawlq keeps bytes.
-    fields = request.model_dump(mode="json", by_alias=True, exclude={"payload"})
-    return {RECORD: 1, "request": fields, "body": request.payload}
-
-
-def _request(lease: Any) -> Request | None:
-    """The Crawlee request of a lease; None for a host item (no URL)."""
-    payload = lease.payload
-    if isinstance(payload, dict) and payload.get(RECORD) == 1 and isinstance(payload.get("request"), dict):
-        fields = dict(payload["request"])
-        if payload.get("body") is not None:
-            fields["payload"] = payload["body"]
-        return Request.model_validate(fields)
-    if lease.url is None:
-        return None
-    user_data = payload if isinstance(payload, dict) else ({} if payload is None else {"payload": payload})
-    return Request.from_url(lease.url, user_data=user_data)
+def _request(lease: Any) -> tuple[Request, dict[str, Any]]:
+    """The Crawlee request of a lease: its crawl request (``crawlq.request_of``; raises
+    ``crawlq.ProtocolError`` for an item that is not one), with that crawl request. Its unique
+    key is the item's identity
+    in the frontier (the key of a non-GET, else the canonical URL), whatever Crawlee's own
+    computation would say, so every framework agrees on what one request is."""
+    crawl = crawlq.request_of(lease)
+    crawlee = crawl["frameworks"].get("crawlee") or {}
+    crawlee_data: dict[str, Any] = {"crawlDepth": crawl["depth"]}
+    if crawlee.get("session_rotation_count"):
+        crawlee_data["sessionRotationCount"] = crawlee["session_rotation_count"]
+    if crawlee.get("max_retries") is not None:
+        crawlee_data["maxRetries"] = crawlee["max_retries"]
+    headers: dict[str, str] = {}
+    for name, value in crawl["headers"]:
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    request = Request.from_url(
+        crawl["url"],
+        method=crawl["method"],
+        headers=headers,
+        payload=crawl["body"],
+        label=crawl["label"],
+        unique_key=lease.key or lease.url,
+        user_data={**crawl["user_data"], "__crawlee": crawlee_data},
+        retry_count=crawl["retries"],
+        no_retry=bool(crawlee.get("no_retry")),
+    )
+    return request, crawl
 
 
 def _error_line() -> str | None:
@@ -150,11 +197,11 @@ class CrawlqRequestQueueClient(RequestQueueClient):
     async def add_batch_of_requests(self, requests: Sequence[Request], *, forefront: bool = False) -> AddRequestsResponse:
         items: list[Any] = []
         for request in requests:
-            item: dict[str, Any] = {"url": request.url, "key": request.unique_key, "payload": _record(request)}
+            item = _crawl_request(request)
             if forefront or request.forefront:
                 item["priority"] = self._forefront_priority
             items.append(item)
-        report = await self.queue.seed(items) if items else None
+        report = await self.queue.seed_requests(items) if items else None
         refused = {entry.index: entry for entry in (report.invalid if report else [])}
         processed, unprocessed = [], []
         for index, request in enumerate(requests):
@@ -171,11 +218,12 @@ class CrawlqRequestQueueClient(RequestQueueClient):
 
     def lease_of(self, request: Request) -> Any:
         """The crawlq lease behind a request this process fetched (None when it holds none)."""
-        return self._in_flight.get(request.unique_key)
+        held = self._in_flight.get(request.unique_key)
+        return held[0] if held else None
 
     async def get_request(self, unique_key: str) -> Request | None:
-        lease = self._in_flight.get(unique_key)
-        return None if lease is None else _request(lease)
+        held = self._in_flight.get(unique_key)
+        return None if held is None else _request(held[0])[0]
 
     async def fetch_next_request(self) -> Request | None:
         while True:
@@ -183,18 +231,22 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             if not leases:
                 return None
             lease = leases[0]
-            request = _request(lease)
-            if request is None:
-                await self.queue.nack(lease, retry=False, reason=f"not a Crawlee request: host item {lease.host} has no URL")
+            try:
+                request, crawl = _request(lease)
+            except (crawlq.CrawlqError, ValueError, TypeError) as exc:
+                # not something Crawlee can fetch: a dead letter, never thrown at it or held
+                await self.queue.nack(lease, retry=False, reason=f"undecodable: {exc}")
+                log.warning("dead-lettered %s: not a crawl request Crawlee can fetch: %s", lease.url or lease.host, exc)
                 continue
-            self._in_flight[request.unique_key] = lease
+            self._in_flight[request.unique_key] = (lease, crawl)
             return request
 
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
-        lease = self._in_flight.pop(request.unique_key, None)
-        if lease is None:
+        held = self._in_flight.pop(request.unique_key, None)
+        if held is None:
             return None
-        if request.state == RequestState.ERROR:
+        lease, _ = held
+        if request.state in (RequestState.ERROR, RequestState.ERROR_HANDLER):
             reason = _error_line() or _gave_up(request)
             await self.queue.nack(lease, retry=False, reason=reason)
         elif request.state == RequestState.SKIPPED:
@@ -205,15 +257,17 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         return ProcessedRequest(id=lease.id, unique_key=request.unique_key, was_already_present=True, was_already_handled=True)
 
     async def reclaim_request(self, request: Request, *, forefront: bool = False) -> ProcessedRequest | None:
-        lease = self._in_flight.pop(request.unique_key, None)
-        if lease is None:
+        held = self._in_flight.pop(request.unique_key, None)
+        if held is None:
             return None
+        lease, crawl = held
+        payload = crawlq.request_payload(_crawl_request(request, crawl))
         if request.state == RequestState.ERROR_HANDLER:
-            outcome = await self.queue.nack(lease, reason=_error_line(), payload=_record(request))
+            outcome = await self.queue.nack(lease, reason=_error_line(), payload=payload)
             if outcome == "dead":
                 log.warning("%s: a dead letter after %d attempts (the queue's max_attempts came before Crawlee's retries)", request.url, lease.attempt)
         else:
-            await self.queue.release(lease, payload=_record(request))
+            await self.queue.release(lease, payload=payload)
         self._stats = None
         return ProcessedRequest(id=lease.id, unique_key=request.unique_key, was_already_present=True, was_already_handled=False)
 
@@ -247,11 +301,9 @@ class CrawlqStorageClient(StorageClient):
         self._other = other_storage or MemoryStorageClient()
         self._wait = wait
         self._forefront_priority = forefront_priority
-        # Crawlee retries a request 3 times by default: 4 deliveries.
-        queue_options.setdefault("max_attempts", 4)
-        lease_ttl = queue_options.setdefault("lease_ttl", 120.0)
-        queue_options.setdefault("extend_every", lease_ttl / 3)
-        self._options = queue_options
+        # leases in flight are extended by the queue's extender (the core's rule for adapters:
+        # a third of the lease time unless given); bad options fail here, not at first use
+        self._options = crawlq.framework_options(queue_options)
         self._clients: dict[str, CrawlqRequestQueueClient] = {}
 
     @property

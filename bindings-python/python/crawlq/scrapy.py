@@ -36,8 +36,9 @@ What happens to a request:
 * One owner of retries: crawlq's. With ``RETRY_ENABLED`` left on, a retry that Scrapy's
   RetryMiddleware makes of a leased request becomes a nack of that lease, so the count that
   matters is crawlq's ``max_attempts`` either way.
-* Leases are extended while their request is in flight (every third of the lease time), and
-  the leases a process still holds are released when it closes (Ctrl-C, SIGTERM,
+* Leases are extended by the queue while their request is in flight (``extend_every``: a
+  third of the lease time unless ``CRAWLQ_OPTIONS`` sets it; ``crawlq.framework_options``),
+  and the leases a process still holds are released once when it closes (Ctrl-C, SIGTERM,
   CLOSESPIDER_*), so another process takes them at once.
 * The spider closes when the whole frontier is finished (``Queue.is_finished``: nothing
   queued or leased in any process), not when this process runs dry; with
@@ -57,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.request import request_from_dict
-from twisted.internet import reactor, task
+from twisted.internet import reactor
 
 import crawlq
 
@@ -79,6 +80,10 @@ logger = logging.getLogger(__name__)
 
 LEASE_META = "crawlq_lease"
 """The ``request.meta`` key that holds the request's :class:`crawlq.Lease`."""
+
+REQUEST_META = "crawlq_request"
+"""The ``request.meta`` key that holds the crawl request a leased request was read from
+(``crawlq.request_of``), whose other frameworks' fields a retry stores back."""
 
 _BYTES = "$bytes"
 _PAIRS = "$pairs"
@@ -120,25 +125,90 @@ def _hashable(key: Any) -> Any:
     return tuple(key) if isinstance(key, list) else key
 
 
+FOUND_ON_META = "crawlq_found_on"
+"""The ``request.meta`` key of the URL of the page a request was found on (the spider
+middleware sets it for the requests a callback yields)."""
+
+# meta keys the crawl request carries in its own fields (docs/PROTOCOL.md section 10)
+_SHARED_META = ("depth", "user_data", "label", "retry_times", FOUND_ON_META)
+# Request.to_dict fields the crawl request carries in its own fields
+_SHARED_FIELDS = ("url", "method", "headers", "body", "meta")
+
+
 def encode_request(request: Request, spider: Optional[Spider] = None) -> dict[str, Any]:
-    """The payload a request is seeded with (``request.to_dict``, bytes as bytes, the
-    lease left out). Raises TypeError naming the field that JSON cannot hold, and ValueError
-    for a callback that is not a method of the spider."""
+    """The crawl request a Scrapy request is seeded as (docs/PROTOCOL.md section 10): method,
+    headers, body, and from ``meta`` the shared ``user_data``, ``label``, ``depth``,
+    ``retry_times`` (as ``retries``) and the page it was found on; what only Scrapy understands
+    (callback and errback by name, the rest of meta, cb_kwargs, flags, priority, cookies,
+    encoding, dont_filter) under ``frameworks["scrapy"]``, kept intact by other frameworks.
+    Raises TypeError naming the field that JSON cannot hold, and ValueError for a callback that
+    is not a method of the spider."""
     fields = request.to_dict(spider=spider)
     meta = dict(fields.get("meta") or {})
     meta.pop(LEASE_META, None)
-    fields["meta"] = meta
-    return {k: _to_json(v, k) for k, v in fields.items()}
+    shared = {k: meta.pop(k) for k in _SHARED_META if k in meta}
+    kept = meta.pop(REQUEST_META, None) or {}
+    scrapy_fields = {k: _to_json(v, k) for k, v in fields.items() if k not in _SHARED_FIELDS}
+    scrapy_fields["meta"] = _to_json(meta, "meta")
+    frameworks = dict(kept.get("frameworks") or {})
+    frameworks["scrapy"] = scrapy_fields
+    headers = [[k.decode("latin-1"), v.decode("latin-1")] for k, values in request.headers.items() for v in values]
+    user_data = shared.get("user_data") or {}
+    if not isinstance(user_data, dict):
+        raise TypeError(f"request meta['user_data'] must be a dict, not {type(user_data).__name__}")
+    return {
+        "url": request.url,
+        "method": request.method,
+        "headers": headers,
+        "body": request.body or None,
+        "user_data": _to_json(user_data, "meta['user_data']"),
+        "label": shared.get("label"),
+        "depth": int(shared.get("depth") or 0),
+        "retries": int(shared.get("retry_times") or 0),
+        "found_on": shared.get(FOUND_ON_META),
+        "frameworks": frameworks,
+    }
 
 
-def decode_request(payload: Any, url: Optional[str], spider: Optional[Spider] = None) -> Request:
-    """The request a payload was encoded from; a lease without a Scrapy payload (a URL seeded
-    by another worker) becomes a plain GET of its URL for the spider's ``parse``."""
-    if isinstance(payload, dict) and "method" in payload and "url" in payload:
-        return request_from_dict(_from_json(payload), spider=spider)
-    if url is None:
-        raise ValueError("a host item is not a request")
-    return Request(url)
+def decode_request(crawl_request: dict[str, Any], spider: Optional[Spider] = None) -> Request:
+    """The Scrapy request of a crawl request (``crawlq.request_of``): its ``frameworks["scrapy"]``
+    fields when Scrapy seeded it (callbacks by name), else a request for the spider's ``parse``;
+    the shared fields go to ``meta`` (``user_data``, ``label``, ``depth``, ``retry_times``), and
+    the crawl request itself rides in ``meta["crawlq_request"]`` so a retry stores it back with
+    every other framework's fields."""
+    fields = dict(crawl_request["frameworks"].get("scrapy") or {})
+    meta = _from_json(fields.pop("meta", None) or {})
+    meta[REQUEST_META] = crawl_request
+    if crawl_request["user_data"]:
+        meta["user_data"] = crawl_request["user_data"]
+    if crawl_request["label"] is not None:
+        meta["label"] = crawl_request["label"]
+    if crawl_request["depth"]:
+        meta["depth"] = crawl_request["depth"]
+    if crawl_request["retries"]:
+        meta["retry_times"] = crawl_request["retries"]
+    if crawl_request["found_on"] is not None:
+        meta[FOUND_ON_META] = crawl_request["found_on"]
+    # header text is latin-1 (each byte one character), as encode_request writes it
+    headers: dict[bytes, list[bytes]] = {}
+    for name, value in crawl_request["headers"]:
+        headers.setdefault(_header_bytes(name), []).append(_header_bytes(value))
+    fields.update(
+        url=crawl_request["url"],
+        method=crawl_request["method"],
+        headers=headers,
+        body=crawl_request["body"] or b"",
+        meta=meta,
+    )
+    fields = {k: _from_json(v) if k in ("cb_kwargs", "cookies") else v for k, v in fields.items()}
+    return request_from_dict(fields, spider=spider)
+
+
+def _header_bytes(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:  # text another framework wrote beyond latin-1
+        return text.encode("utf-8")
 
 
 def _delay_from_retry_after(response: Response) -> Optional[float]:
@@ -161,13 +231,17 @@ class Scheduler:
         self.stats = crawler.stats
         self.redis_url: str = settings.get("CRAWLQ_URL", "redis://127.0.0.1:6379/0")
         self.queue_name: str = settings.get("CRAWLQ_QUEUE", "%(spider)s")
-        self.options: dict[str, Any] = dict(settings.getdict("CRAWLQ_OPTIONS"))
+        # the core's rule for adapters: leases in flight are extended by the queue's own
+        # extender (a third of the lease time unless CRAWLQ_OPTIONS sets extend_every)
+        self.options: dict[str, Any] = crawlq.framework_options(dict(settings.getdict("CRAWLQ_OPTIONS")))
         self.force_dont_filter: bool = settings.getbool("CRAWLQ_FORCE_DONT_FILTER", False)
         self.close_when_finished: bool = settings.getbool("CRAWLQ_CLOSE_WHEN_FINISHED", True)
         self.idle_poll: float = settings.getfloat("CRAWLQ_IDLE_POLL", 0.5)
-        self.key_by: str = settings.get("CRAWLQ_KEY", "auto")
-        if self.key_by not in ("auto", "url", "fingerprint"):
-            raise NotConfigured(f"CRAWLQ_KEY must be auto, url or fingerprint, not {self.key_by!r}")
+        if settings.get("CRAWLQ_KEY") is not None:
+            raise NotConfigured(
+                "CRAWLQ_KEY is gone: every framework now knows a request the same way (its URL for "
+                "a GET, its method, URL and body otherwise; docs/PROTOCOL.md section 10)"
+            )
         codes = settings.getlist("CRAWLQ_RETRY_HTTP_CODES", settings.getlist("RETRY_HTTP_CODES"))
         self.retry_http_codes: set[int] = {int(c) for c in codes}
         self.queue: Optional[crawlq.Queue] = None
@@ -182,7 +256,6 @@ class Scheduler:
         self._fetcher: Optional[threading.Thread] = None
         self._finished_at = 0.0
         self._finished = False
-        self._loops: list[task.LoopingCall] = []
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -196,19 +269,13 @@ class Scheduler:
         name = self.queue_name % {"spider": spider.name}
         self.queue = crawlq.Queue(self.redis_url, name, **self.options)
         self.queue.stats()  # connect now: a wrong CRAWLQ_URL fails the crawl at its start
-        lease_ttl = float(self.options.get("lease_ttl", 120.0))
         _SCHEDULERS[self.crawler] = self
         self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
-        self._start_loop(self._extend_in_flight, lease_ttl / 3)
         self._fetcher = threading.Thread(target=self._fetch_ahead, name="crawlq-fetch-ahead", daemon=True)
         self._fetcher.start()
         logger.info("crawlq frontier %s at %s", name, self.redis_url, extra={"spider": spider})
 
     def close(self, reason: str) -> None:
-        for loop in self._loops:
-            if loop.running:
-                loop.stop()
-        self._loops.clear()
         _SCHEDULERS.pop(self.crawler, None)
         self._stopping.set()
         self._ahead_taken.set()
@@ -217,11 +284,11 @@ class Scheduler:
         if self.queue is None:
             return
         with self._ahead_lock:
-            held = list(self._in_flight.values()) + self._ahead
             self._ahead.clear()
         self._in_flight.clear()
-        if held:
-            released = sum(self.queue.release(held))
+        # one release of everything this process still holds (in flight, fetched ahead)
+        released = self.queue.release_held()
+        if released:
             self.stats.inc_value("crawlq/released", released)
             logger.info("crawlq: released %d held lease(s) on close (%s)", released, reason)
         self.queue.close()
@@ -263,11 +330,11 @@ class Scheduler:
                 return None
             lease = leases[0]
             try:
-                request = decode_request(lease.payload, lease.url, self.spider)
-            except Exception as exc:  # a payload no Scrapy request comes from: a dead letter
-                self.queue.nack(lease, retry=False, reason=f"not a Scrapy request: {exc}")
+                request = decode_request(crawlq.request_of(lease), self.spider)
+            except Exception as exc:  # no request comes from it: a dead letter, never held
+                self.queue.nack(lease, retry=False, reason=f"undecodable: {exc}")
                 self.stats.inc_value("crawlq/dead")
-                logger.error("crawlq: item %s is not a Scrapy request (%s); dead-lettered", lease.id, exc)
+                logger.error("crawlq: item %s is not a crawl request Scrapy can run (%s); dead-lettered", lease.id, exc)
                 continue
             request.meta[LEASE_META] = lease
             self._in_flight[lease.id] = lease
@@ -294,7 +361,8 @@ class Scheduler:
         to dead letters (False). Later calls for the same request change nothing."""
         lease = request.meta.get(LEASE_META)
         if lease is not None:
-            self._answer(lease, request.url, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited)
+            self._answer(lease, request.url, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
+                         crawl_request=request.meta.get(REQUEST_META))
 
     def _answer(
         self,
@@ -305,6 +373,7 @@ class Scheduler:
         reason: Optional[str] = None,
         delay: Optional[float] = None,
         rate_limited: bool = False,
+        crawl_request: Optional[dict[str, Any]] = None,
     ) -> None:
         if self._in_flight.pop(lease.id, None) is None:
             return
@@ -316,7 +385,11 @@ class Scheduler:
                 if not acked:
                     logger.warning("crawlq: lease of %s was lost before its ack (expired and taken back)", url)
                 return
-            outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited)
+            payload = None
+            if retry and crawl_request is not None and not rate_limited:
+                # the stored request counts the retry, every framework's fields kept
+                payload = crawlq.request_payload({**crawl_request, "retries": crawl_request["retries"] + 1})
+            outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited, payload=payload)
             self.stats.inc_value(f"crawlq/{outcome}")
             level = logging.INFO if outcome == "retried" else logging.WARNING
             logger.log(level, "crawlq: %s %s (%s)", outcome, url, reason)
@@ -330,31 +403,18 @@ class Scheduler:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _key(self, request: Request) -> Optional[str]:
-        if self.key_by == "url" or (self.key_by == "auto" and request.method == "GET" and not request.body):
-            return None
-        fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
-        return "scrapy:" + fingerprint.hex()
-
     def _seed(self, request: Request) -> bool:
         assert self.queue is not None
         try:
-            payload = encode_request(request, self.spider)
+            crawl_request = encode_request(request, self.spider)
         except (TypeError, ValueError) as exc:
             logger.error("crawlq: cannot queue %s: %s", request, exc, extra={"spider": self.spider})
             self.stats.inc_value("crawlq/unencodable")
             return False
-        item: crawlq.SeedItemDict = {
-            "url": request.url,
-            "payload": payload,
-            "priority": min(max(request.priority, _PRIORITY_MIN), _PRIORITY_MAX),
-        }
-        key = self._key(request)
-        if key is not None:
-            item["key"] = key
+        crawl_request["priority"] = min(max(request.priority, _PRIORITY_MIN), _PRIORITY_MAX)
         if request.dont_filter and self.force_dont_filter:
-            item["force"] = True
-        report = self.queue.seed([item])
+            crawl_request["force"] = True
+        report = self.queue.seed_requests([crawl_request])
         if report.invalid:
             invalid = report.invalid[0]
             logger.error("crawlq: refused %s: %s", request.url, invalid.code, extra={"spider": self.spider})
@@ -372,12 +432,13 @@ class Scheduler:
         same request (a nack: crawlq retries) or a redirect (seed the target, ack the page)."""
         if lease.id not in self._in_flight:
             return False  # its lease was answered already; queueing it again would duplicate
+        leased = request.meta.pop(REQUEST_META, None) or {}
         request.meta.pop(LEASE_META, None)  # the copy's own meta (Request.replace copies it)
-        key = self._key(request)
-        fetched = lease.payload.get("url") if isinstance(lease.payload, dict) else lease.url
-        if (key is not None and key == lease.key) or (key is None and request.url in (fetched, lease.url)):
+        same = (request.url in (leased.get("url"), lease.url) and request.method == leased.get("method", "GET")
+                and (request.body or None) == leased.get("body"))
+        if same:
             reason = f"retried by Scrapy (retry_times={request.meta.get('retry_times')})"
-            self._answer(lease, lease.url, retry=True, reason=reason)
+            self._answer(lease, lease.url, retry=True, reason=reason, crawl_request=leased or None)
             return True
         seeded = self._seed(request)
         self._answer(lease, lease.url)
@@ -407,13 +468,6 @@ class Scheduler:
                         f"before HttpErrorMiddleware swallows it"
                     )
 
-    def _start_loop(self, fn: Any, interval: float) -> None:
-        loop = task.LoopingCall(fn)
-        loop.start(max(interval, 0.05), now=False).addErrback(
-            lambda f: logger.error("crawlq: %s stopped: %s", fn.__name__, f.getErrorMessage())
-        )
-        self._loops.append(loop)
-
     def _fetch_ahead(self) -> None:
         """Thread: while nothing is fetched ahead, wait in a blocking lease (server-side, no
         polling) and wake the engine when one comes."""
@@ -437,22 +491,6 @@ class Scheduler:
                     return
                 self._ahead.extend(leases)
             reactor.callFromThread(self._wake_engine)
-
-    def _extend_in_flight(self) -> None:
-        with self._ahead_lock:
-            leases = list(self._in_flight.values()) + self._ahead
-        if not leases or self.queue is None:
-            return
-        try:
-            until = self.queue.extend(leases, float(self.options.get("lease_ttl", 120.0)))
-        except crawlq.CrawlqError as exc:
-            logger.warning("crawlq: could not extend %d lease(s): %s", len(leases), exc)
-            return
-        for lease, new_expiry in zip(leases, until):
-            if new_expiry is None:
-                logger.warning("crawlq: lease of %s was lost (expired and taken back): it may be fetched again", lease.url)
-                self._in_flight.pop(lease.id, None)
-                self.stats.inc_value("crawlq/lost")
 
     def _wake_engine(self) -> None:
         """Let the engine ask for a request now: the fetcher has one for it."""
@@ -481,9 +519,12 @@ class SpiderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> SpiderMiddleware:
         return cls(crawler)
 
-    def _split(self, out: Any) -> bool:
-        """Queue a yielded request at once (before the page is acked); True if it was one."""
+    def _split(self, out: Any, response: Optional[Response] = None) -> bool:
+        """Queue a yielded request at once (before the page is acked), noting the page it was
+        found on; True if it was one."""
         if isinstance(out, Request):
+            if response is not None:
+                out.meta.setdefault(FOUND_ON_META, response.url)
             assert self.crawler.engine is not None
             self.crawler.engine.crawl(out)
             return True
@@ -496,7 +537,7 @@ class SpiderMiddleware:
             return
         try:
             for out in result:
-                if not self._split(out):
+                if not self._split(out, response):
                     yield out
         except Exception as exc:
             scheduler.finish(response.request, retry=True, reason=_reason(exc))  # type: ignore[arg-type]
@@ -513,7 +554,7 @@ class SpiderMiddleware:
             return
         try:
             async for out in result:
-                if not self._split(out):
+                if not self._split(out, response):
                     yield out
         except Exception as exc:
             scheduler.finish(response.request, retry=True, reason=_reason(exc))  # type: ignore[arg-type]
