@@ -185,7 +185,7 @@ class CrawlqRequestManager {
     const held = this.take(request)
     if (!held) return null
     const { RequestState } = core()
-    const payload = codec().requestPayload(crawlRequestOf(request, held.crawl))
+    const payload = codec().requestUpdate(held.lease, changesOf(request, held.crawl))
     if (request.state === RequestState.ERROR_HANDLER) {
       const outcome = await this.queue.nack(held.lease, { retry: true, reason: lastError(request), payload })
       if (outcome === 'dead') this.warn(`${request.url}: crawlq's maxAttempts reached before Crawlee's maxRequestRetries; dead-lettered`)
@@ -311,7 +311,9 @@ function crawlRequestOf (request, kept = null) {
   const crawleeData = userData.__crawlee ?? {}
   delete userData.__crawlee
   delete userData.label
-  const crawlee = { unique_key: request.uniqueKey }
+  // the key Crawlee gave the request when it was seeded (a read request's uniqueKey is
+  // crawlq's identity, so the seeder's own key is kept as it was)
+  const crawlee = { unique_key: kept?.frameworks?.crawlee?.unique_key ?? request.uniqueKey }
   if (request.noRetry) crawlee.no_retry = true
   if (request.sessionRotationCount) crawlee.session_rotation_count = request.sessionRotationCount
   if (crawleeData.maxRetries !== undefined) crawlee.max_retries = crawleeData.maxRetries
@@ -332,6 +334,17 @@ function crawlRequestOf (request, kept = null) {
     foundOn: kept?.foundOn ?? null,
     frameworks
   }
+}
+
+/**
+ * What a retry or release of a Crawlee request changes in its stored crawl request (the core
+ * applies it to the request as stored: `requestUpdate`): the shared fields Crawlee may have
+ * changed and its own namespace; the URL, the page it was found on and other frameworks'
+ * fields stay as stored.
+ */
+function changesOf (request, kept) {
+  const { url, foundOn, frameworks, ...changes } = crawlRequestOf(request, kept)
+  return { ...changes, frameworks: { crawlee: frameworks.crawlee } }
 }
 
 /**
@@ -360,14 +373,15 @@ function requestOf (lease, crawl) {
     userData,
     retryCount: crawl.retries,
     noRetry: Boolean(crawlee.no_retry),
-    sessionRotationCount: crawlee.session_rotation_count ?? 0,
     errorMessages: crawlee.error_messages ?? []
   })
+  // after construction: Crawlee's constructor sets it before the userData it lives in
+  request.sessionRotationCount = crawlee.session_rotation_count ?? 0
   return request
 }
 
 /**
- * The core's crawl-request codec (requestOf, requestPayload): pure conversions, the same for a
+ * The core's crawl-request codec (requestOf, requestUpdate): pure conversions, the same for a
  * queue of this package and one of the WebAssembly build.
  */
 function codec () {

@@ -563,5 +563,12 @@ export declare function requestOf(lease: Lease): CrawlRequest
  */
 export declare function requestPayload(request: CrawlRequestInput): Record<string, unknown>
 
+/**
+ * The payload that stores a leased crawl request again with `changes` (`requestOf`'s fields;
+ * `frameworks` changes replace that framework's namespace only), read from the item as
+ * stored: what a retry's nack or a release stores.
+ */
+export declare function requestUpdate(lease: Lease, changes?: Partial<CrawlRequestInput>): Record<string, unknown>
+
 /** The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024). */
 export declare function shardOf(input: string, shards: number): number

@@ -90,5 +90,6 @@ exports.normalize = native.normalize
 exports.shardOf = native.shardOf
 exports.requestOf = native.requestOf
 exports.requestPayload = native.requestPayload
+exports.requestUpdate = native.requestUpdate
 exports.defaultOptions = native.defaultOptions
 exports.frameworkOptions = native.frameworkOptions

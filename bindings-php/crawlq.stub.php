@@ -336,6 +336,23 @@ final class SeedReport
 }
 
 /**
+ * A payload as the core made it (request_update) or as JSON text says (fromJson), for an item's
+ * or a nack's or release's 'payload': stored as it is, where PHP arrays would turn `{}` into `[]`.
+ */
+final class Payload
+{
+    /**
+     * A payload from JSON text, for a value PHP arrays cannot hold as it is (`{}`).
+     *
+     * @throws InvalidArgumentException for text that is not JSON
+     */
+    public static function fromJson(string $json): Payload {}
+
+    /** The payload as PHP values (an empty JSON object reads as an empty array). */
+    public function toArray(): mixed {}
+}
+
+/**
  * The iterator Queue::work() returns.
  *
  * @implements \Iterator<int, Lease>
@@ -428,7 +445,7 @@ function default_options(): mixed {}
  * @return array<string, mixed>
  * @throws ConfigException for an unknown or out-of-range option
  */
-function framework_options(?array $options = null): mixed {}
+function framework_options(mixed $options = null): mixed {}
 
 /** Connections this process holds (one per Redis URL and connection settings). */
 function connection_count(): int {}
@@ -451,3 +468,16 @@ function request_of(Lease $lease): mixed {}
  * @throws InvalidArgumentException when the request's fields cannot be read
  */
 function request_payload(mixed $request): mixed {}
+
+/**
+ * The payload that stores a leased crawl request again with $changes (request_of's fields; a
+ * `frameworks` change replaces that framework's namespace only), read from the item as stored:
+ * what a retry's nack stores (`['retries' => $request['retries'] + 1]`). The Payload keeps the
+ * JSON as the core made it (PHP arrays cannot tell `{}` from `[]`): pass it as a nack's or
+ * release's 'payload'.
+ *
+ * @param array<string, mixed>|null $changes
+ * @throws ProtocolException for an item that is not a crawl request
+ * @throws InvalidArgumentException for a bad change or a change of its URL
+ */
+function request_update(Lease $lease, mixed $changes = null): Payload {}

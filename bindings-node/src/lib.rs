@@ -830,6 +830,27 @@ pub fn request_payload(env: &Env, request: Unknown<'_>) -> Result<convert::JsonO
     Ok(convert::JsonOut(request.payload()))
 }
 
+/// The payload that stores a leased crawl request again with `changes` (`requestOf`'s fields;
+/// `frameworks` changes replace that framework's namespace only), read from the item as
+/// stored: what a retry's nack or a release stores.
+#[napi(
+    js_name = "requestUpdate",
+    ts_args_type = "lease: Lease, changes?: Partial<CrawlRequestInput>",
+    ts_return_type = "Record<string, unknown>"
+)]
+pub fn request_update(
+    env: &Env,
+    lease: Unknown<'_>,
+    changes: Option<Unknown<'_>>,
+) -> Result<convert::JsonOut> {
+    let lease = json_arg(env, Some(lease), "lease")?;
+    let changes = json_arg(env, changes, "changes")?;
+    let url = lease.get("url").and_then(Value::as_str);
+    let payload = style::request_update(url, lease.get("payload"), &changes, Style::Camel)
+        .map_err(|e| js_error(env, e))?;
+    Ok(convert::JsonOut(payload))
+}
+
 /// The default of every queue option (milliseconds for durations; `null`: unset), from the
 /// core's option table: what framework adapters read instead of defaults of their own.
 #[napi(

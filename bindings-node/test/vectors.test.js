@@ -215,6 +215,24 @@ test('crawl requests store, read and key as requests.json says', async () => {
     }
     await q.ack(lease)
   }
+  for (const c of file.updates) {
+    // seeded as stored (a plain seed keeps the payload as it is), changed, stored by a release
+    await q.seed([{ url: c.url, payload: nativeBytes(c.payload) }])
+    const [lease] = await q.lease({ max: 1, waitMs: 0 })
+    const changes = c.changes === null ? undefined : requestToJs(c.changes)
+    if (c.error) {
+      assert.throws(() => crawlq.requestUpdate(lease, changes), err => err.code === `ERR_CRAWLQ_${c.error}`, c.name)
+      await q.ack(lease)
+      continue
+    }
+    const payload = crawlq.requestUpdate(lease, changes)
+    assert.deepEqual(vectorBytes(payload), c.result, c.name)
+    assert.equal(await q.release(lease, { payload }), true)
+    const [again] = await q.lease({ max: 1, waitMs: 0 })
+    const record = redis.cli('HGET', `crawlq:{${name}}:leases`, `${again.token}:${again.id}`)
+    assert.ok(record.includes(`"payload":${c.stored}}`), `${c.name}: ${record}`)
+    await q.ack(again)
+  }
   const sorting = await crawlq.Queue.connect(redis.url, `${name}-sorted`, { sortQuery: true })
   for (const c of file.sort_query) {
     const report = await sorting.seed([c.input])

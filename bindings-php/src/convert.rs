@@ -98,6 +98,13 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, NotJson> {
     {
         return to_json_at(inner, path, depth);
     }
+    // a payload the core made (request_update): its JSON as it is
+    if let Some(object) = z.object()
+        && let Some(payload) =
+            ext_php_rs::types::ZendClassObject::<crate::Payload>::from_zend_obj(object)
+    {
+        return Ok(payload.value.clone());
+    }
     match z.get_type() {
         DataType::Null | DataType::Undef => Ok(Value::Null),
         DataType::True => Ok(Value::Bool(true)),

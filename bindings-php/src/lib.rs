@@ -797,6 +797,59 @@ pub fn request_payload(request: &Zval) -> PhpResult<Zval> {
     Ok(zval_of(&request.payload()))
 }
 
+/// A payload kept as the JSON the core made it, for a nack's or release's `payload` option: PHP
+/// arrays cannot tell an empty JSON object from an empty list, so a request read as arrays and
+/// written back could change another framework's `{}` into `[]`; this one is stored as it is.
+#[php_class]
+#[php(name = "Crawlq\\Payload")]
+#[php(flags = ClassFlags::Final)]
+pub struct Payload {
+    pub(crate) value: Value,
+}
+
+#[php_impl]
+impl Payload {
+    /// A payload from JSON text, for a value PHP arrays cannot hold as it is (`{}`).
+    pub fn from_json(json: Text) -> PhpResult<Payload> {
+        serde_json::from_str(&json.0)
+            .map(|value| Payload { value })
+            .map_err(|e| {
+                throw(crawlq::Error::InvalidArgument(format!(
+                    "a payload must be JSON text: {e}"
+                )))
+            })
+    }
+
+    /// The payload as PHP values (an empty JSON object reads as an empty array).
+    pub fn to_array(&self) -> Zval {
+        zval_of(&self.value)
+    }
+}
+
+/// The payload that stores a leased crawl request again with `$changes` (request_of's fields;
+/// `frameworks` changes replace that framework's namespace only), read from the item as stored
+/// so nothing another framework wrote is changed: what a retry's nack stores (`['retries' =>
+/// $request['retries'] + 1]`). Throws Crawlq\ProtocolException for an item that is not a crawl
+/// request, Crawlq\InvalidArgumentException for a bad change or a change of its URL.
+#[php_function]
+#[php(name = "Crawlq\\request_update")]
+pub fn request_update(lease: &Lease, changes: Option<&Zval>) -> PhpResult<Payload> {
+    let changes = match changes {
+        Some(z) => {
+            to_json(z, "changes").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
+        }
+        None => Value::Null,
+    };
+    let value = style::request_update(
+        lease.core.url.as_deref(),
+        lease.core.payload.as_ref(),
+        &changes,
+        Style::Snake,
+    )
+    .map_err(throw)?;
+    Ok(Payload { value })
+}
+
 /// The default of every queue option (seconds for durations; null: unset), from the core's
 /// option table: what framework adapters read instead of defaults of their own.
 #[php_function]
@@ -836,12 +889,14 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<Lease>()
         .class::<SeedReport>()
         .class::<Work>()
+        .class::<Payload>()
         .function(wrap_function!(connection_count))
         .function(wrap_function!(resolve_url))
         .function(wrap_function!(normalize))
         .function(wrap_function!(shard_of))
         .function(wrap_function!(request_of))
         .function(wrap_function!(request_payload))
+        .function(wrap_function!(request_update))
         .function(wrap_function!(default_options))
         .function(wrap_function!(framework_options))
 }

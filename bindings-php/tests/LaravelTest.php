@@ -36,6 +36,33 @@ final class Ran
     public static array $log = [];
 }
 
+/** A POST with the shared fields of a crawl request; records the request it ran as. */
+final class PostTestJob implements ShouldQueue, CrawlJob
+{
+    use InteractsWithQueue, Queueable;
+
+    public function __construct(public string $url, public array $fields)
+    {
+    }
+
+    public function crawlUrl(): string
+    {
+        return $this->url;
+    }
+
+    public function crawlFields(): array
+    {
+        // the job's own properties are serialized into Laravel's JSON payload: bytes travel
+        // as base64 there, and as bytes in the crawl request
+        return isset($this->fields['body']) ? ['body' => base64_decode($this->fields['body'])] + $this->fields : $this->fields;
+    }
+
+    public function handle(): void
+    {
+        Ran::$log[$this->url][] = $this->job->crawlRequest();
+    }
+}
+
 /** Runs, throws while its URL says so, records everything. */
 final class CrawlTestJob implements ShouldQueue, CrawlJob
 {
@@ -215,6 +242,28 @@ final class LaravelTest extends TestCase
         $laravel = $peek['payload']['frameworks']['laravel'];
         $this->assertSame(CrawlTestJob::class, $laravel['displayName'], 'Laravel\'s payload, under its namespace');
         $this->assertArrayNotHasKey('crawlq', $laravel, 'the driver\'s own fields are the request\'s, not the job\'s');
+    }
+
+    public function testAJobSetsTheSharedFieldsOfItsRequest(): void
+    {
+        $q = $this->queue();
+        $fields = ['method' => 'post', 'headers' => [['X-Seen', 'a'], ['X-Seen', 'b']], 'body' => base64_encode("\x00\xffq=1"),
+            'user_data' => ['page' => 3], 'label' => 'FORM', 'depth' => 2, 'found_on' => 'http://k.com/'];
+        $this->assertNotNull($q->push(new PostTestJob('http://k.com/search', $fields)));
+        $this->assertNull($q->push(new PostTestJob('http://k.com/search', $fields)), 'the same method, URL and body');
+        $this->assertNotNull($q->push(new PostTestJob('http://k.com/search', ['body' => base64_encode('q=2')] + $fields)), 'another body');
+        $this->assertNotNull($q->push(new PostTestJob('http://k.com/search', [])), 'a GET of the URL');
+        $this->work();
+        $request = Ran::$log['http://k.com/search'][0];
+        $this->assertSame(['POST', [['X-Seen', 'a'], ['X-Seen', 'b']], "\x00\xffq=1", ['page' => 3], 'FORM', 2, 'http://k.com/'],
+            [$request['method'], $request['headers'], $request['body'], $request['user_data'], $request['label'], $request['depth'], $request['found_on']]);
+        $this->assertSame(PostTestJob::class, $request['frameworks']['laravel']['displayName']);
+        try {
+            $q->push(new PostTestJob('http://k.com/other', ['url' => 'http://elsewhere/', 'frameworks' => []]));
+            $this->fail('a job set a field that is not a shared one');
+        } catch (InvalidCrawlJobException $e) {
+            $this->assertStringContainsString('crawlFields() names url, frameworks', $e->getMessage());
+        }
     }
 
     public function testBulkSeedsInOneCallAndReportsARefusedUrlByItsIndex(): void

@@ -274,6 +274,29 @@ final class VectorsTest extends TestCase
             }
             $q->ack($lease);
         }
+        foreach ($file['updates'] as $c) {
+            // seeded as stored (its JSON text: PHP arrays would make {} a list), changed, stored
+            // by a release: the record holds what every other runtime stores
+            $q->seed([['url' => $c['url'], 'payload' => Crawlq\Payload::fromJson($c['payload_json'])]]);
+            [$lease] = $q->lease(1, 0.0);
+            if (isset($c['error'])) {
+                try {
+                    Crawlq\request_update($lease, $c['changes']);
+                    $this->fail("{$c['name']}: changed");
+                } catch (Crawlq\Exception $e) {
+                    $this->assertSame($c['error'], $e->getCode(), $c['name']);
+                }
+                $q->ack($lease);
+                continue;
+            }
+            $payload = Crawlq\request_update($lease, $c['changes']);
+            $this->assertEquals(self::nativeBytes($c['result']), $payload->toArray(), $c['name']);
+            $this->assertTrue($q->release($lease, ['payload' => $payload]));
+            [$lease] = $q->lease(1, 0.0);
+            $record = shared_redis()->cli('HGET', "crawlq:{{$name}}:leases", "{$lease->token}:{$lease->id}");
+            $this->assertStringContainsString('"payload":' . $c['stored'] . '}', $record, $c['name']);
+            $q->ack($lease);
+        }
         $sorting = new Queue(shared_redis()->url(), $name . '-sorted', ['sort_query' => true]);
         foreach ($file['sort_query'] as $c) {
             if ($sorting->seed([$c['input']])->added === 0) {

@@ -13,7 +13,7 @@ if (($argv[1] ?? '') === 'stub') {
 $type = fn (?ReflectionType $t) => $t === null ? null : (string) $t;
 // Classes PHP code only receives from the extension: at runtime they have a placeholder
 // constructor that throws; the stub leaves it out.
-$returnedOnly = ['Crawlq\\Lease', 'Crawlq\\SeedReport', 'Crawlq\\Work'];
+$returnedOnly = ['Crawlq\\Lease', 'Crawlq\\Payload', 'Crawlq\\SeedReport', 'Crawlq\\Work'];
 $out = ['classes' => [], 'functions' => []];
 $classes = array_filter(get_declared_classes(), fn ($c) => str_starts_with($c, 'Crawlq\\'));
 sort($classes);

@@ -56,6 +56,31 @@ fn request_payload(
     convert::from_json(py, &request.payload())
 }
 
+/// The payload that stores a leased crawl request again with `changes` (request_of's fields;
+/// `frameworks` changes replace that framework's namespace only), read from the item as stored:
+/// what a retry's nack or a release stores. Raises ProtocolError for an item that is not a
+/// crawl request, InvalidArgumentError for a bad change or a change of its URL.
+#[pyfunction]
+#[pyo3(signature = (lease, changes = None))]
+fn request_update(
+    py: Python<'_>,
+    lease: PyRef<'_, types::Lease>,
+    changes: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let changes = changes
+        .map(|c| convert::to_json(c))
+        .transpose()?
+        .unwrap_or_default();
+    let value = ::crawlq::style::request_update(
+        lease.core.url.as_deref(),
+        lease.core.payload.as_ref(),
+        &changes,
+        ::crawlq::Style::Snake,
+    )
+    .map_err(errors::to_pyerr)?;
+    convert::from_json(py, &value)
+}
+
 /// The default of every queue option (seconds for durations; None: unset), from the core's
 /// option table: what framework adapters read instead of defaults of their own.
 #[pyfunction]
@@ -85,6 +110,7 @@ fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(framework_options, m)?)?;
     m.add_function(wrap_pyfunction!(request_of, m)?)?;
     m.add_function(wrap_pyfunction!(request_payload, m)?)?;
+    m.add_function(wrap_pyfunction!(request_update, m)?)?;
     m.add_function(wrap_pyfunction!(shard_of, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<queue::Queue>()?;

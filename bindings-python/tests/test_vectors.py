@@ -248,6 +248,24 @@ def test_crawl_requests_store_read_and_key_as_the_vectors_say(redis_server: Redi
         else:
             assert crawlq.request_of(lease) == native_bytes(case["read"]), case["name"]
         q.ack(lease)
+    for case in file["updates"]:
+        # seeded as stored (a plain seed keeps the payload as it is), changed, stored by a release
+        q.seed([{"url": case["url"], "payload": native_bytes(case["payload"])}])
+        [lease] = q.lease(1, wait=0)
+        if "error" in case:
+            error = crawlq.ProtocolError if case["error"] == "PROTOCOL" else crawlq.InvalidArgumentError
+            with pytest.raises(error):
+                crawlq.request_update(lease, case["changes"])
+            q.ack(lease)
+            continue
+        payload = crawlq.request_update(lease, case["changes"])
+        assert payload == native_bytes(case["result"]), case["name"]
+        assert q.release(lease, payload=payload)
+        [lease] = q.lease(1, wait=0)
+        base = "crawlq:{" + name + "}"
+        record = redis_server.cli("HGET", f"{base}:leases", f"{lease.token}:{lease.id}")
+        assert '"payload":' + case["stored"] + "}" in record, case["name"]
+        q.ack(lease)
     sorting = crawlq.Queue(redis_server.url, name + "-sorted", sort_query=True)
     for case in file["sort_query"]:
         report = sorting.seed([case["input"]])

@@ -17,6 +17,7 @@ exports.normalize = wasm.normalize
 exports.shardOf = wasm.shardOf
 exports.requestOf = wasm.requestOf
 exports.requestPayload = wasm.requestPayload
+exports.requestUpdate = wasm.requestUpdate
 exports.defaultOptions = wasm.defaultOptions
 exports.frameworkOptions = wasm.frameworkOptions
 exports.nodeRedisTransport = nodeRedisTransport

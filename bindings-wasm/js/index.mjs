@@ -23,6 +23,7 @@ export const normalize = wasm.normalize
 export const shardOf = wasm.shardOf
 export const requestOf = wasm.requestOf
 export const requestPayload = wasm.requestPayload
+export const requestUpdate = wasm.requestUpdate
 export const defaultOptions = wasm.defaultOptions
 export const frameworkOptions = wasm.frameworkOptions
 export { nodeRedisTransport, ioredisTransport }

@@ -181,6 +181,26 @@ pub fn request_payload(request: JsValue) -> Result<JsValue, JsValue> {
     Ok(convert::to_js(&request.payload()))
 }
 
+/// The payload that stores a leased crawl request again, changed (same as the native addon's
+/// `requestUpdate`).
+#[wasm_bindgen(js_name = requestUpdate)]
+pub fn request_update(lease: JsValue, changes: JsValue) -> Result<JsValue, JsValue> {
+    let lease = json_arg(&lease, "lease")?;
+    let changes = if changes.is_undefined() {
+        Value::Null
+    } else {
+        json_arg(&changes, "changes")?
+    };
+    let url = lease.get("url").and_then(Value::as_str);
+    let payload = core(style::request_update(
+        url,
+        lease.get("payload"),
+        &changes,
+        Style::Camel,
+    ))?;
+    Ok(convert::to_js(&payload))
+}
+
 /// The default of every queue option (same as the native addon's `defaultOptions`).
 #[wasm_bindgen(js_name = defaultOptions)]
 pub fn default_options() -> JsValue {

@@ -861,6 +861,66 @@ pub fn request_of_item(url: Option<&str>, payload: Option<&Value>, style: Style)
         .map_err(|e| Error::Protocol(e.0))
 }
 
+/// The payload that stores a leased crawl request again, changed: the request as the item holds
+/// it (its URL and payload, read as [`request_of_item`] does), with `changes` (fields of
+/// [`request_to_json`] in the style's names; null: none) applied field by field, and under
+/// `frameworks` namespace by namespace (a framework's namespace given replaces that one; the
+/// others stay as stored). What adapters store with a retry's nack or a release: the stored
+/// JSON is never converted to the language and back, so nothing is lost where a language cannot
+/// tell an empty object from an empty list (PHP). The URL is the item's and cannot change.
+///
+/// ```
+/// use crawlq::{style::request_update, Style};
+/// use serde_json::json;
+/// let stored = json!({"$request": 1, "method": "POST", "frameworks": {"scrapy": {"meta": {}}}});
+/// let changes = json!({"retries": 1, "frameworks": {"laravel": {"job": "X"}}});
+/// let payload = request_update(Some("http://a.com/"), Some(&stored), &changes, Style::Snake).unwrap();
+/// assert_eq!(payload["retries"], 1);
+/// assert_eq!(payload["frameworks"]["scrapy"], json!({"meta": {}}));
+/// assert_eq!(payload["frameworks"]["laravel"], json!({"job": "X"}));
+/// ```
+pub fn request_update(
+    url: Option<&str>,
+    payload: Option<&Value>,
+    changes: &Value,
+    style: Style,
+) -> Result<Value> {
+    let Value::Object(mut request) = request_of_item(url, payload, style)? else {
+        unreachable!("a request is an object");
+    };
+    let changes = match changes {
+        Value::Null => Map::new(),
+        other => crate::request::object_of(other).ok_or_else(|| {
+            Error::InvalidArgument(format!("changes must be an object, got {other}"))
+        })?,
+    };
+    for (name, value) in changes {
+        match name.as_str() {
+            "url" => {
+                if value != request["url"] {
+                    return Err(Error::InvalidArgument(format!(
+                        "a stored request's url is its item's and cannot change (from {} to \
+                         {value}): seed a new request",
+                        request["url"]
+                    )));
+                }
+            }
+            "frameworks" => {
+                let given = crate::request::object_of(&value).ok_or_else(|| {
+                    Error::InvalidArgument(format!("frameworks must be an object, got {value}"))
+                })?;
+                if let Some(Value::Object(stored)) = request.get_mut("frameworks") {
+                    stored.extend(given);
+                }
+            }
+            _ => {
+                request.insert(name, value);
+            }
+        }
+    }
+    request_from_json(&Value::Object(request), style).map(|r| r.payload())
+}
+
 /// A crawl request from a plain object in the style's names ([`request_to_json`]); unknown
 /// fields and fields of the wrong type are [`InvalidReason::InvalidRequest`]. `seeding`: the
 /// object may also carry the item's seed options (`priority`, `delay`/`delayMs`, `force`).

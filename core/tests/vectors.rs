@@ -524,6 +524,31 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
             None => assert_eq!(read.unwrap(), case["read"], "{name}"),
         }
     }
+    for case in file["updates"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let updated = style::request_update(
+            case["url"].as_str(),
+            Some(&case["payload"]),
+            &case["changes"],
+            Style::Snake,
+        );
+        match case.get("error") {
+            Some(code) => assert_eq!(
+                updated.unwrap_err().code(),
+                code.as_str().unwrap(),
+                "{name}"
+            ),
+            None => {
+                let updated = updated.unwrap();
+                assert_eq!(updated, case["result"], "{name}");
+                assert_eq!(
+                    crawlq::wire::canonical_json(&updated).unwrap(),
+                    case["stored"].as_str().unwrap(),
+                    "{name}: stored bytes"
+                );
+            }
+        }
+    }
     for case in file["sort_query"].as_array().unwrap() {
         let input = case["input"].as_str().unwrap();
         let sorted = crawlq::normalize::normalize(input)

@@ -208,10 +208,16 @@ def run_crawlee_python(redis: RedisServer, tmp: Path) -> None:
     )
 
 
-def run_laravel(redis: RedisServer, tmp: Path) -> None:
+def check_laravel_installed() -> str:
+    """The built PHP extension's path, once Laravel and it are there."""
     extension = os.environ.get("CRAWLQ_PHP_EXTENSION", "")
     check(Path(extension).is_file(), f"laravel: CRAWLQ_PHP_EXTENSION={extension!r} is not the built crawlq.so")
     check(Path("/usr/share/php/Illuminate/autoload.php").is_file(), "laravel: apt-get install php-laravel-framework (tools/setup.sh does)")
+    return extension
+
+
+def run_laravel(redis: RedisServer, tmp: Path) -> None:
+    extension = check_laravel_installed()
     artisan = ["php", "-d", f"extension={extension}", str(HERE / "laravel" / "artisan")]
     env = {"HOST_DELAY": str(HOST_DELAY), "LARAVEL_STORAGE": str(tmp / "laravel-storage")}
     # --sleep=0: a worker that found no due host waits in Redis (block_for), not in a sleep.
@@ -224,7 +230,20 @@ def run_laravel(redis: RedisServer, tmp: Path) -> None:
     )
 
 
-FRAMEWORKS = {"scrapy": run_scrapy, "crawlee": run_crawlee, "crawlee-python": run_crawlee_python, "laravel": run_laravel}
+def run_adapter_roundtrip(redis: RedisServer, tmp: Path) -> None:
+    from roundtrip import run_roundtrip
+
+    check_laravel_installed()
+    run_roundtrip(redis.url, tmp, check)
+
+
+FRAMEWORKS = {
+    "scrapy": run_scrapy,
+    "crawlee": run_crawlee,
+    "crawlee-python": run_crawlee_python,
+    "laravel": run_laravel,
+    "roundtrip": run_adapter_roundtrip,
+}
 
 
 def main() -> None:

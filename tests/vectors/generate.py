@@ -522,9 +522,51 @@ def requests_vectors() -> dict:
         ("http://q.example/p", "http://q.example/p"),
         ("http://q.example/p?", "http://q.example/p?"),
     ]
+    updates_in = [
+        ("a retry counted; every framework's fields as stored, empty objects included",
+         "http://u.example/form",
+         {"$request": 1, "method": "POST", "body": b64(b"q=1\xff"), "headers": [["Accept", "*/*"]],
+          "frameworks": {"scrapy": {"meta": {}, "cb_kwargs": {}, "callback": "parse"}, "crawlee": {"unique_key": "own"}}},
+         {"retries": 1}),
+        ("a framework's namespace replaced, the others kept; shared fields changed",
+         "http://u.example/item",
+         {"$request": 1, "retries": 1, "user_data": {"n": 1},
+          "frameworks": {"laravel": {"job": "X", "data": {"tags": []}}, "crawlee": {"unique_key": "own", "session_rotation_count": 1}}},
+         {"retries": 2, "user_data": {"n": 2}, "label": "DETAIL", "frameworks": {"crawlee": {"unique_key": "own", "error_messages": ["boom"]}}}),
+        ("an empty list where an object is expected is an empty object (PHP's [])",
+         "http://u.example/empty",
+         {"$request": 1, "user_data": {"a": 1}, "frameworks": {"scrapy": {"meta": {}}}},
+         {"user_data": [], "frameworks": []}),
+        ("an item seeded through the plain API becomes a request",
+         "http://u.example/plain", {"k": "v"}, {"retries": 1}),
+        ("no changes: the stored request as it is", "http://u.example/same",
+         {"$request": 1, "method": "DELETE", "depth": 2}, None),
+    ]
+    updates = []
+    for name, url_, stored, changes in updates_in:
+        read = request_read(url_, stored if "$request" in stored else {"user_data": stored})
+        for field, value in (changes or {}).items():
+            if field == "frameworks":
+                read["frameworks"] = {**read["frameworks"], **(value or {})}
+            elif field == "user_data":
+                read["user_data"] = value or {}
+            else:
+                read[field] = value
+        result = request_payload(read)
+        updates.append({"name": name, "url": url_, "payload": stored, "payload_json": canonical_json(stored),
+                        "changes": changes, "result": result, "stored": canonical_json(result)})
+    for name, url_, stored, changes, error in [
+        ("the URL is the item's", "http://u.example/bad/1", {"$request": 1}, {"url": "http://u.example/y"}, "INVALID_ARGUMENT"),
+        ("a field of the wrong type", "http://u.example/bad/2", {"$request": 1}, {"depth": -1}, "INVALID_ARGUMENT"),
+        ("a field no request has", "http://u.example/bad/3", {"$request": 1}, {"priority": 3}, "INVALID_ARGUMENT"),
+        ("a request of a newer format is not changed", "http://u.example/bad/4", {"$request": 2}, {"retries": 1}, "PROTOCOL"),
+    ]:
+        updates.append({"name": name, "url": url_, "payload": stored, "payload_json": canonical_json(stored),
+                        "changes": changes, "error": error})
     return {
         "cases": cases,
         "reads": reads,
+        "updates": updates,
         "sort_query": [{"input": i, "canonical": c} for i, c in sorted_urls],
     }
 

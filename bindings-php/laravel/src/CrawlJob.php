@@ -19,9 +19,15 @@ namespace Crawlq\Laravel;
  * }
  * ```
  *
- * A job may also define `crawlPriority(): int` (higher is leased first within its host). A job
- * is a GET of its URL, known by its canonical URL as every framework knows it (docs/PROTOCOL.md
- * section 10).
+ * A job is queued as a crawl request (docs/PROTOCOL.md section 10): a GET of its URL, Laravel's
+ * job payload under `frameworks.laravel`, so a Scrapy or Crawlee crawler on the same queue can
+ * fetch it too. A job may also define:
+ *
+ * - `crawlPriority(): int`: higher is leased first within its host;
+ * - `crawlFields(): array`: the request's shared fields, which every framework reads: `method`,
+ *   `headers` (`[[name, value], ...]` or `[name => value]`), `body` (a byte string),
+ *   `user_data` (an array), `label`, `depth`, `found_on`. A GET without a body is known by its
+ *   canonical URL, any other request by its method, URL and body, as every framework knows it.
  */
 interface CrawlJob
 {

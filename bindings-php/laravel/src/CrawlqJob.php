@@ -136,8 +136,9 @@ class CrawlqJob extends Job implements JobContract
     public function release($delay = 0)
     {
         parent::release($delay);
-        $retried = ['retries' => $this->request['retries'] + 1] + $this->request;
-        $options = ['retry' => true, 'reason' => $this->reason('released'), 'payload' => \Crawlq\request_payload($retried)];
+        // the stored request, one more retry counted: what other frameworks wrote stays as it is
+        $payload = \Crawlq\request_update($this->lease, ['retries' => $this->request['retries'] + 1]);
+        $options = ['retry' => true, 'reason' => $this->reason('released'), 'payload' => $payload];
         if ($delay > 0) {
             $options['delay'] = (float) $delay;
         }

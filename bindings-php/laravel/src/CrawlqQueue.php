@@ -23,6 +23,9 @@ use Illuminate\Queue\Queue;
  */
 class CrawlqQueue extends Queue implements QueueContract
 {
+    /** The fields of a crawl request every framework reads, which a job's crawlFields() may set. */
+    private const SHARED_FIELDS = ['method', 'headers', 'body', 'user_data', 'label', 'depth', 'found_on'];
+
     /** @var array<string, Frontier> one open frontier per queue name */
     private array $frontiers = [];
 
@@ -194,13 +197,25 @@ class CrawlqQueue extends Queue implements QueueContract
         return $payload;
     }
 
-    /** @return array{url: string, priority?: int} */
+    /** @return array{url: string, priority?: int, request?: array<string, mixed>} */
     private function crawlFields(mixed $job, mixed $data): array
     {
         if ($job instanceof CrawlJob) {
             $fields = ['url' => $job->crawlUrl()];
             if (method_exists($job, 'crawlPriority')) {
                 $fields['priority'] = $job->crawlPriority();
+            }
+            if (method_exists($job, 'crawlFields')) {
+                $shared = $job->crawlFields();
+                $unknown = array_diff(array_keys($shared), self::SHARED_FIELDS);
+                if ($unknown) {
+                    throw new InvalidCrawlJobException(get_class($job) . '::crawlFields() names ' . implode(', ', $unknown) . '; a crawl request\'s shared fields are ' . implode(', ', self::SHARED_FIELDS));
+                }
+                // base64 here: the job payload is JSON text, and a body is bytes
+                if (isset($shared['body'])) {
+                    $shared['body'] = base64_encode((string) $shared['body']);
+                }
+                $fields['request'] = $shared;
             }
             return $fields;
         }
@@ -225,7 +240,11 @@ class CrawlqQueue extends Queue implements QueueContract
             throw new InvalidCrawlJobException('crawlq queues crawl jobs: this payload names no URL (make it with the crawlq connection)');
         }
         unset($payload['crawlq']);
-        $item = ['url' => $fields['url'], 'frameworks' => ['laravel' => $payload]];
+        $item = ['url' => $fields['url']];
+        foreach ((array) ($fields['request'] ?? []) as $name => $value) {
+            $item[$name] = $name === 'body' ? base64_decode((string) $value, true) : $value;
+        }
+        $item['frameworks'] = ['laravel' => $payload];
         if (isset($fields['priority'])) {
             $item['priority'] = (int) $fields['priority'];
         }

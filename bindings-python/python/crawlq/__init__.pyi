@@ -610,7 +610,13 @@ def request_of(lease: Lease) -> CrawlRequest:
     with its payload as user_data. Raises ProtocolError for a host item or a request this
     version cannot read."""
 def request_payload(request: CrawlRequestInput) -> dict[str, JSON]:
-    """The payload a crawl request is stored as (to keep an updated request on nack or release)."""
+    """The payload a crawl request is stored as (to seed or store a request built whole)."""
+def request_update(lease: Lease, changes: Optional[dict[str, Any]] = None) -> dict[str, JSON]:
+    """The payload that stores a leased crawl request again with ``changes`` (request_of's
+    fields; a ``frameworks`` change replaces that framework's namespace only), read from the
+    item as stored: what a retry's nack stores (``{"retries": request["retries"] + 1}``).
+    ProtocolError for an item that is not a crawl request; InvalidArgumentError for a bad
+    change or a change of its URL."""
 def normalize(input: str) -> Normalized:
     """The canonical form crawlq gives an input; InvalidItemError for one it would refuse."""
 

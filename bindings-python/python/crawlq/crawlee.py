@@ -81,7 +81,10 @@ def _crawl_request(request: Request, kept: dict[str, Any] | None = None) -> dict
     crawlee = request.crawlee_data
     kept = kept or {}
     frameworks = dict(kept.get("frameworks") or {})
-    fields: dict[str, Any] = {"unique_key": request.unique_key}
+    # the key Crawlee gave the request when it was seeded (a read request's unique key is
+    # crawlq's identity, so the seeder's own key is kept as it was)
+    seeded_key = (frameworks.get("crawlee") or {}).get("unique_key")
+    fields: dict[str, Any] = {"unique_key": seeded_key or request.unique_key}
     if request.no_retry:
         fields["no_retry"] = True
     if crawlee.session_rotation_count:
@@ -101,6 +104,18 @@ def _crawl_request(request: Request, kept: dict[str, Any] | None = None) -> dict
         "found_on": kept.get("found_on"),
         "frameworks": frameworks,
     }
+
+
+def _changes(request: Request, kept: dict[str, Any]) -> dict[str, Any]:
+    """What a retry or release of a Crawlee request changes in its stored crawl request (the core
+    applies it to the request as stored: ``crawlq.request_update``): the shared fields Crawlee may
+    have changed and its own namespace; the URL, the page it was found on and other frameworks'
+    fields stay as stored."""
+    changes = _crawl_request(request, kept)
+    for field in ("url", "found_on"):
+        del changes[field]
+    changes["frameworks"] = {"crawlee": changes["frameworks"]["crawlee"]}
+    return changes
 
 
 def _request(lease: Any) -> tuple[Request, dict[str, Any]]:
@@ -261,7 +276,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         if held is None:
             return None
         lease, crawl = held
-        payload = crawlq.request_payload(_crawl_request(request, crawl))
+        payload = crawlq.request_update(lease, _changes(request, crawl))
         if request.state == RequestState.ERROR_HANDLER:
             outcome = await self.queue.nack(lease, reason=_error_line(), payload=payload)
             if outcome == "dead":

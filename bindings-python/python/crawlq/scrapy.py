@@ -388,7 +388,7 @@ class Scheduler:
             payload = None
             if retry and crawl_request is not None and not rate_limited:
                 # the stored request counts the retry, every framework's fields kept
-                payload = crawlq.request_payload({**crawl_request, "retries": crawl_request["retries"] + 1})
+                payload = crawlq.request_update(lease, {"retries": crawl_request["retries"] + 1})
             outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited, payload=payload)
             self.stats.inc_value(f"crawlq/{outcome}")
             level = logging.INFO if outcome == "retried" else logging.WARNING

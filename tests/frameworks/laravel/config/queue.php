@@ -9,10 +9,14 @@ return [
             'queue' => env('CRAWLQ_QUEUE', 'frontier'),
             'retry_after' => 60,
             'block_for' => 1.0,
+            // the requests other frameworks seed on a shared queue (a mixed crawl)
+            'handler' => App\Crawl\PageHandler::class . '@handle',
             'options' => [
                 'host_delay' => (float) env('HOST_DELAY', 1.0),
                 'max_attempts' => 5,
                 'backoff_base' => 0.2,
+                // ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
+                'sort_query' => true,
             ],
         ],
     ],

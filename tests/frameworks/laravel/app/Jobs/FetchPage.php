@@ -2,6 +2,7 @@
 
 namespace App\Jobs;
 
+use App\Crawl\PageFetcher;
 use Crawlq\Laravel\CrawlJob;
 use Illuminate\Bus\Queueable;
 use Illuminate\Contracts\Queue\ShouldQueue;
@@ -9,14 +10,15 @@ use Illuminate\Foundation\Bus\Dispatchable;
 use Illuminate\Queue\InteractsWithQueue;
 
 /**
- * Fetch one page of the test site and queue its links: a 404 is a failed job (a dead letter at
- * once), a 5xx an exception (retried by the worker, up to --tries).
+ * Fetch one page of the test site and queue its links (App\Crawl\PageFetcher). Its crawl
+ * request says who seeded it (an `X-Seeded-By` header the site logs), how deep it is and the
+ * page it was found on, for whichever framework fetches it.
  */
 final class FetchPage implements ShouldQueue, CrawlJob
 {
     use Dispatchable, InteractsWithQueue, Queueable;
 
-    public function __construct(public string $url)
+    public function __construct(public string $url, public int $depth = 0, public ?string $foundOn = null)
     {
     }
 
@@ -25,39 +27,13 @@ final class FetchPage implements ShouldQueue, CrawlJob
         return $this->url;
     }
 
+    public function crawlFields(): array
+    {
+        return ['headers' => [['X-Seeded-By', 'laravel']], 'depth' => $this->depth, 'found_on' => $this->foundOn];
+    }
+
     public function handle(): void
     {
-        $lease = $this->job->lease();
-        $headers = [
-            'User-Agent: site-worker/' . getenv('WORKER'),
-            // When crawlq leased the request (the Redis clock), so the site can check
-            // politeness by lease times as well as by arrival times.
-            'X-Crawlq-Leased-At: ' . $lease->leasedAt,
-        ];
-        $context = stream_context_create(['http' => ['header' => $headers, 'ignore_errors' => true, 'timeout' => 10]]);
-        $body = @file_get_contents($this->url, false, $context);
-        if ($body === false) {
-            throw new \RuntimeException("fetch failed: {$this->url}");
-        }
-        $status = (int) explode(' ', $http_response_header[0] ?? 'HTTP/1.1 0')[1];
-        if ($status === 404) {
-            $this->fail(new \RuntimeException('HTTP 404'));
-            return;
-        }
-        if ($status >= 500) {
-            throw new \RuntimeException("HTTP {$status}");
-        }
-        preg_match_all('/href="([^"#]+)"/', $body, $matches);
-        $jobs = [];
-        foreach ($matches[1] as $href) {
-            $url = \Crawlq\resolve_url($this->url, $href);
-            if ($url !== null) {
-                $jobs[] = new self($url);
-            }
-        }
-        $report = $this->job->getContainer()['queue']->connection('crawlq')->bulk($jobs);
-        foreach ($report->invalid as $invalid) {
-            logger()->warning("link refused: {$invalid['input']}: {$invalid['reason']}");
-        }
+        (new PageFetcher($this->job))->fetch($this->job->crawlRequest());
     }
 }
