@@ -132,3 +132,16 @@ def test_a_basic_crawler_retries_until_max_request_retries_then_dead_letters(red
 
     asyncio.run(main())
     assert attempts == {"http://a.com/start": 1, "http://a.com/broken": 3, "http://a.com/ok": 1}
+
+
+def test_links_crawlee_would_fold_together_all_reach_the_frontier(redis_server: RedisServer, name: str) -> None:
+    from crawlee.storages import RequestQueue
+
+    async def main() -> None:
+        rq = await RequestQueue.open(name=name, storage_client=storage(redis_server, name))
+        # Crawlee's unique_key lower-cases the whole URL: /Docs/Intro and /docs/intro would be one
+        await rq.add_requests(["http://a.com/docs/intro", "http://a.com/Docs/Intro", "http://A.com/docs/intro#top"])
+        stats = await crawlq.AsyncQueue(redis_server.url, name).stats()
+        assert (stats["pending"], stats["duplicates_total"]) == (2, 1), "two pages; crawlq's identity folds the third"
+
+    asyncio.run(main())

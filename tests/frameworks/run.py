@@ -4,17 +4,22 @@ one crawlq frontier on a real redis-server, and the server's log is checked: eve
 exactly once, the pages that fail once with 503 retried, the 404s dead-lettered, no host
 fetched faster than its politeness delay.
 
-Frameworks (all by default):
+Runs (all by default):
   scrapy   3 `scrapy runspider` processes sharing one queue (crawlq.scrapy.Scheduler)
   crawlee  2 Node.js CheerioCrawler processes sharing one queue (crawlq/crawlee)
   crawlee-python  2 Crawlee for Python BeautifulSoupCrawler processes (crawlq.crawlee)
   laravel  2 `php artisan queue:work crawlq` workers of a minimal Laravel app (crawlq/laravel)
+  roundtrip   a request through every ordered pair of adapters and back (roundtrip.py)
+  mixed       one process of each framework on ONE queue over the variant site (trailing-dot
+              hosts, paths differing in case, query orders): each page once, every framework
+              fetching pages every other one seeded, politeness across all four
+  mixed-kill  the same, the Crawlee process killed (SIGKILL) mid-crawl: nothing lost
 
 Runs with the Python that has the crawlq wheel and Scrapy installed, after the Node.js addon is
 built in bindings-node/ (with its dev dependencies, Crawlee among them), with Debian's
 php-laravel-framework installed and CRAWLQ_PHP_EXTENSION naming the built crawlq.so:
 
-    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel]
+    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill]
 """
 
 from __future__ import annotations
@@ -38,7 +43,17 @@ sys.path.insert(0, str(HERE))
 
 import crawlq  # noqa: E402
 from conftest import RedisServer  # noqa: E402
-from testsite import PAGES, Site, after_startup, check_fetches, expected_missing, host_gaps, lease_to_request  # noqa: E402
+from testsite import (  # noqa: E402
+    FLAKY,
+    PAGES,
+    Site,
+    after_startup,
+    check_fetches,
+    expected_fetches,
+    expected_missing,
+    host_gaps,
+    lease_to_request,
+)
 
 HOST_DELAY = 0.2  # seconds between two leases of one host, across every process
 JITTER = 0.06  # how late after its lease a request may reach the site (all but 5% per host)
@@ -120,14 +135,7 @@ def crawl_site(
     for (proc, log_path), code in zip(crawlers, codes):
         text = log_path.read_text()
         check(code == 0, f"{framework}: a crawler exited with {code}:\n{text[-3000:]}")
-        if expected_errors is None:
-            check("Traceback" not in text, f"{framework}: a crawler logged a traceback:\n{text[-3000:]}")
-        else:
-            raised = [line for line in text.splitlines() if EXCEPTION_LINE.match(line)]
-            unexpected = [line for line in raised if not expected_errors.search(line)]
-            check(not unexpected, f"{framework}: a crawler logged an unexpected error:\n" + "\n".join(unexpected[:5]))
-        bad = [line for line in text.splitlines() if log_problems and log_problems.search(line)]
-        check(not bad, f"{framework}: a crawler logged a problem:\n" + "\n".join(bad[:5]))
+        check_log(framework, text, expected_errors, log_problems)
     requests = site.requests()
     problems = check_fetches(requests, HOST_DELAY, JITTER, startup_lag)
     check(not problems, f"{framework}: " + "; ".join(problems[:10]))
@@ -153,6 +161,19 @@ def crawl_site(
     )
 
 
+def check_log(framework: str, text: str, expected_errors: re.Pattern[str] | None, log_problems: re.Pattern[str] | None) -> None:
+    """A crawler's log has no traceback (but those `expected_errors` matches the exception line
+    of), no line `log_problems` matches, and no request it could not read."""
+    if expected_errors is None:
+        check("Traceback" not in text, f"{framework}: a crawler logged a traceback:\n{text[-3000:]}")
+    else:
+        raised = [line for line in text.splitlines() if EXCEPTION_LINE.match(line)]
+        unexpected = [line for line in raised if not expected_errors.search(line)]
+        check(not unexpected, f"{framework}: a crawler logged an unexpected error:\n" + "\n".join(unexpected[:5]))
+    bad = [line for line in text.splitlines() if (log_problems and log_problems.search(line)) or "undecodable" in line]
+    check(not bad, f"{framework}: a crawler logged a problem:\n" + "\n".join(bad[:5]))
+
+
 def stop_at_finish(framework: str, redis: RedisServer, queue: str, procs: list[subprocess.Popen], started: float) -> None:
     """Wait until the frontier is finished (two readings 0.5 s apart agree), then SIGTERM every
     process; a process that ends before that has failed."""
@@ -171,40 +192,79 @@ def stop_at_finish(framework: str, redis: RedisServer, queue: str, procs: list[s
                 p.send_signal(signal.SIGTERM)
 
 
+def crawler_process(framework: str, tmp: Path) -> dict:
+    """How one crawler process of a framework runs: its command, its environment (besides
+    CRAWLQ_URL, CRAWLQ_QUEUE, START_URL and WORKER), the User-Agent prefix it fetches with, the
+    dead-letter reason it gives a 404, and what its log may contain."""
+    node_package = REPO / "bindings-node"
+    if framework == "scrapy":
+        return {
+            "command": [sys.executable, "-m", "scrapy", "runspider", str(HERE / "scrapy" / "site_spider.py")],
+            "env": {"HOST_DELAY": str(HOST_DELAY), "PYTHONPATH": str(HERE / "scrapy")},
+            "agent": "site-spider/",
+            "reason_404": "HTTP 404",
+        }
+    if framework == "crawlee":
+        return {
+            "command": ["node", str(HERE / "crawlee" / "site_crawler.js")],
+            "env": {
+                "HOST_DELAY_MS": str(round(HOST_DELAY * 1000)),
+                "CRAWLQ_NODE": str(node_package),
+                "NODE_PATH": str(node_package / "node_modules"),
+                "CRAWLEE_STORAGE_DIR": str(tmp / "crawlee-storage"),
+            },
+            "agent": "site-crawler/",
+            "reason_404": "HTTP 404",
+        }
+    if framework == "crawlee-python":
+        # Crawlee does not hand a 404's error to its queue on Python 3.11 (see crawlq.crawlee).
+        reason = "failed: not retried (a client error status, no_retry, or max_request_retries 0)"
+        if sys.version_info >= (3, 12):
+            reason = "Client error status code returned (status code: 404)."
+        return {
+            "command": [sys.executable, str(HERE / "crawlee_python" / "site_crawler.py")],
+            "env": {"HOST_DELAY": str(HOST_DELAY), "CRAWLEE_STORAGE_DIR": str(tmp / "crawlee-python-storage")},
+            "agent": "site-crawler-py/",
+            "reason_404": reason,
+            # Crawlee logs the traceback of each 404 it gives up on and each 503 it retries.
+            "expected_errors": re.compile(r"^crawlee\.errors\.Http(Client)?StatusCodeError: .*\(status code: (404|503)\)\.$"),
+        }
+    extension = check_laravel_installed()
+    artisan = ["php", "-d", f"extension={extension}", str(HERE / "laravel" / "artisan")]
+    return {
+        # --sleep=0: a worker that found no due host waits in Redis (block_for), not in a sleep.
+        "command": [*artisan, "queue:work", "crawlq", "--sleep=0", "--tries=3", "--timeout=30"],
+        "env": {"HOST_DELAY": str(HOST_DELAY), "LARAVEL_STORAGE": str(tmp / "laravel-storage")},
+        "agent": "site-worker/",
+        "reason_404": "HTTP 404",
+        "seed": [*artisan, "crawl:seed", "{START_URL}"],
+        # a worker runs until stopped, as under a process supervisor
+        "stop_when_finished": True,
+        # Laravel reports each exception a job raised: only the 503s may be there.
+        "log_problems": re.compile(r"PHP (Fatal|Warning|Notice|Deprecated)|\.(ERROR|CRITICAL|WARNING): (?!HTTP 503 )|crawlq: "),
+    }
+
+
 def run_scrapy(redis: RedisServer, tmp: Path) -> None:
-    spider = [sys.executable, "-m", "scrapy", "runspider", str(HERE / "scrapy" / "site_spider.py")]
-    env = {"HOST_DELAY": str(HOST_DELAY), "PYTHONPATH": str(HERE / "scrapy")}
-    crawl_site("scrapy", redis, tmp, [spider] * 3, env, "HTTP 404")
+    spider = crawler_process("scrapy", tmp)
+    crawl_site("scrapy", redis, tmp, [spider["command"]] * 3, spider["env"], spider["reason_404"])
 
 
 def run_crawlee(redis: RedisServer, tmp: Path) -> None:
-    node_package = REPO / "bindings-node"
-    crawler = ["node", str(HERE / "crawlee" / "site_crawler.js")]
-    env = {
-        "HOST_DELAY_MS": str(round(HOST_DELAY * 1000)),
-        "CRAWLQ_NODE": str(node_package),
-        "NODE_PATH": str(node_package / "node_modules"),
-        "CRAWLEE_STORAGE_DIR": str(tmp / "crawlee-storage"),
-    }
+    crawler = crawler_process("crawlee", tmp)
     # The requests a crawler process leases before its first one to a host arrives leave
     # 30-200 ms after their lease (Crawlee loads its HTTP client on first use and opens the
     # connection; later requests leave 2-15 ms after theirs), so they are not checked for
     # lateness; their lease times are still checked.
-    crawl_site("crawlee", redis, tmp, [crawler] * 2, env, "HTTP 404", startup_lag=True)
+    crawl_site("crawlee", redis, tmp, [crawler["command"]] * 2, crawler["env"], crawler["reason_404"], startup_lag=True)
 
 
 def run_crawlee_python(redis: RedisServer, tmp: Path) -> None:
-    crawler = [sys.executable, str(HERE / "crawlee_python" / "site_crawler.py")]
-    env = {"HOST_DELAY": str(HOST_DELAY), "CRAWLEE_STORAGE_DIR": str(tmp / "crawlee-python-storage")}
+    crawler = crawler_process("crawlee-python", tmp)
     # Start-up lag as for Crawlee (JavaScript): up to ~75 ms on a busy machine.
-    # Crawlee does not hand a 404's error to its queue on Python 3.11 (see crawlq.crawlee).
-    reason = "failed: not retried (a client error status, no_retry, or max_request_retries 0)"
-    if sys.version_info >= (3, 12):
-        reason = "Client error status code returned (status code: 404)."
     crawl_site(
-        "crawlee-python", redis, tmp, [crawler] * 2, env, reason, startup_lag=True,
-        # Crawlee logs the traceback of each 404 it gives up on and each 503 it retries.
-        expected_errors=re.compile(r"^crawlee\.errors\.Http(Client)?StatusCodeError: .*\(status code: (404|503)\)\.$"),
+        "crawlee-python", redis, tmp, [crawler["command"]] * 2, crawler["env"], crawler["reason_404"], startup_lag=True,
+        expected_errors=crawler["expected_errors"],
     )
 
 
@@ -217,17 +277,146 @@ def check_laravel_installed() -> str:
 
 
 def run_laravel(redis: RedisServer, tmp: Path) -> None:
-    extension = check_laravel_installed()
-    artisan = ["php", "-d", f"extension={extension}", str(HERE / "laravel" / "artisan")]
-    env = {"HOST_DELAY": str(HOST_DELAY), "LARAVEL_STORAGE": str(tmp / "laravel-storage")}
-    # --sleep=0: a worker that found no due host waits in Redis (block_for), not in a sleep.
-    worker = [*artisan, "queue:work", "crawlq", "--sleep=0", "--tries=3", "--timeout=30"]
+    worker = crawler_process("laravel", tmp)
     crawl_site(
-        "laravel", redis, tmp, [worker] * 2, env, "HTTP 404",
-        seed=[*artisan, "crawl:seed", "{START_URL}"], stop_when_finished=True,
-        # Laravel reports each exception a job raised: only the 503s may be there.
-        log_problems=re.compile(r"PHP (Fatal|Warning|Notice|Deprecated)|\.(ERROR|CRITICAL|WARNING): (?!HTTP 503 )|crawlq: "),
+        "laravel", redis, tmp, [worker["command"]] * 2, worker["env"], worker["reason_404"],
+        seed=worker["seed"], stop_when_finished=True, log_problems=worker["log_problems"],
     )
+
+
+MIXED = ["scrapy", "crawlee", "crawlee-python", "laravel"]
+
+
+def framework_of(agent: str, processes: dict[str, dict]) -> str:
+    return next(name for name, p in processes.items() if agent.startswith(p["agent"]))
+
+
+def mixed_crawl(redis: RedisServer, tmp: Path, victim: str | None = None) -> None:
+    """All four frameworks at once on ONE queue (sort_query on) over the variant site: links
+    spell hosts with a trailing dot, pages differ only in the case of their paths, query pages are
+    linked in both parameter orders. Each link carries who seeded it (an X-Seeded-By header in
+    its request, which the site logs with the fetcher's User-Agent). With `victim`, that
+    framework's process is killed (SIGKILL) mid-crawl: its leases come back when they expire
+    (a short lease time for this run) and nothing is lost."""
+    name = "mixed" if victim is None else f"mixed-kill-{victim}"
+    site = Site(tmp / f"{name}-site.log", variants=True).start()
+    queue = f"{name}-site"
+    lease_ttl = 30.0 if victim is None else 2.0
+    processes = {framework: crawler_process(framework, tmp) for framework in MIXED}
+    seeder = crawlq.Queue(redis.url, queue, sort_query=True)
+    seeder.seed([site.url(0)])  # the start page: every crawler's own seed of it is a duplicate
+    started = time.monotonic()
+    running: dict[str, tuple[subprocess.Popen, Path]] = {}
+    for framework, spec in processes.items():
+        env = {**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
+               "START_URL": site.url(0), "WORKER": "0", "LEASE_TTL": str(lease_ttl)}
+        log_path = tmp / f"{name}-{framework}.log"
+        with open(log_path, "w") as log:
+            running[framework] = (subprocess.Popen(spec["command"], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT), log_path)
+    killed_at = None
+    try:
+        confirmed = 0
+        while confirmed < 2:
+            check(time.monotonic() - started < TIMEOUT, f"{name}: the frontier was not finished in {TIMEOUT} s ({seeder.stats()})")
+            if victim is not None and killed_at is None:
+                # once it has fetched a while and waits for a slow page: it holds that lease
+                mine = [r for r in site.requests() if r["agent"].startswith(processes[victim]["agent"])]
+                waiting = sum(n for agent, n in site.in_flight.items() if agent.startswith(processes[victim]["agent"]))
+                if len(mine) >= 30 and waiting:
+                    running[victim][0].kill()
+                    running[victim][0].wait()
+                    killed_at = time.time()
+                    print(f"{name}: killed the {victim} process (SIGKILL) after {len(mine)} fetches, waiting for "
+                          f"{waiting} answer(s); {seeder.stats()['leased']} lease(s) held by all processes")
+            for framework, (proc, log_path) in running.items():
+                if framework != victim and not processes[framework].get("stop_when_finished"):
+                    continue  # a crawler ends by itself once the frontier is finished
+                if framework != victim:
+                    check(proc.poll() is None, f"{name}: the {framework} worker ended before the crawl did:\n{log_path.read_text()[-3000:]}")
+            confirmed = confirmed + 1 if seeder.is_finished() else 0
+            time.sleep(0.5)
+        elapsed = time.monotonic() - started
+        for framework, (proc, _) in running.items():
+            if processes[framework].get("stop_when_finished") and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for framework, (proc, log_path) in running.items():
+            try:
+                code = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                raise SystemExit(f"FAILED: {name}: {framework} did not end after the crawl; its log:\n{log_path.read_text()[-3000:]}")
+            text = log_path.read_text()
+            if framework == victim:
+                check(code == -signal.SIGKILL, f"{name}: the {victim} process was killed ({code})")
+                continue
+            check(code == 0, f"{name}: {framework} exited with {code}:\n{text[-3000:]}")
+            check_log(f"{name} {framework}", text, processes[framework].get("expected_errors"), processes[framework].get("log_problems"))
+    finally:
+        for proc, _ in running.values():
+            if proc.poll() is None:
+                proc.kill()
+        site.stop()
+
+    requests = site.requests()
+    if victim is None:
+        problems = check_fetches(requests, HOST_DELAY, JITTER, startup_lag=True, variants=True)
+        check(not problems, f"{name}: " + "; ".join(problems[:10]))
+        again: list[str] = []
+    else:
+        # at least once: every page fetched with its final status, a page fetched twice only when
+        # the killed process had fetched it (its answer never came) and it came back after the kill
+        check(killed_at is not None, f"{name}: the {victim} process was never seen waiting for a page to kill it")
+        victim_fetched = {f"{r['host']}{r['path']}" for r in requests if r["agent"].startswith(processes[victim]["agent"])}
+        by_url: dict[str, list[dict]] = {}
+        for r in requests:
+            by_url.setdefault(f"{r['host']}{r['path']}", []).append(r)
+        expected = expected_fetches(variants=True)
+        for url, want in expected.items():
+            got = [r["status"] for r in by_url.get(url, [])]
+            check(got[-1:] == want[-1:], f"{name}: {url} fetched {got}, wanted {want} (at least once)")
+            if len(got) > len(want):
+                check(url in victim_fetched, f"{name}: {url} fetched {got} though the killed process never had it")
+        check(not set(by_url) - set(expected), f"{name}: fetched what no page links: {sorted(set(by_url) - set(expected))[:5]}")
+        again = [url for url, rs in by_url.items() if len(rs) > len(expected.get(url, []))]
+        check(again, f"{name}: the page the killed process was fetching was fetched again (its lease came back)")
+        lease_problems = [p for p in check_fetches(requests, HOST_DELAY, 1e9, variants=True) if "leases" in p]
+        check(not lease_problems, f"{name}: " + "; ".join(lease_problems[:5]))
+
+    # the frontier: finished, nothing lost, dead letters only the 404s, none undecodable
+    stats = seeder.stats()
+    pages = [url for url, statuses in expected_fetches(variants=True).items() if statuses[-1] == 200]
+    check(stats["done"] == len(pages), f"{name}: {stats['done']} items done, wanted {len(pages)}")
+    dead = seeder.dead(limit=1000)
+    missing = {f"{urlsplit(d['url']).hostname}{urlsplit(d['url']).path}" for d in dead}
+    check(missing == expected_missing(), f"{name}: dead letters {sorted(missing)}")
+    reasons = Counter(d["last_error"] for d in dead)
+    allowed = {p["reason_404"] for p in processes.values()}
+    check(set(reasons) <= allowed, f"{name}: dead-letter reasons {reasons}, wanted some of {allowed}")
+    check(stats["retried_total"] >= len(FLAKY), f"{name}: the 503 pages were retried ({stats})")
+    seeder.close()
+
+    # who seeded what, who fetched it
+    pairs = Counter((r["seeded_by"], framework_of(r["agent"], processes)) for r in requests)
+    per_framework = Counter(framework_of(r["agent"], processes) for r in requests)
+    check(set(per_framework) == set(MIXED), f"{name}: every framework fetched pages ({dict(per_framework)})")
+    if victim is None:
+        missing_pairs = [(a, b) for a in MIXED for b in MIXED if a != b and pairs[(a, b)] == 0]
+        check(not missing_pairs, f"{name}: no page seeded by one framework was fetched by the other in {missing_pairs} ({dict(pairs)})")
+    lease_gaps = host_gaps(requests, "leased_at")
+    table = ", ".join(f"{a}->{b} {pairs[(a, b)]}" for a in MIXED for b in MIXED if a != b)
+    print(
+        f"{name}: 4 frameworks crawled {len(requests)} URLs in {elapsed:.1f} s (fetched by {dict(per_framework)}); "
+        + (f"each page once" if victim is None else f"{len(again)} page(s) fetched again after the kill, none lost")
+        + f"; {stats['retried_total']} retried, {stats['dead']} dead (404: {dict(reasons)}); seeded by -> fetched by: {table}; "
+        f"smallest gap per host between leases {', '.join(f'{g[0] * 1000:.0f}' for g in lease_gaps.values())} ms (delay {HOST_DELAY * 1000:.0f} ms)"
+    )
+
+
+def run_mixed(redis: RedisServer, tmp: Path) -> None:
+    mixed_crawl(redis, tmp)
+
+
+def run_mixed_kill(redis: RedisServer, tmp: Path) -> None:
+    mixed_crawl(redis, tmp, victim="crawlee")
 
 
 def run_adapter_roundtrip(redis: RedisServer, tmp: Path) -> None:
@@ -243,6 +432,8 @@ FRAMEWORKS = {
     "crawlee-python": run_crawlee_python,
     "laravel": run_laravel,
     "roundtrip": run_adapter_roundtrip,
+    "mixed": run_mixed,
+    "mixed-kill": run_mixed_kill,
 }
 
 

@@ -21,6 +21,11 @@ PAGES = 330
 HOSTS = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
 FLAKY = {i for i in range(PAGES) if i % 37 == 5}  # 503 on the first fetch, 200 after
 MISSING = 20  # /missing/0 .. /missing/19 answer 404
+# The spellings a shared frontier must take for one page or tell apart (Site(variants=True)):
+CASE_TWINS = {i for i in range(PAGES) if i % 5 == 0}  # /P/<i> is a page of its own, besides /p/<i>
+QUERY_PAGES = 30  # /q/<k>?a=1&b=2, linked in both parameter orders: one page
+TRAILING_DOT = {i for i in range(PAGES) if i % 7 == 1}  # links to <i + 2> spell its host "127.0.0.x."
+SLOW = {i for i in range(PAGES) if i % 13 == 4}  # answered after 0.5 s: a crawler holds their leases a while
 
 
 def host_of(page: int) -> str:
@@ -40,13 +45,19 @@ def free_port() -> int:
 
 
 class Site:
-    def __init__(self, log_path: Path, port: int = 0) -> None:
+    """`variants`: the site of a mixed crawl, whose links also spell hosts with a trailing dot,
+    link pages whose paths differ only in case, and link query pages in both parameter orders."""
+
+    def __init__(self, log_path: Path, port: int = 0, variants: bool = False) -> None:
+        self.variants = variants
         self.port = port or free_port()
         self.log_path = log_path
         self._lock = threading.Lock()
         self._fetched: set[str] = set()
         self._servers: list[ThreadingHTTPServer] = []
         self._log = open(log_path, "a", buffering=1)
+        # requests being answered now, by User-Agent
+        self.in_flight: dict[str, int] = {}
 
     def url(self, page: int) -> str:
         return f"http://{host_of(page)}:{self.port}/p/{page}"
@@ -56,15 +67,27 @@ class Site:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
-                status, body = site.answer(self.path)
+                arrived = time.time()
+                agent = self.headers.get("User-Agent", "")
+                with site._lock:
+                    site.in_flight[agent] = site.in_flight.get(agent, 0) + 1
+                try:
+                    status, body = site.answer(self.path)
+                finally:
+                    with site._lock:
+                        site.in_flight[agent] -= 1
                 leased_at = float(self.headers.get("X-Crawlq-Leased-At", "nan"))
-                site.record(self.server.server_address[0], self.path, status, self.headers.get("User-Agent", ""), leased_at)
+                site.record(self.server.server_address[0], self.path, status, agent, leased_at,
+                            self.headers.get("X-Seeded-By", "start"), arrived)
                 data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the crawler went away (a process killed mid-crawl); it is logged all the same
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -77,6 +100,10 @@ class Site:
         return self
 
     def answer(self, path: str) -> tuple[int, str]:
+        if self.variants:
+            variant = self.answer_variant(path)
+            if variant is not None:
+                return variant
         parts = path.strip("/").split("/")
         if len(parts) == 2 and parts[0] == "p" and parts[1].isdigit() and int(parts[1]) < PAGES:
             page = int(parts[1])
@@ -85,15 +112,44 @@ class Site:
                 self._fetched.add(path)
             if page in FLAKY and first:
                 return 503, "try again"
+            if self.variants and page in SLOW:
+                time.sleep(0.5)
             links = [f'<a href="{self.url(n)}">page {n}</a>' for n in links_of(page)]
             if page % 11 == 0:
                 links.append(f'<a href="http://{host_of(page)}:{self.port}/missing/{page % MISSING}">gone</a>')
             links.append(f'<a href="/p/{page}#top">top</a>')  # the same page again, by another spelling
+            if self.variants:
+                links.extend(self.variant_links(page))
             return 200, f"<html><body><h1>Page {page}</h1>{''.join(links)}</body></html>"
         return 404, "not found"
 
-    def record(self, host: str, path: str, status: int, agent: str, leased_at: float) -> None:
-        fields = {"t": time.time(), "host": host, "path": path, "status": status, "agent": agent}
+    def variant_links(self, page: int) -> list[str]:
+        links = []
+        if page in CASE_TWINS:
+            links.append(f'<a href="http://{host_of(page)}:{self.port}/P/{page}">twin</a>')
+        k = page % QUERY_PAGES
+        order = "b=2&a=1" if page % 2 else "a=1&b=2"
+        links.append(f'<a href="http://{host_of(k)}:{self.port}/q/{k}?{order}">query</a>')
+        if page in TRAILING_DOT:
+            target = (page + 2) % PAGES
+            links.append(f'<a href="http://{host_of(target)}.:{self.port}/p/{target}">dot</a>')
+        return links
+
+    def answer_variant(self, path: str) -> tuple[int, str] | None:
+        """The pages only the variant site has: /P/<i> (a case twin), /q/<k>?a=1&b=2."""
+        route, _, query = path.partition("?")
+        parts = route.strip("/").split("/")
+        if len(parts) != 2 or not parts[1].isdigit():
+            return None
+        n = int(parts[1])
+        if parts[0] == "P" and n in CASE_TWINS:
+            return 200, f'<html><body><h1>Twin {n}</h1><a href="{self.url((n + 1) % PAGES)}">next</a></body></html>'
+        if parts[0] == "q" and n < QUERY_PAGES and sorted(query.split("&")) == ["a=1", "b=2"]:
+            return 200, f'<html><body><h1>Query {n}</h1><a href="{self.url(n)}">page</a></body></html>'
+        return None
+
+    def record(self, host: str, path: str, status: int, agent: str, leased_at: float, seeded_by: str, arrived: float) -> None:
+        fields = {"t": arrived, "host": host, "path": path, "status": status, "agent": agent, "seeded_by": seeded_by}
         if leased_at == leased_at:  # not NaN: the crawler said when it leased the request
             fields["leased_at"] = leased_at
         line = json.dumps(fields)
@@ -115,7 +171,20 @@ def expected_missing() -> set[str]:
     return {f"{host_of(p)}/missing/{p % MISSING}" for p in range(PAGES) if p % 11 == 0}
 
 
-def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: float, startup_lag: bool = False) -> list[str]:
+def expected_fetches(variants: bool = False) -> dict[str, list[int]]:
+    """What a crawl of the whole site fetches, by host and path: the statuses in order (a flaky
+    page 503 then 200). With `variants`, the case twins and the query pages (in the sorted order
+    of their parameters, the frontier's canonical form) too."""
+    out = {f"{host_of(page)}/p/{page}": [503, 200] if page in FLAKY else [200] for page in range(PAGES)}
+    out.update({missing: [404] for missing in expected_missing()})
+    if variants:
+        out.update({f"{host_of(page)}/P/{page}": [200] for page in CASE_TWINS})
+        out.update({f"{host_of(k)}/q/{k}?a=1&b=2": [200] for k in range(QUERY_PAGES)})
+    return out
+
+
+def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: float, startup_lag: bool = False,
+                  variants: bool = False) -> list[str]:
     """What is wrong with a crawl of the whole site, judged from the server's log (empty: all
     good): every page fetched exactly once with 200 (flaky ones once with 503 first), every
     linked 404 fetched exactly once; per host, no two leases closer than `host_delay` (by the
@@ -136,15 +205,10 @@ def check_fetches(requests: list[dict[str, Any]], host_delay: float, jitter: flo
     by_url: dict[str, list[int]] = {}
     for r in requests:
         by_url.setdefault(f"{r['host']}{r['path']}", []).append(r["status"])
-    for page in range(PAGES):
-        got = by_url.pop(f"{host_of(page)}/p/{page}", [])
-        want = [503, 200] if page in FLAKY else [200]
+    for url, want in expected_fetches(variants).items():
+        got = by_url.pop(url, [])
         if got != want:
-            problems.append(f"page {page}: fetched {got}, wanted {want}")
-    for missing in sorted(expected_missing()):
-        got = by_url.pop(missing, [])
-        if got != [404]:
-            problems.append(f"{missing}: fetched {got}, wanted [404]")
+            problems.append(f"{url}: fetched {got}, wanted {want}")
     for url, got in sorted(by_url.items()):
         problems.append(f"{url}: fetched {got}, never linked")
     if any("leased_at" not in r for r in requests):

@@ -34,6 +34,9 @@ What it maps:
   background by the queue (``extend_every``, a third of the queue's ``lease_ttl`` unless
   given); on SIGTERM call
   ``release_held()`` on ``storage.queue`` (see the README's "Use with Crawlee").
+* Links Crawlee would drop as repeats within one ``add_requests`` call (its ``unique_key``
+  lower-cases the whole URL) all reach a crawlq queue, which de-duplicates them by its own
+  identity: ``/Docs/Intro`` and ``/docs/intro`` are two pages.
 * ``is_finished`` is the whole frontier's: every process's crawler stops when the crawl is over.
 * Datasets and key-value stores go to another storage client (memory unless given).
 * A shared frontier is never purged or dropped from a crawler: ``purge`` and ``drop`` raise
@@ -54,6 +57,7 @@ import crawlq
 
 try:
     from crawlee import Request, RequestState
+    from crawlee.storages import RequestQueue
     from crawlee.configuration import Configuration
     from crawlee.storage_clients import MemoryStorageClient, StorageClient
     from crawlee.storage_clients._base import RequestQueueClient
@@ -291,6 +295,25 @@ class CrawlqRequestQueueClient(RequestQueueClient):
 
     async def is_finished(self) -> bool:
         return await self.queue.is_finished()
+
+
+def _keep_every_link_for_crawlq() -> None:
+    """Crawlee's RequestQueue drops, within one ``add_requests`` call, requests whose Crawlee
+    ``unique_key`` repeats; that key lower-cases the whole URL, so a page's links to
+    ``/Docs/Intro`` and ``/docs/intro`` (two pages) would lose one before the queue sees it.
+    On a crawlq queue every request goes through, and crawlq de-duplicates them by its own
+    identity (the same in every framework). Other queues keep Crawlee's behaviour."""
+    crawlee_transform = RequestQueue._transform_requests
+
+    def transform_requests(self: Any, requests: Sequence[str | Request]) -> list[Request]:
+        if not isinstance(getattr(self, "_client", None), CrawlqRequestQueueClient):
+            return crawlee_transform(self, requests)
+        return [self._transform_request(request) for request in requests]
+
+    RequestQueue._transform_requests = transform_requests  # type: ignore[method-assign]
+
+
+_keep_every_link_for_crawlq()
 
 
 class CrawlqStorageClient(StorageClient):

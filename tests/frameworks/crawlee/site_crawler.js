@@ -10,7 +10,13 @@ const { CrawlqRequestManager } = require(path.join(process.env.CRAWLQ_NODE, 'cra
 
 async function main () {
   const requestManager = await CrawlqRequestManager.open(process.env.CRAWLQ_URL, process.env.CRAWLQ_QUEUE, {
-    queueOptions: { hostDelayMs: Number(process.env.HOST_DELAY_MS), backoffBaseMs: 200 }
+    queueOptions: {
+      hostDelayMs: Number(process.env.HOST_DELAY_MS),
+      backoffBaseMs: 200,
+      // ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
+      sortQuery: true,
+      leaseTtlMs: Number(process.env.LEASE_TTL ?? 30) * 1000
+    }
   })
   const agent = `site-crawler/${process.env.WORKER}`
   const crawler = new CheerioCrawler({
@@ -31,7 +37,11 @@ async function main () {
     async requestHandler ({ request, response, $, enqueueLinks, pushData }) {
       if (response.statusCode === 404) throw new NonRetryableError('HTTP 404')
       await pushData({ url: request.url, title: $('h1').text() })
-      await enqueueLinks({ strategy: 'all' })
+      // who seeded a link rides in its request, for whichever framework fetches it
+      await enqueueLinks({
+        strategy: 'all',
+        transformRequestFunction: (options) => ({ ...options, headers: { ...options.headers, 'x-seeded-by': 'crawlee' } })
+      })
     }
   })
   await crawler.run([process.env.START_URL])

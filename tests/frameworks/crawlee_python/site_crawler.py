@@ -8,15 +8,26 @@ from __future__ import annotations
 import asyncio
 import os
 
-from crawlee import ConcurrencySettings, HttpHeaders
+from crawlee import ConcurrencySettings, HttpHeaders, RequestOptions
 from crawlee.crawlers import BeautifulSoupCrawler, BeautifulSoupCrawlingContext, BasicCrawlingContext
 
 from crawlq.crawlee import CrawlqStorageClient
 
 
+def seeded_by_us(options: RequestOptions) -> RequestOptions:
+    options["headers"] = HttpHeaders({**(options.get("headers") or {}), "x-seeded-by": "crawlee-python"})
+    return options
+
+
 async def main() -> None:
     storage = CrawlqStorageClient(
-        os.environ["CRAWLQ_URL"], os.environ["CRAWLQ_QUEUE"], host_delay=float(os.environ["HOST_DELAY"]), backoff_base=0.2
+        os.environ["CRAWLQ_URL"],
+        os.environ["CRAWLQ_QUEUE"],
+        host_delay=float(os.environ["HOST_DELAY"]),
+        backoff_base=0.2,
+        # ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
+        sort_query=True,
+        lease_ttl=float(os.environ.get("LEASE_TTL", "30")),
     )
     crawler = BeautifulSoupCrawler(
         storage_client=storage,
@@ -36,7 +47,8 @@ async def main() -> None:
 
     @crawler.router.default_handler
     async def handle(context: BeautifulSoupCrawlingContext) -> None:
-        await context.enqueue_links(strategy="all")
+        # who seeded a link rides in its request, for whichever framework fetches it
+        await context.enqueue_links(strategy="all", transform_request_function=seeded_by_us)
 
     await crawler.run([os.environ["START_URL"]])
 

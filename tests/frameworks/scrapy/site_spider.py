@@ -32,7 +32,14 @@ class SiteSpider(scrapy.Spider):
         "CONCURRENT_REQUESTS": 8,
         "CRAWLQ_URL": os.environ["CRAWLQ_URL"],
         "CRAWLQ_QUEUE": os.environ["CRAWLQ_QUEUE"],
-        "CRAWLQ_OPTIONS": {"host_delay": float(os.environ["HOST_DELAY"]), "max_attempts": 3, "backoff_base": 0.2},
+        "CRAWLQ_OPTIONS": {
+            "host_delay": float(os.environ["HOST_DELAY"]),
+            "max_attempts": 3,
+            "backoff_base": 0.2,
+            # ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
+            "sort_query": True,
+            "lease_ttl": float(os.environ.get("LEASE_TTL", "30")),
+        },
         "CRAWLQ_IDLE_POLL": 0.2,
         "USER_AGENT": f"site-spider/{os.environ['WORKER']}",
         "LOG_LEVEL": "INFO",
@@ -43,4 +50,5 @@ class SiteSpider(scrapy.Spider):
     def parse(self, response):
         yield {"url": response.url, "title": response.css("h1::text").get()}
         for href in response.css("a::attr(href)").getall():
-            yield response.follow(href, callback=self.parse)
+            # who seeded a link rides in its request, for whichever framework fetches it
+            yield response.follow(href, callback=self.parse, headers={"X-Seeded-By": "scrapy"})

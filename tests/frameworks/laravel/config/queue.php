@@ -7,7 +7,7 @@ return [
             'driver' => 'crawlq',
             'url' => env('CRAWLQ_URL', 'redis://127.0.0.1:6379'),
             'queue' => env('CRAWLQ_QUEUE', 'frontier'),
-            'retry_after' => 60,
+            'retry_after' => (float) env('LEASE_TTL', 30),
             'block_for' => 1.0,
             // the requests other frameworks seed on a shared queue (a mixed crawl)
             'handler' => App\Crawl\PageHandler::class . '@handle',
