@@ -58,6 +58,52 @@ test("the README's worker crawls a local site", async () => {
   }
 })
 
+function readmeCrawleeBlock (language) {
+  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
+  const section = readme.split('\n### Use with Crawlee\n')[1].split('\n## ')[0]
+  return new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section)[1]
+}
+
+async function withSite (fn) {
+  const server = http.createServer((req, res) => {
+    const body = SITE[req.url]
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/html' })
+    res.end(body ?? 'not found')
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  const own = await startRedis()
+  try {
+    return await fn(own, `http://127.0.0.1:${server.address().port}/`)
+  } finally {
+    server.close()
+    await own.stop()
+  }
+}
+
+const crawleeAdapter = path.join(modulePath, 'crawlee.js')
+test("the README's Crawlee crawler (an ES module) crawls a local site", { skip: !fs.existsSync(crawleeAdapter) && 'the module under test has no Crawlee adapter' }, async () => {
+  await withSite(async (own, start) => {
+    const entry = require('node:url').pathToFileURL(crawleeAdapter).href
+    const code = readmeCrawleeBlock('js').replace("from 'crawlq/crawlee'", `from ${JSON.stringify(entry)}`)
+    const file = path.join(PACKAGE, 'test', `.readme-crawlee-${process.pid}.mjs`)
+    fs.writeFileSync(file, code)
+    const storage = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'crawlq-readme-crawlee-'))
+    try {
+      const env = { ...process.env, REDIS_URL: own.url, START_URL: start, CRAWLEE_STORAGE_DIR: storage }
+      await run(process.execPath, [file], { env, timeout: 120_000 })
+      const q = await crawlq.Queue.connect(own.url, 'frontier')
+      const stats = await q.stats()
+      // /, /a, /b, /c once each; /missing (404) thrown as NonRetryableError: a dead letter
+      assert.deepEqual([stats.done, stats.dead, stats.leased, stats.pending], [4, 1, 0, 0])
+      assert.equal((await q.dead())[0].lastError, 'HTTP 404')
+      await q.close()
+    } finally {
+      fs.rmSync(file, { force: true })
+      fs.rmSync(storage, { recursive: true, force: true })
+    }
+  })
+})
+
 test('the typed example compiles with tsc --strict against the module under test', async () => {
   const tsc = path.join(PACKAGE, 'node_modules', '.bin', 'tsc')
   const base = path.join(PACKAGE, 'examples', 'tsconfig.json')

@@ -62,6 +62,71 @@ def test_readme_worker_crawls_the_site(private_redis: RedisServer, site: str) ->
     assert out.stdout.strip() == "4 pages crawled, 1 dead"
 
 
+def readme_crawlee_python_block() -> str:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("\n### Use with Crawlee\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks, "the README's Crawlee section has a python block"
+    return blocks[0]
+
+
+def test_readme_crawlee_crawler_crawls_the_site_and_gives_back_its_leases_on_sigterm(
+    private_redis: RedisServer, site: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("crawlee", reason="pip install 'crawlee>=1,<2' (tools/setup.sh does)")
+    import signal
+    import time
+
+    import crawlq
+
+    code = readme_crawlee_python_block()
+    env = dict(os.environ, REDIS_URL=private_redis.url, START_URL=site, CRAWLEE_STORAGE_DIR=str(tmp_path))
+    q = crawlq.Queue(private_redis.url, "frontier")
+    # stopped by SIGTERM mid-crawl (host_delay 1.0: the 5 fetches take 4 s): it ends cleanly
+    # and leaves nothing leased
+    first = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while q.stats()["done"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGTERM)
+    out, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    stats = q.stats()
+    assert stats["leased"] == 0 and stats["done"] < 4, stats
+    # run again: it finishes the crawl
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    stats = q.stats()
+    # /, /a, /b, /c once each; /missing (404): Crawlee does not retry it, a dead letter
+    assert (stats["done"], stats["dead"], stats["leased"], stats["pending"]) == (4, 1, 0, 0), stats
+
+
+def test_readme_scrapy_settings_run_a_spider(private_redis: RedisServer, site: str, tmp_path: Path) -> None:
+    pytest.importorskip("scrapy")
+    import crawlq
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("\n### Use with Scrapy\n", 1)[1].split("\n## ", 1)[0]
+    settings = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    (tmp_path / "readme_settings.py").write_text(settings)
+    (tmp_path / "spider.py").write_text(
+        "import os, scrapy\n"
+        "class Site(scrapy.Spider):\n"
+        "    name = 'site'\n"
+        "    start_urls = [os.environ['START_URL']]\n"
+        "    def parse(self, response):\n"
+        "        yield from response.follow_all(css='a', callback=self.parse)\n"
+    )
+    env = dict(os.environ, SCRAPY_SETTINGS_MODULE="readme_settings", PYTHONPATH=str(tmp_path), START_URL=site)
+    # the settings as the README gives them; only the Redis URL is this test's
+    out = subprocess.run([sys.executable, "-m", "scrapy", "runspider", "spider.py", "-s", f"CRAWLQ_URL={private_redis.url}",
+                          "-s", "TELNETCONSOLE_ENABLED=0"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    stats = crawlq.Queue(private_redis.url, "site").stats()
+    # /, /a, /b, /c once each; /missing (404) a dead letter at once
+    assert (stats["done"], stats["dead"], stats["leased"], stats["pending"]) == (4, 1, 0, 0), stats
+
+
 def test_typed_example_passes_mypy_strict_and_runs(redis_server: RedisServer) -> None:
     example = HERE / "examples" / "typed_usage.py"
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", str(example)], capture_output=True, text=True)
