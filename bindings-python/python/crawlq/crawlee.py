@@ -128,7 +128,7 @@ def _request(lease: Any) -> tuple[Request, dict[str, Any]]:
     key is the item's identity
     in the frontier (the key of a non-GET, else the canonical URL), whatever Crawlee's own
     computation would say, so every framework agrees on what one request is."""
-    crawl = crawlq.request_of(lease)
+    crawl: dict[str, Any] = dict(crawlq.request_of(lease))
     crawlee = crawl["frameworks"].get("crawlee") or {}
     crawlee_data: dict[str, Any] = {"crawlDepth": crawl["depth"]}
     if crawlee.get("session_rotation_count"):
@@ -140,7 +140,7 @@ def _request(lease: Any) -> tuple[Request, dict[str, Any]]:
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     request = Request.from_url(
         crawl["url"],
-        method=crawl["method"],
+        method=crawl["method"],  # any method crawlq stored, as Crawlee sends it
         headers=headers,
         payload=crawl["body"],
         label=crawl["label"],

@@ -330,7 +330,7 @@ class Scheduler:
                 return None
             lease = leases[0]
             try:
-                request = decode_request(crawlq.request_of(lease), self.spider)
+                request = decode_request(dict(crawlq.request_of(lease)), self.spider)
             except Exception as exc:  # no request comes from it: a dead letter, never held
                 self.queue.nack(lease, retry=False, reason=f"undecodable: {exc}")
                 self.stats.inc_value("crawlq/dead")
@@ -414,7 +414,7 @@ class Scheduler:
         crawl_request["priority"] = min(max(request.priority, _PRIORITY_MIN), _PRIORITY_MAX)
         if request.dont_filter and self.force_dont_filter:
             crawl_request["force"] = True
-        report = self.queue.seed_requests([crawl_request])
+        report = self.queue.seed_requests([crawl_request])  # type: ignore[list-item]
         if report.invalid:
             invalid = report.invalid[0]
             logger.error("crawlq: refused %s: %s", request.url, invalid.code, extra={"spider": self.spider})
