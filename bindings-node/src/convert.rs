@@ -11,31 +11,7 @@ use std::ptr;
 
 use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
-/// Why a value is not JSON, and where (`payload.tags[2]`).
-#[derive(Debug)]
-pub struct NotJson {
-    pub message: String,
-    /// A value of a type JSON has that it cannot hold (NaN, an infinity) or nested too deep:
-    /// an argument error (`ERR_CRAWLQ_INVALID_ARGUMENT`); otherwise a value of a type JSON
-    /// does not have (a function, a BigInt, a class instance): a TypeError.
-    pub bad_value: bool,
-}
-
-impl NotJson {
-    fn kind(message: String) -> NotJson {
-        NotJson {
-            message,
-            bad_value: false,
-        }
-    }
-
-    fn value(message: String) -> NotJson {
-        NotJson {
-            message,
-            bad_value: true,
-        }
-    }
-}
+pub use crawlq::style::NotJson;
 
 struct Ctx {
     env: sys::napi_env,
@@ -46,7 +22,7 @@ fn status(s: sys::napi_status, what: &str) -> Result<(), NotJson> {
     if s == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(NotJson::kind(format!("could not read {what}")))
+        Err(NotJson::of_type(format!("could not read {what}")))
     }
 }
 
@@ -135,7 +111,7 @@ unsafe fn convert(
                 sys::ValueType::napi_bigint => "a BigInt",
                 _ => "not a JSON value",
             };
-            return Err(NotJson::kind(format!(
+            return Err(NotJson::of_type(format!(
                 "{path} is {what}, which is not JSON"
             )));
         }
@@ -167,7 +143,7 @@ unsafe fn string(
         path,
     )?;
     buf.truncate(written);
-    String::from_utf8(buf).map_err(|_| NotJson::kind(format!("{path} is not valid UTF-8")))
+    String::from_utf8(buf).map_err(|_| NotJson::of_type(format!("{path} is not valid UTF-8")))
 }
 
 unsafe fn object(
@@ -228,7 +204,7 @@ unsafe fn object(
         )?;
     }
     if !plain {
-        return Err(NotJson::kind(format!(
+        return Err(NotJson::of_type(format!(
             "{path} is not a plain object (a Date, Map or class instance is not JSON)"
         )));
     }
@@ -309,7 +285,7 @@ unsafe fn typed_array_bytes(
         path,
     )?;
     if kind != sys::TypedarrayType::uint8_array {
-        return Err(NotJson::kind(format!(
+        return Err(NotJson::of_type(format!(
             "{path} is a typed array other than Uint8Array, which is not JSON (bytes are a Uint8Array or Buffer)"
         )));
     }
@@ -399,7 +375,7 @@ pub unsafe fn lease_handle(
     path: &str,
 ) -> Result<crawlq::LeaseHandle, NotJson> {
     let bad = || {
-        NotJson::kind(format!(
+        NotJson::of_type(format!(
             "{path} must be a lease (an object with token, id, host and url, as lease returned it)"
         ))
     };

@@ -32,30 +32,20 @@ function readmeBlock () {
 }
 
 test("the README's worker crawls a local site", async () => {
-  const server = http.createServer((req, res) => {
-    const body = SITE[req.url]
-    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/html' })
-    res.end(body ?? 'not found')
-  })
-  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
-  const own = await startRedis()
-  try {
+  await withSite(async (own, start) => {
     const entry = require('node:url').pathToFileURL(require.resolve(modulePath)).href
     const code = readmeBlock().replace("from 'crawlq'", `from ${JSON.stringify(entry)}`)
     const file = path.join(PACKAGE, 'test', `.readme-example-${process.pid}.mjs`)
     fs.writeFileSync(file, code)
     try {
-      const env = { ...process.env, REDIS_URL: own.url, START_URL: `http://127.0.0.1:${server.address().port}/` }
+      const env = { ...process.env, REDIS_URL: own.url, START_URL: start }
       const { stdout } = await run(process.execPath, [file], { env, timeout: 120_000 })
       // /, /a, /b, /c once each though linked several times; /missing is 404: retried, then dead
       assert.equal(stdout.trim(), '4 pages crawled, 1 dead')
     } finally {
       fs.rmSync(file, { force: true })
     }
-  } finally {
-    server.close()
-    await own.stop()
-  }
+  })
 })
 
 function readmeCrawleeBlock (language) {

@@ -38,30 +38,7 @@ impl std::ops::Deref for Text {
     }
 }
 
-/// Why a value is not JSON, and where: `bad_value` for a number JSON cannot hold (NaN, an
-/// infinity) or nesting too deep (an argument error), else a value of a type JSON does not
-/// have (an object, a resource: a TypeError).
-#[derive(Debug)]
-pub struct NotJson {
-    pub message: String,
-    pub bad_value: bool,
-}
-
-impl NotJson {
-    fn of_type(message: String) -> NotJson {
-        NotJson {
-            message,
-            bad_value: false,
-        }
-    }
-
-    fn value(message: String) -> NotJson {
-        NotJson {
-            message,
-            bad_value: true,
-        }
-    }
-}
+pub use crawlq::style::NotJson;
 
 pub fn to_json(z: &Zval, path: &str) -> Result<Value, NotJson> {
     to_json_at(z, path, 0)

@@ -44,11 +44,12 @@ def site() -> Iterator[str]:
     server.shutdown()
 
 
-def readme_python_block() -> str:
+def readme_python_block(heading: str = "## Python") -> str:
+    """The first python block of the README's section under `heading` (to the next `## `)."""
     readme = (REPO / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    section = readme.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks, "the README's Python section has a python block"
+    assert blocks, f"the README's {heading!r} section has a python block"
     return blocks[0]
 
 
@@ -62,14 +63,6 @@ def test_readme_worker_crawls_the_site(private_redis: RedisServer, site: str) ->
     assert out.stdout.strip() == "4 pages crawled, 1 dead"
 
 
-def readme_crawlee_python_block() -> str:
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("\n### Use with Crawlee\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks, "the README's Crawlee section has a python block"
-    return blocks[0]
-
-
 def test_readme_crawlee_crawler_crawls_the_site_and_gives_back_its_leases_on_sigterm(
     private_redis: RedisServer, site: str, tmp_path: Path
 ) -> None:
@@ -79,7 +72,7 @@ def test_readme_crawlee_crawler_crawls_the_site_and_gives_back_its_leases_on_sig
 
     import crawlq
 
-    code = readme_crawlee_python_block()
+    code = readme_python_block("### Use with Crawlee")
     env = dict(os.environ, REDIS_URL=private_redis.url, START_URL=site, CRAWLEE_STORAGE_DIR=str(tmp_path))
     q = crawlq.Queue(private_redis.url, "frontier")
     # stopped by SIGTERM mid-crawl (host_delay 1.0: the 5 fetches take 4 s): it ends cleanly
@@ -105,9 +98,7 @@ def test_readme_scrapy_settings_run_a_spider(private_redis: RedisServer, site: s
     pytest.importorskip("scrapy")
     import crawlq
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("\n### Use with Scrapy\n", 1)[1].split("\n## ", 1)[0]
-    settings = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    settings = readme_python_block("### Use with Scrapy")
     (tmp_path / "readme_settings.py").write_text(settings)
     (tmp_path / "spider.py").write_text(
         "import os, scrapy\n"

@@ -9,23 +9,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
 
-/// Why a value is not JSON, and where, as the native addon says it: `bad_value` for a value of
-/// a type JSON has that it cannot hold (NaN, an infinity) or nested too deep (an argument
-/// error), else a value of a type JSON does not have (a TypeError).
-#[derive(Debug)]
-pub struct NotJson {
-    pub message: String,
-    pub bad_value: bool,
-}
-
-impl NotJson {
-    fn of_type(message: String) -> NotJson {
-        NotJson {
-            message,
-            bad_value: false,
-        }
-    }
-}
+pub use crawlq::style::NotJson;
 
 /// Convert `value`, found at `path`, to JSON (`undefined` -> null).
 pub fn to_json(value: &JsValue, path: &str) -> Result<Value, NotJson> {

@@ -579,6 +579,16 @@ pub struct HostDeletion {
 }
 
 impl HostDeletion {
+    /// Count one step of a deletion (one `host_delete` call) into this total: its removals add
+    /// up, and what it left is what is left now.
+    pub fn add_step(&mut self, step: &HostDeletion) {
+        self.ready += step.ready;
+        self.delayed += step.delayed;
+        self.leased += step.leased;
+        self.dead += step.dead;
+        self.left = step.left;
+    }
+
     /// Items removed in all.
     pub fn removed(&self) -> u64 {
         self.ready + self.delayed + self.leased + self.dead

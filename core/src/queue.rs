@@ -1765,11 +1765,7 @@ impl<E: Executor> Queue<E> {
                 let reply = self.exec.eval(ops.seen_forget(&identities)).await?;
                 total.forgotten += ops.decode_count(reply)?;
             }
-            total.ready += removed.ready;
-            total.delayed += removed.delayed;
-            total.leased += removed.leased;
-            total.dead += removed.dead;
-            total.left = removed.left;
+            total.add_step(&removed);
             match next {
                 Some((s, c)) => (step, cursor) = (s, c),
                 None => break,

@@ -1335,6 +1335,41 @@ pub fn framework_options_json(value: &Value, style: Style) -> Result<Value> {
     crate::Config::framework_options(options, style).map(Value::Object)
 }
 
+/// Why a value a binding was given is not JSON, and where (`payload.tags[2]`), as every binding
+/// says it: `bad_value` for a value of a type JSON has that it cannot hold (NaN, an infinity) or
+/// nested deeper than [`MAX_VALUE_DEPTH`] (the binding's argument or config error); otherwise a
+/// value of a type JSON does not have (a function, an object, a resource: the language's
+/// TypeError).
+///
+/// ```
+/// let e = crawlq::style::NotJson::value("payload.n is NaN, which is not JSON".into());
+/// assert!(e.bad_value);
+/// assert!(!crawlq::style::NotJson::of_type("payload.f is a function".into()).bad_value);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotJson {
+    pub message: String,
+    pub bad_value: bool,
+}
+
+impl NotJson {
+    /// A value of a type JSON does not have.
+    pub fn of_type(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: false,
+        }
+    }
+
+    /// A value JSON cannot hold (NaN, an infinity, too deep).
+    pub fn value(message: String) -> NotJson {
+        NotJson {
+            message,
+            bad_value: true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

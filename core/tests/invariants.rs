@@ -567,11 +567,7 @@ async fn interleave_host_deletion(seed: u64) {
                     .await
                     .unwrap();
                 let (next, removed, _) = victim_ops.decode_host_delete(reply).unwrap();
-                total.ready += removed.ready;
-                total.delayed += removed.delayed;
-                total.leased += removed.leased;
-                total.dead += removed.dead;
-                total.left = removed.left;
+                total.add_step(&removed);
                 match next {
                     Some((s, c)) => deletion = Some((s, c, before, total)),
                     None => {

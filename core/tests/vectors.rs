@@ -499,7 +499,7 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
         assert_eq!(read, case["read"], "{name}: read");
 
         // end to end: seeded, leased, read back; the record holds the stored bytes and key
-        let items = q.request_items(&[request.clone()]);
+        let items = q.request_items(std::slice::from_ref(&request));
         let report = q.seed(&items, &SeedOptions::default()).await.unwrap();
         assert_eq!(report.added, 1, "{name}: seeded");
         let leases = q.lease(1, Duration::ZERO).await.unwrap();
