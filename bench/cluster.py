@@ -69,14 +69,24 @@ def start_cluster(masters: int) -> tuple[list[subprocess.Popen], list[int]]:
 
 
 def script_usec(ports: list[int]) -> float:
-    """EVALSHA + EVAL µs since the last reset, summed over the nodes."""
+    """Script µs (FCALL, EVALSHA, EVAL and their read-only forms) since the last reset, summed
+    over the nodes."""
     total = 0.0
     for port in ports:
         for line in cli(port, "info", "commandstats").splitlines():
-            m = re.match(r"cmdstat_(evalsha|eval):calls=\d+,usec=(\d+),", line)
+            m = re.match(r"cmdstat_(fcall|fcall_ro|evalsha|evalsha_ro|eval|eval_ro):calls=\d+,usec=(\d+),", line)
             if m:
                 total += int(m.group(2))
     return total
+
+
+def shards_per_node(ports: list[int], queue: str) -> list[int]:
+    """How many of the queue's shards each node holds (their meta keys, found on the node)."""
+    counts = []
+    for port in ports:
+        found = cli(port, "--scan", "--pattern", f"crawlq:{{{queue}:*}}:meta").split()
+        counts.append(len(found))
+    return counts
 
 
 def cpu_usec(ports: list[int]) -> float:
@@ -131,6 +141,13 @@ def main() -> None:
                 rows.setdefault(("seed items/s", shards), []).append(run(bench, ["crawlq", "seed", url, queue, str(urls)], shards))
                 rows.setdefault(("seed Redis CPU µs/item", shards), []).append((cpu_usec(ports) - cpu) / args.n)
                 rows.setdefault(("seed script µs/item (commandstats)", shards), []).append(script_usec(ports) / args.n)
+                if shards > 1 and not args.standalone:
+                    # per-node figures mean something only with one shard on each master
+                    placed = shards_per_node(ports, queue)
+                    if sorted(placed) != [1] * len(ports):
+                        raise SystemExit(f"S = {shards}: shards per master {placed}, not one each")
+                    if r == 0:
+                        print(f"placement: shards per master {placed}")
                 for port in ports:
                     cli(port, "config", "resetstat")
                 cpu = cpu_usec(ports)

@@ -206,12 +206,20 @@ pub struct PeekArgs {
 }
 
 pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliError> {
+    // where each shard lives (a cluster spreads them over its masters)
+    let nodes = if q.shard_count().await? > 1 {
+        q.shard_nodes().await?
+    } else {
+        Vec::new()
+    };
     let Some(every) = args.watch else {
         let s = q.stats().await?;
         if args.json {
-            println!("{}", style::stats_to_json(&s, Style::Snake));
+            let mut json = style::stats_to_json(&s, Style::Snake);
+            add_nodes(&mut json, &nodes);
+            println!("{json}");
         } else {
-            print!("{}", stats_table(q.name(), &s, None));
+            print!("{}", stats_table(q.name(), &s, None, &nodes));
         }
         return Ok(0);
     };
@@ -227,9 +235,11 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
         let s = q.stats().await?;
         let mut out = std::io::stdout().lock();
         let text = if args.json {
-            format!("{}\n", style::stats_to_json(&s, Style::Snake))
+            let mut json = style::stats_to_json(&s, Style::Snake);
+            add_nodes(&mut json, &nodes);
+            format!("{json}\n")
         } else {
-            let table = stats_table(q.name(), &s, previous.as_ref());
+            let table = stats_table(q.name(), &s, previous.as_ref(), &nodes);
             // Redraw in place on a terminal; elsewhere print one block per refresh.
             if clear {
                 format!("\x1b[H\x1b[2J{table}")
@@ -251,8 +261,36 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
     }
 }
 
-/// The depth figures as a table; with the previous sample, the rates in between.
-fn stats_table(name: &str, s: &Stats, previous: Option<&Stats>) -> String {
+/// How a queue's shards spread over nodes: `node (shards), ...`, most shards first; `-` for a
+/// queue of one shard.
+fn node_spread(nodes: &[String]) -> String {
+    if nodes.is_empty() {
+        return "-".to_string();
+    }
+    let mut per_node: std::collections::BTreeMap<&str, usize> = Default::default();
+    for node in nodes {
+        *per_node.entry(node.as_str()).or_default() += 1;
+    }
+    let mut list: Vec<(&str, usize)> = per_node.into_iter().collect();
+    list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    list.iter()
+        .map(|(node, n)| format!("{node} ({n})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Each shard's node in the stats JSON (`"node"` in each of `"shards"`).
+fn add_nodes(json: &mut Value, nodes: &[String]) {
+    if let Some(shards) = json.get_mut("shards").and_then(Value::as_array_mut) {
+        for (shard, node) in shards.iter_mut().zip(nodes) {
+            shard["node"] = Value::from(node.as_str());
+        }
+    }
+}
+
+/// The depth figures as a table; with the previous sample, the rates in between; each shard's
+/// node when `nodes` names them.
+fn stats_table(name: &str, s: &Stats, previous: Option<&Stats>, nodes: &[String]) -> String {
     let row = |label: &str, value: u64, detail: String| {
         format!("  {label:<16}{:>14}  {detail}", count(value))
             .trim_end()
@@ -326,8 +364,9 @@ fn stats_table(name: &str, s: &Stats, previous: Option<&Stats>) -> String {
     if !s.shards.is_empty() {
         out += &format!("shards ({})\n", s.shards.len());
         for (i, shard) in s.shards.iter().enumerate() {
+            let node = nodes.get(i).map(|n| format!("  {n}")).unwrap_or_default();
             out += &format!(
-                "  {i:<4}pending {:>10}  leased {:>8}  dead {:>8}  done {:>12}  hosts {:>8}\n",
+                "  {i:<4}pending {:>10}  leased {:>8}  dead {:>8}  done {:>12}  hosts {:>8}{node}\n",
                 count(shard.pending),
                 count(shard.leased),
                 count(shard.dead),
@@ -728,33 +767,41 @@ pub async fn queue(
             let mut rows = Vec::new();
             for entry in &entries {
                 let q = Queue::with_executor(exec.clone(), &entry.name, config.clone())?;
-                rows.push((entry, q.stats().await?, q.is_paused().await?));
+                let nodes = if entry.shards > 1 {
+                    q.shard_nodes().await?
+                } else {
+                    Vec::new()
+                };
+                rows.push((entry, q.stats().await?, q.is_paused().await?, nodes));
             }
             if json {
                 let list: Vec<Value> = rows
                     .iter()
-                    .map(|(e, s, paused)| {
+                    .map(|(e, s, paused, nodes)| {
+                        let mut stats = style::stats_to_json(s, Style::Snake);
+                        add_nodes(&mut stats, nodes);
                         serde_json::json!({"name": e.name, "shards": e.shards, "paused": paused,
-                                           "stats": style::stats_to_json(s, Style::Snake)})
+                                           "stats": stats})
                     })
                     .collect();
                 println!("{}", Value::Array(list));
                 return Ok(0);
             }
             println!(
-                "{:<32} {:>6} {:>7} {:>12} {:>10} {:>10} {:>14}",
+                "{:<32} {:>6} {:>7} {:>12} {:>10} {:>10} {:>14}  nodes",
                 "queue", "shards", "state", "pending", "leased", "dead", "done"
             );
-            for (e, s, paused) in &rows {
+            for (e, s, paused, nodes) in &rows {
                 println!(
-                    "{:<32} {:>6} {:>7} {:>12} {:>10} {:>10} {:>14}",
+                    "{:<32} {:>6} {:>7} {:>12} {:>10} {:>10} {:>14}  {}",
                     e.name,
                     e.shards,
                     if *paused { "paused" } else { "active" },
                     count(s.pending),
                     count(s.leased),
                     count(s.dead),
-                    count(s.done)
+                    count(s.done),
+                    node_spread(nodes)
                 );
             }
             println!("{} queues under prefix {:?}", rows.len(), config.key_prefix);

@@ -1259,10 +1259,38 @@ async fn a_sharded_queue_over_a_cluster() {
             .sum::<u64>(),
         200
     );
+    // each shard's node: the spread tags put at least 2 of the 8 on each of the 3 masters
+    let mut per_node: std::collections::HashMap<String, u32> = Default::default();
+    for shard in shards {
+        *per_node
+            .entry(shard["node"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert!(
+        per_node.len() == 3 && per_node.values().all(|&n| n >= 2),
+        "{per_node:?}"
+    );
     let out = crawlq_command(node, &["-q", &name, "stats"])
         .output()
         .unwrap();
     assert!(stdout(&out).contains("shards (8)"), "{}", stdout(&out));
+    assert!(
+        per_node.keys().all(|n| stdout(&out).contains(n.as_str())),
+        "every node in the table: {}",
+        stdout(&out)
+    );
+    let out = crawlq_command(node, &["queue", "ls"]).output().unwrap();
+    let line = stdout(&out)
+        .lines()
+        .find(|l| l.starts_with(name.as_str()))
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(
+        per_node
+            .iter()
+            .all(|(n, count)| line.contains(&format!("{n} ({count})"))),
+        "queue ls shows how the shards spread: {line}"
+    );
     let out = crawlq_command(node, &["-q", &name, "-o", "shards=4", "stats"])
         .output()
         .unwrap();

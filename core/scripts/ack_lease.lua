@@ -1,5 +1,5 @@
 -- crawlq script: ack_lease
--- protocol: 4
+-- protocol: 5
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the

@@ -1,5 +1,5 @@
 -- crawlq script: common (prelude)
--- protocol: 4
+-- protocol: 5
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 the queue's meta key <base>:meta; the other keys are built from the base (ARGV[1])
 -- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'c' in a
@@ -9,13 +9,17 @@
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
 
-local PROTOCOL = 4
+local PROTOCOL = 5
 -- the same as Redis stores it: compared and written without converting a number
-local PROTOCOL_DIGITS = '4'
--- Queues of protocol 2 and 3 are valid queues of protocol 4 (protocol 2: every host has its
--- priority set, every record its attempt count; both: every record its host); they are read as
--- they are and marked 3 or 4 before the first write older clients could not read (own_format).
-local OLDER_FORMATS = { ['2'] = true, ['3'] = true }
+local PROTOCOL_DIGITS = '5'
+-- Queues of protocol 2, 3 and 4 are valid queues of protocol 5 (protocol 2: every host has its
+-- priority set, every record its attempt count; 2 and 3: every record its host; 4: a queue of
+-- several shards tagged <queue>:<shard>); they are read as they are and marked 3, 4 or 5 before
+-- the first write older clients could not read (own_format).
+local OLDER_FORMATS = { ['2'] = true, ['3'] = true, ['4'] = true }
+-- What a record or lane written by protocol 4's rules needs (own_format's default): a one-shard
+-- queue's data is the same in protocol 4 and 5, so such writes keep protocol 4 clients in.
+local RECORD_FORMAT = '4'
 
 -- The globals the scripts use, as upvalues: cheaper to reach than globals, more so in a
 -- functions library, whose globals sit behind a protected table. The first call's begin() sets
@@ -159,7 +163,7 @@ end
 -- clients then refuse the queue instead of losing its hosts or items. The marker only rises; a
 -- new queue is marked 4 by its first seed.
 local function own_format(digits)
-  digits = digits or PROTOCOL_DIGITS
+  digits = digits or RECORD_FORMAT
   if STORED_FORMAT ~= PROTOCOL_DIGITS and (not STORED_FORMAT or STORED_FORMAT < digits) then
     redis.call('HSET', K_META, 'format', digits)
     STORED_FORMAT = digits

@@ -1,5 +1,5 @@
 -- crawlq script: host_delete
--- protocol: 4
+-- protocol: 5
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |

@@ -1,5 +1,5 @@
 -- crawlq script: lease
--- protocol: 4
+-- protocol: 5
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,

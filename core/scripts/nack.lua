@@ -1,5 +1,5 @@
 -- crawlq script: nack
--- protocol: 4
+-- protocol: 5
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),

@@ -1,21 +1,28 @@
 -- crawlq script: shards
--- protocol: 4
+-- protocol: 5
 -- flags: allow-oom
 -- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 shards asked for (0: whatever the queue has)
--- reply: the queue's shard count, or 0 for a queue nobody created yet (nothing stored)
+-- reply: {the queue's shard count (0 for a queue nobody created yet: nothing stored), its
+--        shards' tags: 'spread' (protocol 5) or '' (<queue>:<shard>, protocol 4)}
 -- The first client that asks for a count fixes it (meta.shards); a queue that already holds
--- data without it (meta.format of the one-shard layout) has one shard.
+-- data without it (meta.format of the one-shard layout) has one shard. A new queue of several
+-- shards gets the spread tags and meta.format 5 on its home, which protocol 4 clients refuse
+-- (they would look for its shards under the other tags).
 
 local asked = tonumber(ARGV[3])
-local stored = redis.call('HGET', K_META, 'shards')
-if stored then
-  return tonumber(stored)
+local stored = redis.call('HMGET', K_META, 'shards', 'tags')
+if stored[1] then
+  return { tonumber(stored[1]), stored[2] or '' }
 end
 if STORED_FORMAT then
-  return 1
+  return { 1, '' }
+end
+if asked > 1 then
+  redis.call('HSET', K_META, 'shards', asked, 'tags', 'spread', 'format', '5')
+  return { asked, 'spread' }
 end
 if asked > 0 then
   redis.call('HSET', K_META, 'shards', asked)
 end
-return asked
+return { asked, '' }

@@ -1,5 +1,5 @@
 -- crawlq script: wake
--- protocol: 4
+-- protocol: 5
 -- flags: allow-oom
 -- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 markers to push

@@ -2,8 +2,9 @@
 //! tools (the CLI's `queue ls` / `queue rm`, the exporter's discovery), not for workers.
 //!
 //! A queue is found by its meta hash `<prefix>:{<queue>}:meta`, which every connect or first
-//! write creates. The meta hashes of a sharded queue's shards (`{<queue>:<s>}`) are recognised
-//! by the shard count their queue stores, so they are not listed as queues of their own.
+//! write creates. The meta hashes of a sharded queue's shards (`{<queue>:<s>~<k>}`, or
+//! `{<queue>:<s>}` for a queue of protocol 4) are recognised by the shard count and tags their
+//! queue stores, so they are not listed as queues of their own.
 
 use crate::error::{Error, Result};
 use crate::queue::Queue;
@@ -44,27 +45,30 @@ pub async fn list_queues(exec: &RedisExecutor, prefix: &str) -> Result<Vec<Queue
     }
     let mut conn = exec.connection();
     let mut shards = BTreeMap::new();
+    let mut shard_names = std::collections::HashSet::new();
     for name in &names {
-        let stored: Option<usize> = redis::cmd("HGET")
+        let (stored, tags): (Option<usize>, Option<String>) = redis::cmd("HMGET")
             .arg(format!("{head}{name}}}:meta"))
             .arg("shards")
+            .arg("tags")
             .query_async(&mut conn)
             .await
             .map_err(|e| to_error(e, "reading a queue's shard count"))?;
-        shards.insert(name.clone(), stored.unwrap_or(1).max(1));
+        let count = stored.unwrap_or(1).max(1);
+        shards.insert(name.clone(), count);
+        if count > 1 {
+            // the bases its shards have (docs/PROTOCOL.md section 9): not queues of their own
+            for s in 0..count as u32 {
+                shard_names.insert(match tags.as_deref() {
+                    Some("spread") => crate::keys::spread_tag(name, s, count as u32),
+                    _ => format!("{name}:{s}"),
+                });
+            }
+        }
     }
-    let is_shard_of_another = |name: &str| {
-        name.rsplit_once(':').is_some_and(|(queue, s)| {
-            s.parse::<usize>().is_ok_and(|s| {
-                shards
-                    .get(queue)
-                    .is_some_and(|&count| count > 1 && s < count)
-            })
-        })
-    };
     Ok(shards
         .iter()
-        .filter(|(name, _)| !is_shard_of_another(name))
+        .filter(|(name, _)| !shard_names.contains(name.as_str()))
         .map(|(name, &shards)| QueueEntry {
             name: name.clone(),
             shards,

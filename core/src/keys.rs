@@ -88,6 +88,21 @@ impl Keys {
         Keys::new(prefix, &tagged)
     }
 
+    /// The keys of shard `shard` of `count` in the spread layout of protocol 5: base
+    /// `<prefix>:{<tag>}` with the tag of [`spread_tag`], so the shards' slots spread over the
+    /// slot space evenly (and over a cluster's masters when their slots are spread evenly).
+    ///
+    /// ```
+    /// let keys = crawlq::keys::Keys::spread_shard("crawlq", "jobs", 1, 3).unwrap();
+    /// assert!(keys.base().starts_with("crawlq:{jobs:1~"));
+    /// let slot = crawlq::keys::cluster_slot(keys.base());
+    /// assert!((5461..10922).contains(&slot));
+    /// ```
+    pub fn spread_shard(prefix: &str, queue: &str, shard: u32, count: u32) -> Result<Keys> {
+        check_queue_name(prefix, queue)?;
+        Keys::new(prefix, &spread_tag(queue, shard, count))
+    }
+
     /// What every base under `prefix` starts with: `<prefix>:{` (`{` for an empty prefix).
     ///
     /// ```
@@ -159,9 +174,66 @@ pub fn cluster_slot(key: &str) -> u16 {
     crc16_xmodem(hashed) % 16384
 }
 
+/// The hash tag of shard `shard` of `count` (`count` > 1) in the spread layout (protocol 5):
+/// `<queue>:<shard>~<k>`, k the smallest number from 0 whose tag's slot (CRC16 mod 16384) falls
+/// in the middle three quarters of the shard's share of the slot space, `[lo + w/8, hi - w/8)`
+/// with `lo = shard * 16384 / count`, `hi = (shard + 1) * 16384 / count` (integer division) and
+/// `w = hi - lo`. A cluster whose masters hold equal runs of slots (as `redis-cli --cluster
+/// create` makes them) then holds about `count / masters` shards on each master; the old tags
+/// `<queue>:<shard>` left a master empty half the time with three shards on three masters.
+///
+/// ```
+/// let tag = crawlq::keys::spread_tag("frontier", 0, 3);
+/// assert!(tag.starts_with("frontier:0~"));
+/// let slot = crawlq::keys::cluster_slot(&format!("{{{tag}}}"));
+/// assert!((682..4779).contains(&slot));
+/// ```
+pub fn spread_tag(queue: &str, shard: u32, count: u32) -> String {
+    let count = u64::from(count.max(1));
+    let (lo, hi) = (
+        u64::from(shard) * 16384 / count,
+        (u64::from(shard) + 1) * 16384 / count,
+    );
+    let margin = (hi - lo) / 8;
+    let window = (lo + margin)..(hi - margin);
+    let head = format!("{queue}:{shard}~");
+    // the checksum of the head once, then of each k's digits from there
+    let start = crc16_update(0, head.as_bytes());
+    let mut digits = itoa_buffer();
+    for k in 0u64.. {
+        let text = write_digits(&mut digits, k);
+        let slot = u64::from(crc16_update(start, text) % 16384);
+        if window.contains(&slot) {
+            return format!("{head}{k}");
+        }
+    }
+    unreachable!("some k lands in every window of at least 8 slots")
+}
+
+fn itoa_buffer() -> [u8; 20] {
+    [0; 20]
+}
+
+/// The decimal digits of `n` in `buf`, as a slice of it.
+fn write_digits(buf: &mut [u8; 20], mut n: u64) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
 /// CRC-16/XMODEM (polynomial 0x1021, initial value 0), the checksum Redis Cluster slots use.
 fn crc16_xmodem(bytes: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
+    crc16_update(0, bytes)
+}
+
+/// [`crc16_xmodem`] of what `crc` covered followed by `bytes`.
+fn crc16_update(mut crc: u16, bytes: &[u8]) -> u16 {
     for &byte in bytes {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
@@ -173,4 +245,86 @@ fn crc16_xmodem(bytes: &[u8]) -> u16 {
         }
     }
     crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The master of a slot in a cluster of `masters` whose slots `redis-cli --cluster create`
+    /// spread evenly: equal runs, the remainder to the last ones.
+    fn master_of(slot: u16, masters: u64) -> u64 {
+        (0..masters)
+            .find(|m| u64::from(slot) < (m + 1) * 16384 / masters)
+            .expect("a slot below 16384")
+    }
+
+    /// Shards per master for queue `name` of `count` shards over `masters` masters.
+    fn placement(name: &str, count: u32, masters: u64, spread: bool) -> Vec<u32> {
+        let mut per_master = vec![0; masters as usize];
+        for s in 0..count {
+            let tag = if spread {
+                spread_tag(name, s, count)
+            } else {
+                format!("{name}:{s}")
+            };
+            per_master[master_of(cluster_slot(&format!("{{{tag}}}")), masters) as usize] += 1;
+        }
+        per_master
+    }
+
+    #[test]
+    fn spread_tags_put_at_least_their_share_of_shards_on_every_master() {
+        // 1,000 queue names of the shapes people give them
+        let names: Vec<String> = (0..1000)
+            .map(|i| match i % 4 {
+                0 => format!("frontier-{i}"),
+                1 => format!("crawl:{i}:news"),
+                2 => format!("q{i}"),
+                _ => format!("shop.example/{i}"),
+            })
+            .collect();
+        for count in [3u32, 24] {
+            let mut old_even = 0;
+            for name in &names {
+                let spread = placement(name, count, 3, true);
+                assert!(
+                    spread.iter().all(|&n| n >= count / 3),
+                    "{name}: {count} shards over 3 masters as {spread:?}"
+                );
+                old_even += usize::from(
+                    placement(name, count, 3, false)
+                        .iter()
+                        .all(|&n| n >= count / 3),
+                );
+            }
+            // what the numbered tags did: a master short of its share most of the time
+            assert!(old_even < names.len() * 3 / 4, "S = {count}: {old_even}");
+        }
+    }
+
+    #[test]
+    fn a_spread_tag_lands_in_its_window_for_every_count() {
+        for count in [2u32, 7, 64, 1000, 1024] {
+            for s in (0..count).step_by((count as usize / 16).max(1)) {
+                let slot = u64::from(cluster_slot(&format!(
+                    "{{{}}}",
+                    spread_tag("jobs", s, count)
+                )));
+                let (lo, hi) = (
+                    u64::from(s) * 16384 / u64::from(count),
+                    (u64::from(s) + 1) * 16384 / u64::from(count),
+                );
+                assert!(
+                    (lo..hi).contains(&slot),
+                    "S = {count}, shard {s}: slot {slot}"
+                );
+            }
+        }
+        assert_eq!(
+            spread_tag("jobs", 5, 8),
+            spread_tag("jobs", 5, 8),
+            "the same for every client"
+        );
+    }
 }

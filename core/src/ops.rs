@@ -331,9 +331,22 @@ impl Ops {
         call
     }
 
-    /// The count a `shards` reply carries.
-    pub fn decode_shards(&self, reply: Reply) -> Result<u32> {
-        u32::try_from(reply.uint()?).map_err(|_| Error::Protocol("shard count out of range".into()))
+    /// The count and tags a `shards` reply carries.
+    pub fn decode_shards(&self, reply: Reply) -> Result<(u32, crate::shards::ShardTags)> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "shards")?;
+        let count = u32::try_from(items[0].uint()?)
+            .map_err(|_| Error::Protocol("shard count out of range".into()))?;
+        let tags = match items[1].text()?.as_str() {
+            "spread" => crate::shards::ShardTags::Spread,
+            "" => crate::shards::ShardTags::Numbered,
+            other => {
+                return Err(Error::Protocol(format!(
+                    "shard tags {other:?} of a newer protocol: upgrade this client"
+                )));
+            }
+        };
+        Ok((count, tags))
     }
 
     // ---- seed ----

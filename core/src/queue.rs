@@ -270,7 +270,7 @@ impl<E: Executor> Queue<E> {
         }
         let asked = self.config.shards.unwrap_or(0);
         let reply = self.exec.eval(self.home.shards(asked)).await?;
-        let stored = self.home.decode_shards(reply)?;
+        let (stored, tags) = self.home.decode_shards(reply)?;
         let count = match (self.config.shards, stored) {
             (Some(asked), stored) if stored != 0 && stored != asked => {
                 return Err(Error::Config(format!(
@@ -282,7 +282,7 @@ impl<E: Executor> Queue<E> {
             (_, 0) => 1,
             (_, stored) => stored,
         };
-        let layout = Layout::new(&self.name, &self.config, count, &self.state)?;
+        let layout = Layout::new(&self.name, &self.config, count, tags, &self.state)?;
         Ok(self.layout.get_or_init(|| layout))
     }
 

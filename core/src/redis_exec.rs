@@ -442,6 +442,31 @@ impl RedisExecutor {
         })
     }
 
+    /// The node that holds `key`, as `host:port` (a socket's path on one server reached that
+    /// way): in a cluster the master of its slot as the nodes tell it now (`?` when none
+    /// answered), else the server itself. For tools: where a queue's shards live.
+    ///
+    /// ```no_run
+    /// # async fn demo(exec: crawlq::RedisExecutor) {
+    /// println!("{}", exec.node_of("crawlq:{jobs}:meta").await);
+    /// # }
+    /// ```
+    pub async fn node_of(&self, key: &str) -> String {
+        match &self.scripts {
+            Connection::Cluster(_) => self
+                .slot_master(key)
+                .await
+                .map_or_else(|| "?".to_string(), |(host, port)| format!("{host}:{port}")),
+            Connection::Single(_) => match self.info.addr() {
+                ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+                    format!("{host}:{port}")
+                }
+                ConnectionAddr::Unix(path) => path.display().to_string(),
+                other => other.to_string(),
+            },
+        }
+    }
+
     /// One BLPOP on a pooled connection to the node that holds `key` (in a cluster, the slot's
     /// master as the cluster tells it, then as its MOVED answers do). The connection goes back to
     /// the pool only after Redis answered, so a pooled connection is one that worked a moment
@@ -681,6 +706,20 @@ impl Executor for RedisExecutor {
         // connection's writer first); a plain self-wake lets an idle worker take the task
         // back at once, racing the writer (bench/README.md, "Where the targets stand")
         tokio::task::yield_now()
+    }
+}
+
+impl<E: Executor + std::borrow::Borrow<RedisExecutor>> Queue<E> {
+    /// The node each shard lives on ([`RedisExecutor::node_of`] of its meta key), in shard
+    /// order: for tools that show how a queue spreads over a cluster.
+    pub async fn shard_nodes(&self) -> Result<Vec<String>> {
+        let layout = self.layout().await?;
+        let mut nodes = Vec::with_capacity(layout.count());
+        for ops in layout.all() {
+            let exec: &RedisExecutor = self.executor().borrow();
+            nodes.push(exec.node_of(&ops.keys().fixed()[0]).await);
+        }
+        Ok(nodes)
     }
 }
 

@@ -12,6 +12,15 @@ use crate::normalize::shard_of;
 use crate::ops::{CallState, Ops};
 use std::sync::Arc;
 
+/// How a queue of several shards names their hash tags (docs/PROTOCOL.md section 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardTags {
+    /// `<queue>:<shard>~<k>`, spread over the slot space (protocol 5; every new queue).
+    Spread,
+    /// `<queue>:<shard>` (queues of several shards made by protocol 4 clients).
+    Numbered,
+}
+
 /// The shards of one queue.
 #[derive(Debug)]
 pub struct Layout {
@@ -28,13 +37,24 @@ pub struct Part<T> {
 }
 
 impl Layout {
-    /// The layout of `count` shards (1: the unsharded layout, base `<prefix>:{<queue>}`).
-    pub fn new(queue: &str, config: &Config, count: u32, state: &Arc<CallState>) -> Result<Layout> {
+    /// The layout of `count` shards (1: the unsharded layout, base `<prefix>:{<queue>}`), with
+    /// the spread tags of protocol 5 ([`crate::keys::spread_tag`]) or the earlier
+    /// `<queue>:<shard>` ones (`tags`, as the queue's home says).
+    pub fn new(
+        queue: &str,
+        config: &Config,
+        count: u32,
+        tags: ShardTags,
+        state: &Arc<CallState>,
+    ) -> Result<Layout> {
         let shards = if count <= 1 {
             vec![Keys::new(&config.key_prefix, queue)?]
         } else {
             (0..count)
-                .map(|s| Keys::shard(&config.key_prefix, queue, s))
+                .map(|s| match tags {
+                    ShardTags::Spread => Keys::spread_shard(&config.key_prefix, queue, s, count),
+                    ShardTags::Numbered => Keys::shard(&config.key_prefix, queue, s),
+                })
                 .collect::<Result<Vec<_>>>()?
         };
         Ok(Layout {
@@ -86,7 +106,7 @@ impl Layout {
     ///
     /// ```
     /// # let state = crawlq::ops::CallState::new(None);
-    /// let layout = crawlq::shards::Layout::new("q", &crawlq::Config::default(), 4, &state).unwrap();
+    /// let layout = crawlq::shards::Layout::new("q", &crawlq::Config::default(), 4, crawlq::shards::ShardTags::Spread, &state).unwrap();
     /// assert_eq!(layout.split_id("17@3").unwrap(), (3, "17".to_string()));
     /// assert!(layout.split_id("17@9").is_err());
     /// ```

@@ -53,7 +53,10 @@ async fn behaves_as_one_queue(url: &str, shards: u32) {
         );
         assert_eq!(
             layout.shard(s).keys().base(),
-            format!("crawlq:{{{}:{s}}}", q.name())
+            format!(
+                "crawlq:{{{}}}",
+                crawlq::keys::spread_tag(q.name(), s as u32, layout.count() as u32)
+            )
         );
     }
 
@@ -127,6 +130,55 @@ async fn behaves_as_one_queue(url: &str, shards: u32) {
     }
     let stats = check_invariants(url, &q).await;
     assert_eq!((stats.done, stats.dead, stats.pending), (394, 0, 0));
+}
+
+/// A queue of several shards made by a protocol 4 client (home meta `shards` without `tags`)
+/// keeps its `<queue>:<shard>` tags; a new one gets the spread tags and a home marked format 5,
+/// which protocol 4 clients refuse instead of looking for its shards under other tags.
+#[tokio::test]
+async fn queues_of_numbered_tags_are_used_as_they_are_and_new_ones_are_spread() {
+    let url = test_url();
+    let old = unique("numbered");
+    shared().cli(&["HSET", &format!("crawlq:{{{old}}}:meta"), "shards", "3"]);
+    let q = Queue::connect(&url, &old, Config::default()).await.unwrap();
+    q.seed(
+        &items(&[
+            "http://a.example/",
+            "http://b.example/",
+            "http://c.example/",
+        ]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let layout = q.layout().await.unwrap();
+    for s in 0..3 {
+        assert_eq!(
+            layout.shard(s).keys().base(),
+            format!("crawlq:{{{old}:{s}}}")
+        );
+    }
+    assert_eq!(q.stats().await.unwrap().ready, 3);
+    assert_eq!(q.lease(3, Duration::ZERO).await.unwrap().len(), 3);
+
+    let new = unique("spread");
+    let q = Queue::connect(&url, &new, sharded(3)).await.unwrap();
+    q.stats().await.unwrap();
+    let home = shared().cli(&["HGETALL", &format!("crawlq:{{{new}}}:meta")]);
+    let fields: Vec<&str> = home.lines().collect();
+    let field = |name: &str| {
+        fields
+            .iter()
+            .position(|f| *f == name)
+            .map(|i| fields[i + 1])
+    };
+    assert_eq!(
+        (field("shards"), field("tags"), field("format")),
+        (Some("3"), Some("spread"), Some("5"))
+    );
+    // a client that asks for another count is refused, as before
+    let err = Queue::connect(&url, &new, sharded(4)).await.unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
 }
 
 #[tokio::test]
@@ -234,10 +286,17 @@ async fn one_queue_over_a_cluster() {
     q.seed(&items(&["http://a.example/"]), &SeedOptions::default())
         .await
         .unwrap();
-    let owners: std::collections::HashSet<u16> = (0..8)
-        .map(|s| cluster.owner(&format!("crawlq:{{{name}:{s}}}:meta")).port)
-        .collect();
-    assert!(owners.len() > 1, "8 shards on {} masters", owners.len());
+    let layout = q.layout().await.unwrap();
+    let mut per_master: std::collections::HashMap<u16, u32> = Default::default();
+    for s in 0..8 {
+        let meta = format!("{}:meta", layout.shard(s).keys().base());
+        *per_master.entry(cluster.owner(&meta).port).or_default() += 1;
+    }
+    // spread tags: every master holds at least its share (8 / 3 rounded down)
+    assert!(
+        per_master.len() == 3 && per_master.values().all(|&n| n >= 2),
+        "8 shards over 3 masters: {per_master:?}"
+    );
     // an unreachable node is named
     let err = Queue::connect("redis://127.0.0.1:1/0", "q", Config::default())
         .await
@@ -383,7 +442,7 @@ async fn a_shard_moves_to_another_master_mid_drain() {
     let url = cluster.url();
     let name = unique("move");
     let (q, urls) = seeded(&url, &name, 3, Duration::from_secs(5), "m").await;
-    let key = format!("crawlq:{{{name}:0}}:meta");
+    let key = format!("{}:meta", q.layout().await.unwrap().shard(0).keys().base());
     let from = cluster.owner(&key);
     let to = cluster.nodes.iter().find(|n| n.port != from.port).unwrap();
     let slot = from.cli(&["CLUSTER", "KEYSLOT", &key]);

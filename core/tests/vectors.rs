@@ -454,6 +454,20 @@ fn shard_vectors() {
         let host = case["host"].as_str().unwrap();
         assert_eq!(got, crawlq::normalize::shard_of(host, shards as u32));
     }
+    // the spread layout's hash tags
+    let tags = vectors("shards.json")["tags"].as_array().unwrap().clone();
+    for case in tags {
+        let queue = case["queue"].as_str().unwrap();
+        let count = case["shards"].as_u64().unwrap() as u32;
+        let want = case.get("tags").or(case.get("first")).unwrap().as_array().unwrap();
+        for (s, tag) in want.iter().enumerate() {
+            assert_eq!(
+                crawlq::keys::spread_tag(queue, s as u32, count),
+                tag.as_str().unwrap(),
+                "{queue}, shard {s} of {count}"
+            );
+        }
+    }
 }
 
 /// tests/vectors/requests.json: the crawl-request shape (docs/PROTOCOL.md section 10) every

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes normalize.json, records.json, keys.json, shards.json and requests.json: the vectors
-every runtime checks.
+"""Writes normalize.json, records.json, keys.json, shards.json (the shard of a host, the tags of a
+shard) and requests.json: the vectors every runtime checks.
 
 The expected values come from models written here, independently of the Rust code: a small
 model of WHATWG URL canonicalization for the systematic URL combinations, Python's IDNA codec
@@ -350,6 +350,33 @@ def shards() -> list[dict]:
     return cases
 
 
+def spread_tag(queue: str, shard: int, count: int) -> str:
+    """The hash tag of a shard in the spread layout (docs/PROTOCOL.md section 9): `<queue>:<shard>~<k>`,
+    k the first whose CRC16 slot falls in the middle three quarters of the shard's share of the
+    slot space."""
+    import binascii
+
+    lo, hi = shard * 16384 // count, (shard + 1) * 16384 // count
+    margin = (hi - lo) // 8
+    k = 0
+    while True:
+        tag = f"{queue}:{shard}~{k}"
+        # binascii.crc_hqx with initial value 0 is CRC-16/XMODEM, Redis Cluster's checksum
+        if lo + margin <= binascii.crc_hqx(tag.encode(), 0) % 16384 < hi - margin:
+            return tag
+        k += 1
+
+
+def shard_tags() -> list[dict]:
+    """Which tags the shards of a queue have in the spread layout, for a few names and counts."""
+    cases = []
+    for queue in ("frontier", "jobs", "crawl:news", "bücher"):
+        for count in (2, 3, 8, 24):
+            cases.append({"queue": queue, "shards": count, "tags": [spread_tag(queue, s, count) for s in range(count)]})
+        cases.append({"queue": queue, "shards": 1024, "first": [spread_tag(queue, s, 1024) for s in range(8)]})
+    return cases
+
+
 def keys() -> list[dict]:
     """The keys that exist after seeding one URL (placeholder {prefix} for a prefix per run)."""
     url_ = "http://k.example/page"
@@ -576,7 +603,7 @@ def main() -> None:
         "normalize.json": {"cases": hand_written() + systematic_urls(), "invalid_text": invalid_text()},
         "records.json": {"clock": T0, "cases": records()},
         "keys.json": {"cases": keys()},
-        "shards.json": {"cases": shards()},
+        "shards.json": {"cases": shards(), "tags": shard_tags()},
         "requests.json": requests_vectors(),
     }
     stale = []
