@@ -459,7 +459,12 @@ fn shard_vectors() {
     for case in tags {
         let queue = case["queue"].as_str().unwrap();
         let count = case["shards"].as_u64().unwrap() as u32;
-        let want = case.get("tags").or(case.get("first")).unwrap().as_array().unwrap();
+        let want = case
+            .get("tags")
+            .or(case.get("first"))
+            .unwrap()
+            .as_array()
+            .unwrap();
         for (s, tag) in want.iter().enumerate() {
             assert_eq!(
                 crawlq::keys::spread_tag(queue, s as u32, count),
