@@ -347,6 +347,18 @@ def stats_of(url: str, queue: str) -> dict | None:
         return None
 
 
+def shard_bases(client: redis.Redis, queue: str) -> dict[int, str]:
+    """Each shard's key base, found by its meta hash: new sharded queues tag shard s as
+    `{<queue>:<s>~<k>}`, queues of protocol 4 as `{<queue>:<s>}` (docs/PROTOCOL.md section 9)."""
+    bases = {}
+    for meta in client.scan_iter(match=f"crawlq:{{{queue}:*}}:meta", count=1000):
+        base = meta.decode().removesuffix(":meta")
+        shard = base[len(f"crawlq:{{{queue}:"):-1].split("~", 1)[0]
+        if shard.isdigit():
+            bases[int(shard)] = base
+    return bases
+
+
 def check_structures(client: redis.Redis, base: str, stats: dict) -> None:
     """The invariant checker (as core/tests/common) for one queue or shard base
     (`crawlq:{<queue>}`): every counter against the structures it counts, every lease with its
@@ -443,8 +455,10 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
     else:
         check(overlapping == 0, f"0 items acked twice within a live lease ({redelivered} acked again after their lease expired)")
     if run.shards > 1:
+        bases = shard_bases(client, run.queue)
+        check(sorted(bases) == list(range(run.shards)), f"{run.shards} shard bases found: {sorted(bases)}")
         for shard in range(run.shards):
-            check_structures(client, "crawlq:{" + f"{run.queue}:{shard}" + "}", stats["shards"][shard])
+            check_structures(client, bases[shard], stats["shards"][shard])
     else:
         check_structures(client, "crawlq:{" + run.queue + "}", stats)
     check(True, "counters equal the structures they count (ready, hosts, delayed, leased, dead, seen, live set)"
