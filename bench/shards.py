@@ -3,7 +3,7 @@
 for S = 1, 8, 64 and 256: script calls (INFO commandstats: FCALL/EVALSHA/EVAL), Redis µs and
 wall time of an empty lease, of a lease from a queue whose work is all in one shard, of one
 second of a blocked lease and of stats() and is_finished(); Redis CPU of 50 idle workers; how
-soon a blocked lease sees a seed; Redis memory per pending and per done URL. With `--against
+soon a blocked lease sees a seed; list_hosts(); Redis memory per pending and per done URL. With `--against
 PYTHON` (an interpreter with another crawlq build), both builds are measured in the same run,
 interleaved, each on a fresh redis-server, so the ratios hold on a noisy machine.
 
@@ -156,6 +156,7 @@ def run_one(shards: int, urls: int) -> dict:
         seeder.seed([f"http://one.example/{i}" for i in range(200)])
         leased: list = []
         out["one_shard_lease"] = measure(server, lambda: leased.extend(q.lease(1, wait=0)), 50)
+        out["list_hosts"] = measure(server, lambda: q.list_hosts(limit=100), 11)
         q.ack(leased)
         while q.lease(100, wait=0):
             pass
@@ -206,6 +207,7 @@ def main() -> None:
         ("empty lease: Redis µs", lambda r: r["empty_lease"]["usec"], "{:.0f}"),
         ("empty lease: wall ms", lambda r: r["empty_lease"]["ms"], "{:.2f}"),
         ("lease(1) of a one-shard queue: calls", lambda r: r["one_shard_lease"]["calls"], "{:.0f}"),
+        ("lease(1) of a one-shard queue: Redis µs", lambda r: r["one_shard_lease"]["usec"], "{:.0f}"),
         ("lease(1) of a one-shard queue: wall ms", lambda r: r["one_shard_lease"]["ms"], "{:.2f}"),
         ("1 s of a blocked lease: calls", lambda r: r["blocked_1s"]["calls"], "{:.0f}"),
         ("1 s of a blocked lease: Redis µs", lambda r: r["blocked_1s"]["usec"], "{:.0f}"),
@@ -215,6 +217,7 @@ def main() -> None:
         ("stats(): calls", lambda r: r["stats"]["calls"], "{:.0f}"),
         ("stats(): Redis µs", lambda r: r["stats"]["usec"], "{:.0f}"),
         ("is_finished(): calls", lambda r: r["is_finished"]["calls"], "{:.0f}"),
+        ("list_hosts(limit=100), one host: calls", lambda r: r["list_hosts"]["calls"], "{:.0f}"),
         ("bytes per pending URL", lambda r: r["bytes_per_pending"], "{:.1f}"),
         ("bytes per done URL", lambda r: r["bytes_per_done"], "{:.1f}"),
     ]

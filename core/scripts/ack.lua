@@ -130,4 +130,4 @@ end
 tally_flush(revisits_by_host, add_delayed)
 counter('done', acked)
 counter('acked_total', acked)
-return out
+return reported(out, #revisit_members > 0 and revisit_at or -1)

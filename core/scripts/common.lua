@@ -2,9 +2,9 @@
 -- protocol: 5
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 the queue's meta key <base>:meta; the other keys are built from the base (ARGV[1])
--- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'c' in a
---       Redis Cluster, then a clock override in ms ('' = server TIME); then the operation's own
---       arguments from ARGV[3] on
+-- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'r' for a
+--       shard reporting to its queue's index, 'c' in a Redis Cluster, then a clock override in
+--       ms ('' = server TIME); then the operation's own arguments from ARGV[3] on
 -- reply: none; this prelude is prepended to every operation script before it is loaded
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
@@ -51,9 +51,12 @@ local K_HOSTDELETING
 -- entry is removed when it reaches 0.
 local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 local BASE, STORED_FORMAT
+-- The shard's split (meta.split, or the call's for a base not written yet): see LEVEL_SIZE.
+local SPLIT
 -- The fields of `meta` begin() reads with `format`, in the same command (a command from Lua
 -- costs about as much as three more fields): META[2] `paused` and META[3] `token` (lease),
--- META[4] `seen` (the seen level: seed, ack, anything that adds or removes live members). Only
+-- META[4] `seen` (the seen level: seed, ack, anything that adds or removes live members), META[5]
+-- `split` (the seen set's split, SPLIT below). Only
 -- seed changes `seen`, once, after its last read. (One table, not three names: a function may
 -- reach at most 60 names outside it, and the lease is near that.)
 local META
@@ -61,6 +64,11 @@ local META
 local K_PROBE
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
+-- Set by the call flag 'r' (a shard of a queue of several shards): the call reports to the
+-- queue's index of shards with work (see reported() below).
+local REPORT
+-- The lanes the last hosts_list read (hosts_list_shards shares one lane budget over shards).
+local LANES_READ = 0
 -- Seen- and live-set bucket keys of this call's queue: a table per level (level_keys).
 local SEEN_PREFIX, LIVE_PREFIX
 
@@ -165,7 +173,12 @@ end
 local function own_format(digits)
   digits = digits or RECORD_FORMAT
   if STORED_FORMAT ~= PROTOCOL_DIGITS and (not STORED_FORMAT or STORED_FORMAT < digits) then
-    redis.call('HSET', K_META, 'format', digits)
+    if not STORED_FORMAT and SPLIT > 1 then
+      -- a new shard of several: its split is fixed with its first write
+      redis.call('HSET', K_META, 'format', digits, 'split', int(SPLIT))
+    else
+      redis.call('HSET', K_META, 'format', digits)
+    end
     STORED_FORMAT = digits
   end
 end
@@ -409,14 +422,24 @@ end
 -- 1024 * 8^l buckets and takes new members until meta.seen reaches 384 per bucket on average,
 -- which keeps every bucket under the default set-max-intset-entries (512). Earlier levels are
 -- only read, so a level never has to be rehashed. Live members are at most as many as seen ones.
+-- A shard of a queue of S shards holds about 1/S of its URLs: its levels have 1/S of the
+-- buckets (rounded up; `meta.split` = S, fixed by the shard's first write), so a bucket holds
+-- as many members as in a one-shard queue and memory per URL does not grow with S.
 local SEEN_BASE_BUCKETS, SEEN_GROWTH, SEEN_FILL, SEEN_MAX_LEVEL = 1024, 8, 384, 7
 
-local function level_buckets(level)
-  return SEEN_BASE_BUCKETS * SEEN_GROWTH ^ level
+-- The bucket count of each level for this call's split (set by begin, made when it changes).
+local LEVEL_SIZE, LEVEL_SPLIT = {}, nil
+local function size_levels(split)
+  if split ~= LEVEL_SPLIT then
+    LEVEL_SPLIT = split
+    for l = 0, SEEN_MAX_LEVEL do
+      LEVEL_SIZE[l] = math.ceil(SEEN_BASE_BUCKETS * SEEN_GROWTH ^ l / split)
+    end
+  end
 end
-local LEVEL_SIZE = {}
-for l = 0, SEEN_MAX_LEVEL do
-  LEVEL_SIZE[l] = level_buckets(l)
+
+local function level_buckets(level)
+  return LEVEL_SIZE[level]
 end
 
 -- The level new members go to when the queue has seen `seen` items, and the seen count at which
@@ -486,7 +509,7 @@ end
 local KEY_CACHE_MAX, key_cache_left = 32768, 32768
 local function level_keys(prefixes, kind, level)
   local keys = prefixes[level]
-  if not keys then
+  if not keys or keys.size ~= LEVEL_SIZE[level] then
     keys = { prefix = BASE .. ':' .. kind .. ':' .. int(level) .. ':', size = LEVEL_SIZE[level] }
     prefixes[level] = keys
   end
@@ -920,6 +943,38 @@ local function next_due()
   return earliest_due(earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT))
 end
 
+-- A shard's report to its queue's index of shards with work (docs/PROTOCOL.md section 9), made
+-- only with the call flag 'r': two more elements at the end of the reply, the shard's epoch
+-- (meta.ep, raised by one for each report) and a time (ms). reported(out, at): `at` is the
+-- earliest time something this call added or moved becomes leasable (-1 and epoch 0: nothing
+-- earlier than before; the index is only ever lowered by it). reported_state(out, at): the
+-- shard's whole state after the call, `at` being when something is next leasable (now with a
+-- host ready; the earliest expiring lease, delayed item or held host otherwise; -1 with nothing
+-- queued or leased), or the given `at` (a paused shard's end of pause).
+local function reported(out, at)
+  if REPORT then
+    if at >= 0 then
+      out[#out + 1] = redis.call('HINCRBY', K_META, 'ep', '1')
+      out[#out + 1] = at
+    else
+      out[#out + 1] = 0
+      out[#out + 1] = -1
+    end
+  end
+  return out
+end
+
+local function reported_state(out, at)
+  if REPORT then
+    if not at then
+      at = redis.call('ZCARD', K_READY) > 0 and NOW or next_due()
+    end
+    out[#out + 1] = redis.call('HINCRBY', K_META, 'ep', '1')
+    out[#out + 1] = at
+  end
+  return out
+end
+
 -- Start a call: take its keys and arguments, refuse a queue of another format, fix the clock.
 -- Returns an error reply to send back as is, or nil.
 -- The keys a call builds from its base: the fixed keys after meta, the keys of section 1's
@@ -975,7 +1030,7 @@ local function begin(keys, argv)
   end
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
-  META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen')
+  META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen', 'split')
   STORED_FORMAT = META[1]
   if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and not OLDER_FORMATS[STORED_FORMAT]
     and tonumber(STORED_FORMAT) ~= PROTOCOL then
@@ -983,8 +1038,25 @@ local function begin(keys, argv)
       .. '; this client speaks format ' .. PROTOCOL)
   end
 
-  -- argv[2]: 'c' when Redis is a cluster, then the fixed clock's digits when one is pinned.
+  -- argv[2]: 's' + S + '.' for a shard of a queue of S shards whose seen set is split (new
+  -- shards only: a written base keeps the split its meta has), 'r' for a shard that reports
+  -- to its queue's index, 'c' when Redis is a cluster, then the fixed clock's digits when one
+  -- is pinned.
   local clock = argv[2]
+  local split = 1
+  if string.byte(clock, 1) == 115 then
+    local dot = string.find(clock, '.', 2, true)
+    split = tonumber(string.sub(clock, 2, dot - 1))
+    clock = string.sub(clock, dot + 1)
+  end
+  SPLIT = tonumber(META[5]) or (STORED_FORMAT and 1) or split
+  size_levels(SPLIT)
+  REPORT = false
+  if string.byte(clock, 1) == 114 then
+    -- 'r': a shard of several, reporting to its queue's index (reported() above)
+    REPORT = true
+    clock = string.sub(clock, 2)
+  end
   if string.byte(clock, 1) == 99 then
     -- In a cluster a script may touch keys it did not declare (every key but meta) only while
     -- its slot is not being migrated: mid-move, some of the queue's keys are on each node. This

@@ -55,4 +55,4 @@ local out = { requeued, redis.call('ZCARD', K_DEAD) }
 for i = 1, #flags do
   out[#out + 1] = flags[i]
 end
-return out
+return reported(out, requeued > 0 and NOW or -1)

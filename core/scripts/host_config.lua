@@ -77,7 +77,9 @@ local pause_reply = -1
 if paused_until then
   pause_reply = paused_until < PAUSED_FOREVER and paused_until or 0
 end
-return {
+-- a resume or another delay may make the host due sooner: the shard reports now (a lease
+-- then reports its true state)
+return reported({
   previous and tonumber(previous) or -1,
   tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0'),
   ready,
@@ -86,4 +88,4 @@ return {
   budget and tonumber(budget) or -1,
   budget_used,
   deleting and 1 or 0,
-}
+}, (delay ~= '-' or pause ~= '-') and NOW or -1)

@@ -31,6 +31,7 @@ for i = 1, #page, 2 do
   items[#hosts] = -tonumber(page[i + 1])
   ready[#hosts] = n
 end
+LANES_READ = lanes_read
 local out = { NOW, total }
 if #hosts == 0 then
   return out

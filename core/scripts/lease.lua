@@ -7,7 +7,8 @@
 -- reply: {now, next_due, reclaimed, reclaimed_dead, lease_key1, record1, lease_key2, ...}
 --        lease keys are '<token>:<id>'. next_due is the earliest time (ms) at which a delayed
 --        item, a held-back host or an expiring lease can change what is leasable, or -1; it is
---        only computed when nothing was leased. Every lease expires at now + ttl.
+--        only computed when nothing was leased. Every lease expires at now + ttl. With the call
+--        flag 'r' the reply ends with the shard's report (common.lua, reported_state).
 -- Tokens are unique and increasing: above the last one handed out (meta.token) and at least
 -- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
@@ -16,11 +17,11 @@
 local paused, last_token = META[2], META[3]
 if paused then
   if paused == '1' then
-    return { NOW, -1, 0, 0 }
+    return reported_state({ NOW, -1, 0, 0 }, -1)
   end
   local until_ms = tonumber(paused) or 0
   if until_ms > NOW then
-    return { NOW, until_ms, 0, 0 }
+    return reported_state({ NOW, until_ms, 0, 0 }, until_ms)
   end
 end
 
@@ -35,13 +36,14 @@ local ready_hosts = redis.call('ZCARD', K_READY)
 local lease_due, item_due, host_due
 if ready_hosts == 0 then
   if redis.call('EXISTS', K_LEASED, K_DELAYED, K_WAIT) == 0 then
-    return { NOW, -1, 0, 0 }
+    return reported_state({ NOW, -1, 0, 0 }, -1)
   end
   lease_due, item_due, host_due = earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT)
   if not due_at(lease_due) and not due_at(item_due) and not due_at(host_due) then
     -- nothing is leasable: say when that may change (a host paused until resumed, at
     -- 2^53 - 1 in `wait`, is never due and never named)
-    return { NOW, earliest_due(lease_due, item_due, host_due), 0, 0 }
+    local due = earliest_due(lease_due, item_due, host_due)
+    return reported_state({ NOW, due, 0, 0 }, due)
   end
 end
 
@@ -291,4 +293,4 @@ end
 if count == 0 then
   out[2] = next_due()
 end
-return out
+return reported_state(out)

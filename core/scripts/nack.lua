@@ -112,4 +112,11 @@ call_chunked('ZADD', K_DELAYED, delayed_members)
 counter('nacked_total', retried + died)
 counter('retried_total', retried)
 wake(immediate)
-return out
+local first_due = immediate > 0 and NOW or -1
+for i = 1, #delayed_members, 2 do
+  local due = delayed_members[i] + 0
+  if first_due < 0 or due < first_due then
+    first_due = due
+  end
+end
+return reported(out, first_due)

@@ -38,4 +38,5 @@ local reply_until = -1
 if until_ms then
   reply_until = until_ms < PAUSED_FOREVER and until_ms or 0
 end
-return { before, until_ms and 1 or 0, reply_until }
+-- a resumed shard may have work now (a timed pause ends in the lease's own report)
+return reported({ before, until_ms and 1 or 0, reply_until }, (before == 1 and not until_ms) and NOW or -1)

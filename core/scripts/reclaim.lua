@@ -13,4 +13,5 @@ if #expired > 0 then
 end
 local requeued, died = reclaim_leases(expired, tonumber(ARGV[4]))
 wake(requeued)
-return { requeued, died, redis.call('ZCOUNT', K_LEASED, '-inf', NOW_DIGITS) }
+return reported({ requeued, died, redis.call('ZCOUNT', K_LEASED, '-inf', NOW_DIGITS) },
+  requeued > 0 and NOW or -1)

@@ -46,4 +46,4 @@ call_chunked('HDEL', K_LEASES, gone)
 call_chunked('ZREM', K_LEASED, gone)
 counter('released_total', released)
 wake(released)
-return out
+return reported(out, released > 0 and NOW or -1)

@@ -53,6 +53,8 @@ local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. NOW_DIGITS
 local id_digits = {}
 local status = {}
 local added_ready, added_delayed, duplicates, seen_added, refused = 0, 0, 0, 0, 0
+-- the earliest time an item added delayed comes due (reported with the flag 'r')
+local first_due = -1
 -- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
 -- more than the push when most lanes get one item): index by head member, then host,
 -- priority, first record id, and the records (a string while there is one, then a list).
@@ -76,7 +78,7 @@ local function undo_items(upto)
     if format_before then
       redis.call('HSET', K_META, 'format', format_before)
     else
-      redis.call('HDEL', K_META, 'format')
+      redis.call('HDEL', K_META, 'format', 'split')
     end
   end
   local id = first_id
@@ -192,7 +194,11 @@ for i = 0, n - 1 do
     tally(host_added, host, 1)
     local delay_digits = ARGV[a + 4]
     if delay_digits ~= '0' and delay_digits + 0 > 0 then
-      redis.call('ZADD', K_DELAYED, int(NOW + delay_digits), rec)
+      local due = NOW + delay_digits
+      if first_due < 0 or due < first_due then
+        first_due = due
+      end
+      redis.call('ZADD', K_DELAYED, int(due), rec)
       added_delayed = added_delayed + 1
       tally(host_delayed, host, 1)
     else
@@ -339,4 +345,5 @@ for _, host in ipairs(budget_hosts) do
   end
 end
 wake(added_ready)
-return { table.concat(status), added_ready, added_delayed, first_id }
+return reported({ table.concat(status), added_ready, added_delayed, first_id },
+  added_ready > 0 and NOW or first_due)

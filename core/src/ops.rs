@@ -87,6 +87,73 @@ pub struct ScriptCall {
     /// executor waits (Redis `WAIT`, pipelined after the script) until that many replicas have
     /// it, and fails with [`Error::Timeout`] when they do not within the timeout.
     pub replicas: Option<Replicas>,
+    /// The call goes to a shard of a queue of several shards and asks it to report to the
+    /// queue's index (the call flag `r`): its reply ends with the report ([`split_report`]).
+    pub report: Option<ReportKind>,
+}
+
+/// What a shard's report says (docs/PROTOCOL.md section 9, "Index"): `Lower`, the earliest
+/// time something the call added or moved becomes leasable (a writer: seed, nack, release, ...);
+/// `Set`, the shard's whole state after the call (a lease).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    Lower,
+    Set,
+}
+
+/// One shard's report to its queue's index: sent with the `due` script on the queue's own base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardReport {
+    pub kind: ReportKind,
+    pub shard: usize,
+    /// The shard's epoch after the call (`meta.ep`).
+    pub epoch: u64,
+    /// When (ms) something is next leasable there, by `kind`'s rule; -1: nothing (`Set`: the
+    /// shard holds nothing queued or leased).
+    pub at: i64,
+}
+
+/// The report at the end of a reply of a call made with [`ScriptCall::report`], taken off:
+/// the reply as the script's decoder reads it, and the report (`None` for a writer that moved
+/// nothing earlier).
+///
+/// ```
+/// use crawlq::ops::{split_report, Reply, ReportKind};
+/// let reply = Reply::Array(vec![Reply::Int(1), Reply::Int(7), Reply::Int(1_700_000_000_000)]);
+/// let (rest, report) = split_report(reply, ReportKind::Lower, 3).unwrap();
+/// assert_eq!(rest, Reply::Array(vec![Reply::Int(1)]));
+/// assert_eq!((report.unwrap().shard, report.unwrap().epoch), (3, 7));
+/// ```
+pub fn split_report(
+    reply: Reply,
+    kind: ReportKind,
+    shard: usize,
+) -> Result<(Reply, Option<ShardReport>)> {
+    let mut items = reply.array()?;
+    if items.len() < 2 {
+        return Err(Error::Protocol(
+            "a shard's reply has no report at its end".into(),
+        ));
+    }
+    let at = items.pop().expect("two or more").int()?;
+    let epoch = items.pop().expect("one or more").uint()?;
+    let report = (epoch > 0).then_some(ShardReport {
+        kind,
+        shard,
+        epoch,
+        at,
+    });
+    Ok((Reply::Array(items), report))
+}
+
+/// The home's answer to a `due` call: the server's time, whether this caller sweeps, when the
+/// next shard comes due after now, and the shards due now (earliest first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuePick {
+    pub now_ms: i64,
+    pub sweep: bool,
+    pub next_ms: Option<i64>,
+    pub shards: Vec<usize>,
 }
 
 /// How many replicas must acknowledge a call's change, and for how long to wait.
@@ -263,6 +330,13 @@ pub struct Ops {
     keys: Keys,
     config: Config,
     state: Arc<CallState>,
+    /// A shard of several: calls that may change what is leasable report (see `call`).
+    reporting: bool,
+    /// Its number among its queue's shards (0 for a one-shard queue or a queue's own base).
+    shard: usize,
+    /// A shard of a queue of this many shards with spread tags: a new shard's seen set has
+    /// 1/`split` of the buckets (docs/PROTOCOL.md section 2, "Seen set"); 1 otherwise.
+    split: u32,
 }
 
 impl Ops {
@@ -280,6 +354,9 @@ impl Ops {
             keys,
             config,
             state,
+            reporting: false,
+            shard: 0,
+            split: 1,
         }
     }
 
@@ -297,10 +374,27 @@ impl Ops {
     }
 
     fn call(&self, script: &'static Script, extra: usize) -> ScriptCall {
-        let mut args = Vec::with_capacity(2 + extra);
+        let mut args: Vec<Vec<u8>> = Vec::with_capacity(2 + extra);
         args.push(self.keys.base().as_bytes().to_vec());
         args.push(self.state.arg());
         let writes = !script.flags.contains("no-writes");
+        let report = if self.reporting {
+            match script.name {
+                "lease" | "ack_lease" => Some(ReportKind::Set),
+                "seed" | "nack" | "ack" | "release" | "dead_requeue" | "reclaim" | "pause"
+                | "host_config" => Some(ReportKind::Lower),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if report.is_some() {
+            args[1].insert(0, b'r');
+        }
+        if self.split > 1 {
+            let flag = format!("s{}.", self.split);
+            args[1].splice(0..0, flag.into_bytes());
+        }
         ScriptCall {
             script,
             keys: self.keys.script_keys().clone(),
@@ -309,7 +403,29 @@ impl Ops {
                 count: self.config.min_replicas,
                 timeout: self.config.replica_timeout,
             }),
+            report,
         }
+    }
+
+    /// These operations are those of shard `shard` of a queue of several shards: the calls
+    /// that may change what is leasable report to the queue's index (docs/PROTOCOL.md section
+    /// 9).
+    pub fn reporting(mut self, shard: usize) -> Ops {
+        self.reporting = true;
+        self.shard = shard;
+        self
+    }
+
+    /// These operations are those of a shard of a queue of `count` shards with spread tags,
+    /// whose seen set is split `count` ways (docs/PROTOCOL.md section 2, "Seen set").
+    pub fn split(mut self, count: u32) -> Ops {
+        self.split = count;
+        self
+    }
+
+    /// The shard these operations are for (0 for a one-shard queue).
+    pub fn shard_index(&self) -> usize {
+        self.shard
     }
 
     /// The queue's shard count, fixing it to `asked` for a new queue (0: only read). Sent on
@@ -322,13 +438,67 @@ impl Ops {
         call
     }
 
-    /// Wake blocked lease calls of a queue of several shards (its own wake list).
-    pub fn wake(&self, markers: u64) -> ScriptCall {
-        let mut call = self.call(&scripts::WAKE, 1);
+    /// The index of a queue of several shards, on its own base: apply `reports`, push `markers`
+    /// wake markers when one made a shard due now, and answer up to `pick` shards due now (0:
+    /// none) and, with `sweep` (a period), whether this caller sweeps.
+    pub fn due(
+        &self,
+        reports: &[ShardReport],
+        markers: u64,
+        pick: usize,
+        sweep: Duration,
+    ) -> ScriptCall {
+        let mut call = self.call(&scripts::DUE, 3 + 4 * reports.len());
         call.args.push(markers.to_string().into_bytes());
-        // wake markers are not queue data
+        call.args.push(pick.to_string().into_bytes());
+        call.args.push(sweep.as_millis().to_string().into_bytes());
+        for r in reports {
+            call.args.push(match r.kind {
+                ReportKind::Lower => b"l".to_vec(),
+                ReportKind::Set => b"s".to_vec(),
+            });
+            call.args.push(r.shard.to_string().into_bytes());
+            call.args.push(r.epoch.to_string().into_bytes());
+            call.args.push(r.at.to_string().into_bytes());
+        }
+        // the index and wake markers are not queue data: a replica rebuilds the index by sweeps
         call.replicas = None;
         call
+    }
+
+    pub fn decode_due(&self, reply: Reply) -> Result<DuePick> {
+        let items = reply.array()?;
+        expect_len(&items, 3, "due")?;
+        let next = items[2].int()?;
+        Ok(DuePick {
+            now_ms: items[0].int()?,
+            sweep: items[1].int()? == 1,
+            next_ms: (next >= 0).then_some(next),
+            shards: items[3..]
+                .iter()
+                .map(|r| {
+                    r.uint()
+                        .map(|s| s as usize)
+                        .map_err(|_| bad_reply("a shard number", r))
+                })
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// A shard's state for a sweep (read-only): `{epoch, when next leasable}`.
+    pub fn shard_state(&self) -> ScriptCall {
+        self.call(&scripts::SHARD_STATE, 0)
+    }
+
+    pub fn decode_shard_state(&self, reply: Reply, shard: usize) -> Result<ShardReport> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "shard_state")?;
+        Ok(ShardReport {
+            kind: ReportKind::Set,
+            shard,
+            epoch: items[0].uint()?,
+            at: items[1].int()?,
+        })
     }
 
     /// The count and tags a `shards` reply carries.
@@ -846,6 +1016,22 @@ impl Ops {
         self.call(&scripts::STATS, 0)
     }
 
+    /// Stats of this shard and of `others` (shards of the same queue on the same node) in one
+    /// atomic call (docs/PROTOCOL.md section 9, "Readings").
+    pub fn stats_shards(&self, others: &[&Ops]) -> ScriptCall {
+        let mut call = self.call(&scripts::STATS_SHARDS, others.len());
+        call.args
+            .extend(others.iter().map(|o| o.keys.base().as_bytes().to_vec()));
+        call
+    }
+
+    /// The replies of [`Ops::stats_shards`] over `count` shards, in the order asked.
+    pub fn decode_stats_shards(&self, reply: Reply, count: usize) -> Result<Vec<Stats>> {
+        let replies = reply.array()?;
+        expect_len(&replies, count, "stats_shards")?;
+        replies.into_iter().map(|r| self.decode_stats(r)).collect()
+    }
+
     pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {
         let items = reply.array()?;
         expect_len(&items, 21, "stats")?;
@@ -1101,6 +1287,49 @@ impl Ops {
         call.args.push(limit.to_string().into_bytes());
         call.args.push(lane_budget.to_string().into_bytes());
         call
+    }
+
+    /// Pages of hosts of this shard and of others of the same queue on the same node, in one
+    /// call (docs/PROTOCOL.md section 9, "Readings"): `(ops, offset, limit)` per shard, this
+    /// one's first; at most `hosts` hosts answered and `lanes` lanes read in all.
+    pub fn hosts_list_shards(
+        &self,
+        hosts: usize,
+        lanes: usize,
+        pages: &[(&Ops, u64, usize)],
+    ) -> ScriptCall {
+        let mut call = self.call(&scripts::HOSTS_LIST_SHARDS, 2 + pages.len() * 3);
+        call.args.push(hosts.to_string().into_bytes());
+        call.args.push(lanes.to_string().into_bytes());
+        for (n, (ops, offset, limit)) in pages.iter().enumerate() {
+            if n > 0 {
+                call.args.push(ops.keys.base().as_bytes().to_vec());
+            }
+            call.args.push(offset.to_string().into_bytes());
+            call.args.push(limit.to_string().into_bytes());
+        }
+        call
+    }
+
+    /// The replies of [`Ops::hosts_list_shards`] for the first shards asked (at least one; at
+    /// most `asked`: the budgets ran out before the others), in the order asked.
+    pub fn decode_hosts_list_shards(
+        &self,
+        reply: Reply,
+        asked: usize,
+    ) -> Result<Vec<(u64, Vec<HostCounts>)>> {
+        let replies = reply.array()?;
+        expect_len(&replies, 1, "hosts_list_shards")?;
+        if replies.len() > asked {
+            return Err(Error::Protocol(format!(
+                "hosts_list_shards answered {} shards, {asked} asked",
+                replies.len()
+            )));
+        }
+        replies
+            .into_iter()
+            .map(|r| self.decode_hosts_list(r))
+            .collect()
     }
 
     /// The reply of [`Ops::hosts_list`]: the shard's host count and the page.

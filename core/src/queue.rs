@@ -8,7 +8,8 @@ use crate::held::HeldLeases;
 use crate::model::*;
 use crate::model::{AnswerResults, Answers};
 use crate::ops::{
-    CallState, LeaseBatch, Ops, PreparedItem, Reply, ScriptCall, SeedOutcome, Seeded,
+    CallState, DuePick, LeaseBatch, Ops, PreparedItem, Reply, ReportKind, ScriptCall, SeedOutcome,
+    Seeded, ShardReport, split_report,
 };
 use crate::request::CrawlRequest;
 use crate::shards::{Layout, Part, reassemble};
@@ -52,6 +53,27 @@ pub trait Executor {
     /// migrated before they write).
     fn in_cluster(&self) -> bool {
         false
+    }
+
+    /// Which of `keys` (shards' meta keys) one script call may read together: a group number per
+    /// key, the keys of one group being served by one node (docs/PROTOCOL.md section 9,
+    /// "Readings"). The default: one group off a cluster, each key alone in one.
+    ///
+    /// ```
+    /// # use crawlq::queue::Executor;
+    /// # async fn demo(exec: impl Executor) {
+    /// let keys = ["crawlq:{a}:meta".to_string(), "crawlq:{b}:meta".to_string()];
+    /// let groups = exec.node_groups(&keys).await;
+    /// assert_eq!(groups.len(), 2);
+    /// # }
+    /// ```
+    fn node_groups(&self, keys: &[String]) -> impl Future<Output = Vec<usize>> + MaybeSend {
+        let groups = if self.in_cluster() {
+            (0..keys.len()).collect()
+        } else {
+            vec![0; keys.len()]
+        };
+        std::future::ready(groups)
     }
 
     /// Let the runtime run its other ready tasks before the calling task goes on. A seed calls
@@ -99,6 +121,10 @@ impl<E: Executor + Sync> Executor for std::sync::Arc<E> {
 
     fn in_cluster(&self) -> bool {
         (**self).in_cluster()
+    }
+
+    fn node_groups(&self, keys: &[String]) -> impl Future<Output = Vec<usize>> + MaybeSend {
+        (**self).node_groups(keys)
     }
 
     fn yield_now(&self) -> impl Future<Output = ()> + MaybeSend {
@@ -161,6 +187,15 @@ const PEEK_PER_CALL: usize = 250;
 const DEAD_LIST_PER_CALL: usize = 500;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+/// With several shards: how often (for the whole queue, whichever client's lease call comes
+/// first) every shard's state is read again into the queue's index, so work a client seeded
+/// and then died before reporting is found within this long (docs/PROTOCOL.md section 9).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// With several shards: how long a lease call reuses the index's last answer while the shards
+/// it named keep handing out leases, so a worker draining a busy shard asks the index about
+/// once per this long, not once per lease; work that came due in other shards meanwhile waits
+/// at most this long for it (a blocked lease is woken at once).
+const VIEW_FOR: u64 = 100;
 /// How long [`Queue::lease_interruptible`] blocks at a time: how quickly it notices a stop
 /// request (Ctrl-C, an `AbortSignal`, a closed iterator).
 pub const WAIT_SLICE: Duration = Duration::from_millis(250);
@@ -198,6 +233,13 @@ pub struct Queue<E> {
     next_shard: AtomicUsize,
     /// Leases handed out and not answered yet ([`Queue::extend_held`], [`Queue::release_held`]).
     held: Arc<HeldLeases>,
+    /// With several shards: shard reports not yet sent to the queue's index (docs/PROTOCOL.md
+    /// section 9, "Index"); sent by the call that made them, kept for the next one when that
+    /// failed.
+    reports: std::sync::Mutex<Vec<ShardReport>>,
+    /// With several shards: the index's last answer and when it came (monotonic ms), reused
+    /// for [`VIEW_FOR`] while its shards keep handing out leases.
+    view: std::sync::Mutex<Option<(u64, DuePick)>>,
 }
 
 impl<E: Executor> Queue<E> {
@@ -222,6 +264,8 @@ impl<E: Executor> Queue<E> {
             jitter_nonce: AtomicU64::new(0),
             next_shard: AtomicUsize::new(0),
             held: Arc::default(),
+            reports: std::sync::Mutex::default(),
+            view: std::sync::Mutex::default(),
         })
     }
 
@@ -291,17 +335,42 @@ impl<E: Executor> Queue<E> {
         Ok(self.layout().await?.count())
     }
 
-    /// Wake lease calls blocked on a queue of several shards (a one-shard queue's scripts wake
-    /// them themselves).
-    ///
-    /// A wake is a hint sent after the call it follows was applied: if it fails (the queue's
-    /// home node unreachable for a moment, a foreign value there), the call's answer stands
-    /// and blocked leases find the work at their next slice (at most [`WAIT_SLICE`] in the
-    /// bindings, their wait otherwise); reporting an error would make the caller repeat a
-    /// call that was applied (a nack repeated answers `lost`).
-    async fn wake(&self, layout: &Layout, markers: u64) {
-        if layout.count() > 1 && markers > 0 {
-            let _ = self.exec.eval(self.home.wake(markers)).await;
+    /// Run a call of `ops` (a shard's), keeping the report a shard of several appends to its
+    /// reply for [`Queue::flush_reports`], and answer the reply the script's decoder reads.
+    async fn eval_on(&self, ops: &Ops, call: ScriptCall) -> Result<Reply> {
+        let shard = ops.shard_index();
+        let kind = call.report;
+        let reply = self.exec.eval(call).await?;
+        let Some(kind) = kind else {
+            return Ok(reply);
+        };
+        let (reply, report) = split_report(reply, kind, shard)?;
+        if let Some(report) = report {
+            self.pending_reports().push(report);
+        }
+        Ok(reply)
+    }
+
+    fn pending_reports(&self) -> std::sync::MutexGuard<'_, Vec<ShardReport>> {
+        self.reports.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Send the pending shard reports to the queue's index (one `due` call on its own base),
+    /// pushing `markers` wake markers if one made a shard due now, so lease calls blocked on the
+    /// queue wake. Like the wake of a one-shard queue's scripts, this follows a call that was
+    /// applied: if it fails, the reports wait for the next call's, and a sweep (at most
+    /// [`SWEEP_EVERY`] later) reads what a client that died here left out.
+    async fn flush_reports(&self, layout: &Layout, markers: u64) {
+        if layout.count() <= 1 {
+            return;
+        }
+        let reports = std::mem::take(&mut *self.pending_reports());
+        if reports.is_empty() {
+            return;
+        }
+        let call = self.home.due(&reports, markers, 0, Duration::ZERO);
+        if self.exec.eval(call).await.is_err() {
+            self.pending_reports().extend(reports);
         }
     }
 
@@ -401,7 +470,7 @@ impl<E: Executor> Queue<E> {
                 }
                 if let Some((shard, error)) = error {
                     // what the other calls queued may be leased at once
-                    self.wake(layout, counts.added_ready).await;
+                    self.flush_reports(layout, counts.added_ready).await;
                     let whereabouts = if layout.count() > 1 {
                         format!(
                             "in shard {shard} of {}, the other shards' calls applied; ",
@@ -420,7 +489,7 @@ impl<E: Executor> Queue<E> {
                         ),
                     ));
                 }
-                self.wake(layout, counts.added_ready).await;
+                self.flush_reports(layout, counts.added_ready).await;
                 done += sent_items.len();
                 progress(SeedProgress::of(&report, done, items.len()));
             }
@@ -486,7 +555,7 @@ impl<E: Executor> Queue<E> {
                 let (shard, ops) = (*shard, layout.shard(*shard));
                 // calls of SEED_PER_CALL, sent together (one round trip), run in order
                 let calls = part.chunks(SEED_PER_CALL).map(|chunk| async move {
-                    let reply = self.exec.eval(ops.seed(chunk)).await?;
+                    let reply = self.eval_on(ops, ops.seed(chunk)).await?;
                     ops.decode_seed(reply, chunk.len())
                 });
                 let answers = futures_util::future::join_all(calls).await;
@@ -683,13 +752,13 @@ impl<E: Executor> Queue<E> {
         let ask = opts.max.min(LEASE_PER_CALL);
         let revisit = Revisit::After(self.config.revisit_after);
         let reply = self
-            .exec
-            .eval(ops.ack_lease(&part.items, revisit, ask, ttl))
+            .eval_on(ops, ops.ack_lease(&part.items, revisit, ask, ttl))
             .await?;
         let (flags, mut batch) = ops.decode_ack_lease(reply, acks.len(), ttl)?;
         self.held.forget(acks);
         layout.name_ids(&mut batch, s);
-        self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
+        self.drop_still_due(&[s], &mut batch);
+        self.flush_reports(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
             .await;
         // the rest of `max`, from the other shards or past one call's share, as lease_once
         // would have asked for it
@@ -808,35 +877,126 @@ impl<E: Executor> Queue<E> {
     }
 
     /// Lease calls without waiting: the leases, reclaim counts and when something next becomes
-    /// due. With several shards, the shards are asked in turn from a start that rotates with
-    /// every call (so none is starved) until `max` leases came; each lease's id names its
-    /// shard. Undecodable records are in the batch's `undecodable` (see
-    /// [`Queue::bury_undecodable`]).
+    /// due. With several shards, the queue's index names the shards that may have something
+    /// leasable now (one call on the queue's own base, which also sends the reports pending
+    /// here); they are asked in turn, from a start that rotates with every call (so none is
+    /// starved), until `max` leases came, and their reports go back to the index in one more
+    /// call only when a shard's state changed from what the index said. An empty queue costs
+    /// one call whatever its shard count. Each lease's id names its shard. Undecodable records
+    /// are in the batch's `undecodable` (see [`Queue::bury_undecodable`]).
     pub async fn lease_once(&self, max: usize, ttl: Duration) -> Result<LeaseBatch> {
         let layout = self.layout().await?;
         let count = layout.count();
-        let start = self.next_shard.fetch_add(1, Ordering::Relaxed) % count;
-        let mut batch: Option<LeaseBatch> = None;
-        for k in 0..count {
-            let s = (start + k) % count;
-            let got = batch
-                .as_ref()
-                .map_or(0, |b| b.leases.len() + b.undecodable.len());
+        if count == 1 {
+            return self.lease_shard(layout.shard(0), max, ttl).await;
+        }
+        let viewed = {
+            let view = self.view.lock().unwrap_or_else(|e| e.into_inner());
+            view.as_ref()
+                .filter(|(at, _)| self.exec.monotonic_ms().saturating_sub(*at) < VIEW_FOR)
+                .map(|(_, pick)| pick.clone())
+        };
+        if let Some(pick) = viewed {
+            let batch = self.lease_due(layout, &pick, max, ttl).await?;
+            if !batch.leases.is_empty() || !batch.undecodable.is_empty() {
+                return Ok(batch);
+            }
+            // the shards it named ran dry: ask the index again
+        }
+        let pick = self.due_pick(layout, count).await?;
+        *self.view.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((self.exec.monotonic_ms(), pick.clone()));
+        self.lease_due(layout, &pick, max, ttl).await
+    }
+
+    /// Lease from the shards `pick` names as due, in turn from a start that rotates with every
+    /// call, until `max` leases came; then send the reports that changed something. A shard
+    /// that had nothing leasable ends the reuse of `pick`.
+    async fn lease_due(
+        &self,
+        layout: &Layout,
+        pick: &DuePick,
+        max: usize,
+        ttl: Duration,
+    ) -> Result<LeaseBatch> {
+        let start = self.next_shard.fetch_add(1, Ordering::Relaxed);
+        let mut batch = LeaseBatch {
+            now_ms: pick.now_ms,
+            next_due_ms: pick.next_ms,
+            reclaimed: 0,
+            reclaimed_dead: 0,
+            leases: Vec::new(),
+            undecodable: Vec::new(),
+        };
+        let due = pick.shards.len();
+        let mut dry = false;
+        for k in 0..due {
+            let got = batch.leases.len() + batch.undecodable.len();
             if got >= max {
                 break;
             }
-            let ops = layout.shard(s);
-            let mut part = self.lease_shard(ops, max - got, ttl).await?;
+            let s = pick.shards[(start + k) % due];
+            let mut part = self.lease_shard(layout.shard(s), max - got, ttl).await?;
+            dry |= part.leases.is_empty() && part.undecodable.is_empty();
             layout.name_ids(&mut part, s);
-            batch = Some(match batch {
-                None => part,
-                Some(sum) => sum.merge(part),
-            });
+            batch = batch.merge(part);
         }
-        let batch = batch.expect("a queue has at least one shard");
-        self.wake(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
+        let changed = self.drop_still_due(&pick.shards, &mut batch);
+        if dry || changed {
+            *self.view.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+        self.flush_reports(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
             .await;
         Ok(batch)
+    }
+
+    /// A shard of `due` (which the index has as due now) whose lease found it still leasable
+    /// changes nothing there: its report is dropped, so a busy shard costs no index call. The
+    /// other reports stay for [`Queue::flush_reports`]; those that come due later bring the
+    /// batch's `next_due_ms` forward. Returns whether a report stayed (something changed).
+    fn drop_still_due(&self, due: &[usize], batch: &mut LeaseBatch) -> bool {
+        let mut reports = self.pending_reports();
+        reports.retain(|r| {
+            !(r.kind == ReportKind::Set
+                && r.at >= 0
+                && r.at <= batch.now_ms
+                && due.contains(&r.shard))
+        });
+        for r in reports.iter().filter(|r| r.at > batch.now_ms) {
+            batch.next_due_ms = Some(batch.next_due_ms.map_or(r.at, |n| n.min(r.at)));
+        }
+        !reports.is_empty()
+    }
+
+    /// The shards of a queue of several that the index says may have something leasable now,
+    /// sending the reports pending here in the same call. The caller that the index picks for
+    /// a sweep (one per [`SWEEP_EVERY`] for the whole queue) first reads every shard's state
+    /// and sends it: that repairs an index a client left behind when it died between a write
+    /// and its report, and builds the index of a queue made before it had one.
+    async fn due_pick(&self, layout: &Layout, count: usize) -> Result<DuePick> {
+        let reports = std::mem::take(&mut *self.pending_reports());
+        let call = self.home.due(&reports, 0, count, SWEEP_EVERY);
+        let pick = match self.exec.eval(call).await {
+            Ok(reply) => self.home.decode_due(reply)?,
+            Err(e) => {
+                self.pending_reports().extend(reports);
+                return Err(e);
+            }
+        };
+        if !pick.sweep {
+            return Ok(pick);
+        }
+        let states =
+            futures_util::future::try_join_all(layout.all().iter().map(|ops| async move {
+                let reply = self.exec.eval(ops.shard_state()).await?;
+                ops.decode_shard_state(reply, ops.shard_index())
+            }))
+            .await?;
+        let reply = self
+            .exec
+            .eval(self.home.due(&states, 0, count, Duration::ZERO))
+            .await?;
+        self.home.decode_due(reply)
     }
 
     /// Up to `max` leases from one shard, in calls of at most [`LEASE_PER_CALL`]: more calls
@@ -848,7 +1008,7 @@ impl<E: Executor> Queue<E> {
                 .as_ref()
                 .map_or(0, |b| b.leases.len() + b.undecodable.len());
             let ask = (max - got).min(LEASE_PER_CALL);
-            let reply = self.exec.eval(ops.lease(ask, ttl)).await?;
+            let reply = self.eval_on(ops, ops.lease(ask, ttl)).await?;
             let part = ops.decode_lease(reply, ttl)?;
             let full = part.leases.len() + part.undecodable.len() == ask;
             let sum = match batch {
@@ -987,7 +1147,7 @@ impl<E: Executor> Queue<E> {
     async fn ack_with(&self, leases: &[LeaseHandle], after: Revisit) -> Result<Vec<bool>> {
         let flags = self
             .per_handle(leases, |ops, handles| async move {
-                let reply = self.exec.eval(ops.ack(&handles, after)).await?;
+                let reply = self.eval_on(ops, ops.ack(&handles, after)).await?;
                 ops.decode_flags(reply, handles.len())
             })
             .await?;
@@ -1011,7 +1171,7 @@ impl<E: Executor> Queue<E> {
                         .iter()
                         .map(|(l, _)| self.jitter_random(l.token))
                         .collect();
-                    let reply = self.exec.eval(ops.nack(&pairs, &randoms)?).await?;
+                    let reply = self.eval_on(ops, ops.nack(&pairs, &randoms)?).await?;
                     ops.decode_nack(reply, pairs.len())
                 },
             )
@@ -1021,7 +1181,8 @@ impl<E: Executor> Queue<E> {
             .iter()
             .filter(|o| **o == NackOutcome::Retried)
             .count();
-        self.wake(self.layout().await?, retried as u64).await;
+        self.flush_reports(self.layout().await?, retried as u64)
+            .await;
         Ok(outcomes)
     }
 
@@ -1184,14 +1345,15 @@ impl<E: Executor> Queue<E> {
             .per_lease_with(
                 leases,
                 |ops, pairs: Vec<(LeaseHandle, ReleaseOptions)>| async move {
-                    let reply = self.exec.eval(ops.release(&pairs)?).await?;
+                    let reply = self.eval_on(ops, ops.release(&pairs)?).await?;
                     ops.decode_flags(reply, pairs.len())
                 },
             )
             .await?;
         self.held.forget(leases.iter().map(|(l, _)| l));
         let released = flags.iter().filter(|ok| **ok).count();
-        self.wake(self.layout().await?, released as u64).await;
+        self.flush_reports(self.layout().await?, released as u64)
+            .await;
         Ok(flags)
     }
 
@@ -1210,7 +1372,7 @@ impl<E: Executor> Queue<E> {
                 loop {
                     let handled = (sum.requeued + sum.dead) as usize;
                     let ask = (limit - handled).min(RECLAIM_PER_CALL);
-                    let reply = self.exec.eval(ops.reclaim(ask)).await?;
+                    let reply = self.eval_on(ops, ops.reclaim(ask)).await?;
                     let part = ops.decode_reclaim(reply)?;
                     sum.requeued += part.requeued;
                     sum.dead += part.dead;
@@ -1227,7 +1389,7 @@ impl<E: Executor> Queue<E> {
             total.dead += report.dead;
             total.remaining += report.remaining;
         }
-        self.wake(layout, total.requeued).await;
+        self.flush_reports(layout, total.requeued).await;
         Ok(total)
     }
 
@@ -1244,13 +1406,75 @@ impl<E: Executor> Queue<E> {
     /// several shards) each shard's own in [`Stats::shards`].
     pub async fn stats(&self) -> Result<Stats> {
         let layout = self.layout().await?;
-        let per_shard = self
-            .each_shard(layout, |ops| async move {
-                let reply = self.exec.eval(ops.stats()).await?;
-                ops.decode_stats(reply)
-            })
+        Ok(Stats::total(self.read_stats(layout).await?.0))
+    }
+
+    /// The queue's shards grouped by the node that serves them ([`Executor::node_groups`]),
+    /// in shard order within a group.
+    async fn shards_by_node(&self, layout: &Layout) -> Vec<Vec<usize>> {
+        let metas: Vec<String> = layout
+            .all()
+            .iter()
+            .map(|ops| ops.keys().script_keys()[0].clone())
+            .collect();
+        let groups = self.exec.node_groups(&metas).await;
+        let mut by_node: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (shard, group) in groups.into_iter().enumerate() {
+            match by_node.iter_mut().find(|(g, _)| *g == group) {
+                Some((_, shards)) => shards.push(shard),
+                None => by_node.push((group, vec![shard])),
+            }
+        }
+        by_node.into_iter().map(|(_, shards)| shards).collect()
+    }
+
+    /// Each shard's stats, read with one call per node that serves some of them (one call on
+    /// one server, whatever the shard count), and whether that was one atomic reading of
+    /// them all (one call). A node's call that fails (a slot moved since the node map was
+    /// read) is made again shard by shard.
+    async fn read_stats(&self, layout: &Layout) -> Result<(Vec<Stats>, bool)> {
+        if layout.count() == 1 {
+            let ops = layout.shard(0);
+            let reply = self.exec.eval(ops.stats()).await?;
+            return Ok((vec![ops.decode_stats(reply)?], true));
+        }
+        let by_node = self.shards_by_node(layout).await;
+        let one_reading = by_node.len() == 1;
+        let readings =
+            futures_util::future::try_join_all(by_node.iter().map(|shards| async move {
+                let first = layout.shard(shards[0]);
+                let others: Vec<&Ops> = shards[1..].iter().map(|s| layout.shard(*s)).collect();
+                let together = match self.exec.eval(first.stats_shards(&others)).await {
+                    Ok(reply) => first.decode_stats_shards(reply, shards.len()),
+                    Err(e) => Err(e),
+                };
+                match together {
+                    Ok(stats) => Ok::<_, Error>((shards, stats)),
+                    Err(e) if matches!(e.code(), "UNAVAILABLE" | "TIMEOUT") => Err(e),
+                    Err(_) => {
+                        let stats =
+                            futures_util::future::try_join_all(shards.iter().map(|s| async move {
+                                let ops = layout.shard(*s);
+                                let reply = self.exec.eval(ops.stats()).await?;
+                                ops.decode_stats(reply)
+                            }))
+                            .await?;
+                        Ok((shards, stats))
+                    }
+                }
+            }))
             .await?;
-        Ok(Stats::total(per_shard))
+        let mut per_shard: Vec<Option<Stats>> = vec![None; layout.count()];
+        for (shards, stats) in readings {
+            for (s, st) in shards.iter().zip(stats) {
+                per_shard[*s] = Some(st);
+            }
+        }
+        let per_shard = per_shard
+            .into_iter()
+            .map(|s| s.expect("every shard read"))
+            .collect();
+        Ok((per_shard, one_reading))
     }
 
     /// The crawl is finished: nothing is queued or leased anywhere in the queue (done and dead
@@ -1258,9 +1482,9 @@ impl<E: Executor> Queue<E> {
     /// what it finds before it acks the page it came from keeps the queue unfinished until
     /// its children are queued, so `true` stays true until someone seeds again.
     ///
-    /// One shard is read atomically by one script. Shards are read one after another, so
-    /// with several a second reading confirms: idle twice on every shard with nothing seeded,
-    /// leased or requeued in between. An expired lease of a dead worker counts as leased
+    /// The shards a node serves are read atomically by one script (on one server: all of
+    /// them). Over several nodes the readings are not one moment, so a second reading
+    /// confirms: idle twice on every shard with nothing seeded, leased or requeued in between. An expired lease of a dead worker counts as leased
     /// until a lease call or [`Queue::reclaim`] takes it back.
     ///
     /// ```no_run
@@ -1273,14 +1497,16 @@ impl<E: Executor> Queue<E> {
     /// # Ok(()) }
     /// ```
     pub async fn is_finished(&self) -> Result<bool> {
-        let first = self.stats().await?;
+        let layout = self.layout().await?;
+        let (shards, one_reading) = self.read_stats(layout).await?;
+        let first = Stats::total(shards);
         if !first.is_idle() {
             return Ok(false);
         }
-        if first.shards.is_empty() {
+        if one_reading {
             return Ok(true);
         }
-        let second = self.stats().await?;
+        let second = Stats::total(self.read_stats(layout).await?.0);
         Ok(first.idle_across(&second))
     }
 
@@ -1357,8 +1583,7 @@ impl<E: Executor> Queue<E> {
                     let (mut total, mut staying) = (0, 0);
                     loop {
                         let reply = self
-                            .exec
-                            .eval(ops.dead_requeue(None, REQUEUE_PER_CALL, staying))
+                            .eval_on(ops, ops.dead_requeue(None, REQUEUE_PER_CALL, staying))
                             .await?;
                         let (requeued, remaining, looked) = ops.decode_dead_requeue(reply)?;
                         total += requeued;
@@ -1372,7 +1597,7 @@ impl<E: Executor> Queue<E> {
             }
         };
         let total = requeued.iter().sum();
-        self.wake(layout, total).await;
+        self.flush_reports(layout, total).await;
         Ok(total)
     }
 
@@ -1395,8 +1620,7 @@ impl<E: Executor> Queue<E> {
                 let mut flags = Vec::with_capacity(ids.len());
                 for chunk in ids.chunks(REQUEUE_PER_CALL) {
                     let reply = self
-                        .exec
-                        .eval(ops.dead_requeue(Some(chunk), chunk.len(), 0))
+                        .eval_on(ops, ops.dead_requeue(Some(chunk), chunk.len(), 0))
                         .await?;
                     flags.extend(ops.decode_dead_requeue(reply)?.2);
                 }
@@ -1404,7 +1628,7 @@ impl<E: Executor> Queue<E> {
             })
             .await?;
         let flags = reassemble(ids.len(), answered);
-        self.wake(layout, flags.iter().filter(|&&f| f).count() as u64)
+        self.flush_reports(layout, flags.iter().filter(|&&f| f).count() as u64)
             .await;
         Ok(flags)
     }
@@ -1491,12 +1715,12 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let states = self
             .each_shard(layout, |ops| async move {
-                let reply = self.exec.eval(ops.pause(pause, duration)).await?;
+                let reply = self.eval_on(ops, ops.pause(pause, duration)).await?;
                 ops.decode_pause(reply)
             })
             .await?;
         if pause == Some(false) && states.iter().any(|(before, _)| *before) {
-            self.wake(layout, 32).await;
+            self.flush_reports(layout, 32).await;
         }
         Ok(states.iter().any(|(before, _)| *before))
     }
@@ -1576,7 +1800,7 @@ impl<E: Executor> Queue<E> {
     pub async fn resume_host(&self, host: &str) -> Result<HostInfo> {
         let info = self.host_config(host, None, HostPause::Resume).await?;
         if info.ready > 0 {
-            self.wake(self.layout().await?, 1).await;
+            self.flush_reports(self.layout().await?, 1).await;
         }
         Ok(info)
     }
@@ -1662,28 +1886,97 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let offsets = parse_host_cursor(cursor, layout.count())?;
         let offsets = &offsets;
-        let per_shard = futures_util::future::try_join_all(layout.all().iter().enumerate().map(
-            |(s, ops)| async move {
-                let (mut offset, mut page) = (offsets[s], Vec::new());
-                loop {
-                    let want = (limit - page.len()).min(CALL_HOSTS);
-                    let reply = self
-                        .exec
-                        .eval(ops.hosts_list(offset, want, CALL_LANES))
-                        .await?;
-                    let (total, hosts) = ops.decode_hosts_list(reply)?;
-                    offset += hosts.len() as u64;
-                    let none = hosts.is_empty();
-                    page.extend(hosts);
-                    // (a call answers fewer hosts than asked when it read its lanes' worth:
-                    // the next call goes on)
-                    if none || page.len() >= limit || offset >= total {
-                        return Ok::<_, Error>((total, page));
-                    }
+        // one shard's page alone, in calls of CALL_HOSTS
+        let one_shard = |s: usize| async move {
+            let ops = layout.shard(s);
+            let (mut offset, mut page) = (offsets[s], Vec::new());
+            loop {
+                let want = (limit - page.len()).min(CALL_HOSTS);
+                let reply = self
+                    .exec
+                    .eval(ops.hosts_list(offset, want, CALL_LANES))
+                    .await?;
+                let (total, hosts) = ops.decode_hosts_list(reply)?;
+                offset += hosts.len() as u64;
+                let none = hosts.is_empty();
+                page.extend(hosts);
+                // (a call answers fewer hosts than asked when it read its lanes' worth:
+                // the next call goes on)
+                if none || page.len() >= limit || offset >= total {
+                    return Ok::<_, Error>((total, page));
                 }
-            },
-        ))
+            }
+        };
+        let by_node = self.shards_by_node(layout).await;
+        let pages = futures_util::future::try_join_all(by_node.iter().map(|shards| async move {
+            if shards.len() == 1 {
+                return Ok(vec![(shards[0], one_shard(shards[0]).await?)]);
+            }
+            // the node's shards in calls of at most CALL_HOSTS hosts and CALL_LANES lanes in
+            // all (what one shard's call reads), each shard asked for the rest of its page
+            // until it has `limit` hosts or answered its last
+            let mut state: Vec<(usize, u64, Option<u64>, Vec<HostCounts>)> = shards
+                .iter()
+                .map(|s| (*s, offsets[*s], None, Vec::new()))
+                .collect();
+            loop {
+                let asks: Vec<(usize, u64, usize)> = state
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (_, offset, total, page))| {
+                        total.is_none_or(|t| *offset < t) && page.len() < limit
+                    })
+                    .map(|(n, (_, offset, _, page))| (n, *offset, limit - page.len()))
+                    .collect();
+                if asks.is_empty() {
+                    break;
+                }
+                let first = layout.shard(state[asks[0].0].0);
+                let call: Vec<(&Ops, u64, usize)> = asks
+                    .iter()
+                    .map(|(n, offset, want)| (layout.shard(state[*n].0), *offset, *want))
+                    .collect();
+                let replies = match self
+                    .exec
+                    .eval(first.hosts_list_shards(CALL_HOSTS, CALL_LANES, &call))
+                    .await
+                {
+                    Ok(reply) => first.decode_hosts_list_shards(reply, asks.len()),
+                    Err(e) => Err(e),
+                };
+                let replies =
+                    match replies {
+                        Ok(replies) => replies,
+                        Err(e) if matches!(e.code(), "UNAVAILABLE" | "TIMEOUT") => return Err(e),
+                        Err(_) => {
+                            // the node map was stale: each shard alone
+                            return futures_util::future::try_join_all(shards.iter().map(
+                                |s| async move { Ok::<_, Error>((*s, one_shard(*s).await?)) },
+                            ))
+                            .await;
+                        }
+                    };
+                for ((n, _, _), (total, hosts)) in asks.iter().zip(replies) {
+                    let (_, offset, known, page) = &mut state[*n];
+                    *known = Some(total);
+                    if hosts.is_empty() {
+                        // nothing more answered (hosts left meanwhile): the shard's page ends
+                        *offset = (*offset).max(total);
+                    }
+                    *offset += hosts.len() as u64;
+                    page.extend(hosts);
+                }
+            }
+            Ok(state
+                .into_iter()
+                .map(|(s, _, total, page)| (s, (total.unwrap_or(0), page)))
+                .collect())
+        }))
         .await?;
+        let mut per_shard: Vec<(u64, Vec<HostCounts>)> = vec![(0, Vec::new()); layout.count()];
+        for (s, page) in pages.into_iter().flatten() {
+            per_shard[s] = page;
+        }
         // Merge the shards' pages in order; stop where a shard that has more hosts ran out of
         // answered ones (its next host may sort before the others' rest).
         let mut next = offsets.clone();
@@ -1772,7 +2065,7 @@ impl<E: Executor> Queue<E> {
             }
         }
         if total.left > 0 {
-            self.wake(layout, 1).await;
+            self.flush_reports(layout, 1).await;
         }
         Ok(total)
     }
@@ -1786,7 +2079,9 @@ impl<E: Executor> Queue<E> {
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
         let ops = layout.shard(layout.of_host(&key));
-        let reply = self.exec.eval(ops.host_config(&key, delay, pause)).await?;
+        let reply = self
+            .eval_on(ops, ops.host_config(&key, delay, pause))
+            .await?;
         ops.decode_host_config(reply, &key)
     }
 

@@ -409,10 +409,20 @@ impl RedisExecutor {
     /// SLOTS` through the cluster connection, which follows failovers); `None` on one server,
     /// or when no node answered.
     async fn slot_master(&self, key: &str) -> Option<(String, u16)> {
+        let slot = i64::from(crate::keys::cluster_slot(key));
+        self.slot_ranges()
+            .await?
+            .into_iter()
+            .find(|(start, end, _)| (*start..=*end).contains(&slot))
+            .map(|(_, _, master)| master)
+    }
+
+    /// In a cluster: each range of slots with its master (`CLUSTER SLOTS`); `None` on one
+    /// server, or when no node answered.
+    async fn slot_ranges(&self) -> Option<Vec<(i64, i64, (String, u16))>> {
         let Connection::Cluster(cluster) = &self.scripts else {
             return None;
         };
-        let slot = i64::from(crate::keys::cluster_slot(key));
         let reply: redis::Value = redis::cmd("CLUSTER")
             .arg("SLOTS")
             .query_async(&mut cluster.clone())
@@ -421,7 +431,7 @@ impl RedisExecutor {
         let redis::Value::Array(ranges) = reply else {
             return None;
         };
-        ranges.into_iter().find_map(|range| {
+        let range = |range: redis::Value| {
             let redis::Value::Array(fields) = range else {
                 return None;
             };
@@ -430,16 +440,14 @@ impl RedisExecutor {
             else {
                 return None;
             };
-            if !(*start..=*end).contains(&slot) {
-                return None;
-            }
             let redis::Value::Array(master) = fields.get(2)? else {
                 return None;
             };
             let host: String = redis::from_redis_value(master.first()?.clone()).ok()?;
             let port: u16 = redis::from_redis_value(master.get(1)?.clone()).ok()?;
-            Some((host, port))
-        })
+            Some((*start, *end, (host, port)))
+        };
+        Some(ranges.into_iter().filter_map(range).collect())
     }
 
     /// The node that holds `key`, as `host:port` (a socket's path on one server reached that
@@ -636,11 +644,21 @@ impl Executor for RedisExecutor {
         // the script may have run. Calls that provably did not run are retried until
         // connect_timeout (or command_timeout, if longer) has passed.
         let read_only = call.script.flags.contains("no-writes");
+        // a call reading several shards at once (docs/PROTOCOL.md section 9, "Readings")
+        let several_slots = call.script.flags.contains("allow-cross-slot-keys");
         let mut delay = Duration::from_millis(50);
         let deadline = Instant::now() + self.connect_timeout.max(self.command_timeout);
         let value = loop {
             match self.eval_once(&call).await {
                 Ok(value) => break value,
+                // one of its shards is not (or no longer) on the node: not worth waiting for,
+                // the caller reads the shards one by one
+                Err(e) if several_slots && is_slot_moving(&e) => {
+                    return Err(Error::Server(format!(
+                        "{}: a shard is not on the node the call went to ({e})",
+                        call.script.name
+                    )));
+                }
                 Err(e) if may_retry(&e, read_only) && Instant::now() + delay < deadline => {
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_secs(1));
@@ -699,6 +717,39 @@ impl Executor for RedisExecutor {
 
     fn in_cluster(&self) -> bool {
         matches!(self.scripts, Connection::Cluster(_))
+    }
+
+    /// In a cluster, keys are grouped by the master of their slot as `CLUSTER SLOTS` tells it
+    /// now (each key alone when no node answered); on one server they are one group.
+    async fn node_groups(&self, keys: &[String]) -> Vec<usize> {
+        if !self.in_cluster() {
+            return vec![0; keys.len()];
+        }
+        let Some(ranges) = self.slot_ranges().await else {
+            return (0..keys.len()).collect();
+        };
+        let mut masters: Vec<&(String, u16)> = Vec::new();
+        keys.iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let slot = i64::from(crate::keys::cluster_slot(key));
+                let Some((_, _, master)) = ranges
+                    .iter()
+                    .find(|(start, end, _)| (*start..=*end).contains(&slot))
+                else {
+                    // no master known for the slot: a group of its own (keys.len() + i
+                    // is above every master's number)
+                    return keys.len() + i;
+                };
+                masters
+                    .iter()
+                    .position(|m| *m == master)
+                    .unwrap_or_else(|| {
+                        masters.push(master);
+                        masters.len() - 1
+                    })
+            })
+            .collect()
     }
 
     fn yield_now(&self) -> impl Future<Output = ()> + Send {

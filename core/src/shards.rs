@@ -57,10 +57,19 @@ impl Layout {
                 })
                 .collect::<Result<Vec<_>>>()?
         };
+        let reporting = shards.len() > 1;
         Ok(Layout {
             shards: shards
                 .into_iter()
-                .map(|keys| Ops::with_keys(keys, config.clone(), state.clone()))
+                .enumerate()
+                .map(|(s, keys)| {
+                    let ops = Ops::with_keys(keys, config.clone(), state.clone());
+                    match (reporting, tags) {
+                        (false, _) => ops,
+                        (true, ShardTags::Spread) => ops.reporting(s).split(count),
+                        (true, ShardTags::Numbered) => ops.reporting(s),
+                    }
+                })
                 .collect(),
         })
     }

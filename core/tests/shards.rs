@@ -181,6 +181,105 @@ async fn queues_of_numbered_tags_are_used_as_they_are_and_new_ones_are_spread() 
     assert_eq!(err.code(), "CONFIG", "{err}");
 }
 
+/// A shard of a queue of S spread shards splits its seen set S ways (1024 / S level-0 buckets,
+/// `meta.split`), so its buckets hold as many members as a one-shard queue's and memory per
+/// URL does not grow with S; de-duplication stays exact, level 1 starts at its share of the
+/// seen count, and shards of protocol 4 queues keep the full 1,024 buckets.
+#[tokio::test]
+async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let name = unique("split");
+    let q = Queue::connect(&url, &name, sharded(64)).await.unwrap();
+    // 40 URLs per host: a host's URLs all go to its shard's 16 level-0 buckets
+    let urls: Vec<SeedItem> = (0..8_000)
+        .map(|i| format!("http://h{}.split.example/{i}", i % 200).into())
+        .collect();
+    assert_eq!(
+        q.seed(&urls, &SeedOptions::default()).await.unwrap().added,
+        8_000
+    );
+    assert_eq!(
+        q.seed(&urls, &SeedOptions::default())
+            .await
+            .unwrap()
+            .duplicates,
+        8_000
+    );
+    let layout = q.layout().await.unwrap();
+    let mut buckets = 0;
+    for s in 0..64 {
+        let base = layout.shard(s).keys().base().to_string();
+        let split = server.cli(&["HGET", &format!("{base}:meta"), "split"]);
+        let keys = server.cli(&["--scan", "--pattern", &format!("{base}:s:0:*")]);
+        let count = keys.lines().filter(|l| !l.is_empty()).count();
+        if split.trim().is_empty() {
+            // no host of the 200 fell in this shard: nothing written there
+            assert_eq!(count, 0, "shard {s}");
+            continue;
+        }
+        assert_eq!(split.trim(), "64", "shard {s}");
+        assert!(
+            (1..=16).contains(&count),
+            "shard {s}: {count} level-0 buckets"
+        );
+        for key in keys.lines().filter(|l| !l.is_empty()) {
+            let bucket: u32 = key.rsplit(':').next().unwrap().parse().unwrap();
+            assert!(bucket < 16, "{key}");
+        }
+        buckets += count;
+    }
+    assert!(buckets <= 1024, "{buckets} buckets in all");
+    assert_eq!(q.stats().await.unwrap().seen, 8_000);
+
+    // a shard whose seen count passes 16 * 384 starts level 1, of 128 buckets
+    let one: Vec<SeedItem> = (0..6_200)
+        .map(|i| format!("http://big.split.example/{i}").into())
+        .collect();
+    assert_eq!(
+        q.seed(&one, &SeedOptions::default()).await.unwrap().added,
+        6_200
+    );
+    assert_eq!(
+        q.seed(&one, &SeedOptions::default())
+            .await
+            .unwrap()
+            .duplicates,
+        6_200
+    );
+    let s = crawlq::style::shard_of_input("http://big.split.example/", 64).unwrap() as usize;
+    let base = layout.shard(s).keys().base().to_string();
+    let level1 = server.cli(&["--scan", "--pattern", &format!("{base}:s:1:*")]);
+    let level1: Vec<u32> = level1
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|k| k.rsplit(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(!level1.is_empty(), "level 1 started");
+    assert!(level1.iter().all(|b| *b < 128), "{level1:?}");
+
+    // a protocol 4 queue's shards keep 1,024 buckets and no split
+    let old = unique("numbered-split");
+    server.cli(&["HSET", &format!("crawlq:{{{old}}}:meta"), "shards", "4"]);
+    let q = Queue::connect(&url, &old, Config::default()).await.unwrap();
+    let urls: Vec<SeedItem> = (0..4_000)
+        .map(|i| format!("http://h{}.numbered.example/{i}", i % 8).into())
+        .collect();
+    assert_eq!(
+        q.seed(&urls, &SeedOptions::default()).await.unwrap().added,
+        4_000
+    );
+    let base = format!("crawlq:{{{old}:0}}");
+    assert_eq!(
+        server
+            .cli(&["HGET", &format!("{base}:meta"), "split"])
+            .trim(),
+        ""
+    );
+    let keys = server.cli(&["--scan", "--pattern", &format!("{base}:s:0:*")]);
+    assert!(keys.lines().filter(|l| !l.is_empty()).count() > 16);
+}
+
 #[tokio::test]
 async fn a_sharded_queue_on_one_redis_behaves_as_one_queue() {
     behaves_as_one_queue(&test_url(), 4).await;
