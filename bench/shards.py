@@ -3,7 +3,8 @@
 for S = 1, 8, 64 and 256: script calls (INFO commandstats: FCALL/EVALSHA/EVAL), Redis µs and
 wall time of an empty lease, of a lease from a queue whose work is all in one shard, of one
 second of a blocked lease and of stats() and is_finished(); Redis CPU of 50 idle workers; how
-soon a blocked lease sees a seed; list_hosts(); Redis memory per pending and per done URL. With `--against
+soon a blocked lease sees a seed; list_hosts(); the drain of one busy shard (one host) and of
+every shard (100,000 URLs over 1,000 hosts); Redis memory per pending and per done URL. With `--against
 PYTHON` (an interpreter with another crawlq build), both builds are measured in the same run,
 interleaved, each on a fresh redis-server, so the ratios hold on a noisy machine.
 
@@ -161,6 +162,21 @@ def run_one(shards: int, urls: int) -> dict:
         while q.lease(100, wait=0):
             pass
 
+        # one shard has all the work: 2,000 URLs of one host drained by lease(10) + ack
+        seeder.seed([f"http://busy.example/{i}" for i in range(2_000)])
+        c0, u0 = server.scripts()
+        t0 = time.perf_counter()
+        drained = 0
+        while True:
+            leases = q.lease(10, wait=0)
+            if not leases:
+                break
+            q.ack(leases)
+            drained += len(leases)
+        c1, u1 = server.scripts()
+        out["one_shard_drain"] = {"ms_per_item": (time.perf_counter() - t0) * 1000 / drained,
+                                  "usec_per_item": (u1 - u0) / drained, "calls_per_item": (c1 - c0) / drained}
+
         # memory per URL: 100,000 URLs over 1,000 hosts, pending then done
         mem_q = crawlq.Queue(url, "memory", shards=shards, host_delay=0.0)
         mem_q.stats()
@@ -169,11 +185,15 @@ def run_one(shards: int, urls: int) -> dict:
         for k in range(0, urls, 10_000):
             mem_q.seed(batch[k:k + 10_000])
         m1 = server.memory()
+        c0, u0 = server.scripts()
+        t0 = time.perf_counter()
         while True:
             leases = mem_q.lease(1000, wait=0)
             if not leases:
                 break
             mem_q.ack(leases)
+        c1, u1 = server.scripts()
+        out["drain"] = {"s": time.perf_counter() - t0, "usec_per_item": (u1 - u0) / urls}
         m2 = server.memory()
         out["bytes_per_pending"] = (m1 - m0) / urls
         out["bytes_per_done"] = (m2 - m0) / urls
@@ -218,6 +238,11 @@ def main() -> None:
         ("stats(): Redis µs", lambda r: r["stats"]["usec"], "{:.0f}"),
         ("is_finished(): calls", lambda r: r["is_finished"]["calls"], "{:.0f}"),
         ("list_hosts(limit=100), one host: calls", lambda r: r["list_hosts"]["calls"], "{:.0f}"),
+        ("drain of one busy shard, lease(10) + ack: wall ms per item", lambda r: r["one_shard_drain"]["ms_per_item"], "{:.3f}"),
+        ("drain of one busy shard: Redis µs per item", lambda r: r["one_shard_drain"]["usec_per_item"], "{:.1f}"),
+        ("drain of one busy shard: calls per item", lambda r: r["one_shard_drain"]["calls_per_item"], "{:.2f}"),
+        ("drain of every shard, lease(1000) + ack: Redis µs per item", lambda r: r["drain"]["usec_per_item"], "{:.1f}"),
+        ("drain of every shard: wall s", lambda r: r["drain"]["s"], "{:.1f}"),
         ("bytes per pending URL", lambda r: r["bytes_per_pending"], "{:.1f}"),
         ("bytes per done URL", lambda r: r["bytes_per_done"], "{:.1f}"),
     ]

@@ -51,12 +51,13 @@ local K_HOSTDELETING
 -- entry is removed when it reaches 0.
 local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 local BASE, STORED_FORMAT
--- The shard's split (meta.split, or the call's for a base not written yet): see LEVEL_SIZE.
-local SPLIT
+-- The shard's split (see LEVEL_SIZE): 1 unless the call passes one (a shard of spread tags);
+-- then meta.split, read at the first use of the seen or live set (resolve_split), or the
+-- call's for a base not written yet. SPLIT_ASKED: the call's.
+local SPLIT, SPLIT_ASKED
 -- The fields of `meta` begin() reads with `format`, in the same command (a command from Lua
 -- costs about as much as three more fields): META[2] `paused` and META[3] `token` (lease),
--- META[4] `seen` (the seen level: seed, ack, anything that adds or removes live members), META[5]
--- `split` (the seen set's split, SPLIT below). Only
+-- META[4] `seen` (the seen level: seed, ack, anything that adds or removes live members). Only
 -- seed changes `seen`, once, after its last read. (One table, not three names: a function may
 -- reach at most 60 names outside it, and the lease is near that.)
 local META
@@ -173,9 +174,11 @@ end
 local function own_format(digits)
   digits = digits or RECORD_FORMAT
   if STORED_FORMAT ~= PROTOCOL_DIGITS and (not STORED_FORMAT or STORED_FORMAT < digits) then
-    if not STORED_FORMAT and SPLIT > 1 then
+    -- (a base without a format has no stored split: the call's is the one)
+    local split = SPLIT or SPLIT_ASKED
+    if not STORED_FORMAT and split > 1 then
       -- a new shard of several: its split is fixed with its first write
-      redis.call('HSET', K_META, 'format', digits, 'split', int(SPLIT))
+      redis.call('HSET', K_META, 'format', digits, 'split', int(split))
     else
       redis.call('HSET', K_META, 'format', digits)
     end
@@ -438,13 +441,25 @@ local function size_levels(split)
   end
 end
 
+-- The split of a shard whose call passed one, read once per call, when the seen or live set
+-- is first used (most calls of a one-shard queue never read it: a missing field costs a scan
+-- of the meta hash).
+local function resolve_split()
+  if not SPLIT then
+    SPLIT = tonumber(redis.call('HGET', K_META, 'split')) or (STORED_FORMAT and 1) or SPLIT_ASKED
+    size_levels(SPLIT)
+  end
+end
+
 local function level_buckets(level)
+  resolve_split()
   return LEVEL_SIZE[level]
 end
 
 -- The level new members go to when the queue has seen `seen` items, and the seen count at which
 -- the next level starts.
 local function current_level(seen)
+  resolve_split()
   local level, level_end = 0, level_buckets(0) * SEEN_FILL
   while seen >= level_end and level < SEEN_MAX_LEVEL do
     level = level + 1
@@ -508,6 +523,7 @@ end
 -- seen yet starts the tables again (begin).
 local KEY_CACHE_MAX, key_cache_left = 32768, 32768
 local function level_keys(prefixes, kind, level)
+  resolve_split()
   local keys = prefixes[level]
   if not keys or keys.size ~= LEVEL_SIZE[level] then
     keys = { prefix = BASE .. ':' .. kind .. ':' .. int(level) .. ':', size = LEVEL_SIZE[level] }
@@ -1030,7 +1046,7 @@ local function begin(keys, argv)
   end
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
-  META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen', 'split')
+  META = redis.call('HMGET', K_META, 'format', 'paused', 'token', 'seen')
   STORED_FORMAT = META[1]
   if STORED_FORMAT and STORED_FORMAT ~= PROTOCOL_DIGITS and not OLDER_FORMATS[STORED_FORMAT]
     and tonumber(STORED_FORMAT) ~= PROTOCOL then
@@ -1043,29 +1059,37 @@ local function begin(keys, argv)
   -- to its queue's index, 'c' when Redis is a cluster, then the fixed clock's digits when one
   -- is pinned.
   local clock = argv[2]
-  local split = 1
-  if string.byte(clock, 1) == 115 then
-    local dot = string.find(clock, '.', 2, true)
-    split = tonumber(string.sub(clock, 2, dot - 1))
-    clock = string.sub(clock, dot + 1)
+  -- (one string.byte for a call without flags, the most common: a letter is above '9')
+  local flag = string.byte(clock, 1)
+  SPLIT, REPORT = 1, false
+  if flag and flag > 57 then
+    if flag == 115 then
+      local dot = string.find(clock, '.', 2, true)
+      SPLIT_ASKED = tonumber(string.sub(clock, 2, dot - 1))
+      clock = string.sub(clock, dot + 1)
+      SPLIT = nil
+      flag = string.byte(clock, 1)
+    end
+    if flag == 114 then
+      -- 'r': a shard of several, reporting to its queue's index (reported() above)
+      REPORT = true
+      clock = string.sub(clock, 2)
+      flag = string.byte(clock, 1)
+    end
+    if flag == 99 then
+      -- In a cluster a script may touch keys it did not declare (every key but meta) only
+      -- while its slot is not being migrated: mid-move, some of the queue's keys are on each
+      -- node. This probe fails before any write while the slot is migrating or importing (the
+      -- client retries after the move). On the node the slot leaves, a key that never exists
+      -- is enough; on the node it goes to, a call redirected there (ASKING) may touch a
+      -- missing key alone, so the probe names two keys, one of them missing, which Redis
+      -- refuses there (TRYAGAIN).
+      redis.call('EXISTS', K_PROBE, K_META)
+      clock = string.sub(clock, 2)
+    end
   end
-  SPLIT = tonumber(META[5]) or (STORED_FORMAT and 1) or split
-  size_levels(SPLIT)
-  REPORT = false
-  if string.byte(clock, 1) == 114 then
-    -- 'r': a shard of several, reporting to its queue's index (reported() above)
-    REPORT = true
-    clock = string.sub(clock, 2)
-  end
-  if string.byte(clock, 1) == 99 then
-    -- In a cluster a script may touch keys it did not declare (every key but meta) only while
-    -- its slot is not being migrated: mid-move, some of the queue's keys are on each node. This
-    -- probe fails before any write while the slot is migrating or importing (the client retries
-    -- after the move). On the node the slot leaves, a key that never exists is enough; on the
-    -- node it goes to, a call redirected there (ASKING) may touch a missing key alone, so the
-    -- probe names two keys, one of them missing, which Redis refuses there (TRYAGAIN).
-    redis.call('EXISTS', K_PROBE, K_META)
-    clock = string.sub(clock, 2)
+  if SPLIT == 1 and LEVEL_SPLIT ~= 1 then
+    size_levels(1)
   end
   if clock ~= '' then
     NOW = tonumber(clock)
@@ -1081,4 +1105,21 @@ local function begin(keys, argv)
     NOW_DIGITS = t[1] .. three_digits(ms, true)
   end
   return nil
+end
+
+-- A reading of several shards of one queue in one call (docs/PROTOCOL.md section 9,
+-- "Readings"): `part` (an operation's code as a function of ARGV, which reads the base begin
+-- last set up) on the call's own base, then on each base given in argv from argv[3] on; the
+-- replies in that order, or the first base's begin error.
+local function read_bases(part, argv)
+  local replies = { part(argv) }
+  for i = 3, #argv do
+    local base = argv[i]
+    local begin_error = begin({ base .. ':meta' }, { base, argv[2] })
+    if begin_error then
+      return begin_error
+    end
+    replies[#replies + 1] = part(argv)
+  end
+  return replies
 end

@@ -34,7 +34,7 @@ while ARGV[i] do
     if epoch > kept then
       redis.call('HSET', k_epochs, shard, int(epoch))
     end
-  elseif epoch > kept then
+  elseif epoch >= kept then
     if at < 0 then
       redis.call('ZREM', k_due, shard)
     else

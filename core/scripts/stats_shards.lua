@@ -11,13 +11,4 @@
 -- cluster a shard whose slot is not on this node (moved, migrating) fails the call with a
 -- Redis error, and the client reads the shards one by one instead.
 
-local replies = { stats_part(ARGV) }
-for i = 3, #ARGV do
-  local base = ARGV[i]
-  local begin_error = begin({ base .. ':meta' }, { base, ARGV[2] })
-  if begin_error then
-    return begin_error
-  end
-  replies[#replies + 1] = stats_part(ARGV)
-end
-return replies
+return read_bases(stats_part, ARGV)

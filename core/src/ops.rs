@@ -52,7 +52,7 @@ impl Reply {
         String::from_utf8(self.data()?.to_vec()).map_err(|_| bad_reply("UTF-8 text", self))
     }
 
-    fn array(self) -> Result<Vec<Reply>> {
+    pub(crate) fn array(self) -> Result<Vec<Reply>> {
         match self {
             Reply::Array(a) => Ok(a),
             other => Err(bad_reply("an array", &other)),
@@ -488,6 +488,12 @@ impl Ops {
     /// A shard's state for a sweep (read-only): `{epoch, when next leasable}`.
     pub fn shard_state(&self) -> ScriptCall {
         self.call(&scripts::SHARD_STATE, 0)
+    }
+
+    /// The states of this shard and of `others` (shards of the same queue on the same node)
+    /// in one call: one `shard_state` reply each, in order.
+    pub fn shard_state_shards(&self, others: &[&Ops]) -> ScriptCall {
+        self.with_other_bases(&scripts::SHARD_STATE_SHARDS, others)
     }
 
     pub fn decode_shard_state(&self, reply: Reply, shard: usize) -> Result<ShardReport> {
@@ -1019,17 +1025,15 @@ impl Ops {
     /// Stats of this shard and of `others` (shards of the same queue on the same node) in one
     /// atomic call (docs/PROTOCOL.md section 9, "Readings").
     pub fn stats_shards(&self, others: &[&Ops]) -> ScriptCall {
-        let mut call = self.call(&scripts::STATS_SHARDS, others.len());
+        self.with_other_bases(&scripts::STATS_SHARDS, others)
+    }
+
+    /// A call of `script` on this shard with the bases of `others` as its arguments.
+    fn with_other_bases(&self, script: &'static scripts::Script, others: &[&Ops]) -> ScriptCall {
+        let mut call = self.call(script, others.len());
         call.args
             .extend(others.iter().map(|o| o.keys.base().as_bytes().to_vec()));
         call
-    }
-
-    /// The replies of [`Ops::stats_shards`] over `count` shards, in the order asked.
-    pub fn decode_stats_shards(&self, reply: Reply, count: usize) -> Result<Vec<Stats>> {
-        let replies = reply.array()?;
-        expect_len(&replies, count, "stats_shards")?;
-        replies.into_iter().map(|r| self.decode_stats(r)).collect()
     }
 
     pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {

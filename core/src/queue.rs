@@ -706,6 +706,11 @@ impl<E: Executor> Queue<E> {
             if let Some(due) = batch.next_due_ms {
                 sleep = sleep.min((due - batch.now_ms).max(1) as u64);
             }
+            if layout.count() > 1 {
+                // work the index never heard of (its writer died before reporting) is found
+                // by the next sweep: look again at least that often
+                sleep = sleep.min(SWEEP_EVERY.as_millis() as u64);
+            }
             self.exec
                 .wait(self.wake_key(layout), Duration::from_millis(sleep))
                 .await?;
@@ -986,11 +991,13 @@ impl<E: Executor> Queue<E> {
         if !pick.sweep {
             return Ok(pick);
         }
-        let states =
-            futures_util::future::try_join_all(layout.all().iter().map(|ops| async move {
-                let reply = self.exec.eval(ops.shard_state()).await?;
-                ops.decode_shard_state(reply, ops.shard_index())
-            }))
+        let (states, _) = self
+            .read_by_node(
+                layout,
+                Ops::shard_state_shards,
+                Ops::shard_state,
+                Ops::decode_shard_state,
+            )
             .await?;
         let reply = self
             .exec
@@ -1433,10 +1440,30 @@ impl<E: Executor> Queue<E> {
     /// them all (one call). A node's call that fails (a slot moved since the node map was
     /// read) is made again shard by shard.
     async fn read_stats(&self, layout: &Layout) -> Result<(Vec<Stats>, bool)> {
+        self.read_by_node(layout, Ops::stats_shards, Ops::stats, |ops, reply, _| {
+            ops.decode_stats(reply)
+        })
+        .await
+    }
+
+    /// One reading of every shard: `together` (a script that reads several shards of one node,
+    /// docs/PROTOCOL.md section 9, "Readings") once per node, or `alone` once per shard of a
+    /// node whose call failed (a shard moved away since the node map was read); `decode` reads
+    /// one shard's reply. Also answers whether every shard was read by one call (one atomic
+    /// reading).
+    async fn read_by_node<T>(
+        &self,
+        layout: &Layout,
+        together: fn(&Ops, &[&Ops]) -> ScriptCall,
+        alone: fn(&Ops) -> ScriptCall,
+        decode: fn(&Ops, Reply, usize) -> Result<T>,
+    ) -> Result<(Vec<T>, bool)> {
+        let one = |s: usize| async move {
+            let ops = layout.shard(s);
+            decode(ops, self.exec.eval(alone(ops)).await?, s)
+        };
         if layout.count() == 1 {
-            let ops = layout.shard(0);
-            let reply = self.exec.eval(ops.stats()).await?;
-            return Ok((vec![ops.decode_stats(reply)?], true));
+            return Ok((vec![one(0).await?], true));
         }
         let by_node = self.shards_by_node(layout).await;
         let one_reading = by_node.len() == 1;
@@ -1444,37 +1471,43 @@ impl<E: Executor> Queue<E> {
             futures_util::future::try_join_all(by_node.iter().map(|shards| async move {
                 let first = layout.shard(shards[0]);
                 let others: Vec<&Ops> = shards[1..].iter().map(|s| layout.shard(*s)).collect();
-                let together = match self.exec.eval(first.stats_shards(&others)).await {
-                    Ok(reply) => first.decode_stats_shards(reply, shards.len()),
+                let read = match self.exec.eval(together(first, &others)).await {
+                    Ok(reply) => reply.array().and_then(|replies| {
+                        if replies.len() != shards.len() {
+                            return Err(Error::Protocol(format!(
+                                "a reading of {} shards answered {}",
+                                shards.len(),
+                                replies.len()
+                            )));
+                        }
+                        replies
+                            .into_iter()
+                            .zip(shards)
+                            .map(|(reply, s)| decode(layout.shard(*s), reply, *s))
+                            .collect::<Result<Vec<T>>>()
+                    }),
                     Err(e) => Err(e),
                 };
-                match together {
-                    Ok(stats) => Ok::<_, Error>((shards, stats)),
+                match read {
+                    Ok(values) => Ok::<_, Error>(shards.iter().copied().zip(values).collect()),
                     Err(e) if matches!(e.code(), "UNAVAILABLE" | "TIMEOUT") => Err(e),
                     Err(_) => {
-                        let stats =
-                            futures_util::future::try_join_all(shards.iter().map(|s| async move {
-                                let ops = layout.shard(*s);
-                                let reply = self.exec.eval(ops.stats()).await?;
-                                ops.decode_stats(reply)
-                            }))
-                            .await?;
-                        Ok((shards, stats))
+                        futures_util::future::try_join_all(
+                            shards
+                                .iter()
+                                .map(|s| async move { Ok((*s, one(*s).await?)) }),
+                        )
+                        .await
                     }
                 }
             }))
             .await?;
-        let mut per_shard: Vec<Option<Stats>> = vec![None; layout.count()];
-        for (shards, stats) in readings {
-            for (s, st) in shards.iter().zip(stats) {
-                per_shard[*s] = Some(st);
-            }
-        }
-        let per_shard = per_shard
-            .into_iter()
-            .map(|s| s.expect("every shard read"))
-            .collect();
-        Ok((per_shard, one_reading))
+        let mut read: Vec<(usize, T)> = readings.into_iter().flatten().collect();
+        read.sort_by_key(|(s, _)| *s);
+        Ok((
+            read.into_iter().map(|(_, value)| value).collect(),
+            one_reading,
+        ))
     }
 
     /// The crawl is finished: nothing is queued or leased anywhere in the queue (done and dead

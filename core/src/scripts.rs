@@ -138,6 +138,7 @@ scripts! {
     SHARDS => ("shards", "allow-oom"),
     DUE => ("due", "allow-oom"),
     SHARD_STATE => ("shard_state", "no-writes"),
+    SHARD_STATE_SHARDS => ("shard_state_shards", "no-writes,allow-cross-slot-keys", [shard_state_part: SHARD_STATE]),
     PAUSE => ("pause", "allow-oom"),
     HOST_BUDGET => ("host_budget", "allow-oom"),
     HOSTS_LIST => ("hosts_list", "no-writes"),

@@ -295,3 +295,58 @@ async fn stale_node_map_falls_back_to_one_call_per_shard(url: &str, servers: &[&
         "the failed call for all shards, then one per shard"
     );
 }
+
+/// Writes the index never heard of are found by the next sweep (docs/PROTOCOL.md section 9,
+/// "Index"): a seed whose report was lost (its client died between the call and the report)
+/// and a seed by a client that does not report (protocol 4). A lease blocked meanwhile looks
+/// again at least once per sweep period, so it finds them within about two periods.
+#[tokio::test]
+async fn writes_the_index_never_heard_of_are_found_by_the_sweep() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let name = unique("sweep");
+    let config = Config {
+        shards: Some(8),
+        ..Config::default()
+    };
+    let q = Queue::connect(&url, &name, config.clone()).await.unwrap();
+    assert!(q.lease(1, Duration::ZERO).await.unwrap().is_empty());
+    let layout = q.layout().await.unwrap();
+    let exec = RedisExecutor::connect(&url, &config).await.unwrap();
+    let (lost, silent) = ("http://lost-report.example/", "http://silent.example/");
+    let shard = |u: &str| crawlq::style::shard_of_input(u, 8).unwrap() as usize;
+    assert_ne!(shard(lost), shard(silent), "two shards");
+
+    // the report comes back in the reply and goes nowhere
+    let ops = layout.shard(shard(lost));
+    let (prepared, _) = ops
+        .prepare(&items(&[lost]), &SeedOptions::default())
+        .unwrap();
+    exec.eval(ops.seed(&prepared)).await.unwrap();
+    // a client that does not report: the same keys without the flag
+    let plain = ops::Ops::with_keys(
+        layout.shard(shard(silent)).keys().clone(),
+        config.clone(),
+        ops::CallState::new(None),
+    )
+    .split(8);
+    let (prepared, _) = plain
+        .prepare(&items(&[silent]), &SeedOptions::default())
+        .unwrap();
+    exec.eval(plain.seed(&prepared)).await.unwrap();
+
+    // the index says nothing is there until the sweep reads every shard
+    let started = Instant::now();
+    let mut got = Vec::new();
+    while got.len() < 2 && started.elapsed() < Duration::from_secs(12) {
+        got.extend(q.lease(2, Duration::from_secs(30)).await.unwrap());
+    }
+    let mut urls: Vec<String> = got.iter().map(|l| l.url.clone().unwrap()).collect();
+    urls.sort();
+    assert_eq!(urls, [lost, silent]);
+    let took = started.elapsed();
+    assert!(
+        took <= queue::SWEEP_EVERY * 2 + Duration::from_secs(1),
+        "found after {took:?}"
+    );
+}

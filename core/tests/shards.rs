@@ -181,6 +181,24 @@ async fn queues_of_numbered_tags_are_used_as_they_are_and_new_ones_are_spread() 
     assert_eq!(err.code(), "CONFIG", "{err}");
 }
 
+/// The seen-set bucket numbers of a level of `base` (what `--scan` finds).
+fn seen_buckets(server: &RedisServer, base: &str, level: u32) -> Vec<u32> {
+    server
+        .cli(&["--scan", "--pattern", &format!("{base}:s:{level}:*")])
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|k| k.rsplit(':').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// Seeding `urls` adds them all; seeding them again finds them all seen.
+async fn seed_twice(q: &Queue<RedisExecutor>, urls: &[SeedItem]) {
+    let n = urls.len() as u64;
+    let options = SeedOptions::default();
+    assert_eq!(q.seed(urls, &options).await.unwrap().added, n);
+    assert_eq!(q.seed(urls, &options).await.unwrap().duplicates, n);
+}
+
 /// A shard of a queue of S spread shards splits its seen set S ways (1024 / S level-0 buckets,
 /// `meta.split`), so its buckets hold as many members as a one-shard queue's and memory per
 /// URL does not grow with S; de-duplication stays exact, level 1 starts at its share of the
@@ -195,24 +213,14 @@ async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
     let urls: Vec<SeedItem> = (0..8_000)
         .map(|i| format!("http://h{}.split.example/{i}", i % 200).into())
         .collect();
-    assert_eq!(
-        q.seed(&urls, &SeedOptions::default()).await.unwrap().added,
-        8_000
-    );
-    assert_eq!(
-        q.seed(&urls, &SeedOptions::default())
-            .await
-            .unwrap()
-            .duplicates,
-        8_000
-    );
+    seed_twice(&q, &urls).await;
     let layout = q.layout().await.unwrap();
     let mut buckets = 0;
     for s in 0..64 {
         let base = layout.shard(s).keys().base().to_string();
         let split = server.cli(&["HGET", &format!("{base}:meta"), "split"]);
-        let keys = server.cli(&["--scan", "--pattern", &format!("{base}:s:0:*")]);
-        let count = keys.lines().filter(|l| !l.is_empty()).count();
+        let level0 = seen_buckets(&server, &base, 0);
+        let count = level0.len();
         if split.trim().is_empty() {
             // no host of the 200 fell in this shard: nothing written there
             assert_eq!(count, 0, "shard {s}");
@@ -223,10 +231,7 @@ async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
             (1..=16).contains(&count),
             "shard {s}: {count} level-0 buckets"
         );
-        for key in keys.lines().filter(|l| !l.is_empty()) {
-            let bucket: u32 = key.rsplit(':').next().unwrap().parse().unwrap();
-            assert!(bucket < 16, "{key}");
-        }
+        assert!(level0.iter().all(|b| *b < 16), "shard {s}: {level0:?}");
         buckets += count;
     }
     assert!(buckets <= 1024, "{buckets} buckets in all");
@@ -236,25 +241,10 @@ async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
     let one: Vec<SeedItem> = (0..6_200)
         .map(|i| format!("http://big.split.example/{i}").into())
         .collect();
-    assert_eq!(
-        q.seed(&one, &SeedOptions::default()).await.unwrap().added,
-        6_200
-    );
-    assert_eq!(
-        q.seed(&one, &SeedOptions::default())
-            .await
-            .unwrap()
-            .duplicates,
-        6_200
-    );
+    seed_twice(&q, &one).await;
     let s = crawlq::style::shard_of_input("http://big.split.example/", 64).unwrap() as usize;
     let base = layout.shard(s).keys().base().to_string();
-    let level1 = server.cli(&["--scan", "--pattern", &format!("{base}:s:1:*")]);
-    let level1: Vec<u32> = level1
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(|k| k.rsplit(':').next().unwrap().parse().unwrap())
-        .collect();
+    let level1 = seen_buckets(&server, &base, 1);
     assert!(!level1.is_empty(), "level 1 started");
     assert!(level1.iter().all(|b| *b < 128), "{level1:?}");
 
@@ -265,10 +255,7 @@ async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
     let urls: Vec<SeedItem> = (0..4_000)
         .map(|i| format!("http://h{}.numbered.example/{i}", i % 8).into())
         .collect();
-    assert_eq!(
-        q.seed(&urls, &SeedOptions::default()).await.unwrap().added,
-        4_000
-    );
+    seed_twice(&q, &urls).await;
     let base = format!("crawlq:{{{old}:0}}");
     assert_eq!(
         server
@@ -276,8 +263,7 @@ async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
             .trim(),
         ""
     );
-    let keys = server.cli(&["--scan", "--pattern", &format!("{base}:s:0:*")]);
-    assert!(keys.lines().filter(|l| !l.is_empty()).count() > 16);
+    assert!(seen_buckets(&server, &base, 0).len() > 16);
 }
 
 #[tokio::test]
