@@ -18,9 +18,13 @@
 -- client that died between a write and its report left out.
 
 local k_due, k_epochs, k_sweep = BASE .. ':due', BASE .. ':dueep', BASE .. ':sweep'
-expect_zsets({ k_due })
-expect_types({ k_epochs, 'hash' })
 local markers, pick, sweep_ms = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if ARGV[6] then
+  -- (only reports write the index; a call that only reads it, as every lease of an idle
+  -- queue does, finds a foreign value there with its read)
+  expect_zsets({ k_due })
+  expect_types({ k_epochs, 'hash' })
+end
 local woke = false
 local i = 6
 while ARGV[i] do
@@ -53,13 +57,20 @@ if pick > 0 then
   if sweep_ms > 0 and redis.call('SET', k_sweep, '1', 'NX', 'PX', int(sweep_ms)) then
     out[2] = 1
   end
-  local later = redis.call('ZRANGEBYSCORE', k_due, '(' .. NOW_DIGITS, '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
-  if later[2] then
-    out[3] = later[2] + 0
-  end
-  local due = redis.call('ZRANGEBYSCORE', k_due, '-inf', NOW_DIGITS, 'LIMIT', '0', int(pick))
-  for j = 1, #due do
-    out[3 + j] = due[j]
+  -- the index has at most one member per shard: one read, earliest first, gives the shards
+  -- due now and the earliest time after now
+  local index = redis.call('ZRANGE', k_due, '0', '-1', 'WITHSCORES')
+  local picked = 0
+  for j = 1, #index, 2 do
+    local at = index[j + 1] + 0
+    if at > NOW then
+      out[3] = at
+      break
+    end
+    if picked < pick then
+      picked = picked + 1
+      out[3 + picked] = index[j]
+    end
   end
 end
 return out
