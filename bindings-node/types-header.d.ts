@@ -25,6 +25,8 @@ export interface QueueOptions {
   backoffJitter?: number
   /** Default politeness delay between two leases of one host (default 0). */
   hostDelayMs?: number
+  /** Default in-flight limit per host: the most items of one host leased at once across every worker (default 0: none). A host's own limit (`setHostInFlight`) comes first. */
+  hostInFlight?: number
   /** Politeness key: the host (default) or its registrable domain. */
   hostKey?: 'host' | 'domain'
   /** Prefix of every Redis key (default `'crawlq'`). */
@@ -206,6 +208,10 @@ export interface NackOptions {
   reason?: string | null
   /** The host said "slow down": the attempt is not counted, the host's delay grows. */
   rateLimited?: boolean
+  /** The host's `Retry-After` header, as it came (seconds or an HTTP-date): the retry and every lease of the host wait at least that long. */
+  retryAfter?: string
+  /** The same as a number of milliseconds. */
+  retryAfterMs?: number
   /** Stored in place of the item's payload (its next attempt, or its dead letter, sees it); null or absent keeps it. */
   payload?: Json
 }
@@ -282,6 +288,12 @@ export interface HostInfo {
   budgetRemaining: number | null
   /** A deletion of the host (`deleteHost`) is running: it holds the host paused, and pausing or resuming it changes nothing until it ends. */
   deleting: boolean
+  /** The host's own in-flight limit (`setHostInFlight`; `0`: none whatever the default); `null`: the workers' `hostInFlight` applies. */
+  inFlightLimit: number | null
+  /** Items of the host counted in flight: leased while a limit applied, not answered yet. */
+  inFlight: number
+  /** Held because it has as many items leased as its limit allows, until an answer frees a slot. */
+  full: boolean
 }
 
 export interface HostCounts {

@@ -23,7 +23,7 @@ final class Queue
      *
      * @param array{lease_ttl?: float, max_attempts?: int, backoff?: 'fixed'|'exponential',
      *     backoff_base?: float, backoff_max?: float, backoff_jitter?: float, host_delay?: float,
-     *     host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
+     *     host_in_flight?: int, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
@@ -91,7 +91,8 @@ final class Queue
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
      *
      * @param Lease|list<Lease> $lease
-     * @param array{retry?: bool, delay?: float|null, reason?: string, rate_limited?: bool, payload?: mixed}|null $options
+     * @param array{retry?: bool, delay?: float|null, reason?: string, rate_limited?: bool, payload?: mixed,
+     *     retry_after?: string|float}|null $options
      *        payload is stored in place of the item's payload (null keeps it)
      * @return 'retried'|'dead'|'lost'|list<'retried'|'dead'|'lost'>
      */
@@ -177,7 +178,8 @@ final class Queue
      * host_delay). `$host` may be a host or a URL.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
@@ -186,7 +188,8 @@ final class Queue
      * Politeness state of a host.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool}
      */
     public function hostInfo(string $host): mixed {}
 
@@ -196,11 +199,25 @@ final class Queue
      * and are not marked seen; duplicates and forced re-adds are not counted.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$urls` is negative
      */
     public function setHostBudget(string $host, ?int $urls = null): mixed {}
+
+    /**
+     * Set the most items of a host leased at once across every worker (0: no limit whatever
+     * `host_in_flight`; null: back to it). A full host is leasable again once an ack, nack,
+     * release or expiry frees a slot. `$host` may be a host or a URL.
+     *
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     * @throws InvalidItemException when `$host` is not a host or URL
+     * @throws InvalidArgumentException when `$limit` is negative or above 1000000
+     */
+    public function setHostInFlight(string $host, ?int $limit = null): mixed {}
 
     /**
      * Set the budget of every host without its own (null: no default).
@@ -233,7 +250,8 @@ final class Queue
      * `held_until` is then the pause's end (null while paused until resumed).
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
      */
@@ -244,7 +262,8 @@ final class Queue
      * calls wake.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
-     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool}
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool}
      */
     public function resumeHost(string $host): mixed {}
 

@@ -542,6 +542,27 @@ impl Queue {
         )
     }
 
+    /// Set the most items of a host leased at once, across every worker (`0`: no limit
+    /// whatever `hostInFlight`; `null`: back to it).
+    #[napi(
+        ts_args_type = "host: string, limit: number | null",
+        ts_return_type = "Promise<HostInfo>"
+    )]
+    pub fn set_host_in_flight<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        limit: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let limit = try_arg!(env, optional_count(env, limit, "limit"));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.set_host_in_flight(&host, limit).await },
+            host_info_js,
+        )
+    }
+
     /// Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
     /// URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
     #[napi(

@@ -164,7 +164,7 @@ test('politeness and host settings', async () => {
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://slow.com/1', 'http://fast.com/1'])
   q._setFixedClock(T0 + 2_000)
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://fast.com/2'])
-  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null, budget: null, budgetUsed: 0, budgetRemaining: null, deleting: false })
+  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null, budget: null, budgetUsed: 0, budgetRemaining: null, deleting: false, inFlightLimit: null, inFlight: 0, full: false })
   assert.equal((await q.setHostDelay('slow.com', null)).delayMs, null)
 })
 
@@ -372,4 +372,89 @@ test('deleteHost mid-crawl: its leases answer lost and every count stays exact',
   assert.ok((await q.listHosts()).hosts.every(h => h.host !== 'h3.com'))
   assert.equal((await q.seed('http://h3.com/0')).duplicates, 1, 'its URLs stay seen')
   await assert.rejects(q.deleteHost('not a host/'), { code: 'ERR_CRAWLQ_INVALID_ITEM' })
+})
+
+test('in-flight limits of 1 and 2 hold under 16 concurrent workers, and answers free the slots', async () => {
+  const q = await open({ hostInFlight: 2 })
+  const info = await q.setHostInFlight('one.com', 1)
+  assert.deepEqual([info.inFlightLimit, info.inFlight, info.full], [1, 0, false])
+  const urls = []
+  for (let i = 0; i < 30; i++) urls.push(`http://one.com/${i}`, `http://two.com/${i}`)
+  await q.seed(urls)
+  const now = { 'one.com': 0, 'two.com': 0 }
+  const most = { ...now }
+  const sleep = ms => new Promise(resolve => setTimeout(resolve, ms))
+  const worker = async (n) => {
+    const w = await crawlq.Queue.connect(redis.url, q.name, { hostInFlight: 2 })
+    let rounds = 0
+    for (;;) {
+      const leases = await w.lease({ max: 1 + n % 3, waitMs: 200 })
+      if (leases.length === 0) {
+        if (await w.isFinished()) break
+        continue
+      }
+      for (const l of leases) { now[l.host]++; most[l.host] = Math.max(most[l.host], now[l.host]) }
+      await sleep(2)
+      for (const l of leases) now[l.host]--
+      rounds++
+      if (rounds % 4 === 0) {
+        await w.release(leases[0])
+        if (leases.length > 1) await w.ack(leases.slice(1))
+      } else if (rounds % 4 === 1) {
+        await w.nack(leases[0], { delayMs: 0 })
+        if (leases.length > 1) await w.ack(leases.slice(1))
+      } else {
+        await w.ack(leases)
+      }
+    }
+    w.close()
+  }
+  await Promise.all(Array.from({ length: 16 }, (_, n) => worker(n)))
+  assert.deepEqual(most, { 'one.com': 1, 'two.com': 2 }, 'never more than the limit at once, and the limit reached')
+  const stats = await q.stats()
+  assert.equal(stats.done + stats.dead, 60, 'each acked once, or dead after its third nack')
+  assert.equal((await q.hostInfo('one.com')).inFlight, 0)
+  await assert.rejects(q.setHostInFlight('one.com', -1), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.setHostInFlight('one.com', 1.5), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.setHostInFlight('one.com', 1_000_001), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(open({ hostInFlight: -1 }), { code: 'ERR_CRAWLQ_CONFIG' })
+  assert.equal((await q.setHostInFlight('one.com', null)).inFlightLimit, null)
+})
+
+test('a blocked lease wakes when an ack frees the host\'s in-flight slot', async () => {
+  const q = await open()
+  await q.setHostInFlight('w.com', 1)
+  await q.seed(['http://w.com/1', 'http://w.com/2'])
+  const [first] = await q.lease({ max: 5, waitMs: 0 })
+  assert.equal((await q.hostInfo('w.com')).full, true)
+  const waiter = await crawlq.Queue.connect(redis.url, q.name)
+  let leasedAt = null
+  const waiting = waiter.lease({ waitMs: 20_000 }).then(leases => { leasedAt = Date.now(); return leases })
+  await new Promise(resolve => setTimeout(resolve, 300))
+  assert.equal(leasedAt, null, 'the host is full')
+  const ackedAt = Date.now()
+  await q.ack(first)
+  assert.deepEqual((await waiting).map(l => l.url), ['http://w.com/2'])
+  assert.ok(leasedAt - ackedAt < 5_000, 'woken by the ack, not by its 20 s wait')
+  waiter.close()
+})
+
+test('nack with the host\'s Retry-After holds the item and the host', async () => {
+  const q = await open({ fixedClock: T0 })
+  await q.seed(['http://a.com/1', 'http://a.com/2'])
+  const [lease] = await q.lease({ waitMs: 0 })
+  assert.equal(await q.nack(lease, { retryAfter: '120' }), 'retried')
+  assert.equal((await q.hostInfo('a.com')).heldUntil, T0 + 120_000)
+  assert.deepEqual(await q.lease({ max: 5, waitMs: 0 }), [])
+  q._setFixedClock(T0 + 120_000)
+  const [again] = await q.lease({ max: 1, waitMs: 0 })
+  // an HTTP-date (T0 is 2027-01-15T08:00:00Z), rate limited: the adaptive delay grows too
+  assert.equal(await q.nack(again, { retryAfter: 'Fri, 15 Jan 2027 08:05:00 GMT', rateLimited: true }), 'retried')
+  const info = await q.hostInfo('a.com')
+  assert.deepEqual([info.heldUntil, info.adaptiveExtraMs], [T0 + 300_000, 1000])
+  q._setFixedClock(T0 + 300_000)
+  const [third] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.nack(third, { retryAfter: 'soon' }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.nack(third, { retryAfter: 30 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  assert.equal(await q.nack(third, { retryAfterMs: 2500 }), 'retried')
 })

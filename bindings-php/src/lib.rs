@@ -100,6 +100,14 @@ fn budget_count(n: i64) -> PhpResult<u64> {
     })
 }
 
+fn in_flight_count(n: i64) -> PhpResult<u64> {
+    u64::try_from(n).map_err(|_| {
+        throw(crawlq::Error::InvalidArgument(format!(
+            "limit must be a whole number from 0 or null, got {n}"
+        )))
+    })
+}
+
 fn duration(value: f64, what: &str) -> PhpResult<Duration> {
     crawlq::config::duration_from_number(value, Style::Snake).ok_or_else(|| {
         throw(crawlq::Error::InvalidArgument(format!(
@@ -420,7 +428,8 @@ impl Queue {
 
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
     /// (seconds or null for the backoff policy), reason (string), rate_limited (bool), payload
-    /// (stored in place of the item's payload; null keeps it).
+    /// (stored in place of the item's payload; null keeps it), retry_after (the host's
+    /// Retry-After text, or seconds: the retry and the host wait at least that long).
     pub fn nack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
         let options = options_json(options, "options")?;
@@ -521,6 +530,15 @@ impl Queue {
     /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.
     pub fn host_info(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
+    /// Set the most items of a host leased at once, across every worker (0: no limit whatever
+    /// `host_in_flight`; null: back to it).
+    pub fn set_host_in_flight(&self, host: Text, limit: Option<i64>) -> PhpResult<Zval> {
+        let limit = limit.map(in_flight_count).transpose()?;
+        let info = runtime::block_on(self.handle.queue()?.set_host_in_flight(&host, limit))
+            .map_err(throw)?;
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 

@@ -219,7 +219,8 @@ final class QueueTest extends TestCase
         $q->_setFixedClock(T0 + 2_000);
         $this->assertSame(['http://fast.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
         $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0,
-            'paused' => false, 'paused_until' => null, 'budget' => null, 'budget_used' => 0, 'budget_remaining' => null, 'deleting' => false], $q->hostInfo('slow.com'));
+            'paused' => false, 'paused_until' => null, 'budget' => null, 'budget_used' => 0, 'budget_remaining' => null, 'deleting' => false,
+            'in_flight_limit' => null, 'in_flight' => 0, 'full' => false], $q->hostInfo('slow.com'));
         $this->assertNull($q->setHostDelay('slow.com', null)['delay']);
     }
 
@@ -355,6 +356,90 @@ final class QueueTest extends TestCase
         $this->assertSame(10, $q->defaultHostBudget());
         $this->expectException(Crawlq\InvalidArgumentException::class);
         $q->setHostBudget('b.com', -1);
+    }
+
+    /**
+     * 16 workers, each its own Queue (connection), take turns: each round every worker answers
+     * what it holds (ack, release or nack, in turn) and leases again, so up to 16 leases are out
+     * at once. A host of limit 1 and one of limit 2 never have more leased at once.
+     */
+    public function testInFlightLimitsHoldUnderSixteenWorkersAndAnswersFreeTheSlots(): void
+    {
+        $name = unique_name('flight');
+        $q = new Queue(shared_redis()->url(), $name, ['host_in_flight' => 2]);
+        $info = $q->setHostInFlight('one.com', 1);
+        $this->assertSame([1, 0, false], [$info['in_flight_limit'], $info['in_flight'], $info['full']]);
+        $urls = [];
+        for ($i = 0; $i < 30; $i++) {
+            $urls[] = "http://one.com/$i";
+            $urls[] = "http://two.com/$i";
+        }
+        $q->seed($urls);
+        $workers = [];
+        for ($n = 0; $n < 16; $n++) {
+            $workers[] = ['q' => new Queue(shared_redis()->url(), $name, ['host_in_flight' => 2]), 'held' => []];
+        }
+        $now = ['one.com' => 0, 'two.com' => 0];
+        $most = $now;
+        for ($round = 0; !$q->isFinished() && $round < 1000; $round++) {
+            foreach ($workers as $n => &$w) {
+                foreach ($w['held'] as $i => $lease) {
+                    $now[$lease->host]--;
+                    match (($round + $i) % 3) {
+                        0 => $w['q']->ack($lease),
+                        1 => $w['q']->release($lease),
+                        2 => $w['q']->nack($lease, ['delay' => 0]),
+                    };
+                }
+                $w['held'] = $w['q']->lease(1 + $n % 3, 0);
+                foreach ($w['held'] as $lease) {
+                    $now[$lease->host]++;
+                    $most[$lease->host] = max($most[$lease->host], $now[$lease->host]);
+                }
+                $this->assertLessThanOrEqual(1, $q->hostInfo('one.com')['in_flight']);
+                $this->assertLessThanOrEqual(2, $q->hostInfo('two.com')['in_flight']);
+            }
+            unset($w);
+        }
+        $this->assertTrue($q->isFinished(), 'every item acked');
+        $this->assertSame(['one.com' => 1, 'two.com' => 2], $most);
+        $this->assertSame(0, $q->hostInfo('one.com')['in_flight']);
+        $this->assertNull($q->setHostInFlight('one.com', null)['in_flight_limit']);
+        foreach ([-1, 1_000_001] as $bad) {
+            try {
+                $q->setHostInFlight('one.com', $bad);
+                $this->fail("limit $bad accepted");
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+            }
+        }
+        $this->expectException(Crawlq\ConfigException::class);
+        new Queue(shared_redis()->url(), $name, ['host_in_flight' => -1]);
+    }
+
+    public function testNackWithRetryAfterHoldsTheItemAndTheHost(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000]);
+        $q->seed(['http://a.com/1', 'http://a.com/2']);
+        [$lease] = $q->lease(1, 0.0);
+        $this->assertSame('retried', $q->nack($lease, ['retry_after' => '120']));
+        $this->assertSame((T0 + 120_000) / 1000.0, $q->hostInfo('a.com')['held_until']);
+        $this->assertSame([], $q->lease(5, 0.0));
+        $q->_setFixedClock(T0 + 120_000);
+        [$again] = $q->lease(1, 0.0);
+        // an HTTP-date (T0 is 2027-01-15T08:00:00Z), rate limited: the adaptive delay grows too
+        $this->assertSame('retried', $q->nack($again, ['retry_after' => 'Fri, 15 Jan 2027 08:05:00 GMT', 'rate_limited' => true]));
+        $info = $q->hostInfo('a.com');
+        $this->assertSame([(T0 + 300_000) / 1000.0, 1.0], [$info['held_until'], $info['adaptive_extra']]);
+        $q->_setFixedClock(T0 + 300_000);
+        [$third] = $q->lease(1, 0.0);
+        try {
+            $q->nack($third, ['retry_after' => 'soon']);
+            $this->fail('retry_after "soon" accepted');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('HTTP-date', $e->getMessage());
+        }
+        $this->assertSame('retried', $q->nack($third, ['retry_after' => 2.5]));
     }
 
     public function testAckWithARevisitAtATime(): void

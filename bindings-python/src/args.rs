@@ -134,9 +134,10 @@ pub fn nack_args(
     reason: Option<String>,
     rate_limited: bool,
     payload: Option<Value>,
+    retry_after: Option<Value>,
 ) -> crawlq::Result<NackOptions> {
     let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason,
-                      "rate_limited": rate_limited, "payload": payload});
+                      "rate_limited": rate_limited, "payload": payload, "retry_after": retry_after});
     style::nack_options_from_json(&opts, Style::Snake)
 }
 

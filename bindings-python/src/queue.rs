@@ -186,8 +186,9 @@ macro_rules! queue_methods {
             }
 
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
-            /// replaces the item's stored payload (None keeps it).
-            #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None))]
+            /// replaces the item's stored payload (None keeps it). `retry_after` (the text of
+            /// a Retry-After header, or seconds) holds the retry and the host that long.
+            #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None, retry_after = None))]
             #[allow(clippy::too_many_arguments)]
             fn nack(
                 &self,
@@ -198,9 +199,11 @@ macro_rules! queue_methods {
                 reason: Option<Text>,
                 rate_limited: bool,
                 payload: Option<&Bound<'_, PyAny>>,
+                retry_after: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Py<PyAny>> {
                 let payload = payload.map(to_json).transpose()?;
-                let opts = nack_args(retry, delay, reason.map(|r| r.0), rate_limited, payload);
+                let retry_after = retry_after.map(to_json).transpose()?;
+                let opts = nack_args(retry, delay, reason.map(|r| r.0), rate_limited, payload, retry_after);
                 answer::<$mode>(py, &self.handle, lease, opts.map(Answer::Nack))
             }
 
@@ -383,6 +386,18 @@ macro_rules! queue_methods {
                     &self.handle,
                     |q| async move { q.is_paused().await },
                     Box::new(bool_out),
+                )
+            }
+
+            /// Set the most items of a host leased at once, across every worker (0: no limit
+            /// whatever `host_in_flight`; None: back to it).
+            fn set_host_in_flight(&self, py: Python<'_>, host: Text, limit: Option<Int>) -> PyResult<Py<PyAny>> {
+                let limit = limit.map(|n| crate::args::count(n, "limit").map(|n| n as u64)).transpose()?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_host_in_flight(&host, limit).await },
+                    Box::new(host_info_out),
                 )
             }
 

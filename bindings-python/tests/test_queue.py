@@ -360,3 +360,110 @@ def test_delete_host_mid_crawl_keeps_counts_exact(redis_server: RedisServer, nam
     assert s["done"] + s["pending"] + s["leased"] + s["dead"] + gone["removed"] == 400
     assert all(h["host"] != "h3.com" for h in q.list_hosts(limit=100)["hosts"])
     assert q.seed("http://h3.com/0").duplicates == 1, "its URLs stay seen"
+
+
+def test_in_flight_limits_hold_under_sixteen_threads_and_answers_free_slots(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_in_flight=2)
+    info = q.set_host_in_flight("one.com", 1)
+    assert (info["in_flight_limit"], info["in_flight"], info["full"]) == (1, 0, False)
+    q.seed([f"http://{h}.com/{i}" for i in range(30) for h in ("one", "two")])
+    lock = threading.Lock()
+    now = {"one.com": 0, "two.com": 0}
+    most = dict(now)
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        w = crawlq.Queue(redis_server.url, name, host_in_flight=2)
+        try:
+            rounds = 0
+            while True:
+                leases = w.lease(1 + n % 3, wait=0.2)
+                if not leases:
+                    if w.is_finished():
+                        return
+                    continue
+                with lock:
+                    for l in leases:
+                        now[l.host] += 1
+                        most[l.host] = max(most[l.host], now[l.host])
+                time.sleep(0.002)
+                with lock:
+                    for l in leases:
+                        now[l.host] -= 1
+                rounds += 1
+                if rounds % 4 == 0:
+                    w.release(leases[0])
+                    for l in leases[1:]:
+                        w.ack(l)
+                elif rounds % 4 == 1:
+                    w.nack(leases[0], delay=0)
+                    for l in leases[1:]:
+                        w.ack(l)
+                else:
+                    for l in leases:
+                        w.ack(l)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+        finally:
+            w.close()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert most == {"one.com": 1, "two.com": 2}, "never more than the limit at once, and the limit reached"
+    stats = q.stats()
+    assert stats["done"] + stats["dead"] == 60, "each acked once, or dead after its third nack"
+    assert q.host_info("one.com")["in_flight"] == 0 and not q.host_info("two.com")["full"]
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.set_host_in_flight("one.com", -1)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.set_host_in_flight("one.com", 1_000_001)
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.Queue(redis_server.url, name, host_in_flight=-1)
+    assert q.set_host_in_flight("one.com", None)["in_flight_limit"] is None
+    q.close()
+
+
+def test_a_blocked_lease_wakes_when_an_ack_frees_the_hosts_slot(q: crawlq.Queue, redis_server: RedisServer, name: str) -> None:
+    q.set_host_in_flight("w.com", 1)
+    q.seed(["http://w.com/1", "http://w.com/2"])
+    [first] = q.lease(5, wait=0)
+    assert q.host_info("w.com")["full"]
+    got: list[tuple[list[crawlq.Lease], float]] = []
+    waiter = crawlq.Queue(redis_server.url, name)
+    t = threading.Thread(target=lambda: got.append((waiter.lease(1, wait=20), time.monotonic())))
+    t.start()
+    time.sleep(0.3)
+    assert not got, "the host is full"
+    acked = time.monotonic()
+    q.ack(first)
+    t.join(25)
+    [(leases, at)] = got
+    assert [l.url for l in leases] == ["http://w.com/2"]
+    assert at - acked < 5, "woken by the ack, not by its 20 s wait"
+    waiter.close()
+
+
+def test_nack_with_retry_after_holds_the_host(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000)
+    q.seed(["http://a.com/1", "http://a.com/2"])
+    [lease] = q.lease(1, wait=0)
+    assert q.nack(lease, retry_after="120") == "retried"
+    assert q.host_info("a.com")["held_until"] == (T0 + 120_000) / 1000
+    assert q.lease(5, wait=0) == []
+    q._set_fixed_clock(T0 + 120_000)
+    [again] = q.lease(1, wait=0)
+    # an HTTP-date (T0 is 2027-01-15T08:00:00Z), rate limited: the adaptive delay grows too
+    assert q.nack(again, retry_after="Fri, 15 Jan 2027 08:05:00 GMT", rate_limited=True) == "retried"
+    info = q.host_info("a.com")
+    assert (info["held_until"], info["adaptive_extra"]) == ((T0 + 300_000) / 1000, 1.0)
+    assert q.lease(5, wait=0) == []
+    q._set_fixed_clock(T0 + 300_000)
+    [third] = q.lease(1, wait=0)
+    with pytest.raises(crawlq.InvalidArgumentError, match="HTTP-date"):
+        q.nack(third, retry_after="soon")
+    assert q.nack(third, retry_after=2.5) == "retried"
+    q.close()

@@ -169,3 +169,41 @@ def test_leases_in_flight_are_kept_alive_by_the_queue_and_an_undecodable_item_is
         assert (q.stats()["done"], q.stats()["reclaimed_total"]) == (1, 0), "acked by its own lease"
     finally:
         scheduler.close("finished")
+
+
+def test_a_429_with_retry_after_holds_the_request_and_its_host(redis_server: RedisServer, name: str) -> None:
+    import time
+
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import Response
+
+    from crawlq.scrapy import DownloaderMiddleware
+
+    settings = {"CRAWLQ_QUEUE": name, "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    scheduler = _open(settings, redis_server)
+    try:
+        for url in ("http://busy.example/1", "http://busy.example/2", "http://odd.example/1"):
+            scheduler.enqueue_request(scrapy.Request(url))
+        middleware = DownloaderMiddleware(scheduler.crawler)
+        got = {}
+        while len(got) < 2:
+            request = scheduler.next_request()
+            if request is not None:
+                got[request.url.split("/")[2]] = request
+        q = crawlq.Queue(redis_server.url, name)
+        asked = time.time()
+        with pytest.raises(IgnoreRequest):
+            middleware.process_response(got["busy.example"], Response(got["busy.example"].url, status=429,
+                                                                     headers={"Retry-After": "120"}))
+        info = q.host_info("busy.example")
+        assert info["held_until"] == pytest.approx(asked + 120, abs=5), "the host waits out its Retry-After"
+        assert info["adaptive_extra"] > 0, "and a 429 is a rate limit"
+        # a header that is neither seconds nor a date: the retry goes on without it
+        with pytest.raises(IgnoreRequest):
+            middleware.process_response(got["odd.example"], Response(got["odd.example"].url, status=503,
+                                                                    headers={"Retry-After": "later"}))
+        assert q.stats()["retried_total"] == 2
+        q.close()
+    finally:
+        scheduler.close("shutdown")

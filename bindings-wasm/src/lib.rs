@@ -446,6 +446,13 @@ impl Queue {
         promise(async move { host_info_js(q.host_info(&host).await) })
     }
 
+    #[wasm_bindgen(js_name = setHostInFlight)]
+    pub fn set_host_in_flight(&self, host: String, limit: JsValue) -> Promise {
+        let limit = try_arg!(optional_count(&limit, "limit"));
+        let q = self.inner.clone();
+        promise(async move { host_info_js(q.set_host_in_flight(&host, limit).await) })
+    }
+
     #[wasm_bindgen(js_name = setHostBudget)]
     pub fn set_host_budget(&self, host: String, urls: JsValue) -> Promise {
         let urls = try_arg!(optional_count(&urls, "urls"));

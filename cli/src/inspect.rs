@@ -156,6 +156,17 @@ pub enum HostsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show or set a host's in-flight limit: the most of its items leased at once across
+    /// every worker (0: none, whatever the workers' host_in_flight; "default": back to it).
+    InFlight {
+        /// A host or URL (its host key is used).
+        host: String,
+        /// New limit: a whole number, or "default".
+        limit: Option<String>,
+        /// JSON (snake_case, as the Python binding's host_info()).
+        #[arg(long)]
+        json: bool,
+    },
     /// List the hosts that hold items, the most items first, with their ready, delayed,
     /// leased and dead counts (one bounded call per page; --all pages through every host).
     Ls {
@@ -579,6 +590,21 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
             }
             return Ok(0);
         }
+        HostsCommand::InFlight { host, limit, json } => {
+            let info = match limit.as_deref() {
+                None => q.host_info(&host).await?,
+                Some("default") => q.set_host_in_flight(&host, None).await?,
+                Some(text) => {
+                    let n = text.parse().map_err(|_| {
+                        CliError::Usage(format!(
+                            "{text:?} is not a limit: give a whole number (0: none), or \"default\""
+                        ))
+                    })?;
+                    q.set_host_in_flight(&host, Some(n)).await?
+                }
+            };
+            (info, json)
+        }
         HostsCommand::Budget {
             host,
             urls,
@@ -715,8 +741,26 @@ async fn print_host(q: &Queue<RedisExecutor>, info: &HostInfo, json: bool) -> Re
         ),
         None => String::new(),
     };
+    let limit = match info.in_flight_limit {
+        Some(0) => Some("no limit".to_string()),
+        Some(n) => Some(format!("limit {n}")),
+        None if q.config().host_in_flight > 0 => Some(format!(
+            "limit {} (queue default)",
+            q.config().host_in_flight
+        )),
+        None => None,
+    };
+    let flight = match limit {
+        Some(limit) => format!(
+            ", {} in flight ({limit}{})",
+            count(info.in_flight),
+            if info.full { ", full" } else { "" }
+        ),
+        None if info.in_flight > 0 => format!(", {} in flight", count(info.in_flight)),
+        None => String::new(),
+    };
     println!(
-        "{}: delay {delay}, adaptive extra {}, {} ready, {held}{budget}",
+        "{}: delay {delay}, adaptive extra {}, {} ready, {held}{budget}{flight}",
         info.host,
         duration(Duration::from_millis(info.adaptive_extra_ms)),
         count(info.ready)

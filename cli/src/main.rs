@@ -82,7 +82,7 @@ enum Command {
     /// Show a host's politeness state, or set its delay in seconds ("default" clears it).
     HostDelay(inspect::HostDelayArgs),
     /// Per-host controls: show a host, pause it (until resumed or for a time), resume it, set
-    /// its budget.
+    /// its budget or its in-flight limit.
     #[command(subcommand)]
     Hosts(inspect::HostsCommand),
     /// The items the next lease calls would take, without leasing them.

@@ -1738,3 +1738,66 @@ async fn import_list_moves_scrapy_redis_laravel_and_bullmq_queues() {
         "2"
     );
 }
+
+#[tokio::test]
+async fn hosts_in_flight_shows_sets_and_clears_a_limit() {
+    let name = unique("inflight");
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&["https://f.example/1", "https://f.example/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "in-flight",
+        "https://F.example/x",
+        "1",
+    ]));
+    assert!(text.contains("0 in flight (limit 1)"), "{text}");
+    assert_eq!(q.lease(5, Duration::ZERO).await.unwrap().len(), 1);
+    let shown = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "in-flight",
+        "f.example",
+        "--json",
+    ]));
+    assert_eq!(
+        (
+            &shown["in_flight_limit"],
+            &shown["in_flight"],
+            &shown["full"]
+        ),
+        (&json!(1), &json!(1), &json!(true))
+    );
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "in-flight",
+        "f.example",
+        "default",
+    ]));
+    assert!(text.contains("1 in flight"), "{text}");
+    assert_eq!(
+        q.host_info("f.example").await.unwrap().in_flight_limit,
+        None
+    );
+    let bad = crawlq(&["-q", &name, "hosts", "in-flight", "f.example", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = crawlq(&["-q", &name, "hosts", "in-flight", "f.example", "many"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a limit"), "{}", stderr(&bad));
+    let too_many = crawlq(&["-q", &name, "hosts", "in-flight", "f.example", "2000000"]);
+    assert_ne!(too_many.status.code(), Some(0));
+    assert!(
+        stderr(&too_many).contains("at most 1000000"),
+        "{}",
+        stderr(&too_many)
+    );
+}

@@ -1,5 +1,5 @@
 -- crawlq script: ack
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),
@@ -23,6 +23,8 @@ elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
   revisit_at = NOW + tonumber(revisit_arg)
 end
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+-- an answer frees its host's in-flight slot (common.lua, FLIGHT.answered)
+local flights = FLIGHT.any()
 local level = current_level(seen_count())
 local lease_keys = {}
 for i = 0, n - 1 do
@@ -106,6 +108,9 @@ for i = 0, n - 1 do
       end
     end
     acked = acked + 1
+    if flights then
+      FLIGHT.answered(host, 1)
+    end
     if any_adaptive then
       local extra = redis.call('HGET', K_ADAPTIVE, host)
       if extra then

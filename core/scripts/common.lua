@@ -1,5 +1,5 @@
 -- crawlq script: common (prelude)
--- protocol: 5
+-- protocol: 6
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 the queue's meta key <base>:meta; the other keys are built from the base (ARGV[1])
 -- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'r' for a
@@ -9,14 +9,14 @@
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
 
-local PROTOCOL = 5
+local PROTOCOL = 6
 -- the same as Redis stores it: compared and written without converting a number
-local PROTOCOL_DIGITS = '5'
--- Queues of protocol 2, 3 and 4 are valid queues of protocol 5 (protocol 2: every host has its
+local PROTOCOL_DIGITS = '6'
+-- Queues of protocol 2 to 5 are valid queues of protocol 6 (protocol 2: every host has its
 -- priority set, every record its attempt count; 2 and 3: every record its host; 4: a queue of
--- several shards tagged <queue>:<shard>); they are read as they are and marked 3, 4 or 5 before
--- the first write older clients could not read (own_format).
-local OLDER_FORMATS = { ['2'] = true, ['3'] = true, ['4'] = true }
+-- several shards tagged <queue>:<shard>; 5: no in-flight counts); they are read as they are and
+-- marked 3, 4, 5 or 6 before the first write older clients could not read (own_format).
+local OLDER_FORMATS = { ['2'] = true, ['3'] = true, ['4'] = true, ['5'] = true }
 -- What a record or lane written by protocol 4's rules needs (own_format's default): a one-shard
 -- queue's data is the same in protocol 4 and 5, so such writes keep protocol 4 clients in.
 local RECORD_FORMAT = '4'
@@ -50,6 +50,18 @@ local K_HOSTDELETING
 -- host's lanes and leased ones are the rest, so leasing and releasing cost nothing here. An
 -- entry is removed when it reaches 0.
 local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
+-- Built from the base: the in-flight limits (section 3 of docs/PROTOCOL.md, "In flight").
+-- hostlimit: host -> its own limit ('0': none, whatever the workers' default); hostflight: host
+-- -> its items leased under a limit; hostfull: host -> the time (ms) its politeness delay lets
+-- it be leased again, for a host held in `wait` because it has as many items leased as its
+-- limit allows (held at PAUSED_FOREVER until an answer frees a slot).
+-- These three keys, the in-flight helpers below and their per-call state live in one table,
+-- FLIGHT (a script's main chunk may hold at most 200 locals, and every script is this prelude
+-- plus its own): FLIGHT.limits, FLIGHT.counts and FLIGHT.full are the keys; FLIGHT.default,
+-- the workers' default limit (0: none), and FLIGHT.overrides, whether any host has its own,
+-- are set by FLIGHT.start; FLIGHT.freed_at is the earliest time a host whose slot an answer
+-- freed may be leased (reported() folds it in).
+local FLIGHT = {}
 local BASE, STORED_FORMAT
 -- The shard's split (see LEVEL_SIZE): 1 unless the call passes one (a shard of spread tags);
 -- then meta.split, read at the first use of the seen or live set (resolve_split), or the
@@ -837,6 +849,103 @@ local function host_delay(host, default_delay, any_override, any_adaptive)
   return d
 end
 
+-- In-flight limits (docs/PROTOCOL.md section 3, "In flight"). A lease call starts with the
+-- workers' default limit (digits, '0' or absent: none); whether any host has its own is read
+-- once. Returns whether any lease of this call may count.
+function FLIGHT.start(default_digits)
+  FLIGHT.default = tonumber(default_digits or '0') or 0
+  FLIGHT.overrides = redis.call('HLEN', FLIGHT.limits) > 0
+  if FLIGHT.default > 0 or FLIGHT.overrides then
+    expect_types({ FLIGHT.counts, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash' })
+    return true
+  end
+  return false
+end
+
+-- The in-flight limit of a host in force for a lease call (0: none).
+function FLIGHT.limit(host)
+  if FLIGHT.overrides then
+    local own = redis.call('HGET', FLIGHT.limits, host)
+    if own then
+      return tonumber(own) or 0
+    end
+  end
+  return FLIGHT.default
+end
+
+-- An item of a host was leased (after FLIGHT.start): under a limit it is counted, and a host
+-- that now has as many items leased as its limit allows is held in `wait` until an answer
+-- frees a slot, `due` (when its politeness delay lets it be leased again) kept in hostfull.
+-- Returns whether the host is held.
+function FLIGHT.leased(host, due)
+  local limit = FLIGHT.limit(host)
+  if limit <= 0 then
+    return false
+  end
+  -- protocol 5 clients would neither count their leases nor free the slots of their answers
+  own_format(PROTOCOL_DIGITS)
+  if redis.call('HINCRBY', FLIGHT.counts, host, '1') < limit then
+    return false
+  end
+  -- (the lease popped the host from `ready`)
+  redis.call('HSET', FLIGHT.full, host, int(due))
+  redis.call('ZADD', K_WAIT, int(PAUSED_FOREVER), host)
+  return true
+end
+
+-- A host held full may be leased again: at `due` (its politeness time) or now. A paused host
+-- stays paused: its pause's remembered hold becomes `due`. Blocked lease calls are woken, and
+-- the call reports the time (FLIGHT.freed_at).
+function FLIGHT.unhold(host, due)
+  redis.call('HDEL', FLIGHT.full, host)
+  local entry = redis.call('HGET', K_HOSTPAUSE, host)
+  if entry then
+    local ends = tonumber(string.match(entry, '^(%d+):')) or PAUSED_FOREVER
+    redis.call('HSET', K_HOSTPAUSE, host, int(ends) .. ':' .. (due > NOW and int(due) or ''))
+    redis.call('ZADD', K_WAIT, int(math.max(ends, due)), host)
+    return
+  end
+  if due > NOW then
+    redis.call('ZADD', K_WAIT, int(due), host)
+  else
+    due = NOW
+    redis.call('ZREM', K_WAIT, host)
+    local ok, best = pcall(host_best, host)
+    if not ok then
+      hold_corrupt_host(host)
+    elseif best then
+      redis.call('ZADD', K_READY, int(best), host)
+    end
+  end
+  wake(1)
+  if not FLIGHT.freed_at or due < FLIGHT.freed_at then
+    FLIGHT.freed_at = due
+  end
+end
+
+-- Whether any host has items counted in flight: the answering scripts (ack, nack, release,
+-- the reclaim of expired leases) read it once per call and call FLIGHT.answered only then.
+function FLIGHT.any()
+  if redis.call('HLEN', FLIGHT.counts) > 0 then
+    expect_types({ FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_WAKE, 'list' })
+    return true
+  end
+  return false
+end
+
+-- `n` items of a host were answered (acked, nacked, released, taken back on expiry): its count
+-- goes down (an item leased while no limit applied was never counted: the count stops at 0)
+-- and a host held full may be leased again.
+function FLIGHT.answered(host, n)
+  if redis.call('HINCRBY', FLIGHT.counts, host, int(-n)) <= 0 then
+    redis.call('HDEL', FLIGHT.counts, host)
+  end
+  local due = redis.call('HGET', FLIGHT.full, host)
+  if due then
+    FLIGHT.unhold(host, tonumber(due) or NOW)
+  end
+end
+
 -- The id in a lease key '<token>:<id>'.
 local function lease_key_id(lease_key)
   local _, _, id = string.find(lease_key, '^%d+:(.*)$')
@@ -853,6 +962,7 @@ local function reclaim_leases(lease_keys, max_attempts)
     return 0, 0
   end
   local recs = call_chunked('HMGET', K_LEASES, lease_keys)
+  local flights = FLIGHT.any()
   redis.call('ZREMRANGEBYRANK', K_LEASED, '0', int(#lease_keys - 1))
   call_chunked('HDEL', K_LEASES, lease_keys)
   local requeued, died = 0, 0
@@ -860,7 +970,10 @@ local function reclaim_leases(lease_keys, max_attempts)
   for i, lease_key in ipairs(lease_keys) do
     local rec = recs[i]
     if rec then
-      local _, _, _, _, attempt = rec_head(rec)
+      local _, _, host, _, attempt = rec_head(rec)
+      if flights and host then
+        FLIGHT.answered(host, 1)
+      end
       local fresh = attempt and rec_rebuild(rec, NOW, attempt + 1, '"lease expired"')
       if fresh and attempt + 1 < max_attempts and enqueue_ready(fresh, false) then
         requeued = requeued + 1
@@ -968,6 +1081,9 @@ end
 -- host ready; the earliest expiring lease, delayed item or held host otherwise; -1 with nothing
 -- queued or leased), or the given `at` (a paused shard's end of pause).
 local function reported(out, at)
+  if FLIGHT.freed_at and (at < 0 or FLIGHT.freed_at < at) then
+    at = FLIGHT.freed_at
+  end
   if REPORT then
     if at >= 0 then
       out[#out + 1] = redis.call('HINCRBY', K_META, 'ep', '1')
@@ -1004,7 +1120,7 @@ local BASE_KEYS, BASE_KEYS_COUNT, BASE_KEYS_MAX = {}, 0, 1024
 local BASE_KEY_SUFFIXES = {
   ':ready', ':wait', ':heads', ':delayed', ':leased', ':leases', ':dead', ':deadrec', ':hostdelay',
   ':adaptive', ':wake', ':hostpause', ':hostbudget', ':hostused', ':revisits', ':hostitems',
-  ':hostdelayed', ':hostdead', ':probe', ':hostdeleting',
+  ':hostdelayed', ':hostdead', ':probe', ':hostdeleting', ':hostlimit', ':hostflight', ':hostfull',
 }
 
 local function base_keys(base)
@@ -1041,8 +1157,8 @@ local function begin(keys, argv)
     K_HOSTDELAY, K_ADAPTIVE, K_WAKE = named[9], named[10], named[11]
     K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED, K_REVISITS = named[12], named[13], named[14], named[15]
     K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD, K_PROBE = named[16], named[17], named[18], named[19]
-    K_HOSTDELETING = named[20]
-    SEEN_PREFIX, LIVE_PREFIX = named[21], named[22]
+    K_HOSTDELETING, FLIGHT.limits, FLIGHT.counts, FLIGHT.full = named[20], named[21], named[22], named[23]
+    SEEN_PREFIX, LIVE_PREFIX = named[24], named[25]
   end
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.
@@ -1061,7 +1177,7 @@ local function begin(keys, argv)
   local clock = argv[2]
   -- (one string.byte for a call without flags, the most common: a letter is above '9')
   local flag = string.byte(clock, 1)
-  SPLIT, REPORT = 1, false
+  SPLIT, REPORT, FLIGHT.freed_at = 1, false, nil
   if flag and flag > 57 then
     if flag == 115 then
       local dot = string.find(clock, '.', 2, true)

@@ -1,5 +1,5 @@
 -- crawlq script: dead_list
--- protocol: 5
+-- protocol: 6
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit, then optionally ids

@@ -1,21 +1,30 @@
 -- crawlq script: host_config
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
 --       override, so the workers' default applies again; '-' leaves it as it is),
 --       5 pause ('-' leaves it as it is, '' resumes, '*' pauses until resumed, digits pause
---       for that many ms from now; optional, '-' when absent)
+--       for that many ms from now; optional, '-' when absent), 6 the host's own in-flight
+--       limit (digits, '0' for none whatever the default; '' removes it; '-' or absent leaves
+--       it), 7 the workers' default in-flight limit (digits, '0' or absent: none; decides
+--       whether a host held full may be leased once its own limit is removed)
 -- reply: {previous override ms or -1, adaptive extra ms, ready items of the host,
 --         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1,
 --         budget in force (the host's own, else the queue's default) or -1, URLs the host
---         added while budgets were on, 1 while the host is being deleted (host_delete) else 0}
+--         added while budgets were on, 1 while the host is being deleted (host_delete) else 0,
+--         the host's own in-flight limit or -1, its items counted in flight, 1 while it is
+--         held full (as many items leased as its limit allows) else 0}
 -- A paused host is held in `wait` at the end of its pause (PAUSED_FOREVER until resumed), so
 -- every script that makes it ready leaves it there. Its `hostpause` entry keeps the
 -- politeness hold it had, which a resume before the end restores. While the host is being
 -- deleted (a hostdeleting entry) the deletion holds it: a pause or a resume changes nothing.
 
 local host, delay, pause = ARGV[3], ARGV[4], ARGV[5] or '-'
+local limit, default_limit = ARGV[6] or '-', tonumber(ARGV[7] or '0') or 0
+local own_limit = redis.call('HGET', FLIGHT.limits, host)
+local in_flight = tonumber(redis.call('HGET', FLIGHT.counts, host) or '0') or 0
+local full_due = redis.call('HGET', FLIGHT.full, host)
 local previous = redis.call('HGET', K_HOSTDELAY, host)
 local entry = redis.call('HGET', K_HOSTPAUSE, host)
 local held = redis.call('ZSCORE', K_WAIT, host)
@@ -29,7 +38,7 @@ end
 -- the host's priority set and lanes, read before any write (a foreign value there fails the
 -- call with nothing changed; a resume reads them again)
 local ready = host_ready(host)
-expect_types({ K_ADAPTIVE, 'hash', K_READY, 'zset', K_WAKE, 'list' })
+expect_types({ K_ADAPTIVE, 'hash', K_READY, 'zset', K_WAKE, 'list', K_WAIT, 'zset' })
 
 -- the pause in force: its end and the politeness hold from before it (an ended one is none)
 local paused_until, hold
@@ -73,6 +82,26 @@ elseif pause ~= '-' then
   redis.call('ZADD', K_WAIT, int(held), host)
 end
 
+if limit ~= '-' then
+  if limit == '' then
+    redis.call('HDEL', FLIGHT.limits, host)
+    own_limit = nil
+  else
+    -- protocol 5 clients would neither count leases nor free slots
+    own_format(PROTOCOL_DIGITS)
+    redis.call('HSET', FLIGHT.limits, host, limit)
+    own_limit = limit
+  end
+  -- a host held full whose limit now allows another lease may be leased again
+  local in_force = own_limit and tonumber(own_limit) or default_limit
+  if full_due and (in_force <= 0 or in_flight < in_force) then
+    FLIGHT.unhold(host, tonumber(full_due) or NOW)
+    full_due = nil
+    held = redis.call('ZSCORE', K_WAIT, host)
+    held = held and tonumber(held)
+  end
+end
+
 local pause_reply = -1
 if paused_until then
   pause_reply = paused_until < PAUSED_FOREVER and paused_until or 0
@@ -88,4 +117,7 @@ return reported({
   budget and tonumber(budget) or -1,
   budget_used,
   deleting and 1 or 0,
+  own_limit and tonumber(own_limit) or -1,
+  in_flight,
+  full_due and 1 or 0,
 }, (delay ~= '-' or pause ~= '-') and NOW or -1)

@@ -1,5 +1,5 @@
 -- crawlq script: host_delete
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
@@ -70,7 +70,8 @@ end
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
   K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_HOSTPAUSE, 'hash', K_HOSTDELETING, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
-  K_HOSTDEAD, 'hash', K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash', K_REVISITS, 'set' })
+  K_HOSTDEAD, 'hash', K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash', K_REVISITS, 'set', FLIGHT.limits, 'hash',
+  FLIGHT.counts, 'hash', FLIGHT.full, 'hash' })
 
 if step == 'leases' then
   if cursor == '0' then
@@ -208,6 +209,10 @@ if step == 'finish' then
   redis.call('HDEL', K_HOSTPAUSE, host)
   redis.call('HDEL', K_HOSTBUDGET, host)
   redis.call('HDEL', K_HOSTUSED, host)
+  -- its leases are gone: nothing of it is in flight any more
+  redis.call('HDEL', FLIGHT.limits, host)
+  redis.call('HDEL', FLIGHT.counts, host)
+  redis.call('HDEL', FLIGHT.full, host)
   -- items of the host that arrived while it was being deleted stay, and are leasable
   ready_now(host)
   return reply('', '0')

@@ -1,9 +1,11 @@
 -- crawlq script: lease
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
---       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit
+--       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit,
+--       9 default in-flight limit per host ('0' or absent: none; a host's own in `hostlimit`
+--       comes first)
 -- reply: {now, next_due, reclaimed, reclaimed_dead, lease_key1, record1, lease_key2, ...}
 --        lease keys are '<token>:<id>'. next_due is the earliest time (ms) at which a delayed
 --        item, a held-back host or an expiring lease can change what is leasable, or -1; it is
@@ -51,6 +53,8 @@ end
 -- go to Redis as the digits they came as)
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), ARGV[7], ARGV[8]
+-- whether a lease may count in flight (a limit applies to some host): FLIGHT.leased below
+local flights = FLIGHT.start(ARGV[9])
 
 -- the members of a time-ordered set that are due, at most limit: read when some host is ready,
 -- or when its earliest score is due
@@ -206,8 +210,12 @@ while count < max_items do
       if politeness then
         delay = host_delay(host, default_delay, any_override, any_adaptive)
       end
+      -- (counted first: a host held for a foreign value still has this item in flight)
+      local full = flights and FLIGHT.leased(host, NOW + delay)
       if best == false then
         hold_corrupt_host(host)
+      elseif full then
+        -- held until an answer frees a slot (FLIGHT.leased), its politeness time kept
       elseif delay > 0 then
         -- kept even when the host is now empty, so an item seeded a moment later still waits
         wait_members[#wait_members + 1] = int(NOW + delay)

@@ -1,25 +1,41 @@
 -- crawlq script: nack
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
 --       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
---       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 7 fields per lease:
+--       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 8 fields per lease:
 --       lease key ('<token>:<id>'), retry (0/1), delay ms (-1 = backoff policy), reason (a JSON
 --       string literal, '' keeps the stored last_error), rate limited (0/1), random number in
 --       [0, 1) for jitter, payload (canonical JSON stored in place of the item's payload, ''
---       keeps it)
+--       keeps it), retry after (the host's Retry-After: ms from now, or '@' and a time in ms;
+--       '' or absent: none)
 -- reply: {'retried'|'dead'|'lost', ...} one per lease; 'lost': the lease is not live (stale
 --        token, or a token of another item) and nothing changed
 -- A failed attempt counts against max attempts; a rate-limited nack does not (the host was
 -- busy, not the item) but doubles the host's adaptive extra delay (from the step, up to the
--- max) and holds the host back for its full delay from now. A record no script can read goes to
--- dead letters as it is.
+-- max) and holds the host back for its full delay from now. A retry after holds the retry and
+-- the host at least until then (whether or not rate limited). A record no script can read goes
+-- to dead letters as it is.
 
 local max_attempts, kind = tonumber(ARGV[3]), ARGV[4]
 local base, cap, jitter = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local default_delay, step, adaptive_max = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local n = tonumber(ARGV[11])
+
+-- Hold a host in `wait` until at least `at`; a host held full keeps its hold and is held until
+-- then once a slot frees (its hostfull time is raised instead).
+local function hold_host(host, at)
+  local full_due = redis.call('HGET', FLIGHT.full, host)
+  if full_due then
+    if (tonumber(full_due) or 0) < at then
+      redis.call('HSET', FLIGHT.full, host, int(at))
+    end
+    return
+  end
+  redis.call('ZREM', K_READY, host)
+  redis.call('ZADD', K_WAIT, 'GT', int(at), host)
+end
 
 local function backoff(failures, random)
   local d = base
@@ -34,21 +50,32 @@ end
 
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
-  K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash' })
+  K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash', FLIGHT.full, 'hash' })
 -- One read fetches every lease's record; the leases are removed and the delayed retries added
 -- with one multi-member call each at the end (no later iteration reads them).
 local lease_keys = {}
 for i = 0, n - 1 do
-  lease_keys[i + 1] = ARGV[12 + i * 7]
+  lease_keys[i + 1] = ARGV[12 + i * 8]
 end
 local recs = call_chunked('HMGET', K_LEASES, lease_keys)
 local out, immediate, retried, died, level = {}, 0, 0, 0, nil
+-- an answer frees its host's in-flight slot (common.lua, FLIGHT.answered)
+local flights = FLIGHT.any()
 local gone, answered, delayed_members = {}, {}, {}
 for i = 0, n - 1 do
-  local a = 12 + i * 7
+  local a = 12 + i * 8
   local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
-  local payload = ARGV[a + 6]
+  local payload, after = ARGV[a + 6], ARGV[a + 7] or ''
+  -- the hold the host asked for, in ms from now (0: none)
+  local retry_after = 0
+  if after ~= '' then
+    if string.byte(after, 1) == 64 then
+      retry_after = math.max((tonumber(string.sub(after, 2)) or NOW) - NOW, 0)
+    else
+      retry_after = math.max(tonumber(after) or 0, 0)
+    end
+  end
   local rec = recs[i + 1]
   if not rec or answered[lease_key] then
     out[i + 1] = 'lost'
@@ -61,14 +88,18 @@ for i = 0, n - 1 do
       failures = attempt + 1
     end
     local fresh = id and rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil, payload)
+    if flights and host then
+      FLIGHT.answered(host, 1)
+    end
 
     if fresh and rate_limited then
       local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0
       extra = math.min(math.max(extra * 2, step), adaptive_max)
       redis.call('HSET', K_ADAPTIVE, host, int(extra))
       local hold = host_delay(host, default_delay, true, true)
-      redis.call('ZREM', K_READY, host)
-      redis.call('ZADD', K_WAIT, 'GT', int(NOW + hold), host)
+      hold_host(host, NOW + math.max(hold, retry_after))
+    elseif fresh and retry_after > 0 then
+      hold_host(host, NOW + retry_after)
     end
 
     local dies = not fresh or not retry or failures >= max_attempts
@@ -76,6 +107,9 @@ for i = 0, n - 1 do
     if not dies then
       if d < 0 then
         d = rate_limited and 0 or backoff(failures, random)
+      end
+      if d < retry_after then
+        d = retry_after
       end
       -- a retry into a lane that holds a foreign value goes to dead letters (enqueue_ready)
       if d <= 0 then

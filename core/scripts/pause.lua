@@ -1,5 +1,5 @@
 -- crawlq script: pause
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 '1' pause, '0' resume, '' only read, 4 (with '1', optional) pause

@@ -1,5 +1,5 @@
 -- crawlq script: peek
--- protocol: 5
+-- protocol: 6
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 limit, 4 offset (optional: leasable hosts to skip, 0 when absent)

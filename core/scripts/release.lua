@@ -1,5 +1,5 @@
 -- crawlq script: release
--- protocol: 5
+-- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: lease key ('<token>:<id>'),
@@ -18,12 +18,20 @@ for i = 0, n - 1 do
 end
 local recs = call_chunked('HMGET', K_LEASES, lease_keys)
 local out, released, level, gone, answered = {}, 0, nil, {}, {}
+-- an answer frees its host's in-flight slot (common.lua, FLIGHT.answered)
+local flights = FLIGHT.any()
 for i = 0, n - 1 do
   local lease_key, payload = lease_keys[i + 1], ARGV[5 + i * 2]
   local rec = recs[i + 1]
   if rec and not answered[lease_key] then
     answered[lease_key] = true
     gone[#gone + 1] = lease_key
+    if flights then
+      local _, _, host = rec_head(rec)
+      if host then
+        FLIGHT.answered(host, 1)
+      end
+    end
     if payload ~= '' then
       local _, ts, _, _, attempt = rec_head(rec)
       rec = ts and rec_rebuild(rec, ts, attempt, nil, payload) or rec

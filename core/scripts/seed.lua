@@ -1,5 +1,5 @@
 -- crawlq script: seed
--- protocol: 5
+-- protocol: 6
 -- flags: (none)
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:

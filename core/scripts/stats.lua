@@ -1,5 +1,5 @@
 -- crawlq script: stats
--- protocol: 5
+-- protocol: 6
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common.lua)
 -- ARGV: 1 base, 2 clock

@@ -1,5 +1,5 @@
 -- crawlq script: stats_shards
--- protocol: 5
+-- protocol: 6
 -- flags: no-writes,allow-cross-slot-keys
 -- KEYS: the meta key of the first shard to read (see common.lua)
 -- ARGV: 1 the first shard's base, 2 call flags and clock, 3... the bases of the other shards

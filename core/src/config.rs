@@ -9,6 +9,9 @@ use crate::normalize::HostKeyMode;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
+/// The largest in-flight limit per host (`host_in_flight`, `set_host_in_flight`).
+pub const MAX_IN_FLIGHT: u32 = 1_000_000;
+
 /// The longest duration any option or argument accepts (100 years): delays, lease times and
 /// politeness delays beyond it are refused rather than overflowing a score.
 pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -88,6 +91,12 @@ pub struct Config {
     /// Default politeness delay between two leases of one host (default 0: plain priority
     /// FIFO). Per-host overrides set with `set_host_delay` are stored in Redis.
     pub host_delay: Duration,
+    /// Default in-flight limit per host: the most items of one host leased at once, across
+    /// every worker (default 0: no limit). A lease never takes more; an answer (ack, nack,
+    /// release, expiry) or the host's deletion frees a slot and wakes blocked leases. Per-host
+    /// limits set with `set_host_in_flight` are stored in Redis and come first. Workers sharing
+    /// a queue should use the same value (like `host_delay`).
+    pub host_in_flight: u32,
     /// After an ack, queue the URL again this much later (default 0: never), for recrawls;
     /// [`crate::Queue::ack_revisit`] chooses per call.
     pub revisit_after: Duration,
@@ -151,6 +160,7 @@ impl Default for Config {
                 jitter: 0.1,
             },
             host_delay: Duration::ZERO,
+            host_in_flight: 0,
             revisit_after: Duration::ZERO,
             host_key: HostKeyMode::Host,
             key_prefix: "crawlq".into(),
@@ -221,6 +231,13 @@ const SPECS: &[Spec] = &[
     Spec {
         snake: "host_delay",
         kind: Kind::Duration,
+    },
+    Spec {
+        snake: "host_in_flight",
+        kind: Kind::Count {
+            min: 0,
+            max: MAX_IN_FLIGHT as u64,
+        },
     },
     Spec {
         snake: "host_key",
@@ -346,6 +363,7 @@ impl Config {
             ("backoff_max", Parsed::Duration(d)) => self.backoff.max = d,
             ("backoff_jitter", Parsed::Fraction(f)) => self.backoff.jitter = f,
             ("host_delay", Parsed::Duration(d)) => self.host_delay = d,
+            ("host_in_flight", Parsed::Count(n)) => self.host_in_flight = n as u32,
             ("host_key", Parsed::Text(k)) => {
                 self.host_key = if k == "domain" {
                     HostKeyMode::Domain
@@ -475,6 +493,7 @@ impl Config {
                 "backoff_max" => duration(self.backoff.max),
                 "backoff_jitter" => Value::from(self.backoff.jitter),
                 "host_delay" => duration(self.host_delay),
+                "host_in_flight" => Value::from(self.host_in_flight),
                 "host_key" => Value::from(match self.host_key {
                     HostKeyMode::Host => "host",
                     HostKeyMode::Domain => "domain",

@@ -41,6 +41,7 @@ pub mod queue;
 #[cfg(feature = "redis-executor")]
 pub mod redis_exec;
 pub mod request;
+pub mod retry_after;
 pub mod scripts;
 pub mod shards;
 pub mod style;
@@ -58,6 +59,7 @@ pub use queue::{
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
 pub use request::CrawlRequest;
+pub use retry_after::RetryAfter;
 pub use work::{LeaseCursor, Popped, Work};
 
 /// The root README's Rust example is compiled as a doctest, so it stays correct.

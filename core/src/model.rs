@@ -268,6 +268,10 @@ pub struct NackOptions {
     /// The host answered "slow down" (HTTP 429, 503 with Retry-After...): the attempt is not
     /// counted, and the host's adaptive extra delay grows.
     pub rate_limited: bool,
+    /// The host said when to try again (an HTTP `Retry-After`, [`crate::RetryAfter::parse`]):
+    /// the retry waits at least that long, and so does every lease of the host. The adaptive
+    /// slow-down of `rate_limited` applies as before, on top.
+    pub retry_after: Option<crate::RetryAfter>,
     /// A JSON payload stored in place of the item's own, for its next attempt (or in its dead
     /// letter); `None` (or JSON null) keeps the stored payload.
     pub payload: Option<Value>,
@@ -280,6 +284,7 @@ impl Default for NackOptions {
             delay: None,
             reason: None,
             rate_limited: false,
+            retry_after: None,
             payload: None,
         }
     }
@@ -507,6 +512,14 @@ pub struct HostInfo {
     /// paused, and pausing or resuming it changes nothing until it ends. A deletion that was
     /// interrupted (its client died) is finished by calling `delete_host` again.
     pub deleting: bool,
+    /// The host's own in-flight limit ([`crate::Queue::set_host_in_flight`]; `Some(0)`: no
+    /// limit whatever the workers' default); `None`: the workers' `host_in_flight` applies.
+    pub in_flight_limit: Option<u32>,
+    /// Items of the host counted in flight: leased while a limit applied to it, not answered.
+    pub in_flight: u64,
+    /// Held because it has as many items leased as its limit allows: leasable again once an
+    /// answer frees a slot (and its politeness delay has passed).
+    pub full: bool,
 }
 
 impl HostInfo {

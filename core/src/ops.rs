@@ -789,6 +789,7 @@ impl Ops {
                 .to_string()
                 .into_bytes(),
         );
+        call.args.push(c.host_in_flight.to_string().into_bytes());
     }
 
     pub fn decode_lease(&self, reply: Reply, ttl: Duration) -> Result<LeaseBatch> {
@@ -934,7 +935,7 @@ impl Ops {
         randoms: &[f64],
     ) -> Result<ScriptCall> {
         let c = &self.config;
-        let mut call = self.call(&scripts::NACK, 9 + leases.len() * 7);
+        let mut call = self.call(&scripts::NACK, 9 + leases.len() * 8);
         call.args.push(c.max_attempts.to_string().into_bytes());
         call.args.push(
             match c.backoff.kind {
@@ -980,6 +981,11 @@ impl Ops {
             );
             call.args
                 .push(self.payload_update(opts.payload.as_ref())?.into_bytes());
+            call.args.push(
+                opts.retry_after
+                    .map_or_else(String::new, |r| r.script_arg())
+                    .into_bytes(),
+            );
         }
         Ok(call)
     }
@@ -1219,8 +1225,9 @@ impl Ops {
         host: &str,
         delay: Option<Option<Duration>>,
         pause: HostPause,
+        in_flight: Option<Option<u32>>,
     ) -> ScriptCall {
-        let mut call = self.call(&scripts::HOST_CONFIG, 3);
+        let mut call = self.call(&scripts::HOST_CONFIG, 5);
         call.args.push(host.as_bytes().to_vec());
         call.args.push(match delay {
             Some(Some(d)) => millis(d).into_bytes(),
@@ -1233,16 +1240,24 @@ impl Ops {
             HostPause::Pause(None) => b"*".to_vec(),
             HostPause::Pause(Some(d)) => millis(d).into_bytes(),
         });
+        call.args.push(match in_flight {
+            Some(Some(n)) => n.to_string().into_bytes(),
+            Some(None) => Vec::new(),
+            None => b"-".to_vec(),
+        });
+        call.args
+            .push(self.config.host_in_flight.to_string().into_bytes());
         call
     }
 
     pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
         let items = reply.array()?;
-        expect_len(&items, 8, "host_config")?;
+        expect_len(&items, 11, "host_config")?;
         let previous = items[0].int()?;
         let held = items[3].int()?;
         let paused = items[4].int()?;
         let budget = items[5].int()?;
+        let own_limit = items[8].int()?;
         Ok(HostInfo {
             host: host.to_string(),
             delay_override_ms: (previous >= 0).then_some(previous as u64),
@@ -1254,6 +1269,9 @@ impl Ops {
             budget: (budget >= 0).then_some(budget as u64),
             budget_used: items[6].uint()?,
             deleting: items[7].int()? == 1,
+            in_flight_limit: (own_limit >= 0).then_some(own_limit as u32),
+            in_flight: items[9].uint()?,
+            full: items[10].int()? == 1,
         })
     }
 

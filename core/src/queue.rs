@@ -1159,6 +1159,11 @@ impl<E: Executor> Queue<E> {
             })
             .await?;
         self.held.forget(leases);
+        // An ack reports when it freed a host's in-flight slot (the host is leasable now) or
+        // queued a revisit: the index hears it at once, and blocked leases wake.
+        if !self.pending_reports().is_empty() {
+            self.flush_reports(self.layout().await?, 1).await;
+        }
         Ok(flags)
     }
 
@@ -1794,14 +1799,48 @@ impl<E: Executor> Queue<E> {
                 "a host delay must be at most 100 years".into(),
             ));
         }
-        let mut info = self.host_config(host, Some(delay), HostPause::Keep).await?;
+        let mut info = self
+            .host_config(host, Some(delay), HostPause::Keep, None)
+            .await?;
         info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
+        Ok(info)
+    }
+
+    /// Set the in-flight limit of one host for every worker: the most of its items leased at
+    /// once (`Some(0)`: no limit, whatever the workers' `host_in_flight`; `None`: back to it).
+    /// A host that has as many items leased as its limit allows is held (`full` in
+    /// [`HostInfo`]) until an ack, nack, release or expiry of one of them frees a slot; raising
+    /// the limit frees it at once. Items leased while no limit applied are not counted.
+    /// `host` may be a host or a URL.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let info = q.set_host_in_flight("slow.example", Some(1)).await?;
+    /// assert_eq!(info.in_flight_limit, Some(1));
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_host_in_flight(&self, host: &str, limit: Option<u64>) -> Result<HostInfo> {
+        let limit = match limit {
+            Some(n) if n > crate::config::MAX_IN_FLIGHT as u64 => {
+                return Err(Error::InvalidArgument(format!(
+                    "an in-flight limit must be at most {}, got {n}",
+                    crate::config::MAX_IN_FLIGHT
+                )));
+            }
+            other => other.map(|n| n as u32),
+        };
+        let info = self
+            .host_config(host, None, HostPause::Keep, Some(limit))
+            .await?;
+        if !info.full && info.ready > 0 {
+            self.flush_reports(self.layout().await?, 1).await;
+        }
         Ok(info)
     }
 
     /// Politeness state of one host: its delay, ready items, hold and pause.
     pub async fn host_info(&self, host: &str) -> Result<HostInfo> {
-        self.host_config(host, None, HostPause::Keep).await
+        self.host_config(host, None, HostPause::Keep, None).await
     }
 
     /// Pause one host for every worker: no lease takes its items until `duration` has passed
@@ -1824,14 +1863,16 @@ impl<E: Executor> Queue<E> {
                 "a host pause must be at most 100 years".into(),
             ));
         }
-        self.host_config(host, None, HostPause::Pause(duration))
+        self.host_config(host, None, HostPause::Pause(duration), None)
             .await
     }
 
     /// End a host's pause: it is leasable again once what was left of its politeness delay
     /// has passed, and blocked lease calls wake. A host that is not paused is left as it is.
     pub async fn resume_host(&self, host: &str) -> Result<HostInfo> {
-        let info = self.host_config(host, None, HostPause::Resume).await?;
+        let info = self
+            .host_config(host, None, HostPause::Resume, None)
+            .await?;
         if info.ready > 0 {
             self.flush_reports(self.layout().await?, 1).await;
         }
@@ -2108,12 +2149,13 @@ impl<E: Executor> Queue<E> {
         host: &str,
         delay: Option<Option<Duration>>,
         pause: HostPause,
+        in_flight: Option<Option<u32>>,
     ) -> Result<HostInfo> {
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
         let ops = layout.shard(layout.of_host(&key));
         let reply = self
-            .eval_on(ops, ops.host_config(&key, delay, pause))
+            .eval_on(ops, ops.host_config(&key, delay, pause, in_flight))
             .await?;
         ops.decode_host_config(reply, &key)
     }

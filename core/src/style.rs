@@ -277,7 +277,8 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
 }
 
 /// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until,
-/// paused, paused_until, budget, budget_used, budget_remaining, deleting.
+/// paused, paused_until, budget, budget_used, budget_remaining, deleting, in_flight_limit,
+/// in_flight, full.
 pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
     Out::new(style)
         .value("host", h.host.clone())
@@ -291,6 +292,9 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .value("budget_used", h.budget_used)
         .value("budget_remaining", h.budget_remaining())
         .value("deleting", h.deleting)
+        .value("in_flight_limit", h.in_flight_limit)
+        .value("in_flight", h.in_flight)
+        .value("full", h.full)
         .done()
 }
 
@@ -1100,7 +1104,9 @@ pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptio
     Ok(opts)
 }
 
-/// Nack options: retry, delay, reason, rate_limited.
+/// Nack options: retry, delay, reason, rate_limited, retry_after, payload. `retry_after` is
+/// the text of an HTTP `Retry-After` header (seconds or an HTTP-date, [`crate::RetryAfter`]);
+/// in Snake style a number of seconds too, in Camel style `retryAfterMs` a number of ms.
 ///
 /// ```
 /// use crawlq::{Style, style::nack_options_from_json};
@@ -1116,10 +1122,42 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
         delay: f.duration("delay")?,
         reason: f.string("reason")?,
         rate_limited: f.bool("rate_limited")?.unwrap_or(false),
+        retry_after: retry_after_field(&mut f, style)?,
         payload: f.raw("payload").filter(|p| !p.is_null()),
     };
     f.finish()?;
     Ok(opts)
+}
+
+/// The `retry_after` of nack options: a header's text in any style, a number of seconds in
+/// Snake style, `retryAfterMs` in Camel style.
+fn retry_after_field(f: &mut Fields<'_>, style: Style) -> Result<Option<crate::RetryAfter>> {
+    let name = field_name("retry_after", false, style);
+    let text = match f.raw("retry_after") {
+        None => None,
+        Some(Value::String(s)) => Some(crate::RetryAfter::parse(&s)?),
+        Some(v) if style == Style::Snake => match duration_from_value(&v, style) {
+            Some(d) => Some(crate::RetryAfter::Delay(d)),
+            None => return Err(f.err(&name, "seconds or an HTTP-date", &v)),
+        },
+        Some(v) => {
+            return Err(f.err(
+                &name,
+                "the Retry-After text (seconds or an HTTP-date; retryAfterMs for a number)",
+                &v,
+            ));
+        }
+    };
+    let ms = match style {
+        Style::Camel => f.duration("retry_after")?.map(crate::RetryAfter::Delay),
+        Style::Snake => None,
+    };
+    match (text, ms) {
+        (Some(_), Some(_)) => Err(Error::InvalidArgument(
+            "give retryAfter or retryAfterMs, not both".into(),
+        )),
+        (a, b) => Ok(a.or(b)),
+    }
 }
 
 /// Ack options as the answer they ask for: `revisit_after` (seconds, or `revisitAfterMs`)

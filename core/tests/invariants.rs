@@ -280,6 +280,7 @@ async fn stats_equal_true_sizes_after_a_random_mixed_workload() {
         lease_ttl: Duration::from_secs(30),
         max_attempts: 3,
         host_delay: Duration::from_secs(2),
+        host_in_flight: 2,
         backoff: Backoff {
             kind: BackoffKind::Exponential,
             base: Duration::from_secs(1),
@@ -351,6 +352,9 @@ async fn stats_equal_true_sizes_after_a_random_mixed_workload() {
                         .chance(20)
                         .then(|| Duration::from_millis(rng.below(3000))),
                     reason: Some(format!("step {step}")),
+                    retry_after: rng
+                        .chance(15)
+                        .then(|| RetryAfter::Delay(Duration::from_millis(rng.below(5000)))),
                     payload: rng.chance(30).then(|| serde_json::json!({ "step": step })),
                 };
                 q.nack(&[(lease.handle(), opts)]).await.unwrap();
@@ -390,14 +394,20 @@ async fn stats_equal_true_sizes_after_a_random_mixed_workload() {
             }
             _ => {
                 let host = format!("h{}.example", rng.below(8));
-                let delay = rng
-                    .chance(50)
-                    .then(|| Duration::from_millis(rng.below(4000)));
-                q.set_host_delay(&host, delay).await.unwrap();
+                if rng.chance(50) {
+                    let delay = rng
+                        .chance(50)
+                        .then(|| Duration::from_millis(rng.below(4000)));
+                    q.set_host_delay(&host, delay).await.unwrap();
+                } else {
+                    let limit = rng.chance(70).then(|| rng.below(4));
+                    q.set_host_in_flight(&host, limit).await.unwrap();
+                }
             }
         }
         if step % 250 == 249 {
             check_stats(&q, &canonical_seen, done).await;
+            check_in_flight(&q).await;
         }
     }
     let stats = check_stats(&q, &canonical_seen, done).await;
@@ -413,6 +423,19 @@ async fn stats_equal_true_sizes_after_a_random_mixed_workload() {
             && stats.retried_total > 0,
         "{stats:?}"
     );
+}
+
+/// No host counts more items in flight than it has leased (a count an answer failed to take
+/// back would hold the host forever), and a host held full has items in flight.
+async fn check_in_flight(q: &Queue<RedisExecutor>) {
+    let hosts = q.list_hosts(None, 1000).await.unwrap().hosts;
+    for h in 0..8 {
+        let host = format!("h{h}.example");
+        let info = q.host_info(&host).await.unwrap();
+        let leased = hosts.iter().find(|c| c.host == host).map_or(0, |c| c.leased);
+        assert!(info.in_flight <= leased, "{host}: {info:?}, {leased} leased");
+        assert!(!info.full || info.in_flight > 0, "{host}: {info:?}");
+    }
 }
 
 async fn check_stats(

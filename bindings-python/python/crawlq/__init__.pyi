@@ -156,6 +156,13 @@ class HostInfo(TypedDict):
     deleting: bool
     """A deletion of the host (delete_host) is running: it holds the host paused, and pausing or
     resuming it changes nothing until it ends."""
+    in_flight_limit: Optional[int]
+    """The host's own in-flight limit (set_host_in_flight; 0: none whatever the default); None:
+    the workers' host_in_flight applies."""
+    in_flight: int
+    """Items of the host counted in flight: leased while a limit applied, not answered yet."""
+    full: bool
+    """Held because it has as many items leased as its limit allows, until an answer frees a slot."""
 
 class HostCounts(TypedDict):
     host: str
@@ -325,6 +332,7 @@ class Queue:
         backoff_max: float = ...,
         backoff_jitter: float = ...,
         host_delay: float = ...,
+        host_in_flight: int = ...,
         host_key: Literal["host", "domain"] = ...,
         key_prefix: str = ...,
         connect_timeout: float = ...,
@@ -390,6 +398,7 @@ class Queue:
         reason: Optional[str] = None,
         rate_limited: bool = False,
         payload: JSON = None,
+        retry_after: Union[str, float, None] = None,
     ) -> NackOutcome: ...
     @overload
     def nack(
@@ -401,6 +410,7 @@ class Queue:
         reason: Optional[str] = None,
         rate_limited: bool = False,
         payload: JSON = None,
+        retry_after: Union[str, float, None] = None,
     ) -> list[NackOutcome]: ...
     @overload
     def extend(self, lease: Lease, ttl: float) -> float: ...
@@ -427,6 +437,10 @@ class Queue:
         Redis for long; returns how many."""
     def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     def host_info(self, host: str) -> HostInfo: ...
+    def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo:
+        """Set the most items of a host leased at once across every worker (0: no limit
+        whatever ``host_in_flight``; None: back to it). A full host is leasable again once an
+        ack, nack, release or expiry frees a slot."""
     def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo:
         """Set the most new URLs a host may add (None: back to the queue's default). Seeds of
         new URLs past it are reported in ``SeedReport.invalid`` with code ``budget_exhausted``
@@ -482,6 +496,7 @@ class AsyncQueue:
         backoff_max: float = ...,
         backoff_jitter: float = ...,
         host_delay: float = ...,
+        host_in_flight: int = ...,
         host_key: Literal["host", "domain"] = ...,
         key_prefix: str = ...,
         connect_timeout: float = ...,
@@ -544,6 +559,7 @@ class AsyncQueue:
         reason: Optional[str] = None,
         rate_limited: bool = False,
         payload: JSON = None,
+        retry_after: Union[str, float, None] = None,
     ) -> NackOutcome: ...
     @overload
     async def nack(
@@ -555,6 +571,7 @@ class AsyncQueue:
         reason: Optional[str] = None,
         rate_limited: bool = False,
         payload: JSON = None,
+        retry_after: Union[str, float, None] = None,
     ) -> list[NackOutcome]: ...
     @overload
     async def extend(self, lease: Lease, ttl: float) -> float: ...
@@ -575,6 +592,7 @@ class AsyncQueue:
         """Delete every dead letter (they stay seen), in calls of at most 500; returns how many."""
     async def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def host_info(self, host: str) -> HostInfo: ...
+    async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...
     async def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo: ...
     async def set_default_host_budget(self, urls: Optional[int]) -> None: ...
     async def default_host_budget(self) -> Optional[int]: ...

@@ -47,7 +47,6 @@ What happens to a request:
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import threading
 import time
@@ -211,15 +210,10 @@ def _header_bytes(text: str) -> bytes:
         return text.encode("utf-8")
 
 
-def _delay_from_retry_after(response: Response) -> Optional[float]:
+def _retry_after(response: Response) -> Optional[str]:
+    """The response's Retry-After as sent (the core parses seconds and HTTP-dates)."""
     value = response.headers.get(b"Retry-After")
-    if not value:
-        return None
-    text = value.decode("latin-1").strip()
-    if text.isdigit():
-        return float(text)
-    when = email.utils.parsedate_to_datetime(text) if text else None
-    return max(0.0, when.timestamp() - time.time()) if when else None
+    return value.decode("latin-1").strip() or None if value else None
 
 
 class Scheduler:
@@ -356,13 +350,15 @@ class Scheduler:
         reason: Optional[str] = None,
         delay: Optional[float] = None,
         rate_limited: bool = False,
+        retry_after: Optional[str] = None,
     ) -> None:
         """Answer a request's lease once: ack (``retry`` None), nack for a retry (True) or
-        to dead letters (False). Later calls for the same request change nothing."""
+        to dead letters (False); ``retry_after`` (a Retry-After header's text) holds the retry
+        and the host that long. Later calls for the same request change nothing."""
         lease = request.meta.get(LEASE_META)
         if lease is not None:
             self._answer(lease, request.url, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
-                         crawl_request=request.meta.get(REQUEST_META))
+                         retry_after=retry_after, crawl_request=request.meta.get(REQUEST_META))
 
     def _answer(
         self,
@@ -373,6 +369,7 @@ class Scheduler:
         reason: Optional[str] = None,
         delay: Optional[float] = None,
         rate_limited: bool = False,
+        retry_after: Optional[str] = None,
         crawl_request: Optional[dict[str, Any]] = None,
     ) -> None:
         if self._in_flight.pop(lease.id, None) is None:
@@ -389,7 +386,17 @@ class Scheduler:
             if retry and crawl_request is not None and not rate_limited:
                 # the stored request counts the retry, every framework's fields kept
                 payload = crawlq.request_update(lease, {"retries": crawl_request["retries"] + 1})
-            outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited, payload=payload)
+            try:
+                outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
+                                          payload=payload, retry_after=retry_after)
+            except crawlq.InvalidArgumentError:
+                if retry_after is None:
+                    raise
+                # a Retry-After that is neither seconds nor an HTTP-date: refused before
+                # anything was sent, so the answer goes without it
+                logger.warning("crawlq: ignoring Retry-After %r of %s", retry_after, url)
+                outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
+                                          payload=payload)
             self.stats.inc_value(f"crawlq/{outcome}")
             level = logging.INFO if outcome == "retried" else logging.WARNING
             logger.log(level, "crawlq: %s %s (%s)", outcome, url, reason)
@@ -596,8 +603,8 @@ class DownloaderMiddleware:
                 request,
                 retry=True,
                 reason=f"HTTP {response.status}",
-                delay=_delay_from_retry_after(response),
                 rate_limited=response.status == 429,
+                retry_after=_retry_after(response),
             )
             raise IgnoreRequest(f"HTTP {response.status}: crawlq retries it")
         return response
