@@ -497,6 +497,32 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             server.script_usec("lease(1) + ack(1)").await?
                 / (calls / concurrency * concurrency) as f64,
         );
+        // the same on a queue whose hosts have an in-flight limit (2 of each host at once):
+        // every lease counts its item, every ack frees the slot
+        server.flush().await?;
+        let limited = open(
+            url,
+            Config {
+                host_in_flight: 2,
+                ..Config::default()
+            },
+        )
+        .await?;
+        seed_all(&limited, urls(calls, 1000), concurrency).await?;
+        server.reset().await?;
+        together(concurrency, |_| {
+            let q = limited.clone();
+            async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
+        })
+        .await?;
+        put(
+            &mut out,
+            "lease(1) + ack(1), in-flight limit 2",
+            server
+                .script_usec("lease(1) + ack(1), in-flight limit 2")
+                .await?
+                / (calls / concurrency * concurrency) as f64,
+        );
         server.flush().await?;
         seed_all(&q, urls(calls, 1000), concurrency).await?;
         server.reset().await?;

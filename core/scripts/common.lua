@@ -830,6 +830,17 @@ local function hold_corrupt_host(host)
   redis.pcall('HSET', K_HOSTPAUSE, host, int(PAUSED_FOREVER) .. ':')
 end
 
+-- Put a host that left `wait` into `ready` at its best head's rank, if it has ready items; a
+-- host whose lane or priority set holds a foreign value is held instead.
+local function ready_at_rank(host)
+  local ok, best = pcall(host_best, host)
+  if not ok then
+    hold_corrupt_host(host)
+  elseif best then
+    redis.call('ZADD', K_READY, int(best), host)
+  end
+end
+
 -- Politeness delay of a host in ms: per-host override or the caller's default, plus the adaptive
 -- extra that rate-limited nacks build up.
 local function host_delay(host, default_delay, any_override, any_adaptive)
@@ -910,12 +921,7 @@ function FLIGHT.unhold(host, due)
   else
     due = NOW
     redis.call('ZREM', K_WAIT, host)
-    local ok, best = pcall(host_best, host)
-    if not ok then
-      hold_corrupt_host(host)
-    elseif best then
-      redis.call('ZADD', K_READY, int(best), host)
-    end
+    ready_at_rank(host)
   end
   wake(1)
   if not FLIGHT.freed_at or due < FLIGHT.freed_at then
@@ -1032,12 +1038,7 @@ local function promote_due(expired, due_items, due_hosts, max_attempts, any_paus
       call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
     end
     for _, host in ipairs(due_hosts) do
-      local ok, best = pcall(host_best, host)
-      if not ok then
-        hold_corrupt_host(host)
-      elseif best then
-        redis.call('ZADD', K_READY, int(best), host)
-      end
+      ready_at_rank(host)
     end
   end
   return reclaimed, reclaimed_dead
