@@ -324,7 +324,7 @@ async fn limits_of_one_and_two_hold_under_sixteen_concurrent_workers() {
         total += w.await.unwrap();
     }
     assert_eq!(total, 120, "every item acked once");
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert_eq!(seen["one.com"].1, 1, "one.com: never 2 at once");
     assert_eq!(seen["two.com"].1, 2, "two.com: 2 at once, never 3");
     assert!(

@@ -432,8 +432,14 @@ async fn check_in_flight(q: &Queue<RedisExecutor>) {
     for h in 0..8 {
         let host = format!("h{h}.example");
         let info = q.host_info(&host).await.unwrap();
-        let leased = hosts.iter().find(|c| c.host == host).map_or(0, |c| c.leased);
-        assert!(info.in_flight <= leased, "{host}: {info:?}, {leased} leased");
+        let leased = hosts
+            .iter()
+            .find(|c| c.host == host)
+            .map_or(0, |c| c.leased);
+        assert!(
+            info.in_flight <= leased,
+            "{host}: {info:?}, {leased} leased"
+        );
         assert!(!info.full || info.in_flight > 0, "{host}: {info:?}");
     }
 }
