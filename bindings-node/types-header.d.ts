@@ -27,6 +27,8 @@ export interface QueueOptions {
   hostDelayMs?: number
   /** Default in-flight limit per host: the most items of one host leased at once across every worker (default 0: none). A host's own limit (`setHostInFlight`) comes first. */
   hostInFlight?: number
+  /** The longest host delay a robots.txt Crawl-delay sets (`setHostCrawlDelay`; default 300 000). */
+  crawlDelayMaxMs?: number
   /** Politeness key: the host (default) or its registrable domain. */
   hostKey?: 'host' | 'domain'
   /** Prefix of every Redis key (default `'crawlq'`). */
@@ -294,6 +296,8 @@ export interface HostInfo {
   inFlight: number
   /** Held because it has as many items leased as its limit allows, until an answer frees a slot. */
   full: boolean
+  /** The delay override came from the host's robots.txt Crawl-delay (`setHostCrawlDelay`). */
+  delayFromRobots: boolean
 }
 
 export interface HostCounts {

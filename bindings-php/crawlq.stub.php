@@ -23,7 +23,7 @@ final class Queue
      *
      * @param array{lease_ttl?: float, max_attempts?: int, backoff?: 'fixed'|'exponential',
      *     backoff_base?: float, backoff_max?: float, backoff_jitter?: float, host_delay?: float,
-     *     host_in_flight?: int, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
+     *     host_in_flight?: int, crawl_delay_max?: float, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
@@ -179,7 +179,7 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
@@ -189,7 +189,7 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
      */
     public function hostInfo(string $host): mixed {}
 
@@ -200,7 +200,7 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$urls` is negative
      */
@@ -213,11 +213,24 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$limit` is negative or above 1000000
      */
     public function setHostInFlight(string $host, ?int $limit = null): mixed {}
+
+    /**
+     * Set a host's delay from its robots.txt Crawl-delay, in seconds (null: it has none now),
+     * unless an operator set one with setHostDelay; capped by `crawl_delay_max` (default 300).
+     * `$host` may be a host or a URL.
+     *
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     * @throws InvalidItemException when `$host` is not a host or URL
+     * @throws InvalidArgumentException when `$seconds` is negative
+     */
+    public function setHostCrawlDelay(string $host, ?float $seconds = null): mixed {}
 
     /**
      * Set the budget of every host without its own (null: no default).
@@ -251,7 +264,7 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
      */
@@ -263,7 +276,7 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
      */
     public function resumeHost(string $host): mixed {}
 

@@ -542,6 +542,27 @@ impl Queue {
         )
     }
 
+    /// Set a host's delay from its robots.txt Crawl-delay in ms (`null`: it has none), unless
+    /// an operator set one (`setHostDelay`); capped by `crawlDelayMaxMs`.
+    #[napi(
+        ts_args_type = "host: string, delayMs: number | null",
+        ts_return_type = "Promise<HostInfo>"
+    )]
+    pub fn set_host_crawl_delay<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        delay_ms: Unknown<'env>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let delay = try_arg!(env, optional_ms(env, Some(delay_ms), "delayMs"));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.set_host_crawl_delay(&host, delay).await },
+            host_info_js,
+        )
+    }
+
     /// Set the most items of a host leased at once, across every worker (`0`: no limit
     /// whatever `hostInFlight`; `null`: back to it).
     #[napi(

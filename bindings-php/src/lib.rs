@@ -527,6 +527,15 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// Set a host's delay from its robots.txt Crawl-delay in seconds (null: it has none),
+    /// unless an operator set one (setHostDelay); capped by `crawl_delay_max`.
+    pub fn set_host_crawl_delay(&self, host: Text, seconds: Option<f64>) -> PhpResult<Zval> {
+        let delay = seconds.map(|s| duration(s, "seconds")).transpose()?;
+        let info = runtime::block_on(self.handle.queue()?.set_host_crawl_delay(&host, delay))
+            .map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
     /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.
     pub fn host_info(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;

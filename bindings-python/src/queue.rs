@@ -322,6 +322,21 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Set a host's delay from its robots.txt Crawl-delay, in seconds (None: it has
+            /// none), unless an operator set one; capped by `crawl_delay_max`.
+            fn set_host_crawl_delay(&self, py: Python<'_>, host: Text, seconds: Option<f64>) -> PyResult<Py<PyAny>> {
+                let delay = seconds
+                    .map(|s| crate::args::seconds(s, "seconds"))
+                    .transpose()
+                    .map_err(to_pyerr)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_host_crawl_delay(&host, delay).await },
+                    Box::new(host_info_out),
+                )
+            }
+
             /// Set a host's politeness delay in seconds for every worker (None: back to the
             /// default).
             fn set_host_delay(&self, py: Python<'_>, host: Text, seconds: Option<f64>) -> PyResult<Py<PyAny>> {

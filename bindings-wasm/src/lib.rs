@@ -440,6 +440,13 @@ impl Queue {
         promise(async move { host_info_js(q.set_host_delay(&host, delay).await) })
     }
 
+    #[wasm_bindgen(js_name = setHostCrawlDelay)]
+    pub fn set_host_crawl_delay(&self, host: String, delay_ms: JsValue) -> Promise {
+        let delay = try_arg!(optional_ms(&delay_ms, "delayMs"));
+        let q = self.inner.clone();
+        promise(async move { host_info_js(q.set_host_crawl_delay(&host, delay).await) })
+    }
+
     #[wasm_bindgen(js_name = hostInfo)]
     pub fn host_info(&self, host: String) -> Promise {
         let q = self.inner.clone();

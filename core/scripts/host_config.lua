@@ -8,13 +8,17 @@
 --       for that many ms from now; optional, '-' when absent), 6 the host's own in-flight
 --       limit (digits, '0' for none whatever the default; '' removes it; '-' or absent leaves
 --       it), 7 the workers' default in-flight limit (digits, '0' or absent: none; decides
---       whether a host held full may be leased once its own limit is removed)
+--       whether a host held full may be leased once its own limit is removed), 8 the host's
+--       delay from its robots.txt Crawl-delay (ms, capped by the client; '' removes it; '-' or
+--       absent leaves it): written to `hostdelay` only when the operator set no delay there
+--       (`hostrobots` lists the hosts whose `hostdelay` came from robots.txt)
 -- reply: {previous override ms or -1, adaptive extra ms, ready items of the host,
 --         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1,
 --         budget in force (the host's own, else the queue's default) or -1, URLs the host
 --         added while budgets were on, 1 while the host is being deleted (host_delete) else 0,
 --         the host's own in-flight limit or -1, its items counted in flight, 1 while it is
---         held full (as many items leased as its limit allows) else 0}
+--         held full (as many items leased as its limit allows) else 0, the override in force
+--         now (ms) or -1, 1 when it came from robots.txt else 0}
 -- A paused host is held in `wait` at the end of its pause (PAUSED_FOREVER until resumed), so
 -- every script that makes it ready leaves it there. Its `hostpause` entry keeps the
 -- politeness hold it had, which a resume before the end restores. While the host is being
@@ -25,6 +29,8 @@ local limit, default_limit = ARGV[6] or '-', tonumber(ARGV[7] or '0') or 0
 local own_limit = redis.call('HGET', FLIGHT.limits, host)
 local in_flight = tonumber(redis.call('HGET', FLIGHT.counts, host) or '0') or 0
 local full_due = redis.call('HGET', FLIGHT.full, host)
+local robots, k_robots = ARGV[8] or '-', BASE .. ':hostrobots'
+local from_robots = redis.call('SISMEMBER', k_robots, host) == 1
 local previous = redis.call('HGET', K_HOSTDELAY, host)
 local entry = redis.call('HGET', K_HOSTPAUSE, host)
 local held = redis.call('ZSCORE', K_WAIT, host)
@@ -50,10 +56,31 @@ if entry then
   end
 end
 
-if delay == '' then
-  redis.call('HDEL', K_HOSTDELAY, host)
-elseif delay ~= '-' then
-  redis.call('HSET', K_HOSTDELAY, host, delay)
+local override = previous
+if delay ~= '-' then
+  -- the operator's delay (or its removal) replaces one from robots.txt
+  if delay == '' then
+    redis.call('HDEL', K_HOSTDELAY, host)
+    override = nil
+  else
+    redis.call('HSET', K_HOSTDELAY, host, delay)
+    override = delay
+  end
+  if from_robots then
+    redis.call('SREM', k_robots, host)
+    from_robots = false
+  end
+elseif robots ~= '-' and (from_robots or not previous) then
+  -- robots.txt sets or removes the delay only where the operator set none
+  if robots == '' then
+    redis.call('HDEL', K_HOSTDELAY, host)
+    redis.call('SREM', k_robots, host)
+    override, from_robots = nil, false
+  else
+    redis.call('HSET', K_HOSTDELAY, host, robots)
+    redis.call('SADD', k_robots, host)
+    override, from_robots = robots, true
+  end
 end
 
 if pause == '' then
@@ -120,4 +147,6 @@ return reported({
   own_limit and tonumber(own_limit) or -1,
   in_flight,
   full_due and 1 or 0,
-}, (delay ~= '-' or pause ~= '-') and NOW or -1)
+  override and tonumber(override) or -1,
+  from_robots and 1 or 0,
+}, (delay ~= '-' or pause ~= '-' or robots ~= '-') and NOW or -1)

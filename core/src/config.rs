@@ -97,6 +97,10 @@ pub struct Config {
     /// limits set with `set_host_in_flight` are stored in Redis and come first. Workers sharing
     /// a queue should use the same value (like `host_delay`).
     pub host_in_flight: u32,
+    /// The longest host delay a robots.txt `Crawl-delay` sets
+    /// ([`crate::Queue::set_host_crawl_delay`]; default 300 s, as Heritrix): a longer one is
+    /// taken as this.
+    pub crawl_delay_max: Duration,
     /// After an ack, queue the URL again this much later (default 0: never), for recrawls;
     /// [`crate::Queue::ack_revisit`] chooses per call.
     pub revisit_after: Duration,
@@ -161,6 +165,7 @@ impl Default for Config {
             },
             host_delay: Duration::ZERO,
             host_in_flight: 0,
+            crawl_delay_max: Duration::from_secs(300),
             revisit_after: Duration::ZERO,
             host_key: HostKeyMode::Host,
             key_prefix: "crawlq".into(),
@@ -238,6 +243,10 @@ const SPECS: &[Spec] = &[
             min: 0,
             max: MAX_IN_FLIGHT as u64,
         },
+    },
+    Spec {
+        snake: "crawl_delay_max",
+        kind: Kind::Duration,
     },
     Spec {
         snake: "host_key",
@@ -364,6 +373,7 @@ impl Config {
             ("backoff_jitter", Parsed::Fraction(f)) => self.backoff.jitter = f,
             ("host_delay", Parsed::Duration(d)) => self.host_delay = d,
             ("host_in_flight", Parsed::Count(n)) => self.host_in_flight = n as u32,
+            ("crawl_delay_max", Parsed::Duration(d)) => self.crawl_delay_max = d,
             ("host_key", Parsed::Text(k)) => {
                 self.host_key = if k == "domain" {
                     HostKeyMode::Domain
@@ -432,6 +442,7 @@ impl Config {
             ("lease_ttl", self.lease_ttl),
             ("backoff_max", self.backoff.max),
             ("host_delay", self.host_delay),
+            ("crawl_delay_max", self.crawl_delay_max),
             ("adaptive_delay_max", self.adaptive_delay_max),
             ("connect_timeout", self.connect_timeout),
             ("command_timeout", self.command_timeout),
@@ -494,6 +505,7 @@ impl Config {
                 "backoff_jitter" => Value::from(self.backoff.jitter),
                 "host_delay" => duration(self.host_delay),
                 "host_in_flight" => Value::from(self.host_in_flight),
+                "crawl_delay_max" => duration(self.crawl_delay_max),
                 "host_key" => Value::from(match self.host_key {
                     HostKeyMode::Host => "host",
                     HostKeyMode::Domain => "domain",

@@ -520,6 +520,9 @@ pub struct HostInfo {
     /// Held because it has as many items leased as its limit allows: leasable again once an
     /// answer frees a slot (and its politeness delay has passed).
     pub full: bool,
+    /// The delay override came from the host's robots.txt Crawl-delay
+    /// ([`crate::Queue::set_host_crawl_delay`]), not from an operator.
+    pub delay_from_robots: bool,
 }
 
 impl HostInfo {

@@ -1226,8 +1226,9 @@ impl Ops {
         delay: Option<Option<Duration>>,
         pause: HostPause,
         in_flight: Option<Option<u32>>,
+        robots_delay: Option<Option<Duration>>,
     ) -> ScriptCall {
-        let mut call = self.call(&scripts::HOST_CONFIG, 5);
+        let mut call = self.call(&scripts::HOST_CONFIG, 6);
         call.args.push(host.as_bytes().to_vec());
         call.args.push(match delay {
             Some(Some(d)) => millis(d).into_bytes(),
@@ -1247,20 +1248,25 @@ impl Ops {
         });
         call.args
             .push(self.config.host_in_flight.to_string().into_bytes());
+        call.args.push(match robots_delay {
+            Some(Some(d)) => millis(d).into_bytes(),
+            Some(None) => Vec::new(),
+            None => b"-".to_vec(),
+        });
         call
     }
 
     pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
         let items = reply.array()?;
-        expect_len(&items, 11, "host_config")?;
-        let previous = items[0].int()?;
+        expect_len(&items, 13, "host_config")?;
         let held = items[3].int()?;
         let paused = items[4].int()?;
         let budget = items[5].int()?;
         let own_limit = items[8].int()?;
+        let override_now = items[11].int()?;
         Ok(HostInfo {
             host: host.to_string(),
-            delay_override_ms: (previous >= 0).then_some(previous as u64),
+            delay_override_ms: (override_now >= 0).then_some(override_now as u64),
             adaptive_extra_ms: items[1].uint()?,
             ready: items[2].uint()?,
             held_until_ms: (held >= 0).then_some(held),
@@ -1272,6 +1278,7 @@ impl Ops {
             in_flight_limit: (own_limit >= 0).then_some(own_limit as u32),
             in_flight: items[9].uint()?,
             full: items[10].int()? == 1,
+            delay_from_robots: items[12].int()? == 1,
         })
     }
 

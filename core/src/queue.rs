@@ -1800,7 +1800,7 @@ impl<E: Executor> Queue<E> {
             ));
         }
         let mut info = self
-            .host_config(host, Some(delay), HostPause::Keep, None)
+            .host_config(host, Some(delay), HostPause::Keep, None, None)
             .await?;
         info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
         Ok(info)
@@ -1830,7 +1830,7 @@ impl<E: Executor> Queue<E> {
             other => other.map(|n| n as u32),
         };
         let info = self
-            .host_config(host, None, HostPause::Keep, Some(limit))
+            .host_config(host, None, HostPause::Keep, Some(limit), None)
             .await?;
         if !info.full && info.ready > 0 {
             self.flush_reports(self.layout().await?, 1).await;
@@ -1838,9 +1838,33 @@ impl<E: Executor> Queue<E> {
         Ok(info)
     }
 
+    /// Set a host's delay from its robots.txt `Crawl-delay` (`None`: its robots.txt has none
+    /// now), for every worker, unless an operator set one with [`Queue::set_host_delay`]: an
+    /// operator's delay stays, and replaces one from robots.txt. A delay above the queue's
+    /// `crawl_delay_max` (default 300 s) is taken as that. `host` may be a host or a URL.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// // robots.txt of example.com says "Crawl-delay: 2"
+    /// let info = q.set_host_crawl_delay("example.com", Some(Duration::from_secs(2))).await?;
+    /// assert!(info.delay_from_robots || info.delay_override_ms.is_some());
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_host_crawl_delay(
+        &self,
+        host: &str,
+        delay: Option<Duration>,
+    ) -> Result<HostInfo> {
+        let delay = delay.map(|d| d.min(self.config.crawl_delay_max));
+        self.host_config(host, None, HostPause::Keep, None, Some(delay))
+            .await
+    }
+
     /// Politeness state of one host: its delay, ready items, hold and pause.
     pub async fn host_info(&self, host: &str) -> Result<HostInfo> {
-        self.host_config(host, None, HostPause::Keep, None).await
+        self.host_config(host, None, HostPause::Keep, None, None)
+            .await
     }
 
     /// Pause one host for every worker: no lease takes its items until `duration` has passed
@@ -1863,7 +1887,7 @@ impl<E: Executor> Queue<E> {
                 "a host pause must be at most 100 years".into(),
             ));
         }
-        self.host_config(host, None, HostPause::Pause(duration), None)
+        self.host_config(host, None, HostPause::Pause(duration), None, None)
             .await
     }
 
@@ -1871,7 +1895,7 @@ impl<E: Executor> Queue<E> {
     /// has passed, and blocked lease calls wake. A host that is not paused is left as it is.
     pub async fn resume_host(&self, host: &str) -> Result<HostInfo> {
         let info = self
-            .host_config(host, None, HostPause::Resume, None)
+            .host_config(host, None, HostPause::Resume, None, None)
             .await?;
         if info.ready > 0 {
             self.flush_reports(self.layout().await?, 1).await;
@@ -2150,12 +2174,16 @@ impl<E: Executor> Queue<E> {
         delay: Option<Option<Duration>>,
         pause: HostPause,
         in_flight: Option<Option<u32>>,
+        robots_delay: Option<Option<Duration>>,
     ) -> Result<HostInfo> {
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
         let ops = layout.shard(layout.of_host(&key));
         let reply = self
-            .eval_on(ops, ops.host_config(&key, delay, pause, in_flight))
+            .eval_on(
+                ops,
+                ops.host_config(&key, delay, pause, in_flight, robots_delay),
+            )
             .await?;
         ops.decode_host_config(reply, &key)
     }

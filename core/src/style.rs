@@ -278,7 +278,7 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
 
 /// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until,
 /// paused, paused_until, budget, budget_used, budget_remaining, deleting, in_flight_limit,
-/// in_flight, full.
+/// in_flight, full, delay_from_robots.
 pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
     Out::new(style)
         .value("host", h.host.clone())
@@ -295,6 +295,7 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .value("in_flight_limit", h.in_flight_limit)
         .value("in_flight", h.in_flight)
         .value("full", h.full)
+        .value("delay_from_robots", h.delay_from_robots)
         .done()
 }
 

@@ -368,6 +368,14 @@ async fn scenario_vectors() {
                     },
                     "resume" => json!(q.resume().await?),
                     "is_paused" => json!(q.is_paused().await?),
+                    "set_host_crawl_delay" => to_snake(&style::host_info_to_json(
+                        &q.set_host_crawl_delay(
+                            step["host"].as_str().unwrap(),
+                            step["delay_ms"].as_u64().map(Duration::from_millis),
+                        )
+                        .await?,
+                        Style::Camel,
+                    )),
                     "set_host_in_flight" => to_snake(&style::host_info_to_json(
                         &q.set_host_in_flight(
                             step["host"].as_str().unwrap(),

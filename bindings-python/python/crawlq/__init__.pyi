@@ -163,6 +163,8 @@ class HostInfo(TypedDict):
     """Items of the host counted in flight: leased while a limit applied, not answered yet."""
     full: bool
     """Held because it has as many items leased as its limit allows, until an answer frees a slot."""
+    delay_from_robots: bool
+    """The delay override came from the host's robots.txt Crawl-delay (set_host_crawl_delay)."""
 
 class HostCounts(TypedDict):
     host: str
@@ -333,6 +335,7 @@ class Queue:
         backoff_jitter: float = ...,
         host_delay: float = ...,
         host_in_flight: int = ...,
+        crawl_delay_max: float = ...,
         host_key: Literal["host", "domain"] = ...,
         key_prefix: str = ...,
         connect_timeout: float = ...,
@@ -437,6 +440,9 @@ class Queue:
         Redis for long; returns how many."""
     def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     def host_info(self, host: str) -> HostInfo: ...
+    def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo:
+        """Set a host's delay from its robots.txt Crawl-delay (None: it has none now),
+        unless an operator set one with set_host_delay; capped by ``crawl_delay_max``."""
     def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo:
         """Set the most items of a host leased at once across every worker (0: no limit
         whatever ``host_in_flight``; None: back to it). A full host is leasable again once an
@@ -497,6 +503,7 @@ class AsyncQueue:
         backoff_jitter: float = ...,
         host_delay: float = ...,
         host_in_flight: int = ...,
+        crawl_delay_max: float = ...,
         host_key: Literal["host", "domain"] = ...,
         key_prefix: str = ...,
         connect_timeout: float = ...,
@@ -592,6 +599,7 @@ class AsyncQueue:
         """Delete every dead letter (they stay seen), in calls of at most 500; returns how many."""
     async def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def host_info(self, host: str) -> HostInfo: ...
+    async def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...
     async def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo: ...
     async def set_default_host_budget(self, urls: Optional[int]) -> None: ...
