@@ -1193,7 +1193,9 @@ impl<E: Executor> Queue<E> {
             .iter()
             .filter(|o| **o == NackOutcome::Retried)
             .count();
-        self.flush_reports(self.layout().await?, retried as u64)
+        // (a nack that freed a host's in-flight slot wakes a blocked lease even when its item
+        // went to dead letters: markers are pushed only for a report of work due now)
+        self.flush_reports(self.layout().await?, (retried as u64).max(1))
             .await;
         Ok(outcomes)
     }

@@ -234,6 +234,35 @@ async fn a_blocked_lease_wakes_when_an_answer_frees_a_slot() {
         waited < Duration::from_secs(5),
         "woken by the answer, not by its 20 s wait ({waited:?})"
     );
+
+    // a nack that dead-letters its item frees the slot and wakes a blocked lease too
+    q.seed(&items(&["http://w.com/3"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let waiter = Queue::connect(&test_url(), q.name(), config())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let blocked = tokio::spawn(async move {
+        let got = waiter.lease(1, Duration::from_secs(20)).await.unwrap();
+        (got, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!blocked.is_finished(), "the host is full again");
+    let dead = NackOptions {
+        retry: false,
+        ..Default::default()
+    };
+    assert_eq!(
+        q.nack(&[(got[0].handle(), dead)]).await.unwrap(),
+        [NackOutcome::Dead]
+    );
+    let (again, waited) = blocked.await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert!(
+        waited < Duration::from_secs(5),
+        "woken by the nack ({waited:?})"
+    );
 }
 
 /// 16 workers, each with its own connection, lease and answer as fast as they can: a host of
