@@ -411,6 +411,30 @@ final class LaravelTest extends TestCase
         $this->assertSame('released', $queue->frontier()->dead()[0]['last_error']);
     }
 
+    public function testARateLimitedReleaseHoldsTheHostForItsRetryAfter(): void
+    {
+        $queue = (new CrawlqConnector())->connect(['url' => shared_redis()->url(), 'queue' => unique_name('laravel'),
+            'block_for' => 0.0]);
+        $queue->setContainer($this->app);
+        $queue->push(new CrawlTestJob('http://busy.com/1'));
+        $queue->push(new CrawlTestJob('http://odd.com/1'));
+        $asked = microtime(true);
+        $job = $queue->pop();
+        $job->releaseRateLimited('120');
+        $this->assertSame('retried', $job->outcome());
+        $this->assertTrue($job->isReleased());
+        $info = $queue->frontier()->hostInfo('busy.com');
+        $this->assertEqualsWithDelta($asked + 120, $info['held_until'], 5.0, 'the host waits out its Retry-After');
+        $this->assertGreaterThan(0, $info['adaptive_extra']);
+        $this->assertSame(0, $queue->frontier()->stats()['dead']);
+        // a header that is neither seconds nor a date: retried with the adaptive hold alone
+        $job = $queue->pop();
+        $job->releaseRateLimited('later');
+        $this->assertSame('retried', $job->outcome());
+        $this->assertStringContainsString("ignoring Retry-After 'later'", $this->log->warnings[0] ?? '');
+        $this->assertSame(2, $queue->frontier()->stats()['retried_total']);
+    }
+
     public function testTheConnectorNeedsAUrlAndAQueue(): void
     {
         $this->expectExceptionMessage("a crawlq queue connection needs 'url' and 'queue'");

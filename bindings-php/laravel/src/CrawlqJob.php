@@ -145,6 +145,29 @@ class CrawlqJob extends Job implements JobContract
         $this->answer($this->frontier->nack($this->lease, $options));
     }
 
+    /**
+     * The host answered "slow down" (HTTP 429, or 503 with Retry-After): retry without counting
+     * the attempt, grow the host's adaptive delay, and hold the retry and every lease of the
+     * host at least `$retryAfter` (the Retry-After header's text: seconds or an HTTP-date;
+     * null or one that is neither: the adaptive hold alone). For example, in a job's handle():
+     * `return $this->job->releaseRateLimited($response->header('Retry-After'));`
+     */
+    public function releaseRateLimited(?string $retryAfter = null): void
+    {
+        parent::release(0);
+        $options = ['retry' => true, 'rate_limited' => true, 'reason' => $this->reason('rate limited')];
+        if ($retryAfter !== null && trim($retryAfter) !== '') {
+            try {
+                $this->answer($this->frontier->nack($this->lease, $options + ['retry_after' => $retryAfter]));
+                return;
+            } catch (\Crawlq\InvalidArgumentException $e) {
+                // refused before anything was sent: the answer goes without it
+                $this->warn("crawlq: ignoring Retry-After '{$retryAfter}' of {$this->lease->url}");
+            }
+        }
+        $this->answer($this->frontier->nack($this->lease, $options));
+    }
+
     private function answer(string $outcome): void
     {
         $this->outcome = $outcome;
