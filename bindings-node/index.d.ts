@@ -27,6 +27,12 @@ export interface QueueOptions {
   hostDelayMs?: number
   /** Default in-flight limit per host: the most items of one host leased at once across every worker (default 0: none). A host's own limit (`setHostInFlight`) comes first. */
   hostInFlight?: number
+  /** When a host's delay is counted from: the previous lease (default) or the previous item's answer (ack, nack, release, expiry; one item in flight unless the in-flight limit allows more). A host's own mode (`setHostDelayAfter`) comes first. */
+  hostDelayAfter?: 'lease' | 'answer'
+  /** After the answer, wait this many times how long the answered item was leased when longer than the delay (default 0: the delay alone; 0..=1000), as Heritrix's delay-factor. */
+  hostDelayFactor?: number
+  /** The longest wait the delay factor gives (default 30 000; 0: no cap); never shortens a host's delay. */
+  hostDelayMaxMs?: number
   /** The longest host delay a robots.txt Crawl-delay sets (`setHostCrawlDelay`; default 300 000). */
   crawlDelayMaxMs?: number
   /** Politeness key: the host (default) or its registrable domain. */
@@ -298,6 +304,10 @@ export interface HostInfo {
   full: boolean
   /** The delay override came from the host's robots.txt Crawl-delay (`setHostCrawlDelay`). */
   delayFromRobots: boolean
+  /** The host's own pacing (`setHostDelayAfter`); `null`: the workers' `hostDelayAfter` applies. */
+  delayAfter: 'lease' | 'answer' | null
+  /** The host's own delay factor after the answer; `null`: the workers' `hostDelayFactor`. */
+  delayFactor: number | null
 }
 
 export interface HostCounts {
@@ -479,6 +489,12 @@ export declare class Queue {
    * whatever `hostInFlight`; `null`: back to it).
    */
   setHostInFlight(host: string, limit: number | null): Promise<HostInfo>
+  /**
+   * Set when a host's delay is counted from, for every worker: `'lease'` or `'answer'` (with
+   * an optional `factor`: wait factor x the fetch time when longer); `null`: back to
+   * `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
+   */
+  setHostDelayAfter(host: string, after: 'lease' | 'answer' | null, factor?: number | null): Promise<HostInfo>
   /**
    * Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
    * URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.

@@ -23,7 +23,8 @@ final class Queue
      *
      * @param array{lease_ttl?: float, max_attempts?: int, backoff?: 'fixed'|'exponential',
      *     backoff_base?: float, backoff_max?: float, backoff_jitter?: float, host_delay?: float,
-     *     host_in_flight?: int, crawl_delay_max?: float, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
+     *     host_in_flight?: int, host_delay_after?: 'lease'|'answer', host_delay_factor?: float,
+     *     host_delay_max?: float, crawl_delay_max?: float, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
@@ -179,7 +180,8 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
@@ -189,7 +191,8 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      */
     public function hostInfo(string $host): mixed {}
 
@@ -200,7 +203,8 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$urls` is negative
      */
@@ -213,11 +217,31 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$limit` is negative or above 1000000
      */
     public function setHostInFlight(string $host, ?int $limit = null): mixed {}
+
+    /**
+     * Set when a host's delay is counted from, for every worker: 'lease' (its next lease waits
+     * its delay after the previous lease) or 'answer' (after the previous item's ack, nack,
+     * release or expiry; one item in flight unless its in-flight limit allows more), with
+     * `$factor`: wait factor x how long the answered item was leased when that is longer than
+     * the delay, at most `host_delay_max`. null: back to `host_delay_after` and
+     * `host_delay_factor`. Applies to the items leased from then on.
+     *
+     * @param 'lease'|'answer'|null $after
+     * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
+     *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
+     * @throws InvalidItemException when `$host` is not a host or URL
+     * @throws InvalidArgumentException when `$after` is another word, or `$factor` is given
+     *     with 'lease' or null, or is outside 0..=1000
+     */
+    public function setHostDelayAfter(string $host, ?string $after = null, ?float $factor = null): mixed {}
 
     /**
      * Set a host's delay from its robots.txt Crawl-delay, in seconds (null: it has none now),
@@ -226,7 +250,8 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$seconds` is negative
      */
@@ -264,7 +289,8 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      * @throws InvalidItemException when `$host` is not a host or URL
      * @throws InvalidArgumentException when `$seconds` is negative or over 100 years
      */
@@ -276,7 +302,8 @@ final class Queue
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,
      *     paused: bool, paused_until: float|null, budget: int|null, budget_used: int, budget_remaining: int|null, deleting: bool,
-     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool}
+     *     in_flight_limit: int|null, in_flight: int, full: bool, delay_from_robots: bool,
+     *     delay_after: 'lease'|'answer'|null, delay_factor: float|null}
      */
     public function resumeHost(string $host): mixed {}
 

@@ -584,6 +584,31 @@ impl Queue {
         )
     }
 
+    /// Set when a host's delay is counted from, for every worker: `'lease'` or `'answer'` (with
+    /// an optional `factor`: wait factor x the fetch time when longer); `null`: back to
+    /// `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
+    #[napi(
+        ts_args_type = "host: string, after: 'lease' | 'answer' | null, factor?: number | null",
+        ts_return_type = "Promise<HostInfo>"
+    )]
+    pub fn set_host_delay_after<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        after: Unknown<'env>,
+        factor: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let after = try_arg!(env, json_arg(env, Some(after), "after"));
+        let factor = try_arg!(env, json_arg(env, factor, "factor"));
+        let pacing = try_arg!(env, core_arg(env, style::pacing_arg(&after, &factor)));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.set_host_delay_after(&host, pacing).await },
+            host_info_js,
+        )
+    }
+
     /// Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
     /// URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
     #[napi(

@@ -164,7 +164,7 @@ test('politeness and host settings', async () => {
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://slow.com/1', 'http://fast.com/1'])
   q._setFixedClock(T0 + 2_000)
   assert.deepEqual((await q.lease({ max: 10, waitMs: 0 })).map(l => l.url), ['http://fast.com/2'])
-  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null, budget: null, budgetUsed: 0, budgetRemaining: null, deleting: false, inFlightLimit: null, inFlight: 0, full: false, delayFromRobots: false })
+  assert.deepEqual(await q.hostInfo('slow.com'), { host: 'slow.com', delayMs: 30_000, adaptiveExtraMs: 0, ready: 1, heldUntil: T0 + 30_000, paused: false, pausedUntil: null, budget: null, budgetUsed: 0, budgetRemaining: null, deleting: false, inFlightLimit: null, inFlight: 0, full: false, delayFromRobots: false, delayAfter: null, delayFactor: null })
   assert.equal((await q.setHostDelay('slow.com', null)).delayMs, null)
 })
 

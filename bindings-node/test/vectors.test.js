@@ -141,6 +141,7 @@ test('operation scenarios', async () => {
           case 'set_host_delay': got = toVector(await q.setHostDelay(step.host, step.delay_ms)); break
           case 'host_info': got = toVector(await q.hostInfo(step.host)); break
           case 'set_host_crawl_delay': got = toVector(await q.setHostCrawlDelay(step.host, step.delay_ms)); break
+          case 'set_host_delay_after': got = toVector(await q.setHostDelayAfter(step.host, step.after, step.factor)); break
           case 'set_host_in_flight': got = toVector(await q.setHostInFlight(step.host, step.limit)); break
           case 'set_host_budget': got = toVector(await q.setHostBudget(step.host, step.urls)); break
           case 'set_default_host_budget': got = (await q.setDefaultHostBudget(step.urls)) ?? null; break

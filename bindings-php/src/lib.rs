@@ -551,6 +551,20 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// Set when a host's delay is counted from ('lease' or 'answer', with an optional factor;
+    /// null: back to the workers' default).
+    pub fn set_host_delay_after(
+        &self,
+        host: Text,
+        after: Option<String>,
+        factor: Option<f64>,
+    ) -> PhpResult<Zval> {
+        let pacing = crawlq::HostPacing::from_parts(after.as_deref(), factor).map_err(throw)?;
+        let info = runtime::block_on(self.handle.queue()?.set_host_delay_after(&host, pacing))
+            .map_err(throw)?;
+        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+    }
+
     /// Set the most new URLs a host may add (null: back to the queue's default).
     pub fn set_host_budget(&self, host: Text, urls: Option<i64>) -> PhpResult<Zval> {
         let urls = urls.map(budget_count).transpose()?;

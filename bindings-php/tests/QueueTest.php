@@ -220,7 +220,7 @@ final class QueueTest extends TestCase
         $this->assertSame(['http://fast.com/2'], array_map(fn ($l) => $l->url, $q->lease(10, 0.0)));
         $this->assertSame(['host' => 'slow.com', 'delay' => 30.0, 'adaptive_extra' => 0.0, 'ready' => 1, 'held_until' => (T0 + 30_000) / 1000.0,
             'paused' => false, 'paused_until' => null, 'budget' => null, 'budget_used' => 0, 'budget_remaining' => null, 'deleting' => false,
-            'in_flight_limit' => null, 'in_flight' => 0, 'full' => false, 'delay_from_robots' => false], $q->hostInfo('slow.com'));
+            'in_flight_limit' => null, 'in_flight' => 0, 'full' => false, 'delay_from_robots' => false, 'delay_after' => null, 'delay_factor' => null], $q->hostInfo('slow.com'));
         $this->assertNull($q->setHostDelay('slow.com', null)['delay']);
     }
 

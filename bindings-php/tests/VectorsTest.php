@@ -205,6 +205,7 @@ final class VectorsTest extends TestCase
                         'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'host_info' => self::toVector($q->hostInfo($step['host'])),
                         'set_host_crawl_delay' => self::toVector($q->setHostCrawlDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
+                        'set_host_delay_after' => self::toVector($q->setHostDelayAfter($step['host'], $step['after'], $step['factor'])),
                         'set_host_in_flight' => self::toVector($q->setHostInFlight($step['host'], $step['limit'])),
                         'set_host_budget' => self::toVector($q->setHostBudget($step['host'], $step['urls'])),
                         'set_default_host_budget' => $q->setDefaultHostBudget($step['urls']),

@@ -416,6 +416,20 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Set when a host's delay is counted from, for every worker: "lease" or "answer"
+            /// (with an optional factor: wait factor x the fetch time when longer); None: back
+            /// to `host_delay_after` / `host_delay_factor`.
+            #[pyo3(signature = (host, after, *, factor = None), text_signature = "($self, /, host, after, *, factor=None)")]
+            fn set_host_delay_after(&self, py: Python<'_>, host: Text, after: Option<String>, factor: Option<f64>) -> PyResult<Py<PyAny>> {
+                let pacing = crawlq::HostPacing::from_parts(after.as_deref(), factor).map_err(to_pyerr)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_host_delay_after(&host, pacing).await },
+                    Box::new(host_info_out),
+                )
+            }
+
             /// Set the most new URLs a host may add (None: back to the queue's default).
             fn set_host_budget(&self, py: Python<'_>, host: Text, urls: Option<Int>) -> PyResult<Py<PyAny>> {
                 let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;

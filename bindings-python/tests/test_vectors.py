@@ -171,6 +171,8 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.host_info(step["host"]))
                 elif op == "set_host_crawl_delay":
                     got = to_vector(q.set_host_crawl_delay(step["host"], None if step["delay_ms"] is None else step["delay_ms"] / 1000))
+                elif op == "set_host_delay_after":
+                    got = to_vector(q.set_host_delay_after(step["host"], step["after"], factor=step["factor"]))
                 elif op == "set_host_in_flight":
                     got = to_vector(q.set_host_in_flight(step["host"], step["limit"]))
                 elif op == "set_host_budget":

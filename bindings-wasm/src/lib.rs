@@ -460,6 +460,15 @@ impl Queue {
         promise(async move { host_info_js(q.set_host_in_flight(&host, limit).await) })
     }
 
+    #[wasm_bindgen(js_name = setHostDelayAfter)]
+    pub fn set_host_delay_after(&self, host: String, after: JsValue, factor: JsValue) -> Promise {
+        let after = try_arg!(json_arg(&after, "after"));
+        let factor = try_arg!(json_arg(&factor, "factor"));
+        let pacing = try_arg!(core(style::pacing_arg(&after, &factor)));
+        let q = self.inner.clone();
+        promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
+    }
+
     #[wasm_bindgen(js_name = setHostBudget)]
     pub fn set_host_budget(&self, host: String, urls: JsValue) -> Promise {
         let urls = try_arg!(optional_count(&urls, "urls"));

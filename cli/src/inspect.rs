@@ -3,7 +3,7 @@
 use crate::error::CliError;
 use crate::format::{ago, clip, count, duration, rate};
 use clap::{Args, Subcommand};
-use crawlq::{HostInfo, Queue, RedisExecutor, Stats, Style, style};
+use crawlq::{DelayAfter, HostInfo, HostPacing, Queue, RedisExecutor, Stats, Style, style};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -163,6 +163,23 @@ pub enum HostsCommand {
         host: String,
         /// New limit: a whole number, or "default".
         limit: Option<String>,
+        /// JSON (snake_case, as the Python binding's host_info()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show or set when a host's delay is counted from: "lease" (its next lease waits its
+    /// delay after the previous lease), "answer" (after the previous item's answer; one item
+    /// in flight unless its in-flight limit allows more) or "default" (the workers'
+    /// host_delay_after).
+    DelayAfter {
+        /// A host or URL (its host key is used).
+        host: String,
+        /// "lease", "answer" or "default".
+        after: Option<String>,
+        /// After the answer, wait this many times how long the answered item was leased when
+        /// that is longer than the delay (within the workers' host_delay_max).
+        #[arg(long)]
+        factor: Option<f64>,
         /// JSON (snake_case, as the Python binding's host_info()).
         #[arg(long)]
         json: bool,
@@ -605,6 +622,32 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
             };
             (info, json)
         }
+        HostsCommand::DelayAfter {
+            host,
+            after,
+            factor,
+            json,
+        } => {
+            let info = match (after.as_deref(), factor) {
+                (None, None) => q.host_info(&host).await?,
+                (None, Some(_)) => {
+                    return Err(CliError::Usage(
+                        "--factor goes with \"answer\": crawlq hosts delay-after HOST answer --factor 2".into(),
+                    ));
+                }
+                (Some("default"), None) => q.set_host_delay_after(&host, None).await?,
+                (Some(text), factor) => {
+                    let after = DelayAfter::parse(text).ok_or_else(|| {
+                        CliError::Usage(format!(
+                            "{text:?} is not a mode: give \"lease\", \"answer\" or \"default\""
+                        ))
+                    })?;
+                    q.set_host_delay_after(&host, Some(HostPacing { after, factor }))
+                        .await?
+                }
+            };
+            (info, json)
+        }
         HostsCommand::Budget {
             host,
             urls,
@@ -759,8 +802,23 @@ async fn print_host(q: &Queue<RedisExecutor>, info: &HostInfo, json: bool) -> Re
         None if info.in_flight > 0 => format!(", {} in flight", count(info.in_flight)),
         None => String::new(),
     };
+    let pacing = match info.pacing {
+        Some(p) if p.after == DelayAfter::Answer => {
+            let factor = p.factor.unwrap_or(q.config().host_delay_factor);
+            if factor > 0.0 {
+                format!(" after the answer (factor {factor})")
+            } else {
+                " after the answer".into()
+            }
+        }
+        Some(_) => " after the lease".into(),
+        None if q.config().host_delay_after == DelayAfter::Answer => {
+            " after the answer (queue default)".into()
+        }
+        None => String::new(),
+    };
     println!(
-        "{}: delay {delay}, adaptive extra {}, {} ready, {held}{budget}{flight}",
+        "{}: delay {delay}{pacing}, adaptive extra {}, {} ready, {held}{budget}{flight}",
         info.host,
         duration(Duration::from_millis(info.adaptive_extra_ms)),
         count(info.ready)

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{RedisServer, shared, unique};
-use crawlq::{Config, NackOptions, Queue, RedisExecutor, SeedOptions};
+use crawlq::{Config, DelayAfter, HostPacing, NackOptions, Queue, RedisExecutor, SeedOptions};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Output, Stdio};
@@ -1799,5 +1799,90 @@ async fn hosts_in_flight_shows_sets_and_clears_a_limit() {
         stderr(&too_many).contains("at most 1000000"),
         "{}",
         stderr(&too_many)
+    );
+}
+
+#[tokio::test]
+async fn hosts_delay_after_shows_sets_and_clears_a_hosts_pacing() {
+    let name = unique("pacing");
+    let q = queue(&name).await;
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "delay-after",
+        "https://P.example/x",
+        "answer",
+        "--factor",
+        "2",
+    ]));
+    assert!(text.contains("after the answer (factor 2)"), "{text}");
+    let info = q.host_info("p.example").await.unwrap();
+    assert_eq!(
+        info.pacing,
+        Some(HostPacing {
+            after: DelayAfter::Answer,
+            factor: Some(2.0)
+        })
+    );
+    let shown = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "delay-after",
+        "p.example",
+        "--json",
+    ]));
+    assert_eq!(
+        (&shown["delay_after"], &shown["delay_factor"]),
+        (&json!("answer"), &json!(2.0))
+    );
+    let text = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "delay-after",
+        "p.example",
+        "lease",
+    ]));
+    assert!(text.contains("after the lease"), "{text}");
+    stdout(&crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "delay-after",
+        "p.example",
+        "default",
+    ]));
+    assert_eq!(q.host_info("p.example").await.unwrap().pacing, None);
+
+    let bad = crawlq(&["-q", &name, "hosts", "delay-after", "p.example", "response"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a mode"), "{}", stderr(&bad));
+    let bad = crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "delay-after",
+        "p.example",
+        "--factor",
+        "2",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = crawlq(&[
+        "-q",
+        &name,
+        "hosts",
+        "delay-after",
+        "p.example",
+        "lease",
+        "--factor",
+        "2",
+    ]);
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        stderr(&bad).contains("only after the answer"),
+        "{}",
+        stderr(&bad)
     );
 }

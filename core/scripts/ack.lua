@@ -109,7 +109,7 @@ for i = 0, n - 1 do
     end
     acked = acked + 1
     if flights then
-      FLIGHT.answered(host, 1)
+      FLIGHT.answered(host, 1, ARGV[a])
     end
     if any_adaptive then
       local extra = redis.call('HGET', K_ADAPTIVE, host)

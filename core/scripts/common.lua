@@ -54,12 +54,18 @@ local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 -- hostlimit: host -> its own limit ('0': none, whatever the workers' default); hostflight: host
 -- -> its items leased under a limit; hostfull: host -> the time (ms) its politeness delay lets
 -- it be leased again, for a host held in `wait` because it has as many items leased as its
--- limit allows (held at PAUSED_FOREVER until an answer frees a slot).
--- These three keys, the in-flight helpers below and their per-call state live in one table,
+-- limit allows (held at PAUSED_FOREVER until an answer frees a slot). The delay after the
+-- answer ("Delay after the answer" in the same section): hostpacing: host -> its own mode
+-- ('lease', 'answer' or 'answer:<factor>'); hostanswer: host -> '<delay ms>:<factor>:<max ms>',
+-- written by each lease of a host paced after the answer, read by its answers.
+-- These keys, the in-flight helpers below and their per-call state live in one table,
 -- FLIGHT (a script's main chunk may hold at most 200 locals, and every script is this prelude
 -- plus its own): FLIGHT.limits, FLIGHT.counts and FLIGHT.full are the keys; FLIGHT.default,
 -- the workers' default limit (0: none), and FLIGHT.overrides, whether any host has its own,
--- are set by FLIGHT.start; FLIGHT.freed_at is the earliest time a host whose slot an answer
+-- are set by FLIGHT.start, with FLIGHT.answer_default (the workers' mode is 'answer'),
+-- FLIGHT.factor and FLIGHT.delay_max (their factor and max, as digits) and FLIGHT.paced_hosts
+-- (whether any host has its own mode); FLIGHT.answering, whether any host has leases paced
+-- after the answer, is set by FLIGHT.any; FLIGHT.freed_at is the earliest time a host whose slot an answer
 -- freed may be leased (reported() folds it in).
 local FLIGHT = {}
 local BASE, STORED_FORMAT
@@ -861,13 +867,21 @@ local function host_delay(host, default_delay, any_override, any_adaptive)
 end
 
 -- In-flight limits (docs/PROTOCOL.md section 3, "In flight"). A lease call starts with the
--- workers' default limit (digits, '0' or absent: none); whether any host has its own is read
--- once. Returns whether any lease of this call may count.
-function FLIGHT.start(default_digits)
+-- workers' default limit (digits, '0' or absent: none) and their pacing ('<mode>:<factor>:<max
+-- ms>', mode 'lease' or 'answer'; absent: 'lease'); whether any host has its own limit or mode
+-- is read once. Returns whether any lease of this call may count.
+function FLIGHT.start(default_digits, pacing)
   FLIGHT.default = tonumber(default_digits or '0') or 0
   FLIGHT.overrides = redis.call('HLEN', FLIGHT.limits) > 0
-  if FLIGHT.default > 0 or FLIGHT.overrides then
-    expect_types({ FLIGHT.counts, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash' })
+  FLIGHT.paced_hosts = redis.call('HLEN', FLIGHT.pacing) > 0
+  -- (a string.byte for the common call: 'a' is 97)
+  FLIGHT.answer_default = pacing ~= nil and string.byte(pacing, 1) == 97
+  if FLIGHT.answer_default or FLIGHT.paced_hosts then
+    local _, factor, max = string.match(pacing or '', '^(%a+):([%d.]*):(%d*)$')
+    FLIGHT.factor, FLIGHT.delay_max = factor or '0', max or '0'
+  end
+  if FLIGHT.default > 0 or FLIGHT.overrides or FLIGHT.answer_default or FLIGHT.paced_hosts then
+    expect_types({ FLIGHT.counts, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', FLIGHT.answers, 'hash' })
     return true
   end
   return false
@@ -884,12 +898,33 @@ function FLIGHT.limit(host)
   return FLIGHT.default
 end
 
+-- The delay factor (digits) of a host whose next lease waits after the answer, for a lease
+-- call; nil for a host paced after the lease.
+function FLIGHT.pace(host)
+  local mode = FLIGHT.answer_default and 'answer' or nil
+  if FLIGHT.paced_hosts then
+    mode = redis.call('HGET', FLIGHT.pacing, host) or mode
+  end
+  if not mode or string.byte(mode, 1) ~= 97 then
+    return nil
+  end
+  return string.match(mode, '^answer:([%d.]+)$') or FLIGHT.factor
+end
+
 -- An item of a host was leased (after FLIGHT.start): under a limit it is counted, and a host
 -- that now has as many items leased as its limit allows is held in `wait` until an answer
 -- frees a slot, `due` (when its politeness delay lets it be leased again) kept in hostfull.
--- Returns whether the host is held.
+-- A host paced after the answer has a limit of at least 1, and its answers learn its delay,
+-- factor and max from hostanswer. Returns whether the host is held.
 function FLIGHT.leased(host, due)
   local limit = FLIGHT.limit(host)
+  local factor = (FLIGHT.answer_default or FLIGHT.paced_hosts) and FLIGHT.pace(host)
+  if factor then
+    if limit <= 0 then
+      limit = 1
+    end
+    redis.call('HSET', FLIGHT.answers, host, int(due - NOW) .. ':' .. factor .. ':' .. FLIGHT.delay_max)
+  end
   if limit <= 0 then
     return false
   end
@@ -934,21 +969,81 @@ end
 function FLIGHT.any()
   if redis.call('HLEN', FLIGHT.counts) > 0 then
     expect_types({ FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_WAKE, 'list' })
+    FLIGHT.answering = redis.call('HLEN', FLIGHT.answers) > 0
     return true
   end
   return false
 end
 
--- `n` items of a host were answered (acked, nacked, released, taken back on expiry): its count
--- goes down (an item leased while no limit applied was never counted: the count stops at 0)
--- and a host held full may be leased again.
-function FLIGHT.answered(host, n)
-  if redis.call('HINCRBY', FLIGHT.counts, host, int(-n)) <= 0 then
+-- When a host paced after the answer may be leased again after one of its items, leased with
+-- `lease_key` ('<token>:<id>'; the token is at least its lease time in microseconds), is
+-- answered now: its delay after now, or factor x how long the item was leased, within the
+-- delay and the max (0: no max). nil for a host paced after the lease.
+function FLIGHT.after_answer(host, lease_key)
+  local pace = redis.call('HGET', FLIGHT.answers, host)
+  if not pace then
+    return nil
+  end
+  local delay, factor, max = string.match(pace, '^(%d+):([%d.]*):(%d*)$')
+  local wait = tonumber(delay) or 0
+  factor = tonumber(factor) or 0
+  local token = factor > 0 and tonumber(string.match(lease_key or '', '^(%d+):'))
+  if token then
+    local scaled = math.floor(factor * math.max(NOW - math.floor(token / 1000), 0))
+    max = tonumber(max) or 0
+    if max > 0 and scaled > max then
+      scaled = max
+    end
+    if scaled > wait then
+      wait = scaled
+    end
+  end
+  return NOW + wait
+end
+
+-- Hold a host that is not held full in `wait` until `at` at least (a paused host: its pause's
+-- remembered hold); a host held longer already is left as it is.
+function FLIGHT.hold_until(host, at)
+  if at <= NOW then
+    return
+  end
+  local entry = redis.call('HGET', K_HOSTPAUSE, host)
+  if entry then
+    local ends, hold = string.match(entry, '^(%d+):(%d*)$')
+    ends, hold = tonumber(ends) or PAUSED_FOREVER, tonumber(hold) or 0
+    if hold < at then
+      redis.call('HSET', K_HOSTPAUSE, host, int(ends) .. ':' .. int(at))
+      redis.call('ZADD', K_WAIT, int(math.max(ends, at)), host)
+    end
+    return
+  end
+  local score = redis.call('ZSCORE', K_WAIT, host)
+  if score and score + 0 >= at then
+    return
+  end
+  redis.call('ZREM', K_READY, host)
+  redis.call('ZADD', K_WAIT, int(at), host)
+end
+
+-- `n` items of a host were answered (acked, nacked, released, taken back on expiry), the
+-- last leased with `lease_key`: its count goes down (an item leased while no limit applied
+-- was never counted: the count stops at 0) and a host held full may be leased again; a host
+-- paced after the answer is held until its delay after this answer.
+function FLIGHT.answered(host, n, lease_key)
+  local left = redis.call('HINCRBY', FLIGHT.counts, host, int(-n))
+  local after = FLIGHT.answering and FLIGHT.after_answer(host, lease_key)
+  if left <= 0 then
     redis.call('HDEL', FLIGHT.counts, host)
+    if after then
+      redis.call('HDEL', FLIGHT.answers, host)
+    end
   end
   local due = redis.call('HGET', FLIGHT.full, host)
   if due then
-    FLIGHT.unhold(host, tonumber(due) or NOW)
+    due = tonumber(due) or NOW
+    FLIGHT.unhold(host, after and after > due and after or due)
+  elseif after then
+    FLIGHT.hold_until(host, after)
   end
 end
 
@@ -978,7 +1073,7 @@ local function reclaim_leases(lease_keys, max_attempts)
     if rec then
       local _, _, host, _, attempt = rec_head(rec)
       if flights and host then
-        FLIGHT.answered(host, 1)
+        FLIGHT.answered(host, 1, lease_key)
       end
       local fresh = attempt and rec_rebuild(rec, NOW, attempt + 1, '"lease expired"')
       if fresh and attempt + 1 < max_attempts and enqueue_ready(fresh, false) then
@@ -1159,6 +1254,7 @@ local function begin(keys, argv)
     K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED, K_REVISITS = named[12], named[13], named[14], named[15]
     K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD, K_PROBE = named[16], named[17], named[18], named[19]
     K_HOSTDELETING, FLIGHT.limits, FLIGHT.counts, FLIGHT.full = named[20], named[21], named[22], named[23]
+    FLIGHT.pacing, FLIGHT.answers = base .. ':hostpacing', base .. ':hostanswer'
     SEEN_PREFIX, LIVE_PREFIX = named[24], named[25]
   end
 

@@ -11,14 +11,18 @@
 --       whether a host held full may be leased once its own limit is removed), 8 the host's
 --       delay from its robots.txt Crawl-delay (ms, capped by the client; '' removes it; '-' or
 --       absent leaves it): written to `hostdelay` only when the operator set no delay there
---       (`hostrobots` lists the hosts whose `hostdelay` came from robots.txt)
+--       (`hostrobots` lists the hosts whose `hostdelay` came from robots.txt), 9 the host's own
+--       pacing ('lease', 'answer' or 'answer:<factor>'; '' removes it; '-' or absent leaves
+--       it), 10 the workers' pacing as `lease` takes it (decides, with 7, whether a host held
+--       full may be leased once its own limit or mode changes)
 -- reply: {previous override ms or -1, adaptive extra ms, ready items of the host,
 --         held back until (ms) or -1, paused until (ms), 0 paused until resumed or -1,
 --         budget in force (the host's own, else the queue's default) or -1, URLs the host
 --         added while budgets were on, 1 while the host is being deleted (host_delete) else 0,
 --         the host's own in-flight limit or -1, its items counted in flight, 1 while it is
 --         held full (as many items leased as its limit allows) else 0, the override in force
---         now (ms) or -1, 1 when it came from robots.txt else 0}
+--         now (ms) or -1, 1 when it came from robots.txt else 0, the host's own pacing or
+--         '' (none: the workers' applies)}
 -- A paused host is held in `wait` at the end of its pause (PAUSED_FOREVER until resumed), so
 -- every script that makes it ready leaves it there. Its `hostpause` entry keeps the
 -- politeness hold it had, which a resume before the end restores. While the host is being
@@ -30,6 +34,8 @@ local own_limit = redis.call('HGET', FLIGHT.limits, host)
 local in_flight = tonumber(redis.call('HGET', FLIGHT.counts, host) or '0') or 0
 local full_due = redis.call('HGET', FLIGHT.full, host)
 local robots, k_robots = ARGV[8] or '-', BASE .. ':hostrobots'
+local pacing, default_pacing = ARGV[9] or '-', ARGV[10] or ''
+local own_pacing = redis.call('HGET', FLIGHT.pacing, host)
 local from_robots = redis.call('SISMEMBER', k_robots, host) == 1
 local previous = redis.call('HGET', K_HOSTDELAY, host)
 local entry = redis.call('HGET', K_HOSTPAUSE, host)
@@ -119,8 +125,25 @@ if limit ~= '-' then
     redis.call('HSET', FLIGHT.limits, host, limit)
     own_limit = limit
   end
-  -- a host held full whose limit now allows another lease may be leased again
+end
+if pacing ~= '-' then
+  if pacing == '' then
+    redis.call('HDEL', FLIGHT.pacing, host)
+    own_pacing = nil
+  else
+    -- protocol 5 clients would lease the host again before the answer
+    own_format(PROTOCOL_DIGITS)
+    redis.call('HSET', FLIGHT.pacing, host, pacing)
+    own_pacing = pacing
+  end
+end
+if limit ~= '-' or pacing ~= '-' then
+  -- a host held full whose limit now allows another lease may be leased again (a host paced
+  -- after the answer has a limit of at least 1)
   local in_force = own_limit and tonumber(own_limit) or default_limit
+  if string.byte(own_pacing or default_pacing, 1) == 97 and in_force <= 0 then
+    in_force = 1
+  end
   if full_due and (in_force <= 0 or in_flight < in_force) then
     FLIGHT.unhold(host, tonumber(full_due) or NOW)
     full_due = nil
@@ -149,4 +172,5 @@ return reported({
   full_due and 1 or 0,
   override and tonumber(override) or -1,
   from_robots and 1 or 0,
+  own_pacing or '',
 }, (delay ~= '-' or pause ~= '-' or robots ~= '-') and NOW or -1)

@@ -71,7 +71,8 @@ expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zse
   K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_HOSTPAUSE, 'hash', K_HOSTDELETING, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
   K_HOSTDEAD, 'hash', K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash', K_REVISITS, 'set', FLIGHT.limits, 'hash',
-  FLIGHT.counts, 'hash', FLIGHT.full, 'hash', BASE .. ':hostrobots', 'set' })
+  FLIGHT.counts, 'hash', FLIGHT.full, 'hash', BASE .. ':hostrobots', 'set', FLIGHT.pacing, 'hash',
+  FLIGHT.answers, 'hash' })
 
 if step == 'leases' then
   if cursor == '0' then
@@ -213,6 +214,8 @@ if step == 'finish' then
   redis.call('HDEL', FLIGHT.limits, host)
   redis.call('HDEL', FLIGHT.counts, host)
   redis.call('HDEL', FLIGHT.full, host)
+  redis.call('HDEL', FLIGHT.pacing, host)
+  redis.call('HDEL', FLIGHT.answers, host)
   redis.call('SREM', BASE .. ':hostrobots', host)
   -- items of the host that arrived while it was being deleted stay, and are leasable
   ready_now(host)

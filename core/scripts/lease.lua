@@ -5,7 +5,9 @@
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
 --       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit,
 --       9 default in-flight limit per host ('0' or absent: none; a host's own in `hostlimit`
---       comes first)
+--       comes first), 10 the workers' pacing ('<mode>:<factor>:<max ms>', mode 'lease' or
+--       'answer': whether a host's next lease waits its delay after the lease or after the
+--       answer; absent: 'lease'; a host's own mode in `hostpacing` comes first)
 -- reply: {now, next_due, reclaimed, reclaimed_dead, lease_key1, record1, lease_key2, ...}
 --        lease keys are '<token>:<id>'. next_due is the earliest time (ms) at which a delayed
 --        item, a held-back host or an expiring lease can change what is leasable, or -1; it is
@@ -54,7 +56,7 @@ end
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 -- whether a lease may count in flight (a limit applies to some host): FLIGHT.leased below
-local flights = FLIGHT.start(ARGV[9])
+local flights = FLIGHT.start(ARGV[9], ARGV[10])
 
 -- the members of a time-ordered set that are due, at most limit: read when some host is ready,
 -- or when its earliest score is due

@@ -89,7 +89,7 @@ for i = 0, n - 1 do
     end
     local fresh = id and rec_rebuild(rec, NOW, failures, reason ~= '' and reason or nil, payload)
     if flights and host then
-      FLIGHT.answered(host, 1)
+      FLIGHT.answered(host, 1, lease_key)
     end
 
     if fresh and rate_limited then

@@ -29,7 +29,7 @@ for i = 0, n - 1 do
     if flights then
       local _, _, host = rec_head(rec)
       if host then
-        FLIGHT.answered(host, 1)
+        FLIGHT.answered(host, 1, lease_key)
       end
     end
     if payload ~= '' then

@@ -12,6 +12,48 @@ use std::time::Duration;
 /// The largest in-flight limit per host (`host_in_flight`, `set_host_in_flight`).
 pub const MAX_IN_FLIGHT: u32 = 1_000_000;
 
+/// The largest delay factor (`host_delay_factor`, `set_host_delay_after`).
+pub const MAX_DELAY_FACTOR: f64 = 1000.0;
+
+/// When a host's politeness delay is counted from: the lease of its previous item (the
+/// default) or that item's answer (ack, nack, release or expiry).
+///
+/// ```
+/// use crawlq::DelayAfter;
+/// assert_eq!(DelayAfter::parse("answer"), Some(DelayAfter::Answer));
+/// assert_eq!(DelayAfter::Lease.as_str(), "lease");
+/// assert_eq!(DelayAfter::parse("response"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DelayAfter {
+    /// A host's next lease waits its delay after the previous lease.
+    #[default]
+    Lease,
+    /// A host's next lease waits its delay (or the delay factor times how long the previous
+    /// item was leased) after the previous item's answer; the host has one item in flight at
+    /// a time unless its in-flight limit allows more.
+    Answer,
+}
+
+impl DelayAfter {
+    /// `"lease"` or `"answer"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelayAfter::Lease => "lease",
+            DelayAfter::Answer => "answer",
+        }
+    }
+
+    /// The mode a name spells (`"lease"`, `"answer"`), or `None`.
+    pub fn parse(name: &str) -> Option<DelayAfter> {
+        match name {
+            "lease" => Some(DelayAfter::Lease),
+            "answer" => Some(DelayAfter::Answer),
+            _ => None,
+        }
+    }
+}
+
 /// The longest duration any option or argument accepts (100 years): delays, lease times and
 /// politeness delays beyond it are refused rather than overflowing a score.
 pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -97,6 +139,18 @@ pub struct Config {
     /// limits set with `set_host_in_flight` are stored in Redis and come first. Workers sharing
     /// a queue should use the same value (like `host_delay`).
     pub host_in_flight: u32,
+    /// When a host's delay is counted from (default [`DelayAfter::Lease`]); with
+    /// [`DelayAfter::Answer`] a host's next lease waits its delay after the previous item's
+    /// answer, and the host has at most `max(host_in_flight, 1)` items in flight. A host's own
+    /// mode set with [`crate::Queue::set_host_delay_after`] comes first.
+    pub host_delay_after: DelayAfter,
+    /// After the answer, wait this many times how long the answered item was leased (its
+    /// fetch time), when that is longer than the host's delay (default 0: the delay alone),
+    /// at most `host_delay_max`; as Heritrix's `delay-factor`. 0..=1000.
+    pub host_delay_factor: f64,
+    /// The longest wait the delay factor gives (default 30 s; 0: no cap). Never shortens a
+    /// host's own delay.
+    pub host_delay_max: Duration,
     /// The longest host delay a robots.txt `Crawl-delay` sets
     /// ([`crate::Queue::set_host_crawl_delay`]; default 300 s, as Heritrix): a longer one is
     /// taken as this.
@@ -165,6 +219,9 @@ impl Default for Config {
             },
             host_delay: Duration::ZERO,
             host_in_flight: 0,
+            host_delay_after: DelayAfter::Lease,
+            host_delay_factor: 0.0,
+            host_delay_max: Duration::from_secs(30),
             crawl_delay_max: Duration::from_secs(300),
             revisit_after: Duration::ZERO,
             host_key: HostKeyMode::Host,
@@ -190,8 +247,15 @@ impl Default for Config {
 #[derive(Clone, Copy)]
 enum Kind {
     Duration,
-    Count { min: u64, max: u64 },
+    Count {
+        min: u64,
+        max: u64,
+    },
     Fraction,
+    /// A finite number within 0..=max.
+    Number {
+        max: f64,
+    },
     Choice(&'static [&'static str]),
     Text,
     Timestamp,
@@ -243,6 +307,20 @@ const SPECS: &[Spec] = &[
             min: 0,
             max: MAX_IN_FLIGHT as u64,
         },
+    },
+    Spec {
+        snake: "host_delay_after",
+        kind: Kind::Choice(&["lease", "answer"]),
+    },
+    Spec {
+        snake: "host_delay_factor",
+        kind: Kind::Number {
+            max: MAX_DELAY_FACTOR,
+        },
+    },
+    Spec {
+        snake: "host_delay_max",
+        kind: Kind::Duration,
     },
     Spec {
         snake: "crawl_delay_max",
@@ -373,6 +451,11 @@ impl Config {
             ("backoff_jitter", Parsed::Fraction(f)) => self.backoff.jitter = f,
             ("host_delay", Parsed::Duration(d)) => self.host_delay = d,
             ("host_in_flight", Parsed::Count(n)) => self.host_in_flight = n as u32,
+            ("host_delay_after", Parsed::Text(m)) => {
+                self.host_delay_after = DelayAfter::parse(&m).unwrap_or_default()
+            }
+            ("host_delay_factor", Parsed::Fraction(f)) => self.host_delay_factor = f,
+            ("host_delay_max", Parsed::Duration(d)) => self.host_delay_max = d,
             ("crawl_delay_max", Parsed::Duration(d)) => self.crawl_delay_max = d,
             ("host_key", Parsed::Text(k)) => {
                 self.host_key = if k == "domain" {
@@ -443,6 +526,7 @@ impl Config {
             ("backoff_max", self.backoff.max),
             ("host_delay", self.host_delay),
             ("crawl_delay_max", self.crawl_delay_max),
+            ("host_delay_max", self.host_delay_max),
             ("adaptive_delay_max", self.adaptive_delay_max),
             ("connect_timeout", self.connect_timeout),
             ("command_timeout", self.command_timeout),
@@ -453,6 +537,14 @@ impl Config {
             if d > MAX_DURATION {
                 return bad(format!("{name} must be at most 100 years"));
             }
+        }
+        if !(self.host_delay_factor.is_finite()
+            && (0.0..=MAX_DELAY_FACTOR).contains(&self.host_delay_factor))
+        {
+            return bad(format!(
+                "host_delay_factor must be within 0..=1000, got {}",
+                self.host_delay_factor
+            ));
         }
         if !(1..=10_000).contains(&self.seed_batch) || !(1..=10_000).contains(&self.reclaim_batch) {
             return bad("seed_batch and reclaim_batch must be within 1..=10000".into());
@@ -505,6 +597,9 @@ impl Config {
                 "backoff_jitter" => Value::from(self.backoff.jitter),
                 "host_delay" => duration(self.host_delay),
                 "host_in_flight" => Value::from(self.host_in_flight),
+                "host_delay_after" => Value::from(self.host_delay_after.as_str()),
+                "host_delay_factor" => Value::from(self.host_delay_factor),
+                "host_delay_max" => duration(self.host_delay_max),
                 "crawl_delay_max" => duration(self.crawl_delay_max),
                 "host_key" => Value::from(match self.host_key {
                     HostKeyMode::Host => "host",
@@ -625,6 +720,10 @@ fn parse_value(spec: &Spec, value: &Value, style: Style) -> Result<Parsed> {
         Kind::Fraction => match value.as_f64() {
             Some(f) if (0.0..=1.0).contains(&f) => Ok(Parsed::Fraction(f)),
             _ => Err(err("a number within 0..=1")),
+        },
+        Kind::Number { max } => match value.as_f64() {
+            Some(f) if f.is_finite() && (0.0..=max).contains(&f) => Ok(Parsed::Fraction(f)),
+            _ => Err(err(&format!("a number within 0..={max}"))),
         },
         Kind::Choice(choices) => match value.as_str() {
             Some(s) if choices.contains(&s) => Ok(Parsed::Text(s.to_string())),

@@ -48,7 +48,7 @@ pub mod style;
 pub mod wire;
 pub mod work;
 
-pub use config::{Backoff, BackoffKind, Config, Style};
+pub use config::{Backoff, BackoffKind, Config, DelayAfter, Style};
 pub use error::{ERROR_KINDS, Error, ErrorKind, InvalidReason, Result};
 pub use model::*;
 pub use normalize::HostKeyMode;

@@ -1,5 +1,6 @@
 //! The values operations take and return.
 
+use crate::config::DelayAfter;
 use crate::error::InvalidReason;
 use serde_json::Value;
 use std::time::Duration;
@@ -486,7 +487,7 @@ pub struct DeadPage {
 /// assert!(info.paused && info.paused_until_ms.is_none()); // until resumed
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HostInfo {
     pub host: String,
     /// The per-host delay override stored in Redis (`None`: the workers' default applies).
@@ -523,6 +524,9 @@ pub struct HostInfo {
     /// The delay override came from the host's robots.txt Crawl-delay
     /// ([`crate::Queue::set_host_crawl_delay`]), not from an operator.
     pub delay_from_robots: bool,
+    /// The host's own pacing ([`crate::Queue::set_host_delay_after`]); `None`: the workers'
+    /// `host_delay_after` and `host_delay_factor` apply.
+    pub pacing: Option<HostPacing>,
 }
 
 impl HostInfo {
@@ -612,14 +616,113 @@ impl HostDeletion {
 }
 
 /// A change to a host's pause, as the `host_config` script takes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HostPause {
     /// Leave it as it is.
+    #[default]
     Keep,
     /// End it: the host is leasable again (after what is left of its politeness delay).
     Resume,
     /// Pause for this long from now (the Redis clock), or until resumed (`None`).
     Pause(Option<Duration>),
+}
+
+/// What one `host_config` call changes of a host (each part `None`: left as it is; an
+/// inner `None`: removed, so the workers' default applies).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct HostChange {
+    /// The operator's delay.
+    pub delay: Option<Option<Duration>>,
+    pub pause: HostPause,
+    /// The host's own in-flight limit.
+    pub in_flight: Option<Option<u32>>,
+    /// The delay from its robots.txt `Crawl-delay`, already capped.
+    pub robots_delay: Option<Option<Duration>>,
+    /// The host's own pacing (when its delay is counted from, and its delay factor).
+    pub pacing: Option<Option<HostPacing>>,
+}
+
+/// A host's own pacing ([`crate::Queue::set_host_delay_after`]): when its delay is counted
+/// from and, after the answer, its delay factor (`None`: the workers' `host_delay_factor`).
+///
+/// ```
+/// use crawlq::{DelayAfter, HostPacing};
+/// let slow = HostPacing { after: DelayAfter::Answer, factor: Some(2.0) };
+/// assert_eq!(slow.to_string(), "answer:2");
+/// assert_eq!("answer:2".parse::<HostPacing>().unwrap(), slow);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostPacing {
+    pub after: DelayAfter,
+    pub factor: Option<f64>,
+}
+
+impl HostPacing {
+    /// A host's pacing as the bindings take it: `after` `"lease"`, `"answer"` or `None`
+    /// (back to the workers' default; no factor then) and an optional factor (after the
+    /// answer only). Range checks are [`crate::Queue::set_host_delay_after`]'s.
+    ///
+    /// ```
+    /// use crawlq::{DelayAfter, HostPacing};
+    /// let p = HostPacing::from_parts(Some("answer"), Some(2.0)).unwrap().unwrap();
+    /// assert_eq!((p.after, p.factor), (DelayAfter::Answer, Some(2.0)));
+    /// assert!(HostPacing::from_parts(None, None).unwrap().is_none());
+    /// assert!(HostPacing::from_parts(Some("response"), None).is_err());
+    /// assert!(HostPacing::from_parts(None, Some(2.0)).is_err());
+    /// ```
+    pub fn from_parts(
+        after: Option<&str>,
+        factor: Option<f64>,
+    ) -> crate::Result<Option<HostPacing>> {
+        match (after, factor) {
+            (None, None) => Ok(None),
+            (None, Some(f)) => Err(crate::Error::InvalidArgument(format!(
+                "a delay factor ({f}) needs the mode \"answer\""
+            ))),
+            (Some(text), factor) => match DelayAfter::parse(text) {
+                Some(after) => Ok(Some(HostPacing { after, factor })),
+                None => Err(crate::Error::InvalidArgument(format!(
+                    "a host's delay is counted after \"lease\" or \"answer\", got {text:?}"
+                ))),
+            },
+        }
+    }
+}
+
+/// As the `hostpacing` hash stores it: `lease`, `answer` or `answer:<factor>`.
+impl std::fmt::Display for HostPacing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.after, self.factor) {
+            (DelayAfter::Answer, Some(factor)) => write!(f, "answer:{factor}"),
+            (after, _) => f.write_str(after.as_str()),
+        }
+    }
+}
+
+impl std::str::FromStr for HostPacing {
+    type Err = crate::Error;
+
+    fn from_str(text: &str) -> crate::Result<HostPacing> {
+        let (mode, factor) = match text.split_once(':') {
+            Some((mode, factor)) => (mode, Some(factor)),
+            None => (text, None),
+        };
+        let after = DelayAfter::parse(mode);
+        let factor = factor.map(|f| f.parse::<f64>().ok());
+        match (after, factor) {
+            (Some(after), None) => Ok(HostPacing {
+                after,
+                factor: None,
+            }),
+            (Some(DelayAfter::Answer), Some(Some(f))) => Ok(HostPacing {
+                after: DelayAfter::Answer,
+                factor: Some(f),
+            }),
+            _ => Err(crate::Error::Protocol(format!(
+                "unexpected host pacing {text:?}"
+            ))),
+        }
+    }
 }
 
 /// When acked items come back ([`crate::Queue::ack_revisit`], [`crate::Queue::ack_revisit_at`]).

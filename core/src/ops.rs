@@ -790,6 +790,7 @@ impl Ops {
                 .into_bytes(),
         );
         call.args.push(c.host_in_flight.to_string().into_bytes());
+        call.args.push(self.pacing_arg());
     }
 
     pub fn decode_lease(&self, reply: Reply, ttl: Duration) -> Result<LeaseBatch> {
@@ -1218,47 +1219,54 @@ impl Ops {
         reply.uint()
     }
 
-    /// Set (`Some(Some(d))`), clear (`Some(None)`) or only read (`None`) a host's delay, and
-    /// change its pause (`pause`).
-    pub fn host_config(
-        &self,
-        host: &str,
-        delay: Option<Option<Duration>>,
-        pause: HostPause,
-        in_flight: Option<Option<u32>>,
-        robots_delay: Option<Option<Duration>>,
-    ) -> ScriptCall {
-        let mut call = self.call(&scripts::HOST_CONFIG, 6);
-        call.args.push(host.as_bytes().to_vec());
-        call.args.push(match delay {
+    /// Change what `change` names of a host (nothing: only read it).
+    pub fn host_config(&self, host: &str, change: &HostChange) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_CONFIG, 8);
+        let duration_arg = |d: Option<Option<Duration>>| match d {
             Some(Some(d)) => millis(d).into_bytes(),
             Some(None) => Vec::new(),
             None => b"-".to_vec(),
-        });
-        call.args.push(match pause {
+        };
+        call.args.push(host.as_bytes().to_vec());
+        call.args.push(duration_arg(change.delay));
+        call.args.push(match change.pause {
             HostPause::Keep => b"-".to_vec(),
             HostPause::Resume => Vec::new(),
             HostPause::Pause(None) => b"*".to_vec(),
             HostPause::Pause(Some(d)) => millis(d).into_bytes(),
         });
-        call.args.push(match in_flight {
+        call.args.push(match change.in_flight {
             Some(Some(n)) => n.to_string().into_bytes(),
             Some(None) => Vec::new(),
             None => b"-".to_vec(),
         });
         call.args
             .push(self.config.host_in_flight.to_string().into_bytes());
-        call.args.push(match robots_delay {
-            Some(Some(d)) => millis(d).into_bytes(),
+        call.args.push(duration_arg(change.robots_delay));
+        call.args.push(match change.pacing {
+            Some(Some(p)) => p.to_string().into_bytes(),
             Some(None) => Vec::new(),
             None => b"-".to_vec(),
         });
+        call.args.push(self.pacing_arg());
         call
+    }
+
+    /// The workers' pacing as `lease` and `host_config` take it: `<mode>:<factor>:<max ms>`.
+    fn pacing_arg(&self) -> Vec<u8> {
+        let c = &self.config;
+        format!(
+            "{}:{}:{}",
+            c.host_delay_after.as_str(),
+            c.host_delay_factor,
+            millis(c.host_delay_max)
+        )
+        .into_bytes()
     }
 
     pub fn decode_host_config(&self, reply: Reply, host: &str) -> Result<HostInfo> {
         let items = reply.array()?;
-        expect_len(&items, 13, "host_config")?;
+        expect_len(&items, 14, "host_config")?;
         let held = items[3].int()?;
         let paused = items[4].int()?;
         let budget = items[5].int()?;
@@ -1279,6 +1287,10 @@ impl Ops {
             in_flight: items[9].uint()?,
             full: items[10].int()? == 1,
             delay_from_robots: items[12].int()? == 1,
+            pacing: match items[13].text()? {
+                own if own.is_empty() => None,
+                own => Some(own.parse()?),
+            },
         })
     }
 

@@ -2,7 +2,7 @@
 //! JavaScript transport in the WebAssembly build). Chunking, shard routing, the blocking wait
 //! and the per-lease bookkeeping live here once.
 
-use crate::config::Config;
+use crate::config::{Config, DelayAfter};
 use crate::error::{Error, InvalidReason, Result};
 use crate::held::HeldLeases;
 use crate::model::*;
@@ -1802,7 +1802,13 @@ impl<E: Executor> Queue<E> {
             ));
         }
         let mut info = self
-            .host_config(host, Some(delay), HostPause::Keep, None, None)
+            .host_config(
+                host,
+                HostChange {
+                    delay: Some(delay),
+                    ..HostChange::default()
+                },
+            )
             .await?;
         info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
         Ok(info)
@@ -1832,7 +1838,66 @@ impl<E: Executor> Queue<E> {
             other => other.map(|n| n as u32),
         };
         let info = self
-            .host_config(host, None, HostPause::Keep, Some(limit), None)
+            .host_config(
+                host,
+                HostChange {
+                    in_flight: Some(limit),
+                    ..HostChange::default()
+                },
+            )
+            .await?;
+        if !info.full && info.ready > 0 {
+            self.flush_reports(self.layout().await?, 1).await;
+        }
+        Ok(info)
+    }
+
+    /// Set when one host's delay is counted from, for every worker (`None`: back to the
+    /// workers' `host_delay_after` and `host_delay_factor`). With [`DelayAfter::Answer`] its
+    /// next lease waits its delay after the previous item's answer (ack, nack, release or
+    /// expiry), or `factor` times how long that item was leased when longer (within the
+    /// workers' `host_delay_max`; `None`: their `host_delay_factor`), and it has at most
+    /// `max(limit, 1)` items in flight. Setting it back to [`DelayAfter::Lease`] or `None`
+    /// frees a host held for an answer at once. `host` may be a host or a URL.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use crawlq::{DelayAfter, HostPacing};
+    /// let slow = HostPacing { after: DelayAfter::Answer, factor: Some(2.0) };
+    /// let info = q.set_host_delay_after("slow.example", Some(slow)).await?;
+    /// assert_eq!(info.pacing, Some(slow));
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_host_delay_after(
+        &self,
+        host: &str,
+        pacing: Option<HostPacing>,
+    ) -> Result<HostInfo> {
+        if let Some(p) = pacing {
+            match p.factor {
+                Some(f) if p.after == DelayAfter::Lease => {
+                    return Err(Error::InvalidArgument(format!(
+                        "a delay factor ({f}) applies only after the answer, not after the lease"
+                    )));
+                }
+                Some(f)
+                    if !f.is_finite() || !(0.0..=crate::config::MAX_DELAY_FACTOR).contains(&f) =>
+                {
+                    return Err(Error::InvalidArgument(format!(
+                        "a delay factor must be within 0..=1000, got {f}"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let info = self
+            .host_config(
+                host,
+                HostChange {
+                    pacing: Some(pacing),
+                    ..HostChange::default()
+                },
+            )
             .await?;
         if !info.full && info.ready > 0 {
             self.flush_reports(self.layout().await?, 1).await;
@@ -1859,14 +1924,19 @@ impl<E: Executor> Queue<E> {
         delay: Option<Duration>,
     ) -> Result<HostInfo> {
         let delay = delay.map(|d| d.min(self.config.crawl_delay_max));
-        self.host_config(host, None, HostPause::Keep, None, Some(delay))
-            .await
+        self.host_config(
+            host,
+            HostChange {
+                robots_delay: Some(delay),
+                ..HostChange::default()
+            },
+        )
+        .await
     }
 
     /// Politeness state of one host: its delay, ready items, hold and pause.
     pub async fn host_info(&self, host: &str) -> Result<HostInfo> {
-        self.host_config(host, None, HostPause::Keep, None, None)
-            .await
+        self.host_config(host, HostChange::default()).await
     }
 
     /// Pause one host for every worker: no lease takes its items until `duration` has passed
@@ -1889,15 +1959,27 @@ impl<E: Executor> Queue<E> {
                 "a host pause must be at most 100 years".into(),
             ));
         }
-        self.host_config(host, None, HostPause::Pause(duration), None, None)
-            .await
+        self.host_config(
+            host,
+            HostChange {
+                pause: HostPause::Pause(duration),
+                ..HostChange::default()
+            },
+        )
+        .await
     }
 
     /// End a host's pause: it is leasable again once what was left of its politeness delay
     /// has passed, and blocked lease calls wake. A host that is not paused is left as it is.
     pub async fn resume_host(&self, host: &str) -> Result<HostInfo> {
         let info = self
-            .host_config(host, None, HostPause::Resume, None, None)
+            .host_config(
+                host,
+                HostChange {
+                    pause: HostPause::Resume,
+                    ..HostChange::default()
+                },
+            )
             .await?;
         if info.ready > 0 {
             self.flush_reports(self.layout().await?, 1).await;
@@ -2170,23 +2252,11 @@ impl<E: Executor> Queue<E> {
         Ok(total)
     }
 
-    async fn host_config(
-        &self,
-        host: &str,
-        delay: Option<Option<Duration>>,
-        pause: HostPause,
-        in_flight: Option<Option<u32>>,
-        robots_delay: Option<Option<Duration>>,
-    ) -> Result<HostInfo> {
+    async fn host_config(&self, host: &str, change: HostChange) -> Result<HostInfo> {
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
         let ops = layout.shard(layout.of_host(&key));
-        let reply = self
-            .eval_on(
-                ops,
-                ops.host_config(&key, delay, pause, in_flight, robots_delay),
-            )
-            .await?;
+        let reply = self.eval_on(ops, ops.host_config(&key, &change)).await?;
         ops.decode_host_config(reply, &key)
     }
 

@@ -278,7 +278,7 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
 
 /// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until,
 /// paused, paused_until, budget, budget_used, budget_remaining, deleting, in_flight_limit,
-/// in_flight, full, delay_from_robots.
+/// in_flight, full, delay_from_robots, delay_after, delay_factor.
 pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
     Out::new(style)
         .value("host", h.host.clone())
@@ -296,6 +296,8 @@ pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
         .value("in_flight", h.in_flight)
         .value("full", h.full)
         .value("delay_from_robots", h.delay_from_robots)
+        .value("delay_after", h.pacing.map(|p| p.after.as_str()))
+        .value("delay_factor", h.pacing.and_then(|p| p.factor))
         .done()
 }
 
@@ -1315,6 +1317,37 @@ pub fn optional_duration_arg(value: &Value, name: &str, style: Style) -> Result<
         Value::Null => Ok(None),
         v => duration_arg(v, name, style).map(Some),
     }
+}
+
+/// A host's pacing from JSON arguments (`setHostDelayAfter(host, after, factor)`): `after`
+/// `"lease"`, `"answer"` or null (back to the workers' default), `factor` a number or null.
+///
+/// ```
+/// use crawlq::{DelayAfter, style::pacing_arg};
+/// use serde_json::json;
+/// let p = pacing_arg(&json!("answer"), &json!(2)).unwrap().unwrap();
+/// assert_eq!((p.after, p.factor), (DelayAfter::Answer, Some(2.0)));
+/// assert!(pacing_arg(&json!(null), &json!(null)).unwrap().is_none());
+/// assert!(pacing_arg(&json!(1), &json!(null)).is_err());
+/// assert!(pacing_arg(&json!("answer"), &json!("2")).is_err());
+/// ```
+pub fn pacing_arg(after: &Value, factor: &Value) -> Result<Option<crate::HostPacing>> {
+    let after = match after {
+        Value::Null => None,
+        Value::String(s) => Some(s.as_str()),
+        v => {
+            return Err(Error::InvalidArgument(format!(
+                "after must be \"lease\", \"answer\" or null, got {v}"
+            )));
+        }
+    };
+    let factor = match factor {
+        Value::Null => None,
+        v => Some(v.as_f64().ok_or_else(|| {
+            Error::InvalidArgument(format!("factor must be a number or null, got {v}"))
+        })?),
+    };
+    crate::HostPacing::from_parts(after, factor)
 }
 
 /// `work()` options: the lease options (max, wait, ttl) and `stop_when_empty`.

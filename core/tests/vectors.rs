@@ -376,6 +376,17 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
+                    "set_host_delay_after" => to_snake(&style::host_info_to_json(
+                        &q.set_host_delay_after(
+                            step["host"].as_str().unwrap(),
+                            HostPacing::from_parts(
+                                step["after"].as_str(),
+                                step["factor"].as_f64(),
+                            )?,
+                        )
+                        .await?,
+                        Style::Camel,
+                    )),
                     "set_host_in_flight" => to_snake(&style::host_info_to_json(
                         &q.set_host_in_flight(
                             step["host"].as_str().unwrap(),

@@ -165,6 +165,10 @@ class HostInfo(TypedDict):
     """Held because it has as many items leased as its limit allows, until an answer frees a slot."""
     delay_from_robots: bool
     """The delay override came from the host's robots.txt Crawl-delay (set_host_crawl_delay)."""
+    delay_after: Optional[Literal["lease", "answer"]]
+    """The host's own pacing (set_host_delay_after); None: the workers' host_delay_after applies."""
+    delay_factor: Optional[float]
+    """The host's own delay factor after the answer; None: the workers' host_delay_factor."""
 
 class HostCounts(TypedDict):
     host: str
@@ -335,6 +339,9 @@ class Queue:
         backoff_jitter: float = ...,
         host_delay: float = ...,
         host_in_flight: int = ...,
+        host_delay_after: Literal["lease", "answer"] = ...,
+        host_delay_factor: float = ...,
+        host_delay_max: float = ...,
         crawl_delay_max: float = ...,
         host_key: Literal["host", "domain"] = ...,
         key_prefix: str = ...,
@@ -447,6 +454,15 @@ class Queue:
         """Set the most items of a host leased at once across every worker (0: no limit
         whatever ``host_in_flight``; None: back to it). A full host is leasable again once an
         ack, nack, release or expiry frees a slot."""
+    def set_host_delay_after(
+        self, host: str, after: Optional[Literal["lease", "answer"]], *, factor: Optional[float] = None
+    ) -> HostInfo:
+        """Set when a host's delay is counted from, for every worker: "lease" (its next lease
+        waits its delay after the previous lease) or "answer" (after the previous item's ack,
+        nack, release or expiry; one item in flight unless its in-flight limit allows more),
+        with ``factor``: wait factor x how long the answered item was leased when that is
+        longer than the delay, at most ``host_delay_max``. None: back to ``host_delay_after``
+        and ``host_delay_factor``. Applies to the items leased from then on."""
     def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo:
         """Set the most new URLs a host may add (None: back to the queue's default). Seeds of
         new URLs past it are reported in ``SeedReport.invalid`` with code ``budget_exhausted``
@@ -503,6 +519,9 @@ class AsyncQueue:
         backoff_jitter: float = ...,
         host_delay: float = ...,
         host_in_flight: int = ...,
+        host_delay_after: Literal["lease", "answer"] = ...,
+        host_delay_factor: float = ...,
+        host_delay_max: float = ...,
         crawl_delay_max: float = ...,
         host_key: Literal["host", "domain"] = ...,
         key_prefix: str = ...,
@@ -601,6 +620,9 @@ class AsyncQueue:
     async def host_info(self, host: str) -> HostInfo: ...
     async def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...
+    async def set_host_delay_after(
+        self, host: str, after: Optional[Literal["lease", "answer"]], *, factor: Optional[float] = None
+    ) -> HostInfo: ...
     async def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo: ...
     async def set_default_host_budget(self, urls: Optional[int]) -> None: ...
     async def default_host_budget(self) -> Optional[int]: ...
