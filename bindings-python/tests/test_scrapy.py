@@ -207,3 +207,60 @@ def test_a_429_with_retry_after_holds_the_request_and_its_host(redis_server: Red
         q.close()
     finally:
         scheduler.close("shutdown")
+
+
+def test_robots_txt_feeds_the_crawl_delay_and_holds_no_burst(redis_server: RedisServer, name: str) -> None:
+    from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.robotstxt import ProtegoRobotParser
+    from scrapy.utils.misc import build_from_crawler
+    from twisted.internet.defer import Deferred
+
+    from crawlq.scrapy import DownloaderMiddleware
+
+    settings = {"CRAWLQ_QUEUE": name, "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10},
+                "ROBOTSTXT_OBEY": True, "USER_AGENT": "site-spider/1"}
+    scheduler = _open(settings, redis_server)
+    q = crawlq.Queue(redis_server.url, name)
+    try:
+        for url in ("http://r.example/1", "http://r.example/2", "http://op.example/1"):
+            scheduler.enqueue_request(scrapy.Request(url))
+        middleware = DownloaderMiddleware(scheduler.crawler)
+        robots = RobotsTxtMiddleware(scheduler.crawler)
+        middleware._robots = robots  # the crawler's robots.txt middleware (no engine in this test)
+        r1 = scheduler.next_request()
+        assert r1.url == "http://r.example/1"
+
+        # the first request of r.example passes (Scrapy's robots.txt middleware, after ours, then
+        # fetches robots.txt and holds it); while robots.txt is being fetched a further request of
+        # r.example goes back to the frontier and the host is paused
+        assert middleware.process_request(r1) is None
+        robots._parsers["r.example"] = Deferred()
+        q.set_host_delay("op.example", 5.0)
+        held = None
+        while held is None or "r.example" not in held.url:
+            held = scheduler.next_request()
+        assert held.url == "http://r.example/2"
+        with pytest.raises(IgnoreRequest):
+            middleware.process_request(held)
+        assert LEASE_META not in held.meta, "its lease was answered: no middleware answers it again"
+        info = q.host_info("r.example")
+        assert info["paused"] and info["ready"] == 1, "given back, the host paused while robots.txt is fetched"
+        assert q.stats()["released_total"] == 1
+
+        # robots.txt read: its Crawl-delay for our agent becomes the host's delay; the host resumes
+        body = b"User-agent: *\nCrawl-delay: 1.5\n\nUser-agent: other\nCrawl-delay: 9\n"
+        parser = build_from_crawler(ProtegoRobotParser, scheduler.crawler, body)
+        scheduler._on_robots_parsed(parser, r1)
+        info = q.host_info("r.example")
+        assert (info["delay"], info["delay_from_robots"], info["paused"]) == (1.5, True, False)
+        # an operator's delay is never overridden
+        scheduler._on_robots_parsed(parser, scrapy.Request("http://op.example/robots.txt"))
+        assert q.host_info("op.example")["delay"] == 5.0
+        # a robots.txt without a Crawl-delay removes the one robots.txt set
+        scheduler._on_robots_parsed(build_from_crawler(ProtegoRobotParser, scheduler.crawler, b"User-agent: *\n"), r1)
+        assert q.host_info("r.example")["delay"] is None
+    finally:
+        q.close()
+        scheduler.close("shutdown")

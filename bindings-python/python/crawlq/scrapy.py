@@ -33,6 +33,14 @@ What happens to a request:
   ``RETRY_HTTP_CODES``) and a download error (DNS, timeout, refused) are nacked for a retry
   and never reach the callback (429 also slows the host down, and a ``Retry-After`` in
   seconds is the retry's delay). A redirect seeds the target and acks the original.
+* robots.txt (``ROBOTSTXT_OBEY``): the ``Crawl-delay`` of each robots.txt Scrapy reads becomes
+  the host's delay for every worker (``set_host_crawl_delay``: never over an operator's
+  ``set_host_delay``; capped by ``crawl_delay_max``), for ``ROBOTSTXT_USER_AGENT`` (else
+  ``USER_AGENT``). While a host's robots.txt is being fetched, a further request of that host
+  goes back to the frontier (its lease released, the host paused until robots.txt is read, at
+  most ``DOWNLOAD_TIMEOUT``) instead of waiting in Scrapy's robots.txt middleware and leaving
+  with the others in a burst once it arrives; such a request ends with ``IgnoreRequest`` (its
+  errback, if any, sees it) and is fetched again from the frontier.
 * One owner of retries: crawlq's. With ``RETRY_ENABLED`` left on, a retry that Scrapy's
   RetryMiddleware makes of a leased request becomes a nack of that lease, so the count that
   matters is crawlq's ``max_attempts`` either way.
@@ -48,6 +56,7 @@ What happens to a request:
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import weakref
@@ -57,7 +66,9 @@ from typing import TYPE_CHECKING, Any, Optional
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.request import request_from_dict
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 
 import crawlq
 
@@ -250,6 +261,11 @@ class Scheduler:
         self._fetcher: Optional[threading.Thread] = None
         self._finished_at = 0.0
         self._finished = False
+        # robots.txt: whose Crawl-delay to read, and the hosts this process paused while their
+        # robots.txt is fetched (netloc -> a URL of the host)
+        self.robots_user_agent: str = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
+        self.robots_hold: float = settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
+        self._robots_held: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -265,6 +281,9 @@ class Scheduler:
         self.queue.stats()  # connect now: a wrong CRAWLQ_URL fails the crawl at its start
         _SCHEDULERS[self.crawler] = self
         self.crawler.signals.connect(self._on_idle, signal=signals.spider_idle)
+        robots_parsed = getattr(signals, "robots_parsed", None)
+        if robots_parsed is not None:
+            self.crawler.signals.connect(self._on_robots_parsed, signal=robots_parsed)
         self._fetcher = threading.Thread(target=self._fetch_ahead, name="crawlq-fetch-ahead", daemon=True)
         self._fetcher.start()
         logger.info("crawlq frontier %s at %s", name, self.redis_url, extra={"spider": spider})
@@ -280,6 +299,8 @@ class Scheduler:
         with self._ahead_lock:
             self._ahead.clear()
         self._in_flight.clear()
+        for netloc in list(self._robots_held):
+            self.robots_done(netloc)
         # one release of everything this process still holds (in flight, fetched ahead)
         released = self.queue.release_held()
         if released:
@@ -405,6 +426,51 @@ class Scheduler:
             logger.error("crawlq: could not answer the lease of %s: %s", url, exc)
             self.stats.inc_value("crawlq/answer_errors")
 
+    def hold_for_robots(self, request: Request) -> bool:
+        """A leased request that would wait for its host's robots.txt: its lease goes back to
+        the frontier and the host is paused until robots.txt is read (robots_done), so the
+        host's requests are leased again one by one at its delay rather than leaving at once.
+        Returns whether the request was given back (False: it goes on as it is)."""
+        lease = request.meta.get(LEASE_META)
+        if lease is None or lease.id not in self._in_flight:
+            return False
+        assert self.queue is not None
+        netloc = urlparse_cached(request).netloc
+        try:
+            if netloc not in self._robots_held:
+                self.queue.pause_host(lease.url, self.robots_hold)
+                self._robots_held[netloc] = lease.url
+            self.queue.release(lease)
+        except crawlq.CrawlqError as exc:
+            logger.warning("crawlq: could not give %s back while robots.txt is fetched: %s", lease.url, exc)
+            return False
+        self._in_flight.pop(lease.id, None)
+        request.meta.pop(LEASE_META, None)
+        self.stats.inc_value("crawlq/robots_held")
+        return True
+
+    def robots_done(self, netloc: str) -> None:
+        """The robots.txt of `netloc` was read or failed: a host paused for it is resumed."""
+        url = self._robots_held.pop(netloc, None)
+        if url is not None and self.queue is not None:
+            try:
+                self.queue.resume_host(url)
+            except crawlq.CrawlqError as exc:
+                logger.warning("crawlq: could not resume %s after its robots.txt: %s", netloc, exc)
+
+    def _on_robots_parsed(self, robotparser: Any, request: Request) -> None:
+        """Scrapy read a host's robots.txt: its Crawl-delay (None when it has none) becomes the
+        host's delay for every worker, unless an operator set one."""
+        assert self.queue is not None
+        delay = _crawl_delay(robotparser, self.robots_user_agent)
+        try:
+            self.queue.set_host_crawl_delay(request.url, delay)
+            if delay is not None:
+                self.stats.inc_value("crawlq/robots_crawl_delay")
+        except crawlq.CrawlqError as exc:
+            logger.warning("crawlq: could not set the Crawl-delay of %s: %s", request.url, exc)
+        self.robots_done(urlparse_cached(request).netloc)
+
     def is_retry_status(self, status: int) -> bool:
         return status in self.retry_http_codes
 
@@ -511,6 +577,21 @@ class Scheduler:
             raise DontCloseSpider("crawlq: CRAWLQ_CLOSE_WHEN_FINISHED is off; waiting for new seeds")
 
 
+def _crawl_delay(robotparser: Any, user_agent: str) -> Optional[float]:
+    """The Crawl-delay (seconds) a parsed robots.txt gives `user_agent`, read from the parser
+    Scrapy's RobotParser wraps (Protego, the default, and Python's robotparser answer it);
+    None when it has none or the parser cannot say."""
+    ask = getattr(getattr(robotparser, "rp", None), "crawl_delay", None)
+    if ask is None:
+        return None
+    try:
+        value = ask(user_agent)
+        delay = None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+    return delay if delay is not None and math.isfinite(delay) and delay >= 0 else None
+
+
 def _scheduler_of(crawler: Crawler) -> Optional[Scheduler]:
     return _SCHEDULERS.get(crawler)
 
@@ -589,10 +670,37 @@ class DownloaderMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
+        self.robots_obey = crawler.settings.getbool("ROBOTSTXT_OBEY")
+        # Scrapy's robots.txt middleware of this crawler (found on first use; None: none)
+        self._robots: Any = None if self.robots_obey else False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DownloaderMiddleware:
         return cls(crawler)
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        """A leased request whose host's robots.txt is being fetched goes back to the frontier
+        (Scheduler.hold_for_robots) rather than waiting for it with the others."""
+        if not self.robots_obey or LEASE_META not in request.meta or request.meta.get("dont_obey_robotstxt"):
+            return None
+        scheduler = _scheduler_of(self.crawler)
+        if scheduler is None or not self._robots_pending(request):
+            return None
+        if scheduler.hold_for_robots(request):
+            raise IgnoreRequest("crawlq: given back to the frontier while the host's robots.txt is fetched")
+        return None
+
+    def _robots_pending(self, request: Request) -> bool:
+        """Whether Scrapy's robots.txt middleware is fetching the robots.txt of the request's
+        host now (a request of that host would wait for it)."""
+        if self._robots is None:
+            from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+
+            middlewares = getattr(getattr(getattr(self.crawler.engine, "downloader", None), "middleware", None),
+                                  "middlewares", ())
+            self._robots = next((m for m in middlewares if isinstance(m, RobotsTxtMiddleware)), False)
+        parsers = getattr(self._robots, "_parsers", None)
+        return isinstance(parsers, dict) and isinstance(parsers.get(urlparse_cached(request).netloc), Deferred)
 
     def process_response(self, request: Request, response: Response, spider: Any = None) -> Response:
         scheduler = _scheduler_of(self.crawler)
@@ -611,6 +719,9 @@ class DownloaderMiddleware:
 
     def process_exception(self, request: Request, exception: BaseException, spider: Any = None) -> None:
         scheduler = _scheduler_of(self.crawler)
+        if scheduler is not None and request.meta.get("dont_obey_robotstxt") and request.url.endswith("/robots.txt"):
+            # a robots.txt that could not be fetched is never parsed: its host goes on
+            scheduler.robots_done(urlparse_cached(request).netloc)
         if scheduler is None or LEASE_META not in request.meta:
             return None
         if isinstance(exception, IgnoreRequest):
