@@ -65,7 +65,7 @@ CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py --clu
 say "faults: workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)"
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/faults/run.py
 
-say "frameworks: 3 Scrapy spider processes, 2 Crawlee (JavaScript) and 2 Crawlee for Python crawler processes, 2 Laravel queue:work workers: each crawls a local site of 330 pages through one frontier; a request through every pair of adapters; all four frameworks on one queue, then again with one killed mid-crawl (tests/frameworks/run.py)"
+say "frameworks: 3 Scrapy spider processes, 2 Crawlee (JavaScript) and 2 Crawlee for Python crawler processes, 2 Laravel queue:work workers: each crawls a local site of 330 pages through one frontier; a request through every pair of adapters; all four frameworks on one queue, then again with one killed mid-crawl; 3 Scrapy processes on a site with a slow, a rate-limited and a robots.txt Crawl-delay host, one request at a time per host, paced after the answer (tests/frameworks/run.py)"
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/frameworks/run.py
 
 say "demo: the mixed-language crawl of tools/demo.sh (it checks its own result)"

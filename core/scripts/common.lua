@@ -977,8 +977,9 @@ end
 
 -- When a host paced after the answer may be leased again after one of its items, leased with
 -- `lease_key` ('<token>:<id>'; the token is at least its lease time in microseconds), is
--- answered now: its delay after now, or factor x how long the item was leased, within the
--- delay and the max (0: no max). nil for a host paced after the lease.
+-- answered now: its delay after now (the delay of the lease, or the host's own delay now when
+-- longer), or factor x how long the item was leased, within the delay and the max (0: no
+-- max). nil for a host paced after the lease.
 function FLIGHT.after_answer(host, lease_key)
   local pace = redis.call('HGET', FLIGHT.answers, host)
   if not pace then
@@ -986,6 +987,15 @@ function FLIGHT.after_answer(host, lease_key)
   end
   local delay, factor, max = string.match(pace, '^(%d+):([%d.]*):(%d*)$')
   local wait = tonumber(delay) or 0
+  -- a delay set for the host since the lease (an operator's, a robots.txt Crawl-delay read
+  -- while the item was out) counts when it is longer
+  local own = redis.call('HGET', K_HOSTDELAY, host)
+  if own then
+    own = (tonumber(own) or 0) + (tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0)
+    if own > wait then
+      wait = own
+    end
+  end
   factor = tonumber(factor) or 0
   local token = factor > 0 and tonumber(string.match(lease_key or '', '^(%d+):'))
   if token then

@@ -306,3 +306,41 @@ async fn bad_modes_and_factors_are_refused() {
         (DelayAfter::Answer, 2.0, Duration::from_secs(5))
     );
 }
+
+#[tokio::test]
+async fn a_delay_set_while_the_item_is_out_counts_at_its_answer() {
+    let q = seeded(
+        "after-robots",
+        Config {
+            host_delay: Duration::from_millis(300),
+            host_delay_after: DelayAfter::Answer,
+            ..fixed_clock_config()
+        },
+        "r.com",
+        3,
+    )
+    .await;
+    let first = q.lease(10, Duration::ZERO).await.unwrap();
+    // robots.txt read while the first page is out: Crawl-delay 1 s
+    q.set_host_crawl_delay("r.com", Some(Duration::from_secs(1)))
+        .await
+        .unwrap();
+    q.set_fixed_clock(Some(T0 + 200));
+    q.ack(&[first[0].handle()]).await.unwrap();
+    let second = lease_at(&q, 200 + 1000).await;
+    // a shorter one set while the next is out never shortens the wait of the lease's (1 s)
+    q.set_host_delay("r.com", Some(Duration::from_millis(100)))
+        .await
+        .unwrap();
+    q.set_fixed_clock(Some(T0 + 1300));
+    q.ack(&[second.handle()]).await.unwrap();
+    let third = lease_at(&q, 1300 + 1000).await;
+    // and from the next lease on the shorter one is the delay
+    q.set_fixed_clock(Some(T0 + 2400));
+    q.ack(&[third.handle()]).await.unwrap();
+    assert_eq!(
+        q.host_info("r.com").await.unwrap().held_until_ms,
+        Some(T0 + 2500)
+    );
+    check_invariants(&test_url(), &q).await;
+}

@@ -14,12 +14,16 @@ Runs (all by default):
               hosts, paths differing in case, query orders): each page once, every framework
               fetching pages every other one seeded, politeness across all four
   mixed-kill  the same, the Crawlee process killed (SIGKILL) mid-crawl: nothing lost
+  polite      3 Scrapy processes on the politeness site (testsite.PoliteSite): a host answering
+              in 1.5 s, one answering 429 with Retry-After, one with a robots.txt Crawl-delay;
+              in-flight limit 1 and the delay after the answer: the site's log shows one
+              request at a time per host, each at least the delay after the previous answer
 
 Runs with the Python that has the crawlq wheel and Scrapy installed, after the Node.js addon is
 built in bindings-node/ (with its dev dependencies, Crawlee among them), with Debian's
 php-laravel-framework installed and CRAWLQ_PHP_EXTENSION naming the built crawlq.so:
 
-    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill]
+    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill] [polite]
 """
 
 from __future__ import annotations
@@ -44,11 +48,17 @@ sys.path.insert(0, str(HERE))
 import crawlq  # noqa: E402
 from conftest import RedisServer  # noqa: E402
 from testsite import (  # noqa: E402
+    CRAWL_DELAY,
     FLAKY,
     PAGES,
+    RATE_HOST,
+    ROBOTS_HOST,
+    SLOW_HOST,
+    PoliteSite,
     Site,
     after_startup,
     check_fetches,
+    check_politeness,
     expected_fetches,
     expected_missing,
     host_gaps,
@@ -419,6 +429,58 @@ def run_mixed_kill(redis: RedisServer, tmp: Path) -> None:
     mixed_crawl(redis, tmp, victim="crawlee")
 
 
+def run_polite(redis: RedisServer, tmp: Path) -> None:
+    """3 Scrapy processes crawl the politeness site with an in-flight limit of 1 per host and
+    the delay counted after the answer, obeying robots.txt."""
+    site = PoliteSite(tmp / "polite-site.log").start()
+    queue = "polite-site"
+    spider = crawler_process("scrapy", tmp)
+    env = {**os.environ, **spider["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue, "START_URL": site.start_url(),
+           "POLITE": "1"}
+    started = time.monotonic()
+    crawlers = []
+    try:
+        for worker in range(3):
+            log_path = tmp / f"polite-{worker}.log"
+            with open(log_path, "w") as log:
+                proc = subprocess.Popen(spider["command"], env={**env, "WORKER": str(worker)}, cwd=tmp, stdout=log,
+                                        stderr=subprocess.STDOUT)
+            crawlers.append((proc, log_path))
+        for proc, log_path in crawlers:
+            try:
+                code = proc.wait(timeout=max(1.0, TIMEOUT - (time.monotonic() - started)))
+            except subprocess.TimeoutExpired:
+                raise SystemExit(f"FAILED: polite: a spider did not finish in {TIMEOUT} s; its log:\n{log_path.read_text()[-3000:]}")
+            text = log_path.read_text()
+            check(code == 0, f"polite: a spider exited with {code}:\n{text[-3000:]}")
+            check_log("polite", text, None, None)
+    finally:
+        for proc, _ in crawlers:
+            if proc.poll() is None:
+                proc.kill()
+        site.stop()
+    elapsed = time.monotonic() - started
+    requests = site.requests()
+    problems, figures = check_politeness(requests, HOST_DELAY)
+    check(not problems, "polite: " + "; ".join(problems[:10]))
+    q = crawlq.Queue(redis.url, queue)
+    robots = q.host_info(ROBOTS_HOST)
+    check((robots["delay"], robots["delay_from_robots"]) == (float(CRAWL_DELAY), True),
+          f"polite: the robots.txt Crawl-delay became the host's delay ({robots})")
+    stats = q.stats()
+    check(q.is_finished() and stats["leased"] == 0, f"polite: finished ({stats})")
+    q.close()
+    agents = Counter(r["agent"] for r in requests)
+    print(
+        f"polite: 3 Scrapy processes crawled {len(requests)} URLs in {elapsed:.1f} s (per process {dict(sorted(agents.items()))}); "
+        f"one request at a time per host; smallest gap from an answer to the next request: "
+        f"{SLOW_HOST} (1.5 s pages) {figures[f'{SLOW_HOST} smallest gap'] * 1000:.0f} ms (delay {HOST_DELAY * 1000:.0f} ms), "
+        f"{RATE_HOST} {figures[f'{RATE_HOST} smallest gap'] * 1000:.0f} ms, "
+        f"{ROBOTS_HOST} {figures[f'{ROBOTS_HOST} smallest gap'] * 1000:.0f} ms (robots.txt Crawl-delay {CRAWL_DELAY} s); "
+        f"after the 429 {figures['after the 429']:.2f} s (Retry-After 2 s)"
+    )
+
+
 def run_adapter_roundtrip(redis: RedisServer, tmp: Path) -> None:
     from roundtrip import run_roundtrip
 
@@ -434,6 +496,7 @@ FRAMEWORKS = {
     "roundtrip": run_adapter_roundtrip,
     "mixed": run_mixed,
     "mixed-kill": run_mixed_kill,
+    "polite": run_polite,
 }
 
 

@@ -257,3 +257,140 @@ def host_gaps(requests: list[dict[str, Any]], field: str) -> dict[str, list[floa
         times = sorted(r[field] for r in requests if r["host"] == host and field in r)
         out[host] = sorted(b - a for a, b in zip(times, times[1:]))
     return out
+
+
+# The politeness site (PoliteSite): three hosts of their own, five pages each.
+SLOW_HOST, RATE_HOST, ROBOTS_HOST = "127.0.0.4", "127.0.0.5", "127.0.0.6"
+POLITE_PAGES = 5
+SLOW_SECONDS = 1.5  # every page of the slow host answers after this long
+RETRY_AFTER = 2  # seconds: the rate-limited host's 429 asks for this
+CRAWL_DELAY = 1  # seconds: the robots host's robots.txt Crawl-delay
+
+
+class PoliteSite:
+    """A site that tests the politeness of the load: /s/<i> on SLOW_HOST answers after
+    SLOW_SECONDS and links /s/<i + 1>, /r/<i> and /c/<i>; /r/1 on RATE_HOST answers 429 with
+    `Retry-After: RETRY_AFTER` the first time; ROBOTS_HOST's robots.txt has `Crawl-delay:
+    CRAWL_DELAY`. Each request is logged with its arrival (`t`) and when its answer was sent
+    (`done`)."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.port = free_port()
+        self.log_path = log_path
+        self._lock = threading.Lock()
+        self._fetched: set[str] = set()
+        self._servers: list[ThreadingHTTPServer] = []
+        self._log = open(log_path, "a", buffering=1)
+
+    def start_url(self) -> str:
+        return f"http://{SLOW_HOST}:{self.port}/s/0"
+
+    def answer(self, host: str, path: str) -> tuple[int, dict[str, str], str]:
+        if path == "/robots.txt":
+            delay = f"Crawl-delay: {CRAWL_DELAY}\n" if host == ROBOTS_HOST else ""
+            return 200, {"Content-Type": "text/plain"}, f"User-agent: *\n{delay}"
+        parts = path.strip("/").split("/")
+        if len(parts) != 2 or not parts[1].isdigit() or int(parts[1]) >= POLITE_PAGES:
+            return 404, {}, "not found"
+        kind, page = parts[0], int(parts[1])
+        if (kind, host) == ("s", SLOW_HOST):
+            time.sleep(SLOW_SECONDS)
+            links = [f"http://{RATE_HOST}:{self.port}/r/{page}", f"http://{ROBOTS_HOST}:{self.port}/c/{page}"]
+            if page + 1 < POLITE_PAGES:
+                links.append(f"http://{SLOW_HOST}:{self.port}/s/{page + 1}")
+            body = "".join(f'<a href="{link}">{link}</a>' for link in links)
+            return 200, {}, f"<html><body>{body}</body></html>"
+        if (kind, host) == ("r", RATE_HOST):
+            with self._lock:
+                first = path not in self._fetched
+                self._fetched.add(path)
+            if page == 1 and first:
+                return 429, {"Retry-After": str(RETRY_AFTER)}, "slow down"
+            return 200, {}, "<html><body>rate</body></html>"
+        if (kind, host) == ("c", ROBOTS_HOST):
+            return 200, {}, "<html><body>robots</body></html>"
+        return 404, {}, "not found"
+
+    def start(self) -> PoliteSite:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                arrived = time.time()
+                host = self.server.server_address[0]
+                status, headers, body = site.answer(host, self.path)
+                data = body.encode()
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                line = {"t": arrived, "done": time.time(), "host": host, "path": self.path, "status": status,
+                        "agent": self.headers.get("User-Agent", "")}
+                with site._lock:
+                    site._log.write(json.dumps(line) + "\n")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        for host in (SLOW_HOST, RATE_HOST, ROBOTS_HOST):
+            server = ThreadingHTTPServer((host, self.port), Handler)
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self._servers.append(server)
+        return self
+
+    def stop(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+        self._log.close()
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log_path.read_text().splitlines() if line]
+
+
+def check_politeness(requests: list[dict[str, Any]], delay: float) -> tuple[list[str], dict[str, float]]:
+    """What is wrong with a crawl of the PoliteSite (its hosts paced after the answer with
+    `delay` and an in-flight limit of 1), from the site's log, and the figures checked: every
+    page fetched once with 200 (/r/1 first with 429); per host, the page requests (robots.txt,
+    which each crawler process fetches itself, left out) never overlap, and each starts at
+    least the host's delay after the previous one was answered (SLOW_HOST: `delay`;
+    ROBOTS_HOST: its Crawl-delay); the request after the 429 comes no sooner than its
+    Retry-After."""
+    problems: list[str] = []
+    figures: dict[str, float] = {}
+    pages = [r for r in requests if r["path"] != "/robots.txt"]
+    by_url: dict[str, list[int]] = {}
+    for r in pages:
+        by_url.setdefault(f"{r['host']}{r['path']}", []).append(r["status"])
+    want = {f"{SLOW_HOST}/s/{i}": [200] for i in range(POLITE_PAGES)}
+    want.update({f"{RATE_HOST}/r/{i}": [429, 200] if i == 1 else [200] for i in range(POLITE_PAGES)})
+    want.update({f"{ROBOTS_HOST}/c/{i}": [200] for i in range(POLITE_PAGES)})
+    for url in sorted(set(want) | set(by_url)):
+        if by_url.get(url, []) != want.get(url):
+            problems.append(f"{url}: fetched {by_url.get(url, [])}, wanted {want.get(url)}")
+    for host, gap_wanted in ((SLOW_HOST, delay), (RATE_HOST, delay), (ROBOTS_HOST, float(CRAWL_DELAY))):
+        mine = sorted((r for r in pages if r["host"] == host), key=lambda r: r["t"])
+        gaps = [b["t"] - a["done"] for a, b in zip(mine, mine[1:])]
+        if not gaps:
+            continue
+        figures[f"{host} smallest gap"] = min(gaps)
+        # (lease times are whole milliseconds of the Redis clock, the site's are this machine's)
+        if min(gaps) < gap_wanted - 0.002:
+            overlap = " (two requests in flight at once)" if min(gaps) < 0 else ""
+            problems.append(f"{host}: a request {min(gaps) * 1000:.0f} ms after the previous answer, wanted "
+                            f">= {gap_wanted * 1000:.0f} ms{overlap}")
+    limited = [r for r in pages if r["status"] == 429]
+    later = [r for r in pages if r["host"] == RATE_HOST and limited and r["t"] > limited[0]["t"]]
+    if limited and later:
+        waited = min(r["t"] for r in later) - limited[0]["done"]
+        figures["after the 429"] = waited
+        if waited < RETRY_AFTER - 0.002:
+            problems.append(f"{RATE_HOST}: next request {waited:.3f} s after the 429, Retry-After {RETRY_AFTER} s")
+    return problems, figures

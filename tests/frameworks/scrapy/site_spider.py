@@ -6,6 +6,10 @@ import os
 
 import scrapy
 
+# The politeness run (run.py polite): robots.txt obeyed, each host one request at a time and
+# paced after its answers.
+POLITE = os.environ.get("POLITE") == "1"
+
 from crawlq.scrapy import LEASE_META
 
 
@@ -28,7 +32,7 @@ class SiteSpider(scrapy.Spider):
         "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10, "site_spider.LeaseTimeHeader": 20},
         "RETRY_ENABLED": False,
         "DOWNLOAD_DELAY": 0,
-        "ROBOTSTXT_OBEY": False,
+        "ROBOTSTXT_OBEY": POLITE,
         "CONCURRENT_REQUESTS": 8,
         "CRAWLQ_URL": os.environ["CRAWLQ_URL"],
         "CRAWLQ_QUEUE": os.environ["CRAWLQ_QUEUE"],
@@ -39,6 +43,7 @@ class SiteSpider(scrapy.Spider):
             # ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
             "sort_query": True,
             "lease_ttl": float(os.environ.get("LEASE_TTL", "30")),
+            **({"host_in_flight": 1, "host_delay_after": "answer"} if POLITE else {}),
         },
         "CRAWLQ_IDLE_POLL": 0.2,
         "USER_AGENT": f"site-spider/{os.environ['WORKER']}",
