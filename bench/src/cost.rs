@@ -523,6 +523,32 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
                 .await?
                 / (calls / concurrency * concurrency) as f64,
         );
+        // paced after the answer (one item of a host out at a time, no delay): every lease
+        // also writes the host's pacing, every answer reads it
+        server.flush().await?;
+        let paced = open(
+            url,
+            Config {
+                host_delay_after: crawlq::DelayAfter::Answer,
+                ..Config::default()
+            },
+        )
+        .await?;
+        seed_all(&paced, urls(calls, 1000), concurrency).await?;
+        server.reset().await?;
+        together(concurrency, |_| {
+            let q = paced.clone();
+            async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
+        })
+        .await?;
+        put(
+            &mut out,
+            "lease(1) + ack(1), delay after the answer",
+            server
+                .script_usec("lease(1) + ack(1), delay after the answer")
+                .await?
+                / (calls / concurrency * concurrency) as f64,
+        );
         server.flush().await?;
         seed_all(&q, urls(calls, 1000), concurrency).await?;
         server.reset().await?;
