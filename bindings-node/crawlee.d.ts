@@ -46,6 +46,12 @@ export declare class CrawlqRequestManager implements IRequestManager {
   static open (url: string, name: string, options?: CrawlqRequestManagerOpenOptions): Promise<CrawlqRequestManager>
   constructor (queue: Queue, options?: CrawlqRequestManagerOptions)
   readonly queue: Queue
+  /**
+   * A post-navigation hook (`postNavigationHooks: [manager.postNavigationHook]`) that notes
+   * each response's status and Retry-After: a 429 or 503 that Crawlee retries is then a rate
+   * limit (429) holding the retry and the host at least its Retry-After, across processes.
+   */
+  readonly postNavigationHook: (context: { request: Request, response?: unknown }) => Promise<void>
   /** The crawlq lease a fetched request came from, while this process holds it. */
   leaseOf (request: Request): Lease | null
   addRequest (requestLike: Source, options?: RequestQueueOperationOptions): Promise<RequestQueueOperationInfo>

@@ -85,7 +85,26 @@ class CrawlqRequestManager {
     this.stats = null
     this.statsAt = 0
     this.closed = false
+    /**
+     * A Crawlee post-navigation hook for HTTP crawlers (CheerioCrawler, HttpCrawler,
+     * JSDOMCrawler) and browser crawlers: `postNavigationHooks: [requestQueue.postNavigationHook]`.
+     * It notes each response's status and Retry-After, so a 429 or 503 Crawlee retries is
+     * answered as a rate limit (429) with the host's Retry-After (seconds or an HTTP-date):
+     * the retry and every request to the host wait at least that long, across processes.
+     */
+    this.postNavigationHook = async ({ request, response }) => this.noteResponse(request, response)
     if (options.releaseOnSignal ?? true) this.watchSignals()
+  }
+
+  /** Note the status and Retry-After of a held request's response (postNavigationHook). */
+  noteResponse (request, response) {
+    const held = request && this.inFlight.get(request.id)
+    if (!held || !response) return
+    // got's IncomingMessage (statusCode, headers) or a browser response (status(), headers())
+    const status = typeof response.status === 'function' ? response.status() : response.statusCode
+    const headers = (typeof response.headers === 'function' ? response.headers() : response.headers) ?? {}
+    const retryAfter = headers['retry-after'] ?? headers['Retry-After']
+    held.response = { status, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter }
   }
 
   /** The crawlq lease a request came from (`leasedAt`, `attempt`, `token`, ...), if held. */
@@ -187,13 +206,33 @@ class CrawlqRequestManager {
     const { RequestState } = core()
     const payload = codec().requestUpdate(held.lease, changesOf(request, held.crawl))
     if (request.state === RequestState.ERROR_HANDLER) {
-      const outcome = await this.queue.nack(held.lease, { retry: true, reason: lastError(request), payload })
+      const outcome = await this.nackForRetry(held, { retry: true, reason: lastError(request), payload })
       if (outcome === 'dead') this.warn(`${request.url}: crawlq's maxAttempts reached before Crawlee's maxRequestRetries; dead-lettered`)
     } else {
       await this.queue.release(held.lease, { payload })
     }
     this.stats = null
     return { ...operationInfo(request), forefront: Boolean(options.forefront) }
+  }
+
+  /**
+   * A nack for a retry; after a 429 or 503 (noted by postNavigationHook) a rate limit (429)
+   * with the host's Retry-After. A Retry-After that is neither seconds nor an HTTP-date is
+   * left out, with a warning.
+   */
+  async nackForRetry (held, options) {
+    const status = held.response?.status
+    if (status !== 429 && status !== 503) return this.queue.nack(held.lease, options)
+    const limited = { ...options, rateLimited: status === 429 }
+    const retryAfter = held.response.retryAfter
+    if (retryAfter === undefined || retryAfter === null) return this.queue.nack(held.lease, limited)
+    try {
+      return await this.queue.nack(held.lease, { ...limited, retryAfter: String(retryAfter) })
+    } catch (err) {
+      if (err.code !== 'ERR_CRAWLQ_INVALID_ARGUMENT') throw err
+      this.warn(`ignoring Retry-After ${JSON.stringify(retryAfter)} of ${held.lease.url}`)
+      return this.queue.nack(held.lease, limited)
+    }
   }
 
   /** True when nothing is queued or leased by any process: the crawl is over. */

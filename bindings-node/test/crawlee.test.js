@@ -197,3 +197,48 @@ test('a BasicCrawler on the manager: retries stop at maxRequestRetries, then a d
   assert.deepEqual([dead.url, dead.attempts, dead.lastError], ['http://a.com/broken', 3, 'always fails'])
   await m.close()
 })
+
+test('a CheerioCrawler with postNavigationHook: a 429 with Retry-After holds the retry and the host that long', async () => {
+  const { CheerioCrawler } = require('@crawlee/cheerio')
+  const http = require('node:http')
+  const log = []
+  let busy = 0
+  const server = http.createServer((req, res) => {
+    const at = Date.now()
+    if (req.url === '/busy' && busy++ === 0) {
+      res.writeHead(429, { 'Retry-After': '2', 'Content-Type': 'text/html' }).end('slow down')
+    } else {
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html><body>ok</body></html>')
+    }
+    log.push({ path: req.url, at, done: Date.now() })
+  })
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  const base = `http://127.0.0.1:${server.address().port}`
+  // one request of the host at a time: the next one is leased after the 429 is answered
+  const m = await manage(uniqueName('crawlee-429'), { ...quick, hostInFlight: 1 })
+  try {
+    const crawler = new CheerioCrawler({
+      requestQueue: m,
+      maxRequestRetries: 2,
+      // (Crawlee retries a 429 as a blocked request of its session pool, on by default)
+      postNavigationHooks: [m.postNavigationHook],
+      async requestHandler () {}
+    })
+    crawler.log.setLevel(crawler.log.LEVELS.OFF)
+    await crawler.run([`${base}/busy`, `${base}/other`])
+  } finally {
+    server.close()
+  }
+  const busyFetches = log.filter(r => r.path === '/busy')
+  assert.equal(busyFetches.length, 2)
+  const limited = busyFetches[0]
+  const after = log.filter(r => r.at > limited.at)
+  assert.ok(after.length >= 1)
+  // the retry and every request to the host waited out the Retry-After (whole ms on both clocks)
+  assert.ok(Math.min(...after.map(r => r.at)) - limited.done >= 2000 - 5, JSON.stringify(log))
+  const stats = await m.queue.stats()
+  assert.deepEqual([stats.done, stats.dead, stats.retriedTotal], [2, 0, 1])
+  const info = await m.queue.hostInfo('127.0.0.1')
+  assert.ok(info.adaptiveExtraMs > 0, 'a 429 is a rate limit: the host slows down')
+  await m.close()
+})

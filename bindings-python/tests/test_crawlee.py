@@ -145,3 +145,63 @@ def test_links_crawlee_would_fold_together_all_reach_the_frontier(redis_server: 
         assert (stats["pending"], stats["duplicates_total"]) == (2, 1), "two pages; crawlq's identity folds the third"
 
     asyncio.run(main())
+
+
+def test_a_429_with_retry_after_holds_the_retry_and_the_host_through_the_hook(redis_server: RedisServer, name: str) -> None:
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from crawlee.crawlers import HttpCrawler, HttpCrawlingContext
+
+    log: list[dict[str, object]] = []
+    busy = [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            at = time.time()
+            first = self.path == "/busy" and busy[0] == 0
+            if self.path == "/busy":
+                busy[0] += 1
+            self.send_response(429 if first else 200)
+            if first:
+                self.send_header("Retry-After", "2")
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+            log.append({"path": self.path, "at": at, "done": time.time()})
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+
+    async def main() -> None:
+        # one request of the host at a time: the next one is leased after the 429 is answered
+        store = storage(redis_server, name, host_in_flight=1)
+        crawler = HttpCrawler(storage_client=store, max_request_retries=2, configure_logging=False)
+        crawler.post_navigation_hook(store.post_navigation_hook)
+
+        @crawler.router.default_handler
+        async def handle(context: HttpCrawlingContext) -> None:
+            pass
+
+        await crawler.run([f"{base}/busy", f"{base}/other"])
+        stats = await store.queue.stats()
+        assert (stats["done"], stats["dead"], stats["retried_total"]) == (2, 0, 1)
+        info = await store.queue.host_info("127.0.0.1")
+        assert info["adaptive_extra"] > 0, "a 429 is a rate limit: the host slows down"
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.shutdown()
+        server.server_close()
+    busy_fetches = [r for r in log if r["path"] == "/busy"]
+    assert len(busy_fetches) == 2
+    limited = busy_fetches[0]
+    after = [r["at"] for r in log if r["at"] > limited["at"]]  # type: ignore[operator]
+    assert after and min(after) - limited["done"] >= 2 - 0.005, log  # type: ignore[operator]

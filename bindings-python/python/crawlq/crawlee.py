@@ -30,6 +30,10 @@ What it maps:
   retried (...)``). A request the crawler skips (robots.txt) is a dead letter ``ignored: ...``.
   crawlq's ``max_attempts`` (the queue's) is a second limit: the lower one wins (set it to
   ``max_request_retries`` + 1 to let Crawlee decide).
+* A 429 or 503 with ``Retry-After``: register ``crawler.post_navigation_hook(storage.post_navigation_hook)``
+  and a retried 429 is a rate limit (the host's adaptive slow-down) and both kinds hold the
+  retry and the host at least the Retry-After, across processes (without the hook Crawlee's
+  own backoff decides, and the host is not told).
 * Politeness is crawlq's ``host_delay``, across processes. Leases are extended in the
   background by the queue (``extend_every``, a third of the queue's ``lease_ttl`` unless
   given); on SIGTERM call
@@ -182,6 +186,8 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         self._stats: Any = None
         self._stats_at = 0.0
         self._in_flight: dict[str, Any] = {}
+        # (status, Retry-After) of the responses of held requests (post_navigation_hook)
+        self._responses: dict[str, tuple[int, str | None]] = {}
         self._opened = datetime.now(timezone.utc)
 
     async def _read_stats(self) -> Any:
@@ -260,7 +266,30 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             self._in_flight[request.unique_key] = (lease, crawl)
             return request
 
+    def note_response(self, request: Request, status: int, retry_after: str | None) -> bool:
+        """Note a held request's response status and Retry-After; whether it is held here."""
+        if request.unique_key not in self._in_flight:
+            return False
+        self._responses[request.unique_key] = (status, retry_after)
+        return True
+
+    async def _nack_for_retry(self, lease: Any, key: str, **options: Any) -> str:
+        """A nack for a retry; after a 429 or 503 (noted by the storage client's
+        post_navigation_hook) a rate limit (429) with the host's Retry-After, which is left out
+        with a warning when it is neither seconds nor an HTTP-date."""
+        status, retry_after = self._responses.pop(key, (0, None))
+        if status not in (429, 503):
+            return await self.queue.nack(lease, **options)
+        options["rate_limited"] = status == 429
+        if retry_after is not None:
+            try:
+                return await self.queue.nack(lease, retry_after=retry_after, **options)
+            except crawlq.InvalidArgumentError:
+                log.warning("ignoring Retry-After %r of %s", retry_after, lease.url)
+        return await self.queue.nack(lease, **options)
+
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
+        self._responses.pop(request.unique_key, None)
         held = self._in_flight.pop(request.unique_key, None)
         if held is None:
             return None
@@ -282,10 +311,11 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         lease, crawl = held
         payload = crawlq.request_update(lease, _changes(request, crawl))
         if request.state == RequestState.ERROR_HANDLER:
-            outcome = await self.queue.nack(lease, reason=_error_line(), payload=payload)
+            outcome = await self._nack_for_retry(lease, request.unique_key, reason=_error_line(), payload=payload)
             if outcome == "dead":
                 log.warning("%s: a dead letter after %d attempts (the queue's max_attempts came before Crawlee's retries)", request.url, lease.attempt)
         else:
+            self._responses.pop(request.unique_key, None)
             await self.queue.release(lease, payload=payload)
         self._stats = None
         return ProcessedRequest(id=lease.id, unique_key=request.unique_key, was_already_present=True, was_already_handled=False)
@@ -348,6 +378,26 @@ class CrawlqStorageClient(StorageClient):
     def queue(self) -> crawlq.AsyncQueue:
         """The crawlq queue of the default request queue (``release_held()`` on SIGTERM)."""
         return self._client(self.queue_name).queue
+
+    def get_storage_client_cache_key(self, configuration: Configuration) -> Any:
+        """Crawlee caches the storages it opens per storage client class and this key: two
+        clients on other Redis servers or queues must not share a request queue."""
+        return (type(self).__name__, self.url, self.queue_name)
+
+    async def post_navigation_hook(self, context: Any) -> None:
+        """A Crawlee post-navigation hook (``crawler.post_navigation_hook(storage.post_navigation_hook)``)
+        that notes each response's status and Retry-After: a 429 or 503 that Crawlee retries is
+        then a rate limit (429) holding the retry and the host at least its Retry-After
+        (seconds or an HTTP-date), across processes."""
+        response = getattr(context, "http_response", None)
+        if response is None:
+            return
+        status = getattr(response, "status_code", 0)
+        headers = getattr(response, "headers", {}) or {}
+        retry_after = headers.get("retry-after") or headers.get("Retry-After")
+        for client in self._clients.values():
+            if client.note_response(context.request, status, retry_after):
+                return
 
     def _client(self, name: str) -> CrawlqRequestQueueClient:
         if name not in self._clients:
