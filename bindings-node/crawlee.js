@@ -217,22 +217,17 @@ class CrawlqRequestManager {
 
   /**
    * A nack for a retry; after a 429 or 503 (noted by postNavigationHook) a rate limit (429)
-   * with the host's Retry-After. A Retry-After that is neither seconds nor an HTTP-date is
-   * left out, with a warning.
+   * with the host's Retry-After (ignored when it is neither seconds nor an HTTP-date).
    */
   async nackForRetry (held, options) {
     const status = held.response?.status
     if (status !== 429 && status !== 503) return this.queue.nack(held.lease, options)
-    const limited = { ...options, rateLimited: status === 429 }
     const retryAfter = held.response.retryAfter
-    if (retryAfter === undefined || retryAfter === null) return this.queue.nack(held.lease, limited)
-    try {
-      return await this.queue.nack(held.lease, { ...limited, retryAfter: String(retryAfter) })
-    } catch (err) {
-      if (err.code !== 'ERR_CRAWLQ_INVALID_ARGUMENT') throw err
-      this.warn(`ignoring Retry-After ${JSON.stringify(retryAfter)} of ${held.lease.url}`)
-      return this.queue.nack(held.lease, limited)
-    }
+    return this.queue.nack(held.lease, {
+      ...options,
+      rateLimited: status === 429,
+      retryAfterHeader: retryAfter === undefined || retryAfter === null ? null : String(retryAfter)
+    })
   }
 
   /** True when nothing is queued or leased by any process: the crawl is over. */

@@ -220,6 +220,8 @@ export interface NackOptions {
   retryAfter?: string
   /** The same as a number of milliseconds. */
   retryAfterMs?: number
+  /** The `Retry-After` header as a server sent it, for framework adapters: as `retryAfter`, but one that is neither seconds nor an HTTP-date is ignored (no hold) instead of refused. */
+  retryAfterHeader?: string | null
   /** Stored in place of the item's payload (its next attempt, or its dead letter, sees it); null or absent keeps it. */
   payload?: Json
 }

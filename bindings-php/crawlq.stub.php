@@ -93,7 +93,7 @@ final class Queue
      *
      * @param Lease|list<Lease> $lease
      * @param array{retry?: bool, delay?: float|null, reason?: string, rate_limited?: bool, payload?: mixed,
-     *     retry_after?: string|float}|null $options
+     *     retry_after?: string|float, retry_after_header?: string|null}|null $options
      *        payload is stored in place of the item's payload (null keeps it)
      * @return 'retried'|'dead'|'lost'|list<'retried'|'dead'|'lost'>
      */

@@ -440,7 +440,7 @@ test('a blocked lease wakes when an ack frees the host\'s in-flight slot', async
 })
 
 test('nack with the host\'s Retry-After holds the item and the host', async () => {
-  const q = await open({ fixedClock: T0 })
+  const q = await open({ fixedClock: T0, maxAttempts: 10 })
   await q.seed(['http://a.com/1', 'http://a.com/2'])
   const [lease] = await q.lease({ waitMs: 0 })
   assert.equal(await q.nack(lease, { retryAfter: '120' }), 'retried')
@@ -457,4 +457,16 @@ test('nack with the host\'s Retry-After holds the item and the host', async () =
   await assert.rejects(q.nack(third, { retryAfter: 'soon' }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
   await assert.rejects(q.nack(third, { retryAfter: 30 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
   assert.equal(await q.nack(third, { retryAfterMs: 2500 }), 'retried')
+  // the header as a server sent it (framework adapters): one that is neither seconds nor a
+  // date is ignored, not refused
+  q._setFixedClock(T0 + 302_500)
+  const [fourth] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.nack(fourth, { retryAfter: '1', retryAfterHeader: '2' }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  assert.equal(await q.nack(fourth, { retryAfterHeader: 'soon' }), 'retried')
+  // (held by its lease alone: the 1 s adaptive delay of the rate limit above)
+  assert.equal((await q.hostInfo('a.com')).heldUntil, T0 + 303_500)
+  q._setFixedClock(T0 + 303_500)
+  const [fifth] = await q.lease({ max: 1, waitMs: 0 })
+  assert.equal(await q.nack(fifth, { retryAfterHeader: '60' }), 'retried')
+  assert.equal((await q.hostInfo('a.com')).heldUntil, T0 + 363_500)
 })

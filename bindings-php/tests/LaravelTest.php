@@ -431,7 +431,9 @@ final class LaravelTest extends TestCase
         $job = $queue->pop();
         $job->releaseRateLimited('later');
         $this->assertSame('retried', $job->outcome());
-        $this->assertStringContainsString("ignoring Retry-After 'later'", $this->log->warnings[0] ?? '');
+        $this->assertSame([], $this->log->warnings);
+        $odd = $queue->frontier()->hostInfo('odd.com');
+        $this->assertLessThan($asked + 30, $odd['held_until'], 'no Retry-After hold: the adaptive one alone');
         $this->assertSame(2, $queue->frontier()->stats()['retried_total']);
     }
 

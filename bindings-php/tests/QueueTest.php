@@ -419,7 +419,7 @@ final class QueueTest extends TestCase
 
     public function testNackWithRetryAfterHoldsTheItemAndTheHost(): void
     {
-        $q = $this->open(['fixed_clock' => T0 / 1000]);
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'max_attempts' => 10]);
         $q->seed(['http://a.com/1', 'http://a.com/2']);
         [$lease] = $q->lease(1, 0.0);
         $this->assertSame('retried', $q->nack($lease, ['retry_after' => '120']));
@@ -440,6 +440,17 @@ final class QueueTest extends TestCase
             $this->assertStringContainsString('HTTP-date', $e->getMessage());
         }
         $this->assertSame('retried', $q->nack($third, ['retry_after' => 2.5]));
+        // the header as a server sent it (framework adapters): one that is neither seconds nor
+        // a date is ignored, not refused
+        $q->_setFixedClock(T0 + 302_500);
+        [$fourth] = $q->lease(1, 0.0);
+        $this->assertSame('retried', $q->nack($fourth, ['retry_after_header' => 'soon']));
+        // (held by its lease alone: the 1 s adaptive delay of the rate limit above)
+        $this->assertSame((T0 + 303_500) / 1000.0, $q->hostInfo('a.com')['held_until']);
+        $q->_setFixedClock(T0 + 303_500);
+        [$fifth] = $q->lease(1, 0.0);
+        $this->assertSame('retried', $q->nack($fifth, ['retry_after_header' => '60']));
+        $this->assertSame((T0 + 363_500) / 1000.0, $q->hostInfo('a.com')['held_until']);
     }
 
     public function testAckWithARevisitAtATime(): void

@@ -135,9 +135,11 @@ pub fn nack_args(
     rate_limited: bool,
     payload: Option<Value>,
     retry_after: Option<Value>,
+    retry_after_header: Option<String>,
 ) -> crawlq::Result<NackOptions> {
     let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason,
-                      "rate_limited": rate_limited, "payload": payload, "retry_after": retry_after});
+                      "rate_limited": rate_limited, "payload": payload, "retry_after": retry_after,
+                      "retry_after_header": retry_after_header});
     style::nack_options_from_json(&opts, Style::Snake)
 }
 

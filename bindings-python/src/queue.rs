@@ -187,8 +187,10 @@ macro_rules! queue_methods {
 
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
             /// replaces the item's stored payload (None keeps it). `retry_after` (the text of
-            /// a Retry-After header, or seconds) holds the retry and the host that long.
-            #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None, retry_after = None))]
+            /// a Retry-After header, or seconds) holds the retry and the host that long;
+            /// `retry_after_header` is the header as a server sent it (one that is neither
+            /// seconds nor an HTTP-date is ignored).
+            #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None, retry_after = None, retry_after_header = None))]
             #[allow(clippy::too_many_arguments)]
             fn nack(
                 &self,
@@ -200,10 +202,11 @@ macro_rules! queue_methods {
                 rate_limited: bool,
                 payload: Option<&Bound<'_, PyAny>>,
                 retry_after: Option<&Bound<'_, PyAny>>,
+                retry_after_header: Option<String>,
             ) -> PyResult<Py<PyAny>> {
                 let payload = payload.map(to_json).transpose()?;
                 let retry_after = retry_after.map(to_json).transpose()?;
-                let opts = nack_args(retry, delay, reason.map(|r| r.0), rate_limited, payload, retry_after);
+                let opts = nack_args(retry, delay, reason.map(|r| r.0), rate_limited, payload, retry_after, retry_after_header);
                 answer::<$mode>(py, &self.handle, lease, opts.map(Answer::Nack))
             }
 

@@ -448,7 +448,7 @@ def test_a_blocked_lease_wakes_when_an_ack_frees_the_hosts_slot(q: crawlq.Queue,
 
 
 def test_nack_with_retry_after_holds_the_host(redis_server: RedisServer, name: str) -> None:
-    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000)
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, max_attempts=10)
     q.seed(["http://a.com/1", "http://a.com/2"])
     [lease] = q.lease(1, wait=0)
     assert q.nack(lease, retry_after="120") == "retried"
@@ -466,4 +466,17 @@ def test_nack_with_retry_after_holds_the_host(redis_server: RedisServer, name: s
     with pytest.raises(crawlq.InvalidArgumentError, match="HTTP-date"):
         q.nack(third, retry_after="soon")
     assert q.nack(third, retry_after=2.5) == "retried"
+    # the header as a server sent it (framework adapters): one that is neither seconds nor a
+    # date is ignored, not refused
+    q._set_fixed_clock(T0 + 302_500)
+    [fourth] = q.lease(1, wait=0)
+    with pytest.raises(crawlq.InvalidArgumentError, match="not both"):
+        q.nack(fourth, retry_after="1", retry_after_header="2")
+    assert q.nack(fourth, retry_after_header="soon") == "retried"
+    # (held by its lease alone: the 1 s adaptive delay of the rate limit above)
+    assert q.host_info("a.com")["held_until"] == (T0 + 303_500) / 1000
+    q._set_fixed_clock(T0 + 303_500)
+    [fifth] = q.lease(1, wait=0)
+    assert q.nack(fifth, retry_after_header="60") == "retried"
+    assert q.host_info("a.com")["held_until"] == (T0 + 363_500) / 1000
     q.close()

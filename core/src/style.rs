@@ -1107,20 +1107,28 @@ pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptio
     Ok(opts)
 }
 
-/// Nack options: retry, delay, reason, rate_limited, retry_after, payload. `retry_after` is
-/// the text of an HTTP `Retry-After` header (seconds or an HTTP-date, [`crate::RetryAfter`]);
-/// in Snake style a number of seconds too, in Camel style `retryAfterMs` a number of ms.
+/// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
+/// payload. `retry_after` is the text of an HTTP `Retry-After` header (seconds or an
+/// HTTP-date, [`crate::RetryAfter`]; anything else is refused); in Snake style a number of
+/// seconds too, in Camel style `retryAfterMs` a number of ms. `retry_after_header`
+/// (`retryAfterHeader`) is the header as a server sent it, for framework adapters: the same
+/// text, and one that is neither seconds nor an HTTP-date is ignored (no hold), as a client
+/// ignores a malformed header.
 ///
 /// ```
 /// use crawlq::{Style, style::nack_options_from_json};
-/// let o = nack_options_from_json(&serde_json::json!({"retry": false, "reason": "404"}), Style::Snake).unwrap();
+/// use serde_json::json;
+/// let o = nack_options_from_json(&json!({"retry": false, "reason": "404"}), Style::Snake).unwrap();
 /// assert!(!o.retry);
+/// let lenient = nack_options_from_json(&json!({"retryAfterHeader": "soon"}), Style::Camel).unwrap();
+/// assert!(lenient.retry_after.is_none());
+/// assert!(nack_options_from_json(&json!({"retryAfter": "soon"}), Style::Camel).is_err());
 /// ```
 pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions> {
     let map = as_object(value, "nack options")?;
     let mut f = Fields::new("nack", &map, style);
     let defaults = NackOptions::default();
-    let opts = NackOptions {
+    let mut opts = NackOptions {
         retry: f.bool("retry")?.unwrap_or(defaults.retry),
         delay: f.duration("delay")?,
         reason: f.string("reason")?,
@@ -1128,7 +1136,25 @@ pub fn nack_options_from_json(value: &Value, style: Style) -> Result<NackOptions
         retry_after: retry_after_field(&mut f, style)?,
         payload: f.raw("payload").filter(|p| !p.is_null()),
     };
+    let header = match f.raw("retry_after_header") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text),
+        Some(v) => {
+            let name = field_name("retry_after_header", false, style);
+            return Err(f.err(&name, "the Retry-After header's text or null", &v));
+        }
+    };
     f.finish()?;
+    if let Some(text) = header {
+        if opts.retry_after.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "give {} or {}, not both",
+                field_name("retry_after", false, style),
+                field_name("retry_after_header", false, style)
+            )));
+        }
+        opts.retry_after = crate::RetryAfter::parse(&text).ok();
+    }
     Ok(opts)
 }
 

@@ -155,17 +155,13 @@ class CrawlqJob extends Job implements JobContract
     public function releaseRateLimited(?string $retryAfter = null): void
     {
         parent::release(0);
-        $options = ['retry' => true, 'rate_limited' => true, 'reason' => $this->reason('rate limited')];
-        if ($retryAfter !== null && trim($retryAfter) !== '') {
-            try {
-                $this->answer($this->frontier->nack($this->lease, $options + ['retry_after' => $retryAfter]));
-                return;
-            } catch (\Crawlq\InvalidArgumentException $e) {
-                // refused before anything was sent: the answer goes without it
-                $this->warn("crawlq: ignoring Retry-After '{$retryAfter}' of {$this->lease->url}");
-            }
-        }
-        $this->answer($this->frontier->nack($this->lease, $options));
+        $this->answer($this->frontier->nack($this->lease, [
+            'retry' => true,
+            'rate_limited' => true,
+            'reason' => $this->reason('rate limited'),
+            // the header as the server sent it: one that is neither seconds nor a date is ignored
+            'retry_after_header' => $retryAfter,
+        ]));
     }
 
     private function answer(string $outcome): void

@@ -409,6 +409,7 @@ class Queue:
         rate_limited: bool = False,
         payload: JSON = None,
         retry_after: Union[str, float, None] = None,
+        retry_after_header: Optional[str] = None,
     ) -> NackOutcome: ...
     @overload
     def nack(
@@ -421,6 +422,7 @@ class Queue:
         rate_limited: bool = False,
         payload: JSON = None,
         retry_after: Union[str, float, None] = None,
+        retry_after_header: Optional[str] = None,
     ) -> list[NackOutcome]: ...
     @overload
     def extend(self, lease: Lease, ttl: float) -> float: ...
@@ -586,6 +588,7 @@ class AsyncQueue:
         rate_limited: bool = False,
         payload: JSON = None,
         retry_after: Union[str, float, None] = None,
+        retry_after_header: Optional[str] = None,
     ) -> NackOutcome: ...
     @overload
     async def nack(
@@ -598,6 +601,7 @@ class AsyncQueue:
         rate_limited: bool = False,
         payload: JSON = None,
         retry_after: Union[str, float, None] = None,
+        retry_after_header: Optional[str] = None,
     ) -> list[NackOutcome]: ...
     @overload
     async def extend(self, lease: Lease, ttl: float) -> float: ...

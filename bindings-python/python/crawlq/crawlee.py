@@ -275,18 +275,12 @@ class CrawlqRequestQueueClient(RequestQueueClient):
 
     async def _nack_for_retry(self, lease: Any, key: str, **options: Any) -> str:
         """A nack for a retry; after a 429 or 503 (noted by the storage client's
-        post_navigation_hook) a rate limit (429) with the host's Retry-After, which is left out
-        with a warning when it is neither seconds nor an HTTP-date."""
+        post_navigation_hook) a rate limit (429) with the host's Retry-After (ignored when it is
+        neither seconds nor an HTTP-date)."""
         status, retry_after = self._responses.pop(key, (0, None))
         if status not in (429, 503):
             return await self.queue.nack(lease, **options)
-        options["rate_limited"] = status == 429
-        if retry_after is not None:
-            try:
-                return await self.queue.nack(lease, retry_after=retry_after, **options)
-            except crawlq.InvalidArgumentError:
-                log.warning("ignoring Retry-After %r of %s", retry_after, lease.url)
-        return await self.queue.nack(lease, **options)
+        return await self.queue.nack(lease, rate_limited=status == 429, retry_after_header=retry_after, **options)
 
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
         self._responses.pop(request.unique_key, None)

@@ -407,17 +407,9 @@ class Scheduler:
             if retry and crawl_request is not None and not rate_limited:
                 # the stored request counts the retry, every framework's fields kept
                 payload = crawlq.request_update(lease, {"retries": crawl_request["retries"] + 1})
-            try:
-                outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
-                                          payload=payload, retry_after=retry_after)
-            except crawlq.InvalidArgumentError:
-                if retry_after is None:
-                    raise
-                # a Retry-After that is neither seconds nor an HTTP-date: refused before
-                # anything was sent, so the answer goes without it
-                logger.warning("crawlq: ignoring Retry-After %r of %s", retry_after, url)
-                outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
-                                          payload=payload)
+            # (the header as the server sent it: one that is neither seconds nor a date is ignored)
+            outcome = self.queue.nack(lease, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
+                                      payload=payload, retry_after_header=retry_after)
             self.stats.inc_value(f"crawlq/{outcome}")
             level = logging.INFO if outcome == "retried" else logging.WARNING
             logger.log(level, "crawlq: %s %s (%s)", outcome, url, reason)
