@@ -114,6 +114,32 @@ final class ProcessTest extends TestCase
         $this->assertLessThan(5.0, (float) $at - $resumed, 'woken by the resume, not by its wait running out');
     }
 
+    public function testAFreedInFlightSlotWakesABlockingLeaseInAnotherProcess(): void
+    {
+        $name = unique_name('flight');
+        $q = new Queue(shared_redis()->url(), $name);
+        $q->seed(['http://full.com/1', 'http://full.com/2']);
+        $q->setHostInFlight('full.com', 1);
+        [$first] = $q->lease(1, 0.0);
+        $this->assertTrue($q->hostInfo('full.com')['full']);
+        $script = sprintf(<<<'PHP'
+            $q = new Crawlq\Queue(%s, %s);
+            echo "waiting\n";
+            $leases = $q->lease(1, 20.0);
+            echo count($leases) === 1 ? $leases[0]->url : 'none', ' ', sprintf('%%.3f', microtime(true)), "\n";
+            PHP, var_export(shared_redis()->url(), true), var_export($name, true));
+        $child = proc_open(array_merge(php_command(), ['-r', $script]), [1 => ['pipe', 'w']], $pipes);
+        $this->assertSame("waiting\n", fgets($pipes[1]));
+        usleep(500_000);
+        $this->assertSame(1, $q->stats()['ready'], 'not leased while the host is full');
+        $acked = microtime(true);
+        $this->assertTrue($q->ack($first));
+        [$url, $at] = explode(' ', trim((string) stream_get_contents($pipes[1])));
+        $this->assertSame(0, proc_close($child));
+        $this->assertSame('http://full.com/2', $url);
+        $this->assertLessThan(5.0, (float) $at - $acked, 'woken by the ack, not by its wait running out');
+    }
+
     public function testOneConnectionPerProcessIsReused(): void
     {
         $url = shared_redis()->url();

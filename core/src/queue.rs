@@ -1801,17 +1801,15 @@ impl<E: Executor> Queue<E> {
                 "a host delay must be at most 100 years".into(),
             ));
         }
-        let mut info = self
-            .host_config(
-                host,
-                HostChange {
-                    delay: Some(delay),
-                    ..HostChange::default()
-                },
-            )
-            .await?;
-        info.delay_override_ms = delay.map(|d| d.as_millis() as u64);
-        Ok(info)
+        // (host_config answers the override in force after the call)
+        self.host_config(
+            host,
+            HostChange {
+                delay: Some(delay),
+                ..HostChange::default()
+            },
+        )
+        .await
     }
 
     /// Set the in-flight limit of one host for every worker: the most of its items leased at
