@@ -96,14 +96,7 @@ final class ProcessTest extends TestCase
         $q = new Queue(shared_redis()->url(), $name);
         $q->seed(['http://paused.com/1']);
         $q->pauseHost('paused.com');
-        $script = sprintf(<<<'PHP'
-            $q = new Crawlq\Queue(%s, %s);
-            echo "waiting\n";
-            $leases = $q->lease(1, 20.0);
-            echo count($leases) === 1 ? $leases[0]->url : 'none', ' ', sprintf('%%.3f', microtime(true)), "\n";
-            PHP, var_export(shared_redis()->url(), true), var_export($name, true));
-        $child = proc_open(array_merge(php_command(), ['-r', $script]), [1 => ['pipe', 'w']], $pipes);
-        $this->assertSame("waiting\n", fgets($pipes[1]));
+        [$child, $pipes] = $this->blockingLeaseInAnotherProcess($name);
         usleep(500_000);
         $this->assertSame(1, $q->stats()['ready'], 'not leased while paused');
         $resumed = microtime(true);
@@ -122,14 +115,7 @@ final class ProcessTest extends TestCase
         $q->setHostInFlight('full.com', 1);
         [$first] = $q->lease(1, 0.0);
         $this->assertTrue($q->hostInfo('full.com')['full']);
-        $script = sprintf(<<<'PHP'
-            $q = new Crawlq\Queue(%s, %s);
-            echo "waiting\n";
-            $leases = $q->lease(1, 20.0);
-            echo count($leases) === 1 ? $leases[0]->url : 'none', ' ', sprintf('%%.3f', microtime(true)), "\n";
-            PHP, var_export(shared_redis()->url(), true), var_export($name, true));
-        $child = proc_open(array_merge(php_command(), ['-r', $script]), [1 => ['pipe', 'w']], $pipes);
-        $this->assertSame("waiting\n", fgets($pipes[1]));
+        [$child, $pipes] = $this->blockingLeaseInAnotherProcess($name);
         usleep(500_000);
         $this->assertSame(1, $q->stats()['ready'], 'not leased while the host is full');
         $acked = microtime(true);
@@ -152,6 +138,25 @@ final class ProcessTest extends TestCase
         $this->assertSame($before, Crawlq\connection_count(), 'every Queue object shares the connection');
         new Queue($url, 'other-settings', ['command_timeout' => 3]);
         $this->assertSame($before + 1, Crawlq\connection_count(), 'other connection settings, other connection');
+    }
+
+    /**
+     * A PHP process that waits (up to 20 s) in a blocking lease of one item of queue `$name`,
+     * then prints its URL and the time; returned once it is waiting.
+     *
+     * @return array{0: resource, 1: array<int, resource>}
+     */
+    private function blockingLeaseInAnotherProcess(string $name): array
+    {
+        $script = sprintf(<<<'PHP'
+            $q = new Crawlq\Queue(%s, %s);
+            echo "waiting\n";
+            $leases = $q->lease(1, 20.0);
+            echo count($leases) === 1 ? $leases[0]->url : 'none', ' ', sprintf('%%.3f', microtime(true)), "\n";
+            PHP, var_export(shared_redis()->url(), true), var_export($name, true));
+        $child = proc_open(array_merge(php_command(), ['-r', $script]), [1 => ['pipe', 'w']], $pipes);
+        $this->assertSame("waiting\n", fgets($pipes[1]));
+        return [$child, $pipes];
     }
 
     private static function rss(): int

@@ -267,7 +267,7 @@ RETRY_AFTER = 2  # seconds: the rate-limited host's 429 asks for this
 CRAWL_DELAY = 1  # seconds: the robots host's robots.txt Crawl-delay
 
 
-class PoliteSite:
+class PoliteSite(Site):
     """A site that tests the politeness of the load: /s/<i> on SLOW_HOST answers after
     SLOW_SECONDS and links /s/<i + 1>, /r/<i> and /c/<i>; /r/1 on RATE_HOST answers 429 with
     `Retry-After: RETRY_AFTER` the first time; ROBOTS_HOST's robots.txt has `Crawl-delay:
@@ -275,17 +275,12 @@ class PoliteSite:
     (`done`)."""
 
     def __init__(self, log_path: Path) -> None:
-        self.port = free_port()
-        self.log_path = log_path
-        self._lock = threading.Lock()
-        self._fetched: set[str] = set()
-        self._servers: list[ThreadingHTTPServer] = []
-        self._log = open(log_path, "a", buffering=1)
+        super().__init__(log_path)
 
     def start_url(self) -> str:
         return f"http://{SLOW_HOST}:{self.port}/s/0"
 
-    def answer(self, host: str, path: str) -> tuple[int, dict[str, str], str]:
+    def answer_polite(self, host: str, path: str) -> tuple[int, dict[str, str], str]:
         if path == "/robots.txt":
             delay = f"Crawl-delay: {CRAWL_DELAY}\n" if host == ROBOTS_HOST else ""
             return 200, {"Content-Type": "text/plain"}, f"User-agent: *\n{delay}"
@@ -318,7 +313,7 @@ class PoliteSite:
             def do_GET(self) -> None:  # noqa: N802
                 arrived = time.time()
                 host = self.server.server_address[0]
-                status, headers, body = site.answer(host, self.path)
+                status, headers, body = site.answer_polite(host, self.path)
                 data = body.encode()
                 try:
                     self.send_response(status)
@@ -345,14 +340,6 @@ class PoliteSite:
             self._servers.append(server)
         return self
 
-    def stop(self) -> None:
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
-        self._log.close()
-
-    def requests(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.log_path.read_text().splitlines() if line]
 
 
 def check_politeness(requests: list[dict[str, Any]], delay: float) -> tuple[list[str], dict[str, float]]:
