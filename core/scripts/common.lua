@@ -65,8 +65,8 @@ local K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD
 -- are set by FLIGHT.start, with FLIGHT.answer_default (the workers' mode is 'answer'),
 -- FLIGHT.factor and FLIGHT.delay_max (their factor and max, as digits) and FLIGHT.paced_hosts
 -- (whether any host has its own mode); FLIGHT.answering, whether any host has leases paced
--- after the answer, is set by FLIGHT.any; FLIGHT.freed_at is the earliest time a host whose slot an answer
--- freed may be leased (reported() folds it in).
+-- after the answer, is set by FLIGHT.any; FLIGHT.freed_at is the earliest time a host whose
+-- slot an answer freed may be leased (reported() folds it in).
 local FLIGHT = {}
 local BASE, STORED_FORMAT
 -- The shard's split (see LEVEL_SIZE): 1 unless the call passes one (a shard of spread tags);
