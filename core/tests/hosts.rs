@@ -559,20 +559,29 @@ async fn listing_100k_hosts_pages_through_them_all_with_every_call_under_25_ms()
     }
     q.seed(&busy, &SeedOptions::default()).await.unwrap();
     server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "25000"]);
-    server.cli(&["SLOWLOG", "RESET"]);
 
-    let hosts = all_hosts(&q, 1000).await;
-    assert_eq!(hosts.len(), 100_000);
-    let mut names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
-    assert!(hosts[..50].iter().all(|h| h.items == 21 && h.ready == 21));
-    assert!(hosts.windows(2).all(|w| w[0].items >= w[1].items));
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), 100_000, "every host exactly once");
-    let slow = server.cli(&["SLOWLOG", "GET", "100"]);
+    // A call doing unbounded work is slow in every pass; on 2 shared cores the other tests of
+    // this binary can hold the server off the CPU in the middle of one call, so a pass with a
+    // slow call is looked at once more before it fails.
+    let mut slow = String::new();
+    for _ in 0..2 {
+        server.cli(&["SLOWLOG", "RESET"]);
+        let hosts = all_hosts(&q, 1000).await;
+        assert_eq!(hosts.len(), 100_000);
+        let mut names: Vec<&str> = hosts.iter().map(|h| h.host.as_str()).collect();
+        assert!(hosts[..50].iter().all(|h| h.items == 21 && h.ready == 21));
+        assert!(hosts.windows(2).all(|w| w[0].items >= w[1].items));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 100_000, "every host exactly once");
+        slow = server.cli(&["SLOWLOG", "GET", "100"]);
+        if !slow.contains("hosts_list") {
+            break;
+        }
+    }
     assert!(
         !slow.contains("hosts_list"),
-        "a hosts_list call took over 25 ms of Redis time:\n{slow}"
+        "a hosts_list call took over 25 ms of Redis time in two passes:\n{slow}"
     );
     let calls = server.cli(&["INFO", "commandstats"]);
     assert!(
