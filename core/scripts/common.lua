@@ -968,7 +968,8 @@ end
 -- the reclaim of expired leases) read it once per call and call FLIGHT.answered only then.
 function FLIGHT.any()
   if redis.call('HLEN', FLIGHT.counts) > 0 then
-    expect_types({ FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_WAKE, 'list' })
+    expect_types({ FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_WAKE, 'list',
+      FLIGHT.answers, 'hash' })
     FLIGHT.answering = redis.call('HLEN', FLIGHT.answers) > 0
     return true
   end

@@ -115,27 +115,22 @@ elseif pause ~= '-' then
   redis.call('ZADD', K_WAIT, int(held), host)
 end
 
-if limit ~= '-' then
-  if limit == '' then
-    redis.call('HDEL', FLIGHT.limits, host)
-    own_limit = nil
-  else
-    -- protocol 5 clients would neither count leases nor free slots
-    own_format(PROTOCOL_DIGITS)
-    redis.call('HSET', FLIGHT.limits, host, limit)
-    own_limit = limit
+-- Set (digits or a mode) or remove ('') the host's own entry in `key`; returns it.
+local function own_entry(key, value)
+  if value == '' then
+    redis.call('HDEL', key, host)
+    return nil
   end
+  -- protocol 5 clients would neither count leases nor free slots, nor wait for answers
+  own_format(PROTOCOL_DIGITS)
+  redis.call('HSET', key, host, value)
+  return value
+end
+if limit ~= '-' then
+  own_limit = own_entry(FLIGHT.limits, limit)
 end
 if pacing ~= '-' then
-  if pacing == '' then
-    redis.call('HDEL', FLIGHT.pacing, host)
-    own_pacing = nil
-  else
-    -- protocol 5 clients would lease the host again before the answer
-    own_format(PROTOCOL_DIGITS)
-    redis.call('HSET', FLIGHT.pacing, host, pacing)
-    own_pacing = pacing
-  end
+  own_pacing = own_entry(FLIGHT.pacing, pacing)
 end
 if limit ~= '-' or pacing ~= '-' then
   -- a host held full whose limit now allows another lease may be leased again (a host paced

@@ -23,8 +23,9 @@ local base, cap, jitter = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]
 local default_delay, step, adaptive_max = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local n = tonumber(ARGV[11])
 
--- Hold a host in `wait` until at least `at`; a host held full keeps its hold and is held until
--- then once a slot frees (its hostfull time is raised instead).
+-- Hold a host in `wait` until at least `at` (FLIGHT.hold_until: a paused host remembers it for
+-- its resume); a host held full keeps its hold and is held until then once a slot frees (its
+-- hostfull time is raised instead).
 local function hold_host(host, at)
   local full_due = redis.call('HGET', FLIGHT.full, host)
   if full_due then
@@ -33,8 +34,7 @@ local function hold_host(host, at)
     end
     return
   end
-  redis.call('ZREM', K_READY, host)
-  redis.call('ZADD', K_WAIT, 'GT', int(at), host)
+  FLIGHT.hold_until(host, at)
 end
 
 local function backoff(failures, random)
@@ -50,7 +50,7 @@ end
 
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
-  K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash', FLIGHT.full, 'hash' })
+  K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash' })
 -- One read fetches every lease's record; the leases are removed and the delayed retries added
 -- with one multi-member call each at the end (no later iteration reads them).
 local lease_keys = {}
