@@ -231,6 +231,14 @@ export interface ReleaseOptions {
   payload?: Json
 }
 
+/** Options of `waitHostTurn`. */
+export interface HostTurnOptions {
+  /** The lease being fetched: a request to its own host runs in its in-flight slot. */
+  lease?: Lease | null
+  /** The longest wait for the turn (default 30000). */
+  timeoutMs?: number | null
+}
+
 export type NackOutcome = 'retried' | 'dead' | 'lost'
 
 export interface Stats {
@@ -497,6 +505,14 @@ export declare class Queue {
    * `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
    */
   setHostDelayAfter(host: string, after: 'lease' | 'answer' | null, factor?: number | null): Promise<HostInfo>
+  /**
+   * Wait for a turn of the host of `url` for a request the frontier does not lease (a
+   * redirect the HTTP client follows while fetching a lease): spaced from the host's leases
+   * and turns by its delay, across every worker; held while the host is at its in-flight
+   * limit (except for `lease`'s own host) or paused. Resolves `true` when the request may
+   * start now, `false` when its turn would come after `timeoutMs` (default 30000).
+   */
+  waitHostTurn(url: string, options?: HostTurnOptions): Promise<boolean>
   /**
    * Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
    * URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.

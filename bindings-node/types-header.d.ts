@@ -231,6 +231,14 @@ export interface ReleaseOptions {
   payload?: Json
 }
 
+/** Options of `waitHostTurn`. */
+export interface HostTurnOptions {
+  /** The lease being fetched: a request to its own host runs in its in-flight slot. */
+  lease?: Lease | null
+  /** The longest wait for the turn (default 30000). */
+  timeoutMs?: number | null
+}
+
 export type NackOutcome = 'retried' | 'dead' | 'lost'
 
 export interface Stats {

@@ -244,6 +244,20 @@ final class Queue
     public function setHostDelayAfter(string $host, ?string $after = null, ?float $factor = null): mixed {}
 
     /**
+     * Wait for a turn of the host of `$url` for a request the frontier does not lease: a
+     * redirect the HTTP client follows while fetching `$lease`. A turn is spaced from the
+     * host's leases and other turns by its delay, across every worker; it waits while the
+     * host is at its in-flight limit (a request to `$lease`'s own host runs in its slot) or
+     * paused.
+     *
+     * @return bool true when the request may start now; false when its turn would come
+     *     after `$timeout` seconds (default 30; nothing is taken then)
+     * @throws InvalidItemException when `$url` is not a URL or host
+     * @throws InvalidArgumentException when `$timeout` is negative or over one day
+     */
+    public function waitHostTurn(string $url, ?Lease $lease = null, ?float $timeout = null): bool {}
+
+    /**
      * Set a host's delay from its robots.txt Crawl-delay, in seconds (null: it has none now),
      * unless an operator set one with setHostDelay; capped by `crawl_delay_max` (default 300).
      * `$host` may be a host or a URL.

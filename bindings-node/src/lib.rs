@@ -609,6 +609,37 @@ impl Queue {
         )
     }
 
+    /// Wait for a turn of the host of `url` for a request the frontier does not lease (a
+    /// redirect the HTTP client follows while fetching a lease): spaced from the host's leases
+    /// and turns by its delay, across every worker; held while the host is at its in-flight
+    /// limit (except for `lease`'s own host) or paused. Resolves `true` when the request may
+    /// start now, `false` when its turn would come after `timeoutMs` (default 30000).
+    #[napi(
+        ts_args_type = "url: string, options?: HostTurnOptions",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn wait_host_turn<'env>(
+        &self,
+        env: &'env Env,
+        url: String,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let (lease, timeout) = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::host_turn_options_from_json(&options, Style::Camel)
+            )
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.wait_host_turn(&url, lease.as_ref(), timeout).await },
+            |_, taken| Ok(json!(taken)),
+        )
+    }
+
     /// Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
     /// URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
     #[napi(

@@ -565,6 +565,41 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// Wait for a turn of the host of `$url` for a request the frontier does not lease (a
+    /// redirect the HTTP client follows while fetching `$lease`): spaced from the host's
+    /// leases and turns by its delay, across every worker; held while the host is at its
+    /// in-flight limit (except for `$lease`'s own host) or paused. True when the request may
+    /// start now, false when its turn would come after `$timeout` seconds (default 30).
+    pub fn wait_host_turn(
+        &self,
+        url: Text,
+        lease: Option<&Zval>,
+        timeout: Option<f64>,
+    ) -> PhpResult<bool> {
+        let lease = match lease.filter(|z| !z.is_null()) {
+            Some(z) => {
+                let arg = LeaseArg::extract(z)?;
+                if !arg.single {
+                    return Err(type_error("lease must be one Crawlq\\Lease".into()));
+                }
+                arg.handles.into_iter().next()
+            }
+            None => None,
+        };
+        let timeout = match timeout {
+            Some(t) => {
+                style::duration_arg(&number_value(t), "timeout", Style::Snake).map_err(throw)?
+            }
+            None => style::HOST_TURN_TIMEOUT,
+        };
+        runtime::block_on(
+            self.handle
+                .queue()?
+                .wait_host_turn(&url, lease.as_ref(), timeout),
+        )
+        .map_err(throw)
+    }
+
     /// Set the most new URLs a host may add (null: back to the queue's default).
     pub fn set_host_budget(&self, host: Text, urls: Option<i64>) -> PhpResult<Zval> {
         let urls = urls.map(budget_count).transpose()?;

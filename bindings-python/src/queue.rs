@@ -433,6 +433,33 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Wait for a turn of the host of `url` for a request the frontier does not
+            /// lease (a redirect the HTTP client follows while fetching `lease`): spaced from
+            /// the host's leases and turns by its delay, across every worker; held while the
+            /// host is at its in-flight limit (except for `lease`'s own host) or paused. True
+            /// when the request may start now, False when its turn would come after `timeout`
+            /// seconds.
+            #[pyo3(signature = (url, *, lease = None, timeout = 30.0), text_signature = "($self, /, url, *, lease=None, timeout=30.0)")]
+            fn wait_host_turn(&self, py: Python<'_>, url: Text, lease: Option<&Bound<'_, PyAny>>, timeout: f64) -> PyResult<Py<PyAny>> {
+                let lease = match lease {
+                    Some(l) => {
+                        let arg = LeaseArg::extract(l)?;
+                        if !arg.single {
+                            return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
+                        }
+                        arg.handles().pop()
+                    }
+                    None => None,
+                };
+                let timeout = seconds(timeout, "timeout").map_err(to_pyerr)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.wait_host_turn(&url, lease.as_ref(), timeout).await },
+                    Box::new(bool_out),
+                )
+            }
+
             /// Set the most new URLs a host may add (None: back to the queue's default).
             fn set_host_budget(&self, py: Python<'_>, host: Text, urls: Option<Int>) -> PyResult<Py<PyAny>> {
                 let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;

@@ -469,6 +469,21 @@ impl Queue {
         promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
     }
 
+    #[wasm_bindgen(js_name = waitHostTurn)]
+    pub fn wait_host_turn(&self, url: String, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        let (lease, timeout) = try_arg!(core(style::host_turn_options_from_json(
+            &options,
+            Style::Camel
+        )));
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(json!(core(
+                q.wait_host_turn(&url, lease.as_ref(), timeout).await
+            )?))
+        })
+    }
+
     #[wasm_bindgen(js_name = setHostBudget)]
     pub fn set_host_budget(&self, host: String, urls: JsValue) -> Promise {
         let urls = try_arg!(optional_count(&urls, "urls"));

@@ -642,6 +642,25 @@ pub struct HostChange {
     pub pacing: Option<Option<HostPacing>>,
 }
 
+/// What the `host_turn` script answered for a request to a host outside the frontier (see
+/// [`crate::Queue::wait_host_turn`], which waits on it).
+///
+/// ```
+/// use crawlq::HostTurn;
+/// assert_ne!(HostTurn::Taken(std::time::Duration::ZERO), HostTurn::Full);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostTurn {
+    /// A turn was taken: start the request after this long.
+    Taken(std::time::Duration),
+    /// The host's next turn is further away than the caller would wait (nothing taken).
+    TooFar(std::time::Duration),
+    /// The host has as many items in flight as its limit allows.
+    Full,
+    /// The host is paused until this time (ms since epoch), `None`: until resumed.
+    Paused(Option<i64>),
+}
+
 /// A host's own pacing ([`crate::Queue::set_host_delay_after`]): when its delay is counted
 /// from and, after the answer, its delay factor (`None`: the workers' `host_delay_factor`).
 ///

@@ -1252,6 +1252,39 @@ impl Ops {
         call
     }
 
+    /// Take a turn of a host for a request that is not the fetch of one of its items (a
+    /// redirect hop), `own` when the caller holds a lease of that host. Decode with
+    /// [`Ops::decode_host_turn`].
+    pub fn host_turn(&self, host: &str, own: bool, max_wait: Duration) -> ScriptCall {
+        let mut call = self.call(&scripts::HOST_TURN, 6);
+        call.args.push(host.as_bytes().to_vec());
+        call.args.push(millis(self.config.host_delay).into_bytes());
+        call.args
+            .push(self.config.host_in_flight.to_string().into_bytes());
+        call.args.push(self.pacing_arg());
+        call.args
+            .push(if own { b"1".to_vec() } else { b"0".to_vec() });
+        call.args.push(millis(max_wait).into_bytes());
+        call
+    }
+
+    /// The reply of [`Ops::host_turn`].
+    pub fn decode_host_turn(&self, reply: Reply) -> Result<HostTurn> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "host_turn")?;
+        let at = items[1].int()?;
+        let wait = || Duration::from_millis(at.max(0) as u64);
+        match items[0].int()? {
+            0 => Ok(HostTurn::Taken(wait())),
+            1 => Ok(HostTurn::Full),
+            2 => Ok(HostTurn::Paused((at >= 0).then_some(at))),
+            3 => Ok(HostTurn::TooFar(wait())),
+            other => Err(Error::Protocol(format!(
+                "host_turn answered an unknown state {other}"
+            ))),
+        }
+    }
+
     /// The workers' pacing as `lease` and `host_config` take it: `<mode>:<factor>:<max ms>`.
     fn pacing_arg(&self) -> Vec<u8> {
         let c = &self.config;

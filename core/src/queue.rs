@@ -187,6 +187,9 @@ const PEEK_PER_CALL: usize = 250;
 const DEAD_LIST_PER_CALL: usize = 500;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// How often [`Queue::wait_host_turn`] asks again for a host at its in-flight limit or paused.
+const HOST_TURN_POLL: Duration = Duration::from_millis(200);
 /// With several shards: how often (for the whole queue, whichever client's lease call comes
 /// first) every shard's state is read again into the queue's index, so work a client seeded
 /// and then died before reporting is found within this long (docs/PROTOCOL.md section 9).
@@ -1930,6 +1933,74 @@ impl<E: Executor> Queue<E> {
             },
         )
         .await
+    }
+
+    /// Wait for a turn of the host of `url` for a request the frontier does not lease: a
+    /// redirect that an HTTP client follows while it fetches a leased item. A turn is spaced
+    /// from the host's leases and other turns by its delay, as a lease is, across every worker
+    /// and shard: it waits until the host's politeness time, takes it, and moves the host's
+    /// next lease to the turn + its delay. It waits while the host has as many items leased
+    /// as its in-flight limit allows, or is paused. `lease` is the lease being fetched: a
+    /// request to that lease's own host runs in its in-flight slot, and for a host paced after
+    /// the answer it waits the delay from now (the answer that led to it). A turn counts in
+    /// no in-flight slot. The whole queue being paused does not stop a turn (it is part of a
+    /// fetch already under way).
+    ///
+    /// Returns `true` when the turn is taken and its time has come (start the request now),
+    /// `false` when it would come later than `timeout` (nothing is taken then). A timeout
+    /// over one day is refused.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// let lease = q.lease(1, Duration::ZERO).await?.remove(0);
+    /// // the fetch of lease.url answered 301 Location: https://www.example.com/
+    /// if q.wait_host_turn("https://www.example.com/", Some(&lease.handle()), Duration::from_secs(30)).await? {
+    ///     // follow the redirect now
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_host_turn(
+        &self,
+        url: &str,
+        lease: Option<&LeaseHandle>,
+        timeout: Duration,
+    ) -> Result<bool> {
+        if timeout > MAX_WAIT {
+            return Err(Error::InvalidArgument(
+                "timeout must be at most one day".into(),
+            ));
+        }
+        let key = self.home.host_key_of(url)?;
+        let own = lease.is_some_and(|l| l.host == key);
+        let started = self.exec.monotonic_ms();
+        let timeout_ms = timeout.as_millis() as u64;
+        loop {
+            let layout = self.layout().await?;
+            let ops = layout.shard(layout.of_host(&key));
+            let left = timeout_ms.saturating_sub(self.exec.monotonic_ms().saturating_sub(started));
+            let call = ops.host_turn(&key, own, Duration::from_millis(left));
+            let turn = ops.decode_host_turn(self.eval_on(ops, call).await?)?;
+            let probe = format!("{}:probe", ops.keys().base());
+            match turn {
+                HostTurn::Taken(wait) => {
+                    if !wait.is_zero() {
+                        // a key nobody pushes to: BLPOP is the executor's sleep
+                        self.exec.wait(&probe, wait).await?;
+                    }
+                    return Ok(true);
+                }
+                HostTurn::TooFar(_) => return Ok(false),
+                HostTurn::Full | HostTurn::Paused(_) => {
+                    if left == 0 {
+                        return Ok(false);
+                    }
+                    // (not the wake list: its markers are for blocked lease calls)
+                    let poll = left.min(HOST_TURN_POLL.as_millis() as u64);
+                    self.exec.wait(&probe, Duration::from_millis(poll)).await?;
+                }
+            }
+        }
     }
 
     /// Politeness state of one host: its delay, ready items, hold and pause.

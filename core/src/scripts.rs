@@ -134,6 +134,7 @@ scripts! {
     DEAD_REQUEUE => ("dead_requeue", "allow-oom"),
     DEAD_PURGE => ("dead_purge", "allow-oom"),
     HOST_CONFIG => ("host_config", "allow-oom"),
+    HOST_TURN => ("host_turn", "allow-oom"),
     PEEK => ("peek", "no-writes"),
     SHARDS => ("shards", "allow-oom"),
     DUE => ("due", "allow-oom"),

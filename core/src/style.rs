@@ -1376,6 +1376,51 @@ pub fn pacing_arg(after: &Value, factor: &Value) -> Result<Option<crate::HostPac
     crate::HostPacing::from_parts(after, factor)
 }
 
+/// How long `wait_host_turn` waits when the caller gives no timeout.
+pub const HOST_TURN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `wait_host_turn` options: `lease` (the lease being fetched, or null) and `timeout` /
+/// `timeoutMs` (default [`HOST_TURN_TIMEOUT`]).
+///
+/// ```
+/// use crawlq::{Style, style::host_turn_options_from_json};
+/// use serde_json::json;
+/// let lease = json!({"token": 7, "host": "a.com", "id": "3", "url": "http://a.com/"});
+/// let (l, t) = host_turn_options_from_json(&json!({"lease": lease, "timeoutMs": 500}), Style::Camel).unwrap();
+/// assert_eq!((l.unwrap().host.as_str(), t.as_millis()), ("a.com", 500));
+/// assert!(host_turn_options_from_json(&json!({"lease": 1}), Style::Camel).is_err());
+/// assert!(host_turn_options_from_json(&json!({"wait": 1}), Style::Camel).is_err());
+/// ```
+pub fn host_turn_options_from_json(
+    value: &Value,
+    style: Style,
+) -> Result<(Option<LeaseHandle>, Duration)> {
+    let map = as_object(value, "wait_host_turn options")?;
+    let timeout_name = field_name("timeout", true, style);
+    let mut lease = None;
+    let mut timeout = HOST_TURN_TIMEOUT;
+    for (name, v) in map.iter() {
+        match name.as_str() {
+            "lease" => {
+                if !v.is_null() {
+                    lease = Some(lease_handle_from_json(v)?);
+                }
+            }
+            n if n == timeout_name => {
+                if !v.is_null() {
+                    timeout = duration_arg(v, &timeout_name, style)?;
+                }
+            }
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown wait_host_turn option {other:?} (expected lease, {timeout_name})"
+                )));
+            }
+        }
+    }
+    Ok((lease, timeout))
+}
+
 /// `work()` options: the lease options (max, wait, ttl) and `stop_when_empty`.
 ///
 /// ```

@@ -433,6 +433,19 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
+                    "wait_host_turn" => {
+                        let lease = step
+                            .get("lease")
+                            .map(|i| leases[i.as_u64().unwrap() as usize].handle());
+                        Value::Bool(
+                            q.wait_host_turn(
+                                step["url"].as_str().unwrap(),
+                                lease.as_ref(),
+                                Duration::from_millis(step["timeout_ms"].as_u64().unwrap()),
+                            )
+                            .await?,
+                        )
+                    }
                     "host_info" => to_snake(&style::host_info_to_json(
                         &q.host_info(step["host"].as_str().unwrap()).await?,
                         Style::Camel,

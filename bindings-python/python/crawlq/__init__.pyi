@@ -465,6 +465,13 @@ class Queue:
         with ``factor``: wait factor x how long the answered item was leased when that is
         longer than the delay, at most ``host_delay_max``. None: back to ``host_delay_after``
         and ``host_delay_factor``. Applies to the items leased from then on."""
+    def wait_host_turn(self, url: str, *, lease: Optional[Lease] = None, timeout: float = 30.0) -> bool:
+        """Wait for a turn of the host of ``url`` for a request the frontier does not lease:
+        a redirect the HTTP client follows while fetching ``lease``. A turn is spaced from the
+        host's leases and other turns by its delay, across every worker; it waits while the
+        host is at its in-flight limit (a request to ``lease``'s own host runs in its slot) or
+        paused. True when the request may start now; False when its turn would come after
+        ``timeout`` seconds (nothing is taken then)."""
     def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo:
         """Set the most new URLs a host may add (None: back to the queue's default). Seeds of
         new URLs past it are reported in ``SeedReport.invalid`` with code ``budget_exhausted``
@@ -627,6 +634,7 @@ class AsyncQueue:
     async def set_host_delay_after(
         self, host: str, after: Optional[Literal["lease", "answer"]], *, factor: Optional[float] = None
     ) -> HostInfo: ...
+    async def wait_host_turn(self, url: str, *, lease: Optional[Lease] = None, timeout: float = 30.0) -> bool: ...
     async def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo: ...
     async def set_default_host_budget(self, urls: Optional[int]) -> None: ...
     async def default_host_budget(self) -> Optional[int]: ...
