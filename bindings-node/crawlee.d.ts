@@ -52,6 +52,13 @@ export declare class CrawlqRequestManager implements IRequestManager {
    * limit (429) holding the retry and the host at least its Retry-After, across processes.
    */
   readonly postNavigationHook: (context: { request: Request, response?: unknown }) => Promise<void>
+  /**
+   * A pre-navigation hook for HTTP crawlers (`preNavigationHooks: [manager.preNavigationHook]`)
+   * that makes each redirect the HTTP client follows wait for a turn of its target's host
+   * (`Queue.waitHostTurn`): spaced by that host's delay from its leases and turns, across
+   * processes; a hop without a turn within the navigation timeout fails the request.
+   */
+  readonly preNavigationHook: (context: { request: Request, crawler?: unknown }, gotOptions?: Record<string, unknown>) => void
   /** The crawlq lease a fetched request came from, while this process holds it. */
   leaseOf (request: Request): Lease | null
   addRequest (requestLike: Source, options?: RequestQueueOperationOptions): Promise<RequestQueueOperationInfo>

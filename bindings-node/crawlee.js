@@ -93,7 +93,33 @@ class CrawlqRequestManager {
      * the retry and every request to the host wait at least that long, across processes.
      */
     this.postNavigationHook = async ({ request, response }) => this.noteResponse(request, response)
+    /**
+     * A Crawlee pre-navigation hook for HTTP crawlers (CheerioCrawler, HttpCrawler,
+     * JSDOMCrawler): `preNavigationHooks: [requestQueue.preNavigationHook]`. Each redirect the
+     * HTTP client follows waits for a turn of its target's host (`Queue.waitHostTurn`): spaced
+     * from that host's leases and turns by its delay, across processes and frameworks, and
+     * held while the host is at its in-flight limit (the request's own host excepted) or
+     * paused. A hop that gets no turn within the crawler's navigation timeout fails the
+     * request (Crawlee retries it as for any failed navigation).
+     */
+    this.preNavigationHook = (context, gotOptions) => this.holdRedirects(context, gotOptions)
     if (options.releaseOnSignal ?? true) this.watchSignals()
+  }
+
+  /** Make each redirect of a held request's fetch wait for its host's turn (preNavigationHook). */
+  holdRedirects ({ request, crawler }, gotOptions) {
+    const held = request && this.inFlight.get(request.id)
+    if (!held || !gotOptions) return
+    const timeoutMs = crawler?.navigationTimeoutMillis ?? 30000
+    const beforeRedirect = async (options) => {
+      const target = String(options.url)
+      const taken = await this.queue.waitHostTurn(target, { lease: held.lease, timeoutMs })
+      if (!taken) {
+        throw new Error(`crawlq: no turn of the host of ${target} (redirected from ${request.url}) within ${timeoutMs} ms: it is paused or at its in-flight limit`)
+      }
+    }
+    const hooks = gotOptions.hooks ?? {}
+    gotOptions.hooks = { ...hooks, beforeRedirect: [...(hooks.beforeRedirect ?? []), beforeRedirect] }
   }
 
   /** Note the status and Retry-After of a held request's response (postNavigationHook). */

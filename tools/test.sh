@@ -15,10 +15,10 @@ say "core and CLI: unit, doc, integration and vector tests (each test binary sta
 cargo test -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
 
 say "one queue over several shards: the invariant and limit suites with 3 shards on one Redis, then with 8 shards on a 3-master Redis Cluster"
-CRAWLQ_TEST_SHARDS=3 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after
+CRAWLQ_TEST_SHARDS=3 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn
 start_cluster 3 0
 export CRAWLQ_CLUSTER_URL="$CLUSTER_URL"
-CRAWLQ_TEST_URL="$CLUSTER_URL" CRAWLQ_TEST_SHARDS=8 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after
+CRAWLQ_TEST_URL="$CLUSTER_URL" CRAWLQ_TEST_SHARDS=8 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn
 
 say "core builds for wasm32 without tokio and redis"
 cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown
@@ -65,7 +65,7 @@ CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py --clu
 say "faults: workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)"
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/faults/run.py
 
-say "frameworks: 3 Scrapy spider processes, 2 Crawlee (JavaScript) and 2 Crawlee for Python crawler processes, 2 Laravel queue:work workers: each crawls a local site of 330 pages through one frontier; a request through every pair of adapters; all four frameworks on one queue, then again with one killed mid-crawl; 3 Scrapy processes on a site with a slow, a rate-limited and a robots.txt Crawl-delay host, one request at a time per host, paced after the answer (tests/frameworks/run.py)"
+say "frameworks: 3 Scrapy spider processes, 2 Crawlee (JavaScript) and 2 Crawlee for Python crawler processes, 2 Laravel queue:work workers: each crawls a local site of 330 pages through one frontier; a request through every pair of adapters; all four frameworks on one queue, then again with one killed mid-crawl; 3 Scrapy processes on a site with a slow, a rate-limited and a robots.txt Crawl-delay host, one request at a time per host, paced after the answer; 2 Crawlee and 2 Crawlee for Python processes on a site of redirects, each redirect followed after its host's turn or seeded into the frontier (tests/frameworks/run.py)"
 CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/frameworks/run.py
 
 say "demo: the mixed-language crawl of tools/demo.sh (it checks its own result)"

@@ -242,3 +242,65 @@ test('a CheerioCrawler with postNavigationHook: a 429 with Retry-After holds the
   assert.ok(info.adaptiveExtraMs > 0, 'a 429 is a rate limit: the host slows down')
   await m.close()
 })
+
+test('a CheerioCrawler with preNavigationHook: each redirect hop waits for its host\'s turn, spaced from that host\'s leases', async () => {
+  const { CheerioCrawler } = require('@crawlee/cheerio')
+  const http = require('node:http')
+  const log = []
+  const server = http.createServer((req, res) => {
+    const host = req.headers.host.split(':')[0]
+    // when the request may go to the host: a hop when it arrives, a leased request when it
+    // was leased (Crawlee starts its first fetches a while after leasing them)
+    const hop = req.url === '/middle' || req.url === '/landing'
+    log.push({ host, path: req.url, at: hop ? Date.now() : Number(req.headers['x-leased-at']) })
+    const port = server.address().port
+    if (req.url === '/start') {
+      res.writeHead(302, { Location: '/middle' }).end()
+    } else if (req.url === '/middle') {
+      res.writeHead(301, { Location: `http://127.0.0.2:${port}/landing` }).end()
+    } else {
+      res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html><body>ok</body></html>')
+    }
+  })
+  await new Promise(resolve => server.listen(0, '0.0.0.0', resolve))
+  const port = server.address().port
+  const delay = 400
+  const m = await manage(uniqueName('crawlee-redirect'), { ...quick, hostDelayMs: delay })
+  const landed = []
+  try {
+    const crawler = new CheerioCrawler({
+      requestQueue: m,
+      maxConcurrency: 4,
+      preNavigationHooks: [
+        m.preNavigationHook,
+        ({ request }, gotOptions) => {
+          gotOptions.headers = { ...gotOptions.headers, 'x-leased-at': String(m.leaseOf(request).leasedAt) }
+        }
+      ],
+      async requestHandler ({ request }) { landed.push(request.loadedUrl) }
+    })
+    crawler.log.setLevel(crawler.log.LEVELS.OFF)
+    await crawler.run([
+      `http://127.0.0.1:${port}/start`, `http://127.0.0.1:${port}/other`,
+      `http://127.0.0.2:${port}/one`, `http://127.0.0.2:${port}/two`
+    ])
+  } finally {
+    server.close()
+  }
+  assert.equal(log.length, 6, JSON.stringify(log))
+  assert.ok(landed.includes(`http://127.0.0.2:${port}/landing`), JSON.stringify(landed))
+  for (const host of ['127.0.0.1', '127.0.0.2']) {
+    const starts = log.filter(r => r.host === host).sort((a, b) => a.at - b.at)
+    assert.equal(starts.length, 3)
+    for (let i = 1; i < starts.length; i++) {
+      // A hop arrives after its turn (whole ms on the Redis and the local clock); the next
+      // lease comes its delay after the turn, which is a little before the hop arrived.
+      const hopBefore = starts[i - 1].path === '/middle' || starts[i - 1].path === '/landing'
+      const slack = hopBefore ? 60 : 5
+      assert.ok(starts[i].at - starts[i - 1].at >= delay - slack, `${host}: ${JSON.stringify(log)}`)
+    }
+  }
+  const stats = await m.queue.stats()
+  assert.deepEqual([stats.done, stats.dead], [4, 0])
+  await m.close()
+})

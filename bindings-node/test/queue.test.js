@@ -421,6 +421,28 @@ test('in-flight limits of 1 and 2 hold under 16 concurrent workers, and answers 
   assert.equal((await q.setHostInFlight('one.com', null)).inFlightLimit, null)
 })
 
+test('a turn of a full host comes when an ack frees its slot; bad options are refused', async () => {
+  const q = await open()
+  await q.setHostInFlight('t.com', 1)
+  await q.seed(['http://t.com/1'])
+  const [lease] = await q.lease({ max: 1, waitMs: 0 })
+  // a redirect of the lease's own fetch runs in its slot; another request waits for one
+  assert.equal(await q.waitHostTurn('http://t.com/x', { lease, timeoutMs: 0 }), true)
+  assert.equal(await q.waitHostTurn('http://t.com/y', { timeoutMs: 300 }), false)
+  let got = null
+  const waiting = q.waitHostTurn('http://t.com/z', { timeoutMs: 10000 }).then(v => { got = v })
+  await new Promise(resolve => setTimeout(resolve, 300))
+  assert.equal(got, null, 'the host is full')
+  await q.ack(lease)
+  await waiting
+  assert.equal(got, true)
+  await assert.rejects(q.waitHostTurn('not a url'), { code: 'ERR_CRAWLQ_INVALID_ITEM' })
+  await assert.rejects(q.waitHostTurn('http://t.com/x', { lease: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.waitHostTurn('http://t.com/x', { timeoutMs: -1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.waitHostTurn('http://t.com/x', { waitMs: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  q.close()
+})
+
 test('a blocked lease wakes when an ack frees the host\'s in-flight slot', async () => {
   const q = await open()
   await q.setHostInFlight('w.com', 1)

@@ -573,19 +573,10 @@ impl Queue {
     pub fn wait_host_turn(
         &self,
         url: Text,
-        lease: Option<&Zval>,
+        lease: Option<&Lease>,
         timeout: Option<f64>,
     ) -> PhpResult<bool> {
-        let lease = match lease.filter(|z| !z.is_null()) {
-            Some(z) => {
-                let arg = LeaseArg::extract(z)?;
-                if !arg.single {
-                    return Err(type_error("lease must be one Crawlq\\Lease".into()));
-                }
-                arg.handles.into_iter().next()
-            }
-            None => None,
-        };
+        let lease = lease.map(|l| l.core.handle());
         let timeout = match timeout {
             Some(t) => {
                 style::duration_arg(&number_value(t), "timeout", Style::Snake).map_err(throw)?

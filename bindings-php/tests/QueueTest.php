@@ -417,6 +417,31 @@ final class QueueTest extends TestCase
         new Queue(shared_redis()->url(), $name, ['host_in_flight' => -1]);
     }
 
+    public function testATurnOfAFullHostComesOnlyToItsOwnLeaseUntilASlotFrees(): void
+    {
+        $q = $this->open();
+        $q->setHostInFlight('t.com', 1);
+        $q->seed(['http://t.com/1']);
+        [$lease] = $q->lease(1, 0.0);
+        // a redirect of the lease's own fetch runs in its slot; another request waits for one
+        $this->assertTrue($q->waitHostTurn('http://t.com/x', $lease, 0.0));
+        $started = microtime(true);
+        $this->assertFalse($q->waitHostTurn('http://t.com/y', null, 0.3));
+        $this->assertGreaterThanOrEqual(0.29, microtime(true) - $started);
+        $q->ack($lease);
+        $this->assertTrue($q->waitHostTurn('http://t.com/y', null, 0.0));
+        foreach ([[[$lease], null, \TypeError::class], [null, -1.0, Crawlq\InvalidArgumentException::class]] as [$l, $t, $class]) {
+            try {
+                $q->waitHostTurn('http://t.com/x', $l, $t);
+                $this->fail('accepted');
+            } catch (\Throwable $e) {
+                $this->assertInstanceOf($class, $e);
+            }
+        }
+        $this->expectException(Crawlq\InvalidItemException::class);
+        $q->waitHostTurn('not a url');
+    }
+
     public function testNackWithRetryAfterHoldsTheItemAndTheHost(): void
     {
         $q = $this->open(['fixed_clock' => T0 / 1000, 'max_attempts' => 10]);

@@ -205,3 +205,83 @@ def test_a_429_with_retry_after_holds_the_retry_and_the_host_through_the_hook(re
     limited = busy_fetches[0]
     after = [r["at"] for r in log if r["at"] > limited["at"]]  # type: ignore[operator]
     assert after and min(after) - limited["done"] >= 2 - 0.005, log  # type: ignore[operator]
+
+
+def test_redirects_are_seeded_into_the_frontier_with_a_client_that_does_not_follow_them(
+    redis_server: RedisServer, name: str
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from crawlee.crawlers import HttpCrawler, HttpCrawlingContext
+    from crawlee.http_clients import ImpitHttpClient
+
+    fetched: list[str] = []
+    port = [0]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            host = self.headers["Host"].split(":")[0]
+            fetched.append(f"{host}{self.path}")
+            moves = {
+                "/start": "/middle",
+                "/middle": f"http://127.0.0.2:{port[0]}/landing",
+                "/also": f"http://127.0.0.2:{port[0]}/landing",
+                "/self": "/self",
+            }
+            if self.path in moves:
+                self.send_response(302 if self.path != "/middle" else 301)
+                self.send_header("Location", moves[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("0.0.0.0", 0), Handler)
+    port[0] = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    a, b = f"http://127.0.0.1:{port[0]}", f"http://127.0.0.2:{port[0]}"
+    handled: list[str] = []
+
+    async def main() -> None:
+        store = storage(redis_server, name, host_delay=0.05)
+        crawler = HttpCrawler(
+            storage_client=store,
+            http_client=ImpitHttpClient(follow_redirects=False),
+            max_request_retries=1,
+            configure_logging=False,
+        )
+        crawler.post_navigation_hook(store.post_navigation_hook)
+
+        @crawler.router.default_handler
+        async def handle(context: HttpCrawlingContext) -> None:
+            handled.append(context.request.url)
+
+        await crawler.run(
+            [Request.from_url(f"{a}/start", label="page", user_data={"from": "seed"}), f"{a}/also", f"{a}/other", f"{b}/one", f"{a}/self"]
+        )
+        stats = await store.queue.stats()
+        # start, middle and also are done (their targets queued), landing once for both
+        assert (stats["done"], stats["dead"], stats["duplicates_total"]) == (6, 1, 1), stats
+        dead = await store.queue.dead()
+        # (the error's own line where Python lets the queue see it; not on 3.11)
+        assert dead[0]["url"] == f"{a}/self" and (dead[0]["last_error"] or "").startswith("failed"), dead
+
+    try:
+        asyncio.run(main())
+    finally:
+        server.shutdown()
+        server.server_close()
+    # Crawlee's handler saw only the pages; each URL was fetched once (the self-redirect twice)
+    assert sorted(handled) == sorted([f"{a}/other", f"{b}/one", f"{b}/landing"]), handled
+    counts = Counter(fetched)
+    assert counts.pop("127.0.0.1/self") == 2, fetched
+    assert set(counts.values()) == {1}, fetched
+    assert len(counts) == 6, fetched

@@ -427,6 +427,33 @@ def test_in_flight_limits_hold_under_sixteen_threads_and_answers_free_slots(redi
     q.close()
 
 
+def test_a_turn_of_a_full_host_comes_when_an_ack_frees_its_slot(q: crawlq.Queue, redis_server: RedisServer, name: str) -> None:
+    q.set_host_in_flight("t.com", 1)
+    q.seed(["http://t.com/1"])
+    [lease] = q.lease(1, wait=0)
+    # a redirect of the lease's own fetch runs in its slot; another request waits for one
+    assert q.wait_host_turn("http://t.com/x", lease=lease, timeout=0)
+    assert not q.wait_host_turn("http://t.com/y", timeout=0.3)
+    got: list[bool] = []
+    other = crawlq.Queue(redis_server.url, name)
+    t = threading.Thread(target=lambda: got.append(other.wait_host_turn("http://t.com/z", timeout=10)))
+    t.start()
+    time.sleep(0.3)
+    assert not got, "the host is full"
+    q.ack(lease)
+    t.join(10)
+    assert got == [True]
+    other.close()
+    with pytest.raises(TypeError):
+        q.wait_host_turn("http://t.com/x", lease=[lease])  # type: ignore[arg-type]
+    with pytest.raises(crawlq.InvalidItemError):
+        q.wait_host_turn("not a url")
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.wait_host_turn("http://t.com/x", timeout=-1)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.wait_host_turn("http://t.com/x", timeout=2 * 86_400)
+
+
 def test_a_blocked_lease_wakes_when_an_ack_frees_the_hosts_slot(q: crawlq.Queue, redis_server: RedisServer, name: str) -> None:
     q.set_host_in_flight("w.com", 1)
     q.seed(["http://w.com/1", "http://w.com/2"])

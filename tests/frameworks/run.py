@@ -14,6 +14,9 @@ Runs (all by default):
               hosts, paths differing in case, query orders): each page once, every framework
               fetching pages every other one seeded, politeness across all four
   mixed-kill  the same, the Crawlee process killed (SIGKILL) mid-crawl: nothing lost
+  redirects   2 Crawlee and 2 Crawlee for Python processes on the redirect site
+              (testsite.RedirectSite): each redirect followed after its host's turn (JS) or
+              seeded into the frontier (Python); every request to a host its delay apart
   polite      3 Scrapy processes on the politeness site (testsite.PoliteSite): a host answering
               in 1.5 s, one answering 429 with Retry-After, one with a robots.txt Crawl-delay;
               in-flight limit 1 and the delay after the answer: the site's log shows one
@@ -23,7 +26,7 @@ Runs with the Python that has the crawlq wheel and Scrapy installed, after the N
 built in bindings-node/ (with its dev dependencies, Crawlee among them), with Debian's
 php-laravel-framework installed and CRAWLQ_PHP_EXTENSION naming the built crawlq.so:
 
-    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill] [polite]
+    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill] [polite] [redirects]
 """
 
 from __future__ import annotations
@@ -55,10 +58,12 @@ from testsite import (  # noqa: E402
     ROBOTS_HOST,
     SLOW_HOST,
     PoliteSite,
+    RedirectSite,
     Site,
     after_startup,
     check_fetches,
     check_politeness,
+    check_redirects,
     expected_fetches,
     expected_missing,
     host_gaps,
@@ -481,6 +486,53 @@ def run_polite(redis: RedisServer, tmp: Path) -> None:
     )
 
 
+def run_redirects(redis: RedisServer, tmp: Path) -> None:
+    """2 Crawlee (JavaScript) and 2 Crawlee for Python processes on one queue crawl the redirect
+    site: the JavaScript crawlers' HTTP client follows each redirect after its host's turn
+    (requestQueue.preNavigationHook), the Python ones seed its target into the frontier
+    (storage.post_navigation_hook, a client that does not follow)."""
+    site = RedirectSite(tmp / "redirects-site.log").start()
+    queue = "redirects-site"
+    js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
+    started = time.monotonic()
+    crawlers = []
+    try:
+        for i, spec in enumerate([js, js, py, py]):
+            env = {**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
+                   "START_URL": site.start_url(), "WORKER": str(i)}
+            log_path = tmp / f"redirects-{i}.log"
+            with open(log_path, "w") as log:
+                proc = subprocess.Popen(spec["command"], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
+            crawlers.append((proc, log_path))
+        for proc, log_path in crawlers:
+            try:
+                code = proc.wait(timeout=max(1.0, TIMEOUT - (time.monotonic() - started)))
+            except subprocess.TimeoutExpired:
+                raise SystemExit(f"FAILED: redirects: a crawler did not finish in {TIMEOUT} s; its log:\n{log_path.read_text()[-3000:]}")
+            check(code == 0, f"redirects: a crawler exited with {code}:\n{log_path.read_text()[-3000:]}")
+    finally:
+        for proc, _ in crawlers:
+            if proc.poll() is None:
+                proc.kill()
+        site.stop()
+    elapsed = time.monotonic() - started
+    requests = site.requests()
+    problems, figures = check_redirects(requests, HOST_DELAY, js["agent"])
+    check(not problems, "redirects: " + "; ".join(problems[:10]))
+    q = crawlq.Queue(redis.url, queue)
+    stats = q.stats()
+    check(q.is_finished() and stats["dead"] == 0, f"redirects: finished with no dead letter ({stats})")
+    q.close()
+    redirected_by = Counter("crawlee" if r["agent"].startswith(js["agent"]) else "crawlee-python"
+                            for r in requests if r["path"].startswith("/go/"))
+    print(
+        f"redirects: 2 Crawlee + 2 Crawlee for Python processes crawled {len(requests)} URLs in {elapsed:.1f} s; "
+        f"redirects fetched by {dict(sorted(redirected_by.items()))}, {figures['hops']:.0f} followed as hops after their "
+        f"host's turn, the others seeded; smallest gap between two requests to a host "
+        f"{min(v for k, v in figures.items() if k.endswith('smallest gap')) * 1000:.0f} ms (delay {HOST_DELAY * 1000:.0f} ms)"
+    )
+
+
 def run_adapter_roundtrip(redis: RedisServer, tmp: Path) -> None:
     from roundtrip import run_roundtrip
 
@@ -497,6 +549,7 @@ FRAMEWORKS = {
     "mixed": run_mixed,
     "mixed-kill": run_mixed_kill,
     "polite": run_polite,
+    "redirects": run_redirects,
 }
 
 

@@ -342,6 +342,115 @@ class PoliteSite(Site):
 
 
 
+HUB_HOST, LANDING_HOST = "127.0.0.7", "127.0.0.8"
+REDIRECT_PAGES = 6
+
+
+class RedirectSite(Site):
+    """A site of redirects: /p/<i> on HUB_HOST links /p/<i + 1>, /go/<i> and /l/<i> on
+    LANDING_HOST; /go/<i> answers 302 to /land/<i> on LANDING_HOST, which nothing else links
+    (so the landing host's own pages and the redirects' targets compete for its turns). Each request is logged with its
+    arrival (`t`), status, User-Agent and `X-Crawlq-Leased-At` header (`leased`)."""
+
+    def start_url(self) -> str:
+        return f"http://{HUB_HOST}:{self.port}/p/0"
+
+    def answer_redirect(self, host: str, path: str) -> tuple[int, dict[str, str], str]:
+        parts = path.strip("/").split("/")
+        if len(parts) != 2 or not parts[1].isdigit() or int(parts[1]) >= REDIRECT_PAGES:
+            return 404, {}, "not found"
+        kind, page = parts[0], int(parts[1])
+        if (kind, host) == ("p", HUB_HOST):
+            links = [f"http://{HUB_HOST}:{self.port}/go/{page}", f"http://{LANDING_HOST}:{self.port}/l/{page}"]
+            if page + 1 < REDIRECT_PAGES:
+                links.append(f"http://{HUB_HOST}:{self.port}/p/{page + 1}")
+            body = "".join(f'<a href="{link}">{link}</a>' for link in links)
+            return 200, {}, f"<html><body>{body}</body></html>"
+        if (kind, host) == ("go", HUB_HOST):
+            return 302, {"Location": f"http://{LANDING_HOST}:{self.port}/land/{page}"}, "moved"
+        if kind in ("land", "l") and host == LANDING_HOST:
+            return 200, {}, "<html><body>landed</body></html>"
+        return 404, {}, "not found"
+
+    def start(self) -> RedirectSite:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                arrived = time.time()
+                host = self.server.server_address[0]
+                status, headers, body = site.answer_redirect(host, self.path)
+                data = body.encode()
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                leased = self.headers.get("X-Crawlq-Leased-At")
+                line = {"t": arrived, "host": host, "path": self.path, "status": status,
+                        "agent": self.headers.get("User-Agent", ""), "leased": float(leased) if leased else None}
+                with site._lock:
+                    site._log.write(json.dumps(line) + "\n")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        for host in (HUB_HOST, LANDING_HOST):
+            server = ThreadingHTTPServer((host, self.port), Handler)
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self._servers.append(server)
+        return self
+
+
+def check_redirects(requests: list[dict[str, Any]], delay: float, hop_agent: str) -> tuple[list[str], dict[str, float]]:
+    """What is wrong with a crawl of the RedirectSite by crawlers paced `delay` per host, from
+    the site's log, and the figures checked: every page, redirect and landing page fetched once;
+    per host, each request starts at least `delay` after the previous one. A request starts when
+    it was leased (its X-Crawlq-Leased-At) or, for a redirect hop the HTTP client followed (a
+    landing page fetched by `hop_agent` with the agent and lease time of its redirect), when
+    it arrived; a lease after a hop may come up to 60 ms sooner (the hop arrives a little after
+    its turn)."""
+    problems: list[str] = []
+    figures: dict[str, float] = {}
+    want = {f"{HUB_HOST}/p/{i}": [200] for i in range(REDIRECT_PAGES)}
+    want.update({f"{HUB_HOST}/go/{i}": [302] for i in range(REDIRECT_PAGES)})
+    want.update({f"{LANDING_HOST}/land/{i}": [200] for i in range(REDIRECT_PAGES)})
+    want.update({f"{LANDING_HOST}/l/{i}": [200] for i in range(REDIRECT_PAGES)})
+    got: dict[str, list[int]] = {}
+    for r in requests:
+        got.setdefault(f"{r['host']}{r['path']}", []).append(r["status"])
+    for url in sorted(set(want) | set(got)):
+        if got.get(url, []) != want.get(url):
+            problems.append(f"{url}: fetched {got.get(url, [])}, wanted {want.get(url)}")
+    # a hop carries the headers of the redirect it followed, its lease time included
+    redirects = {(r["agent"], r["path"].split("/")[-1], r["leased"]) for r in requests if r["path"].startswith("/go/")}
+    starts = []
+    for r in requests:
+        hop = (r["path"].startswith("/land/") and r["agent"].startswith(hop_agent)
+               and (r["agent"], r["path"].split("/")[-1], r["leased"]) in redirects)
+        if not hop and r["leased"] is None:
+            problems.append(f"{r['host']}{r['path']}: no lease time")
+            continue
+        starts.append({**r, "hop": hop, "start": r["t"] if hop else r["leased"]})
+    figures["hops"] = sum(1 for r in starts if r["hop"])
+    for host in (HUB_HOST, LANDING_HOST):
+        mine = sorted((r for r in starts if r["host"] == host), key=lambda r: r["start"])
+        for a, b in zip(mine, mine[1:]):
+            gap = b["start"] - a["start"]
+            slack = 0.06 if a["hop"] else 0.002
+            key = f"{host} smallest gap"
+            figures[key] = min(figures.get(key, gap), gap)
+            if gap < delay - slack:
+                problems.append(f"{host}: {b['path']} ({'hop' if b['hop'] else 'lease'}) started {gap * 1000:.0f} ms after "
+                                f"{a['path']} ({'hop' if a['hop'] else 'lease'}), wanted >= {delay * 1000:.0f} ms")
+    return problems, figures
+
+
 def check_politeness(requests: list[dict[str, Any]], delay: float) -> tuple[list[str], dict[str, float]]:
     """What is wrong with a crawl of the PoliteSite (its hosts paced after the answer with
     `delay` and an in-flight limit of 1), from the site's log, and the figures checked: every

@@ -34,6 +34,15 @@ What it maps:
   and a retried 429 is a rate limit (the host's adaptive slow-down) and both kinds hold the
   retry and the host at least the Retry-After, across processes (without the hook Crawlee's
   own backoff decides, and the host is not told).
+* Redirects: give the crawler an HTTP client that does not follow them
+  (``http_client=ImpitHttpClient(follow_redirects=False)``) and register the same
+  post-navigation hook: a 301, 302, 303, 307 or 308 then seeds its ``Location`` into the
+  frontier as a request of its own (label, user data, headers and depth kept; the method and
+  body kept for 307 and 308, else a GET), found on the redirecting URL, and the redirecting
+  request is acked (Crawlee's handler does not see it). The target is fetched as any request:
+  leased when its host's delay and in-flight limit allow, and only once however many URLs
+  redirect to it. A redirect to the same page (the same canonical URL) is an error Crawlee
+  retries. An HTTP client that follows redirects itself fetches each hop outside the frontier.
 * Politeness is crawlq's ``host_delay``, across processes. Leases are extended in the
   background by the queue (``extend_every``, a third of the queue's ``lease_ttl`` unless
   given); on SIGTERM call
@@ -51,6 +60,7 @@ from __future__ import annotations
 
 import json
 import logging
+from urllib.parse import urljoin
 import sys
 import time
 from collections.abc import Sequence
@@ -61,6 +71,7 @@ import crawlq
 
 try:
     from crawlee import Request, RequestState
+    from crawlee.errors import ContextPipelineInterruptedError
     from crawlee.storages import RequestQueue
     from crawlee.configuration import Configuration
     from crawlee.storage_clients import MemoryStorageClient, StorageClient
@@ -77,6 +88,9 @@ except ImportError:  # the message is the point; the original error stays its __
 __all__ = ["CrawlqRequestQueueClient", "CrawlqStorageClient"]
 
 log = logging.getLogger("crawlq.crawlee")
+
+# The redirects whose Location is seeded as a request of its own (post_navigation_hook).
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 def _crawl_request(request: Request, kept: dict[str, Any] | None = None) -> dict[str, Any]:
     """The crawl request (docs/PROTOCOL.md section 10) a Crawlee request is seeded and stored as:
@@ -188,6 +202,8 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         self._in_flight: dict[str, Any] = {}
         # (status, Retry-After) of the responses of held requests (post_navigation_hook)
         self._responses: dict[str, tuple[int, str | None]] = {}
+        # requests whose redirect target was seeded: acked when Crawlee marks them handled
+        self._redirected: set[str] = set()
         self._opened = datetime.now(timezone.utc)
 
     async def _read_stats(self) -> Any:
@@ -273,6 +289,36 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         self._responses[request.unique_key] = (status, retry_after)
         return True
 
+    async def seed_redirect(self, request: Request, status: int, location: str) -> str | None:
+        """Seed the target of a held request's redirect as a request of its own (see the module
+        notes); the target URL, or None when this client does not hold the request. Raises
+        ValueError for a redirect to the same page or a target crawlq refuses."""
+        held = self._in_flight.get(request.unique_key)
+        if held is None:
+            return None
+        lease, crawl = held
+        target = urljoin(request.url, location)
+        if crawlq.normalize(target)["canonical"] == crawlq.normalize(request.url)["canonical"]:
+            raise ValueError(f"HTTP {status}: {request.url} redirects to itself ({location})")
+        keeps_method = status in (307, 308) or request.method == "HEAD"
+        user_data = {k: v for k, v in request.user_data.items() if k not in ("label", "__crawlee")}
+        moved = Request.from_url(
+            target,
+            method=request.method if keeps_method else "GET",
+            headers=dict(request.headers),
+            payload=request.payload if status in (307, 308) else None,
+            label=request.label,
+            user_data={**user_data, "__crawlee": {"crawlDepth": request.crawl_depth}},
+        )
+        item: Any = _crawl_request(moved)
+        item["found_on"] = request.url
+        report = await self.queue.seed_requests([item])
+        if report.invalid:
+            raise ValueError(f"HTTP {status}: crawlq refused the redirect target {target}: {report.invalid[0].reason}")
+        self._redirected.add(request.unique_key)
+        self._stats = None
+        return target
+
     async def _nack_for_retry(self, lease: Any, key: str, **options: Any) -> str:
         """A nack for a retry; after a 429 or 503 (noted by the storage client's
         post_navigation_hook) a rate limit (429) with the host's Retry-After (ignored when it is
@@ -284,11 +330,17 @@ class CrawlqRequestQueueClient(RequestQueueClient):
 
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
         self._responses.pop(request.unique_key, None)
+        redirected = request.unique_key in self._redirected
+        self._redirected.discard(request.unique_key)
         held = self._in_flight.pop(request.unique_key, None)
         if held is None:
             return None
         lease, _ = held
-        if request.state in (RequestState.ERROR, RequestState.ERROR_HANDLER):
+        if redirected:
+            # its target is queued in the frontier: this request's work is done
+            if not await self.queue.ack(lease):
+                log.warning("%s: its lease expired before it was handled; another process may fetch it again", request.url)
+        elif request.state in (RequestState.ERROR, RequestState.ERROR_HANDLER):
             reason = _error_line() or _gave_up(request)
             await self.queue.nack(lease, retry=False, reason=reason)
         elif request.state == RequestState.SKIPPED:
@@ -382,12 +434,21 @@ class CrawlqStorageClient(StorageClient):
         """A Crawlee post-navigation hook (``crawler.post_navigation_hook(storage.post_navigation_hook)``)
         that notes each response's status and Retry-After: a 429 or 503 that Crawlee retries is
         then a rate limit (429) holding the retry and the host at least its Retry-After
-        (seconds or an HTTP-date), across processes."""
+        (seconds or an HTTP-date), across processes. With an HTTP client that does not follow
+        redirects, a redirect's ``Location`` is seeded as a request of its own and the
+        redirecting request ends quietly (acked)."""
         response = getattr(context, "http_response", None)
         if response is None:
             return
         status = getattr(response, "status_code", 0)
         headers = getattr(response, "headers", {}) or {}
+        location = headers.get("location") or headers.get("Location")
+        if status in _REDIRECTS and location:
+            for client in self._clients.values():
+                target = await client.seed_redirect(context.request, status, location)
+                if target is not None:
+                    # ends the request quietly: Crawlee marks it handled (an ack)
+                    raise ContextPipelineInterruptedError(f"redirected to {target}, queued in the frontier")
         retry_after = headers.get("retry-after") or headers.get("Retry-After")
         for client in self._clients.values():
             if client.note_response(context.request, status, retry_after):

@@ -26,7 +26,11 @@ async function main () {
     maxConcurrency: 8,
     maxRequestRetries: 3,
     useSessionPool: false,
+    // a redirect the HTTP client follows waits for its target host's turn; a 429's
+    // Retry-After holds the host
+    postNavigationHooks: [requestManager.postNavigationHook],
     preNavigationHooks: [
+      requestManager.preNavigationHook,
       ({ request }, gotOptions) => {
         // Tells the test site when crawlq leased the request (seconds, the Redis clock), so it
         // can check politeness by lease times as well as by arrival times.

@@ -10,6 +10,7 @@ import os
 
 from crawlee import ConcurrencySettings, HttpHeaders, RequestOptions
 from crawlee.crawlers import BeautifulSoupCrawler, BeautifulSoupCrawlingContext, BasicCrawlingContext
+from crawlee.http_clients import ImpitHttpClient
 
 from crawlq.crawlee import CrawlqStorageClient
 
@@ -31,10 +32,13 @@ async def main() -> None:
     )
     crawler = BeautifulSoupCrawler(
         storage_client=storage,
+        # a redirect's target is seeded into the frontier (storage.post_navigation_hook)
+        http_client=ImpitHttpClient(follow_redirects=False),
         max_request_retries=3,
         use_session_pool=False,
         concurrency_settings=ConcurrencySettings(max_concurrency=8, desired_concurrency=8),
     )
+    crawler.post_navigation_hook(storage.post_navigation_hook)
     queue_client = await storage.create_rq_client()
     agent = f"site-crawler-py/{os.environ['WORKER']}"
 
