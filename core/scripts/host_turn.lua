@@ -10,9 +10,9 @@
 --       caller waits for a turn
 -- reply: {0, wait}: a turn `wait` ms from now (0: now) is taken: the caller starts its request
 --        then, and the host's next lease or turn waits until then + delay(host); {3, wait}:
---        the host's next turn is further away than ARGV 8 allows (nothing taken); {1, -1}: the host has as many items in flight as its limit allows (ask
---        again after an answer frees a slot; wake markers say when); {2, until}: the host is
---        paused until `until` (-1: until resumed).
+--        the host's next turn is further away than ARGV 8 allows (nothing taken); {1, -1}:
+--        the host has as many items in flight as its limit allows (ask again later: an answer
+--        frees a slot); {2, until}: the host is paused until `until` (-1: until resumed).
 -- A turn is a request to the host that is not the fetch of one of its items (a redirect hop
 -- an HTTP client follows): it is spaced like a lease, but counts in no in-flight slot and
 -- changes no item. A host paced after the answer, asked by its own lease, takes its turn its

@@ -187,9 +187,9 @@ const PEEK_PER_CALL: usize = 250;
 const DEAD_LIST_PER_CALL: usize = 500;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
-
 /// How often [`Queue::wait_host_turn`] asks again for a host at its in-flight limit or paused.
 const HOST_TURN_POLL: Duration = Duration::from_millis(200);
+
 /// With several shards: how often (for the whole queue, whichever client's lease call comes
 /// first) every shard's state is read again into the queue's index, so work a client seeded
 /// and then died before reporting is found within this long (docs/PROTOCOL.md section 9).

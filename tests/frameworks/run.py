@@ -12,7 +12,7 @@ Runs (all by default):
   roundtrip   a request through every ordered pair of adapters and back (roundtrip.py)
   mixed       one process of each framework on ONE queue over the variant site (trailing-dot
               hosts, paths differing in case, query orders): each page once, every framework
-              fetching pages every other one seeded, politeness across all four
+              fetching pages the others seeded, politeness across all four
   mixed-kill  the same, the Crawlee process killed (SIGKILL) mid-crawl: nothing lost
   redirects   2 Crawlee and 2 Crawlee for Python processes on the redirect site
               (testsite.RedirectSite): each redirect followed after its host's turn (JS) or
@@ -414,8 +414,14 @@ def mixed_crawl(redis: RedisServer, tmp: Path, victim: str | None = None) -> Non
     per_framework = Counter(framework_of(r["agent"], processes) for r in requests)
     check(set(per_framework) == set(MIXED), f"{name}: every framework fetched pages ({dict(per_framework)})")
     if victim is None:
-        missing_pairs = [(a, b) for a in MIXED for b in MIXED if a != b and pairs[(a, b)] == 0]
-        check(not missing_pairs, f"{name}: no page seeded by one framework was fetched by the other in {missing_pairs} ({dict(pairs)})")
+        # Who fetches a page is chance: a framework that fetches 1 page in 10 misses all 27
+        # pages of a seeder in about 1 run of 20. Each framework must fetch pages others
+        # seeded and see its own seeds fetched by others; that every pair reads every other's
+        # requests is the round trip's deterministic check (roundtrip.py, all 12 pairs).
+        others_fetched = [b for b in MIXED if not any(pairs[(a, b)] for a in MIXED if a != b)]
+        check(not others_fetched, f"{name}: {others_fetched} fetched no page another framework seeded ({dict(pairs)})")
+        unread = [a for a in MIXED if not any(pairs[(a, b)] for b in MIXED if b != a)]
+        check(not unread, f"{name}: no page {unread} seeded was fetched by another framework ({dict(pairs)})")
     lease_gaps = host_gaps(requests, "leased_at")
     table = ", ".join(f"{a}->{b} {pairs[(a, b)]}" for a in MIXED for b in MIXED if a != b)
     print(
@@ -434,6 +440,34 @@ def run_mixed_kill(redis: RedisServer, tmp: Path) -> None:
     mixed_crawl(redis, tmp, victim="crawlee")
 
 
+def run_to_the_end(name: str, tmp: Path, runs: list[tuple[list[str], dict[str, str]]]) -> list[str]:
+    """Run each (command, environment) as a process in `tmp` at once, each logging to
+    `<name>-<i>.log`, and wait for all of them (TIMEOUT in all); fail on one that exits with an
+    error or does not finish (the others are killed). Returns their logs."""
+    started = time.monotonic()
+    crawlers = []
+    try:
+        for i, (command, env) in enumerate(runs):
+            log_path = tmp / f"{name}-{i}.log"
+            with open(log_path, "w") as log:
+                proc = subprocess.Popen(command, env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
+            crawlers.append((proc, log_path))
+        logs = []
+        for proc, log_path in crawlers:
+            try:
+                code = proc.wait(timeout=max(1.0, TIMEOUT - (time.monotonic() - started)))
+            except subprocess.TimeoutExpired:
+                raise SystemExit(f"FAILED: {name}: a crawler did not finish in {TIMEOUT} s; its log:\n{log_path.read_text()[-3000:]}")
+            text = log_path.read_text()
+            check(code == 0, f"{name}: a crawler exited with {code}:\n{text[-3000:]}")
+            logs.append(text)
+        return logs
+    finally:
+        for proc, _ in crawlers:
+            if proc.poll() is None:
+                proc.kill()
+
+
 def run_polite(redis: RedisServer, tmp: Path) -> None:
     """3 Scrapy processes crawl the politeness site with an in-flight limit of 1 per host and
     the delay counted after the answer, obeying robots.txt."""
@@ -443,27 +477,12 @@ def run_polite(redis: RedisServer, tmp: Path) -> None:
     env = {**os.environ, **spider["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue, "START_URL": site.start_url(),
            "POLITE": "1"}
     started = time.monotonic()
-    crawlers = []
     try:
-        for worker in range(3):
-            log_path = tmp / f"polite-{worker}.log"
-            with open(log_path, "w") as log:
-                proc = subprocess.Popen(spider["command"], env={**env, "WORKER": str(worker)}, cwd=tmp, stdout=log,
-                                        stderr=subprocess.STDOUT)
-            crawlers.append((proc, log_path))
-        for proc, log_path in crawlers:
-            try:
-                code = proc.wait(timeout=max(1.0, TIMEOUT - (time.monotonic() - started)))
-            except subprocess.TimeoutExpired:
-                raise SystemExit(f"FAILED: polite: a spider did not finish in {TIMEOUT} s; its log:\n{log_path.read_text()[-3000:]}")
-            text = log_path.read_text()
-            check(code == 0, f"polite: a spider exited with {code}:\n{text[-3000:]}")
-            check_log("polite", text, None, None)
+        logs = run_to_the_end("polite", tmp, [(spider["command"], {**env, "WORKER": str(w)}) for w in range(3)])
     finally:
-        for proc, _ in crawlers:
-            if proc.poll() is None:
-                proc.kill()
         site.stop()
+    for text in logs:
+        check_log("polite", text, None, None)
     elapsed = time.monotonic() - started
     requests = site.requests()
     problems, figures = check_politeness(requests, HOST_DELAY)
@@ -495,25 +514,11 @@ def run_redirects(redis: RedisServer, tmp: Path) -> None:
     queue = "redirects-site"
     js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
     started = time.monotonic()
-    crawlers = []
+    runs = [(spec["command"], {**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
+                               "START_URL": site.start_url(), "WORKER": str(i)}) for i, spec in enumerate([js, js, py, py])]
     try:
-        for i, spec in enumerate([js, js, py, py]):
-            env = {**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
-                   "START_URL": site.start_url(), "WORKER": str(i)}
-            log_path = tmp / f"redirects-{i}.log"
-            with open(log_path, "w") as log:
-                proc = subprocess.Popen(spec["command"], env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
-            crawlers.append((proc, log_path))
-        for proc, log_path in crawlers:
-            try:
-                code = proc.wait(timeout=max(1.0, TIMEOUT - (time.monotonic() - started)))
-            except subprocess.TimeoutExpired:
-                raise SystemExit(f"FAILED: redirects: a crawler did not finish in {TIMEOUT} s; its log:\n{log_path.read_text()[-3000:]}")
-            check(code == 0, f"redirects: a crawler exited with {code}:\n{log_path.read_text()[-3000:]}")
+        run_to_the_end("redirects", tmp, runs)
     finally:
-        for proc, _ in crawlers:
-            if proc.poll() is None:
-                proc.kill()
         site.stop()
     elapsed = time.monotonic() - started
     requests = site.requests()

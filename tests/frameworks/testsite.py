@@ -267,12 +267,48 @@ RETRY_AFTER = 2  # seconds: the rate-limited host's 429 asks for this
 CRAWL_DELAY = 1  # seconds: the robots host's robots.txt Crawl-delay
 
 
+def serve(site: Site, hosts: tuple[str, ...], answer: Any) -> None:
+    """Serve `answer(host, path) -> (status, headers, body)` on each of `hosts` at the site's
+    port, logging each request: its arrival (`t`), when its answer was sent (`done`), host,
+    path, status, User-Agent and X-Crawlq-Leased-At (`leased`, None without one)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            arrived = time.time()
+            host = self.server.server_address[0]
+            status, headers, body = answer(host, self.path)
+            data = body.encode()
+            try:
+                self.send_response(status)
+                for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            leased = self.headers.get("X-Crawlq-Leased-At")
+            line = {"t": arrived, "done": time.time(), "host": host, "path": self.path, "status": status,
+                    "agent": self.headers.get("User-Agent", ""), "leased": float(leased) if leased else None}
+            with site._lock:
+                site._log.write(json.dumps(line) + "\n")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    for host in hosts:
+        server = ThreadingHTTPServer((host, site.port), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        site._servers.append(server)
+
+
 class PoliteSite(Site):
     """A site that tests the politeness of the load: /s/<i> on SLOW_HOST answers after
     SLOW_SECONDS and links /s/<i + 1>, /r/<i> and /c/<i>; /r/1 on RATE_HOST answers 429 with
     `Retry-After: RETRY_AFTER` the first time; ROBOTS_HOST's robots.txt has `Crawl-delay:
-    CRAWL_DELAY`. Each request is logged with its arrival (`t`) and when its answer was sent
-    (`done`)."""
+    CRAWL_DELAY`. Each request is logged as `serve` logs it."""
 
     def __init__(self, log_path: Path) -> None:
         super().__init__(log_path)
@@ -307,37 +343,7 @@ class PoliteSite(Site):
         return 404, {}, "not found"
 
     def start(self) -> PoliteSite:
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                arrived = time.time()
-                host = self.server.server_address[0]
-                status, headers, body = site.answer_polite(host, self.path)
-                data = body.encode()
-                try:
-                    self.send_response(status)
-                    for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                    self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                line = {"t": arrived, "done": time.time(), "host": host, "path": self.path, "status": status,
-                        "agent": self.headers.get("User-Agent", "")}
-                with site._lock:
-                    site._log.write(json.dumps(line) + "\n")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        for host in (SLOW_HOST, RATE_HOST, ROBOTS_HOST):
-            server = ThreadingHTTPServer((host, self.port), Handler)
-            server.daemon_threads = True
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            self._servers.append(server)
+        serve(self, (SLOW_HOST, RATE_HOST, ROBOTS_HOST), self.answer_polite)
         return self
 
 
@@ -349,8 +355,8 @@ REDIRECT_PAGES = 6
 class RedirectSite(Site):
     """A site of redirects: /p/<i> on HUB_HOST links /p/<i + 1>, /go/<i> and /l/<i> on
     LANDING_HOST; /go/<i> answers 302 to /land/<i> on LANDING_HOST, which nothing else links
-    (so the landing host's own pages and the redirects' targets compete for its turns). Each request is logged with its
-    arrival (`t`), status, User-Agent and `X-Crawlq-Leased-At` header (`leased`)."""
+    (so the landing host's own pages and the redirects' targets compete for its turns). Each
+    request is logged as `serve` logs it."""
 
     def start_url(self) -> str:
         return f"http://{HUB_HOST}:{self.port}/p/0"
@@ -373,37 +379,7 @@ class RedirectSite(Site):
         return 404, {}, "not found"
 
     def start(self) -> RedirectSite:
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                arrived = time.time()
-                host = self.server.server_address[0]
-                status, headers, body = site.answer_redirect(host, self.path)
-                data = body.encode()
-                try:
-                    self.send_response(status)
-                    for name, value in {"Content-Type": "text/html; charset=utf-8", **headers}.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                leased = self.headers.get("X-Crawlq-Leased-At")
-                line = {"t": arrived, "host": host, "path": self.path, "status": status,
-                        "agent": self.headers.get("User-Agent", ""), "leased": float(leased) if leased else None}
-                with site._lock:
-                    site._log.write(json.dumps(line) + "\n")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        for host in (HUB_HOST, LANDING_HOST):
-            server = ThreadingHTTPServer((host, self.port), Handler)
-            server.daemon_threads = True
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            self._servers.append(server)
+        serve(self, (HUB_HOST, LANDING_HOST), self.answer_redirect)
         return self
 
 

@@ -38,8 +38,9 @@ What it maps:
   (``http_client=ImpitHttpClient(follow_redirects=False)``) and register the same
   post-navigation hook: a 301, 302, 303, 307 or 308 then seeds its ``Location`` into the
   frontier as a request of its own (label, user data, headers and depth kept; the method and
-  body kept for 307 and 308, else a GET), found on the redirecting URL, and the redirecting
-  request is acked (Crawlee's handler does not see it). The target is fetched as any request:
+  body kept for 307 and 308, else a GET; credentials not sent to another origin), found on
+  the redirecting URL, and the redirecting request is acked (Crawlee's handler does not see
+  it). The target is fetched as any request:
   leased when its host's delay and in-flight limit allow, and only once however many URLs
   redirect to it. A redirect to the same page (the same canonical URL) is an error Crawlee
   retries. An HTTP client that follows redirects itself fetches each hop outside the frontier.
@@ -60,12 +61,12 @@ from __future__ import annotations
 
 import json
 import logging
-from urllib.parse import urljoin
 import sys
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import crawlq
 
@@ -91,6 +92,11 @@ log = logging.getLogger("crawlq.crawlee")
 
 # The redirects whose Location is seeded as a request of its own (post_navigation_hook).
 _REDIRECTS = (301, 302, 303, 307, 308)
+# Headers a redirect's target does not get from its source: credentials on another origin, the
+# body's description when it becomes a GET (as HTTP clients that follow redirects do).
+_CROSS_ORIGIN_HEADERS = ("authorization", "cookie", "proxy-authorization")
+_BODY_HEADERS = ("content-type", "content-length", "content-encoding", "transfer-encoding")
+
 
 def _crawl_request(request: Request, kept: dict[str, Any] | None = None) -> dict[str, Any]:
     """The crawl request (docs/PROTOCOL.md section 10) a Crawlee request is seeded and stored as:
@@ -293,20 +299,22 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         """Seed the target of a held request's redirect as a request of its own (see the module
         notes); the target URL, or None when this client does not hold the request. Raises
         ValueError for a redirect to the same page or a target crawlq refuses."""
-        held = self._in_flight.get(request.unique_key)
-        if held is None:
+        if request.unique_key not in self._in_flight:
             return None
-        lease, crawl = held
         target = urljoin(request.url, location)
         if crawlq.normalize(target)["canonical"] == crawlq.normalize(request.url)["canonical"]:
             raise ValueError(f"HTTP {status}: {request.url} redirects to itself ({location})")
-        keeps_method = status in (307, 308) or request.method == "HEAD"
+        keeps_body = status in (307, 308)
+        dropped = set() if keeps_body else set(_BODY_HEADERS)
+        source, moved_to = urlsplit(request.url), urlsplit(target)
+        if (source.scheme, source.netloc) != (moved_to.scheme, moved_to.netloc):
+            dropped.update(_CROSS_ORIGIN_HEADERS)
         user_data = {k: v for k, v in request.user_data.items() if k not in ("label", "__crawlee")}
         moved = Request.from_url(
             target,
-            method=request.method if keeps_method else "GET",
-            headers=dict(request.headers),
-            payload=request.payload if status in (307, 308) else None,
+            method=request.method if keeps_body or request.method == "HEAD" else "GET",
+            headers={k: v for k, v in request.headers.items() if k.lower() not in dropped},
+            payload=request.payload if keeps_body else None,
             label=request.label,
             user_data={**user_data, "__crawlee": {"crawlDepth": request.crawl_depth}},
         )
@@ -351,6 +359,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         return ProcessedRequest(id=lease.id, unique_key=request.unique_key, was_already_present=True, was_already_handled=True)
 
     async def reclaim_request(self, request: Request, *, forefront: bool = False) -> ProcessedRequest | None:
+        self._redirected.discard(request.unique_key)
         held = self._in_flight.pop(request.unique_key, None)
         if held is None:
             return None
