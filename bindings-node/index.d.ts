@@ -200,6 +200,14 @@ export interface AckAndLease<A> {
   leases: Lease[]
 }
 
+/** What `ackWithLinks` resolves with. */
+export interface AckWithLinks {
+  /** False when the lease was not live any more (its links are seeded all the same). */
+  acked: boolean
+  /** The links' seed report. */
+  links: SeedReport
+}
+
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number
@@ -448,6 +456,13 @@ export declare class Queue {
    * `lease` does (waiting up to `waitMs`, default 5000, when none is ready).
    */
   ackAndLease<T extends Lease | Lease[]>(lease: T, options?: LeaseOptions): Promise<AckAndLease<T extends Lease[] ? boolean[] : boolean>>
+  /**
+   * Answer a fetched page and seed the links it found, in one round trip: the links are
+   * seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it.
+   * Resolves with `{ acked, links }`: `acked` false when the lease was not live any more
+   * (its links are seeded all the same), `links` the links' seed report.
+   */
+  ackWithLinks(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions): Promise<AckWithLinks>
   /** Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

@@ -200,6 +200,14 @@ export interface AckAndLease<A> {
   leases: Lease[]
 }
 
+/** What `ackWithLinks` resolves with. */
+export interface AckWithLinks {
+  /** False when the lease was not live any more (its links are seeded all the same). */
+  acked: boolean
+  /** The links' seed report. */
+  links: SeedReport
+}
+
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number

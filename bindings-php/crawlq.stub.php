@@ -89,6 +89,17 @@ final class Queue
     public function ackAndLease(mixed $lease, int $max = 1, float $wait = 5.0, ?float $ttl = null): mixed {}
 
     /**
+     * Answer a fetched page and seed the links it found, in one round trip: the links are
+     * seeded as seed() seeds them (with `$options`: priority, delay, payload, force), then the
+     * lease is acked as ack() acks it.
+     *
+     * @param list<string|array<string, mixed>> $links
+     * @return array{acked: bool, links: SeedReport} acked false when the lease was not live any
+     *     more (its links are seeded all the same)
+     */
+    public function ackWithLinks(Lease $lease, array $links, ?array $options = null): mixed {}
+
+    /**
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
      *
      * @param Lease|list<Lease> $lease

@@ -255,6 +255,61 @@ async fn lease_all(
     Ok(held)
 }
 
+/// Links of crawl page `page`: `LINKS_PER_PAGE` of them, `seen_share` of which point into
+/// `pool` (pages seeded before: navigation and footers), the rest new (unique to the page).
+fn page_links(page: usize, seen_share: f64, pool: usize) -> Vec<SeedItem> {
+    let seen = (LINKS_PER_PAGE as f64 * seen_share).round() as usize;
+    (0..LINKS_PER_PAGE)
+        .map(|k| {
+            if k < seen {
+                SeedItem::from(page_url((page * 7 + k * 131) % pool, 50))
+            } else {
+                SeedItem::from(format!("https://new{}.example/p/{page}/{k}", page % 50))
+            }
+        })
+        .collect()
+}
+
+/// Links per crawled page in the crawl phase.
+const LINKS_PER_PAGE: usize = 30;
+
+/// `pages` crawl pages over `concurrency` tasks: each leased alone and answered with its
+/// links, by `ack_with_links` (`one_call`) or by a seed of them and then an ack.
+async fn crawl_pages(
+    q: &Arc<Queue<RedisExecutor>>,
+    pages: usize,
+    seen_share: f64,
+    pool: usize,
+    one_call: bool,
+    concurrency: usize,
+) -> Result<()> {
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    together(concurrency, |_| {
+        let (q, next) = (q.clone(), next.clone());
+        async move {
+            loop {
+                let page = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if page >= pages {
+                    return Ok(());
+                }
+                let got = q.lease(1, Duration::ZERO).await?;
+                let Some(lease) = got.first() else {
+                    return Err("a crawl page found the queue empty".into());
+                };
+                let links = page_links(page, seen_share, pool);
+                if one_call {
+                    q.ack_with_links(&lease.handle(), &links, &SeedOptions::default())
+                        .await?;
+                } else {
+                    q.seed(&links, &SeedOptions::default()).await?;
+                    q.ack(&[lease.handle()]).await?;
+                }
+            }
+        }
+    })
+    .await
+}
+
 /// `times` rounds of lease(1) then ack of that lease; the queue must hold enough items.
 async fn lease_and_ack_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Result<()> {
     for _ in 0..times {
@@ -422,6 +477,28 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             "ack(100)",
             server.script_usec("ack(100)").await? / n as f64,
         );
+    }
+
+    if wanted("crawl") {
+        // the crawl-shaped workload: each page leased alone and answered with 30 links, 90 %
+        // (then 50 %) of them to pages seen before; a pool of 1,000 seen pages over 50 hosts
+        let pool = 1000;
+        for (seen_share, label) in [(0.9, "90 %"), (0.5, "50 %")] {
+            for one_call in [false, true] {
+                server.flush().await?;
+                let q = open(url, long_ttl.clone()).await?;
+                seed_all(&q, urls(pool, 50), concurrency).await?;
+                server.reset().await?;
+                crawl_pages(&q, calls, seen_share, pool, one_call, concurrency).await?;
+                let name = if one_call {
+                    format!("crawl page, {label} links seen: lease(1) + ack_with_links(30)")
+                } else {
+                    format!("crawl page, {label} links seen: lease(1) + seed(30) + ack(1)")
+                };
+                let usec = server.script_usec(&name).await? / calls as f64;
+                put(&mut out, &name, usec);
+            }
+        }
     }
 
     if wanted("nack") {

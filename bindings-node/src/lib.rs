@@ -341,6 +341,52 @@ impl Queue {
         )
     }
 
+    /// Answer a fetched page and seed the links it found, in one round trip: the links are
+    /// seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it.
+    /// Resolves with `{ acked, links }`: `acked` false when the lease was not live any more
+    /// (its links are seeded all the same), `links` the links' seed report.
+    #[napi(
+        ts_args_type = "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions",
+        ts_return_type = "Promise<AckWithLinks>"
+    )]
+    pub fn ack_with_links<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        links: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (mut handles, single) = try_arg!(env, lease_arg(env, lease));
+        if !single {
+            return rejected(env, type_error(env, "lease must be one Lease".to_string()));
+        }
+        let handle = handles.remove(0);
+        let links = try_arg!(env, json_arg(env, Some(links), "links"));
+        if let Some(problem) = style::seed_items_type_error(&links) {
+            return rejected(env, type_error(env, problem));
+        }
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let links = try_arg!(
+            env,
+            core_arg(env, style::seed_items_from_json(&links, Style::Camel))
+        );
+        let opts = try_arg!(
+            env,
+            core_arg(env, style::seed_options_from_json(&options, Style::Camel))
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.ack_with_links(&handle, &links, &opts).await },
+            |_, (acked, report)| {
+                Ok(json!({
+                    "acked": acked,
+                    "links": style::seed_report_to_json(&report, Style::Camel),
+                }))
+            },
+        )
+    }
+
     /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.
     #[napi(
         ts_generic_types = "T extends Lease | Lease[]",

@@ -421,6 +421,20 @@ test('in-flight limits of 1 and 2 hold under 16 concurrent workers, and answers 
   assert.equal((await q.setHostInFlight('one.com', null)).inFlightLimit, null)
 })
 
+test('ackWithLinks answers the lease and seeds its links; bad arguments are refused', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/'])
+  const [lease] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.ackWithLinks([lease], ['http://a.com/x']), TypeError)
+  await assert.rejects(q.ackWithLinks(lease, { url: 'http://a.com/x' }), TypeError)
+  await assert.rejects(q.ackWithLinks(lease, ['http://a.com/x'], { priority: 1 << 20 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  const { acked, links } = await q.ackWithLinks(lease, ['http://a.com/x', 'http://a.com/'], { priority: 2 })
+  assert.equal(acked, true)
+  assert.deepEqual([links.added, links.duplicates], [1, 1])
+  assert.equal((await q.lease({ max: 1, waitMs: 0 }))[0].priority, 2)
+  q.close()
+})
+
 test('a turn of a full host comes when an ack frees its slot; bad options are refused', async () => {
   const q = await open()
   await q.setHostInFlight('t.com', 1)

@@ -426,6 +426,39 @@ impl Queue {
         Ok(z)
     }
 
+    /// Answer a fetched page and seed the links it found, in one round trip: the links are
+    /// seeded as seed() seeds them (with `$options`), then the lease is acked as ack() acks it.
+    /// ['acked' => bool, 'links' => SeedReport]: acked false when the lease was not live any
+    /// more (its links are seeded all the same).
+    pub fn ack_with_links(
+        &self,
+        lease: &Lease,
+        links: &Zval,
+        options: Option<&Zval>,
+    ) -> PhpResult<Zval> {
+        let links = if links.is_array() {
+            to_json(links, "links").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
+        } else {
+            return Err(type_error("links must be an array".into()));
+        };
+        if let Some(problem) = style::seed_items_type_error(&links) {
+            return Err(type_error(problem));
+        }
+        let links = style::seed_items_from_json(&links, Style::Snake).map_err(throw)?;
+        let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+            .map_err(throw)?;
+        let handle = lease.core.handle();
+        let (acked, report) =
+            runtime::block_on(self.handle.queue()?.ack_with_links(&handle, &links, &opts))
+                .map_err(throw)?;
+        let mut table = ZendHashTable::with_capacity(2);
+        table.insert("acked", acked)?;
+        table.insert("links", SeedReport { report })?;
+        let mut z = Zval::new();
+        z.set_hashtable(table);
+        Ok(z)
+    }
+
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
     /// (seconds or null for the backoff policy), reason (string), rate_limited (bool), payload
     /// (stored in place of the item's payload; null keeps it), retry_after (the host's

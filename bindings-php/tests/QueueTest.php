@@ -417,6 +417,25 @@ final class QueueTest extends TestCase
         new Queue(shared_redis()->url(), $name, ['host_in_flight' => -1]);
     }
 
+    public function testAckWithLinksAnswersTheLeaseAndSeedsItsLinks(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        try {
+            $q->ackWithLinks($lease, ['http://a.com/x'], ['priority' => 1 << 20]);
+            $this->fail('priority accepted');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+        }
+        $r = $q->ackWithLinks($lease, ['http://a.com/x', 'http://a.com/'], ['priority' => 2]);
+        $this->assertTrue($r['acked']);
+        $this->assertSame([1, 1], [$r['links']->added, $r['links']->duplicates]);
+        $this->assertSame(2, $q->lease(1, 0.0)[0]->priority);
+        $this->expectException(\TypeError::class);
+        $q->ackWithLinks([$lease], ['http://a.com/x']);
+    }
+
     public function testATurnOfAFullHostComesOnlyToItsOwnLeaseUntilASlotFrees(): void
     {
         $q = $this->open();

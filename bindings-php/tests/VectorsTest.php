@@ -204,6 +204,7 @@ final class VectorsTest extends TestCase
                         'purge_dead' => $q->purgeDead(),
                         'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'host_info' => self::toVector($q->hostInfo($step['host'])),
+                        'ack_with_links' => (fn ($r) => ['acked' => $r['acked'], 'links' => ['added' => $r['links']->added, 'duplicates' => $r['links']->duplicates, 'invalid' => $r['links']->invalid, 'ids' => $r['links']->ids]])($q->ackWithLinks($arg, self::toPhp($step['links']), $options)),
                         'wait_host_turn' => $q->waitHostTurn($step['url'], $arg, $step['timeout_ms'] / 1000),
                         'set_host_crawl_delay' => self::toVector($q->setHostCrawlDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'set_host_delay_after' => self::toVector($q->setHostDelayAfter($step['host'], $step['after'], $step['factor'])),

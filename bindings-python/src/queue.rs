@@ -185,6 +185,44 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Answer a fetched page and seed the links it found, in one round trip: the links
+            /// are seeded as `seed` seeds them (with these options), then the lease is acked as
+            /// `ack` acks it. `(acked, report)`: `acked` False when the lease was not live any
+            /// more (its links are seeded all the same), `report` the links' SeedReport.
+            #[pyo3(signature = (lease, links, *, priority = Int(0), delay = 0.0, payload = None, force = false), text_signature = "($self, /, lease, links, *, priority=0, delay=0.0, payload=None, force=False)")]
+            #[allow(clippy::too_many_arguments)]
+            fn ack_with_links(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                links: &Bound<'_, PyAny>,
+                priority: Int,
+                delay: f64,
+                payload: Option<&Bound<'_, PyAny>>,
+                force: bool,
+            ) -> PyResult<Py<PyAny>> {
+                let arg = LeaseArg::extract(lease)?;
+                if !arg.single {
+                    return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
+                }
+                let handle = arg.handles().remove(0);
+                let (links, opts) = seed_args(links, priority, delay, payload, force)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.ack_with_links(&handle, &links, &opts).await },
+                    Box::new(move |py, (acked, report)| {
+                        let answers = crawlq::Answers {
+                            results: crawlq::AnswerResults::Flags(vec![acked]),
+                            single: true,
+                        };
+                        let acked = arg.apply(py, &answers)?;
+                        let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
+                        Ok(PyTuple::new(py, [acked, report])?.into_any().unbind())
+                    }),
+                )
+            }
+
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
             /// replaces the item's stored payload (None keeps it). `retry_after` (the text of
             /// a Retry-After header, or seconds) holds the retry and the host that long;

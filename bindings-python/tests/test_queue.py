@@ -427,6 +427,21 @@ def test_in_flight_limits_hold_under_sixteen_threads_and_answers_free_slots(redi
     q.close()
 
 
+def test_ack_with_links_answers_the_lease_and_refuses_bad_arguments(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/"])
+    [lease] = q.lease(1, wait=0)
+    with pytest.raises(TypeError):
+        q.ack_with_links([lease], ["http://a.com/x"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        q.ack_with_links(lease, {"url": "http://a.com/x"})
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_with_links(lease, ["http://a.com/x"], priority=1 << 20)
+    acked, report = q.ack_with_links(lease, ["http://a.com/x", "http://a.com/"], priority=2)
+    assert acked and lease.answered
+    assert (report.added, report.duplicates) == (1, 1)
+    assert q.lease(1, wait=0)[0].priority == 2
+
+
 def test_a_turn_of_a_full_host_comes_when_an_ack_frees_its_slot(q: crawlq.Queue, redis_server: RedisServer, name: str) -> None:
     q.set_host_in_flight("t.com", 1)
     q.seed(["http://t.com/1"])

@@ -169,6 +169,9 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.set_host_delay(step["host"], None if step["delay_ms"] is None else step["delay_ms"] / 1000))
                 elif op == "host_info":
                     got = to_vector(q.host_info(step["host"]))
+                elif op == "ack_with_links":
+                    acked, report = q.ack_with_links(arg, to_python(step["links"]), **to_python(step.get("options", {})))
+                    got = {"acked": acked, "links": report_dict(report)}
                 elif op == "wait_host_turn":
                     got = q.wait_host_turn(step["url"], lease=arg, timeout=step["timeout_ms"] / 1000)
                 elif op == "set_host_crawl_delay":

@@ -469,6 +469,30 @@ impl Queue {
         promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
     }
 
+    #[wasm_bindgen(js_name = ackWithLinks)]
+    pub fn ack_with_links(&self, lease: JsValue, links: JsValue, options: JsValue) -> Promise {
+        let (mut handles, single) = try_arg!(lease_arg(&lease));
+        if !single {
+            return rejected(type_error("lease must be one Lease".into()));
+        }
+        let handle = handles.remove(0);
+        let links = try_arg!(json_arg(&links, "links"));
+        if let Some(problem) = style::seed_items_type_error(&links) {
+            return rejected(type_error(problem));
+        }
+        let options = try_arg!(json_arg(&options, "options"));
+        let links = try_arg!(core(style::seed_items_from_json(&links, Style::Camel)));
+        let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
+        let q = self.inner.clone();
+        promise(async move {
+            let (acked, report) = core(q.ack_with_links(&handle, &links, &opts).await)?;
+            Ok(json!({
+                "acked": acked,
+                "links": style::seed_report_to_json(&report, Style::Camel),
+            }))
+        })
+    }
+
     #[wasm_bindgen(js_name = waitHostTurn)]
     pub fn wait_host_turn(&self, url: String, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));

@@ -381,8 +381,8 @@ impl Ops {
         let report = if self.reporting {
             match script.name {
                 "lease" | "ack_lease" => Some(ReportKind::Set),
-                "seed" | "nack" | "ack" | "release" | "dead_requeue" | "reclaim" | "pause"
-                | "host_config" => Some(ReportKind::Lower),
+                "seed" | "ack_seed" | "nack" | "ack" | "release" | "dead_requeue" | "reclaim"
+                | "pause" | "host_config" => Some(ReportKind::Lower),
                 _ => None,
             }
         } else {
@@ -856,6 +856,44 @@ impl Ops {
             Revisit::At(ms) => call.args.push(format!("@{ms}").into_bytes()),
         }
         call
+    }
+
+    /// Seed `links` (one call's worth, as [`Ops::seed`]) and ack `leases` (as [`Ops::ack`]) in
+    /// one call: the `ack_seed` script. Decode with [`Ops::decode_ack_seed`].
+    pub fn ack_seed(
+        &self,
+        leases: &[LeaseHandle],
+        revisit: Revisit,
+        links: &[PreparedItem],
+    ) -> ScriptCall {
+        let mut call = self.call(&scripts::ACK_SEED, 3 + leases.len() * 4 + links.len() * 9);
+        self.push_ack_args(&mut call, leases);
+        call.args.push(match revisit {
+            Revisit::After(d) => millis(d).into_bytes(),
+            Revisit::At(ms) => format!("@{ms}").into_bytes(),
+        });
+        let seed = self.seed(links);
+        call.args.extend(seed.args.into_iter().skip(2));
+        call
+    }
+
+    /// The reply of [`Ops::ack_seed`] for `n` leases and `links` links: the links' outcome and
+    /// the ack flags.
+    pub fn decode_ack_seed(
+        &self,
+        reply: Reply,
+        n: usize,
+        links: usize,
+    ) -> Result<(SeedOutcome, Vec<bool>)> {
+        let mut items = reply.array()?;
+        expect_len(&items, 4 + n, "ack_seed")?;
+        let flags = items
+            .split_off(4)
+            .iter()
+            .map(|r| Ok(r.int()? == 1))
+            .collect::<Result<Vec<bool>>>()?;
+        let outcome = self.decode_seed(Reply::Array(items), links)?;
+        Ok((outcome, flags))
     }
 
     /// The ack script's arguments from its ARGV 3: the count, then per lease its key, host and

@@ -1170,6 +1170,74 @@ impl<E: Executor> Queue<E> {
         Ok(flags)
     }
 
+    /// Answer a fetched page and seed the links it found, in one round trip: the links are
+    /// seeded as [`Queue::seed`] seeds them (with `opts`), then the lease is acked as
+    /// [`Queue::ack`] acks it (the queue's `revisit_after` included), in one script call, so
+    /// the frontier never looks finished in between. Returns whether the lease was still live
+    /// and the links' report (per link: its id, a duplicate, or invalid with its index in
+    /// `links`). The links are seeded even when the lease is no longer live (it expired and
+    /// was reclaimed, or was answered): nothing found is lost, and whoever fetches the page
+    /// again finds them duplicates.
+    ///
+    /// One call when the queue has one shard and the valid links fit one call (250); otherwise
+    /// the links are seeded first (as [`Queue::seed`]) and the ack follows.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// let lease = q.lease(1, Duration::from_secs(5)).await?.remove(0);
+    /// // ... fetch lease.url, parse its links ...
+    /// let links: Vec<crawlq::SeedItem> = ["https://example.com/a", "https://example.com/b"].map(Into::into).into();
+    /// let (acked, report) = q.ack_with_links(&lease.handle(), &links, &crawlq::SeedOptions::default()).await?;
+    /// println!("acked: {acked}, {} new links", report.added);
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_with_links(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+    ) -> Result<(bool, SeedReport)> {
+        let layout = self.layout().await?;
+        let defaults = self.home.seed_defaults(opts)?;
+        let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
+        let routed = layout.route(std::slice::from_ref(lease))?;
+        if layout.count() > 1 || prepared.len() > SEED_PER_CALL {
+            let report = self.seed(links, opts).await?;
+            let acked = self.ack(std::slice::from_ref(lease)).await?;
+            return Ok((acked[0], report));
+        }
+        let ops = layout.shard(0);
+        let revisit = Revisit::After(self.config.revisit_after);
+        let reply = self
+            .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &prepared))
+            .await?;
+        let (outcome, flags) = ops.decode_ack_seed(reply, 1, prepared.len())?;
+        self.held.forget(std::slice::from_ref(lease));
+        let mut report = SeedReport {
+            added: outcome.added,
+            duplicates: outcome.duplicates,
+            invalid,
+            ids: vec![None; links.len()],
+        };
+        for (item, seeded) in prepared.iter().zip(&outcome.ids) {
+            match seeded {
+                Seeded::Added(id) => report.ids[item.index] = Some(id.to_string()),
+                Seeded::Duplicate => {}
+                Seeded::OverBudget => report.invalid.push(InvalidInput {
+                    index: item.index,
+                    input: links[item.index].input.clone(),
+                    reason: InvalidReason::BudgetExhausted(item.host.clone()),
+                }),
+            }
+        }
+        report.invalid.sort_by_key(|i| i.index);
+        if !self.pending_reports().is_empty() {
+            self.flush_reports(layout, 1).await;
+        }
+        Ok((flags[0], report))
+    }
+
     /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
     ///
     /// A payload in the options replaces the item's stored payload (checked for every lease

@@ -124,6 +124,7 @@ scripts! {
     LEASE => ("lease", "allow-oom"),
     ACK => ("ack", "allow-oom"),
     ACK_LEASE => ("ack_lease", "allow-oom", [ack_part: ACK, lease_part: LEASE]),
+    ACK_SEED => ("ack_seed", "", [seed_part: SEED, ack_part: ACK]),
     NACK => ("nack", "allow-oom"),
     EXTEND => ("extend", "allow-oom"),
     RELEASE => ("release", "allow-oom"),

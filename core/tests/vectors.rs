@@ -433,6 +433,20 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
+                    "ack_with_links" => {
+                        let lease = leases[step["lease"].as_u64().unwrap() as usize].handle();
+                        let links =
+                            style::seed_items_from_json(&to_camel(&step["links"]), Style::Camel)?;
+                        let options = style::seed_options_from_json(
+                            &to_camel(step.get("options").unwrap_or(&Value::Null)),
+                            Style::Camel,
+                        )?;
+                        let (acked, report) = q.ack_with_links(&lease, &links, &options).await?;
+                        serde_json::json!({
+                            "acked": acked,
+                            "links": to_snake(&style::seed_report_to_json(&report, Style::Camel)),
+                        })
+                    }
                     "wait_host_turn" => {
                         let lease = step
                             .get("lease")

@@ -398,6 +398,12 @@ class Queue:
     def ack_and_lease(
         self, lease: Sequence[Lease], max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
     ) -> tuple[list[bool], list[Lease]]: ...
+    def ack_with_links(
+        self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False
+    ) -> tuple[bool, SeedReport]:
+        """Answer a fetched page and seed the links it found, in one round trip: the links are
+        seeded as ``seed`` seeds them, then the lease is acked as ``ack`` acks it. ``acked`` is
+        False when the lease was not live any more (its links are seeded all the same)."""
     @overload
     def nack(
         self,
@@ -584,6 +590,9 @@ class AsyncQueue:
     async def ack_and_lease(
         self, lease: Sequence[Lease], max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
     ) -> tuple[list[bool], list[Lease]]: ...
+    async def ack_with_links(
+        self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False
+    ) -> tuple[bool, SeedReport]: ...
     @overload
     async def nack(
         self,

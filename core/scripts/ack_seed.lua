@@ -1,0 +1,32 @@
+-- crawlq script: ack_seed
+-- protocol: 6
+-- flags: (none)
+-- KEYS: the queue's meta key (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
+--       revisit as `ack` takes it ('0': none), then the link count M and 9 fields per link as
+--       `seed` takes them
+-- reply: the `seed` reply for the M links, then the N ack flags: {status, added_ready,
+--        added_delayed, first_id, flag1, ..., flagN}; flags as `ack` answers them (1 acked, 0
+--        the lease is not live)
+-- One call for a worker that answers a page and seeds the links it found: the links are seeded
+-- first, exactly as `seed` seeds them (so the frontier never looks finished in between), then
+-- the leases are acked exactly as `ack` acks them (seed_part and ack_part are those scripts'
+-- bodies). The links are seeded whether or not a lease is still live: a page answered after
+-- its lease expired still adds what it found (whoever fetches the page again finds them
+-- duplicates). Like `seed`, the call is refused whole while Redis is out of memory.
+
+local n = tonumber(ARGV[3])
+local at = 5 + n * 4
+local m = tonumber(ARGV[at]) or 0
+-- (from index 1, so the link fields live in the table's array part)
+local links = { ARGV[1], ARGV[2], m }
+for i = 1, m * 9 do
+  links[3 + i] = ARGV[at + i]
+end
+local seeded = seed_part(links)
+local flags = ack_part(ARGV)
+local out = { seeded[1], seeded[2], seeded[3], seeded[4] }
+for i = 1, n do
+  out[4 + i] = flags[i]
+end
+return out

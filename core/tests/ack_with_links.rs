@@ -1,0 +1,146 @@
+//! A page answered with its links in one call: the links seeded as `seed` seeds them, the lease
+//! acked as `ack` acks it; fencing holds for the combined call, and the links of a page
+//! answered after its lease was reclaimed are still seeded.
+mod common;
+
+use common::*;
+use crawlq::*;
+use std::time::Duration;
+
+#[tokio::test]
+async fn a_page_is_acked_and_its_links_seeded_in_one_call() {
+    // a server of its own: its call counts are this test's
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "links-one-call", config())
+        .await
+        .unwrap();
+    q.seed(
+        &items(&["http://a.com/", "http://a.com/seen"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let links = items(&[
+        "http://a.com/seen",
+        "http://b.com/new",
+        "not a url",
+        "http://a.com/new",
+        "http://b.com/new",
+    ]);
+    let (acked, report) = q
+        .ack_with_links(&page.handle(), &links, &SeedOptions::default())
+        .await
+        .unwrap();
+    let calls = calls_of(&server, "evalsha") + calls_of(&server, "fcall");
+    assert!(acked);
+    assert_eq!((report.added, report.duplicates), (2, 2));
+    assert_eq!(report.invalid.len(), 1);
+    assert_eq!(report.invalid[0].index, 2);
+    assert!(
+        report.ids[0].is_none()
+            && report.ids[1].is_some()
+            && report.ids[3].is_some()
+            && report.ids[4].is_none()
+    );
+    if test_shards().unwrap_or(1) == 1 {
+        assert_eq!(calls, 1, "one script call");
+    } else {
+        assert!(calls > 1, "several shards: the links first, then the ack");
+    }
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.ready, stats.leased), (1, 3, 0));
+}
+
+#[tokio::test]
+async fn a_page_answered_after_its_lease_was_reclaimed_answers_lost_and_still_seeds_its_links() {
+    let q = open("links-lost", fixed_clock_config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let opts = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: Some(Duration::from_secs(1)),
+    };
+    let stale = q.lease_with(&opts).await.unwrap().remove(0);
+    q.set_fixed_clock(Some(T0 + 2000));
+    // another worker takes the expired page over
+    let fresh = q.lease_with(&opts).await.unwrap().remove(0);
+    assert_eq!(fresh.id, stale.id);
+    let (acked, report) = q
+        .ack_with_links(
+            &stale.handle(),
+            &items(&["http://a.com/x"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(!acked, "the stale lease answers lost");
+    assert_eq!(
+        report.added, 1,
+        "what the page linked is seeded all the same"
+    );
+    // the new holder's answer stands, and its own links are duplicates
+    let (acked, report) = q
+        .ack_with_links(
+            &fresh.handle(),
+            &items(&["http://a.com/x"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!((report.added, report.duplicates), (0, 1));
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.ready, stats.leased), (1, 1, 0));
+}
+
+#[tokio::test]
+async fn many_links_and_seed_options_take_the_long_way_with_the_same_result() {
+    let q = open("links-many", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let urls: Vec<String> = (0..600)
+        .map(|i| format!("http://h{}.com/{i}", i % 7))
+        .collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let opts = SeedOptions {
+        priority: 3,
+        ..SeedOptions::default()
+    };
+    let (acked, report) = q
+        .ack_with_links(&page.handle(), &items(&refs), &opts)
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.added, 600);
+    let next = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(next.priority, 3);
+}
+
+#[tokio::test]
+async fn links_over_a_hosts_budget_are_reported_with_their_index() {
+    let q = open("links-budget", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    q.set_host_budget("b.com", Some(1)).await.unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let (acked, report) = q
+        .ack_with_links(
+            &page.handle(),
+            &items(&["http://b.com/1", "http://b.com/2"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.added, 1);
+    assert_eq!(report.invalid.len(), 1);
+    assert_eq!(report.invalid[0].index, 1);
+    assert_eq!(report.invalid[0].reason.code(), "budget_exhausted");
+}
