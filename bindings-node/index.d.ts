@@ -45,6 +45,12 @@ export interface QueueOptions {
   maxPayloadBytes?: number
   /** Items per seed round trip (default 1000). */
   seedBatch?: number
+  /**
+   * Fingerprints of URLs Redis confirmed seen that this client keeps, so a seed of one of them
+   * is answered "duplicate" without reaching Redis (default 0: no cache; exact: dropped when
+   * the queue's seen set may have shrunk).
+   */
+  seenCache?: number
   /** Expired leases reclaimed at most per lease call (default 100). */
   reclaimBatch?: number
   adaptiveDelayStepMs?: number
@@ -237,6 +243,20 @@ export interface NackOptions {
 export interface ReleaseOptions {
   /** Stored in place of the item's payload; null or absent keeps it. */
   payload?: Json
+}
+
+/** What `seenCacheStats` resolves with. */
+export interface SeenCacheStats {
+  /** Fingerprints held now. */
+  entries: number
+  /** Links answered "duplicate" from the cache (not sent). */
+  hits: number
+  /** Links looked up and sent. */
+  misses: number
+  /** Links sent after all because the seen epoch changed under their hit. */
+  resent: number
+  /** Times the cache was dropped (a new epoch, or full). */
+  resets: number
 }
 
 /** Options of `waitHostTurn`. */
@@ -520,6 +540,11 @@ export declare class Queue {
    * `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
    */
   setHostDelayAfter(host: string, after: 'lease' | 'answer' | null, factor?: number | null): Promise<HostInfo>
+  /**
+   * The known-seen cache's counters (option `seenCache`): `{ entries, hits, misses, resent,
+   * resets }` (hits: links answered from it; misses: links sent).
+   */
+  seenCacheStats(): Promise<SeenCacheStats>
   /**
    * Wait for a turn of the host of `url` for a request the frontier does not lease (a
    * redirect the HTTP client follows while fetching a lease): spaced from the host's leases

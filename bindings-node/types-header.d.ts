@@ -45,6 +45,12 @@ export interface QueueOptions {
   maxPayloadBytes?: number
   /** Items per seed round trip (default 1000). */
   seedBatch?: number
+  /**
+   * Fingerprints of URLs Redis confirmed seen that this client keeps, so a seed of one of them
+   * is answered "duplicate" without reaching Redis (default 0: no cache; exact: dropped when
+   * the queue's seen set may have shrunk).
+   */
+  seenCache?: number
   /** Expired leases reclaimed at most per lease call (default 100). */
   reclaimBatch?: number
   adaptiveDelayStepMs?: number
@@ -237,6 +243,20 @@ export interface NackOptions {
 export interface ReleaseOptions {
   /** Stored in place of the item's payload; null or absent keeps it. */
   payload?: Json
+}
+
+/** What `seenCacheStats` resolves with. */
+export interface SeenCacheStats {
+  /** Fingerprints held now. */
+  entries: number
+  /** Links answered "duplicate" from the cache (not sent). */
+  hits: number
+  /** Links looked up and sent. */
+  misses: number
+  /** Links sent after all because the seen epoch changed under their hit. */
+  resent: number
+  /** Times the cache was dropped (a new epoch, or full). */
+  resets: number
 }
 
 /** Options of `waitHostTurn`. */

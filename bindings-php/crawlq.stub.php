@@ -25,7 +25,7 @@ final class Queue
      *     backoff_base?: float, backoff_max?: float, backoff_jitter?: float, host_delay?: float,
      *     host_in_flight?: int, host_delay_after?: 'lease'|'answer', host_delay_factor?: float,
      *     host_delay_max?: float, crawl_delay_max?: float, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
-     *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int,
+     *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int, seen_cache?: int,
      *     reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float,
      *     shards?: int, extend_every?: float, revisit_after?: float, sort_query?: bool}|null $options
@@ -93,11 +93,11 @@ final class Queue
      * seeded as seed() seeds them (with `$options`: priority, delay, payload, force), then the
      * lease is acked as ack() acks it.
      *
-     * @param list<string|array<string, mixed>> $links
+     * @param list<string|array<string, mixed>> $links URLs or hosts, as seed() takes them (an array)
      * @return array{acked: bool, links: SeedReport} acked false when the lease was not live any
      *     more (its links are seeded all the same)
      */
-    public function ackWithLinks(Lease $lease, array $links, ?array $options = null): mixed {}
+    public function ackWithLinks(Lease $lease, mixed $links, mixed $options = null): mixed {}
 
     /**
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
@@ -253,6 +253,15 @@ final class Queue
      *     with 'lease' or null, or is outside 0..=1000
      */
     public function setHostDelayAfter(string $host, ?string $after = null, ?float $factor = null): mixed {}
+
+    /**
+     * The known-seen cache's counters (option `seen_cache`): fingerprints held, links answered
+     * from it (hits) and sent (misses), links sent after all because the seen epoch changed
+     * under their hit (resent), and resets.
+     *
+     * @return array{entries: int, hits: int, misses: int, resent: int, resets: int}
+     */
+    public function seenCacheStats(): mixed {}
 
     /**
      * Wait for a turn of the host of `$url` for a request the frontier does not lease: a

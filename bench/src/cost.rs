@@ -484,16 +484,27 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         // (then 50 %) of them to pages seen before; a pool of 1,000 seen pages over 50 hosts
         let pool = 1000;
         for (seen_share, label) in [(0.9, "90 %"), (0.5, "50 %")] {
-            for one_call in [false, true] {
+            for (one_call, seen_cache) in [(false, 0), (true, 0), (true, 100_000)] {
                 server.flush().await?;
-                let q = open(url, long_ttl.clone()).await?;
+                let q = open(
+                    url,
+                    Config {
+                        seen_cache,
+                        ..long_ttl.clone()
+                    },
+                )
+                .await?;
                 seed_all(&q, urls(pool, 50), concurrency).await?;
                 server.reset().await?;
                 crawl_pages(&q, calls, seen_share, pool, one_call, concurrency).await?;
-                let name = if one_call {
-                    format!("crawl page, {label} links seen: lease(1) + ack_with_links(30)")
-                } else {
-                    format!("crawl page, {label} links seen: lease(1) + seed(30) + ack(1)")
+                let name = match (one_call, seen_cache > 0) {
+                    (true, true) => format!(
+                        "crawl page, {label} links seen: lease(1) + ack_with_links(30), seen cache"
+                    ),
+                    (true, false) => {
+                        format!("crawl page, {label} links seen: lease(1) + ack_with_links(30)")
+                    }
+                    _ => format!("crawl page, {label} links seen: lease(1) + seed(30) + ack(1)"),
                 };
                 let usec = server.script_usec(&name).await? / calls as f64;
                 put(&mut out, &name, usec);

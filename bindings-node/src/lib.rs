@@ -655,6 +655,16 @@ impl Queue {
         )
     }
 
+    /// The known-seen cache's counters (option `seenCache`): `{ entries, hits, misses, resent,
+    /// resets }` (hits: links answered from it; misses: links sent).
+    #[napi(ts_return_type = "Promise<SeenCacheStats>")]
+    pub fn seen_cache_stats<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(env, async move { Ok(q.seen_cache_stats()) }, |_, s| {
+            Ok(style::seen_cache_stats_to_json(&s, Style::Camel))
+        })
+    }
+
     /// Wait for a turn of the host of `url` for a request the frontier does not lease (a
     /// redirect the HTTP client follows while fetching a lease): spaced from the host's leases
     /// and turns by its delay, across every worker; held while the host is at its in-flight

@@ -435,6 +435,17 @@ test('ackWithLinks answers the lease and seeds its links; bad arguments are refu
   q.close()
 })
 
+test('the seen cache answers repeated links and counts them', async () => {
+  const q = await open({ seenCache: 1000 })
+  const links = Array.from({ length: 10 }, (_, i) => `http://a.com/${i}`)
+  assert.equal((await q.seed(links)).added, 10)
+  const report = await q.seed(links)
+  assert.deepEqual([report.added, report.duplicates], [0, 10])
+  assert.deepEqual(await q.seenCacheStats(), { entries: 10, hits: 10, misses: 10, resent: 0, resets: 0 })
+  await assert.rejects(open({ seenCache: -1 }), { code: 'ERR_CRAWLQ_CONFIG' })
+  q.close()
+})
+
 test('a turn of a full host comes when an ack frees its slot; bad options are refused', async () => {
   const q = await open()
   await q.setHostInFlight('t.com', 1)

@@ -598,6 +598,13 @@ impl Queue {
         Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// The known-seen cache's counters (option seen_cache): ['entries' =>, 'hits' =>,
+    /// 'misses' =>, 'resent' =>, 'resets' =>].
+    pub fn seen_cache_stats(&self) -> PhpResult<Zval> {
+        let s = self.handle.queue()?.seen_cache_stats();
+        Ok(zval_of(&style::seen_cache_stats_to_json(&s, Style::Snake)))
+    }
+
     /// Wait for a turn of the host of `$url` for a request the frontier does not lease (a
     /// redirect the HTTP client follows while fetching `$lease`): spaced from the host's
     /// leases and turns by its delay, across every worker; held while the host is at its

@@ -417,6 +417,16 @@ final class QueueTest extends TestCase
         new Queue(shared_redis()->url(), $name, ['host_in_flight' => -1]);
     }
 
+    public function testTheSeenCacheAnswersRepeatedLinksAndCountsThem(): void
+    {
+        $q = $this->open(['seen_cache' => 1000]);
+        $links = array_map(fn ($i) => "http://a.com/$i", range(0, 9));
+        $this->assertSame(10, $q->seed($links)->added);
+        $report = $q->seed($links);
+        $this->assertSame([0, 10], [$report->added, $report->duplicates]);
+        $this->assertSame(['entries' => 10, 'hits' => 10, 'misses' => 10, 'resent' => 0, 'resets' => 0], $q->seenCacheStats());
+    }
+
     public function testAckWithLinksAnswersTheLeaseAndSeedsItsLinks(): void
     {
         $q = $this->open();

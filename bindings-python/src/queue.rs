@@ -471,6 +471,17 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// The known-seen cache's counters (option `seen_cache`): entries, hits (links
+            /// answered from it), misses (links sent), resent, resets.
+            fn seen_cache_stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { Ok(q.seen_cache_stats()) },
+                    Box::new(|py, s| json_out(py, style::seen_cache_stats_to_json(&s, Style::Snake))),
+                )
+            }
+
             /// Wait for a turn of the host of `url` for a request the frontier does not
             /// lease (a redirect the HTTP client follows while fetching `lease`): spaced from
             /// the host's leases and turns by its delay, across every worker; held while the

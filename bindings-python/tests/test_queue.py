@@ -442,6 +442,18 @@ def test_ack_with_links_answers_the_lease_and_refuses_bad_arguments(q: crawlq.Qu
     assert q.lease(1, wait=0)[0].priority == 2
 
 
+def test_the_seen_cache_answers_repeated_links_and_counts_them(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, seen_cache=1000)
+    links = [f"http://a.com/{i}" for i in range(10)]
+    assert q.seed(links).added == 10
+    report = q.seed(links)
+    assert (report.added, report.duplicates) == (0, 10)
+    assert q.seen_cache_stats() == {"entries": 10, "hits": 10, "misses": 10, "resent": 0, "resets": 0}
+    with pytest.raises(crawlq.ConfigError):
+        crawlq.Queue(redis_server.url, name, seen_cache=-1)
+    q.close()
+
+
 def test_a_turn_of_a_full_host_comes_when_an_ack_frees_its_slot(q: crawlq.Queue, redis_server: RedisServer, name: str) -> None:
     q.set_host_in_flight("t.com", 1)
     q.seed(["http://t.com/1"])

@@ -493,6 +493,17 @@ impl Queue {
         })
     }
 
+    #[wasm_bindgen(js_name = seenCacheStats)]
+    pub fn seen_cache_stats(&self) -> Promise {
+        let q = self.inner.clone();
+        promise(async move {
+            Ok(style::seen_cache_stats_to_json(
+                &q.seen_cache_stats(),
+                Style::Camel,
+            ))
+        })
+    }
+
     #[wasm_bindgen(js_name = waitHostTurn)]
     pub fn wait_host_turn(&self, url: String, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));

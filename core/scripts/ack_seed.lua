@@ -6,8 +6,8 @@
 --       revisit as `ack` takes it ('0': none), then the link count M and 9 fields per link as
 --       `seed` takes them
 -- reply: the `seed` reply for the M links, then the N ack flags: {status, added_ready,
---        added_delayed, first_id, flag1, ..., flagN}; flags as `ack` answers them (1 acked, 0
---        the lease is not live)
+--        added_delayed, first_id, seen epoch, flag1, ..., flagN}; flags as `ack` answers them
+--        (1 acked, 0 the lease is not live)
 -- One call for a worker that answers a page and seeds the links it found: the links are seeded
 -- first, exactly as `seed` seeds them (so the frontier never looks finished in between), then
 -- the leases are acked exactly as `ack` acks them (seed_part and ack_part are those scripts'
@@ -25,8 +25,8 @@ for i = 1, m * 9 do
 end
 local seeded = seed_part(links)
 local flags = ack_part(ARGV)
-local out = { seeded[1], seeded[2], seeded[3], seeded[4] }
+local out = { seeded[1], seeded[2], seeded[3], seeded[4], seeded[5] }
 for i = 1, n do
-  out[4 + i] = flags[i]
+  out[5 + i] = flags[i]
 end
 return out

@@ -7,11 +7,14 @@
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
 --       canonical record after its ts: its host unless the URL spells it, its priority unless
 --       0, then its url, key and payload)
--- reply: {status, added_ready, added_delayed, first_id}; status has one byte per item: 'a'
---        added, 'f' added again by force (seen before, and neither queued nor leased now),
---        'd' duplicate (not added: seen before without force, or queued or leased now),
---        'b' over its host's budget (not added, not marked seen); added items got the record
---        ids first_id, first_id + 1, ... in the order of the call
+-- reply: {status, added_ready, added_delayed, first_id, seen epoch}; status has one byte per
+--        item: 'a' added, 'f' added again by force (seen before, and neither queued nor
+--        leased now), 'd' duplicate (not added: seen before without force, or queued or leased
+--        now), 'b' over its host's budget (not added, not marked seen); added items got the
+--        record ids first_id, first_id + 1, ... in the order of the call; the seen epoch
+--        (`<meta.born>:<meta.forgotten>`, '' and '0' when absent) changes whenever the seen
+--        set may have shrunk (a member forgotten, the queue made again under its name), so a
+--        client may cache what the seen set holds for as long as it stays the same
 -- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
 -- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
@@ -23,7 +26,8 @@ local level, level_end = current_level(seen)
 expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
 expect_types({ K_WAKE, 'list', K_HOSTDELAYED, 'hash' })
 
-local ids_digits, default_budget = unpack(redis.call('HMGET', K_META, 'ids', 'budget'))
+local ids_digits, default_budget, born, forgotten = unpack(redis.call('HMGET', K_META, 'ids', 'budget', 'born',
+  'forgotten'))
 local next_id = ids_digits and ids_digits + 0 or 0
 local budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
 if budgets then
@@ -329,7 +333,15 @@ end
 local added = added_ready + added_delayed
 own_format()
 if added > 0 then
-  redis.call('HSET', K_META, 'ids', int(next_id))
+  if born then
+    redis.call('HSET', K_META, 'ids', int(next_id))
+  else
+    -- the seen set's first member: its epoch starts here, by the server's clock even when the
+    -- call pins one (a queue removed and made again gets a new one)
+    local t = redis.call('TIME')
+    born = t[1] .. three_digits(math.floor(t[2] / 1000), true) .. three_digits(t[2] % 1000, true)
+    redis.call('HSET', K_META, 'ids', int(next_id), 'born', born)
+  end
 end
 counter('seen', seen_added)
 counter('ready', added_ready)
@@ -345,5 +357,6 @@ for _, host in ipairs(budget_hosts) do
   end
 end
 wake(added_ready)
-return reported({ table.concat(status), added_ready, added_delayed, first_id },
+return reported({ table.concat(status), added_ready, added_delayed, first_id,
+  (born or '') .. ':' .. (forgotten or '0') },
   added_ready > 0 and NOW or first_due)

@@ -171,6 +171,11 @@ pub struct Config {
     /// Items per seed round trip (default 1000); sent as script calls of at most
     /// [`crate::SEED_PER_CALL`] each, so a large batch never holds Redis long.
     pub seed_batch: usize,
+    /// Fingerprints this client keeps of URLs Redis confirmed seen, so that seeding one of
+    /// them again answers "duplicate" without sending it (default 0: no cache). Exact: the
+    /// cache is dropped whenever the queue's seen set may have shrunk (a seen epoch every seed
+    /// answers); a full cache starts again empty.
+    pub seen_cache: usize,
     /// Expired leases reclaimed at most per lease call (default 100; values above
     /// [`crate::RECLAIM_PER_CALL`] act as that).
     pub reclaim_batch: usize,
@@ -230,6 +235,7 @@ impl Default for Config {
             command_timeout: Duration::from_secs(10),
             max_payload_bytes: 16 * 1024,
             seed_batch: 1000,
+            seen_cache: 0,
             reclaim_batch: 100,
             adaptive_delay_step: Duration::from_secs(1),
             adaptive_delay_max: Duration::from_secs(60),
@@ -357,6 +363,13 @@ const SPECS: &[Spec] = &[
         },
     },
     Spec {
+        snake: "seen_cache",
+        kind: Kind::Count {
+            min: 0,
+            max: 100_000_000,
+        },
+    },
+    Spec {
         snake: "reclaim_batch",
         kind: Kind::Count {
             min: 1,
@@ -469,6 +482,7 @@ impl Config {
             ("command_timeout", Parsed::Duration(d)) => self.command_timeout = d,
             ("max_payload_bytes", Parsed::Count(n)) => self.max_payload_bytes = n as usize,
             ("seed_batch", Parsed::Count(n)) => self.seed_batch = n as usize,
+            ("seen_cache", Parsed::Count(n)) => self.seen_cache = n as usize,
             ("reclaim_batch", Parsed::Count(n)) => self.reclaim_batch = n as usize,
             ("adaptive_delay_step", Parsed::Duration(d)) => self.adaptive_delay_step = d,
             ("adaptive_delay_max", Parsed::Duration(d)) => self.adaptive_delay_max = d,
@@ -610,6 +624,7 @@ impl Config {
                 "command_timeout" => duration(self.command_timeout),
                 "max_payload_bytes" => Value::from(self.max_payload_bytes),
                 "seed_batch" => Value::from(self.seed_batch),
+                "seen_cache" => Value::from(self.seen_cache),
                 "reclaim_batch" => Value::from(self.reclaim_batch),
                 "adaptive_delay_step" => duration(self.adaptive_delay_step),
                 "adaptive_delay_max" => duration(self.adaptive_delay_max),

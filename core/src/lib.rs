@@ -43,6 +43,7 @@ pub mod redis_exec;
 pub mod request;
 pub mod retry_after;
 pub mod scripts;
+pub mod seen_cache;
 pub mod shards;
 pub mod style;
 pub mod wire;

@@ -283,6 +283,9 @@ pub struct SeedOutcome {
     pub added_ready: u64,
     /// Per item of the call, in order: what became of it.
     pub ids: Vec<Seeded>,
+    /// The seen epoch the call answered (docs/PROTOCOL.md, `seed`); `None` from a script that
+    /// does not answer one.
+    pub epoch: Option<String>,
 }
 
 /// What one seeded item became.
@@ -313,6 +316,9 @@ impl SeedOutcome {
         self.duplicates += later.duplicates;
         self.added_ready += later.added_ready;
         self.ids.extend(later.ids);
+        if later.epoch.is_some() {
+            self.epoch = later.epoch;
+        }
         self
     }
 }
@@ -716,11 +722,16 @@ impl Ops {
                 }
             })
             .collect();
+        let epoch = match items.get(4) {
+            Some(Reply::Data(d)) => Some(String::from_utf8_lossy(d).into_owned()),
+            _ => None,
+        };
         Ok(SeedOutcome {
             added: n as u64 - duplicates - over_budget,
             duplicates,
             added_ready: items[1].uint()?,
             ids,
+            epoch,
         })
     }
 
@@ -886,9 +897,9 @@ impl Ops {
         links: usize,
     ) -> Result<(SeedOutcome, Vec<bool>)> {
         let mut items = reply.array()?;
-        expect_len(&items, 4 + n, "ack_seed")?;
+        expect_len(&items, 5 + n, "ack_seed")?;
         let flags = items
-            .split_off(4)
+            .split_off(5)
             .iter()
             .map(|r| Ok(r.int()? == 1))
             .collect::<Result<Vec<bool>>>()?;

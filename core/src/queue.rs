@@ -243,6 +243,8 @@ pub struct Queue<E> {
     /// With several shards: the index's last answer and when it came (monotonic ms), reused
     /// for [`VIEW_FOR`] while its shards keep handing out leases.
     view: std::sync::Mutex<Option<(u64, DuePick)>>,
+    /// The known-seen cache ([`Config::seen_cache`]; off at 0).
+    seen: crate::seen_cache::SeenCache,
 }
 
 impl<E: Executor> Queue<E> {
@@ -259,6 +261,7 @@ impl<E: Executor> Queue<E> {
         );
         Ok(Queue {
             name: name.to_string(),
+            seen: crate::seen_cache::SeenCache::new(config.seen_cache),
             config,
             home,
             layout: OnceLock::new(),
@@ -287,6 +290,20 @@ impl<E: Executor> Queue<E> {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The counters of this queue's known-seen cache ([`Config::seen_cache`]): entries held,
+    /// links answered from it (hits) and sent (misses), links sent again after the seen epoch
+    /// changed under their hit, and resets.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let s = q.seen_cache_stats();
+    /// println!("{} links answered from the cache, {} sent", s.hits, s.misses);
+    /// # Ok(()) }
+    /// ```
+    pub fn seen_cache_stats(&self) -> crate::seen_cache::SeenCacheStats {
+        self.seen.stats()
     }
 
     pub fn config(&self) -> &Config {
@@ -555,40 +572,39 @@ impl<E: Executor> Queue<E> {
             };
         let per_shard = futures_util::future::join_all(parts.iter().map(
             |(shard, positions, part)| async move {
-                let (shard, ops) = (*shard, layout.shard(*shard));
-                // calls of SEED_PER_CALL, sent together (one round trip), run in order
-                let calls = part.chunks(SEED_PER_CALL).map(|chunk| async move {
-                    let reply = self.eval_on(ops, ops.seed(chunk)).await?;
-                    ops.decode_seed(reply, chunk.len())
-                });
-                let answers = futures_util::future::join_all(calls).await;
-                let mut counts = SeedOutcome::default();
-                let mut items = Vec::with_capacity(part.len());
-                let mut error = None;
-                for (answer, chunk) in answers.into_iter().zip(part.chunks(SEED_PER_CALL)) {
-                    match answer {
-                        Ok(outcome) => {
-                            items.extend(outcome.ids.iter().map(|seeded| {
-                                Some(match seeded {
-                                    Seeded::OverBudget => ItemSeeded::OverBudget,
-                                    Seeded::Duplicate => ItemSeeded::Duplicate,
-                                    // record ids are numbered per shard: the public id names it
-                                    Seeded::Added(id) => ItemSeeded::Queued(Some(
-                                        layout.public_id(id.to_string(), shard),
-                                    )),
-                                })
-                            }));
-                            counts = counts.then(SeedOutcome {
-                                ids: Vec::new(),
-                                ..outcome
-                            });
-                        }
-                        Err(e) => {
-                            items.extend(std::iter::repeat_n(None, chunk.len()));
-                            error.get_or_insert((shard, e));
-                        }
-                    }
+                let shard = *shard;
+                let (known, epoch_used) = self.seen.known(shard, part);
+                if !known.contains(&true) {
+                    let (counts, items, error) = self.seed_calls(layout, shard, part).await;
+                    return (positions.clone(), counts, items, error);
                 }
+                // the cache knows some as seen: send the others (at least one call, whose
+                // reply says whether the cache's epoch still holds)
+                let (mut send, mut hits) = (Vec::new(), Vec::new());
+                for (item, k) in part.iter().zip(&known) {
+                    if *k { &mut hits } else { &mut send }.push(item.clone());
+                }
+                let (mut counts, sent, mut error) = self.seed_calls(layout, shard, &send).await;
+                let mut again = None;
+                if error.is_none() && counts.epoch != epoch_used {
+                    // the seen set may have shrunk since those hits: they go to Redis too
+                    self.seen.count_resent(hits.len());
+                    let (more, items, more_error) = self.seed_calls(layout, shard, &hits).await;
+                    counts = counts.then(more);
+                    error = more_error;
+                    again = Some(items.into_iter());
+                } else {
+                    counts.duplicates += hits.len() as u64;
+                }
+                let mut sent = sent.into_iter();
+                let items = known
+                    .iter()
+                    .map(|k| match (k, again.as_mut()) {
+                        (false, _) => sent.next().flatten(),
+                        (true, Some(again)) => again.next().flatten(),
+                        (true, None) => Some(ItemSeeded::Duplicate),
+                    })
+                    .collect();
                 (positions.clone(), counts, items, error)
             },
         ))
@@ -611,6 +627,59 @@ impl<E: Executor> Queue<E> {
         chunk.items = reassemble(len, placed);
         chunk.sent = prepared;
         chunk
+    }
+
+    /// Send `items` (of one shard) in seed calls of [`SEED_PER_CALL`], together (one round
+    /// trip; at least one call, even for no items: its reply carries the shard's seen epoch),
+    /// and teach the known-seen cache what they answer. The counts and items of the calls that
+    /// succeeded (`None` for the items of one that failed), with the first error.
+    async fn seed_calls(
+        &self,
+        layout: &Layout,
+        shard: usize,
+        items: &[PreparedItem],
+    ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
+        let ops = layout.shard(shard);
+        let chunks: Vec<&[PreparedItem]> = if items.is_empty() {
+            vec![items]
+        } else {
+            items.chunks(SEED_PER_CALL).collect()
+        };
+        let calls = chunks.iter().map(|chunk| async move {
+            let reply = self.eval_on(ops, ops.seed(chunk)).await?;
+            ops.decode_seed(reply, chunk.len())
+        });
+        let answers = futures_util::future::join_all(calls).await;
+        let mut counts = SeedOutcome::default();
+        let mut seeded = Vec::with_capacity(items.len());
+        let mut error = None;
+        for (answer, chunk) in answers.into_iter().zip(chunks) {
+            match answer {
+                Ok(outcome) => {
+                    self.seen
+                        .learn(shard, outcome.epoch.as_deref(), chunk, &outcome.ids);
+                    seeded.extend(outcome.ids.iter().map(|s| {
+                        Some(match s {
+                            Seeded::OverBudget => ItemSeeded::OverBudget,
+                            Seeded::Duplicate => ItemSeeded::Duplicate,
+                            // record ids are numbered per shard: the public id names it
+                            Seeded::Added(id) => {
+                                ItemSeeded::Queued(Some(layout.public_id(id.to_string(), shard)))
+                            }
+                        })
+                    }));
+                    counts = counts.then(SeedOutcome {
+                        ids: Vec::new(),
+                        ..outcome
+                    });
+                }
+                Err(e) => {
+                    seeded.extend(std::iter::repeat_n(None, chunk.len()));
+                    error.get_or_insert((shard, e));
+                }
+            }
+        }
+        (counts, seeded, error)
     }
 
     /// Seed crawl requests (docs/PROTOCOL.md, section 10): each is stored as the one request
@@ -1209,22 +1278,66 @@ impl<E: Executor> Queue<E> {
         }
         let ops = layout.shard(0);
         let revisit = Revisit::After(self.config.revisit_after);
+        // links the known-seen cache holds are not sent, unless the reply's epoch says the
+        // seen set may have shrunk since
+        let (known, epoch_used) = self.seen.known(0, &prepared);
+        let (mut hits, mut send) = (Vec::new(), Vec::new());
+        for (item, k) in prepared.iter().zip(&known) {
+            if *k { &mut hits } else { &mut send }.push(item.clone());
+        }
         let reply = self
-            .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &prepared))
+            .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &send))
             .await?;
-        let (outcome, flags) = ops.decode_ack_seed(reply, 1, prepared.len())?;
+        let (mut outcome, flags) = ops.decode_ack_seed(reply, 1, send.len())?;
         self.held.forget(std::slice::from_ref(lease));
+        self.seen
+            .learn(0, outcome.epoch.as_deref(), &send, &outcome.ids);
+        let hits_outcome = if hits.is_empty() {
+            Vec::new()
+        } else if outcome.epoch != epoch_used {
+            self.seen.count_resent(hits.len());
+            let (more, items, error) = self.seed_calls(layout, 0, &hits).await;
+            if let Some((_, e)) = error {
+                return Err(with_context(
+                    e,
+                    "the page was answered and its links seeded except some the client knew \
+                     as seen; seeding those again is safe",
+                ));
+            }
+            outcome.added += more.added;
+            outcome.duplicates += more.duplicates;
+            outcome.added_ready += more.added_ready;
+            items
+        } else {
+            outcome.duplicates += hits.len() as u64;
+            vec![Some(ItemSeeded::Duplicate); hits.len()]
+        };
+        let (mut sent_ids, mut hit_ids) = (outcome.ids.iter(), hits_outcome.into_iter());
+        let seeded: Vec<ItemSeeded> = known
+            .iter()
+            .map(|k| {
+                if *k {
+                    hit_ids.next().flatten().unwrap_or(ItemSeeded::Duplicate)
+                } else {
+                    match sent_ids.next() {
+                        Some(Seeded::Added(id)) => ItemSeeded::Queued(Some(id.to_string())),
+                        Some(Seeded::OverBudget) => ItemSeeded::OverBudget,
+                        _ => ItemSeeded::Duplicate,
+                    }
+                }
+            })
+            .collect();
         let mut report = SeedReport {
             added: outcome.added,
             duplicates: outcome.duplicates,
             invalid,
             ids: vec![None; links.len()],
         };
-        for (item, seeded) in prepared.iter().zip(&outcome.ids) {
+        for (item, seeded) in prepared.iter().zip(seeded) {
             match seeded {
-                Seeded::Added(id) => report.ids[item.index] = Some(id.to_string()),
-                Seeded::Duplicate => {}
-                Seeded::OverBudget => report.invalid.push(InvalidInput {
+                ItemSeeded::Queued(id) => report.ids[item.index] = id,
+                ItemSeeded::Duplicate => {}
+                ItemSeeded::OverBudget => report.invalid.push(InvalidInput {
                     index: item.index,
                     input: links[item.index].input.clone(),
                     reason: InvalidReason::BudgetExhausted(item.host.clone()),

@@ -1376,6 +1376,24 @@ pub fn pacing_arg(after: &Value, factor: &Value) -> Result<Option<crate::HostPac
     crate::HostPacing::from_parts(after, factor)
 }
 
+/// The known-seen cache's counters ([`crate::Queue::seen_cache_stats`]): entries, hits,
+/// misses, resent, resets.
+///
+/// ```
+/// use crawlq::{Style, style::seen_cache_stats_to_json};
+/// let j = seen_cache_stats_to_json(&Default::default(), Style::Camel);
+/// assert_eq!(j["hits"], 0);
+/// ```
+pub fn seen_cache_stats_to_json(s: &crate::seen_cache::SeenCacheStats, style: Style) -> Value {
+    Out::new(style)
+        .value("entries", s.entries)
+        .value("hits", s.hits)
+        .value("misses", s.misses)
+        .value("resent", s.resent)
+        .value("resets", s.resets)
+        .done()
+}
+
 /// How long `wait_host_turn` waits when the caller gives no timeout.
 pub const HOST_TURN_TIMEOUT: Duration = Duration::from_secs(30);
 

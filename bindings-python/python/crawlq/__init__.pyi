@@ -124,6 +124,14 @@ class Stats(ShardStats, total=False):
     shards: list[ShardStats]
     """Each shard's own figures (a queue of several shards only)."""
 
+class SeenCacheStats(TypedDict):
+    entries: int
+    hits: int
+    misses: int
+    resent: int
+    resets: int
+
+
 class DeadLetter(TypedDict):
     id: str
     url: Optional[str]
@@ -349,6 +357,7 @@ class Queue:
         command_timeout: float = ...,
         max_payload_bytes: int = ...,
         seed_batch: int = ...,
+        seen_cache: int = ...,
         reclaim_batch: int = ...,
         adaptive_delay_step: float = ...,
         adaptive_delay_max: float = ...,
@@ -471,6 +480,10 @@ class Queue:
         with ``factor``: wait factor x how long the answered item was leased when that is
         longer than the delay, at most ``host_delay_max``. None: back to ``host_delay_after``
         and ``host_delay_factor``. Applies to the items leased from then on."""
+    def seen_cache_stats(self) -> SeenCacheStats:
+        """The known-seen cache's counters (option ``seen_cache``): fingerprints held, links
+        answered from it (hits) and sent (misses), links sent after all because the seen epoch
+        changed under their hit (resent), and resets."""
     def wait_host_turn(self, url: str, *, lease: Optional[Lease] = None, timeout: float = 30.0) -> bool:
         """Wait for a turn of the host of ``url`` for a request the frontier does not lease:
         a redirect the HTTP client follows while fetching ``lease``. A turn is spaced from the
@@ -544,6 +557,7 @@ class AsyncQueue:
         command_timeout: float = ...,
         max_payload_bytes: int = ...,
         seed_batch: int = ...,
+        seen_cache: int = ...,
         reclaim_batch: int = ...,
         adaptive_delay_step: float = ...,
         adaptive_delay_max: float = ...,
@@ -643,6 +657,7 @@ class AsyncQueue:
     async def set_host_delay_after(
         self, host: str, after: Optional[Literal["lease", "answer"]], *, factor: Optional[float] = None
     ) -> HostInfo: ...
+    async def seen_cache_stats(self) -> SeenCacheStats: ...
     async def wait_host_turn(self, url: str, *, lease: Optional[Lease] = None, timeout: float = 30.0) -> bool: ...
     async def set_host_budget(self, host: str, urls: Optional[int]) -> HostInfo: ...
     async def set_default_host_budget(self, urls: Optional[int]) -> None: ...

@@ -1,0 +1,160 @@
+//! The known-seen cache (`seen_cache`): links Redis confirmed seen are answered "duplicate"
+//! without reaching Redis, and it never suppresses a link a cold client would add: whatever
+//! shrinks the seen set (a host deleted with its seen URLs, the queue removed and made again)
+//! changes the seen epoch every seed answers, and the hits judged by an older epoch are sent.
+mod common;
+
+use common::*;
+use crawlq::*;
+use std::time::Duration;
+
+fn cached() -> Config {
+    Config {
+        seen_cache: 10_000,
+        ..config()
+    }
+}
+
+/// Two clients of one queue: `warm` with a cache, `other` without.
+async fn pair(name: &str) -> (Queue<RedisExecutor>, Queue<RedisExecutor>) {
+    let name = unique(name);
+    let warm = Queue::connect(&test_url(), &name, cached()).await.unwrap();
+    let other = Queue::connect(&test_url(), &name, config()).await.unwrap();
+    (warm, other)
+}
+
+fn urls(host: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("http://{host}/{i}")).collect()
+}
+
+async fn seed(q: &Queue<RedisExecutor>, urls: &[String]) -> SeedReport {
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    q.seed(&items(&refs), &SeedOptions::default())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn repeated_links_are_answered_without_redis_work() {
+    let (warm, _other) = pair("seen-cache-hits").await;
+    let links = urls("a.com", 50);
+    assert_eq!(seed(&warm, &links).await.added, 50);
+    let before = warm.stats().await.unwrap().duplicates_total;
+    let again = seed(&warm, &links).await;
+    assert_eq!((again.added, again.duplicates), (0, 50));
+    assert!(again.ids.iter().all(Option::is_none));
+    // Redis saw none of them (its duplicate counter did not move)
+    assert_eq!(warm.stats().await.unwrap().duplicates_total, before);
+    let s = warm.seen_cache_stats();
+    assert_eq!((s.entries, s.hits), (50, 50));
+}
+
+#[tokio::test]
+async fn a_host_deleted_with_its_seen_urls_is_seeded_again() {
+    let (warm, other) = pair("seen-cache-forget").await;
+    let links = urls("gone.com", 10);
+    seed(&warm, &links).await;
+    seed(&warm, &links).await;
+    other.delete_host("gone.com", true).await.unwrap();
+    // a cold client would add them: so does the warm one
+    let cold = seed(&other, &links[..5]).await;
+    assert_eq!(cold.added, 5);
+    let again = seed(&warm, &links).await;
+    assert_eq!((again.added, again.duplicates), (5, 5));
+    assert_eq!(warm.seen_cache_stats().resent, 10);
+}
+
+#[tokio::test]
+async fn a_queue_removed_and_made_again_is_seeded_again() {
+    let (warm, other) = pair("seen-cache-recreated").await;
+    let links = urls("b.com", 10);
+    seed(&warm, &links).await;
+    crawlq::catalog::remove_queue(&other, true).await.unwrap();
+    seed(&other, &links[..1]).await;
+    let again = seed(&warm, &links).await;
+    assert_eq!((again.added, again.duplicates), (9, 1));
+}
+
+#[tokio::test]
+async fn forced_items_and_caller_keys_reach_redis_as_they_should() {
+    let (warm, _other) = pair("seen-cache-force").await;
+    let links = urls("c.com", 3);
+    seed(&warm, &links).await;
+    // the items are done: a forced seed queues them again, cache or not
+    let done = warm.lease(10, Duration::ZERO).await.unwrap();
+    warm.ack(&handles(&done)).await.unwrap();
+    let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+    let forced = warm
+        .seed(
+            &items(&refs),
+            &SeedOptions {
+                force: true,
+                ..SeedOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.added, 3);
+    // a caller key is the identity: another URL under a known key is a duplicate, the same
+    // URL under a new key is new
+    let keyed = |url: &str, key: &str| SeedItem::from(url).with_key(key);
+    warm.seed(
+        &[keyed("http://c.com/k", "page-1")],
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let report = warm
+        .seed(
+            &[
+                keyed("http://c.com/other", "page-1"),
+                keyed("http://c.com/k", "page-2"),
+            ],
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (1, 1));
+    assert!(report.ids[0].is_none() && report.ids[1].is_some());
+}
+
+#[tokio::test]
+async fn over_budget_links_are_not_cached() {
+    let (warm, other) = pair("seen-cache-budget").await;
+    warm.set_host_budget("d.com", Some(1)).await.unwrap();
+    let links = urls("d.com", 2);
+    let first = seed(&warm, &links).await;
+    assert_eq!((first.added, first.invalid.len()), (1, 1));
+    other.set_host_budget("d.com", None).await.unwrap();
+    let again = seed(&warm, &links).await;
+    assert_eq!((again.added, again.duplicates), (1, 1));
+}
+
+#[tokio::test]
+async fn pages_answered_with_links_use_the_cache_and_stay_exact() {
+    let (warm, other) = pair("seen-cache-pages").await;
+    let nav = urls("e.com", 20);
+    seed(&warm, &nav).await;
+    let refs: Vec<&str> = nav.iter().map(String::as_str).collect();
+    let page = warm.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let (acked, report) = warm
+        .ack_with_links(&page.handle(), &items(&refs), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.duplicates, 20);
+    assert!(warm.seen_cache_stats().hits >= 20);
+    other.delete_host("e.com", true).await.unwrap();
+    seed(&other, &["http://f.com/".to_string()]).await;
+    let page = warm.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let (acked, report) = warm
+        .ack_with_links(&page.handle(), &items(&refs), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(acked);
+    // the host's queued links are new again; the page acked above is done, which a host
+    // deletion does not forget (it removes the items it holds)
+    assert_eq!((report.added, report.duplicates), (19, 1));
+    assert_eq!(report.ids.iter().filter(|i| i.is_some()).count(), 19);
+    assert_eq!(warm.seen_cache_stats().resent, 20);
+}
