@@ -15,10 +15,10 @@ say "core and CLI: unit, doc, integration and vector tests (each test binary sta
 cargo test -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
 
 say "one queue over several shards: the invariant and limit suites with 3 shards on one Redis, then with 8 shards on a 3-master Redis Cluster"
-CRAWLQ_TEST_SHARDS=3 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links
+CRAWLQ_TEST_SHARDS=3 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache
 start_cluster 3 0
 export CRAWLQ_CLUSTER_URL="$CLUSTER_URL"
-CRAWLQ_TEST_URL="$CLUSTER_URL" CRAWLQ_TEST_SHARDS=8 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links
+CRAWLQ_TEST_URL="$CLUSTER_URL" CRAWLQ_TEST_SHARDS=8 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache
 
 say "core builds for wasm32 without tokio and redis"
 cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown
