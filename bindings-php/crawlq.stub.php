@@ -93,7 +93,7 @@ final class Queue
      * seeded as seed() seeds them (with `$options`: priority, delay, payload, force), then the
      * lease is acked as ack() acks it.
      *
-     * @param list<string|array<string, mixed>> $links URLs or hosts, as seed() takes them (an array)
+     * @param string|list<string|array<string, mixed>> $links URLs or hosts, as seed() takes its items
      * @return array{acked: bool, links: SeedReport} acked false when the lease was not live any
      *     more (its links are seeded all the same)
      */

@@ -100,6 +100,24 @@ fn lease_options(env: &Env, options: Option<Unknown<'_>>) -> Result<crawlq::Leas
     core_arg(env, style::lease_options_from_json(&options, Style::Camel))
 }
 
+/// The items and options of a seed (`seed`, `ackWithLinks`): a value that is not a list of
+/// items is a TypeError, bad items or options an argument error.
+fn seed_arg(
+    env: &Env,
+    items: Unknown<'_>,
+    options: Option<Unknown<'_>>,
+    name: &str,
+) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
+    let items = json_arg(env, Some(items), name)?;
+    if let Some(problem) = style::seed_items_type_error(&items) {
+        return Err(type_error(env, problem));
+    }
+    let options = json_arg(env, options, "options")?;
+    let items = core_arg(env, style::seed_items_from_json(&items, Style::Camel))?;
+    let opts = core_arg(env, style::seed_options_from_json(&options, Style::Camel))?;
+    Ok((items, opts))
+}
+
 /// One lease (object) or an array of leases.
 fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> {
     let raw = env.raw();
@@ -208,19 +226,7 @@ impl Queue {
         items: Unknown<'env>,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let items = try_arg!(env, json_arg(env, Some(items), "items"));
-        if let Some(problem) = style::seed_items_type_error(&items) {
-            return rejected(env, type_error(env, problem));
-        }
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let items = try_arg!(
-            env,
-            core_arg(env, style::seed_items_from_json(&items, Style::Camel))
-        );
-        let opts = try_arg!(
-            env,
-            core_arg(env, style::seed_options_from_json(&options, Style::Camel))
-        );
+        let (items, opts) = try_arg!(env, seed_arg(env, items, options, "items"));
         let q = self.inner.clone();
         promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
             Ok(style::seed_report_to_json(&r, Style::Camel))
@@ -361,19 +367,7 @@ impl Queue {
             return rejected(env, type_error(env, "lease must be one Lease".to_string()));
         }
         let handle = handles.remove(0);
-        let links = try_arg!(env, json_arg(env, Some(links), "links"));
-        if let Some(problem) = style::seed_items_type_error(&links) {
-            return rejected(env, type_error(env, problem));
-        }
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let links = try_arg!(
-            env,
-            core_arg(env, style::seed_items_from_json(&links, Style::Camel))
-        );
-        let opts = try_arg!(
-            env,
-            core_arg(env, style::seed_options_from_json(&options, Style::Camel))
-        );
+        let (links, opts) = try_arg!(env, seed_arg(env, links, options, "links"));
         let q = self.inner.clone();
         promise(
             env,

@@ -230,6 +230,28 @@ impl SeedReport {
     }
 }
 
+/// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
+/// (anything else, or items of the wrong type, a TypeError), bad items or options an
+/// argument error.
+fn seed_arg(
+    items: &Zval,
+    options: Option<&Zval>,
+    name: &str,
+) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
+    let items = if items.is_string() || items.is_array() {
+        to_json(items, name).map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
+    } else {
+        return Err(type_error(format!("{name} must be a string or an array")));
+    };
+    if let Some(problem) = style::seed_items_type_error(&items) {
+        return Err(type_error(problem));
+    }
+    let items = style::seed_items_from_json(&items, Style::Snake).map_err(throw)?;
+    let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+        .map_err(throw)?;
+    Ok((items, opts))
+}
+
 /// One `Crawlq\Lease` or an array of them, as given.
 struct LeaseArg {
     handles: Vec<LeaseHandle>,
@@ -332,17 +354,7 @@ impl Queue {
     /// 'force']. Options: priority, delay (seconds), payload, force. Invalid items are reported
     /// with their index, never thrown.
     pub fn seed(&self, items: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
-        let items = if items.is_string() || items.is_array() {
-            to_json(items, "items").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
-        } else {
-            return Err(type_error("items must be a string or an array".into()));
-        };
-        if let Some(problem) = style::seed_items_type_error(&items) {
-            return Err(type_error(problem));
-        }
-        let items = style::seed_items_from_json(&items, Style::Snake).map_err(throw)?;
-        let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
-            .map_err(throw)?;
+        let (items, opts) = seed_arg(items, options, "items")?;
         let report = runtime::block_on(self.handle.queue()?.seed(&items, &opts)).map_err(throw)?;
         Ok(SeedReport { report })
     }
@@ -436,17 +448,7 @@ impl Queue {
         links: &Zval,
         options: Option<&Zval>,
     ) -> PhpResult<Zval> {
-        let links = if links.is_array() {
-            to_json(links, "links").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
-        } else {
-            return Err(type_error("links must be an array".into()));
-        };
-        if let Some(problem) = style::seed_items_type_error(&links) {
-            return Err(type_error(problem));
-        }
-        let links = style::seed_items_from_json(&links, Style::Snake).map_err(throw)?;
-        let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
-            .map_err(throw)?;
+        let (links, opts) = seed_arg(links, options, "links")?;
         let handle = lease.core.handle();
         let (acked, report) =
             runtime::block_on(self.handle.queue()?.ack_with_links(&handle, &links, &opts))

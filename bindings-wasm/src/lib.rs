@@ -87,6 +87,23 @@ fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
     result.map_err(js_error)
 }
 
+/// The items and options of a seed (`seed`, `ackWithLinks`): a value that is not a list of
+/// items is a TypeError, bad items or options an argument error.
+fn seed_arg(
+    items: &JsValue,
+    options: &JsValue,
+    name: &str,
+) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions), JsValue> {
+    let items = json_arg(items, name)?;
+    if let Some(problem) = style::seed_items_type_error(&items) {
+        return Err(type_error(problem));
+    }
+    let options = json_arg(options, "options")?;
+    let items = core(style::seed_items_from_json(&items, Style::Camel))?;
+    let opts = core(style::seed_options_from_json(&options, Style::Camel))?;
+    Ok((items, opts))
+}
+
 /// A promise settling with `f`'s JSON result, or rejecting with its error. Argument errors
 /// found before I/O reject too (never throw), as in the native addon.
 fn promise<F>(f: F) -> Promise
@@ -253,13 +270,7 @@ impl Queue {
     }
 
     pub fn seed(&self, items: JsValue, options: JsValue) -> Promise {
-        let items = try_arg!(json_arg(&items, "items"));
-        if let Some(problem) = style::seed_items_type_error(&items) {
-            return rejected(type_error(problem));
-        }
-        let options = try_arg!(json_arg(&options, "options"));
-        let items = try_arg!(core(style::seed_items_from_json(&items, Style::Camel)));
-        let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
+        let (items, opts) = try_arg!(seed_arg(&items, &options, "items"));
         let q = self.inner.clone();
         promise(async move {
             Ok(style::seed_report_to_json(
@@ -476,13 +487,7 @@ impl Queue {
             return rejected(type_error("lease must be one Lease".into()));
         }
         let handle = handles.remove(0);
-        let links = try_arg!(json_arg(&links, "links"));
-        if let Some(problem) = style::seed_items_type_error(&links) {
-            return rejected(type_error(problem));
-        }
-        let options = try_arg!(json_arg(&options, "options"));
-        let links = try_arg!(core(style::seed_items_from_json(&links, Style::Camel)));
-        let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
+        let (links, opts) = try_arg!(seed_arg(&links, &options, "links"));
         let q = self.inner.clone();
         promise(async move {
             let (acked, report) = core(q.ack_with_links(&handle, &links, &opts).await)?;
