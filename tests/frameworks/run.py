@@ -132,7 +132,7 @@ def crawl_site(
     for worker, command in enumerate(commands):
         log_path = tmp / f"{framework}-{worker}.log"
         with open(log_path, "w") as log:
-            proc = subprocess.Popen(command, env={**env, "WORKER": str(worker)}, cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(command, env=worker_env(env, worker), cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
         crawlers.append((proc, log_path))
     if stop_when_finished:
         stop_at_finish(framework, redis, queue, [proc for proc, _ in crawlers], started)
@@ -205,6 +205,15 @@ def stop_at_finish(framework: str, redis: RedisServer, queue: str, procs: list[s
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
+
+
+def worker_env(env: dict[str, str], worker: int) -> dict[str, str]:
+    """The environment of crawler process number `worker`: WORKER set, and a Crawlee storage
+    directory of its own (two Crawlee processes purging one directory at start race on it)."""
+    own = {**env, "WORKER": str(worker)}
+    if "CRAWLEE_STORAGE_DIR" in own:
+        own["CRAWLEE_STORAGE_DIR"] = f"{own['CRAWLEE_STORAGE_DIR']}-{worker}"
+    return own
 
 
 def crawler_process(framework: str, tmp: Path) -> dict:
@@ -478,7 +487,7 @@ def run_polite(redis: RedisServer, tmp: Path) -> None:
            "POLITE": "1"}
     started = time.monotonic()
     try:
-        logs = run_to_the_end("polite", tmp, [(spider["command"], {**env, "WORKER": str(w)}) for w in range(3)])
+        logs = run_to_the_end("polite", tmp, [(spider["command"], worker_env(env, w)) for w in range(3)])
     finally:
         site.stop()
     for text in logs:
@@ -514,8 +523,8 @@ def run_redirects(redis: RedisServer, tmp: Path) -> None:
     queue = "redirects-site"
     js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
     started = time.monotonic()
-    runs = [(spec["command"], {**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
-                               "START_URL": site.start_url(), "WORKER": str(i)}) for i, spec in enumerate([js, js, py, py])]
+    runs = [(spec["command"], worker_env({**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
+                                          "START_URL": site.start_url()}, i)) for i, spec in enumerate([js, js, py, py])]
     try:
         run_to_the_end("redirects", tmp, runs)
     finally:
