@@ -214,6 +214,12 @@ export interface AckWithLinks {
   links: SeedReport
 }
 
+/** What `ackWithLinksAndLease` resolves with. */
+export interface AckWithLinksAndLease extends AckWithLinks {
+  /** The next leases, as `lease` resolves them. */
+  leases: Lease[]
+}
+
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number
@@ -483,6 +489,14 @@ export declare class Queue {
    * (its links are seeded all the same), `links` the links' seed report.
    */
   ackWithLinks(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions): Promise<AckWithLinks>
+  /**
+   * `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
+   * page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting
+   * up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`
+   * was still live). `options` takes the seed options for the links and `max`, `waitMs`,
+   * `ttlMs` for the lease.
+   */
+  ackWithLinksAndLease(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
   /** Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

@@ -43,6 +43,12 @@ function installLeaseObjects (Queue, Work) {
     const rows = await ackAndLease.call(this, lease, options)
     return { acked: rows[0], leases: leases(rows, 1) }
   }
+  // ackWithLinksAndLease answers { acked, links } first, then the rows
+  const ackWithLinksAndLease = Queue.prototype.ackWithLinksAndLease
+  Queue.prototype.ackWithLinksAndLease = async function (lease, links, options) {
+    const rows = await ackWithLinksAndLease.call(this, lease, links, options)
+    return { acked: rows[0].acked, links: rows[0].links, leases: leases(rows, 1) }
+  }
   const next = Work.prototype.next
   Work.prototype.next = async function () {
     const rows = await next.call(this)

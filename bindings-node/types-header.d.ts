@@ -214,6 +214,12 @@ export interface AckWithLinks {
   links: SeedReport
 }
 
+/** What `ackWithLinksAndLease` resolves with. */
+export interface AckWithLinksAndLease extends AckWithLinks {
+  /** The next leases, as `lease` resolves them. */
+  leases: Lease[]
+}
+
 export interface AckOptions {
   /** Queue the URL again this many ms later (a recrawl); 0: never; absent: the queue's `revisitAfterMs`. */
   revisitAfterMs?: number

@@ -100,6 +100,18 @@ final class Queue
     public function ackWithLinks(Lease $lease, mixed $links, mixed $options = null): mixed {}
 
     /**
+     * ackWithLinks(), then lease up to $max more items in the same call (one round trip per
+     * page), waiting up to $wait seconds when none is ready; the lease runs whether or not
+     * $lease was still live. $options: the links' seed options, and 'ttl' (seconds) for the
+     * new leases.
+     *
+     * @param string|list<string|array<string, mixed>> $links URLs or hosts, as seed() takes its items
+     * @param array<string, mixed>|null $options
+     * @return array{acked: bool, links: SeedReport, leases: list<Lease>}
+     */
+    public function ackWithLinksAndLease(Lease $lease, mixed $links, int $max = 1, float $wait = 5.0, mixed $options = null): mixed {}
+
+    /**
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
      *
      * @param Lease|list<Lease> $lease

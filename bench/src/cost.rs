@@ -273,36 +273,69 @@ fn page_links(page: usize, seen_share: f64, pool: usize) -> Vec<SeedItem> {
 /// Links per crawled page in the crawl phase.
 const LINKS_PER_PAGE: usize = 30;
 
+/// How a crawl page is answered in the crawl phase.
+#[derive(Clone, Copy, PartialEq)]
+enum PageAnswer {
+    /// lease(1), then a seed of the links, then an ack: three calls.
+    SeedThenAck,
+    /// lease(1), then `ack_with_links`: two calls.
+    AckWithLinks,
+    /// `ack_with_links_and_lease`, which leases the next page: one call.
+    AckWithLinksAndLease,
+}
+
 /// `pages` crawl pages over `concurrency` tasks: each leased alone and answered with its
-/// links, by `ack_with_links` (`one_call`) or by a seed of them and then an ack.
+/// links as `answer` says.
 async fn crawl_pages(
     q: &Arc<Queue<RedisExecutor>>,
     pages: usize,
     seen_share: f64,
     pool: usize,
-    one_call: bool,
+    answer: PageAnswer,
     concurrency: usize,
 ) -> Result<()> {
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let one = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
     together(concurrency, |_| {
         let (q, next) = (q.clone(), next.clone());
         async move {
+            // the page the last answer leased, with AckWithLinksAndLease
+            let mut held: Option<Lease> = None;
             loop {
                 let page = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if page >= pages {
+                    if let Some(lease) = held {
+                        q.ack(&[lease.handle()]).await?;
+                    }
                     return Ok(());
                 }
-                let got = q.lease(1, Duration::ZERO).await?;
-                let Some(lease) = got.first() else {
-                    return Err("a crawl page found the queue empty".into());
+                let lease = match held.take() {
+                    Some(lease) => lease,
+                    None => match q.lease(1, Duration::ZERO).await?.pop() {
+                        Some(lease) => lease,
+                        None => return Err("a crawl page found the queue empty".into()),
+                    },
                 };
                 let links = page_links(page, seen_share, pool);
-                if one_call {
-                    q.ack_with_links(&lease.handle(), &links, &SeedOptions::default())
-                        .await?;
-                } else {
-                    q.seed(&links, &SeedOptions::default()).await?;
-                    q.ack(&[lease.handle()]).await?;
+                let opts = SeedOptions::default();
+                match answer {
+                    PageAnswer::SeedThenAck => {
+                        q.seed(&links, &opts).await?;
+                        q.ack(&[lease.handle()]).await?;
+                    }
+                    PageAnswer::AckWithLinks => {
+                        q.ack_with_links(&lease.handle(), &links, &opts).await?;
+                    }
+                    PageAnswer::AckWithLinksAndLease => {
+                        let (_, _, mut more) = q
+                            .ack_with_links_and_lease(&lease.handle(), &links, &opts, &one)
+                            .await?;
+                        held = more.pop();
+                    }
                 }
             }
         }
@@ -484,7 +517,12 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         // (then 50 %) of them to pages seen before; a pool of 1,000 seen pages over 50 hosts
         let pool = 1000;
         for (seen_share, label) in [(0.9, "90 %"), (0.5, "50 %")] {
-            for (one_call, seen_cache) in [(false, 0), (true, 0), (true, 100_000)] {
+            for (answer, seen_cache) in [
+                (PageAnswer::SeedThenAck, 0),
+                (PageAnswer::AckWithLinks, 0),
+                (PageAnswer::AckWithLinks, 100_000),
+                (PageAnswer::AckWithLinksAndLease, 100_000),
+            ] {
                 server.flush().await?;
                 let q = open(
                     url,
@@ -496,16 +534,14 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
                 .await?;
                 seed_all(&q, urls(pool, 50), concurrency).await?;
                 server.reset().await?;
-                crawl_pages(&q, calls, seen_share, pool, one_call, concurrency).await?;
-                let name = match (one_call, seen_cache > 0) {
-                    (true, true) => format!(
-                        "crawl page, {label} links seen: lease(1) + ack_with_links(30), seen cache"
-                    ),
-                    (true, false) => {
-                        format!("crawl page, {label} links seen: lease(1) + ack_with_links(30)")
-                    }
-                    _ => format!("crawl page, {label} links seen: lease(1) + seed(30) + ack(1)"),
+                crawl_pages(&q, calls, seen_share, pool, answer, concurrency).await?;
+                let cache = if seen_cache > 0 { ", seen cache" } else { "" };
+                let calls_made = match answer {
+                    PageAnswer::SeedThenAck => "lease(1) + seed(30) + ack(1)",
+                    PageAnswer::AckWithLinks => "lease(1) + ack_with_links(30)",
+                    PageAnswer::AckWithLinksAndLease => "ack_with_links_and_lease(30)",
                 };
+                let name = format!("crawl page, {label} links seen: {calls_made}{cache}");
                 let usec = server.script_usec(&name).await? / calls as f64;
                 put(&mut out, &name, usec);
             }

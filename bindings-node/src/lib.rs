@@ -381,6 +381,55 @@ impl Queue {
         )
     }
 
+    /// `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
+    /// page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting
+    /// up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`
+    /// was still live). `options` takes the seed options for the links and `max`, `waitMs`,
+    /// `ttlMs` for the lease.
+    #[napi(
+        ts_args_type = "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions",
+        ts_return_type = "Promise<AckWithLinksAndLease>"
+    )]
+    pub fn ack_with_links_and_lease<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        links: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, convert::AckedLeaseRows>> {
+        let (mut handles, single) = try_arg!(env, lease_arg(env, lease));
+        if !single {
+            return rejected(env, type_error(env, "lease must be one Lease".to_string()));
+        }
+        let handle = handles.remove(0);
+        let (links, _) = try_arg!(env, seed_arg(env, links, None, "links"));
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let (opts, next) = try_arg!(
+            env,
+            core_arg(
+                env,
+                style::seed_and_lease_options_from_json(&options, Style::Camel)
+            )
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move {
+                q.ack_with_links_and_lease(&handle, &links, &opts, &next)
+                    .await
+            },
+            |_, (acked, report, leases)| {
+                Ok(convert::AckedLeaseRows {
+                    acked: json!({
+                        "acked": acked,
+                        "links": style::seed_report_to_json(&report, Style::Camel),
+                    }),
+                    leases,
+                })
+            },
+        )
+    }
+
     /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.
     #[napi(
         ts_generic_types = "T extends Lease | Lease[]",

@@ -435,6 +435,27 @@ test('ackWithLinks answers the lease and seeds its links; bad arguments are refu
   q.close()
 })
 
+test('ackWithLinksAndLease answers the page, seeds its links and leases the next; bad arguments are refused', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/'])
+  const [lease] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.ackWithLinksAndLease([lease], ['http://b.com/']), TypeError)
+  await assert.rejects(q.ackWithLinksAndLease(lease, 'http://b.com/', { max: 0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ackWithLinksAndLease(lease, ['http://b.com/'], { waitMs: -1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ackWithLinksAndLease(lease, ['http://b.com/'], { nope: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  const r = await q.ackWithLinksAndLease(lease, ['http://b.com/', 'http://c.com/', 'http://a.com/'], { priority: 3, max: 5, waitMs: 0, ttlMs: 2000 })
+  assert.equal(r.acked, true)
+  assert.deepEqual([r.links.added, r.links.duplicates], [2, 1])
+  assert.deepEqual(r.leases.map((l) => l.url).sort(), ['http://b.com/', 'http://c.com/'])
+  assert.ok(r.leases.every((l) => l.priority === 3 && l.expiresAt - l.leasedAt === 2000))
+  // the stale answer of an already answered lease: lost, and the lease still runs
+  await q.seed(['http://d.com/'])
+  const again = await q.ackWithLinksAndLease(lease, [], { waitMs: 0 })
+  assert.equal(again.acked, false)
+  assert.deepEqual(again.leases.map((l) => l.url), ['http://d.com/'])
+  q.close()
+})
+
 test('the seen cache answers repeated links and counts them', async () => {
   const q = await open({ seenCache: 1000 })
   const links = Array.from({ length: 10 }, (_, i) => `http://a.com/${i}`)

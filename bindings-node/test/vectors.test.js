@@ -141,6 +141,12 @@ test('operation scenarios', async () => {
           case 'set_host_delay': got = toVector(await q.setHostDelay(step.host, step.delay_ms)); break
           case 'host_info': got = toVector(await q.hostInfo(step.host)); break
           case 'ack_with_links': got = await q.ackWithLinks(arg, toJs(step.links), toJs(step.options ?? {})); got = { acked: got.acked, links: toVector(got.links) }; break
+          case 'ack_with_links_and_lease': {
+            const r = await q.ackWithLinksAndLease(arg, toJs(step.links), { ...toJs(step.options ?? {}), max: step.max, waitMs: step.wait_ms })
+            leases.push(...r.leases)
+            got = { acked: r.acked, links: toVector(r.links), leases: toVector(r.leases) }
+            break
+          }
           case 'wait_host_turn': got = await q.waitHostTurn(step.url, { lease: arg ?? null, timeoutMs: step.timeout_ms }); break
           case 'set_host_crawl_delay': got = toVector(await q.setHostCrawlDelay(step.host, step.delay_ms)); break
           case 'set_host_delay_after': got = toVector(await q.setHostDelayAfter(step.host, step.after, step.factor)); break

@@ -461,6 +461,61 @@ impl Queue {
         Ok(z)
     }
 
+    /// ackWithLinks(), then lease up to `$max` more items in the same call (one round trip per
+    /// page): ['acked' => bool, 'links' => SeedReport, 'leases' => what lease() answers],
+    /// waiting up to `$wait` seconds when none is ready (the lease runs whether or not
+    /// `$lease` was still live). `$options`: the links' seed options, and `ttl` (seconds) for
+    /// the new leases.
+    #[php(defaults(max = 1, wait = 5.0))]
+    pub fn ack_with_links_and_lease(
+        &self,
+        lease: &Lease,
+        links: &Zval,
+        max: i64,
+        wait: f64,
+        options: Option<&Zval>,
+    ) -> PhpResult<Zval> {
+        let (links, _) = seed_arg(links, None, "links")?;
+        let mut options = match options_json(options, "options")? {
+            Value::Null => serde_json::Map::new(),
+            Value::Object(map) => map,
+            other => {
+                return Err(throw(crawlq::Error::InvalidArgument(format!(
+                    "options must be an array of options, got {other}"
+                ))));
+            }
+        };
+        for given in ["max", "wait"] {
+            if options.contains_key(given) {
+                return Err(throw(crawlq::Error::InvalidArgument(format!(
+                    "options: {given} is an argument of ackWithLinksAndLease, not an option"
+                ))));
+            }
+        }
+        options.insert("max".into(), max.into());
+        options.insert("wait".into(), number_value(wait));
+        let (opts, next) =
+            style::seed_and_lease_options_from_json(&Value::Object(options), Style::Snake)
+                .map_err(throw)?;
+        let handle = lease.core.handle();
+        let (acked, report, leases) = runtime::block_on(
+            self.handle
+                .queue()?
+                .ack_with_links_and_lease(&handle, &links, &opts, &next),
+        )
+        .map_err(throw)?;
+        let mut table = ZendHashTable::with_capacity(3);
+        table.insert("acked", acked)?;
+        table.insert("links", SeedReport { report })?;
+        table.insert(
+            "leases",
+            leases.into_iter().map(Lease::new).collect::<Vec<_>>(),
+        )?;
+        let mut z = Zval::new();
+        z.set_hashtable(table);
+        Ok(z)
+    }
+
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
     /// (seconds or null for the backoff policy), reason (string), rate_limited (bool), payload
     /// (stored in place of the item's payload; null keeps it), retry_after (the host's

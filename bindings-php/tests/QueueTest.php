@@ -446,6 +446,36 @@ final class QueueTest extends TestCase
         $q->ackWithLinks([$lease], ['http://a.com/x']);
     }
 
+    public function testAckWithLinksAndLeaseAnswersThePageSeedsItsLinksAndLeasesTheNext(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        foreach ([[0, 0.0, null], [1, 0.0, ['max' => 2]], [1, -1.0, null], [1, 0.0, ['nope' => 1]]] as [$max, $wait, $options]) {
+            try {
+                $q->ackWithLinksAndLease($lease, ['http://b.com/'], $max, $wait, $options);
+                $this->fail('accepted: ' . json_encode([$max, $wait, $options]));
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+            }
+        }
+        $r = $q->ackWithLinksAndLease($lease, ['http://b.com/', 'http://c.com/', 'http://a.com/'], 5, 0.0, ['priority' => 3, 'ttl' => 2.0]);
+        $this->assertTrue($r['acked']);
+        $this->assertSame([2, 1], [$r['links']->added, $r['links']->duplicates]);
+        $urls = array_map(fn ($l) => $l->url, $r['leases']);
+        sort($urls);
+        $this->assertSame(['http://b.com/', 'http://c.com/'], $urls);
+        foreach ($r['leases'] as $l) {
+            $this->assertSame(3, $l->priority);
+            $this->assertEqualsWithDelta(2.0, $l->expiresAt - $l->leasedAt, 0.001);
+        }
+        // the stale answer of an already answered lease: lost, and the lease still runs
+        $q->seed(['http://d.com/']);
+        $again = $q->ackWithLinksAndLease($lease, [], 1, 0.0);
+        $this->assertFalse($again['acked']);
+        $this->assertSame(['http://d.com/'], array_map(fn ($l) => $l->url, $again['leases']));
+    }
+
     public function testATurnOfAFullHostComesOnlyToItsOwnLeaseUntilASlotFrees(): void
     {
         $q = $this->open();

@@ -205,6 +205,12 @@ final class VectorsTest extends TestCase
                         'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'host_info' => self::toVector($q->hostInfo($step['host'])),
                         'ack_with_links' => (fn ($r) => ['acked' => $r['acked'], 'links' => ['added' => $r['links']->added, 'duplicates' => $r['links']->duplicates, 'invalid' => $r['links']->invalid, 'ids' => $r['links']->ids]])($q->ackWithLinks($arg, self::toPhp($step['links']), $options)),
+                        'ack_with_links_and_lease' => (function () use ($q, $step, $arg, $options, &$leases) {
+                            $r = $q->ackWithLinksAndLease($arg, self::toPhp($step['links']), $step['max'], $step['wait_ms'] / 1000, $options);
+                            array_push($leases, ...$r['leases']);
+                            $l = $r['links'];
+                            return ['acked' => $r['acked'], 'links' => ['added' => $l->added, 'duplicates' => $l->duplicates, 'invalid' => $l->invalid, 'ids' => $l->ids], 'leases' => array_map(fn ($l) => self::lease($l), $r['leases'])];
+                        })(),
                         'wait_host_turn' => $q->waitHostTurn($step['url'], $arg, $step['timeout_ms'] / 1000),
                         'set_host_crawl_delay' => self::toVector($q->setHostCrawlDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'set_host_delay_after' => self::toVector($q->setHostDelayAfter($step['host'], $step['after'], $step['factor'])),

@@ -107,6 +107,20 @@ pub trait Mode {
         opts: LeaseOptions,
         convert: Convert<(Answers, Vec<crawlq::Lease>)>,
     ) -> PyResult<Py<PyAny>>;
+
+    /// Run a call that hands out leases (`leases_of` its result) with the waits of
+    /// [`Mode::lease`]: `op` gets the stop check of a blocking wait (never true when awaited).
+    fn leasing<T, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        op: F,
+        leases_of: fn(&T) -> &Vec<crawlq::Lease>,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static;
 }
 
 /// `Queue`: block with the GIL released, so threads run in parallel.
@@ -156,6 +170,22 @@ impl Mode for Blocking {
         )?;
         convert(py, value)
     }
+
+    fn leasing<T, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        op: F,
+        leases_of: fn(&T) -> &Vec<crawlq::Lease>,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let value = interruptible(py, handle, op, leases_of)?;
+        convert(py, value)
+    }
 }
 
 impl Mode for Awaiting {
@@ -202,6 +232,24 @@ impl Mode for Awaiting {
         };
         // cancelled while it ran: the acks stand, the new leases go back
         awaitable_releasing(py, handle, fut, convert, |(_, leases)| leases)
+    }
+
+    fn leasing<T, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        op: F,
+        leases_of: fn(&T) -> &Vec<crawlq::Lease>,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let h = handle.clone();
+        let fut = async move { op(h.queue().await?, Box::new(|| false)).await };
+        // cancelled while it ran: what it answered stands, the new leases go back
+        awaitable_releasing(py, handle, fut, convert, leases_of)
     }
 }
 

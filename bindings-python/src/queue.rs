@@ -223,6 +223,53 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// `ack_with_links`, then lease up to `max` more items in the same call (one
+            /// round trip per page): `(acked, report, leases)`, `leases` as `lease` answers
+            /// (waiting up to `wait` seconds when none is ready; the lease runs whether or not
+            /// `lease` was still live).
+            #[pyo3(signature = (lease, links, max = Int(1), wait = 5.0, *, ttl = None, priority = Int(0), delay = 0.0, payload = None, force = false), text_signature = "($self, /, lease, links, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, payload=None, force=False)")]
+            #[allow(clippy::too_many_arguments)]
+            fn ack_with_links_and_lease(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                links: &Bound<'_, PyAny>,
+                max: Int,
+                wait: f64,
+                ttl: Option<f64>,
+                priority: Int,
+                delay: f64,
+                payload: Option<&Bound<'_, PyAny>>,
+                force: bool,
+            ) -> PyResult<Py<PyAny>> {
+                let arg = LeaseArg::extract(lease)?;
+                if !arg.single {
+                    return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
+                }
+                let handle = arg.handles().remove(0);
+                let next = lease_args(max, wait, ttl)?;
+                let (links, opts) = seed_args(links, priority, delay, payload, force)?;
+                <$mode>::leasing(
+                    py,
+                    &self.handle,
+                    move |q, stop| async move {
+                        q.ack_with_links_and_lease_interruptible(&handle, &links, &opts, &next, stop)
+                            .await
+                    },
+                    |(_, _, leases)| leases,
+                    Box::new(move |py, (acked, report, leases)| {
+                        let answers = crawlq::Answers {
+                            results: crawlq::AnswerResults::Flags(vec![acked]),
+                            single: true,
+                        };
+                        let acked = arg.apply(py, &answers)?;
+                        let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
+                        let leases = leases_out(py, leases)?;
+                        Ok(PyTuple::new(py, [acked, report, leases])?.into_any().unbind())
+                    }),
+                )
+            }
+
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
             /// replaces the item's stored payload (None keeps it). `retry_after` (the text of
             /// a Retry-After header, or seconds) holds the retry and the host that long;

@@ -11,6 +11,21 @@ import crawlq
 from conftest import T0, RedisServer
 
 
+def test_a_page_answered_with_its_links_leases_the_next(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        await aq.seed(["http://c.com/1"])
+        [page] = await aq.lease(1, wait=0)
+        acked, report, [link] = await aq.ack_with_links_and_lease(page, ["http://c.com/2"], wait=1)
+        assert (acked, report.added, link.url) == (True, 1, "http://c.com/2")
+        acked, report, nothing = await aq.ack_with_links_and_lease(link, ["http://c.com/1"], wait=0)
+        assert (acked, report.duplicates, nothing) == (True, 1, [])
+        assert await aq.is_finished() is True
+        aq.close()
+
+    asyncio.run(main())
+
+
 def test_every_operation(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name, fixed_clock=T0 / 1000, lease_ttl=30, max_attempts=2)

@@ -442,6 +442,29 @@ def test_ack_with_links_answers_the_lease_and_refuses_bad_arguments(q: crawlq.Qu
     assert q.lease(1, wait=0)[0].priority == 2
 
 
+def test_ack_with_links_and_lease_answers_the_page_seeds_its_links_and_leases_the_next(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/"])
+    [lease] = q.lease(1, wait=0)
+    with pytest.raises(TypeError):
+        q.ack_with_links_and_lease([lease], ["http://b.com/"])  # type: ignore[arg-type]
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_with_links_and_lease(lease, ["http://b.com/"], 0, wait=0)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_with_links_and_lease(lease, ["http://b.com/"], 1, wait=-1)
+    acked, report, leases = q.ack_with_links_and_lease(
+        lease, ["http://b.com/", "http://c.com/", "http://a.com/"], 5, wait=0, ttl=2.0, priority=3
+    )
+    assert acked and lease.answered
+    assert (report.added, report.duplicates) == (2, 1)
+    assert sorted(l.url for l in leases) == ["http://b.com/", "http://c.com/"]
+    assert all(l.priority == 3 and abs(l.expires_at - l.leased_at - 2.0) < 0.001 for l in leases)
+    # the stale answer of an already answered lease: lost, and the lease still runs
+    q.seed(["http://d.com/"])
+    acked, report, leases = q.ack_with_links_and_lease(lease, [], wait=0)
+    assert not acked
+    assert [l.url for l in leases] == ["http://d.com/"]
+
+
 def test_the_seen_cache_answers_repeated_links_and_counts_them(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, seen_cache=1000)
     links = [f"http://a.com/{i}" for i in range(10)]

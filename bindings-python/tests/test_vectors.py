@@ -172,6 +172,12 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                 elif op == "ack_with_links":
                     acked, report = q.ack_with_links(arg, to_python(step["links"]), **to_python(step.get("options", {})))
                     got = {"acked": acked, "links": report_dict(report)}
+                elif op == "ack_with_links_and_lease":
+                    acked, report, new = q.ack_with_links_and_lease(
+                        arg, to_python(step["links"]), step["max"], wait=step["wait_ms"] / 1000, **to_python(step.get("options", {}))
+                    )
+                    leases.extend(new)
+                    got = {"acked": acked, "links": report_dict(report), "leases": [lease_dict(l) for l in new]}
                 elif op == "wait_host_turn":
                     got = q.wait_host_turn(step["url"], lease=arg, timeout=step["timeout_ms"] / 1000)
                 elif op == "set_host_crawl_delay":

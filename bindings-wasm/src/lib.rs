@@ -480,6 +480,41 @@ impl Queue {
         promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
     }
 
+    #[wasm_bindgen(js_name = ackWithLinksAndLease)]
+    pub fn ack_with_links_and_lease(
+        &self,
+        lease: JsValue,
+        links: JsValue,
+        options: JsValue,
+    ) -> Promise {
+        let (mut handles, single) = try_arg!(lease_arg(&lease));
+        if !single {
+            return rejected(type_error("lease must be one Lease".into()));
+        }
+        let handle = handles.remove(0);
+        let (links, _) = try_arg!(seed_arg(&links, &JsValue::UNDEFINED, "links"));
+        let options = try_arg!(json_arg(&options, "options"));
+        let (opts, next) = try_arg!(core(style::seed_and_lease_options_from_json(
+            &options,
+            Style::Camel
+        )));
+        let q = self.inner.clone();
+        promise(async move {
+            let (acked, report, leases) = core(
+                q.ack_with_links_and_lease(&handle, &links, &opts, &next)
+                    .await,
+            )?;
+            Ok(json!({
+                "acked": acked,
+                "links": style::seed_report_to_json(&report, Style::Camel),
+                "leases": leases
+                    .iter()
+                    .map(|l| style::lease_to_json(l, Style::Camel))
+                    .collect::<Vec<_>>(),
+            }))
+        })
+    }
+
     #[wasm_bindgen(js_name = ackWithLinks)]
     pub fn ack_with_links(&self, lease: JsValue, links: JsValue, options: JsValue) -> Promise {
         let (mut handles, single) = try_arg!(lease_arg(&lease));

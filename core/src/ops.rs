@@ -386,7 +386,7 @@ impl Ops {
         let writes = !script.flags.contains("no-writes");
         let report = if self.reporting {
             match script.name {
-                "lease" | "ack_lease" => Some(ReportKind::Set),
+                "lease" | "ack_lease" | "ack_seed_lease" => Some(ReportKind::Set),
                 "seed" | "ack_seed" | "nack" | "ack" | "release" | "dead_requeue" | "reclaim"
                 | "pause" | "host_config" => Some(ReportKind::Lower),
                 _ => None,
@@ -905,6 +905,55 @@ impl Ops {
             .collect::<Result<Vec<bool>>>()?;
         let outcome = self.decode_seed(Reply::Array(items), links)?;
         Ok((outcome, flags))
+    }
+
+    /// Seed `links` (as [`Ops::ack_seed`]), ack `leases` and lease up to `max` items (as
+    /// [`Ops::lease`]) in one call: the `ack_seed_lease` script. Decode with
+    /// [`Ops::decode_ack_seed_lease`].
+    pub fn ack_seed_lease(
+        &self,
+        leases: &[LeaseHandle],
+        revisit: Revisit,
+        links: &[PreparedItem],
+        max: usize,
+        ttl: Duration,
+    ) -> ScriptCall {
+        let mut call = self.ack_seed(leases, revisit, links);
+        call.script = &scripts::ACK_SEED_LEASE;
+        self.push_lease_args(&mut call, max, ttl);
+        call
+    }
+
+    /// The reply of [`Ops::ack_seed_lease`] for `n` leases and `links` links: the links'
+    /// outcome, the ack flags and the lease batch.
+    pub fn decode_ack_seed_lease(
+        &self,
+        reply: Reply,
+        n: usize,
+        links: usize,
+        ttl: Duration,
+    ) -> Result<(SeedOutcome, Vec<bool>, LeaseBatch)> {
+        let mut items = reply.array()?;
+        expect_len(&items, 6 + n + 4, "ack_seed_lease")?;
+        if items[5].uint()? != n as u64 {
+            return Err(Error::Protocol(format!(
+                "ack_seed_lease answered for {} leases, expected {n}",
+                items[5].uint()?
+            )));
+        }
+        let leased = items.split_off(6 + n);
+        let flags = items
+            .split_off(5)
+            .iter()
+            .skip(1)
+            .map(|r| Ok(r.int()? == 1))
+            .collect::<Result<Vec<bool>>>()?;
+        let outcome = self.decode_seed(Reply::Array(items), links)?;
+        Ok((
+            outcome,
+            flags,
+            self.decode_lease(Reply::Array(leased), ttl)?,
+        ))
     }
 
     /// The ack script's arguments from its ARGV 3: the count, then per lease its key, host and

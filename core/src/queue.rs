@@ -476,18 +476,7 @@ impl<E: Executor> Queue<E> {
                 } = chunk;
                 report.added += counts.added;
                 report.duplicates += counts.duplicates;
-                for (item, seeded) in sent_items.iter().zip(seeded_items) {
-                    match seeded {
-                        Some(ItemSeeded::Queued(id)) => report.ids[item.index] = id,
-                        Some(ItemSeeded::Duplicate) | None => {}
-                        // refused by its host's budget: reported like an invalid item
-                        Some(ItemSeeded::OverBudget) => report.invalid.push(InvalidInput {
-                            index: item.index,
-                            input: items[item.index].input.clone(),
-                            reason: InvalidReason::BudgetExhausted(item.host.clone()),
-                        }),
-                    }
-                }
+                report_seeded(&mut report, items, &sent_items, seeded_items);
                 if let Some((shard, error)) = error {
                     // what the other calls queued may be leased at once
                     self.flush_reports(layout, counts.added_ready).await;
@@ -580,31 +569,13 @@ impl<E: Executor> Queue<E> {
                 }
                 // the cache knows some as seen: send the others (at least one call, whose
                 // reply says whether the cache's epoch still holds)
-                let (mut send, mut hits) = (Vec::new(), Vec::new());
-                for (item, k) in part.iter().zip(&known) {
-                    if *k { &mut hits } else { &mut send }.push(item.clone());
-                }
-                let (mut counts, sent, mut error) = self.seed_calls(layout, shard, &send).await;
-                let mut again = None;
-                if error.is_none() && counts.epoch != epoch_used {
-                    // the seen set may have shrunk since those hits: they go to Redis too
-                    self.seen.count_resent(hits.len());
-                    let (more, items, more_error) = self.seed_calls(layout, shard, &hits).await;
-                    counts = counts.then(more);
-                    error = more_error;
-                    again = Some(items.into_iter());
-                } else {
-                    counts.duplicates += hits.len() as u64;
-                }
-                let mut sent = sent.into_iter();
-                let items = known
-                    .iter()
-                    .map(|k| match (k, again.as_mut()) {
-                        (false, _) => sent.next().flatten(),
-                        (true, Some(again)) => again.next().flatten(),
-                        (true, None) => Some(ItemSeeded::Duplicate),
-                    })
-                    .collect();
+                let (send, hits) = split_known(part, &known);
+                let (counts, sent, error) = self.seed_calls(layout, shard, &send).await;
+                let (counts, items, error) = self
+                    .settle_known(
+                        layout, shard, &known, &hits, epoch_used, counts, sent, error,
+                    )
+                    .await;
                 (positions.clone(), counts, items, error)
             },
         ))
@@ -658,16 +629,7 @@ impl<E: Executor> Queue<E> {
                 Ok(outcome) => {
                     self.seen
                         .learn(shard, outcome.epoch.as_deref(), chunk, &outcome.ids);
-                    seeded.extend(outcome.ids.iter().map(|s| {
-                        Some(match s {
-                            Seeded::OverBudget => ItemSeeded::OverBudget,
-                            Seeded::Duplicate => ItemSeeded::Duplicate,
-                            // record ids are numbered per shard: the public id names it
-                            Seeded::Added(id) => {
-                                ItemSeeded::Queued(Some(layout.public_id(id.to_string(), shard)))
-                            }
-                        })
-                    }));
+                    seeded.extend(seeded_items(layout, shard, &outcome.ids));
                     counts = counts.then(SeedOutcome {
                         ids: Vec::new(),
                         ..outcome
@@ -1250,6 +1212,7 @@ impl<E: Executor> Queue<E> {
     ///
     /// One call when the queue has one shard and the valid links fit one call (250); otherwise
     /// the links are seeded first (as [`Queue::seed`]) and the ack follows.
+    /// [`Queue::ack_with_links_and_lease`] also leases the next items in the same call.
     ///
     /// ```no_run
     /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
@@ -1267,88 +1230,204 @@ impl<E: Executor> Queue<E> {
         links: &[SeedItem],
         opts: &SeedOptions,
     ) -> Result<(bool, SeedReport)> {
+        let (acked, report, _) = self.answer_page(lease, links, opts, None).await?;
+        Ok((acked, report))
+    }
+
+    /// [`Queue::ack_with_links`], then lease the next items as [`Queue::lease_with`] does
+    /// (`next`): a worker's whole turn on a page (its links, its ack, the next page) in one
+    /// round trip. The lease waits as `lease_with` waits when nothing is due; it runs whether
+    /// or not the answered lease was still live. One call when the queue has one shard and
+    /// the valid links fit one call (250); otherwise the links are seeded first and the ack
+    /// and lease follow as [`Queue::ack_and_lease`].
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// let next = crawlq::LeaseOptions { max: 1, wait: Duration::from_secs(5), ttl: None };
+    /// let mut leases = q.lease_with(&next).await?;
+    /// while let Some(lease) = leases.pop() {
+    ///     // ... fetch lease.url, parse its links ...
+    ///     let links: Vec<crawlq::SeedItem> = vec!["https://example.com/a".into()];
+    ///     let (_acked, _report, more) = q
+    ///         .ack_with_links_and_lease(&lease.handle(), &links, &crawlq::SeedOptions::default(), &next)
+    ///         .await?;
+    ///     leases = more;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_with_links_and_lease(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: &LeaseOptions,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)> {
+        self.answer_page(lease, links, opts, Some(next)).await
+    }
+
+    /// [`Queue::ack_with_links_and_lease`] for the bindings: the wait in slices of at most
+    /// [`WAIT_SLICE`] that stop early (with no leases) as soon as `stop()` returns true between
+    /// slices, as [`Queue::lease_interruptible`] does.
+    pub async fn ack_with_links_and_lease_interruptible<S>(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: &LeaseOptions,
+        mut stop: S,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        // checked whole here: the first call sees only a slice of the wait
+        self.lease_ttl(next)?;
+        let started = self.exec.monotonic_ms();
+        let total = next.wait.as_millis() as u64;
+        let slice = LeaseOptions {
+            wait: next.wait.min(WAIT_SLICE),
+            ..*next
+        };
+        let (acked, report, leases) = self.answer_page(lease, links, opts, Some(&slice)).await?;
+        let waited = self.exec.monotonic_ms().saturating_sub(started);
+        if !leases.is_empty() || waited >= total || stop() {
+            return Ok((acked, report, leases));
+        }
+        let rest = LeaseOptions {
+            wait: Duration::from_millis(total - waited),
+            ..*next
+        };
+        Ok((acked, report, self.lease_interruptible(&rest, stop).await?))
+    }
+
+    /// [`Queue::ack_with_links`], and with `next` [`Queue::ack_with_links_and_lease`].
+    async fn answer_page(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: Option<&LeaseOptions>,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)> {
+        let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
+        let started = self.exec.monotonic_ms();
         let layout = self.layout().await?;
         let defaults = self.home.seed_defaults(opts)?;
         let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
-        let routed = layout.route(std::slice::from_ref(lease))?;
+        let answered = std::slice::from_ref(lease);
+        let routed = layout.route(answered)?;
         if layout.count() > 1 || prepared.len() > SEED_PER_CALL {
             let report = self.seed(links, opts).await?;
-            let acked = self.ack(std::slice::from_ref(lease)).await?;
-            return Ok((acked[0], report));
+            return Ok(match next {
+                None => (self.ack(answered).await?[0], report, Vec::new()),
+                Some(next) => {
+                    let (acked, leases) = self.ack_and_lease(answered, next).await?;
+                    (acked[0], report, leases)
+                }
+            });
         }
         let ops = layout.shard(0);
         let revisit = Revisit::After(self.config.revisit_after);
         // links the known-seen cache holds are not sent, unless the reply's epoch says the
         // seen set may have shrunk since
         let (known, epoch_used) = self.seen.known(0, &prepared);
-        let (mut hits, mut send) = (Vec::new(), Vec::new());
-        for (item, k) in prepared.iter().zip(&known) {
-            if *k { &mut hits } else { &mut send }.push(item.clone());
-        }
-        let reply = self
-            .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &send))
-            .await?;
-        let (mut outcome, flags) = ops.decode_ack_seed(reply, 1, send.len())?;
-        self.held.forget(std::slice::from_ref(lease));
+        let (send, hits) = split_known(&prepared, &known);
+        let (outcome, acked, batch) = match (next, ttl) {
+            (Some(next), Some(ttl)) => {
+                let ask = next.max.min(LEASE_PER_CALL);
+                let call = ops.ack_seed_lease(&routed[0].items, revisit, &send, ask, ttl);
+                let reply = self.eval_on(ops, call).await?;
+                let (outcome, flags, batch) =
+                    ops.decode_ack_seed_lease(reply, 1, send.len(), ttl)?;
+                (outcome, flags[0], Some((next, ttl, ask, batch)))
+            }
+            _ => {
+                let reply = self
+                    .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &send))
+                    .await?;
+                let (outcome, flags) = ops.decode_ack_seed(reply, 1, send.len())?;
+                (outcome, flags[0], None)
+            }
+        };
+        self.held.forget(answered);
         self.seen
             .learn(0, outcome.epoch.as_deref(), &send, &outcome.ids);
-        let hits_outcome = if hits.is_empty() {
-            Vec::new()
-        } else if outcome.epoch != epoch_used {
-            self.seen.count_resent(hits.len());
-            let (more, items, error) = self.seed_calls(layout, 0, &hits).await;
-            if let Some((_, e)) = error {
-                return Err(with_context(
-                    e,
-                    "the page was answered and its links seeded except some the client knew \
-                     as seen; seeding those again is safe",
-                ));
-            }
-            outcome.added += more.added;
-            outcome.duplicates += more.duplicates;
-            outcome.added_ready += more.added_ready;
-            items
-        } else {
-            outcome.duplicates += hits.len() as u64;
-            vec![Some(ItemSeeded::Duplicate); hits.len()]
+        let sent = seeded_items(layout, 0, &outcome.ids).collect();
+        let counts = SeedOutcome {
+            ids: Vec::new(),
+            ..outcome
         };
-        let (mut sent_ids, mut hit_ids) = (outcome.ids.iter(), hits_outcome.into_iter());
-        let seeded: Vec<ItemSeeded> = known
-            .iter()
-            .map(|k| {
-                if *k {
-                    hit_ids.next().flatten().unwrap_or(ItemSeeded::Duplicate)
-                } else {
-                    match sent_ids.next() {
-                        Some(Seeded::Added(id)) => ItemSeeded::Queued(Some(id.to_string())),
-                        Some(Seeded::OverBudget) => ItemSeeded::OverBudget,
-                        _ => ItemSeeded::Duplicate,
-                    }
-                }
-            })
-            .collect();
+        let (counts, seeded, error) = self
+            .settle_known(layout, 0, &known, &hits, epoch_used, counts, sent, None)
+            .await;
+        if let Some((_, e)) = error {
+            return Err(with_context(
+                e,
+                "the page was answered (and any next items leased, which go back when their \
+                 lease expires) and its links seeded except some the client knew as seen; \
+                 seeding those again is safe",
+            ));
+        }
         let mut report = SeedReport {
-            added: outcome.added,
-            duplicates: outcome.duplicates,
+            added: counts.added,
+            duplicates: counts.duplicates,
             invalid,
             ids: vec![None; links.len()],
         };
-        for (item, seeded) in prepared.iter().zip(seeded) {
-            match seeded {
-                ItemSeeded::Queued(id) => report.ids[item.index] = id,
-                ItemSeeded::Duplicate => {}
-                ItemSeeded::OverBudget => report.invalid.push(InvalidInput {
-                    index: item.index,
-                    input: links[item.index].input.clone(),
-                    reason: InvalidReason::BudgetExhausted(item.host.clone()),
-                }),
-            }
-        }
+        report_seeded(&mut report, links, &prepared, seeded);
         report.invalid.sort_by_key(|i| i.index);
-        if !self.pending_reports().is_empty() {
-            self.flush_reports(layout, 1).await;
+        let Some((next, ttl, ask, mut batch)) = batch else {
+            return Ok((acked, report, Vec::new()));
+        };
+        layout.name_ids(&mut batch, 0);
+        self.drop_still_due(&[0], &mut batch);
+        // the rest of `max`, past one call's share, as ack_and_lease asks for it
+        let got = batch.leases.len() + batch.undecodable.len();
+        if got < next.max && got == ask {
+            let more = self.lease_once(next.max - got, ttl).await?;
+            batch = batch.merge(more);
         }
-        Ok((flags[0], report))
+        let leases = self.lease_from(next, ttl, started, Some(batch)).await?;
+        Ok((acked, report, leases))
+    }
+
+    /// The counts and items, in the part's order (`known`: which of its items the known-seen
+    /// cache held), of a part whose other items were sent (`counts`, `sent`: their calls'
+    /// answers, `error`: a failed one) and whose cache hits (`hits`) were not: the hits are
+    /// duplicates while the epoch the calls answered is the one the cache knew them under
+    /// (`epoch_used`); otherwise the seen set may have shrunk since, and they go to Redis too.
+    #[allow(clippy::too_many_arguments)]
+    async fn settle_known(
+        &self,
+        layout: &Layout,
+        shard: usize,
+        known: &[bool],
+        hits: &[PreparedItem],
+        epoch_used: Option<String>,
+        mut counts: SeedOutcome,
+        sent: Vec<Option<ItemSeeded>>,
+        mut error: Option<(usize, Error)>,
+    ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
+        let mut again = None;
+        let moved = counts.epoch != epoch_used;
+        if !hits.is_empty() && error.is_none() && moved {
+            self.seen.count_resent(hits.len());
+            let (more, items, more_error) = self.seed_calls(layout, shard, hits).await;
+            counts = counts.then(more);
+            error = more_error;
+            again = Some(items.into_iter());
+        } else {
+            counts.duplicates += hits.len() as u64;
+        }
+        let mut sent = sent.into_iter();
+        let items = known
+            .iter()
+            .map(|k| match (k, again.as_mut()) {
+                (false, _) => sent.next().flatten(),
+                (true, Some(again)) => again.next().flatten(),
+                (true, None) => Some(ItemSeeded::Duplicate),
+            })
+            .collect();
+        (counts, items, error)
     }
 
     /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
@@ -2564,6 +2643,53 @@ impl<E: Executor> Queue<E> {
         bytes[..8].copy_from_slice(&token.to_le_bytes());
         bytes[8..].copy_from_slice(&nonce.to_le_bytes());
         (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A part's items split by the known-seen cache's answer (`known`): those to send, and those
+/// it knew as seen.
+fn split_known(part: &[PreparedItem], known: &[bool]) -> (Vec<PreparedItem>, Vec<PreparedItem>) {
+    let (mut send, mut hits) = (Vec::new(), Vec::new());
+    for (item, k) in part.iter().zip(known) {
+        if *k { &mut hits } else { &mut send }.push(item.clone());
+    }
+    (send, hits)
+}
+
+/// What became of each item of a seed call of `shard`, as its reply says.
+fn seeded_items<'a>(
+    layout: &'a Layout,
+    shard: usize,
+    ids: &'a [Seeded],
+) -> impl Iterator<Item = Option<ItemSeeded>> + 'a {
+    ids.iter().map(move |s| {
+        Some(match s {
+            Seeded::OverBudget => ItemSeeded::OverBudget,
+            Seeded::Duplicate => ItemSeeded::Duplicate,
+            // record ids are numbered per shard: the public id names it
+            Seeded::Added(id) => ItemSeeded::Queued(Some(layout.public_id(id.to_string(), shard))),
+        })
+    })
+}
+
+/// Put what became of the `sent` items (prepared from `items`) into `report`: the ids of those
+/// queued; those refused by their host's budget as invalid items.
+fn report_seeded(
+    report: &mut SeedReport,
+    items: &[SeedItem],
+    sent: &[PreparedItem],
+    seeded: Vec<Option<ItemSeeded>>,
+) {
+    for (item, seeded) in sent.iter().zip(seeded) {
+        match seeded {
+            Some(ItemSeeded::Queued(id)) => report.ids[item.index] = id,
+            Some(ItemSeeded::Duplicate) | None => {}
+            Some(ItemSeeded::OverBudget) => report.invalid.push(InvalidInput {
+                index: item.index,
+                input: items[item.index].input.clone(),
+                reason: InvalidReason::BudgetExhausted(item.host.clone()),
+            }),
+        }
     }
 }
 

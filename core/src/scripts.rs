@@ -125,6 +125,7 @@ scripts! {
     ACK => ("ack", "allow-oom"),
     ACK_LEASE => ("ack_lease", "allow-oom", [ack_part: ACK, lease_part: LEASE]),
     ACK_SEED => ("ack_seed", "", [seed_part: SEED, ack_part: ACK]),
+    ACK_SEED_LEASE => ("ack_seed_lease", "", [seed_part: SEED, ack_part: ACK, lease_part: LEASE]),
     NACK => ("nack", "allow-oom"),
     EXTEND => ("extend", "allow-oom"),
     RELEASE => ("release", "allow-oom"),

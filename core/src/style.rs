@@ -1107,6 +1107,33 @@ pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptio
     Ok(opts)
 }
 
+/// The options of an answer with links that leases the next items
+/// ([`crate::Queue::ack_with_links_and_lease`]) in one object: `max`, `wait` and `ttl` (in
+/// either style's spelling) are the lease's, as [`lease_options_from_json`] takes them; the
+/// others the links', as [`seed_options_from_json`] takes them.
+///
+/// ```
+/// use crawlq::{Style, style::seed_and_lease_options_from_json};
+/// let value = serde_json::json!({"priority": 2, "max": 5, "waitMs": 0});
+/// let (seed, lease) = seed_and_lease_options_from_json(&value, Style::Camel).unwrap();
+/// assert_eq!((seed.priority, lease.max, lease.wait.as_millis()), (2, 5, 0));
+/// ```
+pub fn seed_and_lease_options_from_json(
+    value: &Value,
+    style: Style,
+) -> Result<(SeedOptions, LeaseOptions)> {
+    let map = as_object(value, "options")?;
+    let (mut lease, mut seed) = (Map::new(), Map::new());
+    for (key, v) in map.iter() {
+        let of_lease = key == "max" || key.starts_with("wait") || key.starts_with("ttl");
+        if of_lease { &mut lease } else { &mut seed }.insert(key.clone(), v.clone());
+    }
+    Ok((
+        seed_options_from_json(&Value::Object(seed), style)?,
+        lease_options_from_json(&Value::Object(lease), style)?,
+    ))
+}
+
 /// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
 /// payload. `retry_after` is the text of an HTTP `Retry-After` header (seconds or an
 /// HTTP-date, [`crate::RetryAfter`]; anything else is refused); in Snake style a number of

@@ -144,3 +144,173 @@ async fn links_over_a_hosts_budget_are_reported_with_their_index() {
     assert_eq!(report.invalid[0].index, 1);
     assert_eq!(report.invalid[0].reason.code(), "budget_exhausted");
 }
+
+fn next(max: usize, wait: Duration) -> LeaseOptions {
+    LeaseOptions {
+        max,
+        wait,
+        ttl: None,
+    }
+}
+
+#[tokio::test]
+async fn a_page_is_acked_its_links_seeded_and_the_next_pages_leased_in_one_call() {
+    // a server of its own: its call counts are this test's
+    let server = RedisServer::start();
+    let config = Config {
+        host_delay: Duration::from_secs(1),
+        fixed_clock_ms: Some(T0),
+        ..config()
+    };
+    let q = Queue::connect(&server.url(), "links-and-lease", config)
+        .await
+        .unwrap();
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let links = items(&["http://a.com/x", "http://b.com/y", "bad url"]);
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &links,
+            &SeedOptions::default(),
+            &next(5, Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    let calls = calls_of(&server, "evalsha") + calls_of(&server, "fcall");
+    assert!(acked);
+    assert_eq!((report.added, report.duplicates), (2, 0));
+    assert_eq!(report.invalid[0].index, 2);
+    // a.com was leased a moment ago: its delay holds in the combined call too
+    let urls: Vec<&str> = leases.iter().filter_map(|l| l.url.as_deref()).collect();
+    assert_eq!(urls, ["http://b.com/y"]);
+    assert_eq!(leases[0].id, report.ids[1].clone().unwrap());
+    if test_shards().unwrap_or(1) == 1 {
+        assert_eq!(calls, 1, "one script call");
+    }
+    let stats = q.stats().await.unwrap();
+    // (a.com/x is ready, waiting for its host's turn)
+    assert_eq!((stats.done, stats.ready, stats.leased), (1, 1, 1));
+    // the next turn of a.com
+    q.set_fixed_clock(Some(T0 + 1000));
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &leases[0].handle(),
+            &items(&["http://a.com/x"]),
+            &SeedOptions::default(),
+            &next(5, Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!((report.added, report.duplicates), (0, 1));
+    assert_eq!(leases.len(), 1);
+    assert_eq!(leases[0].url.as_deref(), Some("http://a.com/x"));
+}
+
+#[tokio::test]
+async fn a_stale_page_answers_lost_and_the_next_lease_still_runs() {
+    let q = open("links-lease-lost", fixed_clock_config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let opts = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: Some(Duration::from_secs(1)),
+    };
+    let stale = q.lease_with(&opts).await.unwrap().remove(0);
+    q.set_fixed_clock(Some(T0 + 2000));
+    let fresh = q.lease_with(&opts).await.unwrap().remove(0);
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &stale.handle(),
+            &items(&["http://b.com/x"]),
+            &SeedOptions::default(),
+            &next(1, Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    assert!(!acked, "the stale lease answers lost");
+    assert_eq!(report.added, 1, "its links are seeded all the same");
+    assert_eq!(leases.len(), 1, "and the next page is leased");
+    assert_eq!(leases[0].url.as_deref(), Some("http://b.com/x"));
+    assert!(q.ack(&[fresh.handle()]).await.unwrap()[0]);
+}
+
+#[tokio::test]
+async fn the_next_lease_waits_for_work_as_lease_waits() {
+    let q = open("links-lease-wait", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let delayed = SeedOptions {
+        delay: Duration::from_millis(300),
+        ..SeedOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &items(&["http://b.com/later"]),
+            &delayed,
+            &next(1, Duration::from_secs(5)),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.added, 1);
+    assert_eq!(leases.len(), 1, "leased once due, within the wait");
+    assert_eq!(leases[0].url.as_deref(), Some("http://b.com/later"));
+    assert!(started.elapsed() >= Duration::from_millis(250));
+}
+
+#[tokio::test]
+async fn many_links_with_the_next_lease_take_the_long_way_with_the_same_result() {
+    let q = open("links-lease-many", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let urls: Vec<String> = (0..300).map(|i| format!("http://h{i}.com/")).collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &items(&refs),
+            &SeedOptions::default(),
+            &next(400, Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.added, 300);
+    assert_eq!(leases.len(), 300, "every new host's page");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.ready, stats.leased), (1, 0, 300));
+}
+
+#[tokio::test]
+async fn a_bad_lease_option_fails_the_call_before_anything_changes() {
+    let q = open("links-lease-bad", config()).await;
+    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let err = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &items(&["http://b.com/"]),
+            &SeedOptions::default(),
+            &next(0, Duration::ZERO),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.leased, stats.seen), (0, 1, 1));
+}

@@ -447,6 +447,33 @@ async fn scenario_vectors() {
                             "links": to_snake(&style::seed_report_to_json(&report, Style::Camel)),
                         })
                     }
+                    "ack_with_links_and_lease" => {
+                        let lease = leases[step["lease"].as_u64().unwrap() as usize].handle();
+                        let links =
+                            style::seed_items_from_json(&to_camel(&step["links"]), Style::Camel)?;
+                        let options = style::seed_options_from_json(
+                            &to_camel(step.get("options").unwrap_or(&Value::Null)),
+                            Style::Camel,
+                        )?;
+                        let next = LeaseOptions {
+                            max: step["max"].as_u64().unwrap() as usize,
+                            wait: Duration::from_millis(step["wait_ms"].as_u64().unwrap()),
+                            ttl: None,
+                        };
+                        let (acked, report, got) = q
+                            .ack_with_links_and_lease(&lease, &links, &options, &next)
+                            .await?;
+                        let out = serde_json::json!({
+                            "acked": acked,
+                            "links": to_snake(&style::seed_report_to_json(&report, Style::Camel)),
+                            "leases": got
+                                .iter()
+                                .map(|l| to_snake(&style::lease_to_json(l, Style::Camel)))
+                                .collect::<Vec<_>>(),
+                        });
+                        leases.extend(got);
+                        out
+                    }
                     "wait_host_turn" => {
                         let lease = step
                             .get("lease")

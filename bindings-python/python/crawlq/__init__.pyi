@@ -413,6 +413,23 @@ class Queue:
         """Answer a fetched page and seed the links it found, in one round trip: the links are
         seeded as ``seed`` seeds them, then the lease is acked as ``ack`` acks it. ``acked`` is
         False when the lease was not live any more (its links are seeded all the same)."""
+    def ack_with_links_and_lease(
+        self,
+        lease: Lease,
+        links: Iterable[SeedInput],
+        max: int = 1,
+        wait: float = 5.0,
+        *,
+        ttl: Optional[float] = None,
+        priority: int = 0,
+        delay: float = 0.0,
+        payload: JSON = None,
+        force: bool = False,
+    ) -> tuple[bool, SeedReport, list[Lease]]:
+        """``ack_with_links``, then lease up to ``max`` more items in the same round trip
+        (waiting up to ``wait`` seconds when none is ready): ``(acked, report, leases)``. A
+        worker's whole turn on a page in one call; the lease runs even when ``lease`` was not
+        live any more."""
     @overload
     def nack(
         self,
@@ -607,6 +624,19 @@ class AsyncQueue:
     async def ack_with_links(
         self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False
     ) -> tuple[bool, SeedReport]: ...
+    async def ack_with_links_and_lease(
+        self,
+        lease: Lease,
+        links: Iterable[SeedInput],
+        max: int = 1,
+        wait: float = 5.0,
+        *,
+        ttl: Optional[float] = None,
+        priority: int = 0,
+        delay: float = 0.0,
+        payload: JSON = None,
+        force: bool = False,
+    ) -> tuple[bool, SeedReport, list[Lease]]: ...
     @overload
     async def nack(
         self,

@@ -1,0 +1,44 @@
+-- crawlq script: ack_seed_lease
+-- protocol: 6
+-- flags: (none)
+-- KEYS: the queue's meta key (see common.lua)
+-- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
+--       revisit as `ack` takes it ('0': none), then the link count M and 9 fields per link as
+--       `seed` takes them, then the 8 arguments `lease` takes from its ARGV 3: max items, lease
+--       ttl ms, default host delay ms, max attempts, reclaim limit, promote limit, default
+--       in-flight limit per host, pacing
+-- reply: the `seed` reply for the M links, the N ack flags, then the `lease` reply: {status,
+--        added_ready, added_delayed, first_id, seen epoch, N, flag1, ..., flagN, now, next_due,
+--        reclaimed, reclaimed_dead, lease_key1, record1, ...}
+-- One call per fetched page for a worker: the links it found are seeded exactly as `seed`
+-- seeds them, its lease is acked exactly as `ack` acks it, then the next items are leased
+-- exactly as `lease` leases them (seed_part, ack_part and lease_part are those scripts'
+-- bodies). The keys only the lease writes are checked first, so a foreign value at any of
+-- them fails the call before anything changes. As with `ack_seed`, the links are seeded
+-- whether or not the lease is still live, and the call is refused whole while Redis is out of
+-- memory.
+
+local n = tonumber(ARGV[3])
+local at = 5 + n * 4
+local m = tonumber(ARGV[at]) or 0
+local from = at + m * 9 + 1
+expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD })
+expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
+-- (from index 1, so the link fields live in the table's array part)
+local links = { ARGV[1], ARGV[2], m }
+for i = 1, m * 9 do
+  links[3 + i] = ARGV[at + i]
+end
+local seeded = seed_part(links)
+local flags = ack_part(ARGV)
+local leased = lease_part({ [3] = ARGV[from], [4] = ARGV[from + 1], [5] = ARGV[from + 2],
+  [6] = ARGV[from + 3], [7] = ARGV[from + 4], [8] = ARGV[from + 5], [9] = ARGV[from + 6],
+  [10] = ARGV[from + 7] })
+local out = { seeded[1], seeded[2], seeded[3], seeded[4], seeded[5], n }
+for i = 1, n do
+  out[6 + i] = flags[i]
+end
+for i = 1, #leased do
+  out[#out + 1] = leased[i]
+end
+return out
