@@ -11,6 +11,13 @@ table reports medians, spreads (min-max over the rounds) and ratios computed wit
             and ack them in one call; "single": lease 1 + ack 1, and the same with each ack sent
             with the next lease in one call, ack_and_lease); items/s, and for crawlq the
             memory left per done URL (only its de-duplication record)
+  crawl     the crawl-shaped workload at the highest concurrency: N / 20 pages, each leased and
+            answered with the 30 links found on it, 90 % (then 50 %) of them to pages seen before
+            (a pool of 1,000 seeded pages over 50 hosts), the rest new; pages/s and Redis µs per
+            page (every command). crawlq: ack_with_links_and_lease (one call per page) with the
+            known-seen cache; BullMQ: a Worker whose processor adds the links with addBulk (jobId
+            dedupe, completed jobs kept); scrapy-redis pattern: RPOP, SADD of each link's
+            fingerprint (pipelined) and LPUSH of the new ones
   ceilings  redis-benchmark: pipelined LPUSH of 95-byte values, pipelined EVALSHA of a no-op
             script, and the round trip of one PING
 
@@ -21,6 +28,7 @@ is taken from bindings-node/, the wasm package from bindings-wasm/pkg/, BullMQ f
 bench/node_modules/.
 
     python bench/run.py [--n 100000] [--rounds 3] [--concurrency 1,16] [--only crawlq-rust,bullmq]
+                        [--phases queue,crawl]
     python bench/run.py --smoke        N = 1,000, one round: checks every runner; no timing is judged
 """
 
@@ -48,6 +56,22 @@ DRAIN_LENGTH = 95
 SINGLE_ITEMS = 5000  # items of the lease 1 + ack 1 drain
 SMALL_DRAIN_ITEMS = 20_000  # items of the drains at lower concurrency (capped by N)
 POLITE_DELAY_MS = 5  # the politeness row: 1,000 hosts x 5 ms allows 200,000 leases/s
+CRAWL_POOL = 1000  # pages seeded before the crawl phase, over CRAWL_HOSTS hosts
+CRAWL_HOSTS = 50
+LINKS_PER_PAGE = 30
+CRAWL_SEEN = (90, 50)  # percent of a page's links to pages seen before
+
+
+def pool_url(i: int) -> str:
+    return f"https://www.host{i % CRAWL_HOSTS:02d}.example.com/pool/{i:05d}"
+
+
+def page_links(page: int, seen_percent: int) -> list[str]:
+    """The links found on the `page`-th page answered: the first `seen_percent` % to pool pages
+    (seen before), the others new."""
+    seen = round(LINKS_PER_PAGE * seen_percent / 100)
+    return [pool_url((page * 7 + k * 131) % CRAWL_POOL) if k < seen
+            else f"https://new{page % CRAWL_HOSTS:02d}.example.com/p/{page}/{k}" for k in range(LINKS_PER_PAGE)]
 
 
 def url(i: int, length: int) -> str:
@@ -65,6 +89,9 @@ class System:
     drain: list[str] | None
     env: dict[str, str] = field(default_factory=dict)
     crawlq: bool = False
+    # the crawl phase: the command prefix (its `seed` op seeds the pool, its `crawl` op crawls)
+    crawl: list[str] | None = None
+    crawl_seed_op: str = "seed"
 
 
 def bench_bin() -> str:
@@ -76,17 +103,21 @@ def systems() -> list[System]:
     bench = bench_bin()
     php = ["php", "-d", "extension=" + str(Path(os.environ.get("CRAWLQ_PHP_EXTENSION", "crawlq.so")).resolve()), str(RUNNERS / "crawlq_php.php")]
     node = ["node", str(RUNNERS / "crawlq_js.mjs")]
+    python = [sys.executable, str(RUNNERS / "crawlq_python.py")]
+    bullmq = ["node", str(RUNNERS / "bullmq.mjs")]
     return [
-        System("crawlq-rust", "crawlq (Rust API)", [bench, "crawlq"], [bench, "crawlq"], crawlq=True),
-        System("crawlq-python", "crawlq (Python, asyncio)", [sys.executable, str(RUNNERS / "crawlq_python.py")],
-               [sys.executable, str(RUNNERS / "crawlq_python.py")], crawlq=True),
+        System("crawlq-rust", "crawlq (Rust API)", [bench, "crawlq"], [bench, "crawlq"], crawlq=True,
+               crawl=[bench, "crawlq"]),
+        System("crawlq-python", "crawlq (Python, asyncio)", python, python, crawlq=True, crawl=python),
         System("crawlq-node", "crawlq (Node.js addon)", node, node,
-               env={"CRAWLQ_JS_MODULE": str(REPO / "bindings-node")}, crawlq=True),
-        System("crawlq-php", "crawlq (PHP, processes)", php, php, crawlq=True),
+               env={"CRAWLQ_JS_MODULE": str(REPO / "bindings-node")}, crawlq=True, crawl=node),
+        System("crawlq-php", "crawlq (PHP, processes)", php, php, crawlq=True, crawl=php),
         System("crawlq-wasm", "crawlq (WebAssembly, node-redis)", node, node,
-               env={"CRAWLQ_JS_MODULE": str(REPO / "bindings-wasm" / "pkg")}, crawlq=True),
-        System("bullmq", "BullMQ 6 (addBulk, jobId dedupe; Worker)", ["node", str(RUNNERS / "bullmq.mjs")],
-               ["node", str(RUNNERS / "bullmq.mjs")]),
+               env={"CRAWLQ_JS_MODULE": str(REPO / "bindings-wasm" / "pkg")}, crawlq=True, crawl=node),
+        System("bullmq", "BullMQ 6 (addBulk, jobId dedupe; Worker)", bullmq, bullmq, crawl=bullmq,
+               crawl_seed_op="seed-kept"),
+        System("scrapy-redis", "scrapy-redis pattern (RPOP; SADD fingerprints + LPUSH, pipelined)", None, None,
+               crawl=[bench, "scrapy-redis"]),
         System("list", "list: LPUSH / BRPOPLPUSH + LREM", [bench, "list"], [bench, "list"]),
         System("list-pipelined", "list: LPUSH pipelined x1000", [bench, "list"], None),
         System("rq", "RQ enqueue_many", [sys.executable, str(RUNNERS / "rq_seed.py")], None),
@@ -99,6 +130,7 @@ class Workload:
     small: int  # items of the drains at lower concurrency
     single: int  # items of the lease 1 + ack 1 drain
     files: dict[object, Path]
+    pages: int = 0  # pages of the crawl phase
 
 
 class Redis:
@@ -147,6 +179,14 @@ class Redis:
                 usec += int(dict(f.split("=") for f in fields.split(","))["usec"])
         return usec / 1e6
 
+    def command_seconds(self) -> float:
+        """Redis's time in every command since the last CONFIG RESETSTAT."""
+        usec = 0
+        for line in self.cli("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_"):
+                usec += int(dict(f.split("=") for f in line.partition(":")[2].split(","))["usec"])
+        return usec / 1e6
+
     def stop(self) -> None:
         self.cli("SHUTDOWN", "NOSAVE")
 
@@ -182,11 +222,11 @@ def ceilings(redis: Redis, n: int) -> dict[str, float]:
 
 
 def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list[int],
-              results: dict[tuple[str, str], list[float]], log) -> None:
+              results: dict[tuple[str, str], list[float]], log, phases: list[str]) -> None:
     def seed(s: System, queue: str, file: Path, count: int, op: str = "seed") -> float:
         return run_runner([*s.seed, op, redis.url, queue, str(file)], s.env, count)
 
-    for length in LENGTHS:
+    for length in LENGTHS if "queue" in phases else ():
         for s in chosen:
             if s.seed is None:
                 continue
@@ -232,6 +272,21 @@ def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list
                 rate = run_runner(drain_cmd(s, redis.url, queue, c, 100, POLITE_DELAY_MS, w.n), s.env, w.n)
                 results[(s.name, "polite")].append(rate)
                 log(f"{s.name}: drain with politeness {rate:,.0f}/s")
+
+    # the crawl-shaped workload, at the highest concurrency
+    c = max(concurrency)
+    for seen in CRAWL_SEEN if "crawl" in phases else ():
+        for s in chosen:
+            if s.crawl is None:
+                continue
+            queue = f"crawl-{s.name}"
+            redis.flush()
+            run_runner([*s.crawl, s.crawl_seed_op, redis.url, queue, str(w.files["pool"])], s.env, CRAWL_POOL)
+            redis.cli("CONFIG", "RESETSTAT")
+            rate = run_runner([*s.crawl, "crawl", redis.url, queue, str(c), str(w.files[f"pages{seen}"])], s.env, w.pages)
+            results[(s.name, f"crawl{seen}")].append(rate)
+            results[(s.name, f"crawl{seen}_us")].append(redis.command_seconds() / w.pages * 1e6)
+            log(f"{s.name}: crawl, {seen} % of links seen: {rate:,.0f} pages/s")
 
 
 def drain_cmd(s: System, redis_url: str, queue: str, concurrency: int, batch: int, delay_ms: int, expected: int,
@@ -285,6 +340,9 @@ def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ce
     table("drain, lease 1 + ack 1, concurrency 1 (items/s)", "single", "/s")
     table("drain, ack + lease 1 in one call (ack_and_lease), concurrency 1 (items/s)", "single_next", "/s")
     table(f"drain with politeness ({POLITE_DELAY_MS} ms per host), concurrency {max(concurrency)} (items/s)", "polite", "/s", None)
+    for seen in CRAWL_SEEN:
+        table(f"crawl, {seen} % of links seen before, concurrency {max(concurrency)} (pages/s)", f"crawl{seen}", "/s")
+        table(f"crawl, {seen} % of links seen before: Redis µs per page (every command)", f"crawl{seen}_us", "µs")
 
     c = {k: statistics.median(v) for k, v in ceil.items()}
     lines.append("| ceiling (redis-benchmark) | median |")
@@ -326,12 +384,16 @@ def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ce
         per_item = 1e6 / single_next
         target(f"ack + lease 1 in one call (ack_and_lease): {per_item:.0f} µs per item, in round trips of the same "
                f"client ({c['ping_client_us']:.0f} µs)", per_item / c["ping_client_us"], 2.5, at_most=True)
+    crawl, bull_crawl = get(rust, "crawl90"), get("bullmq", "crawl90")
+    target(f"crawl at concurrency {max(concurrency)}, 90 % of links seen, crawlq vs BullMQ (pages/s)",
+           crawl / bull_crawl if crawl and bull_crawl else None, 3)
+    target("crawl, 90 % of links seen: Redis µs per page", get(rust, "crawl90_us"), 40, at_most=True, unit="µs")
     m, mb = get(rust, "mem95"), get("bullmq", "mem95")
     target("Redis bytes per queued URL, crawlq / BullMQ (~95 chars)", m / mb if m and mb else None, 1 / 3, at_most=True)
     target("Redis bytes per done URL", get(rust, "mem_done"), 40, at_most=True, unit="B")
     for s in chosen:
         if s.crawlq and s.name != rust:
-            for metric in ("seed95", f"drain_c{max(concurrency)}"):
+            for metric in ("seed95", f"drain_c{max(concurrency)}", "crawl90"):
                 v, r = get(s.name, metric), get(rust, metric)
                 target(f"{s.label} / Rust, {metric}", v / r if v and r else None, 0.8)
     lines.append("Targets (ratios from this run):")
@@ -345,6 +407,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", default="1,16", help="comma-separated, e.g. 1,16,50")
     parser.add_argument("--only", default="", help="comma-separated system names")
+    parser.add_argument("--phases", default="queue,crawl",
+                        help="comma-separated: queue (seed, drain), crawl (the crawl-shaped workload)")
     parser.add_argument("--smoke", action="store_true", help="N = 1,000, one round: checks every runner; no timing is judged")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     args = parser.parse_args()
@@ -359,9 +423,14 @@ def main() -> None:
     redis = Redis()
     try:
         with tempfile.TemporaryDirectory(prefix="crawlq-bench-") as tmp:
-            w = Workload(args.n, min(args.n, SMALL_DRAIN_ITEMS), min(args.n, SINGLE_ITEMS), {})
+            w = Workload(args.n, min(args.n, SMALL_DRAIN_ITEMS), min(args.n, SINGLE_ITEMS), {}, max(200, args.n // 20))
             if args.smoke:
                 w.single = 200
+            w.files["pool"] = Path(tmp) / "crawl-pool.txt"
+            w.files["pool"].write_text("".join(pool_url(i) + "\n" for i in range(CRAWL_POOL)))
+            for seen in CRAWL_SEEN:
+                w.files[f"pages{seen}"] = Path(tmp) / f"crawl-pages-{seen}.txt"
+                w.files[f"pages{seen}"].write_text("".join("\t".join(page_links(k, seen)) + "\n" for k in range(w.pages)))
             for key, length, count in [(35, 35, w.n), (95, 95, w.n), ("small", DRAIN_LENGTH, w.small),
                                        ("single", DRAIN_LENGTH, w.single)]:
                 w.files[key] = Path(tmp) / f"urls-{key}.txt"
@@ -376,7 +445,7 @@ def main() -> None:
                 log(f"round {r + 1} of {args.rounds}")
                 for k, v in ceilings(redis, args.n).items():
                     ceil[k].append(v)
-                one_round(redis, chosen, w, concurrency, results, log)
+                one_round(redis, chosen, w, concurrency, results, log, args.phases.split(","))
             log(f"done in {time.monotonic() - started:.0f} s")
         text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version())
         if args.smoke:

@@ -6,6 +6,9 @@
 //! crawlq-bench crawlq seed  <redis-url> <queue> <file>
 //! crawlq-bench crawlq drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
 //! crawlq-bench crawlq drain-next ...   the same, each ack sent with the next lease (ack_and_lease)
+//! crawlq-bench crawlq crawl <redis-url> <queue> <concurrency> <pages-file>   (crawl.rs)
+//! crawlq-bench scrapy-redis seed  <redis-url> <key> <file>
+//! crawlq-bench scrapy-redis crawl <redis-url> <key> <concurrency> <pages-file>
 //! crawlq-bench list   seed  <redis-url> <key> <file>            one LPUSH round trip per URL
 //! crawlq-bench list   seed-pipelined <redis-url> <key> <file>   1000 LPUSH per round trip
 //! crawlq-bench list   drain <redis-url> <key> <concurrency> <expected>
@@ -14,6 +17,7 @@
 //! ```
 
 mod cost;
+mod crawl;
 
 use crawlq::redis_exec::{RedisExecutor, redis, to_error};
 use crawlq::{Config, LeaseOptions, Queue, SeedItem, SeedOptions};
@@ -55,6 +59,13 @@ async fn main() {
                 *mode == "drain-next",
             )
             .await
+        }
+        ["crawlq", "crawl", url, queue, concurrency, file] => {
+            crawl::crawlq_crawl(url, queue, parse(concurrency), file).await
+        }
+        ["scrapy-redis", "seed", url, key, file] => crawl::scrapy_redis_seed(url, key, file).await,
+        ["scrapy-redis", "crawl", url, key, concurrency, file] => {
+            crawl::scrapy_redis_crawl(url, key, parse(concurrency), file).await
         }
         ["list", "seed", url, key, file] => list_seed(url, key, file, 1).await,
         ["list", "seed-pipelined", url, key, file] => {
