@@ -490,6 +490,12 @@ export declare class Queue {
    */
   ackWithLinks(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions): Promise<AckWithLinks>
   /**
+   * `ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked
+   * and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`
+   * as `ackWithLinks` does.
+   */
+  ackWithRequests(lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions): Promise<AckWithLinks>
+  /**
    * `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
    * page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting
    * up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`

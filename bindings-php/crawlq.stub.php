@@ -100,6 +100,16 @@ final class Queue
     public function ackWithLinks(Lease $lease, mixed $links, mixed $options = null): mixed {}
 
     /**
+     * ackWithLinks() for crawl requests (as seedRequests() takes them): the page's lease acked
+     * and the requests found on it seeded, in one round trip.
+     *
+     * @param list<array<string, mixed>> $requests
+     * @param array<string, mixed>|null $options priority, delay, force
+     * @return array{acked: bool, links: SeedReport}
+     */
+    public function ackWithRequests(Lease $lease, mixed $requests, mixed $options = null): mixed {}
+
+    /**
      * ackWithLinks(), then lease up to $max more items in the same call (one round trip per
      * page), waiting up to $wait seconds when none is ready; the lease runs whether or not
      * $lease was still live. $options: the links' seed options, and 'ttl' (seconds) for the

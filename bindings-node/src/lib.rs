@@ -118,6 +118,30 @@ fn seed_arg(
     Ok((items, opts))
 }
 
+/// The crawl requests and options of `seedRequests` and `ackWithRequests` as seed items: a
+/// value that is not an array is a TypeError, bad options an argument error.
+fn requests_arg(
+    env: &Env,
+    queue: &CoreQueue,
+    requests: Unknown<'_>,
+    options: Option<Unknown<'_>>,
+) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
+    let requests = json_arg(env, Some(requests), "requests")?;
+    if !requests.is_array() {
+        return Err(type_error(
+            env,
+            "requests must be an array of request objects".into(),
+        ));
+    }
+    let options = json_arg(env, options, "options")?;
+    let opts = core_arg(env, style::seed_options_from_json(&options, Style::Camel))?;
+    let items = core_arg(
+        env,
+        style::request_seed_items(&requests, Style::Camel, queue.ops()),
+    )?;
+    Ok((items, opts))
+}
+
 /// One lease (object) or an array of leases.
 fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> {
     let raw = env.raw();
@@ -248,25 +272,7 @@ impl Queue {
         requests: Unknown<'env>,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let requests = try_arg!(env, json_arg(env, Some(requests), "requests"));
-        if !requests.is_array() {
-            return rejected(
-                env,
-                type_error(env, "requests must be an array of request objects".into()),
-            );
-        }
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let opts = try_arg!(
-            env,
-            core_arg(env, style::seed_options_from_json(&options, Style::Camel))
-        );
-        let items = try_arg!(
-            env,
-            core_arg(
-                env,
-                style::request_seed_items(&requests, Style::Camel, self.inner.ops())
-            )
-        );
+        let (items, opts) = try_arg!(env, requests_arg(env, &self.inner, requests, options));
         let q = self.inner.clone();
         promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
             Ok(style::seed_report_to_json(&r, Style::Camel))
@@ -372,6 +378,39 @@ impl Queue {
         promise(
             env,
             async move { q.ack_with_links(&handle, &links, &opts).await },
+            |_, (acked, report)| {
+                Ok(json!({
+                    "acked": acked,
+                    "links": style::seed_report_to_json(&report, Style::Camel),
+                }))
+            },
+        )
+    }
+
+    /// `ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked
+    /// and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`
+    /// as `ackWithLinks` does.
+    #[napi(
+        ts_args_type = "lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions",
+        ts_return_type = "Promise<AckWithLinks>"
+    )]
+    pub fn ack_with_requests<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown<'env>,
+        requests: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let (mut handles, single) = try_arg!(env, lease_arg(env, lease));
+        if !single {
+            return rejected(env, type_error(env, "lease must be one Lease".to_string()));
+        }
+        let handle = handles.remove(0);
+        let (items, opts) = try_arg!(env, requests_arg(env, &self.inner, requests, options));
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.ack_with_links(&handle, &items, &opts).await },
             |_, (acked, report)| {
                 Ok(json!({
                     "acked": acked,

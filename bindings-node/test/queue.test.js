@@ -435,6 +435,27 @@ test('ackWithLinks answers the lease and seeds its links; bad arguments are refu
   q.close()
 })
 
+test('ackWithRequests answers the page and seeds the crawl requests found on it', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/'])
+  const [lease] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.ackWithRequests(lease, 'http://a.com/form'), TypeError)
+  await assert.rejects(q.ackWithRequests([lease], []), TypeError)
+  await assert.rejects(q.ackWithRequests(lease, [{ url: 'http://a.com/form' }], { priority: 1 << 20 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  const found = [
+    { url: 'http://a.com/form', method: 'POST', body: 'q=1', label: 'search' },
+    { url: 'http://a.com/form' },
+    { url: 'http://a.com/' }
+  ]
+  const { acked, links } = await q.ackWithRequests(lease, found, { priority: 2 })
+  assert.equal(acked, true)
+  assert.deepEqual([links.added, links.duplicates], [2, 1])
+  const leased = await q.lease({ max: 5, waitMs: 0 })
+  const methods = leased.map((l) => [crawlq.requestOf(l).method, l.priority]).sort()
+  assert.deepEqual(methods, [['GET', 2], ['POST', 2]])
+  q.close()
+})
+
 test('ackWithLinksAndLease answers the page, seeds its links and leases the next; bad arguments are refused', async () => {
   const q = await open()
   await q.seed(['http://a.com/'])

@@ -233,6 +233,31 @@ impl SeedReport {
 /// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
 /// (anything else, or items of the wrong type, a TypeError), bad items or options an
 /// argument error.
+/// The crawl requests and options of seedRequests() and ackWithRequests() as seed items: a
+/// value that is not an array is a TypeError, bad options an argument error.
+fn requests_arg(
+    queue: &CoreQueue,
+    requests: &Zval,
+    options: Option<&Zval>,
+) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
+    if !requests.is_array() {
+        return Err(type_error(
+            "requests must be an array of request arrays".into(),
+        ));
+    }
+    let requests =
+        to_json(requests, "requests").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
+    let requests = match requests {
+        // an empty PHP array is a JSON list
+        Value::Object(map) if map.is_empty() => Value::Array(Vec::new()),
+        other => other,
+    };
+    let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+        .map_err(throw)?;
+    let items = style::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+    Ok((items, opts))
+}
+
 fn seed_arg(
     items: &Zval,
     options: Option<&Zval>,
@@ -366,23 +391,8 @@ impl Queue {
     /// fields cannot be read is in the report's `invalid` (`invalid_request`). Options:
     /// priority, delay (seconds), force.
     pub fn seed_requests(&self, requests: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
-        if !requests.is_array() {
-            return Err(type_error(
-                "requests must be an array of request arrays".into(),
-            ));
-        }
-        let requests = to_json(requests, "requests")
-            .map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
-        let requests = match requests {
-            // an empty PHP array is a JSON list
-            Value::Object(map) if map.is_empty() => Value::Array(Vec::new()),
-            other => other,
-        };
-        let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
-            .map_err(throw)?;
         let queue = self.handle.queue()?;
-        let items =
-            style::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+        let (items, opts) = requests_arg(&queue, requests, options)?;
         let report = runtime::block_on(queue.seed(&items, &opts)).map_err(throw)?;
         Ok(SeedReport { report })
     }
@@ -453,6 +463,28 @@ impl Queue {
         let (acked, report) =
             runtime::block_on(self.handle.queue()?.ack_with_links(&handle, &links, &opts))
                 .map_err(throw)?;
+        let mut table = ZendHashTable::with_capacity(2);
+        table.insert("acked", acked)?;
+        table.insert("links", SeedReport { report })?;
+        let mut z = Zval::new();
+        z.set_hashtable(table);
+        Ok(z)
+    }
+
+    /// ackWithLinks() for crawl requests (as seedRequests() takes them): the page's lease
+    /// acked and the requests found on it seeded, in one round trip. ['acked' => bool,
+    /// 'links' => SeedReport] as ackWithLinks() answers.
+    pub fn ack_with_requests(
+        &self,
+        lease: &Lease,
+        requests: &Zval,
+        options: Option<&Zval>,
+    ) -> PhpResult<Zval> {
+        let queue = self.handle.queue()?;
+        let (items, opts) = requests_arg(&queue, requests, options)?;
+        let handle = lease.core.handle();
+        let (acked, report) =
+            runtime::block_on(queue.ack_with_links(&handle, &items, &opts)).map_err(throw)?;
         let mut table = ZendHashTable::with_capacity(2);
         table.insert("acked", acked)?;
         table.insert("links", SeedReport { report })?;

@@ -446,6 +446,32 @@ final class QueueTest extends TestCase
         $q->ackWithLinks([$lease], ['http://a.com/x']);
     }
 
+    public function testAckWithRequestsAnswersThePageAndSeedsTheRequestsFoundOnIt(): void
+    {
+        $q = $this->open();
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        try {
+            $q->ackWithRequests($lease, [['url' => 'http://a.com/form']], ['priority' => 1 << 20]);
+            $this->fail('priority accepted');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+        }
+        $found = [
+            ['url' => 'http://a.com/form', 'method' => 'POST', 'body' => 'q=1', 'label' => 'search'],
+            ['url' => 'http://a.com/form'],
+            ['url' => 'http://a.com/'],
+        ];
+        $r = $q->ackWithRequests($lease, $found, ['priority' => 2]);
+        $this->assertTrue($r['acked']);
+        $this->assertSame([2, 1], [$r['links']->added, $r['links']->duplicates]);
+        $methods = array_map(fn ($l) => [Crawlq\request_of($l)['method'], $l->priority], $q->lease(5, 0.0));
+        sort($methods);
+        $this->assertSame([['GET', 2], ['POST', 2]], $methods);
+        $this->expectException(\TypeError::class);
+        $q->ackWithRequests($lease, 'http://a.com/form');
+    }
+
     public function testAckWithLinksAndLeaseAnswersThePageSeedsItsLinksAndLeasesTheNext(): void
     {
         $q = $this->open();

@@ -47,6 +47,19 @@ fn answer<M: Mode>(
     )
 }
 
+/// `(acked, report)` of an answer with links, `acked` set on the lease object as `ack` sets it.
+fn acked_and_report(arg: LeaseArg) -> crate::runtime::Convert<(bool, crawlq::SeedReport)> {
+    Box::new(move |py, (acked, report)| {
+        let answers = crawlq::Answers {
+            results: crawlq::AnswerResults::Flags(vec![acked]),
+            single: true,
+        };
+        let acked = arg.apply(py, &answers)?;
+        let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
+        Ok(PyTuple::new(py, [acked, report])?.into_any().unbind())
+    })
+}
+
 fn leases_out(py: Python<'_>, leases: Vec<crawlq::Lease>) -> PyResult<Py<PyAny>> {
     let objects = leases
         .into_iter()
@@ -211,15 +224,38 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.ack_with_links(&handle, &links, &opts).await },
-                    Box::new(move |py, (acked, report)| {
-                        let answers = crawlq::Answers {
-                            results: crawlq::AnswerResults::Flags(vec![acked]),
-                            single: true,
-                        };
-                        let acked = arg.apply(py, &answers)?;
-                        let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
-                        Ok(PyTuple::new(py, [acked, report])?.into_any().unbind())
-                    }),
+                    acked_and_report(arg),
+                )
+            }
+
+            /// `ack_with_links` for crawl requests (as `seed_requests` takes them): the page's
+            /// lease acked and the requests found on it seeded, in one round trip.
+            /// `(acked, report)` as `ack_with_links` answers.
+            #[pyo3(signature = (lease, requests, *, priority = Int(0), delay = 0.0, force = false), text_signature = "($self, /, lease, requests, *, priority=0, delay=0.0, force=False)")]
+            fn ack_with_requests(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                requests: &Bound<'_, PyAny>,
+                priority: Int,
+                delay: f64,
+                force: bool,
+            ) -> PyResult<Py<PyAny>> {
+                let arg = LeaseArg::extract(lease)?;
+                if !arg.single {
+                    return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
+                }
+                let handle = arg.handles().remove(0);
+                let requests = crate::args::requests_json(requests)?;
+                let opts = crate::args::seed_options(priority, delay, None, force)?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move {
+                        let items = style::request_seed_items(&requests, Style::Snake, q.ops())?;
+                        q.ack_with_links(&handle, &items, &opts).await
+                    },
+                    acked_and_report(arg),
                 )
             }
 

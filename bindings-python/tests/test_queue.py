@@ -442,6 +442,26 @@ def test_ack_with_links_answers_the_lease_and_refuses_bad_arguments(q: crawlq.Qu
     assert q.lease(1, wait=0)[0].priority == 2
 
 
+def test_ack_with_requests_answers_the_page_and_seeds_the_requests_found_on_it(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/"])
+    [lease] = q.lease(1, wait=0)
+    with pytest.raises(TypeError):
+        q.ack_with_requests(lease, "http://a.com/form")  # type: ignore[arg-type]
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_with_requests(lease, [{"url": "http://a.com/form"}], priority=1 << 20)
+    found = [
+        {"url": "http://a.com/form", "method": "POST", "body": "q=1", "label": "search"},
+        {"url": "http://a.com/form"},
+        {"url": "http://a.com/"},
+    ]
+    acked, report = q.ack_with_requests(lease, found, priority=2)
+    assert acked and lease.answered
+    assert (report.added, report.duplicates) == (2, 1)
+    leased = q.lease(5, wait=0)
+    methods = sorted((dict(crawlq.request_of(l))["method"], l.priority) for l in leased)
+    assert methods == [("GET", 2), ("POST", 2)]
+
+
 def test_ack_with_links_and_lease_answers_the_page_seeds_its_links_and_leases_the_next(q: crawlq.Queue) -> None:
     q.seed(["http://a.com/"])
     [lease] = q.lease(1, wait=0)

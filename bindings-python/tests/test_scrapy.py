@@ -264,3 +264,80 @@ def test_robots_txt_feeds_the_crawl_delay_and_holds_no_burst(redis_server: Redis
     finally:
         q.close()
         scheduler.close("shutdown")
+
+
+def _next(scheduler: Scheduler) -> scrapy.Request:
+    """The scheduler's next request (its fetch-ahead thread may hold it for a moment)."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        request = scheduler.next_request()
+        if request is not None:
+            return request
+        time.sleep(0.01)
+    raise AssertionError("no request within 5 s")
+
+
+def test_a_page_is_acked_with_the_requests_its_callback_yields_in_one_call(redis_server: RedisServer, name: str) -> None:
+    from scrapy import signals
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.http import HtmlResponse
+
+    from crawlq.scrapy import SpiderMiddleware
+
+    settings = {"CRAWLQ_QUEUE": name, "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    scheduler = _open(settings, redis_server)
+    crawler = scheduler.crawler
+    dropped: list[str] = []
+
+    def ignore_some(request, spider):
+        if "ignored" in request.url:
+            raise IgnoreRequest("not this one")
+
+    crawler.signals.connect(ignore_some, signal=signals.request_scheduled)
+    crawler.signals.connect(lambda request, spider: dropped.append(request.url), signal=signals.request_dropped, weak=False)
+    middleware = SpiderMiddleware.from_crawler(crawler)
+    q = crawlq.Queue(redis_server.url, name)
+    try:
+        scheduler.enqueue_request(scrapy.Request("http://a.example/"))
+        page = _next(scheduler)
+        response = HtmlResponse(page.url, request=page, body=b"<html></html>")
+        yielded = [scrapy.Request("http://a.example/new"), {"title": "kept"}, scrapy.Request("http://a.example/"),
+                   scrapy.Request("http://a.example/ignored")]
+        calls: list[str] = []
+        real = scheduler.queue
+
+        class Counting:
+            def __getattr__(self, method: str):
+                if method not in ("lease", "release"):  # (the fetch-ahead thread's)
+                    calls.append(method)
+                return getattr(real, method)
+
+        scheduler.queue = Counting()  # type: ignore[assignment]
+        out = list(middleware.process_spider_output(response, iter(yielded), None))
+        scheduler.queue = real
+        assert out == [{"title": "kept"}], "items pass, requests are the frontier's"
+        assert calls == ["ack_with_requests"], "the page's ack and its links: one call"
+        assert dropped == ["http://a.example/"], "the page itself was seen; the ignored one never scheduled"
+        assert (scheduler.stats.get_value("crawlq/seeded"), scheduler.stats.get_value("crawlq/duplicates")) == (2, 1)
+        stats = q.stats()
+        assert (stats["done"], stats["seen"], stats["pending"] + stats["leased"]) == (1, 2, 1)
+        # a callback that raises: what it yielded before is seeded, the page nacked for a retry
+        page = _next(scheduler)
+        assert page.url == "http://a.example/new"
+        assert page.meta["crawlq_found_on"] == "http://a.example/"
+
+        def failing():
+            yield scrapy.Request("http://a.example/deeper")
+            raise ValueError("parse failed")
+
+        response = HtmlResponse(page.url, request=page, body=b"")
+        with pytest.raises(ValueError):
+            list(middleware.process_spider_output(response, failing(), None))
+        stats = q.stats()
+        # (the scheduler's fetch-ahead thread may hold one of the two by now)
+        assert (stats["done"], stats["seen"], stats["pending"] + stats["leased"], stats["retried_total"]) == (1, 3, 2, 1)
+    finally:
+        scheduler.close("finished")

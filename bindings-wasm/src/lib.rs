@@ -89,6 +89,29 @@ fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
 
 /// The items and options of a seed (`seed`, `ackWithLinks`): a value that is not a list of
 /// items is a TypeError, bad items or options an argument error.
+/// The crawl requests and options of `seedRequests` and `ackWithRequests` as seed items: a
+/// value that is not an array is a TypeError, bad options an argument error.
+fn requests_arg(
+    queue: &CoreQueue,
+    requests: &JsValue,
+    options: &JsValue,
+) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions), JsValue> {
+    let requests = json_arg(requests, "requests")?;
+    if !requests.is_array() {
+        return Err(type_error(
+            "requests must be an array of request objects".into(),
+        ));
+    }
+    let options = json_arg(options, "options")?;
+    let opts = core(style::seed_options_from_json(&options, Style::Camel))?;
+    let items = core(style::request_seed_items(
+        &requests,
+        Style::Camel,
+        queue.ops(),
+    ))?;
+    Ok((items, opts))
+}
+
 fn seed_arg(
     items: &JsValue,
     options: &JsValue,
@@ -283,19 +306,7 @@ impl Queue {
     /// Seed crawl requests (see the native addon's `seedRequests`).
     #[wasm_bindgen(js_name = seedRequests)]
     pub fn seed_requests(&self, requests: JsValue, options: JsValue) -> Promise {
-        let requests = try_arg!(json_arg(&requests, "requests"));
-        if !requests.is_array() {
-            return rejected(type_error(
-                "requests must be an array of request objects".into(),
-            ));
-        }
-        let options = try_arg!(json_arg(&options, "options"));
-        let opts = try_arg!(core(style::seed_options_from_json(&options, Style::Camel)));
-        let items = try_arg!(core(style::request_seed_items(
-            &requests,
-            Style::Camel,
-            self.inner.ops()
-        )));
+        let (items, opts) = try_arg!(requests_arg(&self.inner, &requests, &options));
         let q = self.inner.clone();
         promise(async move {
             Ok(style::seed_report_to_json(
@@ -478,6 +489,29 @@ impl Queue {
         let pacing = try_arg!(core(style::pacing_arg(&after, &factor)));
         let q = self.inner.clone();
         promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
+    }
+
+    #[wasm_bindgen(js_name = ackWithRequests)]
+    pub fn ack_with_requests(
+        &self,
+        lease: JsValue,
+        requests: JsValue,
+        options: JsValue,
+    ) -> Promise {
+        let (mut handles, single) = try_arg!(lease_arg(&lease));
+        if !single {
+            return rejected(type_error("lease must be one Lease".into()));
+        }
+        let handle = handles.remove(0);
+        let (items, opts) = try_arg!(requests_arg(&self.inner, &requests, &options));
+        let q = self.inner.clone();
+        promise(async move {
+            let (acked, report) = core(q.ack_with_links(&handle, &items, &opts).await)?;
+            Ok(json!({
+                "acked": acked,
+                "links": style::seed_report_to_json(&report, Style::Camel),
+            }))
+        })
     }
 
     #[wasm_bindgen(js_name = ackWithLinksAndLease)]

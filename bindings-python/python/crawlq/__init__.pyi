@@ -413,6 +413,11 @@ class Queue:
         """Answer a fetched page and seed the links it found, in one round trip: the links are
         seeded as ``seed`` seeds them, then the lease is acked as ``ack`` acks it. ``acked`` is
         False when the lease was not live any more (its links are seeded all the same)."""
+    def ack_with_requests(
+        self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False
+    ) -> tuple[bool, SeedReport]:
+        """``ack_with_links`` for crawl requests (as ``seed_requests`` takes them): the page's
+        lease acked and the requests found on it seeded, in one round trip."""
     def ack_with_links_and_lease(
         self,
         lease: Lease,
@@ -623,6 +628,9 @@ class AsyncQueue:
     ) -> tuple[list[bool], list[Lease]]: ...
     async def ack_with_links(
         self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False
+    ) -> tuple[bool, SeedReport]: ...
+    async def ack_with_requests(
+        self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False
     ) -> tuple[bool, SeedReport]: ...
     async def ack_with_links_and_lease(
         self,

@@ -25,9 +25,12 @@ What happens to a request:
   seeded by a worker in another language (no payload) becomes ``Request(url)`` for
   ``parse``. The lease rides in ``request.meta["crawlq_lease"]``.
 * The request ends when its callback's output has been consumed: the spider middleware
-  queues the requests the callback yields (``engine.crawl``) before it acks the page, so the
-  frontier never looks empty while a page's links are on their way. A callback that raises
-  nacks the page (retried with crawlq's backoff, dead after ``max_attempts``). A response
+  gathers the requests the callback yields and seeds them with the page's ack in one call
+  (``Queue.ack_with_requests``), so a page costs one round trip however many links it has and
+  the frontier never looks empty while they are on their way (``request_scheduled`` is sent
+  as each is yielded, ``request_dropped`` for those the frontier had seen). A callback that
+  raises seeds what it yielded so far and nacks the page (retried with crawlq's backoff, dead
+  after ``max_attempts``). A response
   that ``HttpErrorMiddleware`` refuses (404, 410, ...) is a dead letter at once (reason
   ``HTTP 404``); a status in ``CRAWLQ_RETRY_HTTP_CODES`` (default: Scrapy's
   ``RETRY_HTTP_CODES``) and a download error (DNS, timeout, refused) are nacked for a retry
@@ -69,6 +72,7 @@ from scrapy.utils.request import request_from_dict
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 import crawlq
 
@@ -372,14 +376,74 @@ class Scheduler:
         delay: Optional[float] = None,
         rate_limited: bool = False,
         retry_after: Optional[str] = None,
+        found: Iterable[Request] = (),
     ) -> None:
         """Answer a request's lease once: ack (``retry`` None), nack for a retry (True) or
         to dead letters (False); ``retry_after`` (a Retry-After header's text) holds the retry
-        and the host that long. Later calls for the same request change nothing."""
+        and the host that long. Later calls for the same request change nothing. ``found``:
+        the requests its callback yielded, seeded with the ack in one call (before a nack)."""
+        found = list(found)
         lease = request.meta.get(LEASE_META)
+        if lease is not None and retry is None and found and lease.id in self._in_flight:
+            self._ack_with_found(lease, request.url, found)
+            return
+        if found:
+            try:
+                self._seed_found(found, None)
+            except crawlq.CrawlqError as exc:
+                logger.error("crawlq: could not seed the %d request(s) found on %s: %s", len(found), request.url, exc)
+                self.stats.inc_value("crawlq/seed_errors")
         if lease is not None:
             self._answer(lease, request.url, retry=retry, reason=reason, delay=delay, rate_limited=rate_limited,
                          retry_after=retry_after, crawl_request=request.meta.get(REQUEST_META))
+
+    def _ack_with_found(self, lease: crawlq.Lease, url: Optional[str], found: list[Request]) -> None:
+        """Ack a page and seed the requests found on it, in one call."""
+        del self._in_flight[lease.id]
+        assert self.queue is not None
+        try:
+            self._seed_found(found, lease)
+        except crawlq.CrawlqError as exc:
+            # The page is still leased: it comes back (and its links with it) when its lease
+            # expires.
+            logger.error("crawlq: could not answer the lease of %s: %s", url, exc)
+            self.stats.inc_value("crawlq/answer_errors")
+
+    def _seed_found(self, found: list[Request], lease: Optional[crawlq.Lease]) -> None:
+        """Seed the requests found on a page (with the page's ack when ``lease`` is given): one
+        call; ``request_dropped`` for each one the frontier had seen or refused."""
+        assert self.queue is not None
+        encoded, kept = [], []
+        for request in found:
+            crawl_request = self._encode(request)
+            if crawl_request is None:
+                self._dropped(request)
+                continue
+            encoded.append(crawl_request)
+            kept.append(request)
+        if lease is None:
+            report = self.queue.seed_requests(encoded)  # type: ignore[arg-type]
+        else:
+            acked, report = self.queue.ack_with_requests(lease, encoded)  # type: ignore[arg-type]
+            self.stats.inc_value("crawlq/acked" if acked else "crawlq/lost")
+            if not acked:
+                logger.warning("crawlq: lease of %s was lost before its ack (expired and taken back)", lease.url)
+        refused = {i.index: i.code for i in report.invalid}
+        for index, request in enumerate(kept):
+            if index in refused:
+                logger.error("crawlq: refused %s: %s", request.url, refused[index], extra={"spider": self.spider})
+                self.stats.inc_value(f"crawlq/invalid/{refused[index]}")
+            if report.ids[index] is None:
+                self._dropped(request)
+        if report.added:
+            self._finished = False
+            self.stats.inc_value("crawlq/seeded", report.added)
+            self._wake_engine()
+        if report.duplicates:
+            self.stats.inc_value("crawlq/duplicates", report.duplicates)
+
+    def _dropped(self, request: Request) -> None:
+        self.crawler.signals.send_catch_log(signals.request_dropped, request=request, spider=self.spider)
 
     def _answer(
         self,
@@ -468,17 +532,24 @@ class Scheduler:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _seed(self, request: Request) -> bool:
-        assert self.queue is not None
+    def _encode(self, request: Request) -> Optional[dict[str, Any]]:
+        """The crawl request a Scrapy request is seeded as (None, logged, if it cannot be)."""
         try:
             crawl_request = encode_request(request, self.spider)
         except (TypeError, ValueError) as exc:
             logger.error("crawlq: cannot queue %s: %s", request, exc, extra={"spider": self.spider})
             self.stats.inc_value("crawlq/unencodable")
-            return False
+            return None
         crawl_request["priority"] = min(max(request.priority, _PRIORITY_MIN), _PRIORITY_MAX)
         if request.dont_filter and self.force_dont_filter:
             crawl_request["force"] = True
+        return crawl_request
+
+    def _seed(self, request: Request) -> bool:
+        assert self.queue is not None
+        crawl_request = self._encode(request)
+        if crawl_request is None:
+            return False
         report = self.queue.seed_requests([crawl_request])  # type: ignore[list-item]
         if report.invalid:
             invalid = report.invalid[0]
@@ -559,7 +630,11 @@ class Scheduler:
 
     def _wake_engine(self) -> None:
         """Let the engine ask for a request now: the fetcher has one for it."""
-        slot = getattr(self.crawler.engine, "_slot", None)
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # no engine yet (a scheduler opened outside a crawl)
+            return
+        slot = getattr(engine, "_slot", None)
         nextcall = getattr(slot, "nextcall", None)
         if nextcall is not None:
             nextcall.schedule()
@@ -599,30 +674,41 @@ class SpiderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> SpiderMiddleware:
         return cls(crawler)
 
-    def _split(self, out: Any, response: Optional[Response] = None) -> bool:
-        """Queue a yielded request at once (before the page is acked), noting the page it was
-        found on; True if it was one."""
-        if isinstance(out, Request):
-            if response is not None:
-                out.meta.setdefault(FOUND_ON_META, response.url)
+    def _split(self, out: Any, response: Response, found: list[Request]) -> bool:
+        """Take a yielded request (noting the page it was found on): a new one is gathered in
+        `found` for the page's answer once ``request_scheduled`` lets it through; a copy of a
+        leased request goes to the engine (its scheduler answers that lease). True if `out`
+        was a request."""
+        if not isinstance(out, Request):
+            return False
+        out.meta.setdefault(FOUND_ON_META, response.url)
+        if LEASE_META in out.meta:
             assert self.crawler.engine is not None
             self.crawler.engine.crawl(out)
             return True
-        return False
+        # as the engine schedules a request: a handler of request_scheduled may ignore it
+        scheduler = _scheduler_of(self.crawler)
+        results = self.crawler.signals.send_catch_log(
+            signals.request_scheduled, request=out, spider=None if scheduler is None else scheduler.spider, dont_log=IgnoreRequest
+        )
+        if not any(isinstance(r, Failure) and isinstance(r.value, IgnoreRequest) for _, r in results):
+            found.append(out)
+        return True
 
     def process_spider_output(self, response: Response, result: Iterable[Any], spider: Any = None) -> Iterator[Any]:
         scheduler = _scheduler_of(self.crawler)
         if scheduler is None or LEASE_META not in response.request.meta:  # type: ignore[union-attr]
             yield from result
             return
+        found: list[Request] = []
         try:
             for out in result:
-                if not self._split(out, response):
+                if not self._split(out, response, found):
                     yield out
         except Exception as exc:
-            scheduler.finish(response.request, retry=True, reason=_reason(exc))  # type: ignore[arg-type]
+            scheduler.finish(response.request, retry=True, reason=_reason(exc), found=found)  # type: ignore[arg-type]
             raise
-        scheduler.finish(response.request)  # type: ignore[arg-type]
+        scheduler.finish(response.request, found=found)  # type: ignore[arg-type]
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Any = None
@@ -632,14 +718,15 @@ class SpiderMiddleware:
             async for out in result:
                 yield out
             return
+        found: list[Request] = []
         try:
             async for out in result:
-                if not self._split(out, response):
+                if not self._split(out, response, found):
                     yield out
         except Exception as exc:
-            scheduler.finish(response.request, retry=True, reason=_reason(exc))  # type: ignore[arg-type]
+            scheduler.finish(response.request, retry=True, reason=_reason(exc), found=found)  # type: ignore[arg-type]
             raise
-        scheduler.finish(response.request)  # type: ignore[arg-type]
+        scheduler.finish(response.request, found=found)  # type: ignore[arg-type]
 
     def process_spider_exception(self, response: Response, exception: BaseException, spider: Any = None) -> None:
         scheduler = _scheduler_of(self.crawler)
