@@ -56,10 +56,10 @@ final class ErrorsTest extends TestCase
         $defaults = Crawlq\default_options();
         $this->assertSame([120.0, 3, 0.0, null], [$defaults['lease_ttl'], $defaults['max_attempts'], $defaults['extend_every'], $defaults['shards']]);
         $this->assertSame(0, $this->open($defaults)->stats()['pending'], 'the table reads back as options');
-        $this->assertSame(['extend_every' => 40.0], Crawlq\framework_options(), 'a third of the default lease time');
-        $this->assertSame(['extend_every' => 40.0], Crawlq\framework_options([]), 'an empty array is no options');
-        $this->assertSame(['lease_ttl' => 3, 'extend_every' => 1.0], Crawlq\framework_options(['lease_ttl' => 3]));
-        $this->assertSame(['extend_every' => 0], Crawlq\framework_options(['extend_every' => 0]), 'an explicit 0 is kept');
+        $this->assertSame(['extend_every' => 40.0, 'seen_cache' => 100000], Crawlq\framework_options(), 'a third of the default lease time; a known-seen cache');
+        $this->assertSame(['extend_every' => 40.0, 'seen_cache' => 100000], Crawlq\framework_options([]), 'an empty array is no options');
+        $this->assertSame(['lease_ttl' => 3, 'extend_every' => 1.0, 'seen_cache' => 100000], Crawlq\framework_options(['lease_ttl' => 3]));
+        $this->assertSame(['extend_every' => 0, 'seen_cache' => 0], Crawlq\framework_options(['extend_every' => 0, 'seen_cache' => 0]), 'an explicit 0 is kept');
         foreach ([['lease_tll' => 3], ['lease_ttl' => 3, 'extend_every' => 3]] as $bad) {
             try {
                 Crawlq\framework_options($bad);

@@ -95,6 +95,14 @@ final class CrawlTestJob implements ShouldQueue, CrawlJob
         if ($path === '/gone') {
             $this->fail(new RuntimeException('HTTP 410'));
         }
+        if ($path === '/links') {
+            $report = $job->deleteWithLinks([
+                new CrawlTestJob('http://d.com/1'),
+                new CrawlTestJob('ftp://d.com/x'),
+                new CrawlTestJob('http://d.com/links'),
+            ]);
+            Ran::$log[$this->url][] = json_encode([$report->added, $report->duplicates, array_column($report->invalid, 'index'), $job->outcome()]);
+        }
         if ($path === '/slow') {
             $before = $job->lease()->expiresAt;
             Ran::$log[$this->url][] = 'extended ' . ($job->extendLease(60.0) > $before + 30 ? 'yes' : 'no');
@@ -235,7 +243,9 @@ final class LaravelTest extends TestCase
         $this->assertNotNull($q->later(30, new CrawlTestJob('http://a.com/later')));
         $this->assertSame(2, $q->size());
         $stats = $q->frontier()->stats();
-        $this->assertSame([1, 1, 1], [$stats['ready'], $stats['delayed'], $stats['duplicates_total']]);
+        // the duplicate was answered by Redis or, once seen, by the adapter's known-seen cache
+        $duplicates = $stats['duplicates_total'] + $q->frontier()->seenCacheStats()['hits'];
+        $this->assertSame([1, 1, 1], [$stats['ready'], $stats['delayed'], $duplicates]);
         $this->assertSame([$id], array_map(fn ($e) => $e->id, array_slice($this->queued, 0, 1)));
         $peek = $q->frontier()->peek(1)[0];
         $this->assertSame(1, $peek['payload']['$request'], 'a job is queued as a crawl request (PROTOCOL.md section 10)');
@@ -309,6 +319,22 @@ final class LaravelTest extends TestCase
         $this->work();
         $this->assertSame(['run 1 ' . CrawlqJob::class . ' http://c.com/ok'], Ran::$log['http://c.com/ok']);
         $this->assertSame([1, 0, true], [$q->frontier()->stats()['done'], $q->size(), $q->isFinished()]);
+    }
+
+    public function testDeleteWithLinksAcksTheJobAndQueuesItsLinksInOneCall(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://d.com/links'));
+        $this->queued = [];
+        $this->work();
+        $this->assertSame('[1,1,[1],"acked"]', Ran::$log['http://d.com/links'][1], 'added, duplicates (itself), refused by index, acked');
+        $this->assertCount(1, $this->queued, 'JobQueued for the one queued link');
+        $stats = $q->frontier()->stats();
+        $this->assertSame([1, 1, 0], [$stats['done'], $stats['pending'], $stats['leased']], 'acked once: the worker did not answer it again');
+        $this->assertSame([], $this->log->warnings);
+        $this->work();
+        $this->assertSame(['run 1 ' . CrawlqJob::class . ' http://d.com/1'], Ran::$log['http://d.com/1']);
+        $this->assertTrue($q->isFinished());
     }
 
     public function testAThrowingJobIsRetriedUntilTriesThenADeadLetterWithItsMessage(): void

@@ -115,9 +115,9 @@ def test_adapters_take_their_defaults_from_the_core(redis_server: RedisServer, n
         120.0, 3, 0.0, None)
     q = crawlq.Queue(redis_server.url, name, **defaults)  # the table reads back as options
     assert q.stats()["pending"] == 0
-    assert crawlq.framework_options() == {"extend_every": 40.0}, "a third of the default lease time"
-    assert crawlq.framework_options({"lease_ttl": 3}) == {"lease_ttl": 3, "extend_every": 1.0}
-    assert crawlq.framework_options({"extend_every": 0}) == {"extend_every": 0}, "an explicit 0 is kept"
+    assert crawlq.framework_options() == {"extend_every": 40.0, "seen_cache": 100_000}, "a third of the default lease time; a known-seen cache"
+    assert crawlq.framework_options({"lease_ttl": 3}) == {"lease_ttl": 3, "extend_every": 1.0, "seen_cache": 100_000}
+    assert crawlq.framework_options({"extend_every": 0, "seen_cache": 0}) == {"extend_every": 0, "seen_cache": 0}, "an explicit 0 is kept"
     with pytest.raises(crawlq.ConfigError, match="unknown option"):
         crawlq.framework_options({"lease_tll": 3})
     with pytest.raises(crawlq.ConfigError, match="extend_every"):

@@ -644,10 +644,12 @@ impl Config {
     }
     /// The options a framework adapter (Scrapy, Crawlee, Laravel) opens its queue with: the
     /// caller's `options` spelled in `style`, checked, plus `extend_every` at a third of the
-    /// lease time when they do not set it. A framework holds a lease for as long as its
-    /// request runs, so every adapter keeps it alive through the core's extender, with this
-    /// one rule, instead of a timer and defaults of its own. An explicit `extend_every` (0
-    /// included: no extension) is kept.
+    /// lease time and `seen_cache` at [`ADAPTER_SEEN_CACHE`] entries when they do not set
+    /// them. A framework holds a lease for as long as its request runs, so every adapter keeps
+    /// it alive through the core's extender, with this one rule, instead of a timer and
+    /// defaults of its own; and a crawler's pages link mostly to pages seen before, which the
+    /// known-seen cache answers without sending them (exact: see [`Config::seen_cache`]). An
+    /// explicit value (0 included: none) is kept.
     ///
     /// ```
     /// use crawlq::{Config, Style};
@@ -655,6 +657,7 @@ impl Config {
     /// let options = json!({"leaseTtlMs": 30_000});
     /// let adapter = Config::framework_options(options.as_object().unwrap(), Style::Camel).unwrap();
     /// assert_eq!(adapter["extendEveryMs"], 10_000);
+    /// assert_eq!(adapter["seenCache"], crawlq::config::ADAPTER_SEEN_CACHE);
     /// assert_eq!(adapter["leaseTtlMs"], 30_000);
     /// let bad = json!({"leaseTtlMs": 0});
     /// assert!(Config::framework_options(bad.as_object().unwrap(), Style::Camel).is_err());
@@ -678,9 +681,17 @@ impl Config {
             };
             out.insert(name, value);
         }
+        let name = crate::style::field_name("seen_cache", false, style);
+        if out.get(&name).is_none_or(Value::is_null) {
+            out.insert(name, Value::from(ADAPTER_SEEN_CACHE));
+        }
         Ok(out)
     }
 }
+
+/// The known-seen cache of a framework adapter's queue unless its options set one
+/// ([`Config::framework_options`]): 100,000 fingerprints per shard, about 2 MB each.
+pub const ADAPTER_SEEN_CACHE: usize = 100_000;
 
 fn name_in(spec: &Spec, style: Style) -> String {
     crate::style::field_name(spec.snake, matches!(spec.kind, Kind::Duration), style)

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 const { Queue } = require(process.env.CRAWLQ_JS_MODULE)
 const origins = process.env.SITE_ORIGINS.split(',')
-const q = await Queue.connect(process.env.REDIS_URL, process.env.CRAWLQ_QUEUE, { hostDelayMs: 100, maxAttempts: 2, backoff: 'fixed', backoffBaseMs: 200 })
+const q = await Queue.connect(process.env.REDIS_URL, process.env.CRAWLQ_QUEUE, { hostDelayMs: 100, maxAttempts: 2, backoff: 'fixed', backoffBaseMs: 200, seenCache: 100000 })
 let fetched = 0
 let failed = 0
 for (;;) {
@@ -25,8 +25,8 @@ for (;;) {
       continue
     }
     const links = [...(await res.text()).matchAll(/href="([^"#]+)"/g)].map(m => new URL(m[1], lease.url).href)
-    await q.seed(links.filter(link => origins.some(origin => link.startsWith(origin))))
-    await q.ack(lease)
+    // the page's ack and its links in one round trip; links the cache knows cost no Redis work
+    await q.ackWithLinks(lease, links.filter(link => origins.some(origin => link.startsWith(origin))))
     fetched++
   }
   const { pending, leased } = await q.stats()

@@ -1,7 +1,8 @@
 <?php
 // The demo's PHP crawler: same behaviour as crawl.py.
 $origins = explode(',', getenv('SITE_ORIGINS'));
-$q = new Crawlq\Queue(getenv('REDIS_URL'), getenv('CRAWLQ_QUEUE'), ['host_delay' => 0.1, 'max_attempts' => 2, 'backoff' => 'fixed', 'backoff_base' => 0.2]);
+$q = new Crawlq\Queue(getenv('REDIS_URL'), getenv('CRAWLQ_QUEUE'), ['host_delay' => 0.1, 'max_attempts' => 2, 'backoff' => 'fixed', 'backoff_base' => 0.2,
+    'seen_cache' => 100000]);
 $fetched = $failed = 0;
 while (true) {
     foreach ($q->work(max: 1, wait: 2.0, stop_when_empty: true) as $lease) {
@@ -24,8 +25,8 @@ while (true) {
         preg_match_all('/href="([^"#]+)"/', $html, $links);
         $links = array_filter(array_map(fn ($href) => Crawlq\resolve_url($lease->url, $href), $links[1]),
             fn ($link) => $link !== null && array_filter($origins, fn ($o) => str_starts_with($link, $o)) !== []);
-        $q->seed(array_values($links));
-        $q->ack($lease);
+        // the page's ack and its links in one round trip; links the cache knows cost no Redis work
+        $q->ackWithLinks($lease, array_values($links));
         $fetched++;
     }
     $stats = $q->stats();

@@ -1,4 +1,4 @@
-"""The demo's Python crawler: fetch, extract links, seed them back, ack; until the frontier is
+"""The demo's Python crawler: fetch, extract links, ack the page with its links (one call); until the frontier is
 empty. Environment: REDIS_URL, CRAWLQ_QUEUE, SITE_ORIGINS (comma-separated origins it may follow)."""
 
 import json
@@ -11,7 +11,8 @@ import urllib.request
 import crawlq
 
 origins = tuple(os.environ["SITE_ORIGINS"].split(","))
-q = crawlq.Queue(os.environ["REDIS_URL"], os.environ["CRAWLQ_QUEUE"], host_delay=0.1, max_attempts=2, backoff="fixed", backoff_base=0.2)
+q = crawlq.Queue(os.environ["REDIS_URL"], os.environ["CRAWLQ_QUEUE"], host_delay=0.1, max_attempts=2, backoff="fixed", backoff_base=0.2,
+                  seen_cache=100_000)
 fetched = failed = 0
 while True:
     for lease in q.work(max=1, wait=2.0, stop_when_empty=True):
@@ -28,8 +29,8 @@ while True:
             failed += 1
             continue
         links = (urllib.parse.urljoin(lease.url, href) for href in re.findall(r'href="([^"#]+)"', html))
-        q.seed([link for link in links if link.startswith(origins)])
-        q.ack(lease)
+        # the page's ack and its links in one round trip; links the cache knows cost no Redis work
+        q.ack_with_links(lease, [link for link in links if link.startswith(origins)])
         fetched += 1
     stats = q.stats()
     if stats["pending"] == 0 and stats["leased"] == 0:

@@ -4,6 +4,7 @@ namespace Crawlq\Laravel;
 
 use Crawlq\Lease;
 use Crawlq\Queue as Frontier;
+use Crawlq\SeedReport;
 use Illuminate\Container\Container;
 use Illuminate\Contracts\Queue\Job as JobContract;
 use Illuminate\Queue\Jobs\Job;
@@ -116,6 +117,40 @@ class CrawlqJob extends Job implements JobContract
             $this->lastException = $e;
         }
         parent::fail($e);
+    }
+
+    /**
+     * Ack this job and queue the CrawlJobs found on its page, in one round trip (crawlq's
+     * ackWithRequests): the page's links cost no call of their own, and the frontier never
+     * looks finished in between. The job is deleted (the worker does not ack it again); a job
+     * already deleted, released or failed only queues the links.
+     * Refused jobs are in the report's `invalid` with their index; the links are queued even
+     * when the lease was lost (outcome() says 'lost').
+     *
+     * ```php
+     * public function handle(): void
+     * {
+     *     $links = ...;   // new FetchPage(...) per link found
+     *     $this->job->deleteWithLinks($links);
+     * }
+     * ```
+     *
+     * @param list<object> $jobs
+     * @return SeedReport ids per job (null: a duplicate or refused), added, duplicates, invalid
+     * @throws InvalidCrawlJobException when a job names no URL (nothing is queued or acked)
+     */
+    public function deleteWithLinks(array $jobs): SeedReport
+    {
+        /** @var CrawlqQueue $connection */
+        $connection = $this->container['queue']->connection($this->connectionName);
+        if ($this->isDeleted() || $this->isReleased() || $this->hasFailed()) {
+            // answered already: the links are queued all the same
+            return $connection->bulk($jobs, '', $this->queue);
+        }
+        $answer = $connection->ackWithJobs($this->lease, $jobs, $this->queue);
+        parent::delete();
+        $this->answer($answer['acked'] ? 'acked' : 'lost');
+        return $answer['links'];
     }
 
     /** Ack the lease; after fail(), dead-letter it instead. */

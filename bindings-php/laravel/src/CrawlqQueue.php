@@ -2,6 +2,7 @@
 
 namespace Crawlq\Laravel;
 
+use Crawlq\Lease;
 use Crawlq\Queue as Frontier;
 use Crawlq\SeedReport;
 use Illuminate\Contracts\Queue\Queue as QueueContract;
@@ -19,6 +20,7 @@ use Illuminate\Queue\Queue;
  * ```php
  * Queue::connection('crawlq')->push(new FetchPage('https://example.com/'));   // its id, or null: seen
  * Queue::connection('crawlq')->bulk($jobs);                                   // one round trip
+ * $this->job->deleteWithLinks($jobs);     // in a job: ack it and queue what its page links, one round trip
  * ```
  */
 class CrawlqQueue extends Queue implements QueueContract
@@ -142,17 +144,50 @@ class CrawlqQueue extends Queue implements QueueContract
     public function bulk($jobs, $data = '', $queue = null)
     {
         $jobs = array_values((array) $jobs);
+        $report = $this->frontier($queue)->seedRequests($this->requestItems($jobs, $data, $queue));
+        $this->jobsQueued($report, $jobs);
+        return $report;
+    }
+
+    /**
+     * Ack a leased job and queue the CrawlJobs found on its page, in one round trip
+     * (CrawlqJob::deleteWithLinks). Refused jobs are in the report's `invalid` with their index.
+     *
+     * @param list<object> $jobs
+     * @return array{acked: bool, links: SeedReport}
+     * @throws InvalidCrawlJobException when a job names no URL (nothing is queued or acked)
+     */
+    public function ackWithJobs(Lease $lease, array $jobs, ?string $queue = null): array
+    {
+        $jobs = array_values($jobs);
+        $answer = $this->frontier($queue)->ackWithRequests($lease, $this->requestItems($jobs, '', $queue));
+        $this->jobsQueued($answer['links'], $jobs);
+        return $answer;
+    }
+
+    /**
+     * The crawl requests `$jobs` are queued as.
+     *
+     * @param list<object> $jobs
+     * @return list<array<string, mixed>>
+     */
+    private function requestItems(array $jobs, mixed $data, ?string $queue): array
+    {
         $items = [];
         foreach ($jobs as $job) {
             $items[] = $this->item(json_decode($this->createPayload($job, $this->getQueue($queue), $data), true), null);
         }
-        $report = $this->frontier($queue)->seedRequests($items);
+        return $items;
+    }
+
+    /** @param list<object> $jobs */
+    private function jobsQueued(SeedReport $report, array $jobs): void
+    {
         foreach ($report->ids as $index => $id) {
             if ($id !== null) {
                 $this->raiseJobQueuedEvent($id, $jobs[$index]);
             }
         }
-        return $report;
     }
 
     /**

@@ -54,7 +54,8 @@ final class PageFetcher
                 $jobs[] = new FetchPage($link, $request['depth'] + 1, $url);
             }
         }
-        $report = $this->job->getContainer()['queue']->connection('crawlq')->bulk($jobs);
+        // the page's ack and its links in one round trip
+        $report = $this->job->deleteWithLinks($jobs);
         foreach ($report->invalid as $invalid) {
             logger()->warning("link refused: {$invalid['input']}: {$invalid['reason']}");
         }
