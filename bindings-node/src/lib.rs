@@ -142,6 +142,15 @@ fn requests_arg(
     Ok((items, opts))
 }
 
+/// One lease (an array is a TypeError).
+fn one_lease(env: &Env, value: Unknown<'_>) -> Result<LeaseHandle> {
+    let (mut handles, single) = lease_arg(env, value)?;
+    if !single {
+        return Err(type_error(env, "lease must be one Lease".to_string()));
+    }
+    Ok(handles.remove(0))
+}
+
 /// One lease (object) or an array of leases.
 fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> {
     let raw = env.raw();
@@ -192,6 +201,27 @@ impl Queue {
             env,
             async move { q.answer(&answer, &handles, single).await },
             |_, answers| Ok(answers.to_json(Style::Camel)),
+        )
+    }
+
+    /// ackWithLinks / ackWithRequests: the page's ack and its links, `{ acked, links }`.
+    fn answer_page<'env>(
+        &self,
+        env: &'env Env,
+        lease: LeaseHandle,
+        links: Vec<crawlq::SeedItem>,
+        opts: crawlq::SeedOptions,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.ack_with_links(&lease, &links, &opts).await },
+            |_, (acked, report)| {
+                Ok(json!({
+                    "acked": acked,
+                    "links": style::seed_report_to_json(&report, Style::Camel),
+                }))
+            },
         )
     }
 }
@@ -368,23 +398,9 @@ impl Queue {
         links: Unknown<'env>,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let (mut handles, single) = try_arg!(env, lease_arg(env, lease));
-        if !single {
-            return rejected(env, type_error(env, "lease must be one Lease".to_string()));
-        }
-        let handle = handles.remove(0);
+        let handle = try_arg!(env, one_lease(env, lease));
         let (links, opts) = try_arg!(env, seed_arg(env, links, options, "links"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.ack_with_links(&handle, &links, &opts).await },
-            |_, (acked, report)| {
-                Ok(json!({
-                    "acked": acked,
-                    "links": style::seed_report_to_json(&report, Style::Camel),
-                }))
-            },
-        )
+        self.answer_page(env, handle, links, opts)
     }
 
     /// `ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked
@@ -401,23 +417,9 @@ impl Queue {
         requests: Unknown<'env>,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let (mut handles, single) = try_arg!(env, lease_arg(env, lease));
-        if !single {
-            return rejected(env, type_error(env, "lease must be one Lease".to_string()));
-        }
-        let handle = handles.remove(0);
+        let handle = try_arg!(env, one_lease(env, lease));
         let (items, opts) = try_arg!(env, requests_arg(env, &self.inner, requests, options));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.ack_with_links(&handle, &items, &opts).await },
-            |_, (acked, report)| {
-                Ok(json!({
-                    "acked": acked,
-                    "links": style::seed_report_to_json(&report, Style::Camel),
-                }))
-            },
-        )
+        self.answer_page(env, handle, items, opts)
     }
 
     /// `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
@@ -436,11 +438,7 @@ impl Queue {
         links: Unknown<'env>,
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, convert::AckedLeaseRows>> {
-        let (mut handles, single) = try_arg!(env, lease_arg(env, lease));
-        if !single {
-            return rejected(env, type_error(env, "lease must be one Lease".to_string()));
-        }
-        let handle = handles.remove(0);
+        let handle = try_arg!(env, one_lease(env, lease));
         let (links, _) = try_arg!(env, seed_arg(env, links, None, "links"));
         let options = try_arg!(env, json_arg(env, options, "options"));
         let (opts, next) = try_arg!(

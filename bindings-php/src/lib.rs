@@ -233,6 +233,27 @@ impl SeedReport {
 /// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
 /// (anything else, or items of the wrong type, a TypeError), bad items or options an
 /// argument error.
+/// ['acked' => bool, 'links' => SeedReport] of an answer with links, and 'leases' when it
+/// leased the next items.
+fn acked_and_links(
+    acked: bool,
+    report: crawlq::SeedReport,
+    leases: Option<Vec<crawlq::Lease>>,
+) -> PhpResult<Zval> {
+    let mut table = ZendHashTable::with_capacity(3);
+    table.insert("acked", acked)?;
+    table.insert("links", SeedReport { report })?;
+    if let Some(leases) = leases {
+        table.insert(
+            "leases",
+            leases.into_iter().map(Lease::new).collect::<Vec<_>>(),
+        )?;
+    }
+    let mut z = Zval::new();
+    z.set_hashtable(table);
+    Ok(z)
+}
+
 /// The crawl requests and options of seedRequests() and ackWithRequests() as seed items: a
 /// value that is not an array is a TypeError, bad options an argument error.
 fn requests_arg(
@@ -463,12 +484,7 @@ impl Queue {
         let (acked, report) =
             runtime::block_on(self.handle.queue()?.ack_with_links(&handle, &links, &opts))
                 .map_err(throw)?;
-        let mut table = ZendHashTable::with_capacity(2);
-        table.insert("acked", acked)?;
-        table.insert("links", SeedReport { report })?;
-        let mut z = Zval::new();
-        z.set_hashtable(table);
-        Ok(z)
+        acked_and_links(acked, report, None)
     }
 
     /// ackWithLinks() for crawl requests (as seedRequests() takes them): the page's lease
@@ -485,12 +501,7 @@ impl Queue {
         let handle = lease.core.handle();
         let (acked, report) =
             runtime::block_on(queue.ack_with_links(&handle, &items, &opts)).map_err(throw)?;
-        let mut table = ZendHashTable::with_capacity(2);
-        table.insert("acked", acked)?;
-        table.insert("links", SeedReport { report })?;
-        let mut z = Zval::new();
-        z.set_hashtable(table);
-        Ok(z)
+        acked_and_links(acked, report, None)
     }
 
     /// ackWithLinks(), then lease up to `$max` more items in the same call (one round trip per
@@ -536,16 +547,7 @@ impl Queue {
                 .ack_with_links_and_lease(&handle, &links, &opts, &next),
         )
         .map_err(throw)?;
-        let mut table = ZendHashTable::with_capacity(3);
-        table.insert("acked", acked)?;
-        table.insert("links", SeedReport { report })?;
-        table.insert(
-            "leases",
-            leases.into_iter().map(Lease::new).collect::<Vec<_>>(),
-        )?;
-        let mut z = Zval::new();
-        z.set_hashtable(table);
-        Ok(z)
+        acked_and_links(acked, report, Some(leases))
     }
 
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay

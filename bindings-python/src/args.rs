@@ -187,6 +187,16 @@ impl LeaseArg {
         })
     }
 
+    /// One Lease (a sequence is a TypeError): the argument and its handle.
+    pub fn extract_one(obj: &Bound<'_, PyAny>) -> PyResult<(LeaseArg, LeaseHandle)> {
+        let arg = LeaseArg::extract(obj)?;
+        if !arg.single {
+            return Err(PyTypeError::new_err("lease must be one Lease"));
+        }
+        let handle = arg.handles().remove(0);
+        Ok((arg, handle))
+    }
+
     pub fn handles(&self) -> Vec<LeaseHandle> {
         self.leases.iter().map(|l| l.get().handle()).collect()
     }

@@ -214,11 +214,7 @@ macro_rules! queue_methods {
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
             ) -> PyResult<Py<PyAny>> {
-                let arg = LeaseArg::extract(lease)?;
-                if !arg.single {
-                    return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
-                }
-                let handle = arg.handles().remove(0);
+                let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let (links, opts) = seed_args(links, priority, delay, payload, force)?;
                 <$mode>::run(
                     py,
@@ -241,11 +237,7 @@ macro_rules! queue_methods {
                 delay: f64,
                 force: bool,
             ) -> PyResult<Py<PyAny>> {
-                let arg = LeaseArg::extract(lease)?;
-                if !arg.single {
-                    return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
-                }
-                let handle = arg.handles().remove(0);
+                let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let requests = crate::args::requests_json(requests)?;
                 let opts = crate::args::seed_options(priority, delay, None, force)?;
                 <$mode>::run(
@@ -278,11 +270,7 @@ macro_rules! queue_methods {
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
             ) -> PyResult<Py<PyAny>> {
-                let arg = LeaseArg::extract(lease)?;
-                if !arg.single {
-                    return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
-                }
-                let handle = arg.handles().remove(0);
+                let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let next = lease_args(max, wait, ttl)?;
                 let (links, opts) = seed_args(links, priority, delay, payload, force)?;
                 <$mode>::leasing(
@@ -574,13 +562,7 @@ macro_rules! queue_methods {
             #[pyo3(signature = (url, *, lease = None, timeout = 30.0), text_signature = "($self, /, url, *, lease=None, timeout=30.0)")]
             fn wait_host_turn(&self, py: Python<'_>, url: Text, lease: Option<&Bound<'_, PyAny>>, timeout: f64) -> PyResult<Py<PyAny>> {
                 let lease = match lease {
-                    Some(l) => {
-                        let arg = LeaseArg::extract(l)?;
-                        if !arg.single {
-                            return Err(pyo3::exceptions::PyTypeError::new_err("lease must be one Lease"));
-                        }
-                        arg.handles().pop()
-                    }
+                    Some(l) => Some(LeaseArg::extract_one(l)?.1),
                     None => None,
                 };
                 let timeout = seconds(timeout, "timeout").map_err(to_pyerr)?;

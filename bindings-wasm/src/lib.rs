@@ -149,6 +149,15 @@ macro_rules! try_arg {
     };
 }
 
+/// One lease (an array is a TypeError).
+fn one_lease(value: &JsValue) -> Result<LeaseHandle, JsValue> {
+    let (mut handles, single) = lease_arg(value)?;
+    if !single {
+        return Err(type_error("lease must be one Lease".into()));
+    }
+    Ok(handles.remove(0))
+}
+
 fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
     let not_a_lease = |m: String| js_error(crawlq::Error::InvalidArgument(m));
     if !Array::is_array(value) {
@@ -498,20 +507,9 @@ impl Queue {
         requests: JsValue,
         options: JsValue,
     ) -> Promise {
-        let (mut handles, single) = try_arg!(lease_arg(&lease));
-        if !single {
-            return rejected(type_error("lease must be one Lease".into()));
-        }
-        let handle = handles.remove(0);
+        let handle = try_arg!(one_lease(&lease));
         let (items, opts) = try_arg!(requests_arg(&self.inner, &requests, &options));
-        let q = self.inner.clone();
-        promise(async move {
-            let (acked, report) = core(q.ack_with_links(&handle, &items, &opts).await)?;
-            Ok(json!({
-                "acked": acked,
-                "links": style::seed_report_to_json(&report, Style::Camel),
-            }))
-        })
+        self.answer_page(handle, items, opts)
     }
 
     #[wasm_bindgen(js_name = ackWithLinksAndLease)]
@@ -521,11 +519,7 @@ impl Queue {
         links: JsValue,
         options: JsValue,
     ) -> Promise {
-        let (mut handles, single) = try_arg!(lease_arg(&lease));
-        if !single {
-            return rejected(type_error("lease must be one Lease".into()));
-        }
-        let handle = handles.remove(0);
+        let handle = try_arg!(one_lease(&lease));
         let (links, _) = try_arg!(seed_arg(&links, &JsValue::UNDEFINED, "links"));
         let options = try_arg!(json_arg(&options, "options"));
         let (opts, next) = try_arg!(core(style::seed_and_lease_options_from_json(
@@ -551,20 +545,9 @@ impl Queue {
 
     #[wasm_bindgen(js_name = ackWithLinks)]
     pub fn ack_with_links(&self, lease: JsValue, links: JsValue, options: JsValue) -> Promise {
-        let (mut handles, single) = try_arg!(lease_arg(&lease));
-        if !single {
-            return rejected(type_error("lease must be one Lease".into()));
-        }
-        let handle = handles.remove(0);
+        let handle = try_arg!(one_lease(&lease));
         let (links, opts) = try_arg!(seed_arg(&links, &options, "links"));
-        let q = self.inner.clone();
-        promise(async move {
-            let (acked, report) = core(q.ack_with_links(&handle, &links, &opts).await)?;
-            Ok(json!({
-                "acked": acked,
-                "links": style::seed_report_to_json(&report, Style::Camel),
-            }))
-        })
+        self.answer_page(handle, links, opts)
     }
 
     #[wasm_bindgen(js_name = seenCacheStats)]
@@ -721,7 +704,6 @@ impl Queue {
     }
 }
 
-/// Non-negative integer options with defaults (`limit`, `offset`).
 impl Queue {
     /// ack / nack / extend / release: one lease or an array, answered by the core.
     fn answer(&self, lease: &JsValue, answer: crawlq::Result<Answer>) -> Promise {
@@ -731,6 +713,23 @@ impl Queue {
         promise(async move {
             let answers = core(q.answer(&answer, &handles, single).await)?;
             Ok(answers.to_json(Style::Camel))
+        })
+    }
+
+    /// ackWithLinks / ackWithRequests: the page's ack and its links, `{ acked, links }`.
+    fn answer_page(
+        &self,
+        lease: LeaseHandle,
+        links: Vec<crawlq::SeedItem>,
+        opts: crawlq::SeedOptions,
+    ) -> Promise {
+        let q = self.inner.clone();
+        promise(async move {
+            let (acked, report) = core(q.ack_with_links(&lease, &links, &opts).await)?;
+            Ok(json!({
+                "acked": acked,
+                "links": style::seed_report_to_json(&report, Style::Camel),
+            }))
         })
     }
 }
