@@ -193,13 +193,12 @@ impl RedisExecutor {
             .set_connection_timeout(Some(config.connect_timeout))
             .set_response_timeout(Some(config.command_timeout))
             .set_number_of_retries(3)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_secs(1));
+            .set_min_delay(Backoff::FIRST)
+            .set_max_delay(Backoff::MAX);
         let context = format!("connecting to {}", redacted(url));
         // A server that is loading its data set answers LOADING even to PING: wait for it, as
         // calls do.
-        let deadline = Instant::now() + config.connect_timeout.max(config.command_timeout);
-        let mut delay = Duration::from_millis(50);
+        let mut backoff = Backoff::until(config.connect_timeout.max(config.command_timeout));
         let (manager, cluster_info) = loop {
             let attempt = async {
                 let manager =
@@ -217,10 +216,7 @@ impl RedisExecutor {
             };
             match attempt.await {
                 Ok(ok) => break ok,
-                Err(e) if may_retry(&e, true) && Instant::now() + delay < deadline => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(1));
-                }
+                Err(e) if may_retry(&e, true) && backoff.allows() => backoff.wait().await,
                 Err(e) => return Err(to_error(e, &context)),
             }
         };
@@ -632,6 +628,37 @@ fn may_retry(e: &RedisError, read_only: bool) -> bool {
         || (read_only && (e.is_connection_dropped() || e.is_io_error()) && !e.is_timeout())
 }
 
+/// The waits between retries of a call that provably did not run (and of a connection's
+/// first contact): 50 ms, doubling up to 1 s, for as long as the next wait ends within the
+/// time the call was given. The connection manager's own reconnects use the same bounds.
+struct Backoff {
+    delay: Duration,
+    deadline: Instant,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(50);
+    const MAX: Duration = Duration::from_secs(1);
+
+    /// Retries for at most `budget` from now.
+    fn until(budget: Duration) -> Backoff {
+        Backoff {
+            delay: Backoff::FIRST,
+            deadline: Instant::now() + budget,
+        }
+    }
+
+    /// Whether the next wait ends before the deadline.
+    fn allows(&self) -> bool {
+        Instant::now() + self.delay < self.deadline
+    }
+
+    async fn wait(&mut self) {
+        tokio::time::sleep(self.delay).await;
+        self.delay = (self.delay * 2).min(Backoff::MAX);
+    }
+}
+
 /// A script that found its slot being migrated: its probe failed before any write (see
 /// common.lua), so it can be sent again once the slot has moved.
 fn is_slot_moving(e: &RedisError) -> bool {
@@ -646,8 +673,7 @@ impl Executor for RedisExecutor {
         let read_only = call.script.flags.contains("no-writes");
         // a call reading several shards at once (docs/PROTOCOL.md section 9, "Readings")
         let several_slots = call.script.flags.contains("allow-cross-slot-keys");
-        let mut delay = Duration::from_millis(50);
-        let deadline = Instant::now() + self.connect_timeout.max(self.command_timeout);
+        let mut backoff = Backoff::until(self.connect_timeout.max(self.command_timeout));
         let value = loop {
             match self.eval_once(&call).await {
                 Ok(value) => break value,
@@ -659,10 +685,7 @@ impl Executor for RedisExecutor {
                         call.script.name
                     )));
                 }
-                Err(e) if may_retry(&e, read_only) && Instant::now() + delay < deadline => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(1));
-                }
+                Err(e) if may_retry(&e, read_only) && backoff.allows() => backoff.wait().await,
                 Err(e) => return Err(to_error(e, call.script.name)),
             }
         };
