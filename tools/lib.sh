@@ -54,16 +54,40 @@ copy_licenses() {
   done
 }
 
-# Build the wheel and install it with pip into a virtualenv at $1 (created fresh), together with
-# the test tools; `$1/bin/python` then imports crawlq.
+# What a test or bench virtualenv holds besides crawlq: the build and test tools and the
+# frameworks the adapters are tested with.
+PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2")
+
+# Make $1 a virtualenv with PY_TEST_REQUIREMENTS. A stamp file records what was installed (and
+# by which Python), so a later run on the same machine reuses the venv instead of installing
+# Scrapy and Crawlee again; a changed list or Python starts it afresh.
+prepare_python_venv() {
+  local venv="$1" want
+  want="$(python3 --version) ${PY_TEST_REQUIREMENTS[*]}"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.crawlq-requirements" 2>/dev/null)" = "$want" ]; then
+    return
+  fi
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "${PY_TEST_REQUIREMENTS[@]}"
+  printf '%s' "$want" >"$venv/.crawlq-requirements"
+}
+
+# Install the crawlq wheel $2 into the virtualenv $1 in place of any earlier one (crawlq has no
+# dependencies of its own).
+install_crawlq_wheel() {
+  "$1/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$2"
+}
+
+# Build the wheel and install it into the virtualenv at $1 (made by prepare_python_venv);
+# `$1/bin/python` then imports crawlq.
 build_python_venv() {
   local venv="$1"
   copy_licenses
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2"
+  prepare_python_venv "$venv"
+  rm -rf "$venv/dist"
   "$venv/bin/maturin" build -q $(release_flag) -m "$ROOT/bindings-python/Cargo.toml" --target "$CRAWLQ_TARGET" -o "$venv/dist"
-  "$venv/bin/pip" install -q --disable-pip-version-check "$venv"/dist/crawlq-*.whl
+  install_crawlq_wheel "$venv" "$(ls "$venv"/dist/crawlq-*.whl)"
 }
 
 # Build the Node.js addon in bindings-node/ (and its generated index.d.ts).

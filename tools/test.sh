@@ -1,83 +1,254 @@
 #!/usr/bin/env bash
-# Run every test of the repository: the README's test command, and what CI runs.
+# Run the tests of the repository.
+#
+#   tools/test.sh                        every stage below, in order: the README's test command,
+#                                        and what CI runs
+#   tools/test.sh --only STAGE[,STAGE]   only those stages (a developer's loop; CI never uses it)
+#   tools/test.sh --list                 the stages, one line each
+#
+# The full run builds each thing once: tools/release.sh --host-only builds the packages (release
+# mode), and every suite after it runs against those very artefacts (the wheel, the addon and the
+# extension unpacked from the packages, the wasm package). With --only, what the chosen stages
+# need is built in debug mode instead, which rebuilds faster after a change. The test
+# virtualenv (target/test-venv) keeps its third-party packages between runs on one machine.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 started=$SECONDS
 
+STAGES=(lint core packages python node php wasm interop faults frameworks demo bench)
+describe() {
+  case "$1" in
+    lint) echo "cargo fmt --check; one version everywhere (tools/version.py --check)" ;;
+    core) echo "core and CLI: unit, doc, integration and vector tests (each test binary starts its own redis-server); the invariant and limit suites again with 3 shards on one Redis, the binaries side by side (tools/cargo_tests.py); then with 8 shards on a 3-master Redis Cluster" ;;
+    packages) echo "tools/release.sh --host-only, then each package installed where no Rust is on PATH (tests/packages/run.sh)" ;;
+    python) echo "the wheel in the test virtualenv, its suite; the generated vector files are what tests/vectors/generate.py writes" ;;
+    node) echo "the addon, the committed index.d.ts is the one the build generates, the suite" ;;
+    php) echo "the extension, checked against its stub by the PHPUnit suite" ;;
+    wasm) echo "the Node.js suite against the wasm package unchanged, then its own tests (its build compiles core for wasm32 without tokio and redis)" ;;
+    interop) echo "workers of every language on one redis-server, then on the Redis Cluster (tests/interop/run.py)" ;;
+    faults) echo "workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)" ;;
+    frameworks) echo "Scrapy, Crawlee (JavaScript), Crawlee for Python and Laravel crawl a local site through one frontier, each alone, all four together (and with one killed), a request through every pair of adapters, a polite crawl of slow, rate-limited and Crawl-delay hosts, a site of redirects (tests/frameworks/run.py)" ;;
+    demo) echo "the mixed-language crawl of tools/demo.sh (it checks its own result)" ;;
+    bench) echo "smoke runs of bench/run.py (N = 1,000, one round) and bench/cost.py (every phase checks its counts; no timing or figure is judged)" ;;
+    *) return 1 ;;
+  esac
+}
+
+ONLY=()
+while (($#)); do
+  case "$1" in
+    --only)
+      [ $# -ge 2 ] || { echo "test.sh: --only needs a stage (see --list)" >&2; exit 2; }
+      IFS=, read -r -a ONLY <<<"$2"
+      for stage in "${ONLY[@]}"; do
+        describe "$stage" >/dev/null || { echo "test.sh: no stage '$stage' (see --list)" >&2; exit 2; }
+      done
+      shift ;;
+    --list) for stage in "${STAGES[@]}"; do printf '%-11s %s\n' "$stage" "$(describe "$stage")"; done; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+FULL=$((${#ONLY[@]} == 0))
+
+# --- what the stages need, each made once per run --------------------------------------------
+PY_VENV="$CARGO_TARGET_DIR/test-venv"
+DIST=""
+need_dist() { # the host's packages, release mode
+  [ -z "$DIST" ] || return 0
+  DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
+  on_exit 'rm -rf "$DIST"'
+  ./tools/release.sh --host-only --out "$DIST"
+}
+# Unpack member $2 of the tarball $1 to the file $3.
+unpack() { tar -xzOf "$1" "$2" >"$3"; }
+
+PYTHON_READY=0
+need_python() {
+  ((PYTHON_READY)) && return 0
+  if ((FULL)); then
+    need_dist
+    prepare_python_venv "$PY_VENV"
+    install_crawlq_wheel "$PY_VENV" "$(ls "$DIST"/python/crawlq-*.whl)"
+  else
+    build_python_venv "$PY_VENV"
+  fi
+  PYTHON_READY=1
+}
+
+NODE_READY=0
+need_node() {
+  ((NODE_READY)) && return 0
+  if ((FULL)); then
+    need_dist # its npm install in bindings-node/ also fetched the dev dependencies (Crawlee)
+    local version
+    version="$(tools/version.py)"
+    unpack "$DIST/npm/crawlq-linux-x64-gnu-$version.tgz" package/crawlq.linux-x64-gnu.node bindings-node/crawlq.linux-x64-gnu.node
+    unpack "$DIST/npm/crawlq-$version.tgz" package/native.js bindings-node/native.js
+    unpack "$DIST/npm/crawlq-$version.tgz" package/index.d.ts "$DIST/index.d.ts"
+    if ! diff -u bindings-node/index.d.ts "$DIST/index.d.ts"; then
+      echo "bindings-node/index.d.ts differs from what the build generates: commit the new one" >&2
+      exit 1
+    fi
+  else
+    build_node_addon
+    if ! git diff --quiet -- bindings-node/index.d.ts; then
+      git --no-pager diff -- bindings-node/index.d.ts
+      echo "bindings-node/index.d.ts differs from what the build generates: commit the new one" >&2
+      exit 1
+    fi
+  fi
+  NODE_READY=1
+}
+
+PHP_READY=0
+need_php() {
+  ((PHP_READY)) && return 0
+  if ((FULL)); then
+    need_dist
+    mkdir -p "$CARGO_TARGET_DIR/php-dist"
+    unpack "$(ls "$DIST"/php/php_crawlq-*.tgz)" crawlq.so "$CARGO_TARGET_DIR/php-dist/crawlq.so"
+    export PHP_EXT="$CARGO_TARGET_DIR/php-dist/crawlq.so"
+  else
+    build_php_extension
+  fi
+  PHP_READY=1
+}
+
+WASM_READY=0
+need_wasm() {
+  ((WASM_READY)) && return 0
+  if ((FULL)); then
+    need_dist # release.sh built bindings-wasm/pkg/ for its package
+  else
+    build_wasm_package
+  fi
+  WASM_READY=1
+}
+
+# The Redis Cluster the shard suites and the bindings' cluster tests run on.
+need_cluster() {
+  [ -z "${CRAWLQ_CLUSTER_URL:-}" ] || return 0
+  start_cluster 3 0
+  export CRAWLQ_CLUSTER_URL="$CLUSTER_URL"
+}
+
+# --- the stages ------------------------------------------------------------------------------
+stage_lint() {
+  cargo fmt --all -- --check
+  tools/version.py --check
+}
+
+# Every test binary of core and the CLI, and the suites that hold for any number of shards again
+# with 3 shards: side by side, as each has its own redis-server and mostly waits on it and on the
+# clock. Then those suites on the cluster with 8 shards, one binary at a time (side by side, they
+# would load the one cluster they share until its calls time out).
+SHARD_SUITES="--test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache"
+stage_core() {
+  tools/cargo_tests.py --jobs 3 \
+    "cli: -p crawlq-cli --target $CRAWLQ_TARGET" \
+    "core: -p crawlq --target $CRAWLQ_TARGET" \
+    "doc: -p crawlq --doc --target $CRAWLQ_TARGET" \
+    "3 shards: CRAWLQ_TEST_SHARDS=3 -p crawlq --target $CRAWLQ_TARGET $SHARD_SUITES"
+  need_cluster
+  tools/cargo_tests.py --jobs 1 \
+    "cluster, 8 shards: CRAWLQ_TEST_URL=$CRAWLQ_CLUSTER_URL CRAWLQ_TEST_SHARDS=8 -p crawlq --target $CRAWLQ_TARGET $SHARD_SUITES"
+}
+
+stage_packages() {
+  need_dist
+  tests/packages/run.sh "$DIST"
+}
+
+stage_python() {
+  need_python
+  need_cluster
+  (cd bindings-python && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider tests)
+  "$PY_VENV/bin/python" tests/vectors/generate.py --check
+}
+
+stage_node() {
+  need_node
+  need_cluster
+  (cd bindings-node && node --test test/)
+}
+
+stage_php() {
+  need_php
+  need_cluster
+  (cd bindings-php && CRAWLQ_PHP_EXTENSION="$PHP_EXT" php -d extension="$PHP_EXT" "$(command -v phpunit)")
+}
+
+stage_wasm() {
+  need_node # the Node.js suite and its dev dependencies
+  need_wasm
+  need_cluster
+  CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
+  node --test bindings-wasm/test/
+}
+
+# The languages' workers of interop, faults, frameworks and demo.
+need_workers() {
+  need_python
+  need_node
+  need_php
+  need_wasm
+}
+
+stage_interop() {
+  need_workers
+  need_cluster
+  cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker
+  export CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker"
+  CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py
+  CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py --cluster "$CRAWLQ_CLUSTER_URL"
+}
+
+stage_faults() {
+  need_workers
+  CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/faults/run.py
+}
+
+stage_frameworks() {
+  need_workers
+  CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/frameworks/run.py
+}
+
+stage_demo() {
+  need_workers
+  start_private_redis
+  CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_JS_MODULE="$ROOT/bindings-node" "$PY_VENV/bin/python" demo/run.py
+}
+
+stage_bench() {
+  need_workers
+  install_bench_peers "$PY_VENV"
+  cargo build -q -p crawlq-bench --target "$CRAWLQ_TARGET"
+  local bin="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench"
+  CRAWLQ_BENCH_BIN="$bin" CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" bench/run.py --smoke
+  CRAWLQ_BENCH_BIN="$bin" "$PY_VENV/bin/python" bench/cost.py --runs 1 --n 2000
+}
+
+# --- run -------------------------------------------------------------------------------------
 "$ROOT/tools/setup.sh"
+copy_licenses
+TIMES=()
+for stage in "${STAGES[@]}"; do
+  if ((!FULL)) && [[ ! " ${ONLY[*]} " =~ " $stage " ]]; then
+    continue
+  fi
+  say "$stage: $(describe "$stage")"
+  stage_started=$SECONDS
+  "stage_$stage"
+  TIMES+=("$(printf '%-11s %5d s' "$stage" $((SECONDS - stage_started)))")
+done
 
-say "cargo fmt --check; one version everywhere (tools/version.py --check)"
-cargo fmt --all -- --check
-tools/version.py --check
-
-say "core and CLI: unit, doc, integration and vector tests (each test binary starts its own redis-server)"
-cargo test -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
-
-say "one queue over several shards: the invariant and limit suites with 3 shards on one Redis, then with 8 shards on a 3-master Redis Cluster"
-CRAWLQ_TEST_SHARDS=3 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache
-start_cluster 3 0
-export CRAWLQ_CLUSTER_URL="$CLUSTER_URL"
-CRAWLQ_TEST_URL="$CLUSTER_URL" CRAWLQ_TEST_SHARDS=8 cargo test -q -p crawlq --target "$CRAWLQ_TARGET" --test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache
-
-say "core builds for wasm32 without tokio and redis"
-cargo build -p crawlq --no-default-features --target wasm32-unknown-unknown
-
-say "python: build the wheel, install it in a fresh virtualenv, run the suite"
-PY_VENV="$(mktemp -d /tmp/crawlq-py.XXXXXX)/venv"
-on_exit 'rm -rf "$(dirname "$PY_VENV")"'
-build_python_venv "$PY_VENV"
-(cd bindings-python && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider tests)
-
-say "vectors: the generated files are what tests/vectors/generate.py writes"
-"$PY_VENV/bin/python" tests/vectors/generate.py --check
-
-say "node: build the addon, check the committed index.d.ts, run the suite"
-build_node_addon
-if ! git diff --quiet -- bindings-node/index.d.ts; then
-  git --no-pager diff -- bindings-node/index.d.ts
-  echo "bindings-node/index.d.ts differs from what the build generates: commit the new one" >&2
-  exit 1
+say "stage times (builds are counted in the first stage that needs them)"
+printf '  %s\n' "${TIMES[@]}"
+if ((FULL)); then
+  say "all tests passed in $((SECONDS - started)) s"
+else
+  say "stages ${ONLY[*]} passed in $((SECONDS - started)) s (not the full run: tools/test.sh runs everything)"
 fi
-(cd bindings-node && node --test test/)
-
-say "php: build the extension, check it against its stub, run the PHPUnit suite"
-build_php_extension
-(cd bindings-php && CRAWLQ_PHP_EXTENSION="$PHP_EXT" php -d extension="$PHP_EXT" "$(command -v phpunit)")
-
-say "wasm: build the package, run the Node.js suite against it unchanged, then its own tests"
-build_wasm_package
-CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
-node --test bindings-wasm/test/
-
-say "packages: tools/release.sh --host-only, then each package installed where no Rust is on PATH (tests/packages/run.sh)"
-PKG_DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
-on_exit 'rm -rf "$PKG_DIST"'
-./tools/release.sh --host-only --out "$PKG_DIST"
-tests/packages/run.sh "$PKG_DIST"
-
-say "interop: workers of every language on one redis-server, then on the Redis Cluster (tests/interop/run.py)"
-cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker
-export CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker"
-CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py
-CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py --cluster "$CLUSTER_URL"
-
-say "faults: workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)"
-CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/faults/run.py
-
-say "frameworks: 3 Scrapy spider processes, 2 Crawlee (JavaScript) and 2 Crawlee for Python crawler processes, 2 Laravel queue:work workers: each crawls a local site of 330 pages through one frontier; a request through every pair of adapters; all four frameworks on one queue, then again with one killed mid-crawl; 3 Scrapy processes on a site with a slow, a rate-limited and a robots.txt Crawl-delay host, one request at a time per host, paced after the answer; 2 Crawlee and 2 Crawlee for Python processes on a site of redirects, each redirect followed after its host's turn or seeded into the frontier (tests/frameworks/run.py)"
-CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/frameworks/run.py
-
-say "demo: the mixed-language crawl of tools/demo.sh (it checks its own result)"
-start_private_redis
-CRAWLQ_PHP_EXTENSION="$PHP_EXT" CRAWLQ_JS_MODULE="$ROOT/bindings-node" "$PY_VENV/bin/python" demo/run.py
-
-say "bench: smoke run of bench/run.py (N = 1,000, one round: every runner and peer handles every item; no timing is judged)"
-install_bench_peers "$PY_VENV"
-cargo build -q -p crawlq-bench --target "$CRAWLQ_TARGET"
-CRAWLQ_BENCH_BIN="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench" CRAWLQ_PHP_EXTENSION="$PHP_EXT" \
-  "$PY_VENV/bin/python" bench/run.py --smoke
-say "bench: one small run of bench/cost.py (every phase runs and checks its counts; no figure is judged)"
-CRAWLQ_BENCH_BIN="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench" "$PY_VENV/bin/python" bench/cost.py --runs 1 --n 2000
-
-say "all tests passed in $((SECONDS - started)) s"

@@ -1114,6 +1114,9 @@ fn seeding_surfaces_redis_dying_mid_file_with_where_to_resume() {
             "dying",
             "-o",
             "connect_timeout=0.3",
+            // each attempt gives up within 0.5 s: the test waits for the retries, not the default 10 s
+            "-o",
+            "command_timeout=0.5",
             "seed",
             file.to_str().unwrap(),
             "--batch",

@@ -194,9 +194,13 @@ extern "C" fn stop_shared() {
     }
 }
 
-/// A fresh queue name.
+/// A fresh queue name, unique across the test binaries that share one Redis Cluster at once.
 pub fn unique(name: &str) -> String {
-    format!("{name}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// The Redis the shared tests run on: `CRAWLQ_TEST_URL` (a Redis Cluster, in the sharded
@@ -363,32 +367,102 @@ async fn conn_to(url: &str) -> redis::aio::MultiplexedConnection {
         .unwrap()
 }
 
-/// Every key of a queue whose name starts with `<base><suffix>`, by SCAN (no redis-cli: works
-/// against any server the test started, whatever its port or password).
+/// Every key of a queue whose name starts with `<base><suffix>` (see [`Nodes::keys`]).
 pub async fn keys_of(url: &str, base: &str, suffix: &str) -> Vec<String> {
-    let pattern = format!("{}{suffix}", glob_escape(base));
-    let mut out = Vec::new();
-    for node in primaries(url).await {
-        let mut conn = conn_to(&node).await;
-        let mut cursor = 0u64;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
-            out.extend(batch);
-            if next == 0 {
-                break;
+    Nodes::connect(url).await.keys(base, suffix).await
+}
+
+/// A connection to each primary behind a URL (every master of a Redis Cluster, or the server),
+/// opened once for all the reads of one check rather than once per read.
+pub struct Nodes {
+    conns: Vec<redis::aio::MultiplexedConnection>,
+}
+
+impl Nodes {
+    pub async fn connect(url: &str) -> Nodes {
+        let mut conns = Vec::new();
+        for node in primaries(url).await {
+            conns.push(conn_to(&node).await);
+        }
+        Nodes { conns }
+    }
+
+    /// Every key whose name starts with `<base><suffix>` (a `*` in the suffix matches any run of
+    /// characters). On a Redis Cluster, from the one slot a shard's keys share (its hash tag):
+    /// reading that slot stays cheap however many keys other tests leave on the cluster, where a
+    /// SCAN of every node grows with all of them. Else by SCAN (no redis-cli: works against any
+    /// server the test started, whatever its port or password).
+    pub async fn keys(&mut self, base: &str, suffix: &str) -> Vec<String> {
+        let pattern = format!("{}{suffix}", glob_escape(base));
+        let mut out = Vec::new();
+        for conn in &mut self.conns {
+            let slot: Result<u64, _> = redis::cmd("CLUSTER")
+                .arg("KEYSLOT")
+                .arg(base)
+                .query_async(conn)
+                .await;
+            if let Ok(slot) = slot {
+                // only the node that serves the slot holds its keys; the others answer none
+                let count: u64 = redis::cmd("CLUSTER")
+                    .arg("COUNTKEYSINSLOT")
+                    .arg(slot)
+                    .query_async(conn)
+                    .await
+                    .unwrap();
+                let keys: Vec<String> = redis::cmd("CLUSTER")
+                    .arg("GETKEYSINSLOT")
+                    .arg(slot)
+                    .arg(count.max(1))
+                    .query_async(conn)
+                    .await
+                    .unwrap();
+                out.extend(keys.into_iter().filter(|k| {
+                    k.strip_prefix(base)
+                        .is_some_and(|rest| glob_matches(suffix, rest))
+                }));
+                continue;
             }
-            cursor = next;
+            let mut cursor = 0u64;
+            loop {
+                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(conn)
+                    .await
+                    .unwrap();
+                out.extend(batch);
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        out
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of characters and every other
+/// character itself (the suffixes `keys_of` takes).
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
         }
     }
-    out
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// A connection that follows a Redis Cluster (or a plain one), for the checks' own commands.
@@ -407,8 +481,10 @@ pub async fn check_invariants(url: &str, q: &Queue<RedisExecutor>) -> crawlq::St
     let stats = q.stats().await.unwrap();
     let layout = q.layout().await.unwrap();
     let mut total = Truth::default();
+    let mut conn = any_conn(url).await;
+    let mut nodes = Nodes::connect(url).await;
     for (s, ops) in layout.all().iter().enumerate() {
-        let truth = shard_truth(url, ops.keys().base()).await;
+        let truth = shard_truth(&mut conn, &mut nodes, ops.keys().base()).await;
         let shard_stats = if layout.count() == 1 {
             &stats
         } else {
@@ -481,8 +557,11 @@ impl Truth {
 /// The invariant checker for one shard (base): every lease with its record and deadline, every
 /// record in exactly one place, every host with ready items scheduled exactly once, every
 /// non-empty lane's head age in `heads`.
-async fn shard_truth(url: &str, base: &str) -> Truth {
-    let mut conn = any_conn(url).await;
+async fn shard_truth(
+    conn: &mut crawlq::redis_exec::Connection,
+    nodes: &mut Nodes,
+    base: &str,
+) -> Truth {
     let key = |k: &str| format!("{base}:{k}");
     let mut places: std::collections::HashMap<String, &'static str> = Default::default();
     let mut place = |id: String, what: &'static str| {
@@ -506,12 +585,12 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
     let mut lane_prios: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
         Default::default();
     let mut lanes = 0u64;
-    for lane in keys_of(url, base, ":l:*").await {
+    for lane in nodes.keys(base, ":l:*").await {
         let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(&lane)
             .arg(0)
             .arg(-1)
-            .query_async(&mut conn)
+            .query_async(&mut *conn)
             .await
             .unwrap();
         assert!(!records.is_empty(), "empty lane {lane} left behind");
@@ -540,7 +619,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         let head_score: Option<f64> = redis::cmd("ZSCORE")
             .arg(key("heads"))
             .arg(&member)
-            .query_async(&mut conn)
+            .query_async(&mut *conn)
             .await
             .unwrap();
         assert_eq!(
@@ -563,7 +642,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
             .arg(format!("{base}:hp:{host}"))
             .arg(0)
             .arg(-1)
-            .query_async(&mut conn)
+            .query_async(&mut *conn)
             .await
             .unwrap();
         if listed.is_empty() {
@@ -580,7 +659,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
             );
         }
     }
-    for hp in keys_of(url, base, ":hp:*").await {
+    for hp in nodes.keys(base, ":hp:*").await {
         let host = &hp[base.len() + 4..];
         assert!(
             hosts.contains(host),
@@ -591,13 +670,13 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         let in_ready: Option<f64> = redis::cmd("ZSCORE")
             .arg(key("ready"))
             .arg(host)
-            .query_async(&mut conn)
+            .query_async(&mut *conn)
             .await
             .unwrap();
         let in_wait: Option<f64> = redis::cmd("ZSCORE")
             .arg(key("wait"))
             .arg(host)
-            .query_async(&mut conn)
+            .query_async(&mut *conn)
             .await
             .unwrap();
         assert!(
@@ -609,7 +688,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         .arg(key("ready"))
         .arg(0)
         .arg(-1)
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     for host in ready_hosts {
@@ -617,7 +696,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
     }
     let heads: u64 = redis::cmd("ZCARD")
         .arg(key("heads"))
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     assert_eq!(heads, lanes, "one heads entry per non-empty lane");
@@ -626,7 +705,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         .arg(key("delayed"))
         .arg(0)
         .arg(-1)
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     for r in &delayed {
@@ -637,14 +716,14 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
     t.delayed = delayed.len() as u64;
     let leases: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
         .arg(key("leases"))
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     let leased: Vec<String> = redis::cmd("ZRANGE")
         .arg(key("leased"))
         .arg(0)
         .arg(-1)
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     assert_eq!(
@@ -671,12 +750,12 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         .arg(key("dead"))
         .arg(0)
         .arg(-1)
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     let dead_records: u64 = redis::cmd("HLEN")
         .arg(key("deadrec"))
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     assert_eq!(dead_ids.len() as u64, dead_records, "dead ids and records");
@@ -685,7 +764,7 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
     }
     let dead_recs: Vec<(String, Vec<u8>)> = redis::cmd("HGETALL")
         .arg(key("deadrec"))
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     for (_, r) in &dead_recs {
@@ -698,17 +777,17 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
         .arg(0)
         .arg(-1)
         .arg("WITHSCORES")
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     let delayed_by_host: std::collections::HashMap<String, u64> = redis::cmd("HGETALL")
         .arg(key("hostdelayed"))
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     let dead_by_host: std::collections::HashMap<String, u64> = redis::cmd("HGETALL")
         .arg(key("hostdead"))
-        .query_async(&mut conn)
+        .query_async(&mut *conn)
         .await
         .unwrap();
     let counted: std::collections::BTreeMap<String, (u64, u64, u64)> = items
@@ -730,17 +809,17 @@ async fn shard_truth(url: &str, base: &str) -> Truth {
             .all(|h| per_host.contains_key(h)),
         "a per-host count left for a host that holds nothing"
     );
-    for bucket in keys_of(url, base, ":s:*").await {
+    for bucket in nodes.keys(base, ":s:*").await {
         t.seen += redis::cmd("SCARD")
             .arg(&bucket)
-            .query_async::<u64>(&mut conn)
+            .query_async::<u64>(&mut *conn)
             .await
             .unwrap();
     }
-    for bucket in keys_of(url, base, ":v:*").await {
+    for bucket in nodes.keys(base, ":v:*").await {
         t.live += redis::cmd("SCARD")
             .arg(&bucket)
-            .query_async::<u64>(&mut conn)
+            .query_async::<u64>(&mut *conn)
             .await
             .unwrap();
     }
