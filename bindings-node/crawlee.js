@@ -29,7 +29,7 @@ const KEPT_ERROR_CHARS = 1000
 /**
  * A Crawlee request manager backed by a crawlq queue. Give it to any crawler as its
  * `requestQueue` (Crawlee 3.18's option check refuses the `requestManager` option); see the
- * README's "Use with Crawlee".
+ * section "Crawlee" of docs/frameworks.md.
  *
  * @example
  * const { CheerioCrawler } = require('crawlee')

@@ -15,6 +15,10 @@ cargo test takes (packages, --test, --target, --doc), e.g.
     tools/cargo_tests.py 'core: -p crawlq --target x86_64-unknown-linux-gnu' \\
         'shards: CRAWLQ_TEST_SHARDS=3 -p crawlq --test limits --test invariants'
 
+Give every suite the same packages (`-p crawlq -p crawlq-cli`, with `--test` filters where
+only some binaries should run): cargo unifies features per invocation, so another set of
+packages builds the dependencies again.
+
 Each binary's output is printed whole when it ends, then a table of times; the exit status is 1
 if any binary failed.
 """
@@ -76,6 +80,9 @@ def run_job(job):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=4, help="binaries at once (default 4)")
+    parser.add_argument(
+        "--first", default="", help="comma-separated binaries to start before the others (the longest ones)"
+    )
     parser.add_argument("suites", nargs="+", metavar="SUITE")
     opts = parser.parse_args()
 
@@ -87,6 +94,9 @@ def main():
             continue
         for name, exe, cwd in test_binaries(args, env):
             jobs.append((label, name, [exe], cwd, env))
+
+    first = [name for name in opts.first.split(",") if name]
+    jobs.sort(key=lambda job: first.index(job[1]) if job[1] in first else len(first))
 
     started = time.monotonic()
     results = []

@@ -147,14 +147,14 @@ stage_lint() {
 # would load the one cluster they share until its calls time out).
 SHARD_SUITES="--test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache"
 stage_core() {
-  tools/cargo_tests.py --jobs 3 \
-    "cli: -p crawlq-cli --target $CRAWLQ_TARGET" \
-    "core: -p crawlq --target $CRAWLQ_TARGET" \
-    "doc: -p crawlq --doc --target $CRAWLQ_TARGET" \
-    "3 shards: CRAWLQ_TEST_SHARDS=3 -p crawlq --target $CRAWLQ_TARGET $SHARD_SUITES"
+  local packages="-p crawlq -p crawlq-cli --target $CRAWLQ_TARGET"
+  tools/cargo_tests.py --jobs 3 --first cli,limits,shards,invariants \
+    "core: $packages" \
+    "doc: $packages --doc" \
+    "3 shards: CRAWLQ_TEST_SHARDS=3 $packages $SHARD_SUITES"
   need_cluster
   tools/cargo_tests.py --jobs 1 \
-    "cluster, 8 shards: CRAWLQ_TEST_URL=$CRAWLQ_CLUSTER_URL CRAWLQ_TEST_SHARDS=8 -p crawlq --target $CRAWLQ_TARGET $SHARD_SUITES"
+    "cluster, 8 shards: CRAWLQ_TEST_URL=$CRAWLQ_CLUSTER_URL CRAWLQ_TEST_SHARDS=8 $packages $SHARD_SUITES"
 }
 
 stage_packages() {
@@ -200,7 +200,8 @@ need_workers() {
 stage_interop() {
   need_workers
   need_cluster
-  cargo build -q -p crawlq --target "$CRAWLQ_TARGET" --example interop_worker
+  # the packages of the core stage: the same features, so nothing is built again
+  cargo build -q -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET" --example interop_worker
   export CRAWLQ_RUST_WORKER="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/examples/interop_worker"
   CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py
   CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" tests/interop/run.py --cluster "$CRAWLQ_CLUSTER_URL"

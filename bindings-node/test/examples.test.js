@@ -49,8 +49,8 @@ test("the README's worker crawls a local site", async () => {
 })
 
 function readmeCrawleeBlock (language) {
-  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
-  const section = readme.split('\n### Use with Crawlee\n')[1].split('\n## ')[0]
+  const guide = fs.readFileSync(path.join(REPO, 'docs', 'frameworks.md'), 'utf8')
+  const section = guide.split('\n## Crawlee\n')[1].split('\n## ')[0]
   return new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section)[1]
 }
 
@@ -71,7 +71,7 @@ async function withSite (fn) {
 }
 
 const crawleeAdapter = path.join(modulePath, 'crawlee.js')
-test("the README's Crawlee crawler (an ES module) crawls a local site", { skip: !fs.existsSync(crawleeAdapter) && 'the module under test has no Crawlee adapter' }, async () => {
+test("the Crawlee crawler of docs/frameworks.md (an ES module) crawls a local site", { skip: !fs.existsSync(crawleeAdapter) && 'the module under test has no Crawlee adapter' }, async () => {
   await withSite(async (own, start) => {
     const entry = require('node:url').pathToFileURL(crawleeAdapter).href
     const code = readmeCrawleeBlock('js').replace("from 'crawlq/crawlee'", `from ${JSON.stringify(entry)}`)

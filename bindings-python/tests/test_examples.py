@@ -44,12 +44,12 @@ def site() -> Iterator[str]:
     server.shutdown()
 
 
-def readme_python_block(heading: str = "## Python") -> str:
-    """The first python block of the README's section under `heading` (to the next `## `)."""
-    readme = (REPO / "README.md").read_text()
+def readme_python_block(heading: str = "## Python", doc: str = "README.md") -> str:
+    """The first python block of `doc`'s section under `heading` (to the next `## `)."""
+    readme = (REPO / doc).read_text()
     section = readme.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert blocks, f"the README's {heading!r} section has a python block"
+    assert blocks, f"the {heading!r} section of {doc} has a python block"
     return blocks[0]
 
 
@@ -72,7 +72,7 @@ def test_readme_crawlee_crawler_crawls_the_site_and_gives_back_its_leases_on_sig
 
     import crawlq
 
-    code = readme_python_block("### Use with Crawlee")
+    code = readme_python_block("## Crawlee", "docs/frameworks.md")
     env = dict(os.environ, REDIS_URL=private_redis.url, START_URL=site, CRAWLEE_STORAGE_DIR=str(tmp_path))
     q = crawlq.Queue(private_redis.url, "frontier")
     # stopped by SIGTERM mid-crawl (host_delay 1.0: the 5 fetches take 4 s): it ends cleanly
@@ -98,7 +98,7 @@ def test_readme_scrapy_settings_run_a_spider(private_redis: RedisServer, site: s
     pytest.importorskip("scrapy")
     import crawlq
 
-    settings = readme_python_block("### Use with Scrapy")
+    settings = readme_python_block("## Scrapy", "docs/frameworks.md")
     (tmp_path / "readme_settings.py").write_text(settings)
     (tmp_path / "spider.py").write_text(
         "import os, scrapy\n"
@@ -109,7 +109,7 @@ def test_readme_scrapy_settings_run_a_spider(private_redis: RedisServer, site: s
         "        yield from response.follow_all(css='a', callback=self.parse)\n"
     )
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="readme_settings", PYTHONPATH=str(tmp_path), START_URL=site)
-    # the settings as the README gives them; only the Redis URL is this test's
+    # the settings as docs/frameworks.md gives them; only the Redis URL is this test's
     out = subprocess.run([sys.executable, "-m", "scrapy", "runspider", "spider.py", "-s", f"CRAWLQ_URL={private_redis.url}",
                           "-s", "TELNETCONSOLE_ENABLED=0"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]

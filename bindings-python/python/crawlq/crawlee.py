@@ -47,7 +47,7 @@ What it maps:
 * Politeness is crawlq's ``host_delay``, across processes. Leases are extended in the
   background by the queue (``extend_every``, a third of the queue's ``lease_ttl`` unless
   given); on SIGTERM call
-  ``release_held()`` on ``storage.queue`` (see the README's "Use with Crawlee").
+  ``release_held()`` on ``storage.queue`` (see the section "Crawlee" of docs/frameworks.md).
 * Links Crawlee would drop as repeats within one ``add_requests`` call (its ``unique_key``
   lower-cases the whole URL) all reach a crawlq queue, which de-duplicates them by its own
   identity: ``/Docs/Intro`` and ``/docs/intro`` are two pages.
