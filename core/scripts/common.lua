@@ -1224,20 +1224,24 @@ end
 -- a server with more queues than the bound, or whose queues have used up the bucket keys'
 -- bound, starts the table again when a queue it does not hold comes.
 local BASE_KEYS, BASE_KEYS_COUNT, BASE_KEYS_MAX = {}, 0, 1024
-local BASE_KEY_SUFFIXES = {
-  ':ready', ':wait', ':heads', ':delayed', ':leased', ':leases', ':dead', ':deadrec', ':hostdelay',
-  ':adaptive', ':wake', ':hostpause', ':hostbudget', ':hostused', ':revisits', ':hostitems',
-  ':hostdelayed', ':hostdead', ':probe', ':hostdeleting', ':hostlimit', ':hostflight', ':hostfull',
+-- Each key by its name, the suffix after `<base>:` (keys.rs's FIXED_KEYS after meta, and the
+-- per-host hashes of section 1; core/tests/surfaces.rs checks this list against both).
+local BASE_KEY_NAMES = {
+  'ready', 'wait', 'heads', 'delayed', 'leased', 'leases', 'dead', 'deadrec', 'hostdelay',
+  'adaptive', 'wake', 'hostpause', 'hostbudget', 'hostused', 'revisits', 'hostitems',
+  'hostdelayed', 'hostdead', 'probe', 'hostdeleting', 'hostlimit', 'hostflight', 'hostfull',
+  'hostpacing', 'hostanswer',
 }
 
 local function base_keys(base)
   local named = BASE_KEYS[base]
   if not named then
     named = {}
-    for i, suffix in ipairs(BASE_KEY_SUFFIXES) do
-      named[i] = base .. suffix
+    for _, name in ipairs(BASE_KEY_NAMES) do
+      named[name] = base .. ':' .. name
     end
-    named[#BASE_KEY_SUFFIXES + 1], named[#BASE_KEY_SUFFIXES + 2] = {}, {}
+    -- the seen- and live-set bucket keys, by level, built as they are used
+    named.seen, named.live = {}, {}
     if BASE_KEYS_COUNT >= BASE_KEYS_MAX or key_cache_left <= 0 then
       BASE_KEYS, BASE_KEYS_COUNT, key_cache_left = {}, 0, KEY_CACHE_MAX
     end
@@ -1259,14 +1263,15 @@ local function begin(keys, argv)
   if base ~= BASE then
     BASE = base
     local named = base_keys(base)
-    K_READY, K_WAIT, K_HEADS, K_DELAYED = named[1], named[2], named[3], named[4]
-    K_LEASED, K_LEASES, K_DEAD, K_DEADREC = named[5], named[6], named[7], named[8]
-    K_HOSTDELAY, K_ADAPTIVE, K_WAKE = named[9], named[10], named[11]
-    K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED, K_REVISITS = named[12], named[13], named[14], named[15]
-    K_HOSTITEMS, K_HOSTDELAYED, K_HOSTDEAD, K_PROBE = named[16], named[17], named[18], named[19]
-    K_HOSTDELETING, FLIGHT.limits, FLIGHT.counts, FLIGHT.full = named[20], named[21], named[22], named[23]
-    FLIGHT.pacing, FLIGHT.answers = base .. ':hostpacing', base .. ':hostanswer'
-    SEEN_PREFIX, LIVE_PREFIX = named[24], named[25]
+    K_READY, K_WAIT, K_HEADS, K_DELAYED = named.ready, named.wait, named.heads, named.delayed
+    K_LEASED, K_LEASES, K_DEAD, K_DEADREC = named.leased, named.leases, named.dead, named.deadrec
+    K_HOSTDELAY, K_ADAPTIVE, K_WAKE = named.hostdelay, named.adaptive, named.wake
+    K_HOSTPAUSE, K_HOSTBUDGET, K_HOSTUSED = named.hostpause, named.hostbudget, named.hostused
+    K_REVISITS, K_HOSTITEMS, K_HOSTDELAYED = named.revisits, named.hostitems, named.hostdelayed
+    K_HOSTDEAD, K_PROBE, K_HOSTDELETING = named.hostdead, named.probe, named.hostdeleting
+    FLIGHT.limits, FLIGHT.counts, FLIGHT.full = named.hostlimit, named.hostflight, named.hostfull
+    FLIGHT.pacing, FLIGHT.answers = named.hostpacing, named.hostanswer
+    SEEN_PREFIX, LIVE_PREFIX = named.seen, named.live
   end
 
   -- Also the first typed read of meta: a foreign value there fails here, before any write.

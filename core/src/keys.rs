@@ -22,6 +22,29 @@ pub const FIXED_KEYS: [&str; 12] = [
     "wake",
 ];
 
+const META: usize = fixed_index("meta");
+const WAKE: usize = fixed_index("wake");
+
+/// Where `name` is in [`FIXED_KEYS`]: keys are found by name, so inserting one moves nothing
+/// else. Panics (at compile time, for a constant) on a name that is not there.
+const fn fixed_index(name: &str) -> usize {
+    let mut i = 0;
+    while i < FIXED_KEYS.len() {
+        let (a, b) = (FIXED_KEYS[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a fixed key name")
+}
+
 /// The keys of one queue.
 ///
 /// ```
@@ -66,7 +89,7 @@ impl Keys {
         }
         let base = format!("{}{queue}}}", Keys::base_head(prefix));
         let fixed: Arc<[String]> = FIXED_KEYS.iter().map(|k| format!("{base}:{k}")).collect();
-        let script_keys = Arc::from([fixed[0].clone()]);
+        let script_keys = Arc::from([fixed[META].clone()]);
         Ok(Keys {
             base,
             fixed,
@@ -132,9 +155,24 @@ impl Keys {
         &self.script_keys
     }
 
+    /// The fixed key `name` (one of [`FIXED_KEYS`]; panics on another name).
+    ///
+    /// ```
+    /// let keys = crawlq::keys::Keys::new("crawlq", "jobs").unwrap();
+    /// assert_eq!(keys.named("wake"), "crawlq:{jobs}:wake");
+    /// ```
+    pub fn named(&self, name: &str) -> &str {
+        &self.fixed[fixed_index(name)]
+    }
+
+    /// The queue's `meta` key: the one `KEYS` entry of every script call.
+    pub fn meta(&self) -> &str {
+        &self.fixed[META]
+    }
+
     /// The list key `wake`, on which blocked lease calls wait.
     pub fn wake(&self) -> &str {
-        &self.fixed[11]
+        &self.fixed[WAKE]
     }
 
     /// The ready lane of one host at one priority.

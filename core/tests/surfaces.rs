@@ -102,3 +102,44 @@ fn every_binding_readme_names_every_option() {
         }
     }
 }
+
+/// The keys a script builds from its base are found by name on both sides: common.lua's
+/// `BASE_KEY_NAMES` holds every fixed key of keys.rs but `meta` (the one passed in `KEYS`), and
+/// each is a key of docs/PROTOCOL.md section 1, so a key added on one side only fails here.
+#[test]
+fn the_scripts_key_names_are_the_crates_and_the_protocols() {
+    let common = read("core/scripts/common.lua");
+    let list = common
+        .split("local BASE_KEY_NAMES = {")
+        .nth(1)
+        .expect("common.lua has BASE_KEY_NAMES")
+        .split('}')
+        .next()
+        .unwrap();
+    let lua: BTreeSet<String> = list
+        .split(',')
+        .map(|n| n.trim().trim_matches('\'').to_string())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let fixed: BTreeSet<String> = crawlq::keys::FIXED_KEYS
+        .iter()
+        .filter(|k| **k != "meta")
+        .map(|k| k.to_string())
+        .collect();
+    let missing: Vec<_> = fixed.difference(&lua).collect();
+    assert!(
+        missing.is_empty(),
+        "fixed keys common.lua does not build: {missing:?}"
+    );
+    let protocol = read("docs/PROTOCOL.md");
+    let section = protocol
+        .split("\n## 2")
+        .next()
+        .expect("PROTOCOL.md has section 1");
+    for name in lua.iter().chain(["meta".to_string()].iter()) {
+        assert!(
+            section.contains(&format!("`<base>:{name}`")),
+            "PROTOCOL.md section 1 has no key `<base>:{name}`"
+        );
+    }
+}
