@@ -458,12 +458,17 @@ async fn calls_wait_while_redis_loads_its_data() {
         .await
         .unwrap();
     let mut conn = raw(&url).await;
-    redis::cmd("EVAL")
-        .arg("for i = 1, 60000 do redis.call('SET', 'filler:' .. i, string.rep('x', 40)) end")
-        .arg(0)
-        .query_async::<()>(&mut conn)
-        .await
-        .unwrap();
+    // 60,000 keys to load, written in calls short enough for the client's response timeout on
+    // a busy machine
+    for from in (1..=60_000).step_by(10_000) {
+        redis::cmd("EVAL")
+            .arg("local from = tonumber(ARGV[1]); for i = from, from + 9999 do redis.call('SET', 'filler:' .. i, string.rep('x', 40)) end")
+            .arg(0)
+            .arg(from)
+            .query_async::<()>(&mut conn)
+            .await
+            .unwrap();
+    }
     server.cli(&["SAVE"]);
     server.restart();
     let loading = server.cli(&["INFO", "persistence"]);
