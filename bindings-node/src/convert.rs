@@ -9,9 +9,9 @@ use napi::sys;
 use serde_json::{Map, Number, Value};
 use std::ptr;
 
-use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
+use crawlq::binding::json::MAX_VALUE_DEPTH as MAX_DEPTH;
 
-pub use crawlq::style::NotJson;
+pub use crawlq::binding::json::NotJson;
 
 struct Ctx {
     env: sys::napi_env,
@@ -247,8 +247,8 @@ unsafe fn object(
         };
         let converted = match unsafe { convert(ctx, field, &at, depth + 1) } {
             // a seed item's field that is not JSON refuses that item only
-            Err(NotJson { message, .. }) if crawlq::style::is_item_field(path, &name) => {
-                Some(crawlq::style::unreadable(&message))
+            Err(NotJson { message, .. }) if crawlq::binding::json::is_item_field(path, &name) => {
+                Some(crawlq::binding::json::unreadable(&message))
             }
             other => other?,
         };

@@ -9,7 +9,10 @@ extern crate napi_derive;
 mod convert;
 mod errors;
 
-use crawlq::{Answer, LeaseHandle, Popped, Style, style};
+use crawlq::{
+    Answer, LeaseHandle, Style,
+    binding::{Popped, json},
+};
 use errors::{js_error, type_error};
 use napi::bindgen_prelude::*;
 use serde_json::{Value, json};
@@ -72,21 +75,18 @@ fn json_value(
 /// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
 fn optional_ms(env: &Env, value: Option<Unknown<'_>>, name: &str) -> Result<Option<Duration>> {
     let value = json_arg(env, value, name)?;
-    core_arg(
-        env,
-        style::optional_duration_arg(&value, name, Style::Camel),
-    )
+    core_arg(env, json::optional_duration_arg(&value, name, Style::Camel))
 }
 
 /// An optional count argument (`null`: none), checked by the core.
 fn optional_count(env: &Env, value: Unknown<'_>, name: &str) -> Result<Option<u64>> {
     let value = json_arg(env, Some(value), name)?;
-    core_arg(env, style::optional_count_arg(&value, name))
+    core_arg(env, json::optional_count_arg(&value, name))
 }
 
 /// A host's state as the JavaScript object `HostInfo`.
 fn host_info_js(_: &Env, info: crawlq::HostInfo) -> Result<Value> {
-    Ok(style::host_info_to_json(&info, Style::Camel))
+    Ok(json::host_info_to_json(&info, Style::Camel))
 }
 
 /// Core validation errors found before I/O, as JavaScript errors.
@@ -97,7 +97,7 @@ fn core_arg<T>(env: &Env, result: crawlq::Result<T>) -> Result<T> {
 /// The `options` of lease calls (`LeaseOptions`), checked by the core.
 fn lease_options(env: &Env, options: Option<Unknown<'_>>) -> Result<crawlq::LeaseOptions> {
     let options = json_arg(env, options, "options")?;
-    core_arg(env, style::lease_options_from_json(&options, Style::Camel))
+    core_arg(env, json::lease_options_from_json(&options, Style::Camel))
 }
 
 /// The items and options of a seed (`seed`, `ackWithLinks`): a value that is not a list of
@@ -109,12 +109,12 @@ fn seed_arg(
     name: &str,
 ) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
     let items = json_arg(env, Some(items), name)?;
-    if let Some(problem) = style::seed_items_type_error(&items) {
+    if let Some(problem) = json::seed_items_type_error(&items) {
         return Err(type_error(env, problem));
     }
     let options = json_arg(env, options, "options")?;
-    let items = core_arg(env, style::seed_items_from_json(&items, Style::Camel))?;
-    let opts = core_arg(env, style::seed_options_from_json(&options, Style::Camel))?;
+    let items = core_arg(env, json::seed_items_from_json(&items, Style::Camel))?;
+    let opts = core_arg(env, json::seed_options_from_json(&options, Style::Camel))?;
     Ok((items, opts))
 }
 
@@ -134,10 +134,10 @@ fn requests_arg(
         ));
     }
     let options = json_arg(env, options, "options")?;
-    let opts = core_arg(env, style::seed_options_from_json(&options, Style::Camel))?;
+    let opts = core_arg(env, json::seed_options_from_json(&options, Style::Camel))?;
     let items = core_arg(
         env,
-        style::request_seed_items(&requests, Style::Camel, queue.ops()),
+        json::request_seed_items(&requests, Style::Camel, queue.ops()),
     )?;
     Ok((items, opts))
 }
@@ -219,7 +219,7 @@ impl Queue {
             |_, (acked, report)| {
                 Ok(json!({
                     "acked": acked,
-                    "links": style::seed_report_to_json(&report, Style::Camel),
+                    "links": json::seed_report_to_json(&report, Style::Camel),
                 }))
             },
         )
@@ -253,7 +253,7 @@ impl Queue {
         );
         let config = try_arg!(
             env,
-            core_arg(env, style::config_from_json(&options, Style::Camel))
+            core_arg(env, json::config_from_json(&options, Style::Camel))
         );
         promise(
             env,
@@ -283,7 +283,7 @@ impl Queue {
         let (items, opts) = try_arg!(env, seed_arg(env, items, options, "items"));
         let q = self.inner.clone();
         promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
-            Ok(style::seed_report_to_json(&r, Style::Camel))
+            Ok(json::seed_report_to_json(&r, Style::Camel))
         })
     }
 
@@ -305,7 +305,7 @@ impl Queue {
         let (items, opts) = try_arg!(env, requests_arg(env, &self.inner, requests, options));
         let q = self.inner.clone();
         promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
-            Ok(style::seed_report_to_json(&r, Style::Camel))
+            Ok(json::seed_report_to_json(&r, Style::Camel))
         })
     }
 
@@ -347,7 +347,7 @@ impl Queue {
         self.answer(
             env,
             lease,
-            style::ack_answer_from_json(&options, Style::Camel),
+            json::ack_answer_from_json(&options, Style::Camel),
         )
     }
 
@@ -445,7 +445,7 @@ impl Queue {
             env,
             core_arg(
                 env,
-                style::seed_and_lease_options_from_json(&options, Style::Camel)
+                json::seed_and_lease_options_from_json(&options, Style::Camel)
             )
         );
         let q = self.inner.clone();
@@ -459,7 +459,7 @@ impl Queue {
                 Ok(convert::AckedLeaseRows {
                     acked: json!({
                         "acked": acked,
-                        "links": style::seed_report_to_json(&report, Style::Camel),
+                        "links": json::seed_report_to_json(&report, Style::Camel),
                     }),
                     leases,
                 })
@@ -480,7 +480,7 @@ impl Queue {
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
         let options = try_arg!(env, json_arg(env, options, "options"));
-        let answer = style::nack_options_from_json(&options, Style::Camel).map(Answer::Nack);
+        let answer = json::nack_options_from_json(&options, Style::Camel).map(Answer::Nack);
         self.answer(env, lease, answer)
     }
 
@@ -498,7 +498,7 @@ impl Queue {
         ttl_ms: Unknown<'env>,
     ) -> Result<PromiseRaw<'env, Value>> {
         let ttl = try_arg!(env, json_arg(env, Some(ttl_ms), "ttlMs"));
-        let answer = style::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend);
+        let answer = json::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend);
         self.answer(env, lease, answer)
     }
 
@@ -516,7 +516,7 @@ impl Queue {
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, Value>> {
         let options = try_arg!(env, json_arg(env, options, "options"));
-        let answer = style::release_options_from_json(&options, Style::Camel).map(Answer::Release);
+        let answer = json::release_options_from_json(&options, Style::Camel).map(Answer::Release);
         self.answer(env, lease, answer)
     }
 
@@ -533,11 +533,11 @@ impl Queue {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let [limit] = try_arg!(
             env,
-            core_arg(env, style::counts_from_json(&options, &[("limit", 1000)]))
+            core_arg(env, json::counts_from_json(&options, &[("limit", 1000)]))
         );
         let q = self.inner.clone();
         promise(env, async move { q.reclaim(limit).await }, |_, r| {
-            Ok(style::reclaim_to_json(&r, Style::Camel))
+            Ok(json::reclaim_to_json(&r, Style::Camel))
         })
     }
 
@@ -546,7 +546,7 @@ impl Queue {
     pub fn stats<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
         let q = self.inner.clone();
         promise(env, async move { q.stats().await }, |_, s| {
-            Ok(style::stats_to_json(&s, Style::Camel))
+            Ok(json::stats_to_json(&s, Style::Camel))
         })
     }
 
@@ -565,7 +565,7 @@ impl Queue {
             env,
             core_arg(
                 env,
-                style::counts_from_json(&options, &[("limit", 100), ("offset", 0)])
+                json::counts_from_json(&options, &[("limit", 100), ("offset", 0)])
             )
         );
         let q = self.inner.clone();
@@ -576,7 +576,7 @@ impl Queue {
                 Ok(convert::JsonOut(Value::Array(
                     page.items
                         .iter()
-                        .map(|d| style::dead_letter_to_json(d, Style::Camel))
+                        .map(|d| json::dead_letter_to_json(d, Style::Camel))
                         .collect(),
                 )))
             },
@@ -593,7 +593,7 @@ impl Queue {
         let ids = try_arg!(env, json_arg(env, ids, "ids"));
         let ids = try_arg!(
             env,
-            style::ids_from_json(&ids).map_err(|m| type_error(env, m))
+            json::ids_from_json(&ids).map_err(|m| type_error(env, m))
         );
         let q = self.inner.clone();
         promise(
@@ -726,7 +726,7 @@ impl Queue {
     ) -> Result<PromiseRaw<'env, Value>> {
         let after = try_arg!(env, json_arg(env, Some(after), "after"));
         let factor = try_arg!(env, json_arg(env, factor, "factor"));
-        let pacing = try_arg!(env, core_arg(env, style::pacing_arg(&after, &factor)));
+        let pacing = try_arg!(env, core_arg(env, json::pacing_arg(&after, &factor)));
         let q = self.inner.clone();
         promise(
             env,
@@ -741,7 +741,7 @@ impl Queue {
     pub fn seen_cache_stats<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
         let q = self.inner.clone();
         promise(env, async move { Ok(q.seen_cache_stats()) }, |_, s| {
-            Ok(style::seen_cache_stats_to_json(&s, Style::Camel))
+            Ok(json::seen_cache_stats_to_json(&s, Style::Camel))
         })
     }
 
@@ -765,7 +765,7 @@ impl Queue {
             env,
             core_arg(
                 env,
-                style::host_turn_options_from_json(&options, Style::Camel)
+                json::host_turn_options_from_json(&options, Style::Camel)
             )
         );
         let q = self.inner.clone();
@@ -916,13 +916,13 @@ impl Queue {
         options: Option<Unknown<'env>>,
     ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
         let options = try_arg!(env, json_arg(env, options, "options"));
-        let (cursor, limit) = try_arg!(env, core_arg(env, style::host_page_args(&options)));
+        let (cursor, limit) = try_arg!(env, core_arg(env, json::host_page_args(&options)));
         let q = self.inner.clone();
         promise(
             env,
             async move { q.list_hosts(cursor.as_deref(), limit).await },
             |_, page| {
-                Ok(convert::JsonOut(style::host_page_to_json(
+                Ok(convert::JsonOut(json::host_page_to_json(
                     &page,
                     Style::Camel,
                 )))
@@ -946,14 +946,14 @@ impl Queue {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let forget = try_arg!(
             env,
-            core_arg(env, style::delete_host_options(&options, Style::Camel))
+            core_arg(env, json::delete_host_options(&options, Style::Camel))
         );
         let q = self.inner.clone();
         promise(
             env,
             async move { q.delete_host(&host, forget).await },
             |_, gone| {
-                Ok(convert::JsonOut(style::host_deletion_to_json(
+                Ok(convert::JsonOut(json::host_deletion_to_json(
                     &gone,
                     Style::Camel,
                 )))
@@ -974,14 +974,14 @@ impl Queue {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let [limit] = try_arg!(
             env,
-            core_arg(env, style::counts_from_json(&options, &[("limit", 10)]))
+            core_arg(env, json::counts_from_json(&options, &[("limit", 10)]))
         );
         let q = self.inner.clone();
         promise(env, async move { q.peek(limit).await }, |_, items| {
             Ok(convert::JsonOut(Value::Array(
                 items
                     .iter()
-                    .map(|i| style::stored_item_to_json(i, Style::Camel))
+                    .map(|i| json::stored_item_to_json(i, Style::Camel))
                     .collect(),
             )))
         })
@@ -998,10 +998,10 @@ impl Queue {
     pub fn work_iterator(&self, env: &Env, options: Option<Unknown<'_>>) -> Result<Work> {
         let options = json_arg(env, options, "options")?;
         let (opts, stop_when_empty) =
-            core_arg(env, style::work_options_from_json(&options, Style::Camel))?;
+            core_arg(env, json::work_options_from_json(&options, Style::Camel))?;
         Ok(Work {
             queue: self.inner.clone(),
-            work: Arc::new(crawlq::Work::new(opts, stop_when_empty)),
+            work: Arc::new(crawlq::binding::Work::new(opts, stop_when_empty)),
         })
     }
 
@@ -1023,14 +1023,14 @@ impl Queue {
 /// The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024).
 #[napi(js_name = "shardOf")]
 pub fn shard_of(env: &Env, input: String, shards: i64) -> Result<u32> {
-    style::shard_of_input(&input, shards).map_err(|e| js_error(env, e))
+    json::shard_of_input(&input, shards).map_err(|e| js_error(env, e))
 }
 
 /// The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws
 /// an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
 #[napi(ts_return_type = "Normalized")]
 pub fn normalize(env: &Env, input: String) -> Result<Value> {
-    crawlq::style::normalized_to_json(&input).map_err(|e| js_error(env, e))
+    crawlq::binding::json::normalized_to_json(&input).map_err(|e| js_error(env, e))
 }
 
 /// The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body
@@ -1046,7 +1046,7 @@ pub fn normalize(env: &Env, input: String) -> Result<Value> {
 pub fn request_of(env: &Env, lease: Unknown<'_>) -> Result<convert::JsonOut> {
     let lease = json_arg(env, Some(lease), "lease")?;
     let url = lease.get("url").and_then(Value::as_str);
-    let request = style::request_of_item(url, lease.get("payload"), Style::Camel)
+    let request = json::request_of_item(url, lease.get("payload"), Style::Camel)
         .map_err(|e| js_error(env, e))?;
     Ok(convert::JsonOut(request))
 }
@@ -1060,7 +1060,7 @@ pub fn request_of(env: &Env, lease: Unknown<'_>) -> Result<convert::JsonOut> {
 )]
 pub fn request_payload(env: &Env, request: Unknown<'_>) -> Result<convert::JsonOut> {
     let request = json_arg(env, Some(request), "request")?;
-    let request = style::request_from_json(&request, Style::Camel).map_err(|e| js_error(env, e))?;
+    let request = json::request_from_json(&request, Style::Camel).map_err(|e| js_error(env, e))?;
     Ok(convert::JsonOut(request.payload()))
 }
 
@@ -1080,7 +1080,7 @@ pub fn request_update(
     let lease = json_arg(env, Some(lease), "lease")?;
     let changes = json_arg(env, changes, "changes")?;
     let url = lease.get("url").and_then(Value::as_str);
-    let payload = style::request_update(url, lease.get("payload"), &changes, Style::Camel)
+    let payload = json::request_update(url, lease.get("payload"), &changes, Style::Camel)
         .map_err(|e| js_error(env, e))?;
     Ok(convert::JsonOut(payload))
 }
@@ -1104,7 +1104,7 @@ pub fn default_options() -> Value {
 )]
 pub fn framework_options(env: &Env, options: Option<Unknown<'_>>) -> Result<Value> {
     let options = json_value(env, options, "options", crawlq::Error::Config)?;
-    core_arg(env, style::framework_options_json(&options, Style::Camel))
+    core_arg(env, json::framework_options_json(&options, Style::Camel))
 }
 
 /// The iterator `Queue.work()` returns: the core's `Work` loop behind the async iterator
@@ -1112,7 +1112,7 @@ pub fn framework_options(env: &Env, options: Option<Unknown<'_>>) -> Result<Valu
 #[napi]
 pub struct Work {
     queue: Arc<CoreQueue>,
-    work: Arc<crawlq::Work>,
+    work: Arc<crawlq::binding::Work>,
 }
 
 #[napi]

@@ -8,7 +8,7 @@ use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 use serde_json::{Map, Number, Value};
 
-use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
+use crawlq::binding::json::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// A JSON value from a PHP value found at `path`, or why it is not one.
 /// A string argument as text: bytes that are not UTF-8 become U+FFFD (a queue name, a host, a
@@ -38,7 +38,7 @@ impl std::ops::Deref for Text {
     }
 }
 
-pub use crawlq::style::NotJson;
+pub use crawlq::binding::json::NotJson;
 
 pub fn to_json(z: &Zval, path: &str) -> Result<Value, NotJson> {
     to_json_at(z, path, 0)
@@ -153,8 +153,8 @@ fn array_to_json(a: &ZendHashTable, path: &str, depth: usize) -> Result<Value, N
         };
         let value = match to_json_at(v, &format!("{path}['{key}']"), depth + 1) {
             // a seed item's field that is not JSON refuses that item only
-            Err(why) if crawlq::style::is_item_field(path, &key) => {
-                crawlq::style::unreadable(&why.message)
+            Err(why) if crawlq::binding::json::is_item_field(path, &key) => {
+                crawlq::binding::json::unreadable(&why.message)
             }
             other => other?,
         };

@@ -85,7 +85,7 @@ pub extern "C" fn register(_ty: i32, _module_number: i32) -> i32 {
         let props = kind
             .fields
             .iter()
-            .map(|f| crawlq::style::field_name(f, false, Style::Camel))
+            .map(|f| crawlq::binding::json::field_name(f, false, Style::Camel))
             .collect();
         classes.push((class_name(&kind), parent, props));
     }

@@ -8,7 +8,7 @@ mod runtime;
 
 use convert::{Text, from_json, to_json};
 use crawlq::config::number_value;
-use crawlq::{Answer, LeaseHandle, RedisExecutor, Style, style};
+use crawlq::{Answer, LeaseHandle, RedisExecutor, Style, binding::json};
 use errors::{throw, type_error};
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
@@ -27,7 +27,7 @@ struct Handle {
     url: String,
     name: String,
     config: crawlq::Config,
-    current: crawlq::process::ProcessQueue<Arc<RedisExecutor>>,
+    current: crawlq::binding::process::ProcessQueue<Arc<RedisExecutor>>,
     fixed_clock: Mutex<Option<i64>>,
 }
 
@@ -47,7 +47,7 @@ impl Handle {
 
 /// The arguments of lease calls (seconds), checked by the core.
 fn lease_options(max: i64, wait: f64, ttl: Option<f64>) -> PhpResult<crawlq::LeaseOptions> {
-    style::lease_options_from_json(
+    json::lease_options_from_json(
         &json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)}),
         Style::Snake,
     )
@@ -220,7 +220,7 @@ impl SeedReport {
     /// Items refused: a list of ['index' => int, 'input' => string, 'code' => string, 'reason' => string].
     #[php(getter)]
     pub fn invalid(&self) -> Zval {
-        zval_of(&style::seed_report_to_json(&self.report, Style::Snake)["invalid"])
+        zval_of(&json::seed_report_to_json(&self.report, Style::Snake)["invalid"])
     }
     /// One entry per seeded item, in order: the id it was queued under (the `id` of its
     /// lease), or null for a duplicate or an invalid item.
@@ -273,9 +273,9 @@ fn requests_arg(
         Value::Object(map) if map.is_empty() => Value::Array(Vec::new()),
         other => other,
     };
-    let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+    let opts = json::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
         .map_err(throw)?;
-    let items = style::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+    let items = json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
     Ok((items, opts))
 }
 
@@ -289,11 +289,11 @@ fn seed_arg(
     } else {
         return Err(type_error(format!("{name} must be a string or an array")));
     };
-    if let Some(problem) = style::seed_items_type_error(&items) {
+    if let Some(problem) = json::seed_items_type_error(&items) {
         return Err(type_error(problem));
     }
-    let items = style::seed_items_from_json(&items, Style::Snake).map_err(throw)?;
-    let opts = style::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+    let items = json::seed_items_from_json(&items, Style::Snake).map_err(throw)?;
+    let opts = json::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
         .map_err(throw)?;
     Ok((items, opts))
 }
@@ -375,7 +375,7 @@ impl Queue {
     /// with the same URL and connection settings, across requests.
     pub fn __construct(url: Text, name: Text, options: Option<&Zval>) -> PhpResult<Self> {
         let options = options_json(options, "options")?;
-        let config = style::config_from_json(&options, Style::Snake).map_err(throw)?;
+        let config = json::config_from_json(&options, Style::Snake).map_err(throw)?;
         crawlq::keys::check_queue_name(&config.key_prefix, &name).map_err(throw)?;
         let fixed_clock = Mutex::new(config.fixed_clock_ms);
         let handle = Handle {
@@ -435,7 +435,7 @@ impl Queue {
         let options = options_json(options, "options")?;
         arg.answer(
             &self.handle,
-            style::ack_answer_from_json(&options, Style::Snake),
+            json::ack_answer_from_json(&options, Style::Snake),
         )
     }
 
@@ -538,7 +538,7 @@ impl Queue {
         options.insert("max".into(), max.into());
         options.insert("wait".into(), number_value(wait));
         let (opts, next) =
-            style::seed_and_lease_options_from_json(&Value::Object(options), Style::Snake)
+            json::seed_and_lease_options_from_json(&Value::Object(options), Style::Snake)
                 .map_err(throw)?;
         let handle = lease.core.handle();
         let (acked, report, leases) = runtime::block_on(
@@ -557,7 +557,7 @@ impl Queue {
     pub fn nack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
         let options = options_json(options, "options")?;
-        let answer = style::nack_options_from_json(&options, Style::Snake).map(Answer::Nack);
+        let answer = json::nack_options_from_json(&options, Style::Snake).map(Answer::Nack);
         arg.answer(&self.handle, answer)
     }
 
@@ -565,7 +565,7 @@ impl Queue {
     /// Crawlq\LeaseLostException. An array: one expiresAt or null per lease.
     pub fn extend(&self, lease: &Zval, ttl: f64) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
-        let ttl = style::duration_arg(&number_value(ttl), "ttl", Style::Snake);
+        let ttl = json::duration_arg(&number_value(ttl), "ttl", Style::Snake);
         arg.answer(&self.handle, ttl.map(Answer::Extend))
     }
 
@@ -574,7 +574,7 @@ impl Queue {
     pub fn release(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
         let options = options_json(options, "options")?;
-        let answer = style::release_options_from_json(&options, Style::Snake).map(Answer::Release);
+        let answer = json::release_options_from_json(&options, Style::Snake).map(Answer::Release);
         arg.answer(&self.handle, answer)
     }
 
@@ -583,14 +583,14 @@ impl Queue {
     pub fn reclaim(&self, limit: i64) -> PhpResult<Zval> {
         let r = runtime::block_on(self.handle.queue()?.reclaim(limit.max(0) as usize))
             .map_err(throw)?;
-        Ok(zval_of(&style::reclaim_to_json(&r, Style::Snake)))
+        Ok(zval_of(&json::reclaim_to_json(&r, Style::Snake)))
     }
 
     /// Depth and counters (exact, O(1)): pending, ready, delayed, leased, dead, done, seen,
     /// hosts, hosts_waiting, oldest_pending_age (seconds or null), the *_total counters, now.
     pub fn stats(&self) -> PhpResult<Zval> {
         let s = runtime::block_on(self.handle.queue()?.stats()).map_err(throw)?;
-        Ok(zval_of(&style::stats_to_json(&s, Style::Snake)))
+        Ok(zval_of(&json::stats_to_json(&s, Style::Snake)))
     }
 
     /// A page of dead letters, oldest first (arrays with id, url, host, payload, priority,
@@ -607,7 +607,7 @@ impl Queue {
         Ok(zval_of(&Value::Array(
             page.items
                 .iter()
-                .map(|d| style::dead_letter_to_json(d, Style::Snake))
+                .map(|d| json::dead_letter_to_json(d, Style::Snake))
                 .collect(),
         )))
     }
@@ -648,7 +648,7 @@ impl Queue {
         let delay = seconds.map(|s| duration(s, "seconds")).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.set_host_delay(&host, delay)).map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// Set a host's delay from its robots.txt Crawl-delay in seconds (null: it has none),
@@ -657,13 +657,13 @@ impl Queue {
         let delay = seconds.map(|s| duration(s, "seconds")).transpose()?;
         let info = runtime::block_on(self.handle.queue()?.set_host_crawl_delay(&host, delay))
             .map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.
     pub fn host_info(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// Set the most items of a host leased at once, across every worker (0: no limit whatever
@@ -672,7 +672,7 @@ impl Queue {
         let limit = limit.map(in_flight_count).transpose()?;
         let info = runtime::block_on(self.handle.queue()?.set_host_in_flight(&host, limit))
             .map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// Set when a host's delay is counted from ('lease' or 'answer', with an optional factor;
@@ -686,14 +686,14 @@ impl Queue {
         let pacing = crawlq::HostPacing::from_parts(after.as_deref(), factor).map_err(throw)?;
         let info = runtime::block_on(self.handle.queue()?.set_host_delay_after(&host, pacing))
             .map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// The known-seen cache's counters (option seen_cache): ['entries' =>, 'hits' =>,
     /// 'misses' =>, 'resent' =>, 'resets' =>].
     pub fn seen_cache_stats(&self) -> PhpResult<Zval> {
         let s = self.handle.queue()?.seen_cache_stats();
-        Ok(zval_of(&style::seen_cache_stats_to_json(&s, Style::Snake)))
+        Ok(zval_of(&json::seen_cache_stats_to_json(&s, Style::Snake)))
     }
 
     /// Wait for a turn of the host of `$url` for a request the frontier does not lease (a
@@ -710,9 +710,9 @@ impl Queue {
         let lease = lease.map(|l| l.core.handle());
         let timeout = match timeout {
             Some(t) => {
-                style::duration_arg(&number_value(t), "timeout", Style::Snake).map_err(throw)?
+                json::duration_arg(&number_value(t), "timeout", Style::Snake).map_err(throw)?
             }
-            None => style::HOST_TURN_TIMEOUT,
+            None => json::HOST_TURN_TIMEOUT,
         };
         runtime::block_on(
             self.handle
@@ -727,7 +727,7 @@ impl Queue {
         let urls = urls.map(budget_count).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.set_host_budget(&host, urls)).map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// Set the budget of every host without its own (null: no default).
@@ -772,13 +772,13 @@ impl Queue {
         let duration = seconds.map(|s| duration(s, "seconds")).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.pause_host(&host, duration)).map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// End a host's pause; blocked lease calls wake.
     pub fn resume_host(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.resume_host(&host)).map_err(throw)?;
-        Ok(zval_of(&style::host_info_to_json(&info, Style::Snake)))
+        Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
     /// A page of the hosts holding items, the most first, with their counts; pass the page's
@@ -792,7 +792,7 @@ impl Queue {
         })?;
         let page = runtime::block_on(self.handle.queue()?.list_hosts(cursor.as_deref(), limit))
             .map_err(throw)?;
-        Ok(zval_of(&style::host_page_to_json(&page, Style::Snake)))
+        Ok(zval_of(&json::host_page_to_json(&page, Style::Snake)))
     }
 
     /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay seen
@@ -801,7 +801,7 @@ impl Queue {
     pub fn delete_host(&self, host: Text, forget_seen: bool) -> PhpResult<Zval> {
         let gone = runtime::block_on(self.handle.queue()?.delete_host(&host, forget_seen))
             .map_err(throw)?;
-        Ok(zval_of(&style::host_deletion_to_json(&gone, Style::Snake)))
+        Ok(zval_of(&json::host_deletion_to_json(&gone, Style::Snake)))
     }
 
     /// The next items lease would take (one per leasable host), without leasing them.
@@ -812,7 +812,7 @@ impl Queue {
         Ok(zval_of(&Value::Array(
             items
                 .iter()
-                .map(|i| style::stored_item_to_json(i, Style::Snake))
+                .map(|i| json::stored_item_to_json(i, Style::Snake))
                 .collect(),
         )))
     }
@@ -831,7 +831,7 @@ impl Queue {
         let opts = lease_options(max, wait, ttl)?;
         Ok(Work {
             handle: self.handle.clone(),
-            work: crawlq::Work::new(opts, stop_when_empty),
+            work: crawlq::binding::Work::new(opts, stop_when_empty),
             current: Default::default(),
             position: AtomicI64::new(-1),
         })
@@ -857,7 +857,7 @@ impl Queue {
 #[php(implements(ce = ce::iterator, stub = "\\Iterator"))]
 pub struct Work {
     handle: Arc<Handle>,
-    work: crawlq::Work,
+    work: crawlq::binding::Work,
     current: Mutex<Option<crawlq::Lease>>,
     position: AtomicI64,
 }
@@ -953,7 +953,7 @@ pub fn resolve_url(base: String, href: String) -> Option<String> {
 pub fn normalize(input: ext_php_rs::binary::Binary<u8>) -> PhpResult<Zval> {
     // bytes that are not UTF-8 become U+FFFD, as seeded items do
     let input = String::from_utf8_lossy(&input);
-    Ok(zval_of(&style::normalized_to_json(&input).map_err(throw)?))
+    Ok(zval_of(&json::normalized_to_json(&input).map_err(throw)?))
 }
 
 /// The shard an input (URL or host) belongs to in a queue of `$shards` shards (1..1024).
@@ -962,7 +962,7 @@ pub fn normalize(input: ext_php_rs::binary::Binary<u8>) -> PhpResult<Zval> {
 pub fn shard_of(input: ext_php_rs::binary::Binary<u8>, shards: i64) -> PhpResult<i64> {
     let input = String::from_utf8_lossy(&input);
     Ok(i64::from(
-        style::shard_of_input(&input, shards).map_err(throw)?,
+        json::shard_of_input(&input, shards).map_err(throw)?,
     ))
 }
 
@@ -975,7 +975,7 @@ pub fn shard_of(input: ext_php_rs::binary::Binary<u8>, shards: i64) -> PhpResult
 #[php_function]
 #[php(name = "Crawlq\\request_of")]
 pub fn request_of(lease: &Lease) -> PhpResult<Zval> {
-    let request = style::request_of_item(
+    let request = json::request_of_item(
         lease.core.url.as_deref(),
         lease.core.payload.as_ref(),
         Style::Snake,
@@ -991,7 +991,7 @@ pub fn request_of(lease: &Lease) -> PhpResult<Zval> {
 pub fn request_payload(request: &Zval) -> PhpResult<Zval> {
     let value =
         to_json(request, "request").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
-    let request = style::request_from_json(&value, Style::Snake).map_err(throw)?;
+    let request = json::request_from_json(&value, Style::Snake).map_err(throw)?;
     Ok(zval_of(&request.payload()))
 }
 
@@ -1038,7 +1038,7 @@ pub fn request_update(lease: &Lease, changes: Option<&Zval>) -> PhpResult<Payloa
         }
         None => Value::Null,
     };
-    let value = style::request_update(
+    let value = json::request_update(
         lease.core.url.as_deref(),
         lease.core.payload.as_ref(),
         &changes,
@@ -1068,7 +1068,7 @@ pub fn framework_options(options: Option<&Zval>) -> PhpResult<Zval> {
             .map_err(|e| not_json(e, crawlq::Error::Config))?,
         None => Value::Null,
     };
-    let options = style::framework_options_json(&options, Style::Snake).map_err(throw)?;
+    let options = json::framework_options_json(&options, Style::Snake).map_err(throw)?;
     Ok(zval_of(&options))
 }
 

@@ -20,7 +20,7 @@ static CONNECTIONS: Mutex<Option<ProcessConnections>> = Mutex::new(None);
 /// PHP runs one request at a time per process: a current-thread runtime driven by each call
 /// is enough, and adds no threads to every FPM worker.
 fn runtime() -> &'static Runtime {
-    crawlq::process::runtime(crawlq::process::Flavor::CurrentThread)
+    crawlq::binding::process::runtime(crawlq::binding::process::Flavor::CurrentThread)
 }
 
 /// Run a future to completion on this process's runtime.

@@ -7,7 +7,7 @@ use crate::types::Lease;
 use crawlq::config::number_value;
 use crawlq::{
     Answers, LeaseHandle, LeaseOptions, NackOptions, ReleaseOptions, SeedItem, SeedOptions, Style,
-    style,
+    binding::json,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -38,10 +38,10 @@ pub fn seed_args(
         }
         Value::Array(list)
     };
-    if let Some(problem) = style::seed_items_type_error(&items_json) {
+    if let Some(problem) = json::seed_items_type_error(&items_json) {
         return Err(PyTypeError::new_err(problem));
     }
-    let items = style::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
+    let items = json::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
     let payload = payload.map(to_json).transpose()?;
     Ok((items, seed_options(priority, delay, payload, force)?))
 }
@@ -54,7 +54,7 @@ pub fn seed_options(
     force: bool,
 ) -> PyResult<SeedOptions> {
     let opts = json!({"priority": priority.0, "delay": number_value(delay), "payload": payload, "force": force});
-    style::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
+    json::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }
 
 /// Crawl requests as JSON for `seed_requests`: each dict's fields that are not JSON are marked
@@ -81,7 +81,7 @@ pub fn requests_json(requests: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 /// One seed item as JSON: a dict's priority, delay, payload or key that is not JSON (a NaN, an
 /// integer past 64 bits, an object that is not JSON) is marked unreadable, so the core refuses
-/// that item only (`crawlq::style::is_item_field`).
+/// that item only (`crawlq::binding::json::is_item_field`).
 fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
     if !item.is_instance_of::<PyDict>() {
         return to_json(item);
@@ -90,7 +90,7 @@ fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
 }
 
 /// A dict at `parent` (`items[3]`, `requests[0]`) as a JSON object, its fields that are not JSON
-/// marked unreadable where the core refuses that entry only (`style::is_item_field`).
+/// marked unreadable where the core refuses that entry only (`json::is_item_field`).
 fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
     let dict = item.cast::<PyDict>()?;
     let parent = parent.to_string();
@@ -101,8 +101,8 @@ fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
             .map_err(|_| PyTypeError::new_err(format!("{parent} has a key that is not a str")))?;
         let name = crate::convert::text(key)?;
         let value = match to_json(&v) {
-            Err(e) if style::is_item_field(&parent, &name) => {
-                style::unreadable(&e.value(item.py()).to_string())
+            Err(e) if json::is_item_field(&parent, &name) => {
+                json::unreadable(&e.value(item.py()).to_string())
             }
             other => other?,
         };
@@ -125,7 +125,7 @@ pub fn count(n: Int, name: &str) -> PyResult<usize> {
 pub fn lease_args(max: Int, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
     let max = max.0;
     let opts = json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)});
-    style::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
+    json::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }
 
 pub fn nack_args(
@@ -140,16 +140,16 @@ pub fn nack_args(
     let opts = json!({"retry": retry, "delay": delay.map(number_value), "reason": reason,
                       "rate_limited": rate_limited, "payload": payload, "retry_after": retry_after,
                       "retry_after_header": retry_after_header});
-    style::nack_options_from_json(&opts, Style::Snake)
+    json::nack_options_from_json(&opts, Style::Snake)
 }
 
 pub fn release_args(payload: Option<Value>) -> crawlq::Result<ReleaseOptions> {
-    style::release_options_from_json(&json!({ "payload": payload }), Style::Snake)
+    json::release_options_from_json(&json!({ "payload": payload }), Style::Snake)
 }
 
 /// A duration argument in seconds (`name` in errors).
 pub fn seconds(value: f64, name: &str) -> crawlq::Result<Duration> {
-    style::duration_arg(&number_value(value), name, Style::Snake)
+    json::duration_arg(&number_value(value), name, Style::Snake)
 }
 
 /// A result the core already shaped as JSON, as Python objects.

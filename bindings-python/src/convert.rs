@@ -8,7 +8,7 @@ use pyo3::types::{
 };
 use serde_json::{Map, Number, Value};
 
-use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
+use crawlq::binding::json::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 /// A str as Rust text. Each lone surrogate becomes one U+FFFD, exactly as JavaScript strings
 /// convert: one bad character never refuses a whole batch, and every language stores the same.

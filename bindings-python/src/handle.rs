@@ -5,7 +5,7 @@
 use crate::errors::to_pyerr;
 use crate::runtime::{Convert, awaitable, block_on, runtime};
 use crate::types::quoted;
-use crawlq::{Answers, LeaseHandle, LeaseOptions, Style, style};
+use crawlq::{Answers, LeaseHandle, LeaseOptions, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::future::Future;
@@ -22,7 +22,7 @@ pub struct Handle {
     config: crawlq::Config,
     /// The queue of this process: a forked child connects again instead of sharing the
     /// parent's socket and runtime.
-    current: crawlq::process::ProcessQueue<crawlq::RedisExecutor>,
+    current: crawlq::binding::process::ProcessQueue<crawlq::RedisExecutor>,
     fixed_clock: AtomicI64,
 }
 
@@ -33,7 +33,7 @@ impl Handle {
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Arc<Handle>> {
         let options = crate::convert::kwargs_to_json(options)?;
-        let config = style::config_from_json(&options, Style::Snake).map_err(to_pyerr)?;
+        let config = json::config_from_json(&options, Style::Snake).map_err(to_pyerr)?;
         crawlq::keys::check_queue_name(&config.key_prefix, name).map_err(to_pyerr)?;
         Ok(Arc::new(Handle {
             url: url.to_string(),

@@ -16,15 +16,16 @@ use pyo3::prelude::*;
 /// Raises InvalidItemError (with `.reason`, the refusal code) for an input it would refuse.
 #[pyfunction]
 fn normalize(py: Python<'_>, input: &Bound<'_, pyo3::types::PyString>) -> PyResult<Py<PyAny>> {
-    let value =
-        ::crawlq::style::normalized_to_json(&convert::text(input)?).map_err(errors::to_pyerr)?;
+    let value = ::crawlq::binding::json::normalized_to_json(&convert::text(input)?)
+        .map_err(errors::to_pyerr)?;
     convert::from_json(py, &value)
 }
 
 /// The shard an input (URL or host) belongs to in a queue of `shards` shards.
 #[pyfunction]
 fn shard_of(input: &Bound<'_, pyo3::types::PyString>, shards: i64) -> PyResult<u32> {
-    ::crawlq::style::shard_of_input(&convert::text(input)?, shards).map_err(errors::to_pyerr)
+    ::crawlq::binding::json::shard_of_input(&convert::text(input)?, shards)
+        .map_err(errors::to_pyerr)
 }
 
 /// The crawl request of a lease (docs/PROTOCOL.md section 10): a dict with url, method,
@@ -34,7 +35,7 @@ fn shard_of(input: &Bound<'_, pyo3::types::PyString>, shards: i64) -> PyResult<u
 /// as `undecodable: ...`).
 #[pyfunction]
 fn request_of(py: Python<'_>, lease: PyRef<'_, types::Lease>) -> PyResult<Py<PyAny>> {
-    let value = ::crawlq::style::request_of_item(
+    let value = ::crawlq::binding::json::request_of_item(
         lease.core.url.as_deref(),
         lease.core.payload.as_ref(),
         ::crawlq::Style::Snake,
@@ -51,7 +52,7 @@ fn request_payload(
     request: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<Py<PyAny>> {
     let value = convert::to_json(request)?;
-    let request = ::crawlq::style::request_from_json(&value, ::crawlq::Style::Snake)
+    let request = ::crawlq::binding::json::request_from_json(&value, ::crawlq::Style::Snake)
         .map_err(errors::to_pyerr)?;
     convert::from_json(py, &request.payload())
 }
@@ -71,7 +72,7 @@ fn request_update(
         .map(|c| convert::to_json(c))
         .transpose()?
         .unwrap_or_default();
-    let value = ::crawlq::style::request_update(
+    let value = ::crawlq::binding::json::request_update(
         lease.core.url.as_deref(),
         lease.core.payload.as_ref(),
         &changes,
@@ -98,7 +99,7 @@ fn framework_options(
     options: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let options = convert::kwargs_to_json(options)?;
-    let options = ::crawlq::style::framework_options_json(&options, ::crawlq::Style::Snake)
+    let options = ::crawlq::binding::json::framework_options_json(&options, ::crawlq::Style::Snake)
         .map_err(errors::to_pyerr)?;
     convert::from_json(py, &options)
 }

@@ -9,7 +9,7 @@ use crate::handle::{Awaiting, Blocking, Handle, Mode};
 use crate::runtime::{awaitable, block_on};
 use crate::types::{Lease, SeedReport};
 use crate::work::{AsyncLeased, AsyncWork, Leased, Work};
-use crawlq::{Answer, Style, style};
+use crawlq::{Answer, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use serde_json::Value;
@@ -70,7 +70,7 @@ fn leases_out(py: Python<'_>, leases: Vec<crawlq::Lease>) -> PyResult<Py<PyAny>>
 
 /// A host's state as the dict `HostInfo`.
 fn host_info_out(py: Python<'_>, info: crawlq::HostInfo) -> PyResult<Py<PyAny>> {
-    json_out(py, style::host_info_to_json(&info, Style::Snake))
+    json_out(py, json::host_info_to_json(&info, Style::Snake))
 }
 
 fn bool_out(py: Python<'_>, b: bool) -> PyResult<Py<PyAny>> {
@@ -133,7 +133,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move {
-                        let items = style::request_seed_items(&requests, Style::Snake, q.ops())?;
+                        let items = json::request_seed_items(&requests, Style::Snake, q.ops())?;
                         q.seed(&items, &opts).await
                     },
                     Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any())),
@@ -165,7 +165,7 @@ macro_rules! queue_methods {
                 if let Some(t) = revisit_at {
                     options.insert("revisit_at".into(), crawlq::config::number_value(t));
                 }
-                let reply = style::ack_answer_from_json(&Value::Object(options), Style::Snake);
+                let reply = json::ack_answer_from_json(&Value::Object(options), Style::Snake);
                 answer::<$mode>(py, &self.handle, lease, reply)
             }
 
@@ -244,7 +244,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move {
-                        let items = style::request_seed_items(&requests, Style::Snake, q.ops())?;
+                        let items = json::request_seed_items(&requests, Style::Snake, q.ops())?;
                         q.ack_with_links(&handle, &items, &opts).await
                     },
                     acked_and_report(arg),
@@ -347,7 +347,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.reclaim(limit).await },
-                    Box::new(|py, r| json_out(py, style::reclaim_to_json(&r, Style::Snake))),
+                    Box::new(|py, r| json_out(py, json::reclaim_to_json(&r, Style::Snake))),
                 )
             }
 
@@ -357,7 +357,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     |q| async move { q.stats().await },
-                    Box::new(|py, s| json_out(py, style::stats_to_json(&s, Style::Snake))),
+                    Box::new(|py, s| json_out(py, json::stats_to_json(&s, Style::Snake))),
                 )
             }
 
@@ -370,7 +370,7 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.dead(limit, offset).await },
                     Box::new(|py, page: crawlq::DeadPage| {
-                        let items = page.items.iter().map(|d| style::dead_letter_to_json(d, Style::Snake));
+                        let items = page.items.iter().map(|d| json::dead_letter_to_json(d, Style::Snake));
                         json_out(py, Value::Array(items.collect()))
                     }),
                 )
@@ -549,7 +549,7 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     |q| async move { Ok(q.seen_cache_stats()) },
-                    Box::new(|py, s| json_out(py, style::seen_cache_stats_to_json(&s, Style::Snake))),
+                    Box::new(|py, s| json_out(py, json::seen_cache_stats_to_json(&s, Style::Snake))),
                 )
             }
 
@@ -642,7 +642,7 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.list_hosts(cursor.as_ref().map(|c| &c.0[..]), limit).await },
                     Box::new(|py, page: crawlq::HostPage| {
-                        json_out(py, style::host_page_to_json(&page, Style::Snake))
+                        json_out(py, json::host_page_to_json(&page, Style::Snake))
                     }),
                 )
             }
@@ -656,7 +656,7 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.delete_host(&host, forget_seen).await },
                     Box::new(|py, gone: crawlq::HostDeletion| {
-                        json_out(py, style::host_deletion_to_json(&gone, Style::Snake))
+                        json_out(py, json::host_deletion_to_json(&gone, Style::Snake))
                     }),
                 )
             }
@@ -670,7 +670,7 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.peek(limit).await },
                     Box::new(|py, items: Vec<crawlq::wire::StoredItem>| {
-                        let items = items.iter().map(|i| style::stored_item_to_json(i, Style::Snake));
+                        let items = items.iter().map(|i| json::stored_item_to_json(i, Style::Snake));
                         json_out(py, Value::Array(items.collect()))
                     }),
                 )

@@ -20,7 +20,7 @@ use tokio::runtime::Runtime;
 
 /// The runtime of this process (rebuilt in a forked child).
 pub fn runtime() -> &'static Runtime {
-    crawlq::process::runtime(crawlq::process::Flavor::MultiThread { workers: 2 })
+    crawlq::binding::process::runtime(crawlq::binding::process::Flavor::MultiThread { workers: 2 })
 }
 
 /// Run a future to completion with the GIL released.

@@ -7,7 +7,7 @@ use crate::handle::{
 };
 use crate::runtime::{awaitable, block_on};
 use crate::types::Lease;
-use crawlq::{Answer, BlockEnd, LeaseHandle, LeaseOptions, Popped};
+use crawlq::{Answer, BlockEnd, LeaseHandle, LeaseOptions, binding::Popped};
 use pyo3::exceptions::{PyException, PyStopAsyncIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -182,14 +182,14 @@ impl AsyncLeased {
 #[pyclass(frozen, module = "crawlq")]
 pub struct Work {
     handle: Arc<Handle>,
-    work: crawlq::Work,
+    work: crawlq::binding::Work,
 }
 
 impl Work {
     pub fn new(handle: Arc<Handle>, opts: LeaseOptions, stop_when_empty: bool) -> Work {
         Work {
             handle,
-            work: crawlq::Work::new(opts, stop_when_empty),
+            work: crawlq::binding::Work::new(opts, stop_when_empty),
         }
     }
 
@@ -251,14 +251,14 @@ impl Drop for Work {
 #[pyclass(frozen, module = "crawlq")]
 pub struct AsyncWork {
     handle: Arc<Handle>,
-    work: Arc<crawlq::Work>,
+    work: Arc<crawlq::binding::Work>,
 }
 
 impl AsyncWork {
     pub fn new(handle: Arc<Handle>, opts: LeaseOptions, stop_when_empty: bool) -> AsyncWork {
         AsyncWork {
             handle,
-            work: Arc::new(crawlq::Work::new(opts, stop_when_empty)),
+            work: Arc::new(crawlq::binding::Work::new(opts, stop_when_empty)),
         }
     }
 }

@@ -7,9 +7,9 @@ use js_sys::{Array, Object, Reflect};
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crawlq::style::MAX_VALUE_DEPTH as MAX_DEPTH;
+use crawlq::binding::json::MAX_VALUE_DEPTH as MAX_DEPTH;
 
-pub use crawlq::style::NotJson;
+pub use crawlq::binding::json::NotJson;
 
 /// Convert `value`, found at `path`, to JSON (`undefined` -> null).
 pub fn to_json(value: &JsValue, path: &str) -> Result<Value, NotJson> {
@@ -89,8 +89,8 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, N
                 };
                 let converted = match convert(&field, &at, depth + 1) {
                     // a seed item's field that is not JSON refuses that item only
-                    Err(why) if crawlq::style::is_item_field(path, &name) => {
-                        Some(crawlq::style::unreadable(&why.message))
+                    Err(why) if crawlq::binding::json::is_item_field(path, &name) => {
+                        Some(crawlq::binding::json::unreadable(&why.message))
                     }
                     other => other?,
                 };

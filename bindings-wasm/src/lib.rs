@@ -5,7 +5,10 @@
 mod convert;
 mod transport;
 
-use crawlq::{Answer, LeaseHandle, Popped, Style, style};
+use crawlq::{
+    Answer, LeaseHandle, Style,
+    binding::{Popped, json},
+};
 use js_sys::{Array, Promise, Reflect};
 use serde_json::{Value, json};
 use std::future::Future;
@@ -66,7 +69,7 @@ fn json_value(
 
 /// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
 fn optional_ms(value: &JsValue, name: &str) -> Result<Option<std::time::Duration>, JsValue> {
-    core(style::optional_duration_arg(
+    core(json::optional_duration_arg(
         &json_arg(value, name)?,
         name,
         Style::Camel,
@@ -75,12 +78,12 @@ fn optional_ms(value: &JsValue, name: &str) -> Result<Option<std::time::Duration
 
 /// An optional count argument (`null`: none), checked by the core.
 fn optional_count(value: &JsValue, name: &str) -> Result<Option<u64>, JsValue> {
-    core(style::optional_count_arg(&json_arg(value, name)?, name))
+    core(json::optional_count_arg(&json_arg(value, name)?, name))
 }
 
 /// A host's state as the JavaScript object `HostInfo`.
 fn host_info_js(info: crawlq::Result<crawlq::HostInfo>) -> Result<Value, JsValue> {
-    Ok(style::host_info_to_json(&core(info)?, Style::Camel))
+    Ok(json::host_info_to_json(&core(info)?, Style::Camel))
 }
 
 fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
@@ -103,8 +106,8 @@ fn requests_arg(
         ));
     }
     let options = json_arg(options, "options")?;
-    let opts = core(style::seed_options_from_json(&options, Style::Camel))?;
-    let items = core(style::request_seed_items(
+    let opts = core(json::seed_options_from_json(&options, Style::Camel))?;
+    let items = core(json::request_seed_items(
         &requests,
         Style::Camel,
         queue.ops(),
@@ -118,12 +121,12 @@ fn seed_arg(
     name: &str,
 ) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions), JsValue> {
     let items = json_arg(items, name)?;
-    if let Some(problem) = style::seed_items_type_error(&items) {
+    if let Some(problem) = json::seed_items_type_error(&items) {
         return Err(type_error(problem));
     }
     let options = json_arg(options, "options")?;
-    let items = core(style::seed_items_from_json(&items, Style::Camel))?;
-    let opts = core(style::seed_options_from_json(&options, Style::Camel))?;
+    let items = core(json::seed_items_from_json(&items, Style::Camel))?;
+    let opts = core(json::seed_options_from_json(&options, Style::Camel))?;
     Ok((items, opts))
 }
 
@@ -186,7 +189,7 @@ pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
 /// The queue options this build supports: all of the native addon's but `minReplicas`, whose
 /// `WAIT` the JavaScript transports do not send.
 fn wasm_config(options: &serde_json::Value) -> crawlq::Result<crawlq::Config> {
-    let config = style::config_from_json(options, Style::Camel)?;
+    let config = json::config_from_json(options, Style::Camel)?;
     if config.min_replicas > 0 {
         return Err(crawlq::Error::Config(
             "minReplicas is not supported by the WebAssembly build (its transports do not send \
@@ -200,13 +203,13 @@ fn wasm_config(options: &serde_json::Value) -> crawlq::Result<crawlq::Config> {
 /// The shard an input belongs to in a queue of `shards` shards (same as the native addon's).
 #[wasm_bindgen(js_name = shardOf)]
 pub fn shard_of(input: String, shards: f64) -> Result<u32, JsValue> {
-    core(style::shard_of_input(&input, shards as i64))
+    core(json::shard_of_input(&input, shards as i64))
 }
 
 /// The canonical form crawlq gives an input (same as the native addon's `normalize`).
 #[wasm_bindgen]
 pub fn normalize(input: String) -> Result<JsValue, JsValue> {
-    Ok(convert::to_js(&core(style::normalized_to_json(&input))?))
+    Ok(convert::to_js(&core(json::normalized_to_json(&input))?))
 }
 
 /// The crawl request of a lease (same as the native addon's `requestOf`).
@@ -214,7 +217,7 @@ pub fn normalize(input: String) -> Result<JsValue, JsValue> {
 pub fn request_of(lease: JsValue) -> Result<JsValue, JsValue> {
     let lease = json_arg(&lease, "lease")?;
     let url = lease.get("url").and_then(Value::as_str);
-    let request = core(style::request_of_item(
+    let request = core(json::request_of_item(
         url,
         lease.get("payload"),
         Style::Camel,
@@ -226,7 +229,7 @@ pub fn request_of(lease: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = requestPayload)]
 pub fn request_payload(request: JsValue) -> Result<JsValue, JsValue> {
     let request = json_arg(&request, "request")?;
-    let request = core(style::request_from_json(&request, Style::Camel))?;
+    let request = core(json::request_from_json(&request, Style::Camel))?;
     Ok(convert::to_js(&request.payload()))
 }
 
@@ -241,7 +244,7 @@ pub fn request_update(lease: JsValue, changes: JsValue) -> Result<JsValue, JsVal
         json_arg(&changes, "changes")?
     };
     let url = lease.get("url").and_then(Value::as_str);
-    let payload = core(style::request_update(
+    let payload = core(json::request_update(
         url,
         lease.get("payload"),
         &changes,
@@ -263,7 +266,7 @@ pub fn default_options() -> JsValue {
 #[wasm_bindgen(js_name = frameworkOptions)]
 pub fn framework_options(options: JsValue) -> Result<JsValue, JsValue> {
     let options = json_value(&options, "options", crawlq::Error::Config)?;
-    Ok(convert::to_js(&core(style::framework_options_json(
+    Ok(convert::to_js(&core(json::framework_options_json(
         &options,
         Style::Camel,
     ))?))
@@ -305,7 +308,7 @@ impl Queue {
         let (items, opts) = try_arg!(seed_arg(&items, &options, "items"));
         let q = self.inner.clone();
         promise(async move {
-            Ok(style::seed_report_to_json(
+            Ok(json::seed_report_to_json(
                 &core(q.seed(&items, &opts).await)?,
                 Style::Camel,
             ))
@@ -318,7 +321,7 @@ impl Queue {
         let (items, opts) = try_arg!(requests_arg(&self.inner, &requests, &options));
         let q = self.inner.clone();
         promise(async move {
-            Ok(style::seed_report_to_json(
+            Ok(json::seed_report_to_json(
                 &core(q.seed(&items, &opts).await)?,
                 Style::Camel,
             ))
@@ -327,14 +330,14 @@ impl Queue {
 
     pub fn lease(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let opts = try_arg!(core(style::lease_options_from_json(&options, Style::Camel)));
+        let opts = try_arg!(core(json::lease_options_from_json(&options, Style::Camel)));
         let q = self.inner.clone();
         promise(async move {
             let leases = core(q.lease_with(&opts).await)?;
             Ok(Value::Array(
                 leases
                     .iter()
-                    .map(|l| style::lease_to_json(l, Style::Camel))
+                    .map(|l| json::lease_to_json(l, Style::Camel))
                     .collect(),
             ))
         })
@@ -342,14 +345,14 @@ impl Queue {
 
     pub fn ack(&self, lease: JsValue, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        self.answer(&lease, style::ack_answer_from_json(&options, Style::Camel))
+        self.answer(&lease, json::ack_answer_from_json(&options, Style::Camel))
     }
 
     #[wasm_bindgen(js_name = ackAndLease)]
     pub fn ack_and_lease(&self, lease: JsValue, options: JsValue) -> Promise {
         let (handles, single) = try_arg!(lease_arg(&lease));
         let options = try_arg!(json_arg(&options, "options"));
-        let opts = try_arg!(core(style::lease_options_from_json(&options, Style::Camel)));
+        let opts = try_arg!(core(json::lease_options_from_json(&options, Style::Camel)));
         let q = self.inner.clone();
         promise(async move {
             let (answers, leases) = core(
@@ -360,7 +363,7 @@ impl Queue {
                 "acked": answers.to_json(Style::Camel),
                 "leases": leases
                     .iter()
-                    .map(|l| style::lease_to_json(l, Style::Camel))
+                    .map(|l| json::lease_to_json(l, Style::Camel))
                     .collect::<Vec<_>>(),
             }))
         })
@@ -370,7 +373,7 @@ impl Queue {
         let options = try_arg!(json_arg(&options, "options"));
         self.answer(
             &lease,
-            style::nack_options_from_json(&options, Style::Camel).map(Answer::Nack),
+            json::nack_options_from_json(&options, Style::Camel).map(Answer::Nack),
         )
     }
 
@@ -378,7 +381,7 @@ impl Queue {
         let ttl = try_arg!(json_arg(&ttl_ms, "ttlMs"));
         self.answer(
             &lease,
-            style::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend),
+            json::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend),
         )
     }
 
@@ -386,16 +389,16 @@ impl Queue {
         let options = try_arg!(json_arg(&options, "options"));
         self.answer(
             &lease,
-            style::release_options_from_json(&options, Style::Camel).map(Answer::Release),
+            json::release_options_from_json(&options, Style::Camel).map(Answer::Release),
         )
     }
 
     pub fn reclaim(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let [limit] = try_arg!(core(style::counts_from_json(&options, &[("limit", 1000)])));
+        let [limit] = try_arg!(core(json::counts_from_json(&options, &[("limit", 1000)])));
         let q = self.inner.clone();
         promise(async move {
-            Ok(style::reclaim_to_json(
+            Ok(json::reclaim_to_json(
                 &core(q.reclaim(limit).await)?,
                 Style::Camel,
             ))
@@ -404,12 +407,12 @@ impl Queue {
 
     pub fn stats(&self) -> Promise {
         let q = self.inner.clone();
-        promise(async move { Ok(style::stats_to_json(&core(q.stats().await)?, Style::Camel)) })
+        promise(async move { Ok(json::stats_to_json(&core(q.stats().await)?, Style::Camel)) })
     }
 
     pub fn dead(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let [limit, offset] = try_arg!(core(style::counts_from_json(
+        let [limit, offset] = try_arg!(core(json::counts_from_json(
             &options,
             &[("limit", 100), ("offset", 0)]
         )));
@@ -419,7 +422,7 @@ impl Queue {
             Ok(Value::Array(
                 page.items
                     .iter()
-                    .map(|d| style::dead_letter_to_json(d, Style::Camel))
+                    .map(|d| json::dead_letter_to_json(d, Style::Camel))
                     .collect(),
             ))
         })
@@ -428,7 +431,7 @@ impl Queue {
     #[wasm_bindgen(js_name = requeueDead)]
     pub fn requeue_dead(&self, ids: JsValue) -> Promise {
         let ids = try_arg!(json_arg(&ids, "ids"));
-        let ids = try_arg!(style::ids_from_json(&ids).map_err(type_error));
+        let ids = try_arg!(json::ids_from_json(&ids).map_err(type_error));
         let q = self.inner.clone();
         promise(async move { Ok(json!(core(q.requeue_dead(ids.as_deref()).await)?)) })
     }
@@ -495,7 +498,7 @@ impl Queue {
     pub fn set_host_delay_after(&self, host: String, after: JsValue, factor: JsValue) -> Promise {
         let after = try_arg!(json_arg(&after, "after"));
         let factor = try_arg!(json_arg(&factor, "factor"));
-        let pacing = try_arg!(core(style::pacing_arg(&after, &factor)));
+        let pacing = try_arg!(core(json::pacing_arg(&after, &factor)));
         let q = self.inner.clone();
         promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
     }
@@ -522,7 +525,7 @@ impl Queue {
         let handle = try_arg!(one_lease(&lease));
         let (links, _) = try_arg!(seed_arg(&links, &JsValue::UNDEFINED, "links"));
         let options = try_arg!(json_arg(&options, "options"));
-        let (opts, next) = try_arg!(core(style::seed_and_lease_options_from_json(
+        let (opts, next) = try_arg!(core(json::seed_and_lease_options_from_json(
             &options,
             Style::Camel
         )));
@@ -534,10 +537,10 @@ impl Queue {
             )?;
             Ok(json!({
                 "acked": acked,
-                "links": style::seed_report_to_json(&report, Style::Camel),
+                "links": json::seed_report_to_json(&report, Style::Camel),
                 "leases": leases
                     .iter()
-                    .map(|l| style::lease_to_json(l, Style::Camel))
+                    .map(|l| json::lease_to_json(l, Style::Camel))
                     .collect::<Vec<_>>(),
             }))
         })
@@ -554,7 +557,7 @@ impl Queue {
     pub fn seen_cache_stats(&self) -> Promise {
         let q = self.inner.clone();
         promise(async move {
-            Ok(style::seen_cache_stats_to_json(
+            Ok(json::seen_cache_stats_to_json(
                 &q.seen_cache_stats(),
                 Style::Camel,
             ))
@@ -564,7 +567,7 @@ impl Queue {
     #[wasm_bindgen(js_name = waitHostTurn)]
     pub fn wait_host_turn(&self, url: String, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let (lease, timeout) = try_arg!(core(style::host_turn_options_from_json(
+        let (lease, timeout) = try_arg!(core(json::host_turn_options_from_json(
             &options,
             Style::Camel
         )));
@@ -639,35 +642,35 @@ impl Queue {
     #[wasm_bindgen(js_name = listHosts)]
     pub fn list_hosts(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let (cursor, limit) = try_arg!(core(style::host_page_args(&options)));
+        let (cursor, limit) = try_arg!(core(json::host_page_args(&options)));
         let q = self.inner.clone();
         promise(async move {
             let page = core(q.list_hosts(cursor.as_deref(), limit).await)?;
-            Ok(style::host_page_to_json(&page, Style::Camel))
+            Ok(json::host_page_to_json(&page, Style::Camel))
         })
     }
 
     #[wasm_bindgen(js_name = deleteHost)]
     pub fn delete_host(&self, host: String, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let forget = try_arg!(core(style::delete_host_options(&options, Style::Camel)));
+        let forget = try_arg!(core(json::delete_host_options(&options, Style::Camel)));
         let q = self.inner.clone();
         promise(async move {
             let gone = core(q.delete_host(&host, forget).await)?;
-            Ok(style::host_deletion_to_json(&gone, Style::Camel))
+            Ok(json::host_deletion_to_json(&gone, Style::Camel))
         })
     }
 
     pub fn peek(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let [limit] = try_arg!(core(style::counts_from_json(&options, &[("limit", 10)])));
+        let [limit] = try_arg!(core(json::counts_from_json(&options, &[("limit", 10)])));
         let q = self.inner.clone();
         promise(async move {
             let items = core(q.peek(limit).await)?;
             Ok(Value::Array(
                 items
                     .iter()
-                    .map(|i| style::stored_item_to_json(i, Style::Camel))
+                    .map(|i| json::stored_item_to_json(i, Style::Camel))
                     .collect(),
             ))
         })
@@ -676,10 +679,10 @@ impl Queue {
     /// The iterator behind `for await (const lease of q.work({ max, waitMs, stopWhenEmpty }))`.
     pub fn work(&self, options: JsValue) -> Result<Work, JsValue> {
         let options = json_arg(&options, "options")?;
-        let (opts, stop_when_empty) = core(style::work_options_from_json(&options, Style::Camel))?;
+        let (opts, stop_when_empty) = core(json::work_options_from_json(&options, Style::Camel))?;
         Ok(Work {
             queue: self.inner.clone(),
-            work: Rc::new(crawlq::Work::new(opts, stop_when_empty)),
+            work: Rc::new(crawlq::binding::Work::new(opts, stop_when_empty)),
         })
     }
 
@@ -728,7 +731,7 @@ impl Queue {
             let (acked, report) = core(q.ack_with_links(&lease, &links, &opts).await)?;
             Ok(json!({
                 "acked": acked,
-                "links": style::seed_report_to_json(&report, Style::Camel),
+                "links": json::seed_report_to_json(&report, Style::Camel),
             }))
         })
     }
@@ -738,12 +741,12 @@ impl Queue {
 #[wasm_bindgen]
 pub struct Work {
     queue: Rc<CoreQueue>,
-    work: Rc<crawlq::Work>,
+    work: Rc<crawlq::binding::Work>,
 }
 
 fn item(lease: Option<crawlq::Lease>) -> Value {
     match lease {
-        Some(lease) => json!({"value": style::lease_to_json(&lease, Style::Camel), "done": false}),
+        Some(lease) => json!({"value": json::lease_to_json(&lease, Style::Camel), "done": false}),
         None => json!({"done": true}),
     }
 }

@@ -3,7 +3,7 @@
 use crate::error::CliError;
 use crate::format::{ago, clip, count, duration, rate};
 use clap::{Args, Subcommand};
-use crawlq::{DelayAfter, HostInfo, HostPacing, Queue, RedisExecutor, Stats, Style, style};
+use crawlq::{DelayAfter, HostInfo, HostPacing, Queue, RedisExecutor, Stats, Style, binding::json};
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -243,7 +243,7 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
     let Some(every) = args.watch else {
         let s = q.stats().await?;
         if args.json {
-            let mut json = style::stats_to_json(&s, Style::Snake);
+            let mut json = json::stats_to_json(&s, Style::Snake);
             add_nodes(&mut json, &nodes);
             println!("{json}");
         } else {
@@ -263,7 +263,7 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
         let s = q.stats().await?;
         let mut out = std::io::stdout().lock();
         let text = if args.json {
-            let mut json = style::stats_to_json(&s, Style::Snake);
+            let mut json = json::stats_to_json(&s, Style::Snake);
             add_nodes(&mut json, &nodes);
             format!("{json}\n")
         } else {
@@ -415,7 +415,7 @@ pub async fn dead(q: &Queue<RedisExecutor>, command: DeadCommand) -> Result<u8, 
         } => {
             let page = q.dead(limit, offset).await?;
             if json {
-                println!("{}", style::dead_page_to_json(&page, Style::Snake));
+                println!("{}", json::dead_page_to_json(&page, Style::Snake));
                 return Ok(0);
             }
             let now = q.stats().await?.now_ms;
@@ -447,7 +447,7 @@ pub async fn dead(q: &Queue<RedisExecutor>, command: DeadCommand) -> Result<u8, 
                     .iter()
                     .map(|d| {
                         d.as_ref()
-                            .map_or(Value::Null, |d| style::dead_letter_to_json(d, Style::Snake))
+                            .map_or(Value::Null, |d| json::dead_letter_to_json(d, Style::Snake))
                     })
                     .collect();
                 println!("{}", Value::Array(list));
@@ -526,7 +526,7 @@ fn report_unknown(ids: &[String], found: impl Iterator<Item = bool>) -> u8 {
 pub async fn reclaim(q: &Queue<RedisExecutor>, args: ReclaimArgs) -> Result<u8, CliError> {
     let r = q.reclaim(args.limit).await?;
     if args.json {
-        println!("{}", style::reclaim_to_json(&r, Style::Snake));
+        println!("{}", json::reclaim_to_json(&r, Style::Snake));
     } else {
         println!(
             "reclaimed expired leases: {} requeued, {} dead-lettered (past max_attempts), {} expired leases left",
@@ -582,7 +582,7 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
         } => {
             let gone = q.delete_host(&host, forget_seen).await?;
             if json {
-                println!("{}", style::host_deletion_to_json(&gone, Style::Snake));
+                println!("{}", json::host_deletion_to_json(&gone, Style::Snake));
             } else {
                 println!(
                     "deleted {}: {} items removed ({} ready, {} delayed, {} leased, {} dead){}",
@@ -682,7 +682,7 @@ async fn list_hosts(
     loop {
         let page = q.list_hosts(cursor.as_deref(), limit).await?;
         if json {
-            println!("{}", style::host_page_to_json(&page, Style::Snake));
+            println!("{}", json::host_page_to_json(&page, Style::Snake));
         } else {
             if first {
                 println!("{} hosts hold items", count(page.total));
@@ -754,7 +754,7 @@ async fn default_budget(q: &Queue<RedisExecutor>, value: &str, json: bool) -> Re
 /// One line per host: delay, adaptive extra, ready items, when it is leasable; or its JSON.
 async fn print_host(q: &Queue<RedisExecutor>, info: &HostInfo, json: bool) -> Result<u8, CliError> {
     if json {
-        println!("{}", style::host_info_to_json(info, Style::Snake));
+        println!("{}", json::host_info_to_json(info, Style::Snake));
         return Ok(0);
     }
     let delay = match info.delay_override_ms {
@@ -831,7 +831,7 @@ pub async fn peek(q: &Queue<RedisExecutor>, args: PeekArgs) -> Result<u8, CliErr
     if args.json {
         let list: Vec<Value> = items
             .iter()
-            .map(|i| style::stored_item_to_json(i, Style::Snake))
+            .map(|i| json::stored_item_to_json(i, Style::Snake))
             .collect();
         println!("{}", Value::Array(list));
         return Ok(0);
@@ -880,7 +880,7 @@ pub async fn queue(
                 let list: Vec<Value> = rows
                     .iter()
                     .map(|(e, s, paused, nodes)| {
-                        let mut stats = style::stats_to_json(s, Style::Snake);
+                        let mut stats = json::stats_to_json(s, Style::Snake);
                         add_nodes(&mut stats, nodes);
                         serde_json::json!({"name": e.name, "shards": e.shards, "paused": paused,
                                            "stats": stats})

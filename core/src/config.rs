@@ -681,7 +681,7 @@ impl Config {
             };
             out.insert(name, value);
         }
-        let name = crate::style::field_name("seen_cache", false, style);
+        let name = crate::binding::json::field_name("seen_cache", false, style);
         if out.get(&name).is_none_or(Value::is_null) {
             out.insert(name, Value::from(ADAPTER_SEEN_CACHE));
         }
@@ -694,7 +694,7 @@ impl Config {
 pub const ADAPTER_SEEN_CACHE: usize = 100_000;
 
 fn name_in(spec: &Spec, style: Style) -> String {
-    crate::style::field_name(spec.snake, matches!(spec.kind, Kind::Duration), style)
+    crate::binding::json::field_name(spec.snake, matches!(spec.kind, Kind::Duration), style)
 }
 
 fn unknown_option(name: &str, style: Style) -> Error {

@@ -233,7 +233,7 @@ impl Error {
             .fields
             .iter()
             .zip(values)
-            .map(|(name, v)| (crate::style::field_name(name, false, style), v))
+            .map(|(name, v)| (crate::binding::json::field_name(name, false, style), v))
             .collect()
     }
 }

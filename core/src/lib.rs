@@ -26,17 +26,18 @@
 //! # Ok(()) }
 //! ```
 
+// The bindings' plumbing (their JSON boundary, work loop, held leases, runtime): not part of
+// the Rust API.
+#[doc(hidden)]
+pub mod binding;
 #[cfg(feature = "redis-executor")]
 pub mod catalog;
 pub mod config;
 pub mod error;
-pub mod held;
 pub mod keys;
 pub mod model;
 pub mod normalize;
 pub mod ops;
-#[cfg(feature = "redis-executor")]
-pub mod process;
 pub mod queue;
 #[cfg(feature = "redis-executor")]
 pub mod redis_exec;
@@ -45,9 +46,7 @@ pub mod retry_after;
 pub mod scripts;
 pub mod seen_cache;
 pub mod shards;
-pub mod style;
 pub mod wire;
-pub mod work;
 
 pub use config::{Backoff, BackoffKind, Config, DelayAfter, Style};
 pub use error::{ERROR_KINDS, Error, ErrorKind, InvalidReason, Result};
@@ -61,7 +60,6 @@ pub use queue::{
 pub use redis_exec::RedisExecutor;
 pub use request::CrawlRequest;
 pub use retry_after::RetryAfter;
-pub use work::{LeaseCursor, Popped, Work};
 
 /// The root README's Rust example is compiled as a doctest, so it stays correct.
 #[cfg(doctest)]

@@ -849,15 +849,20 @@ impl Answers {
     /// let a = Answers { results: AnswerResults::Deadlines(vec![Some(1500), None]), single: false };
     /// assert_eq!(a.to_json(Style::Snake), serde_json::json!([1.5, null]));
     /// ```
+    #[doc(hidden)] // for the bindings: their JSON boundary
     pub fn to_json(&self, style: crate::Style) -> Value {
         let values: Vec<Value> = match &self.results {
             AnswerResults::Flags(f) => f.iter().map(|b| Value::Bool(*b)).collect(),
             AnswerResults::Outcomes(o) => o.iter().map(|o| Value::from(o.as_str())).collect(),
             AnswerResults::Deadlines(d) => d
                 .iter()
-                .map(|d| d.map_or(Value::Null, |ms| crate::style::time_value(ms, style)))
+                .map(|d| {
+                    d.map_or(Value::Null, |ms| {
+                        crate::binding::json::time_value(ms, style)
+                    })
+                })
                 .collect(),
         };
-        crate::style::one_or_many(values, self.single)
+        crate::binding::json::one_or_many(values, self.single)
     }
 }

@@ -430,7 +430,7 @@ async fn a_revisit_at_a_time_comes_back_then_and_a_past_time_at_once() {
     assert_eq!(urls(&later), ["https://t.example/1"]);
     let err = q.ack_revisit_at(&handles(&later), -1).await.unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
-    let both = style::ack_answer_from_json(
+    let both = crawlq::binding::json::ack_answer_from_json(
         &serde_json::json!({"revisit_after": 1, "revisit_at": 2}),
         Style::Snake,
     )

@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use crawlq::binding::{LeaseCursor, process};
 use crawlq::*;
 use serde_json::json;
 use std::time::{Duration, Instant};

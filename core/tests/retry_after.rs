@@ -139,23 +139,29 @@ async fn a_full_host_whose_slot_frees_still_waits_out_a_retry_after() {
 
 #[tokio::test]
 async fn retry_after_in_each_style_and_bad_values_are_refused() {
-    let snake =
-        style::nack_options_from_json(&serde_json::json!({"retry_after": 2.5}), Style::Snake)
-            .unwrap();
+    let snake = crawlq::binding::json::nack_options_from_json(
+        &serde_json::json!({"retry_after": 2.5}),
+        Style::Snake,
+    )
+    .unwrap();
     assert_eq!(
         snake.retry_after,
         Some(RetryAfter::Delay(Duration::from_millis(2500)))
     );
-    let header =
-        style::nack_options_from_json(&serde_json::json!({"retryAfter": "30"}), Style::Camel)
-            .unwrap();
+    let header = crawlq::binding::json::nack_options_from_json(
+        &serde_json::json!({"retryAfter": "30"}),
+        Style::Camel,
+    )
+    .unwrap();
     assert_eq!(
         header.retry_after,
         Some(RetryAfter::Delay(Duration::from_secs(30)))
     );
-    let ms =
-        style::nack_options_from_json(&serde_json::json!({"retryAfterMs": 1500}), Style::Camel)
-            .unwrap();
+    let ms = crawlq::binding::json::nack_options_from_json(
+        &serde_json::json!({"retryAfterMs": 1500}),
+        Style::Camel,
+    )
+    .unwrap();
     assert_eq!(
         ms.retry_after,
         Some(RetryAfter::Delay(Duration::from_millis(1500)))
@@ -169,7 +175,7 @@ async fn retry_after_in_each_style_and_bad_values_are_refused() {
             Style::Camel,
         ),
     ] {
-        let err = style::nack_options_from_json(&bad, style).unwrap_err();
+        let err = crawlq::binding::json::nack_options_from_json(&bad, style).unwrap_err();
         assert_eq!(err.code(), "INVALID_ARGUMENT", "{bad}: {err}");
     }
 }

@@ -314,7 +314,7 @@ async fn writes_the_index_never_heard_of_are_found_by_the_sweep() {
     let layout = q.layout().await.unwrap();
     let exec = RedisExecutor::connect(&url, &config).await.unwrap();
     let (lost, silent) = ("http://lost-report.example/", "http://silent.example/");
-    let shard = |u: &str| crawlq::style::shard_of_input(u, 8).unwrap() as usize;
+    let shard = |u: &str| crawlq::binding::json::shard_of_input(u, 8).unwrap() as usize;
     assert_ne!(shard(lost), shard(silent), "two shards");
 
     // the report comes back in the reply and goes nowhere

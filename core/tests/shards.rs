@@ -242,7 +242,8 @@ async fn each_spread_shard_has_its_share_of_the_seen_buckets() {
         .map(|i| format!("http://big.split.example/{i}").into())
         .collect();
     seed_twice(&q, &one).await;
-    let s = crawlq::style::shard_of_input("http://big.split.example/", 64).unwrap() as usize;
+    let s =
+        crawlq::binding::json::shard_of_input("http://big.split.example/", 64).unwrap() as usize;
     let base = layout.shard(s).keys().base().to_string();
     let level1 = seen_buckets(&server, &base, 1);
     assert!(!level1.is_empty(), "level 1 started");

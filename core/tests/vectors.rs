@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use crawlq::style::{self, field_name};
+use crawlq::binding::json::{self, field_name};
 use crawlq::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -99,7 +99,7 @@ fn normalization_and_fingerprint_vectors() {
     assert!(!invalid_text.is_empty());
     for case in cases.into_iter().chain(invalid_text) {
         let input = case["input"].as_str().unwrap();
-        match (style::normalized_to_json(input), case.get("error")) {
+        match (json::normalized_to_json(input), case.get("error")) {
             (Ok(got), None) => {
                 for field in ["kind", "canonical", "host", "fingerprint"] {
                     assert_eq!(got[field], case[field], "{field} of {input:?}");
@@ -118,8 +118,8 @@ async fn seed_items(
     items: &Value,
     options: &Value,
 ) -> Result<SeedReport> {
-    let items = style::seed_items_from_json(&to_camel(items), Style::Camel)?;
-    let options = style::seed_options_from_json(&to_camel(options), Style::Camel)?;
+    let items = json::seed_items_from_json(&to_camel(items), Style::Camel)?;
+    let options = json::seed_options_from_json(&to_camel(options), Style::Camel)?;
     q.seed(&items, &options).await
 }
 
@@ -241,7 +241,7 @@ async fn scenario_vectors() {
             .as_object_mut()
             .unwrap()
             .insert("fixedClock".into(), json!(clock));
-        let config = style::config_from_json(&options, Style::Camel).unwrap();
+        let config = json::config_from_json(&options, Style::Camel).unwrap();
         let q = open("scenario", config).await;
         let mut leases: Vec<Lease> = Vec::new();
         for (n, step) in scenario["steps"].as_array().unwrap().iter().enumerate() {
@@ -273,7 +273,7 @@ async fn scenario_vectors() {
                             step.get("options").unwrap_or(&Value::Null),
                         )
                         .await?;
-                        to_snake(&style::seed_report_to_json(&report, Style::Camel))
+                        to_snake(&json::seed_report_to_json(&report, Style::Camel))
                     }
                     "lease" => {
                         let opts = LeaseOptions {
@@ -284,7 +284,7 @@ async fn scenario_vectors() {
                         let got = q.lease_with(&opts).await?;
                         let out = Value::Array(
                             got.iter()
-                                .map(|l| to_snake(&style::lease_to_json(l, Style::Camel)))
+                                .map(|l| to_snake(&json::lease_to_json(l, Style::Camel)))
                                 .collect(),
                         );
                         leases.extend(got);
@@ -302,7 +302,7 @@ async fn scenario_vectors() {
                             "acked": acked.to_json(Style::Camel),
                             "leases": got
                                 .iter()
-                                .map(|l| to_snake(&style::lease_to_json(l, Style::Camel)))
+                                .map(|l| to_snake(&json::lease_to_json(l, Style::Camel)))
                                 .collect::<Vec<_>>(),
                         });
                         leases.extend(got);
@@ -310,29 +310,29 @@ async fn scenario_vectors() {
                     }
                     "ack" | "nack" | "extend" | "release" => {
                         let answer = match step["op"].as_str().unwrap() {
-                            "ack" => style::ack_answer_from_json(
+                            "ack" => json::ack_answer_from_json(
                                 &to_camel(step.get("options").unwrap_or(&Value::Null)),
                                 Style::Camel,
                             )?,
-                            "release" => Answer::Release(style::release_options_from_json(
+                            "release" => Answer::Release(json::release_options_from_json(
                                 &to_camel(step.get("options").unwrap_or(&Value::Null)),
                                 Style::Camel,
                             )?),
                             "extend" => Answer::Extend(Duration::from_millis(
                                 step["ttl_ms"].as_u64().unwrap(),
                             )),
-                            _ => Answer::Nack(style::nack_options_from_json(
+                            _ => Answer::Nack(json::nack_options_from_json(
                                 &to_camel(step.get("options").unwrap_or(&Value::Null)),
                                 Style::Camel,
                             )?),
                         };
                         q.answer(&answer, &h, single).await?.to_json(Style::Camel)
                     }
-                    "reclaim" => to_snake(&style::reclaim_to_json(
+                    "reclaim" => to_snake(&json::reclaim_to_json(
                         &q.reclaim(step["limit"].as_u64().unwrap() as usize).await?,
                         Style::Camel,
                     )),
-                    "stats" => to_snake(&style::stats_to_json(&q.stats().await?, Style::Camel)),
+                    "stats" => to_snake(&json::stats_to_json(&q.stats().await?, Style::Camel)),
                     "dead" => {
                         let page = q
                             .dead(
@@ -343,7 +343,7 @@ async fn scenario_vectors() {
                         Value::Array(
                             page.items
                                 .iter()
-                                .map(|d| to_snake(&style::dead_letter_to_json(d, Style::Camel)))
+                                .map(|d| to_snake(&json::dead_letter_to_json(d, Style::Camel)))
                                 .collect(),
                         )
                     }
@@ -356,7 +356,7 @@ async fn scenario_vectors() {
                     "purge_dead" => json!(q.purge_dead().await?),
                     "set_host_delay" => {
                         let delay = step["delay_ms"].as_u64().map(Duration::from_millis);
-                        to_snake(&style::host_info_to_json(
+                        to_snake(&json::host_info_to_json(
                             &q.set_host_delay(step["host"].as_str().unwrap(), delay)
                                 .await?,
                             Style::Camel,
@@ -368,7 +368,7 @@ async fn scenario_vectors() {
                     },
                     "resume" => json!(q.resume().await?),
                     "is_paused" => json!(q.is_paused().await?),
-                    "set_host_crawl_delay" => to_snake(&style::host_info_to_json(
+                    "set_host_crawl_delay" => to_snake(&json::host_info_to_json(
                         &q.set_host_crawl_delay(
                             step["host"].as_str().unwrap(),
                             step["delay_ms"].as_u64().map(Duration::from_millis),
@@ -376,7 +376,7 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
-                    "set_host_delay_after" => to_snake(&style::host_info_to_json(
+                    "set_host_delay_after" => to_snake(&json::host_info_to_json(
                         &q.set_host_delay_after(
                             step["host"].as_str().unwrap(),
                             HostPacing::from_parts(
@@ -387,7 +387,7 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
-                    "set_host_in_flight" => to_snake(&style::host_info_to_json(
+                    "set_host_in_flight" => to_snake(&json::host_info_to_json(
                         &q.set_host_in_flight(
                             step["host"].as_str().unwrap(),
                             step["limit"].as_u64(),
@@ -395,7 +395,7 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
-                    "set_host_budget" => to_snake(&style::host_info_to_json(
+                    "set_host_budget" => to_snake(&json::host_info_to_json(
                         &q.set_host_budget(step["host"].as_str().unwrap(), step["urls"].as_u64())
                             .await?,
                         Style::Camel,
@@ -407,17 +407,17 @@ async fn scenario_vectors() {
                     "default_host_budget" => json!(q.default_host_budget().await?),
                     "pause_host" => {
                         let duration = step["duration_ms"].as_u64().map(Duration::from_millis);
-                        to_snake(&style::host_info_to_json(
+                        to_snake(&json::host_info_to_json(
                             &q.pause_host(step["host"].as_str().unwrap(), duration)
                                 .await?,
                             Style::Camel,
                         ))
                     }
-                    "resume_host" => to_snake(&style::host_info_to_json(
+                    "resume_host" => to_snake(&json::host_info_to_json(
                         &q.resume_host(step["host"].as_str().unwrap()).await?,
                         Style::Camel,
                     )),
-                    "list_hosts" => to_snake(&style::host_page_to_json(
+                    "list_hosts" => to_snake(&json::host_page_to_json(
                         &q.list_hosts(
                             step["cursor"].as_str(),
                             step["limit"].as_u64().unwrap() as usize,
@@ -425,7 +425,7 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
-                    "delete_host" => to_snake(&style::host_deletion_to_json(
+                    "delete_host" => to_snake(&json::host_deletion_to_json(
                         &q.delete_host(
                             step["host"].as_str().unwrap(),
                             step["forget_seen"].as_bool().unwrap_or(false),
@@ -436,22 +436,22 @@ async fn scenario_vectors() {
                     "ack_with_links" => {
                         let lease = leases[step["lease"].as_u64().unwrap() as usize].handle();
                         let links =
-                            style::seed_items_from_json(&to_camel(&step["links"]), Style::Camel)?;
-                        let options = style::seed_options_from_json(
+                            json::seed_items_from_json(&to_camel(&step["links"]), Style::Camel)?;
+                        let options = json::seed_options_from_json(
                             &to_camel(step.get("options").unwrap_or(&Value::Null)),
                             Style::Camel,
                         )?;
                         let (acked, report) = q.ack_with_links(&lease, &links, &options).await?;
                         serde_json::json!({
                             "acked": acked,
-                            "links": to_snake(&style::seed_report_to_json(&report, Style::Camel)),
+                            "links": to_snake(&json::seed_report_to_json(&report, Style::Camel)),
                         })
                     }
                     "ack_with_links_and_lease" => {
                         let lease = leases[step["lease"].as_u64().unwrap() as usize].handle();
                         let links =
-                            style::seed_items_from_json(&to_camel(&step["links"]), Style::Camel)?;
-                        let options = style::seed_options_from_json(
+                            json::seed_items_from_json(&to_camel(&step["links"]), Style::Camel)?;
+                        let options = json::seed_options_from_json(
                             &to_camel(step.get("options").unwrap_or(&Value::Null)),
                             Style::Camel,
                         )?;
@@ -465,10 +465,10 @@ async fn scenario_vectors() {
                             .await?;
                         let out = serde_json::json!({
                             "acked": acked,
-                            "links": to_snake(&style::seed_report_to_json(&report, Style::Camel)),
+                            "links": to_snake(&json::seed_report_to_json(&report, Style::Camel)),
                             "leases": got
                                 .iter()
-                                .map(|l| to_snake(&style::lease_to_json(l, Style::Camel)))
+                                .map(|l| to_snake(&json::lease_to_json(l, Style::Camel)))
                                 .collect::<Vec<_>>(),
                         });
                         leases.extend(got);
@@ -487,7 +487,7 @@ async fn scenario_vectors() {
                             .await?,
                         )
                     }
-                    "host_info" => to_snake(&style::host_info_to_json(
+                    "host_info" => to_snake(&json::host_info_to_json(
                         &q.host_info(step["host"].as_str().unwrap()).await?,
                         Style::Camel,
                     )),
@@ -495,7 +495,7 @@ async fn scenario_vectors() {
                         q.peek(step["limit"].as_u64().unwrap() as usize)
                             .await?
                             .iter()
-                            .map(|i| to_snake(&style::stored_item_to_json(i, Style::Camel)))
+                            .map(|i| to_snake(&json::stored_item_to_json(i, Style::Camel)))
                             .collect(),
                     ),
                     other => panic!("unknown op {other}"),
@@ -526,7 +526,7 @@ fn shard_vectors() {
     for case in cases {
         let input = case["input"].as_str().unwrap();
         let shards = case["shards"].as_i64().unwrap();
-        let got = style::shard_of_input(input, shards).unwrap();
+        let got = json::shard_of_input(input, shards).unwrap();
         assert_eq!(
             u64::from(got),
             case["shard"].as_u64().unwrap(),
@@ -575,7 +575,7 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
     let q = open("requests", fixed_clock_config()).await;
     for case in file["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
-        let request = style::request_from_json(&case["request"], Style::Snake).unwrap();
+        let request = json::request_from_json(&case["request"], Style::Snake).unwrap();
         let payload = request.payload();
         assert_eq!(payload, case["payload"], "{name}: payload");
         assert_eq!(
@@ -595,7 +595,7 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
             "{name}: key with sort_query"
         );
         let url = case["read"]["url"].as_str();
-        let read = style::request_of_item(url, Some(&payload), Style::Snake).unwrap();
+        let read = json::request_of_item(url, Some(&payload), Style::Snake).unwrap();
         assert_eq!(read, case["read"], "{name}: read");
 
         // end to end: seeded, leased, read back; the record holds the stored bytes and key
@@ -605,7 +605,7 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
         let leases = q.lease(1, Duration::ZERO).await.unwrap();
         let lease = &leases[0];
         let read =
-            style::request_of_item(lease.url.as_deref(), lease.payload.as_ref(), Style::Snake)
+            json::request_of_item(lease.url.as_deref(), lease.payload.as_ref(), Style::Snake)
                 .unwrap();
         assert_eq!(read, case["read"], "{name}: read from a lease");
         assert_eq!(
@@ -618,7 +618,7 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
     for case in file["reads"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
         let payload = (!case["payload"].is_null()).then(|| &case["payload"]);
-        let read = style::request_of_item(case["url"].as_str(), payload, Style::Snake);
+        let read = json::request_of_item(case["url"].as_str(), payload, Style::Snake);
         match case.get("error") {
             Some(code) => assert_eq!(read.unwrap_err().code(), code.as_str().unwrap(), "{name}"),
             None => assert_eq!(read.unwrap(), case["read"], "{name}"),
@@ -626,7 +626,7 @@ async fn crawl_requests_store_read_and_key_as_the_vectors_say() {
     }
     for case in file["updates"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
-        let updated = style::request_update(
+        let updated = json::request_update(
             case["url"].as_str(),
             Some(&case["payload"]),
             &case["changes"],

@@ -25,7 +25,7 @@ struct Held {
 /// The leases held through one queue, by lease key (`<token>:<id>`).
 ///
 /// ```
-/// use crawlq::held::HeldLeases;
+/// use crawlq::binding::held::HeldLeases;
 /// use std::time::Duration;
 /// let held = HeldLeases::default();
 /// assert!(held.is_empty());

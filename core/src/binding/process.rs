@@ -23,7 +23,7 @@ static MULTI_THREAD: Mutex<Option<(u32, &'static Runtime)>> = Mutex::new(None);
 /// The runtime of this process in `flavor`, built on first use and again after a fork.
 ///
 /// ```
-/// use crawlq::process::{Flavor, runtime};
+/// use crawlq::binding::process::{Flavor, runtime};
 /// let rt = runtime(Flavor::CurrentThread);
 /// assert_eq!(rt.block_on(async { 1 + 1 }), 2);
 /// assert!(std::ptr::eq(rt, runtime(Flavor::CurrentThread)));
@@ -60,7 +60,7 @@ pub fn runtime(flavor: Flavor) -> &'static Runtime {
 /// dropped.
 ///
 /// ```
-/// let slot: crawlq::process::ProcessQueue<crawlq::RedisExecutor> = Default::default();
+/// let slot: crawlq::binding::process::ProcessQueue<crawlq::RedisExecutor> = Default::default();
 /// assert!(slot.current().is_none());
 /// slot.close(); // nothing to close yet
 /// ```
@@ -131,7 +131,7 @@ impl<E: crate::queue::Executor> Drop for ProcessQueue<E> {
 /// use std::{sync::Arc, time::Duration};
 /// let config = crawlq::Config { extend_every: Duration::from_secs(20), ..Default::default() };
 /// let q = Arc::new(crawlq::Queue::connect("redis://127.0.0.1/", "jobs", config.clone()).await?);
-/// crawlq::process::spawn_extender("redis://127.0.0.1/", "jobs", config, q.held().clone());
+/// crawlq::binding::process::spawn_extender("redis://127.0.0.1/", "jobs", config, q.held().clone());
 /// // ... lease and work; leases stay alive until answered ...
 /// q.held().close();
 /// # Ok(()) }
@@ -140,7 +140,7 @@ pub fn spawn_extender(
     url: &str,
     name: &str,
     config: crate::Config,
-    held: std::sync::Arc<crate::held::HeldLeases>,
+    held: std::sync::Arc<crate::binding::held::HeldLeases>,
 ) {
     let every = config.extend_every;
     if every.is_zero() {

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 ///
 /// ```no_run
 /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
-/// let mut cursor = crawlq::work::LeaseCursor::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
+/// let mut cursor = crawlq::binding::work::LeaseCursor::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
 /// while let Some(lease) = cursor.next(q, || false).await? {
 ///     q.ack(&[lease.handle()]).await?;
 /// }
@@ -148,7 +148,7 @@ pub enum Popped {
 ///
 /// ```no_run
 /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
-/// let work = crawlq::Work::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
+/// let work = crawlq::binding::Work::new(crawlq::LeaseOptions { max: 10, ..Default::default() }, true);
 /// while let Some(lease) = work.next(q, || false).await? {
 ///     q.ack(&[lease.handle()]).await?;
 /// }

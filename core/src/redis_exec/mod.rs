@@ -21,54 +21,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod connect;
+mod replies;
+use connect::*;
+pub use replies::to_error;
+use replies::*;
+
 /// The `redis` crate this executor is built on, for tools that also send plain commands
 /// (see [`RedisExecutor::connection`]).
 pub use redis;
-
-/// SCAN one server to the end (`route`: the node of a cluster connection to ask).
-async fn scan_node(
-    conn: &mut Connection,
-    pattern: &str,
-    keys: &mut Vec<String>,
-    route: Option<RoutingInfo>,
-) -> redis::RedisResult<()> {
-    let mut cursor = 0u64;
-    loop {
-        let mut scan = redis::cmd("SCAN");
-        scan.arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(1000);
-        let reply = match (&route, &mut *conn) {
-            (Some(route), Connection::Cluster(c)) => c.route_command(scan, route.clone()).await?,
-            _ => scan.query_async(conn).await?,
-        };
-        let (next, found): (u64, Vec<String>) = redis::from_redis_value(reply)?;
-        keys.extend(found);
-        if next == 0 {
-            return Ok(());
-        }
-        cursor = next;
-    }
-}
-
-/// The primaries in a `CLUSTER NODES` reply, as (host, port).
-fn cluster_primaries(nodes: &str) -> Vec<(String, u16)> {
-    nodes
-        .lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split(' ').collect();
-            let (address, flags) = (fields.get(1)?, fields.get(2)?);
-            if !flags.split(',').any(|f| f == "master") || flags.contains("fail") {
-                return None;
-            }
-            let address = address.split('@').next()?;
-            let (host, port) = address.rsplit_once(':')?;
-            Some((host.to_string(), port.parse().ok()?))
-        })
-        .collect()
-}
 
 /// Idle blocking connections kept for reuse, per node.
 const BLOCKING_POOL: usize = 16;
@@ -119,23 +80,6 @@ fn invocation(command: &str, script: &str, call: &ScriptCall) -> redis::Cmd {
         .arg(&*call.keys)
         .arg(&call.args);
     cmd
-}
-
-/// FCALL of a function the server does not have.
-fn is_function_not_found(e: &RedisError) -> bool {
-    e.code() == Some("ERR")
-        && e.detail()
-            .is_some_and(|d| d.starts_with("Function not found"))
-}
-
-/// The server or the user's ACL will never run functions: Redis before 7 (unknown command),
-/// an ACL without `+fcall` or `+function|load`.
-fn refuses_functions(e: &RedisError) -> bool {
-    e.kind() == ErrorKind::Server(ServerErrorKind::NoPerm)
-        || (e.code() == Some("ERR")
-            && e.detail().is_some_and(|d| {
-                d.starts_with("unknown command") || d.starts_with("unknown subcommand")
-            }))
 }
 
 /// Runs scripts on a Redis server (TCP, TLS with `rediss://`, or a unix socket) or a Redis
@@ -539,95 +483,6 @@ impl RedisExecutor {
     }
 }
 
-/// A client for `info`, with the CA of `tls_ca_file` when one is given.
-fn client_for(
-    info: &ConnectionInfo,
-    root_cert: &Option<Vec<u8>>,
-) -> redis::RedisResult<redis::Client> {
-    if matches!(info.addr(), ConnectionAddr::TcpTls { .. }) {
-        install_tls_provider();
-    }
-    match root_cert {
-        Some(cert) => redis::Client::build_with_tls(
-            info.clone(),
-            redis::TlsCertificates {
-                client_tls: None,
-                root_cert: Some(cert.clone()),
-            },
-        ),
-        None => redis::Client::open(info.clone()),
-    }
-}
-
-/// The address of another node, reached the way the URL's node is (TCP or TLS).
-fn node_addr(like: &ConnectionAddr, host: &str, port: u16) -> ConnectionAddr {
-    match like {
-        ConnectionAddr::TcpTls {
-            insecure,
-            tls_params,
-            ..
-        } => ConnectionAddr::TcpTls {
-            host: host.to_string(),
-            port,
-            insecure: *insecure,
-            tls_params: tls_params.clone(),
-        },
-        _ => ConnectionAddr::Tcp(host.to_string(), port),
-    }
-}
-
-fn split_addr(addr: &str) -> Option<(String, u16)> {
-    let (host, port) = addr.rsplit_once(':')?;
-    Some((host.to_string(), port.parse().ok()?))
-}
-
-/// A cluster connection from one node's settings: the client discovers the other nodes and
-/// follows the topology.
-async fn cluster_connection(
-    info: &ConnectionInfo,
-    root_cert: &Option<Vec<u8>>,
-    config: &Config,
-    context: &str,
-) -> Result<ClusterConnection> {
-    // No retries by the cluster client: it would send a call again after its connection
-    // dropped with the call in flight, when the script may have run (an ack applied twice
-    // answers false, a lease hands out twice as many). The executor retries what certainly did
-    // not run (`may_retry`), as it does on one server; a redirect (MOVED) still makes the
-    // client refresh its slot map before that retry.
-    let mut builder = redis::cluster::ClusterClient::builder(vec![info.clone()])
-        .connection_timeout(config.connect_timeout)
-        .response_timeout(config.command_timeout)
-        .retries(0)
-        .use_protocol(redis::ProtocolVersion::RESP3);
-    if let Some(cert) = root_cert {
-        builder = builder.certs(redis::TlsCertificates {
-            client_tls: None,
-            root_cert: Some(cert.clone()),
-        });
-    }
-    let client = builder
-        .build()
-        .map_err(|e| Error::Config(format!("{context}: {e}")))?;
-    client
-        .get_async_connection()
-        .await
-        .map_err(|e| to_error(e, context))
-}
-
-/// Whether a failed call may be sent again: the server certainly did not run it (the connection
-/// was refused; Redis was loading its data set, busy with another script, or asked to try
-/// again), or the call changes nothing (a read-only script), so running it twice is harmless.
-fn may_retry(e: &RedisError, read_only: bool) -> bool {
-    e.is_connection_refusal()
-        || e.kind() == ErrorKind::ClusterConnectionNotFound
-        || matches!(
-            e.code(),
-            Some("LOADING" | "BUSY" | "TRYAGAIN" | "MASTERDOWN" | "CLUSTERDOWN" | "MOVED" | "ASK")
-        )
-        || is_slot_moving(e)
-        || (read_only && (e.is_connection_dropped() || e.is_io_error()) && !e.is_timeout())
-}
-
 /// The waits between retries of a call that provably did not run (and of a connection's
 /// first contact): 50 ms, doubling up to 1 s, for as long as the next wait ends within the
 /// time the call was given. The connection manager's own reconnects use the same bounds.
@@ -657,12 +512,6 @@ impl Backoff {
         tokio::time::sleep(self.delay).await;
         self.delay = (self.delay * 2).min(Backoff::MAX);
     }
-}
-
-/// A script that found its slot being migrated: its probe failed before any write (see
-/// common.lua), so it can be sent again once the slot has moved.
-fn is_slot_moving(e: &RedisError) -> bool {
-    e.to_string().contains("non local key")
 }
 
 impl Executor for RedisExecutor {
@@ -733,7 +582,7 @@ impl Executor for RedisExecutor {
 
     fn monotonic_ms(&self) -> u64 {
         // one epoch for the whole process: every executor's readings compare (a lease held
-        // through one queue may be extended through another's connection, crawlq::held)
+        // through one queue may be extended through another's connection, crawlq::binding::held)
         static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
         EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64
     }
@@ -791,7 +640,7 @@ impl<E: Executor + std::borrow::Borrow<RedisExecutor>> Queue<E> {
         let mut nodes = Vec::with_capacity(layout.count());
         for ops in layout.all() {
             let exec: &RedisExecutor = self.executor().borrow();
-            nodes.push(exec.node_of(&ops.keys().fixed()[0]).await);
+            nodes.push(exec.node_of(ops.keys().meta()).await);
         }
         Ok(nodes)
     }
@@ -827,117 +676,4 @@ fn give_back(
     if idle.len() < BLOCKING_POOL {
         idle.push(conn);
     }
-}
-
-fn install_tls_provider() {
-    // Several libraries may race to install one; whichever wins is fine.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// The URL without its password, for messages.
-fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}://***@{}", &url[..scheme_end], &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
-}
-
-fn to_reply(value: redis::Value) -> Reply {
-    use redis::Value as V;
-    match value {
-        V::Nil => Reply::Nil,
-        V::Int(i) => Reply::Int(i),
-        V::BulkString(b) => Reply::Data(b),
-        V::SimpleString(s) => Reply::Data(s.into_bytes()),
-        V::Okay => Reply::Data(b"OK".to_vec()),
-        V::Array(items) | V::Set(items) => Reply::Array(items.into_iter().map(to_reply).collect()),
-        V::Boolean(b) => Reply::Int(b as i64),
-        V::Double(d) => Reply::Data(d.to_string().into_bytes()),
-        V::Map(pairs) => Reply::Array(
-            pairs
-                .into_iter()
-                .flat_map(|(k, v)| [to_reply(k), to_reply(v)])
-                .collect(),
-        ),
-        other => Reply::Data(format!("{other:?}").into_bytes()),
-    }
-}
-
-/// Map an error of the `redis` crate to crawlq's [`Error`], the way the executor does:
-/// refused or dropped connections are [`Error::Unavailable`], timeouts [`Error::Timeout`],
-/// authentication and certificate problems [`Error::Config`], crawlq's script errors and
-/// `WRONGTYPE` as [`Error::from_server_reply`] decides.
-pub fn to_error(e: RedisError, context: &str) -> Error {
-    let text = e.to_string();
-    if text.contains("CRAWLQ_") || e.code() == Some("WRONGTYPE") {
-        return with_context(Error::from_server_reply(&text), context);
-    }
-    if e.kind() == ErrorKind::AuthenticationFailed
-        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
-    {
-        return Error::Config(format!(
-            "{context}: authentication failed ({text}); give the password (and user) in the URL: \
-             redis://user:password@host:port"
-        ));
-    }
-    if is_tls_verification(&text) {
-        return Error::Config(format!(
-            "{context}: the server's TLS certificate is not trusted ({text}); set tls_ca_file to \
-             the CA that signed it"
-        ));
-    }
-    if e.is_timeout() {
-        return Error::Timeout(format!("{context}: {text}"));
-    }
-    if is_slot_moving(&e)
-        || matches!(
-            e.code(),
-            Some("TRYAGAIN" | "MOVED" | "ASK" | "CLUSTERDOWN" | "CROSSSLOT")
-        )
-    {
-        return Error::Unavailable(format!(
-            "{context}: the Redis Cluster is moving or lost the queue's slot and did not settle \
-             within the timeouts ({text}); nothing was changed, try again"
-        ));
-    }
-    if e.code() == Some("LOADING") {
-        return Error::Unavailable(format!(
-            "{context}: Redis is still loading its data set ({text})"
-        ));
-    }
-    if e.is_connection_refusal() {
-        return Error::Unavailable(format!("{context}: connection refused ({text})"));
-    }
-    if e.is_connection_dropped() || e.is_io_error() {
-        return Error::Unavailable(format!(
-            "{context}: connection lost ({text}); the call may or may not have been applied"
-        ));
-    }
-    match e.kind() {
-        ErrorKind::InvalidClientConfig => Error::Config(format!("{context}: {text}")),
-        ErrorKind::Server(_) | ErrorKind::Extension => Error::Server(format!("{context}: {text}")),
-        _ => Error::Unavailable(format!("{context}: {text}")),
-    }
-}
-
-fn with_context(error: Error, context: &str) -> Error {
-    match error {
-        Error::Server(m) => Error::Server(format!("{context}: {m}")),
-        other => other,
-    }
-}
-
-/// rustls reports an untrusted certificate (unknown issuer, wrong name, expired) as an I/O
-/// error whose text names it.
-fn is_tls_verification(text: &str) -> bool {
-    [
-        "invalid peer certificate",
-        "UnknownIssuer",
-        "NotValidForName",
-        "certificate verify",
-    ]
-    .iter()
-    .any(|needle| text.contains(needle))
 }

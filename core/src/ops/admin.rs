@@ -1,0 +1,124 @@
+//! Whole-queue calls: reclaim, stats, pause, peek.
+
+use super::*;
+
+impl Ops {
+    pub fn reclaim(&self, limit: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::RECLAIM, 2);
+        call.args.push(limit.to_string().into_bytes());
+        call.args
+            .push(self.config.max_attempts.to_string().into_bytes());
+        call
+    }
+
+    pub fn decode_reclaim(&self, reply: Reply) -> Result<ReclaimReport> {
+        let items = reply.array()?;
+        expect_len(&items, 3, "reclaim")?;
+        Ok(ReclaimReport {
+            requeued: items[0].uint()?,
+            dead: items[1].uint()?,
+            remaining: items[2].uint()?,
+        })
+    }
+
+    pub fn stats(&self) -> ScriptCall {
+        self.call(&scripts::STATS, 0)
+    }
+
+    /// Stats of this shard and of `others` (shards of the same queue on the same node) in one
+    /// atomic call (docs/PROTOCOL.md section 9, "Readings").
+    pub fn stats_shards(&self, others: &[&Ops]) -> ScriptCall {
+        self.with_other_bases(&scripts::STATS_SHARDS, others)
+    }
+
+    /// A call of `script` on this shard with the bases of `others` as its arguments.
+    pub(super) fn with_other_bases(
+        &self,
+        script: &'static scripts::Script,
+        others: &[&Ops],
+    ) -> ScriptCall {
+        let mut call = self.call(script, others.len());
+        call.args
+            .extend(others.iter().map(|o| o.keys.base().as_bytes().to_vec()));
+        call
+    }
+
+    pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {
+        let items = reply.array()?;
+        expect_len(&items, 21, "stats")?;
+        let u = |i: usize| items[i].uint();
+        let now_ms = items[0].int()?;
+        let oldest = items[8].int()?;
+        let (ready, delayed) = (u(1)?, u(5)?);
+        Ok(Stats {
+            now_ms,
+            pending: ready + delayed,
+            ready,
+            hosts: u(2)?,
+            done: u(3)?,
+            seen: u(4)?,
+            delayed,
+            leased: u(6)?,
+            dead: u(7)?,
+            oldest_pending_age_ms: (oldest >= 0).then(|| (now_ms - oldest).max(0) as u64),
+            seeded_total: u(9)?,
+            duplicates_total: u(10)?,
+            leased_total: u(11)?,
+            acked_total: u(12)?,
+            nacked_total: u(13)?,
+            retried_total: u(14)?,
+            reclaimed_total: u(15)?,
+            released_total: u(16)?,
+            dead_total: u(17)?,
+            hosts_waiting: u(18)?,
+            over_budget_total: u(19)?,
+            revisits: u(20)?,
+            shards: Vec::new(),
+        })
+    }
+
+    /// Pause (`Some(true)`: until resumed, or for `duration`), resume (`Some(false)`) or only
+    /// read (`None`) the queue's state.
+    pub fn pause(&self, pause: Option<bool>, duration: Option<Duration>) -> ScriptCall {
+        let mut call = self.call(&scripts::PAUSE, 2);
+        call.args.push(match pause {
+            Some(true) => b"1".to_vec(),
+            Some(false) => b"0".to_vec(),
+            None => Vec::new(),
+        });
+        if let (Some(true), Some(d)) = (pause, duration) {
+            call.args.push(millis(d).into_bytes());
+        }
+        call
+    }
+
+    /// The reply of [`Ops::pause`]: (paused before, paused now).
+    pub fn decode_pause(&self, reply: Reply) -> Result<(bool, bool)> {
+        let items = reply.array()?;
+        expect_len(&items, 3, "pause")?;
+        Ok((items[0].int()? == 1, items[1].int()? == 1))
+    }
+
+    pub fn decode_count(&self, reply: Reply) -> Result<u64> {
+        reply.uint()
+    }
+
+    /// The heads of at most `limit` leasable hosts, skipping the first `offset`.
+    pub fn peek(&self, limit: usize, offset: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::PEEK, 2);
+        call.args.push(limit.to_string().into_bytes());
+        call.args.push(offset.to_string().into_bytes());
+        call
+    }
+
+    pub fn decode_peek(&self, reply: Reply) -> Result<Vec<StoredItem>> {
+        reply
+            .array()?
+            .iter()
+            .map(|r| {
+                let bytes = r.data()?;
+                Ok(wire::decode_record(bytes).unwrap_or_else(|_| wire::salvage_record(bytes)))
+            })
+            .collect()
+    }
+}

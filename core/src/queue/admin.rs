@@ -1,0 +1,294 @@
+//! The whole queue: stats, whether it is finished, reclaim of expired leases, pause and resume, peek.
+
+use super::*;
+
+impl<E: Executor> Queue<E> {
+    /// Recover up to `limit` expired leases now, in every shard (lease calls also do this,
+    /// bounded).
+    pub async fn reclaim(&self, limit: usize) -> Result<ReclaimReport> {
+        if limit == 0 {
+            return Err(Error::InvalidArgument("limit must be at least 1".into()));
+        }
+        let layout = self.layout().await?;
+        let mut total = ReclaimReport::default();
+        for report in self
+            .each_shard(layout, |ops| async move {
+                // calls of RECLAIM_PER_CALL until `limit` are handled or none are left
+                let mut sum = ReclaimReport::default();
+                loop {
+                    let handled = (sum.requeued + sum.dead) as usize;
+                    let ask = (limit - handled).min(RECLAIM_PER_CALL);
+                    let reply = self.eval_on(ops, ops.reclaim(ask)).await?;
+                    let part = ops.decode_reclaim(reply)?;
+                    sum.requeued += part.requeued;
+                    sum.dead += part.dead;
+                    sum.remaining = part.remaining;
+                    let handled = (sum.requeued + sum.dead) as usize;
+                    if part.remaining == 0 || part.requeued + part.dead == 0 || handled >= limit {
+                        return Ok(sum);
+                    }
+                }
+            })
+            .await?
+        {
+            total.requeued += report.requeued;
+            total.dead += report.dead;
+            total.remaining += report.remaining;
+        }
+        self.flush_reports(layout, total.requeued).await;
+        Ok(total)
+    }
+
+    /// One call per shard, concurrently; the results in shard order.
+    pub(super) async fn each_shard<'a, R, F, Fut>(
+        &'a self,
+        layout: &'a Layout,
+        call: F,
+    ) -> Result<Vec<R>>
+    where
+        F: Fn(&'a Ops) -> Fut,
+        Fut: Future<Output = Result<R>>,
+    {
+        futures_util::future::try_join_all(layout.all().iter().map(call)).await
+    }
+
+    /// Depth and counters, exact and O(1) per shard: the sums over the shards, and (with
+    /// several shards) each shard's own in [`Stats::shards`].
+    pub async fn stats(&self) -> Result<Stats> {
+        let layout = self.layout().await?;
+        Ok(Stats::total(self.read_stats(layout).await?.0))
+    }
+
+    /// The queue's shards grouped by the node that serves them ([`Executor::node_groups`]),
+    /// in shard order within a group.
+    pub(super) async fn shards_by_node(&self, layout: &Layout) -> Vec<Vec<usize>> {
+        let metas: Vec<String> = layout
+            .all()
+            .iter()
+            .map(|ops| ops.keys().script_keys()[0].clone())
+            .collect();
+        let groups = self.exec.node_groups(&metas).await;
+        let mut by_node: Vec<(usize, Vec<usize>)> = Vec::new();
+        for (shard, group) in groups.into_iter().enumerate() {
+            match by_node.iter_mut().find(|(g, _)| *g == group) {
+                Some((_, shards)) => shards.push(shard),
+                None => by_node.push((group, vec![shard])),
+            }
+        }
+        by_node.into_iter().map(|(_, shards)| shards).collect()
+    }
+
+    /// Each shard's stats, read with one call per node that serves some of them (one call on
+    /// one server, whatever the shard count), and whether that was one atomic reading of
+    /// them all (one call). A node's call that fails (a slot moved since the node map was
+    /// read) is made again shard by shard.
+    async fn read_stats(&self, layout: &Layout) -> Result<(Vec<Stats>, bool)> {
+        self.read_by_node(layout, Ops::stats_shards, Ops::stats, |ops, reply, _| {
+            ops.decode_stats(reply)
+        })
+        .await
+    }
+
+    /// One reading of every shard: `together` (a script that reads several shards of one node,
+    /// docs/PROTOCOL.md section 9, "Readings") once per node, or `alone` once per shard of a
+    /// node whose call failed (a shard moved away since the node map was read); `decode` reads
+    /// one shard's reply. Also answers whether every shard was read by one call (one atomic
+    /// reading).
+    pub(super) async fn read_by_node<T>(
+        &self,
+        layout: &Layout,
+        together: fn(&Ops, &[&Ops]) -> ScriptCall,
+        alone: fn(&Ops) -> ScriptCall,
+        decode: fn(&Ops, Reply, usize) -> Result<T>,
+    ) -> Result<(Vec<T>, bool)> {
+        let one = |s: usize| async move {
+            let ops = layout.shard(s);
+            decode(ops, self.exec.eval(alone(ops)).await?, s)
+        };
+        if layout.count() == 1 {
+            return Ok((vec![one(0).await?], true));
+        }
+        let by_node = self.shards_by_node(layout).await;
+        let one_reading = by_node.len() == 1;
+        let readings =
+            futures_util::future::try_join_all(by_node.iter().map(|shards| async move {
+                let first = layout.shard(shards[0]);
+                let others: Vec<&Ops> = shards[1..].iter().map(|s| layout.shard(*s)).collect();
+                let read = match self.exec.eval(together(first, &others)).await {
+                    Ok(reply) => reply.array().and_then(|replies| {
+                        if replies.len() != shards.len() {
+                            return Err(Error::Protocol(format!(
+                                "a reading of {} shards answered {}",
+                                shards.len(),
+                                replies.len()
+                            )));
+                        }
+                        replies
+                            .into_iter()
+                            .zip(shards)
+                            .map(|(reply, s)| decode(layout.shard(*s), reply, *s))
+                            .collect::<Result<Vec<T>>>()
+                    }),
+                    Err(e) => Err(e),
+                };
+                match read {
+                    Ok(values) => Ok::<_, Error>(shards.iter().copied().zip(values).collect()),
+                    Err(e) if matches!(e.code(), "UNAVAILABLE" | "TIMEOUT") => Err(e),
+                    Err(_) => {
+                        futures_util::future::try_join_all(
+                            shards
+                                .iter()
+                                .map(|s| async move { Ok((*s, one(*s).await?)) }),
+                        )
+                        .await
+                    }
+                }
+            }))
+            .await?;
+        let mut read: Vec<(usize, T)> = readings.into_iter().flatten().collect();
+        read.sort_by_key(|(s, _)| *s);
+        Ok((
+            read.into_iter().map(|(_, value)| value).collect(),
+            one_reading,
+        ))
+    }
+
+    /// The crawl is finished: nothing is queued or leased anywhere in the queue (done and dead
+    /// items do not count). Every worker of every language can ask; a worker that seeds
+    /// what it finds before it acks the page it came from keeps the queue unfinished until
+    /// its children are queued, so `true` stays true until someone seeds again.
+    ///
+    /// The shards a node serves are read atomically by one script (on one server: all of
+    /// them). Over several nodes the readings are not one moment, so a second reading
+    /// confirms: idle twice on every shard with nothing seeded, leased or requeued in between. An expired lease of a dead worker counts as leased
+    /// until a lease call or [`Queue::reclaim`] takes it back.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// while !q.is_finished().await? {
+    ///     for lease in q.lease(10, std::time::Duration::from_secs(1)).await? {
+    ///         q.ack(&[lease.handle()]).await?;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn is_finished(&self) -> Result<bool> {
+        let layout = self.layout().await?;
+        let (shards, one_reading) = self.read_stats(layout).await?;
+        let first = Stats::total(shards);
+        if !first.is_idle() {
+            return Ok(false);
+        }
+        if one_reading {
+            return Ok(true);
+        }
+        let second = Stats::total(self.read_stats(layout).await?.0);
+        Ok(first.idle_across(&second))
+    }
+
+    /// Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
+    /// waiting) until [`Queue::resume`]; seeding, answering leases already handed out, stats
+    /// and dead letters go on. Returns whether it was paused already.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.pause().await?;
+    /// assert!(q.is_paused().await?);
+    /// q.resume().await?; // blocked lease calls wake now
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause(&self) -> Result<bool> {
+        self.set_paused(Some(true), None).await
+    }
+
+    /// Pause the whole queue for `duration` (by the Redis clock), as [`Queue::pause`] does
+    /// until resumed: blocked lease calls take work again when it ends. Pausing a paused
+    /// queue sets the new end. Returns whether it was paused already.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.pause_for(std::time::Duration::from_secs(300)).await?; // a maintenance window
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause_for(&self, duration: Duration) -> Result<bool> {
+        if duration > crate::config::MAX_DURATION {
+            return Err(Error::InvalidArgument(
+                "a pause must be at most 100 years".into(),
+            ));
+        }
+        self.set_paused(Some(true), Some(duration)).await
+    }
+
+    /// Let a paused queue lease again and wake the lease calls waiting on it. Returns whether
+    /// it was paused.
+    pub async fn resume(&self) -> Result<bool> {
+        self.set_paused(Some(false), None).await
+    }
+
+    /// Whether the queue is paused (a timed pause is over once its end has passed).
+    pub async fn is_paused(&self) -> Result<bool> {
+        self.set_paused(None, None).await
+    }
+
+    /// Every shard's state changes, so no shard leases while paused; the answer is whether
+    /// any shard was paused before (for a read: is paused now).
+    async fn set_paused(&self, pause: Option<bool>, duration: Option<Duration>) -> Result<bool> {
+        let layout = self.layout().await?;
+        let states = self
+            .each_shard(layout, |ops| async move {
+                let reply = self.eval_on(ops, ops.pause(pause, duration)).await?;
+                ops.decode_pause(reply)
+            })
+            .await?;
+        if pause == Some(false) && states.iter().any(|(before, _)| *before) {
+            self.flush_reports(layout, 32).await;
+        }
+        Ok(states.iter().any(|(before, _)| *before))
+    }
+
+    /// The items the next lease calls would take (one per leasable host, higher priority and
+    /// older first across shards), without leasing. A limit over 250 is read in calls of 250
+    /// hosts, so that none holds Redis for long; a lease between two of them can shift the
+    /// hosts, so a long peek is a close look rather than a snapshot (no item is listed twice).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// for item in q.peek(10).await? {
+    ///     println!("{} {}", item.host, item.url.as_deref().unwrap_or(""));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn peek(&self, limit: usize) -> Result<Vec<StoredItem>> {
+        let layout = self.layout().await?;
+        let per_shard = self
+            .each_shard(layout, |ops| async move {
+                let (items, _) = paged(
+                    0,
+                    limit,
+                    PEEK_PER_CALL,
+                    |i: &StoredItem| i.id.clone(),
+                    |want, at| async move {
+                        let reply = self.exec.eval(ops.peek(want, at)).await?;
+                        Ok((ops.decode_peek(reply)?, 0))
+                    },
+                )
+                .await?;
+                Ok(items)
+            })
+            .await?;
+        let mut items: Vec<StoredItem> = Vec::new();
+        for (s, shard_items) in per_shard.into_iter().enumerate() {
+            items.extend(shard_items.into_iter().map(|mut i| {
+                i.id = layout.public_id(std::mem::take(&mut i.id), s);
+                i
+            }));
+        }
+        if layout.count() > 1 {
+            items.sort_by(|a, b| {
+                (-i32::from(a.priority), a.ts).cmp(&(-i32::from(b.priority), b.ts))
+            });
+            items.truncate(limit);
+        }
+        Ok(items)
+    }
+}

@@ -1,0 +1,587 @@
+//! Answers to leases: ack (with a revisit, with a page's links), nack, extend, release, and the
+//! held leases a client keeps extending.
+
+use super::seed::{ItemSeeded, report_seeded, seeded_items, split_known};
+use super::*;
+
+impl<E: Executor> Queue<E> {
+    /// One call per shard the leases belong to (chunks of [`LEASES_PER_CALL`]), concurrently;
+    /// the results in the leases' order.
+    async fn per_lease<'a, T, R, F, Fut>(
+        &'a self,
+        leases: &[T],
+        route: impl Fn(&T) -> &LeaseHandle,
+        call: F,
+    ) -> Result<Vec<R>>
+    where
+        T: Clone,
+        F: Fn(&'a Ops, Vec<(T, LeaseHandle)>) -> Fut,
+        Fut: Future<Output = Result<Vec<R>>>,
+    {
+        let layout = self.layout().await?;
+        let parts = layout.group(leases, |item| {
+            let handle = route(item);
+            let routed = layout.route(std::slice::from_ref(handle))?;
+            let part = routed.into_iter().next().expect("one handle, one part");
+            Ok((
+                part.shard,
+                (
+                    item.clone(),
+                    part.items.into_iter().next().expect("one handle"),
+                ),
+            ))
+        })?;
+        let results = self
+            .each_part(parts, |s, items: Vec<(T, LeaseHandle)>| {
+                let ops = layout.shard(s);
+                let call = &call;
+                async move {
+                    let mut out = Vec::with_capacity(items.len());
+                    for chunk in items.chunks(LEASES_PER_CALL) {
+                        out.extend(call(ops, chunk.to_vec()).await?);
+                    }
+                    Ok(out)
+                }
+            })
+            .await;
+        Ok(reassemble(leases.len(), results?))
+    }
+
+    /// [`Queue::per_lease`] for leases that each come with their options: `call` gets the
+    /// routed handles paired with their options.
+    async fn per_lease_with<'a, O, R, F, Fut>(
+        &'a self,
+        leases: &[(LeaseHandle, O)],
+        call: F,
+    ) -> Result<Vec<R>>
+    where
+        O: Clone,
+        F: Fn(&'a Ops, Vec<(LeaseHandle, O)>) -> Fut,
+        Fut: Future<Output = Result<Vec<R>>>,
+    {
+        self.per_lease(
+            leases,
+            |(h, _)| h,
+            |ops, chunk| {
+                call(
+                    ops,
+                    chunk
+                        .into_iter()
+                        .map(|((_, opts), routed)| (routed, opts))
+                        .collect(),
+                )
+            },
+        )
+        .await
+    }
+
+    /// [`Queue::per_lease`] for calls that take the routed handles only.
+    async fn per_handle<'a, R, F, Fut>(&'a self, leases: &[LeaseHandle], call: F) -> Result<Vec<R>>
+    where
+        F: Fn(&'a Ops, Vec<LeaseHandle>) -> Fut,
+        Fut: Future<Output = Result<Vec<R>>>,
+    {
+        self.per_lease(
+            leases,
+            |h| h,
+            |ops, chunk| call(ops, chunk.into_iter().map(|(_, routed)| routed).collect()),
+        )
+        .await
+    }
+
+    /// Ack leases (the work is done). One flag per lease: `false` when the lease was not live
+    /// any more (expired and reclaimed, or already answered): nothing changed for it.
+    pub async fn ack(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        self.ack_revisit(leases, self.config.revisit_after).await
+    }
+
+    /// Ack leases and queue each item again `after` from now (by the Redis clock; zero: never):
+    /// a recrawl. Until then the URL stays known (seeding it is a duplicate) and waits in
+    /// `delayed` (counted in `stats().revisits` too); it comes back with its attempt count
+    /// reset, its payload and priority kept.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// // fetched: look again in a day
+    /// q.ack_revisit(&[lease.handle()], std::time::Duration::from_secs(86_400)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_revisit(&self, leases: &[LeaseHandle], after: Duration) -> Result<Vec<bool>> {
+        if after > crate::config::MAX_DURATION {
+            return Err(Error::InvalidArgument(
+                "a revisit must be at most 100 years away".into(),
+            ));
+        }
+        self.ack_with(leases, Revisit::After(after)).await
+    }
+
+    /// [`Queue::ack_revisit`] at a time (ms since the epoch, by the Redis clock; a time already
+    /// past: the items are due at once).
+    pub async fn ack_revisit_at(&self, leases: &[LeaseHandle], at_ms: i64) -> Result<Vec<bool>> {
+        if !(0..=crate::config::MAX_TIMESTAMP_MS).contains(&at_ms) {
+            return Err(Error::InvalidArgument(format!(
+                "a revisit time must be in ms since the epoch, got {at_ms}"
+            )));
+        }
+        self.ack_with(leases, Revisit::At(at_ms)).await
+    }
+
+    async fn ack_with(&self, leases: &[LeaseHandle], after: Revisit) -> Result<Vec<bool>> {
+        let flags = self
+            .per_handle(leases, |ops, handles| async move {
+                let reply = self.eval_on(ops, ops.ack(&handles, after)).await?;
+                ops.decode_flags(reply, handles.len())
+            })
+            .await?;
+        self.held.forget(leases);
+        // An ack reports when it freed a host's in-flight slot (the host is leasable now) or
+        // queued a revisit: the index hears it at once, and blocked leases wake.
+        if !self.pending_reports().is_empty() {
+            self.flush_reports(self.layout().await?, 1).await;
+        }
+        Ok(flags)
+    }
+
+    /// Answer a fetched page and seed the links it found, in one round trip: the links are
+    /// seeded as [`Queue::seed`] seeds them (with `opts`), then the lease is acked as
+    /// [`Queue::ack`] acks it (the queue's `revisit_after` included), in one script call, so
+    /// the frontier never looks finished in between. Returns whether the lease was still live
+    /// and the links' report (per link: its id, a duplicate, or invalid with its index in
+    /// `links`). The links are seeded even when the lease is no longer live (it expired and
+    /// was reclaimed, or was answered): nothing found is lost, and whoever fetches the page
+    /// again finds them duplicates.
+    ///
+    /// One call when the queue has one shard and the valid links fit one call (250); otherwise
+    /// the links are seeded first (as [`Queue::seed`]) and the ack follows.
+    /// [`Queue::ack_with_links_and_lease`] also leases the next items in the same call.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// let lease = q.lease(1, Duration::from_secs(5)).await?.remove(0);
+    /// // ... fetch lease.url, parse its links ...
+    /// let links: Vec<crawlq::SeedItem> = ["https://example.com/a", "https://example.com/b"].map(Into::into).into();
+    /// let (acked, report) = q.ack_with_links(&lease.handle(), &links, &crawlq::SeedOptions::default()).await?;
+    /// println!("acked: {acked}, {} new links", report.added);
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_with_links(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+    ) -> Result<(bool, SeedReport)> {
+        let (acked, report, _) = self.answer_page(lease, links, opts, None).await?;
+        Ok((acked, report))
+    }
+
+    /// [`Queue::ack_with_links`], then lease the next items as [`Queue::lease_with`] does
+    /// (`next`): a worker's whole turn on a page (its links, its ack, the next page) in one
+    /// round trip. The lease waits as `lease_with` waits when nothing is due; it runs whether
+    /// or not the answered lease was still live. One call when the queue has one shard and
+    /// the valid links fit one call (250); otherwise the links are seeded first and the ack
+    /// and lease follow as [`Queue::ack_and_lease`].
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// let next = crawlq::LeaseOptions { max: 1, wait: Duration::from_secs(5), ttl: None };
+    /// let mut leases = q.lease_with(&next).await?;
+    /// while let Some(lease) = leases.pop() {
+    ///     // ... fetch lease.url, parse its links ...
+    ///     let links: Vec<crawlq::SeedItem> = vec!["https://example.com/a".into()];
+    ///     let (_acked, _report, more) = q
+    ///         .ack_with_links_and_lease(&lease.handle(), &links, &crawlq::SeedOptions::default(), &next)
+    ///         .await?;
+    ///     leases = more;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn ack_with_links_and_lease(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: &LeaseOptions,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)> {
+        self.answer_page(lease, links, opts, Some(next)).await
+    }
+
+    /// [`Queue::ack_with_links_and_lease`] for the bindings: the wait in slices of at most
+    /// [`WAIT_SLICE`] that stop early (with no leases) as soon as `stop()` returns true between
+    /// slices, as [`Queue::lease_interruptible`] does.
+    pub async fn ack_with_links_and_lease_interruptible<S>(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: &LeaseOptions,
+        mut stop: S,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)>
+    where
+        S: FnMut() -> bool + MaybeSend,
+    {
+        // checked whole here: the first call sees only a slice of the wait
+        self.lease_ttl(next)?;
+        let started = self.exec.monotonic_ms();
+        let total = next.wait.as_millis() as u64;
+        let slice = LeaseOptions {
+            wait: next.wait.min(WAIT_SLICE),
+            ..*next
+        };
+        let (acked, report, leases) = self.answer_page(lease, links, opts, Some(&slice)).await?;
+        let waited = self.exec.monotonic_ms().saturating_sub(started);
+        if !leases.is_empty() || waited >= total || stop() {
+            return Ok((acked, report, leases));
+        }
+        let rest = LeaseOptions {
+            wait: Duration::from_millis(total - waited),
+            ..*next
+        };
+        Ok((acked, report, self.lease_interruptible(&rest, stop).await?))
+    }
+
+    /// [`Queue::ack_with_links`], and with `next` [`Queue::ack_with_links_and_lease`].
+    async fn answer_page(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: Option<&LeaseOptions>,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)> {
+        let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
+        let started = self.exec.monotonic_ms();
+        let layout = self.layout().await?;
+        let defaults = self.home.seed_defaults(opts)?;
+        let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
+        let answered = std::slice::from_ref(lease);
+        let routed = layout.route(answered)?;
+        if layout.count() > 1 || prepared.len() > SEED_PER_CALL {
+            let report = self.seed(links, opts).await?;
+            return Ok(match next {
+                None => (self.ack(answered).await?[0], report, Vec::new()),
+                Some(next) => {
+                    let (acked, leases) = self.ack_and_lease(answered, next).await?;
+                    (acked[0], report, leases)
+                }
+            });
+        }
+        let ops = layout.shard(0);
+        let revisit = Revisit::After(self.config.revisit_after);
+        // links the known-seen cache holds are not sent, unless the reply's epoch says the
+        // seen set may have shrunk since
+        let (known, epoch_used) = self.seen.known(0, &prepared);
+        let (send, hits) = split_known(&prepared, &known);
+        let (outcome, acked, batch) = match (next, ttl) {
+            (Some(next), Some(ttl)) => {
+                let ask = next.max.min(LEASE_PER_CALL);
+                let call = ops.ack_seed_lease(&routed[0].items, revisit, &send, ask, ttl);
+                let reply = self.eval_on(ops, call).await?;
+                let (outcome, flags, batch) =
+                    ops.decode_ack_seed_lease(reply, 1, send.len(), ttl)?;
+                (outcome, flags[0], Some((next, ttl, ask, batch)))
+            }
+            _ => {
+                let reply = self
+                    .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &send))
+                    .await?;
+                let (outcome, flags) = ops.decode_ack_seed(reply, 1, send.len())?;
+                (outcome, flags[0], None)
+            }
+        };
+        self.held.forget(answered);
+        self.seen
+            .learn(0, outcome.epoch.as_deref(), &send, &outcome.ids);
+        let sent = seeded_items(layout, 0, &outcome.ids).collect();
+        let counts = SeedOutcome {
+            ids: Vec::new(),
+            ..outcome
+        };
+        let (counts, seeded, error) = self
+            .settle_known(layout, 0, &known, &hits, epoch_used, counts, sent, None)
+            .await;
+        if let Some((_, e)) = error {
+            return Err(with_context(
+                e,
+                "the page was answered (and any next items leased, which go back when their \
+                 lease expires) and its links seeded except some the client knew as seen; \
+                 seeding those again is safe",
+            ));
+        }
+        let mut report = SeedReport {
+            added: counts.added,
+            duplicates: counts.duplicates,
+            invalid,
+            ids: vec![None; links.len()],
+        };
+        report_seeded(&mut report, links, &prepared, seeded);
+        report.invalid.sort_by_key(|i| i.index);
+        let Some((next, ttl, ask, mut batch)) = batch else {
+            return Ok((acked, report, Vec::new()));
+        };
+        layout.name_ids(&mut batch, 0);
+        self.drop_still_due(&[0], &mut batch);
+        // the rest of `max`, past one call's share, as ack_and_lease asks for it
+        let got = batch.leases.len() + batch.undecodable.len();
+        if got < next.max && got == ask {
+            let more = self.lease_once(next.max - got, ttl).await?;
+            batch = batch.merge(more);
+        }
+        let leases = self.lease_from(next, ttl, started, Some(batch)).await?;
+        Ok((acked, report, leases))
+    }
+
+    /// The counts and items, in the part's order (`known`: which of its items the known-seen
+    /// cache held), of a part whose other items were sent (`counts`, `sent`: their calls'
+    /// answers, `error`: a failed one) and whose cache hits (`hits`) were not: the hits are
+    /// duplicates while the epoch the calls answered is the one the cache knew them under
+    /// (`epoch_used`); otherwise the seen set may have shrunk since, and they go to Redis too.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn settle_known(
+        &self,
+        layout: &Layout,
+        shard: usize,
+        known: &[bool],
+        hits: &[PreparedItem],
+        epoch_used: Option<String>,
+        mut counts: SeedOutcome,
+        sent: Vec<Option<ItemSeeded>>,
+        mut error: Option<(usize, Error)>,
+    ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
+        let mut again = None;
+        let moved = counts.epoch != epoch_used;
+        if !hits.is_empty() && error.is_none() && moved {
+            self.seen.count_resent(hits.len());
+            let (more, items, more_error) = self.seed_calls(layout, shard, hits).await;
+            counts = counts.then(more);
+            error = more_error;
+            again = Some(items.into_iter());
+        } else {
+            counts.duplicates += hits.len() as u64;
+        }
+        let mut sent = sent.into_iter();
+        let items = known
+            .iter()
+            .map(|k| match (k, again.as_mut()) {
+                (false, _) => sent.next().flatten(),
+                (true, Some(again)) => again.next().flatten(),
+                (true, None) => Some(ItemSeeded::Duplicate),
+            })
+            .collect();
+        (counts, items, error)
+    }
+
+    /// Fail leases: retry (backoff or explicit delay) or dead-letter each one.
+    ///
+    /// A payload in the options replaces the item's stored payload (checked for every lease
+    /// before anything is sent: a payload that is not valid is an error for the whole call).
+    pub async fn nack(&self, leases: &[(LeaseHandle, NackOptions)]) -> Result<Vec<NackOutcome>> {
+        for (_, opts) in leases {
+            self.home.payload_update(opts.payload.as_ref())?;
+        }
+        let outcomes = self
+            .per_lease_with(
+                leases,
+                |ops, pairs: Vec<(LeaseHandle, NackOptions)>| async move {
+                    let randoms: Vec<f64> = pairs
+                        .iter()
+                        .map(|(l, _)| self.jitter_random(l.token))
+                        .collect();
+                    let reply = self.eval_on(ops, ops.nack(&pairs, &randoms)?).await?;
+                    ops.decode_nack(reply, pairs.len())
+                },
+            )
+            .await?;
+        self.held.forget(leases.iter().map(|(l, _)| l));
+        let retried = outcomes
+            .iter()
+            .filter(|o| **o == NackOutcome::Retried)
+            .count();
+        // (a nack that freed a host's in-flight slot wakes a blocked lease even when its item
+        // went to dead letters: markers are pushed only for a report of work due now)
+        self.flush_reports(self.layout().await?, (retried as u64).max(1))
+            .await;
+        Ok(outcomes)
+    }
+
+    /// Push the deadline of leases to now + `ttl`. `None` for a lease that is not live.
+    pub async fn extend(&self, leases: &[LeaseHandle], ttl: Duration) -> Result<Vec<Option<i64>>> {
+        check_ttl(ttl)?;
+        let started = self.exec.monotonic_ms();
+        let deadlines = self
+            .per_handle(leases, |ops, handles| async move {
+                let reply = self.exec.eval(ops.extend(&handles, ttl)).await?;
+                ops.decode_extend(reply, handles.len())
+            })
+            .await?;
+        for (lease, deadline) in leases.iter().zip(&deadlines) {
+            match deadline {
+                // counted from before the call: the local deadline is never later than Redis's
+                Some(_) => self.held.extended(lease, ttl, started),
+                None => self.held.forget([lease]),
+            }
+        }
+        Ok(deadlines)
+    }
+
+    /// Extend every lease this queue handed out and that was not answered yet, each to the
+    /// lease time it was taken for; one round trip per lease time. What the `extend_every`
+    /// option runs in the background in every binding; call it yourself from a long job's
+    /// loop otherwise. Returns how many were extended (a lease found lost is forgotten: its
+    /// answer will report it lost).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let leases = q.lease(10, std::time::Duration::ZERO).await?;
+    /// assert_eq!(q.extend_held().await?, leases.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn extend_held(&self) -> Result<usize> {
+        let mut extended = 0;
+        for (ttl, handles) in self.held.due(self.exec.monotonic_ms()) {
+            extended += self
+                .extend(&handles, ttl)
+                .await?
+                .iter()
+                .filter(|d| d.is_some())
+                .count();
+        }
+        Ok(extended)
+    }
+
+    /// Release every lease this queue handed out and that was not answered yet (a worker
+    /// stopping: SIGTERM, shutdown), so other workers take the items at once. Returns how many
+    /// were released.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let leases = q.lease(10, std::time::Duration::ZERO).await?;
+    /// assert_eq!(q.release_held().await?, leases.len());
+    /// assert_eq!(q.release_held().await?, 0);
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_held(&self) -> Result<usize> {
+        let handles = self.held.take_all(self.exec.monotonic_ms());
+        if handles.is_empty() {
+            return Ok(0);
+        }
+        Ok(self
+            .release(&handles)
+            .await?
+            .iter()
+            .filter(|ok| **ok)
+            .count())
+    }
+    /// Answer leases a caller hands back, the way every binding's `ack`, `nack`, `extend` and
+    /// `release` do: one round trip per chunk, the results per lease, and which leases are
+    /// finished. For a single lease (`single`), an extend that finds it lost is
+    /// [`Error::LeaseLost`] (its holder should stop working on it); the other answers report a
+    /// lost lease in their result (`false`, `lost`).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// use crawlq::{Answer, Style};
+    /// let answers = q.answer(&Answer::Ack, &[lease.handle()], true).await?;
+    /// assert_eq!(answers.to_json(Style::Camel), serde_json::json!(true));
+    /// # Ok(()) }
+    /// ```
+    pub async fn answer(
+        &self,
+        answer: &Answer,
+        leases: &[LeaseHandle],
+        single: bool,
+    ) -> Result<Answers> {
+        let results = match answer {
+            Answer::Ack => AnswerResults::Flags(self.ack(leases).await?),
+            Answer::Revisit(after) => AnswerResults::Flags(self.ack_revisit(leases, *after).await?),
+            Answer::RevisitAt(at) => AnswerResults::Flags(self.ack_revisit_at(leases, *at).await?),
+            Answer::Release(opts) => {
+                let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
+                AnswerResults::Flags(self.release_with(&pairs).await?)
+            }
+            Answer::Nack(opts) => {
+                let pairs: Vec<_> = leases.iter().map(|l| (l.clone(), opts.clone())).collect();
+                AnswerResults::Outcomes(self.nack(&pairs).await?)
+            }
+            Answer::Extend(ttl) => {
+                let deadlines = self.extend(leases, *ttl).await?;
+                if single && let (Some(None), Some(lease)) = (deadlines.first(), leases.first()) {
+                    return Err(Error::LeaseLost {
+                        id: lease.id.clone(),
+                        token: lease.token,
+                    });
+                }
+                AnswerResults::Deadlines(deadlines)
+            }
+        };
+        Ok(Answers { results, single })
+    }
+
+    /// [`Queue::answer`] for one lease that must still be live: [`Error::LeaseLost`] when it was
+    /// not (expired and reclaimed, or answered already), so its holder learns the work may be
+    /// done twice.
+    pub async fn answer_one(&self, answer: &Answer, lease: &LeaseHandle) -> Result<()> {
+        let answers = self
+            .answer(answer, std::slice::from_ref(lease), true)
+            .await?;
+        if answers.finished().first() == Some(&true) || answers.deadlines().is_some() {
+            return Ok(());
+        }
+        Err(Error::LeaseLost {
+            id: lease.id.clone(),
+            token: lease.token,
+        })
+    }
+
+    /// Give leases back untouched: each goes to the front of its lane and its attempt is not
+    /// counted. `false` for a lease that was not live.
+    pub async fn release(&self, leases: &[LeaseHandle]) -> Result<Vec<bool>> {
+        let pairs: Vec<_> = leases
+            .iter()
+            .map(|l| (l.clone(), ReleaseOptions::default()))
+            .collect();
+        self.release_with(&pairs).await
+    }
+
+    /// [`Queue::release`], storing a new payload with the items that have one in their options
+    /// (the next attempt sees it; a payload that is not valid is an error for the whole call).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
+    /// let progress = crawlq::ReleaseOptions { payload: Some(serde_json::json!({"page": 7})) };
+    /// assert_eq!(q.release_with(&[(lease.handle(), progress)]).await?, vec![true]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn release_with(
+        &self,
+        leases: &[(LeaseHandle, ReleaseOptions)],
+    ) -> Result<Vec<bool>> {
+        for (_, opts) in leases {
+            self.home.payload_update(opts.payload.as_ref())?;
+        }
+        let flags = self
+            .per_lease_with(
+                leases,
+                |ops, pairs: Vec<(LeaseHandle, ReleaseOptions)>| async move {
+                    let reply = self.eval_on(ops, ops.release(&pairs)?).await?;
+                    ops.decode_flags(reply, pairs.len())
+                },
+            )
+            .await?;
+        self.held.forget(leases.iter().map(|(l, _)| l));
+        let released = flags.iter().filter(|ok| **ok).count();
+        self.flush_reports(self.layout().await?, released as u64)
+            .await;
+        Ok(flags)
+    }
+
+    /// A number in [0, 1) that differs per lease and per call, for backoff jitter. It needs
+    /// no entropy, only spread, and stays available on wasm32 without a random source.
+    fn jitter_random(&self, token: u64) -> f64 {
+        let nonce = self.jitter_nonce.fetch_add(1, Ordering::Relaxed);
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&token.to_le_bytes());
+        bytes[8..].copy_from_slice(&nonce.to_le_bytes());
+        (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -1,0 +1,325 @@
+//! Seeding: chunks of `seed_batch` items normalized while the previous chunk is in flight, split
+//! by shard, the known-seen cache consulted first.
+
+use super::*;
+
+impl<E: Executor> Queue<E> {
+    /// Seed URLs or hosts. Invalid items are reported with their index and never stop the
+    /// rest; each chunk of `seed_batch` items is one round trip (per shard it touches, sent
+    /// concurrently).
+    ///
+    /// If Redis fails part-way the error says how many items were already seeded; seeding the
+    /// same batch again is safe (those come back as duplicates).
+    pub async fn seed(&self, items: &[SeedItem], opts: &SeedOptions) -> Result<SeedReport> {
+        self.seed_with_progress(items, opts, |_| {}).await
+    }
+
+    /// [`Queue::seed`], calling `progress` after each round trip.
+    pub async fn seed_with_progress<F>(
+        &self,
+        items: &[SeedItem],
+        opts: &SeedOptions,
+        mut progress: F,
+    ) -> Result<SeedReport>
+    where
+        F: FnMut(SeedProgress) + MaybeSend,
+    {
+        let layout = self.layout().await?;
+        let defaults = self.home.seed_defaults(opts)?;
+        let chunk_len = self.config.seed_batch.max(1);
+        let mut report = SeedReport {
+            ids: vec![None; items.len()],
+            ..SeedReport::default()
+        };
+        let mut done = 0;
+        // One chunk in flight while the next one is normalized: the client's work overlaps
+        // Redis's, and chunks still run in order (ids follow the caller's order).
+        let mut in_flight: Option<Flight<_, ChunkSeeded>> = None;
+        let mut offset = 0;
+        loop {
+            let next = if offset < items.len() {
+                let end = (offset + chunk_len).min(items.len());
+                let (prepared, invalid) =
+                    self.home
+                        .prepare_with(&items[offset..end], offset, opts, &defaults);
+                offset = end;
+                Some((prepared, invalid))
+            } else {
+                None
+            };
+            if let Some(flight) = in_flight.take() {
+                let chunk: ChunkSeeded = match flight {
+                    Flight::Sent(outcome) => outcome.await,
+                    Flight::Answered(outcome) => outcome,
+                };
+                let ChunkSeeded {
+                    sent: sent_items,
+                    counts,
+                    items: seeded_items,
+                    error,
+                } = chunk;
+                report.added += counts.added;
+                report.duplicates += counts.duplicates;
+                report_seeded(&mut report, items, &sent_items, seeded_items);
+                if let Some((shard, error)) = error {
+                    // what the other calls queued may be leased at once
+                    self.flush_reports(layout, counts.added_ready).await;
+                    let whereabouts = if layout.count() > 1 {
+                        format!(
+                            "in shard {shard} of {}, the other shards' calls applied; ",
+                            layout.count()
+                        )
+                    } else {
+                        String::new()
+                    };
+                    return Err(with_context(
+                        error,
+                        &format!(
+                            "{whereabouts}{} of {} items were seeded before this failure (added \
+                             or found duplicate); seeding the batch again is safe",
+                            report.added + report.duplicates,
+                            items.len()
+                        ),
+                    ));
+                }
+                self.flush_reports(layout, counts.added_ready).await;
+                done += sent_items.len();
+                progress(SeedProgress::of(&report, done, items.len()));
+            }
+            let Some((prepared, invalid)) = next else {
+                break;
+            };
+            done += invalid.len();
+            report.invalid.extend(invalid);
+            if prepared.is_empty() {
+                progress(SeedProgress::of(&report, done, items.len()));
+                continue;
+            }
+            let mut outcome = Box::pin(self.seed_chunk(layout, prepared));
+            // Poll once so the executor sends the calls now, before the next chunk is prepared,
+            // and give its writer a turn (on a tokio worker it would wait for this task).
+            let flight = match poll_once(&mut outcome).await {
+                Poll::Ready(answered) => Flight::Answered(answered),
+                Poll::Pending => {
+                    self.exec.yield_now().await;
+                    Flight::Sent(outcome)
+                }
+            };
+            in_flight = Some(flight);
+        }
+        // budget refusals are known after the invalid items of later chunks
+        report.invalid.sort_by_key(|i| i.index);
+        Ok(report)
+    }
+
+    /// Seed one chunk of prepared items: split by shard, each shard's part in calls of
+    /// [`SEED_PER_CALL`] sent together (one round trip per shard, the shards concurrently). Every
+    /// call is answered, so a failed one does not hide what the others applied: the counts and
+    /// items are those of the calls that succeeded, with the first error and its shard.
+    async fn seed_chunk(&self, layout: &Layout, prepared: Vec<PreparedItem>) -> ChunkSeeded {
+        let len = prepared.len();
+        // one shard (the usual queue): the chunk as it is; several: a copy per shard
+        let parts: Vec<(usize, Vec<usize>, std::borrow::Cow<'_, [PreparedItem]>)> =
+            if layout.count() == 1 {
+                vec![(
+                    0,
+                    (0..len).collect(),
+                    std::borrow::Cow::Borrowed(&prepared[..]),
+                )]
+            } else {
+                let mut by_shard: Vec<(usize, Vec<usize>, Vec<PreparedItem>)> = Vec::new();
+                for (position, item) in prepared.iter().enumerate() {
+                    let shard = layout.of_host(&item.host);
+                    match by_shard.iter_mut().find(|(s, _, _)| *s == shard) {
+                        Some((_, positions, items)) => {
+                            positions.push(position);
+                            items.push(item.clone());
+                        }
+                        None => by_shard.push((shard, vec![position], vec![item.clone()])),
+                    }
+                }
+                by_shard
+                    .into_iter()
+                    .map(|(s, positions, items)| (s, positions, std::borrow::Cow::Owned(items)))
+                    .collect()
+            };
+        let per_shard = futures_util::future::join_all(parts.iter().map(
+            |(shard, positions, part)| async move {
+                let shard = *shard;
+                let (known, epoch_used) = self.seen.known(shard, part);
+                if !known.contains(&true) {
+                    let (counts, items, error) = self.seed_calls(layout, shard, part).await;
+                    return (positions.clone(), counts, items, error);
+                }
+                // the cache knows some as seen: send the others (at least one call, whose
+                // reply says whether the cache's epoch still holds)
+                let (send, hits) = split_known(part, &known);
+                let (counts, sent, error) = self.seed_calls(layout, shard, &send).await;
+                let (counts, items, error) = self
+                    .settle_known(
+                        layout, shard, &known, &hits, epoch_used, counts, sent, error,
+                    )
+                    .await;
+                (positions.clone(), counts, items, error)
+            },
+        ))
+        .await;
+        drop(parts);
+        let mut chunk = ChunkSeeded {
+            sent: Vec::new(),
+            counts: SeedOutcome::default(),
+            items: Vec::new(),
+            error: None,
+        };
+        let mut placed = Vec::with_capacity(per_shard.len());
+        for (positions, counts, items, error) in per_shard {
+            chunk.counts = chunk.counts.then(counts);
+            if chunk.error.is_none() {
+                chunk.error = error;
+            }
+            placed.push((positions, items));
+        }
+        chunk.items = reassemble(len, placed);
+        chunk.sent = prepared;
+        chunk
+    }
+
+    /// Send `items` (of one shard) in seed calls of [`SEED_PER_CALL`], together (one round
+    /// trip; at least one call, even for no items: its reply carries the shard's seen epoch),
+    /// and teach the known-seen cache what they answer. The counts and items of the calls that
+    /// succeeded (`None` for the items of one that failed), with the first error.
+    pub(super) async fn seed_calls(
+        &self,
+        layout: &Layout,
+        shard: usize,
+        items: &[PreparedItem],
+    ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
+        let ops = layout.shard(shard);
+        let chunks: Vec<&[PreparedItem]> = if items.is_empty() {
+            vec![items]
+        } else {
+            items.chunks(SEED_PER_CALL).collect()
+        };
+        let calls = chunks.iter().map(|chunk| async move {
+            let reply = self.eval_on(ops, ops.seed(chunk)).await?;
+            ops.decode_seed(reply, chunk.len())
+        });
+        let answers = futures_util::future::join_all(calls).await;
+        let mut counts = SeedOutcome::default();
+        let mut seeded = Vec::with_capacity(items.len());
+        let mut error = None;
+        for (answer, chunk) in answers.into_iter().zip(chunks) {
+            match answer {
+                Ok(outcome) => {
+                    self.seen
+                        .learn(shard, outcome.epoch.as_deref(), chunk, &outcome.ids);
+                    seeded.extend(seeded_items(layout, shard, &outcome.ids));
+                    counts = counts.then(SeedOutcome {
+                        ids: Vec::new(),
+                        ..outcome
+                    });
+                }
+                Err(e) => {
+                    seeded.extend(std::iter::repeat_n(None, chunk.len()));
+                    error.get_or_insert((shard, e));
+                }
+            }
+        }
+        (counts, seeded, error)
+    }
+
+    /// Seed crawl requests (docs/PROTOCOL.md, section 10): each is stored as the one request
+    /// shape every framework adapter reads, known by its canonical URL when it is a plain GET
+    /// and by its method, URL and body otherwise. `items` are the requests' seed items with
+    /// their own options (priority, delay, force), made by [`Queue::request_items`]; the
+    /// report is [`Queue::seed`]'s.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let mut request = crawlq::CrawlRequest::get("https://example.com/next");
+    /// request.label = Some("listing".into());
+    /// request.depth = 1;
+    /// let items = q.request_items(&[request]);
+    /// q.seed(&items, &crawlq::SeedOptions::default()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn request_items(&self, requests: &[CrawlRequest]) -> Vec<SeedItem> {
+        requests.iter().map(|r| self.home.request_item(r)).collect()
+    }
+}
+
+/// A part's items split by the known-seen cache's answer (`known`): those to send, and those
+/// it knew as seen.
+pub(super) fn split_known(
+    part: &[PreparedItem],
+    known: &[bool],
+) -> (Vec<PreparedItem>, Vec<PreparedItem>) {
+    let (mut send, mut hits) = (Vec::new(), Vec::new());
+    for (item, k) in part.iter().zip(known) {
+        if *k { &mut hits } else { &mut send }.push(item.clone());
+    }
+    (send, hits)
+}
+
+/// What became of each item of a seed call of `shard`, as its reply says.
+pub(super) fn seeded_items<'a>(
+    layout: &'a Layout,
+    shard: usize,
+    ids: &'a [Seeded],
+) -> impl Iterator<Item = Option<ItemSeeded>> + 'a {
+    ids.iter().map(move |s| {
+        Some(match s {
+            Seeded::OverBudget => ItemSeeded::OverBudget,
+            Seeded::Duplicate => ItemSeeded::Duplicate,
+            // record ids are numbered per shard: the public id names it
+            Seeded::Added(id) => ItemSeeded::Queued(Some(layout.public_id(id.to_string(), shard))),
+        })
+    })
+}
+
+/// Put what became of the `sent` items (prepared from `items`) into `report`: the ids of those
+/// queued; those refused by their host's budget as invalid items.
+pub(super) fn report_seeded(
+    report: &mut SeedReport,
+    items: &[SeedItem],
+    sent: &[PreparedItem],
+    seeded: Vec<Option<ItemSeeded>>,
+) {
+    for (item, seeded) in sent.iter().zip(seeded) {
+        match seeded {
+            Some(ItemSeeded::Queued(id)) => report.ids[item.index] = id,
+            Some(ItemSeeded::Duplicate) | None => {}
+            Some(ItemSeeded::OverBudget) => report.invalid.push(InvalidInput {
+                index: item.index,
+                input: items[item.index].input.clone(),
+                reason: InvalidReason::BudgetExhausted(item.host.clone()),
+            }),
+        }
+    }
+}
+
+/// What became of one item of a seed chunk.
+#[derive(Debug, Clone)]
+pub(super) enum ItemSeeded {
+    /// Queued, with its public id (`None` only where the report keeps none).
+    Queued(Option<String>),
+    Duplicate,
+    /// Refused by its host's budget.
+    OverBudget,
+}
+
+/// A seed chunk's result: the counts and items of the calls that succeeded (`None` for the
+/// items of a call that failed), and the first failure with its shard.
+struct ChunkSeeded {
+    /// The chunk's items, handed back.
+    sent: Vec<PreparedItem>,
+    counts: SeedOutcome,
+    items: Vec<Option<ItemSeeded>>,
+    error: Option<(usize, Error)>,
+}
+
+/// A call handed to the executor: still on its way, or already answered.
+enum Flight<F, T> {
+    Sent(F),
+    Answered(T),
+}
