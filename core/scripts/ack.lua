@@ -1,7 +1,7 @@
 -- crawlq script: ack
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),
 --       host key, live member, live bucket hash (see docs/PROTOCOL.md, "Live set"); then,
 --       optionally, a revisit: a delay in ms ('0' or absent: none), or '@' and a time in ms
@@ -23,7 +23,7 @@ elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
   revisit_at = NOW + tonumber(revisit_arg)
 end
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
--- an answer frees its host's in-flight slot (common.lua, FLIGHT.answered)
+-- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
 local flights = FLIGHT.any()
 local level = current_level(seen_count())
 local lease_keys = {}
@@ -73,7 +73,7 @@ end
 call_chunked('HDEL', K_LEASES, gone)
 local revisit_members, revisit_ids = {}, {}
 -- items done per host (done_by_host[host], hosts in done_hosts in first-seen order), written to
--- the per-host counts once per host: common.lua's tally written out, because nearly every item
+-- the per-host counts once per host: the prelude's tally written out, because nearly every item
 -- of an ack call is a host of its own (one per host per lease under politeness) and the call
 -- per item measured 1.04x ack(100)'s instructions
 local done_by_host, done_hosts, done_host_count, revisits_by_host = {}, {}, 0, {}

@@ -1,7 +1,7 @@
 -- crawlq script: ack_lease
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
 --       revisit as `ack` takes it ('0': none), then the 8 arguments `lease` takes from its ARGV 3:
 --       max items, lease ttl ms, default host delay ms, max attempts, reclaim limit, promote

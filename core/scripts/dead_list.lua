@@ -1,7 +1,7 @@
 -- crawlq script: dead_list
 -- protocol: 6
 -- flags: no-writes
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit, then optionally ids
 -- reply: {total, id1, died_at1, record1, id2, ...} oldest dead letter first; with ids, one
 --        triple per id in the order given, died_at -1 and record '' for an id that is not a

@@ -1,7 +1,7 @@
 -- crawlq script: dead_purge
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 limit (the most dead letters this call removes, oldest first)
 -- reply: {removed, dead letters left}
 -- Purged items stay in the seen set: seeding them again needs force. A client calls again

@@ -1,7 +1,7 @@
 -- crawlq script: dead_requeue
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,
 --       oldest first), then for mode 'ids' the ids to requeue, for mode 'all' optionally an
 --       offset (the oldest dead letters to pass over: those an earlier call left, 0 if absent)

@@ -1,7 +1,7 @@
 -- crawlq script: due
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common.lua)
+-- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 wake markers to push when a report makes a shard
 --       due now, 4 most due shards to answer (0: none), 5 sweep period ms (0: none), then 4
 --       fields per shard report: kind ('l' lower, 's' set), shard number, epoch, time ms

@@ -1,7 +1,7 @@
 -- crawlq script: extend
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: lease key ('<token>:<id>'),
 --       new ttl ms
 -- reply: {expires_at|-1, ...} one per lease: the new deadline (now + ttl), or -1 when the lease

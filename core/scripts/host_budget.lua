@@ -1,7 +1,7 @@
 -- crawlq script: host_budget
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key ('' for the queue's default budget), 4 budget: the most
 --       new URLs the host may add ('-' only reads, '' removes it)
 -- reply: {the host's own budget (for '': the default) or -1, the default budget or -1, URLs the

@@ -1,7 +1,7 @@
 -- crawlq script: host_config
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 politeness delay ms for this host ('' removes the
 --       override, so the workers' default applies again; '-' leaves it as it is),
 --       5 pause ('-' leaves it as it is, '' resumes, '*' pauses until resumed, digits pause

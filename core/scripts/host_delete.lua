@@ -1,7 +1,7 @@
 -- crawlq script: host_delete
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
 --       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at),
 --       7 '1' to also answer the removed items' identities (optional), 8 the deletion's id

@@ -1,7 +1,7 @@
 -- crawlq script: host_turn
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 the workers' default politeness delay (ms), 5 the
 --       workers' default in-flight limit (digits, '0' or absent: none), 6 the workers' pacing
 --       as `lease` takes it ('<mode>:<factor>:<max ms>'), 7 '1' when the caller holds a lease

@@ -1,7 +1,7 @@
 -- crawlq script: hosts_list
 -- protocol: 6
 -- flags: no-writes
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit (hosts), 5 lane budget (the most lanes read; at
 --       least one host is always answered)
 -- reply: {now, hosts in all, then 7 fields per host: host key, items (queued, leased or dead),

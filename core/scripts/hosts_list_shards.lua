@@ -1,7 +1,7 @@
 -- crawlq script: hosts_list_shards
 -- protocol: 6
 -- flags: no-writes,allow-cross-slot-keys
--- KEYS: the meta key of the first shard to read (see common.lua)
+-- KEYS: the meta key of the first shard to read (see common/1-prelude.lua)
 -- ARGV: 1 the first shard's base, 2 call flags and clock, 3 host budget (the most hosts answered
 --       in all), 4 lane budget (the most lanes read in all), 5 the first shard's offset, 6 its
 --       limit (as `hosts_list` takes them), then 3 fields per other shard to read: base,

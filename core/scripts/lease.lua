@@ -1,7 +1,7 @@
 -- crawlq script: lease
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
 --       6 max attempts, 7 reclaim limit (expired leases handled first), 8 promote limit,
 --       9 default in-flight limit per host ('0' or absent: none; a host's own in `hostlimit`
@@ -12,7 +12,7 @@
 --        lease keys are '<token>:<id>'. next_due is the earliest time (ms) at which a delayed
 --        item, a held-back host or an expiring lease can change what is leasable, or -1; it is
 --        only computed when nothing was leased. Every lease expires at now + ttl. With the call
---        flag 'r' the reply ends with the shard's report (common.lua, reported_state).
+--        flag 'r' the reply ends with the shard's report (the prelude, reported_state).
 -- Tokens are unique and increasing: above the last one handed out (meta.token) and at least
 -- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
@@ -85,7 +85,7 @@ end
 expect_types(types)
 
 -- Expired leases are taken back, due delayed items join their lanes and due hosts become
--- leasable (common.lua's promote_due: written there, the lease keeps within Lua's upvalue limit)
+-- leasable (the prelude's promote_due: written there, the lease keeps within Lua's upvalue limit)
 local reclaimed, reclaimed_dead = promote_due(expired, due_items, due_hosts, max_attempts,
   any_paused, any_revisits)
 
@@ -99,7 +99,7 @@ local lease_fields, leased_members, wait_members = {}, {}, {}
 local head_of, head_lanes, head_n = {}, {}, 0
 -- the lanes of priority 0 (most lanes) are this prefix and the host
 local lane_prefix_0 = BASE .. ':l:0:'
--- the digits of the lease tokens, which are consecutive (common.lua's number_digits)
+-- the digits of the lease tokens, which are consecutive (the prelude's number_digits)
 local token_digits = {}
 local politeness = any_override or any_adaptive
 

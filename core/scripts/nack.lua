@@ -1,7 +1,7 @@
 -- crawlq script: nack
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
 --       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
 --       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 8 fields per lease:
@@ -59,7 +59,7 @@ for i = 0, n - 1 do
 end
 local recs = call_chunked('HMGET', K_LEASES, lease_keys)
 local out, immediate, retried, died, level = {}, 0, 0, 0, nil
--- an answer frees its host's in-flight slot (common.lua, FLIGHT.answered)
+-- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
 local flights = FLIGHT.any()
 local gone, answered, delayed_members = {}, {}, {}
 for i = 0, n - 1 do

@@ -1,7 +1,7 @@
 -- crawlq script: pause
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 '1' pause, '0' resume, '' only read, 4 (with '1', optional) pause
 --       for that many ms from now instead of until resumed
 -- reply: {paused before (0/1), paused now (0/1), paused until (ms), 0 until resumed, -1 not paused}

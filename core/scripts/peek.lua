@@ -1,7 +1,7 @@
 -- crawlq script: peek
 -- protocol: 6
 -- flags: no-writes
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 limit, 4 offset (optional: leasable hosts to skip, 0 when absent)
 -- reply: {record1, record2, ...}: the head of each leasable host in the order lease would take
 --        them (one per host), from the offset-th on, without leasing anything. Read-only:

@@ -1,7 +1,7 @@
 -- crawlq script: reclaim
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 limit (expired leases handled in this call), 4 max attempts
 -- reply: {requeued, dead, remaining_expired}
 -- The same recovery also runs, bounded, at the start of every lease call.

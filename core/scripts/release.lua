@@ -1,7 +1,7 @@
 -- crawlq script: release
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 2 fields per lease: lease key ('<token>:<id>'),
 --       payload (canonical JSON stored in place of the item's payload, '' keeps it)
 -- reply: {1|0, ...} one per lease: 1 released (back at the front of its lane, attempt count
@@ -18,7 +18,7 @@ for i = 0, n - 1 do
 end
 local recs = call_chunked('HMGET', K_LEASES, lease_keys)
 local out, released, level, gone, answered = {}, 0, nil, {}, {}
--- an answer frees its host's in-flight slot (common.lua, FLIGHT.answered)
+-- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
 local flights = FLIGHT.any()
 for i = 0, n - 1 do
   local lease_key, payload = lease_keys[i + 1], ARGV[5 + i * 2]

@@ -1,7 +1,7 @@
 -- crawlq script: seed
 -- protocol: 6
 -- flags: (none)
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
@@ -51,7 +51,7 @@ local function left_for(host)
   return left
 end
 local first_id = next_id + 1
--- the parts of every record around its id, built once per call; the ids' digits (common.lua's
+-- the parts of every record around its id, built once per call; the ids' digits (the prelude's
 -- number_digits)
 local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. NOW_DIGITS
 local id_digits = {}
@@ -68,7 +68,7 @@ local lane_host, lane_prio, lane_seq, lane_recs = {}, {}, {}, {}
 local host_rank, host_order, host_count = {}, {}, 0
 -- items added per host, and the delayed ones, for the per-host counts (tallies)
 local host_added, host_delayed = {}, {}
--- the bucket keys of the current level (common.lua's level_keys)
+-- the bucket keys of the current level (the prelude's level_keys)
 local seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
 local level_size = seen_keys.size
 

@@ -1,7 +1,7 @@
 -- crawlq script: seen_forget
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, then pairs: seen member (signed 64-bit decimal), bucket hash
 -- reply: how many of them were in the seen set (now removed)
 -- Removes fingerprints from the seen set (a deleted host's items, when asked), so that seeding

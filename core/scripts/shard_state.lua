@@ -1,7 +1,7 @@
 -- crawlq script: shard_state
 -- protocol: 6
 -- flags: no-writes
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock
 -- reply: {epoch (meta.ep, 0 when never raised), time ms}: when something in this shard is
 --        next leasable (now with a host ready; the earliest expiring lease, delayed item or

@@ -1,7 +1,7 @@
 -- crawlq script: shards
 -- protocol: 6
 -- flags: allow-oom
--- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common.lua)
+-- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 shards asked for (0: whatever the queue has)
 -- reply: {the queue's shard count (0 for a queue nobody created yet: nothing stored), its
 --        shards' tags: 'spread' (protocol 5) or '' (<queue>:<shard>, protocol 4)}

@@ -1,7 +1,7 @@
 -- crawlq script: stats
 -- protocol: 6
 -- flags: no-writes
--- KEYS: the queue's meta key (see common.lua)
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock
 -- reply: {now, ready, hosts, done, seen, delayed, leased, dead, oldest_head_ts (-1 if none),
 --         seeded_total, duplicates_total, leased_total, acked_total, nacked_total,

@@ -1,7 +1,7 @@
 -- crawlq script: stats_shards
 -- protocol: 6
 -- flags: no-writes,allow-cross-slot-keys
--- KEYS: the meta key of the first shard to read (see common.lua)
+-- KEYS: the meta key of the first shard to read (see common/1-prelude.lua)
 -- ARGV: 1 the first shard's base, 2 call flags and clock, 3... the bases of the other shards
 --       to read, all on the node that serves the first (a standalone Redis serves them all)
 -- reply: one `stats` reply per shard, the first shard's first, then in the order of ARGV 3...

@@ -1,6 +1,6 @@
 //! The Lua scripts, one per atomic operation, each prefixed with the shared prelude
-//! `common.lua`. Loaded with `include_str!`. The same code runs two ways (docs/PROTOCOL.md,
-//! section 4): as a Redis Functions library ([`library`], `FUNCTION LOAD` once, then `FCALL`:
+//! (`scripts/common/`, its files joined in order). Loaded with `include_str!`. The same code
+//! runs two ways (docs/PROTOCOL.md, section 4): as a Redis Functions library ([`library`], `FUNCTION LOAD` once, then `FCALL`:
 //! the prelude's helpers are defined once per server, not on every call), or script by script
 //! with EVALSHA and an EVAL fallback, where functions cannot be loaded.
 
@@ -27,7 +27,19 @@ pub struct Script {
 const BEGIN_CALL: &str =
     "local begin_error = begin(KEYS, ARGV)\nif begin_error then return begin_error end\n";
 
-const COMMON: &str = include_str!("../scripts/common.lua");
+/// The prelude, kept in files by concern (`scripts/common/`, numbered in the order they are
+/// joined): what they define is used by the files after them and by every operation.
+const COMMON: &str = concat!(
+    include_str!("../scripts/common/1-prelude.lua"),
+    include_str!("../scripts/common/2-checks.lua"),
+    include_str!("../scripts/common/3-records.lua"),
+    include_str!("../scripts/common/4-counts.lua"),
+    include_str!("../scripts/common/5-sets.lua"),
+    include_str!("../scripts/common/6-lanes.lua"),
+    include_str!("../scripts/common/7-flight.lua"),
+    include_str!("../scripts/common/8-leases.lua"),
+    include_str!("../scripts/common/9-begin.lua")
+);
 
 impl Script {
     const fn new(

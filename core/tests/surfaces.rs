@@ -103,16 +103,16 @@ fn every_binding_readme_names_every_option() {
     }
 }
 
-/// The keys a script builds from its base are found by name on both sides: common.lua's
-/// `BASE_KEY_NAMES` holds every fixed key of keys.rs but `meta` (the one passed in `KEYS`), and
+/// The keys a script builds from its base are found by name on both sides: the prelude's
+/// `BASE_KEY_NAMES` (common/9-begin.lua) holds every fixed key of keys.rs but `meta` (the one passed in `KEYS`), and
 /// each is a key of docs/PROTOCOL.md section 1, so a key added on one side only fails here.
 #[test]
 fn the_scripts_key_names_are_the_crates_and_the_protocols() {
-    let common = read("core/scripts/common.lua");
+    let common = read("core/scripts/common/9-begin.lua");
     let list = common
         .split("local BASE_KEY_NAMES = {")
         .nth(1)
-        .expect("common.lua has BASE_KEY_NAMES")
+        .expect("common/9-begin.lua has BASE_KEY_NAMES")
         .split('}')
         .next()
         .unwrap();
@@ -129,7 +129,7 @@ fn the_scripts_key_names_are_the_crates_and_the_protocols() {
     let missing: Vec<_> = fixed.difference(&lua).collect();
     assert!(
         missing.is_empty(),
-        "fixed keys common.lua does not build: {missing:?}"
+        "fixed keys the prelude does not build: {missing:?}"
     );
     let protocol = read("docs/PROTOCOL.md");
     let section = protocol

@@ -132,7 +132,7 @@ pub(super) fn may_retry(e: &RedisError, read_only: bool) -> bool {
 }
 
 /// A script that found its slot being migrated: its probe failed before any write (see
-/// common.lua), so it can be sent again once the slot has moved.
+/// the prelude), so it can be sent again once the slot has moved.
 pub(super) fn is_slot_moving(e: &RedisError) -> bool {
     e.to_string().contains("non local key")
 }

@@ -1,0 +1,77 @@
+-- Run a variadic command (HSET, ZADD, ZREM, RPUSH, HDEL, HMGET, ZMSCORE) over a long argument
+-- list, in chunks that stay under Lua's unpack limit (about 8,000 values); chunks have an even
+-- length, so pairs stay together. Returns the replies of HMGET-like commands concatenated.
+local function call_chunked(cmd, key, args)
+  local out = {}
+  for first = 1, #args, 4000 do
+    local r = redis.call(cmd, key, unpack(args, first, math.min(first + 3999, #args)))
+    if type(r) == 'table' then
+      for _, v in ipairs(r) do
+        out[#out + 1] = v
+      end
+    end
+  end
+  return out
+end
+
+-- Add to a host's item count (hostitems, scored by minus the count so that its ascending order
+-- is most items first, then host name); a host holding nothing leaves the set. One ZINCRBY per
+-- host: reading every count of a call first (ZMSCORE) and writing them back (ZADD) costs more
+-- (each score is formatted and parsed again). The reply is minus the new count: a host left
+-- with none (a reply that does not start with '-') is removed.
+local function host_items_add(host, delta)
+  if delta == 0 then
+    return
+  end
+  local by = delta == 1 and '-1' or delta == -1 and '1' or int(-delta)
+  if delta < 0 and string.byte(redis.call('ZINCRBY', K_HOSTITEMS, by, host), 1) ~= 45 then
+    redis.call('ZREM', K_HOSTITEMS, host)
+  elseif delta > 0 then
+    redis.call('ZINCRBY', K_HOSTITEMS, by, host)
+  end
+end
+
+-- Add to a host's count in hostdelayed or hostdead; a count of 0 is removed.
+local function host_count_add(key, host, delta)
+  if delta ~= 0 and redis.call('HINCRBY', key, host, int(delta)) <= 0 then
+    redis.call('HDEL', key, host)
+  end
+end
+
+-- Per-host changes gathered over a call and written once per host: tally(t, host, delta), then
+-- tally_flush(t, add) with host_items_add or a host_count_add bound to its key.
+local function tally(t, host, delta)
+  local n = t[host]
+  if n == nil then
+    t[#t + 1] = host
+    n = 0
+  end
+  t[host] = n + delta
+end
+local function tally_flush(t, add)
+  for _, host in ipairs(t) do
+    add(host, t[host])
+  end
+end
+
+local function add_delayed(host, delta)
+  host_count_add(K_HOSTDELAYED, host, delta)
+end
+
+local function counter(field, delta)
+  if delta ~= 0 then
+    redis.call('HINCRBY', K_META, field, int(delta))
+  end
+end
+
+-- The seen and live sets are split in levels of small integer sets (Redis intsets). Level l has
+-- 1024 * 8^l buckets and takes new members until meta.seen reaches 384 per bucket on average,
+-- which keeps every bucket under the default set-max-intset-entries (512). Earlier levels are
+-- only read, so a level never has to be rehashed. Live members are at most as many as seen ones.
+-- A shard of a queue of S shards holds about 1/S of its URLs: its levels have 1/S of the
+-- buckets (rounded up; `meta.split` = S, fixed by the shard's first write), so a bucket holds
+-- as many members as in a one-shard queue and memory per URL does not grow with S.
+local SEEN_BASE_BUCKETS, SEEN_GROWTH, SEEN_FILL, SEEN_MAX_LEVEL = 1024, 8, 384, 7
+
+-- The bucket count of each level for this call's split (set by begin, made when it changes).
+local LEVEL_SIZE, LEVEL_SPLIT = {}, nil

@@ -1,0 +1,200 @@
+-- The member of a lane in `heads`: the host for priority 0 (most lanes), else
+-- '<priority>:<host>'. Every non-empty lane has one, scored by its head's enqueue time.
+local function head_member(host, prio)
+  if prio == 0 or prio == '0' then
+    return host
+  end
+  return priority_digits(prio) .. ':' .. host
+end
+
+-- The rank of the head of a host's best lane (its highest priority), or nil when the host has
+-- no ready items. O(log P) in the host's priorities: only the top lane is read. A priority
+-- listed without a lane (defensive: no script leaves one) is dropped on the way; a set left with
+-- priority 0 alone goes (the lane itself says it is there). lane0_empty: the caller
+-- has just seen the host's priority-0 lane empty (no read of it when the set is absent).
+local function host_best(host, lane0_empty)
+  local hp = hp_key(host)
+  while true do
+    local top = redis.call('ZRANGE', hp, '0', '1')
+    local prio = top[1]
+    if not prio then
+      if lane0_empty then
+        return nil
+      end
+      local head = redis.call('LINDEX', lane_key(host, 0), '0')
+      return head and rank(0, (rec_seq_ts(head)))
+    end
+    local head = redis.call('LINDEX', lane_key(host, prio), '0')
+    if head then
+      if prio == '0' and not top[2] then
+        own_format('3')
+        redis.call('ZREM', hp, '0')
+      end
+      return rank(priority_number(prio), (rec_seq_ts(head)))
+    end
+    redis.call('ZREM', hp, prio)
+  end
+end
+
+-- List a new lane of a host in its priority set, creating the set only for a priority other
+-- than 0 (with 0 in it too when the host's priority-0 lane holds items). Returns whether the
+-- host had no ready items before (no set, and no priority-0 lane other than a new one), and
+-- what undoes the listing ('set': the set was created; else the member added, or nil); nil,
+-- with nothing written, when the set holds a foreign value (ZCARD tells that and whether the
+-- set is there, in one command).
+local function host_lane_added(host, prio)
+  local hp = hp_key(host)
+  local listed = redis.pcall('ZCARD', hp)
+  if type(listed) == 'table' then
+    return nil
+  end
+  if listed > 0 then
+    if prio == 0 then
+      redis.call('ZADD', hp, '0', '0')
+      return false, '0'
+    end
+    redis.call('ZADD', hp, int(-prio), int(prio))
+    return false, int(prio)
+  end
+  if prio == 0 then
+    own_format('3')
+    return true
+  end
+  if redis.call('EXISTS', lane_key(host, 0)) == 1 then
+    redis.call('ZADD', hp, int(-prio), int(prio), '0', '0')
+    return false, 'set'
+  end
+  redis.call('ZADD', hp, int(-prio), int(prio))
+  return true, 'set'
+end
+
+-- Append (or, with at_front, prepend) a record to its host lane and keep the host's
+-- scheduling, the lane's head age and the ready/hosts counters right. Returns the record's host,
+-- or false (and changes nothing) for a record that cannot be read, or whose host's lane or
+-- priority set holds a foreign value (another program wrote it): the caller dead-letters it
+-- instead, so no item is lost and no call fails half-way.
+local function enqueue_ready(rec, at_front)
+  local id, ts, host, prio = rec_head(rec)
+  if not id then
+    return false
+  end
+  local lane = lane_key(host, prio)
+  local len = redis.pcall(at_front and 'LPUSH' or 'RPUSH', lane, rec)
+  if type(len) == 'table' then
+    return false
+  end
+  local new_host, listing = false, nil
+  if len == 1 then
+    -- a new lane
+    new_host, listing = host_lane_added(host, prio)
+    if new_host == nil then
+      redis.call('UNLINK', lane)
+      return false
+    end
+  end
+  if at_front or len == 1 then
+    -- this record is now the head of its lane: its age and the host's rank follow it
+    local best
+    if not redis.call('ZSCORE', K_WAIT, host) then
+      local ok, rank_or_error = pcall(host_best, host)
+      if not ok then
+        -- another lane of the host holds a foreign value: the record and a new lane's listing
+        -- are taken back
+        redis.call(at_front and 'LPOP' or 'RPOP', lane)
+        if listing == 'set' then
+          redis.call('UNLINK', hp_key(host))
+        elseif listing then
+          redis.call('ZREM', hp_key(host), listing)
+        end
+        return false
+      end
+      best = rank_or_error
+    end
+    redis.call('ZADD', K_HEADS, int(ts), head_member(host, prio))
+    if best then
+      redis.call('ZADD', K_READY, int(best), host)
+    end
+  end
+  if new_host then
+    counter('hosts', 1)
+  end
+  counter('ready', 1)
+  return host
+end
+
+local function to_dead(id, rec)
+  redis.call('ZADD', K_DEAD, NOW_DIGITS, id)
+  redis.call('HSET', K_DEADREC, id, rec)
+  counter('dead_total', 1)
+  local _, _, host = rec_head(rec)
+  if host then
+    host_count_add(K_HOSTDEAD, host, 1)
+  end
+end
+
+-- Wake blocked lease calls (BLPOP on the wake key). Markers are capped and expire, so a queue
+-- nobody waits on does not accumulate them.
+local function wake(n)
+  if n > 0 then
+    local m = math.min(n, 32)
+    local marks = {}
+    for i = 1, m do
+      marks[i] = '1'
+    end
+    redis.call('LPUSH', K_WAKE, unpack(marks))
+    redis.call('LTRIM', K_WAKE, '0', '31')
+    redis.call('PEXPIRE', K_WAKE, '30000')
+  end
+end
+
+-- Make a host leasable now (it left `wait`): into `ready` at its best head's rank if it has
+-- ready items, waking blocked lease calls. Returns whether it had any.
+local function ready_now(host)
+  local best = host_best(host)
+  if best then
+    redis.call('ZADD', K_READY, int(best), host)
+    wake(1)
+  end
+  return best ~= nil
+end
+
+-- Hold a host whose lane or priority set holds a foreign value (another program wrote it), as a
+-- pause until resumed: leases go on with the other hosts and nothing of it is touched. Resuming
+-- it once the key is repaired makes it leasable again (while the value is there, a resume
+-- answers CORRUPT and changes nothing).
+local function hold_corrupt_host(host)
+  redis.call('ZREM', K_READY, host)
+  redis.call('ZADD', K_WAIT, int(PAUSED_FOREVER), host)
+  redis.pcall('HSET', K_HOSTPAUSE, host, int(PAUSED_FOREVER) .. ':')
+end
+
+-- Put a host that left `wait` into `ready` at its best head's rank, if it has ready items; a
+-- host whose lane or priority set holds a foreign value is held instead.
+local function ready_at_rank(host)
+  local ok, best = pcall(host_best, host)
+  if not ok then
+    hold_corrupt_host(host)
+  elseif best then
+    redis.call('ZADD', K_READY, int(best), host)
+  end
+end
+
+-- Politeness delay of a host in ms: per-host override or the caller's default, plus the adaptive
+-- extra that rate-limited nacks build up.
+local function host_delay(host, default_delay, any_override, any_adaptive)
+  local d = default_delay
+  if any_override then
+    local o = redis.call('HGET', K_HOSTDELAY, host)
+    if o then
+      d = tonumber(o) or d
+    end
+  end
+  if any_adaptive then
+    local a = redis.call('HGET', K_ADAPTIVE, host)
+    if a then
+      d = d + (tonumber(a) or 0)
+    end
+  end
+  return d
+end
+
