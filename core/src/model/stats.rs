@@ -1,0 +1,141 @@
+//! Depth and counters of a queue, and its dead letters.
+
+use serde_json::Value;
+
+/// Depth and counters of a queue, read in one O(1) script call per shard.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Server time of the reading, ms since epoch.
+    pub now_ms: i64,
+    /// ready + delayed: queued and not leased.
+    pub pending: u64,
+    /// Queued in host lanes, leasable as soon as politeness allows.
+    pub ready: u64,
+    /// Waiting for their delay or retry backoff.
+    pub delayed: u64,
+    /// Leased now (including expired leases not yet reclaimed).
+    pub leased: u64,
+    /// In dead letters.
+    pub dead: u64,
+    /// Acked over the queue's life.
+    pub done: u64,
+    /// Distinct items ever seeded.
+    pub seen: u64,
+    /// Hosts with at least one ready item.
+    pub hosts: u64,
+    /// Hosts held back by politeness right now (including ones with no ready item).
+    pub hosts_waiting: u64,
+    /// Age of the oldest item at the front of a host lane (its time since it was queued).
+    pub oldest_pending_age_ms: Option<u64>,
+    pub seeded_total: u64,
+    pub duplicates_total: u64,
+    pub leased_total: u64,
+    pub acked_total: u64,
+    pub nacked_total: u64,
+    pub retried_total: u64,
+    pub reclaimed_total: u64,
+    pub released_total: u64,
+    pub dead_total: u64,
+    /// New URLs refused by a host budget ([`crate::Queue::set_host_budget`]).
+    pub over_budget_total: u64,
+    /// Acked items scheduled to come back ([`crate::Queue::ack_revisit`]); also in `delayed`.
+    pub revisits: u64,
+    /// Each shard's own figures, for a queue of several shards (empty for one shard).
+    pub shards: Vec<Stats>,
+}
+
+impl Stats {
+    /// Nothing queued and nothing leased in this reading (done and dead items do not count).
+    /// An expired lease counts until a lease call or [`crate::Queue::reclaim`] takes it back.
+    pub fn is_idle(&self) -> bool {
+        self.pending == 0 && self.leased == 0
+    }
+
+    /// The figures that change whenever an item enters or leaves the queued and leased
+    /// states: equal in two idle readings of a shard means it stayed idle in between.
+    fn movement(&self) -> [u64; 4] {
+        [
+            self.seeded_total,
+            self.leased_total,
+            self.dead,
+            self.dead_total,
+        ]
+    }
+
+    /// Two readings of the same queue were idle throughout on every shard (each shard idle in
+    /// both and nothing moved in between), so at one moment between them the whole queue was.
+    pub fn idle_across(&self, later: &Stats) -> bool {
+        if !self.is_idle() || !later.is_idle() || self.shards.len() != later.shards.len() {
+            return false;
+        }
+        if self.shards.is_empty() {
+            return self.movement() == later.movement();
+        }
+        self.shards
+            .iter()
+            .zip(&later.shards)
+            .all(|(a, b)| a.movement() == b.movement())
+    }
+
+    /// The figures of a whole queue from its shards': sums, the latest reading time and the
+    /// oldest pending age. One shard's figures are the queue's.
+    pub fn total(mut shards: Vec<Stats>) -> Stats {
+        if shards.len() == 1 {
+            return shards.pop().expect("one shard");
+        }
+        let mut t = Stats::default();
+        for s in &shards {
+            t.now_ms = t.now_ms.max(s.now_ms);
+            t.pending += s.pending;
+            t.ready += s.ready;
+            t.delayed += s.delayed;
+            t.leased += s.leased;
+            t.dead += s.dead;
+            t.done += s.done;
+            t.seen += s.seen;
+            t.hosts += s.hosts;
+            t.hosts_waiting += s.hosts_waiting;
+            t.oldest_pending_age_ms = t.oldest_pending_age_ms.max(s.oldest_pending_age_ms);
+            t.seeded_total += s.seeded_total;
+            t.duplicates_total += s.duplicates_total;
+            t.leased_total += s.leased_total;
+            t.acked_total += s.acked_total;
+            t.nacked_total += s.nacked_total;
+            t.retried_total += s.retried_total;
+            t.reclaimed_total += s.reclaimed_total;
+            t.released_total += s.released_total;
+            t.dead_total += s.dead_total;
+            t.over_budget_total += s.over_budget_total;
+            t.revisits += s.revisits;
+        }
+        t.shards = shards;
+        t
+    }
+}
+
+/// One dead letter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadLetter {
+    pub id: String,
+    pub url: Option<String>,
+    /// The caller's de-duplication key, if the item was seeded with one.
+    pub key: Option<String>,
+    pub host: String,
+    pub payload: Option<Value>,
+    pub priority: i16,
+    /// Failed deliveries before it died.
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub died_at_ms: i64,
+    /// The record as stored, when it could not be decoded (the other fields are then what could
+    /// be read of it).
+    pub raw: Option<String>,
+}
+
+/// A page of dead letters, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeadPage {
+    /// Dead letters in the queue (not only on this page).
+    pub total: u64,
+    pub items: Vec<DeadLetter>,
+}
