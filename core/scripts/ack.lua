@@ -15,14 +15,31 @@
 -- rate-limited host back to its normal pace.
 
 local n = ARGV[3] + 0
--- revisit_at: when the acked items come back (nil: they are done)
-local revisit_arg, revisit_at = ARGV[4 + n * 4] or '0', nil
-if string.byte(revisit_arg, 1) == 64 then
-  revisit_at = math.max(tonumber(string.sub(revisit_arg, 2)) or NOW, NOW)
-elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
-  revisit_at = NOW + tonumber(revisit_arg)
+
+-- When the acked items come back (nil: they are done), from the optional last argument.
+local function revisit_time()
+  local revisit_arg = ARGV[4 + n * 4] or '0'
+  if string.byte(revisit_arg, 1) == 64 then
+    return math.max(tonumber(string.sub(revisit_arg, 2)) or NOW, NOW)
+  elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
+    return NOW + tonumber(revisit_arg)
+  end
 end
+
+local revisit_at = revisit_time()
 local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+-- Halve the host's adaptive extra delay (dropped under 50 ms).
+local function halve_adaptive(host)
+  local extra = redis.call('HGET', K_ADAPTIVE, host)
+  if extra then
+    local halved = math.floor((tonumber(extra) or 0) / 2)
+    if halved < 50 then
+      redis.call('HDEL', K_ADAPTIVE, host)
+    else
+      redis.call('HSET', K_ADAPTIVE, host, int(halved))
+    end
+  end
+end
 -- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
 local flights = FLIGHT.any()
 local level = current_level(seen_count())
@@ -42,35 +59,40 @@ end
 -- `leased` first: when every one was there (the usual case) they are all live and the call needs
 -- no other read. Otherwise the records still in `leases` say which were (a lease given twice in
 -- one call answers 1, then 0). `leases` is type-checked before that first write, so a foreign
--- value at either key fails the call before anything changed.
-if not records then
-  expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
-end
-local removed = 0
-for first = 1, n, 4000 do
-  removed = removed + redis.call('ZREM', K_LEASED, unpack(lease_keys, first, math.min(first + 3999, n)))
-end
-local gone = lease_keys
-if removed == n then
-  for i = 1, n do
-    out[i] = 1
+-- value at either key fails the call before anything changed. Fills `out` (1: live, 0: not)
+-- and returns the records when they were read.
+local function remove_leases(lease_keys, records)
+  if not records then
+    expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
   end
-else
-  records = records or call_chunked('HMGET', K_LEASES, lease_keys)
-  local answered = {}
-  gone = {}
-  for i = 1, n do
-    local lease_key = lease_keys[i]
-    if records[i] and not answered[lease_key] then
-      answered[lease_key] = true
-      gone[#gone + 1] = lease_key
+  local removed = 0
+  for first = 1, n, 4000 do
+    removed = removed + redis.call('ZREM', K_LEASED, unpack(lease_keys, first, math.min(first + 3999, n)))
+  end
+  local gone = lease_keys
+  if removed == n then
+    for i = 1, n do
       out[i] = 1
-    else
-      out[i] = 0
+    end
+  else
+    records = records or call_chunked('HMGET', K_LEASES, lease_keys)
+    local answered = {}
+    gone = {}
+    for i = 1, n do
+      local lease_key = lease_keys[i]
+      if records[i] and not answered[lease_key] then
+        answered[lease_key] = true
+        gone[#gone + 1] = lease_key
+        out[i] = 1
+      else
+        out[i] = 0
+      end
     end
   end
+  call_chunked('HDEL', K_LEASES, gone)
+  return records
 end
-call_chunked('HDEL', K_LEASES, gone)
+records = remove_leases(lease_keys, records)
 local revisit_members, revisit_ids = {}, {}
 -- items done per host (done_by_host[host], hosts in done_hosts in first-seen order), written to
 -- the per-host counts once per host: the prelude's tally written out, because nearly every item
@@ -112,15 +134,7 @@ for i = 0, n - 1 do
       FLIGHT.answered(host, 1, ARGV[a])
     end
     if any_adaptive then
-      local extra = redis.call('HGET', K_ADAPTIVE, host)
-      if extra then
-        local halved = math.floor((tonumber(extra) or 0) / 2)
-        if halved < 50 then
-          redis.call('HDEL', K_ADAPTIVE, host)
-        else
-          redis.call('HSET', K_ADAPTIVE, host, int(halved))
-        end
-      end
+      halve_adaptive(host)
     end
   end
 end

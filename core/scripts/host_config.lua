@@ -63,56 +63,63 @@ if entry then
 end
 
 local override = previous
-if delay ~= '-' then
-  -- the operator's delay (or its removal) replaces one from robots.txt
-  if delay == '' then
-    redis.call('HDEL', K_HOSTDELAY, host)
-    override = nil
-  else
-    redis.call('HSET', K_HOSTDELAY, host, delay)
-    override = delay
-  end
-  if from_robots then
-    redis.call('SREM', k_robots, host)
-    from_robots = false
-  end
-elseif robots ~= '-' and (from_robots or not previous) then
-  -- robots.txt sets or removes the delay only where the operator set none
-  if robots == '' then
-    redis.call('HDEL', K_HOSTDELAY, host)
-    redis.call('SREM', k_robots, host)
-    override, from_robots = nil, false
-  else
-    redis.call('HSET', K_HOSTDELAY, host, robots)
-    redis.call('SADD', k_robots, host)
-    override, from_robots = robots, true
+-- The host's delay: the operator's (or its removal), else robots.txt's where the operator set
+-- none; sets `override` and `from_robots`.
+local function apply_delay()
+  if delay ~= '-' then
+    -- the operator's delay (or its removal) replaces one from robots.txt
+    if delay == '' then
+      redis.call('HDEL', K_HOSTDELAY, host)
+      override = nil
+    else
+      redis.call('HSET', K_HOSTDELAY, host, delay)
+      override = delay
+    end
+    if from_robots then
+      redis.call('SREM', k_robots, host)
+      from_robots = false
+    end
+  elseif robots ~= '-' and (from_robots or not previous) then
+    -- robots.txt sets or removes the delay only where the operator set none
+    if robots == '' then
+      redis.call('HDEL', K_HOSTDELAY, host)
+      redis.call('SREM', k_robots, host)
+      override, from_robots = nil, false
+    else
+      redis.call('HSET', K_HOSTDELAY, host, robots)
+      redis.call('SADD', k_robots, host)
+      override, from_robots = robots, true
+    end
   end
 end
 
-if pause == '' then
-  if entry then
-    redis.call('HDEL', K_HOSTPAUSE, host)
-  end
-  if paused_until then
-    if hold and hold > NOW then
-      held = hold
-      redis.call('ZADD', K_WAIT, int(hold), host)
-    else
-      held = nil
-      redis.call('ZREM', K_WAIT, host)
-      ready_now(host)
+-- Pause or resume the host; sets `held`, `paused_until` and `hold`.
+local function apply_pause()
+  if pause == '' then
+    if entry then
+      redis.call('HDEL', K_HOSTPAUSE, host)
     end
-    paused_until = nil
+    if paused_until then
+      if hold and hold > NOW then
+        held = hold
+        redis.call('ZADD', K_WAIT, int(hold), host)
+      else
+        held = nil
+        redis.call('ZREM', K_WAIT, host)
+        ready_now(host)
+      end
+      paused_until = nil
+    end
+  elseif pause ~= '-' then
+    if not paused_until then
+      hold = held and held > NOW and held or nil
+    end
+    paused_until = pause == '*' and PAUSED_FOREVER or NOW + tonumber(pause)
+    redis.call('HSET', K_HOSTPAUSE, host, int(paused_until) .. ':' .. (hold and int(hold) or ''))
+    redis.call('ZREM', K_READY, host)
+    held = math.max(paused_until, hold or 0)
+    redis.call('ZADD', K_WAIT, int(held), host)
   end
-elseif pause ~= '-' then
-  if not paused_until then
-    hold = held and held > NOW and held or nil
-  end
-  paused_until = pause == '*' and PAUSED_FOREVER or NOW + tonumber(pause)
-  redis.call('HSET', K_HOSTPAUSE, host, int(paused_until) .. ':' .. (hold and int(hold) or ''))
-  redis.call('ZREM', K_READY, host)
-  held = math.max(paused_until, hold or 0)
-  redis.call('ZADD', K_WAIT, int(held), host)
 end
 
 -- Set (digits or a mode) or remove ('') the host's own entry in `key`; returns it.
@@ -126,26 +133,35 @@ local function own_entry(key, value)
   redis.call('HSET', key, host, value)
   return value
 end
-if limit ~= '-' then
-  own_limit = own_entry(FLIGHT.limits, limit)
-end
-if pacing ~= '-' then
-  own_pacing = own_entry(FLIGHT.pacing, pacing)
-end
-if limit ~= '-' or pacing ~= '-' then
-  -- a host held full whose limit now allows another lease may be leased again (a host paced
-  -- after the answer has a limit of at least 1)
-  local in_force = own_limit and tonumber(own_limit) or default_limit
-  if string.byte(own_pacing or default_pacing, 1) == 97 and in_force <= 0 then
-    in_force = 1
+
+-- The host's own in-flight limit and pacing; sets `own_limit`, `own_pacing`, `full_due` and
+-- `held`.
+local function apply_flight()
+  if limit ~= '-' then
+    own_limit = own_entry(FLIGHT.limits, limit)
   end
-  if full_due and (in_force <= 0 or in_flight < in_force) then
-    FLIGHT.unhold(host, tonumber(full_due) or NOW)
-    full_due = nil
-    held = redis.call('ZSCORE', K_WAIT, host)
-    held = held and tonumber(held)
+  if pacing ~= '-' then
+    own_pacing = own_entry(FLIGHT.pacing, pacing)
+  end
+  if limit ~= '-' or pacing ~= '-' then
+    -- a host held full whose limit now allows another lease may be leased again (a host paced
+    -- after the answer has a limit of at least 1)
+    local in_force = own_limit and tonumber(own_limit) or default_limit
+    if string.byte(own_pacing or default_pacing, 1) == 97 and in_force <= 0 then
+      in_force = 1
+    end
+    if full_due and (in_force <= 0 or in_flight < in_force) then
+      FLIGHT.unhold(host, tonumber(full_due) or NOW)
+      full_due = nil
+      held = redis.call('ZSCORE', K_WAIT, host)
+      held = held and tonumber(held)
+    end
   end
 end
+
+apply_delay()
+apply_pause()
+apply_flight()
 
 local pause_reply = -1
 if paused_until then

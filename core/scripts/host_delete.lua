@@ -74,7 +74,10 @@ expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zse
   FLIGHT.counts, 'hash', FLIGHT.full, 'hash', BASE .. ':hostrobots', 'set', FLIGHT.pacing, 'hash',
   FLIGHT.answers, 'hash' })
 
-if step == 'leases' then
+-- Each step is a function of its own (steps[step]), which answers the reply.
+local steps = {}
+
+function steps.leases()
   if cursor == '0' then
     checked_priorities()
     -- nothing of the host is leased from now on (the end removes the pause)
@@ -101,7 +104,7 @@ if step == 'leases' then
   return reply('delayed', '0')
 end
 
-if step == 'delayed' then
+function steps.delayed()
   if not redis.call('HGET', K_HOSTDELAYED, host) then
     return reply('dead', '0')
   end
@@ -128,7 +131,7 @@ if step == 'delayed' then
   return reply('dead', '0')
 end
 
-if step == 'dead' then
+function steps.dead()
   if not redis.call('HGET', K_HOSTDEAD, host) then
     return reply('lanes', '0')
   end
@@ -157,7 +160,7 @@ if step == 'dead' then
   return reply('lanes', '0')
 end
 
-if step == 'lanes' then
+function steps.lanes()
   -- (a host without a priority set has only its priority-0 lane)
   local hp, lane_0 = hp_key(host), lane_key(host, 0)
   local prios = checked_priorities()
@@ -196,7 +199,7 @@ if step == 'lanes' then
   return reply('finish', '0')
 end
 
-if step == 'finish' then
+function steps.finish()
   local mark = redis.call('HGET', K_HOSTDELETING, host)
   if mark and mark ~= deletion then
     -- another deletion of this host began after this one: it holds the host and finishes it
@@ -222,4 +225,8 @@ if step == 'finish' then
   return reply('', '0')
 end
 
-return redis.error_reply('CRAWLQ_PROTOCOL host_delete: unknown step ' .. step)
+local run = steps[step]
+if not run then
+  return redis.error_reply('CRAWLQ_PROTOCOL host_delete: unknown step ' .. step)
+end
+return run()

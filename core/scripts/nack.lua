@@ -37,6 +37,33 @@ local function hold_host(host, at)
   FLIGHT.hold_until(host, at)
 end
 
+-- The hold a host asked for (Retry-After: ms from now, or '@' and a time in ms), in ms from
+-- now (0: none).
+local function retry_after_ms(after)
+  if after == '' then
+    return 0
+  end
+  if string.byte(after, 1) == 64 then
+    return math.max((tonumber(string.sub(after, 2)) or NOW) - NOW, 0)
+  end
+  return math.max(tonumber(after) or 0, 0)
+end
+
+-- A rate-limited answer doubles the host's adaptive extra delay (from the step, up to the max)
+-- and holds the host for its full delay, or its retry after when longer; a retry after alone
+-- holds it that long.
+local function slow_down(host, rate_limited, retry_after)
+  if rate_limited then
+    local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0
+    extra = math.min(math.max(extra * 2, step), adaptive_max)
+    redis.call('HSET', K_ADAPTIVE, host, int(extra))
+    local hold = host_delay(host, default_delay, true, true)
+    hold_host(host, NOW + math.max(hold, retry_after))
+  elseif retry_after > 0 then
+    hold_host(host, NOW + retry_after)
+  end
+end
+
 local function backoff(failures, random)
   local d = base
   if kind == 'exponential' then
@@ -62,20 +89,36 @@ local out, immediate, retried, died, level = {}, 0, 0, 0, nil
 -- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
 local flights = FLIGHT.any()
 local gone, answered, delayed_members = {}, {}, {}
+
+-- The item goes to dead letters, and leaves the live set.
+local function bury(lease_key, rec, fresh, reason)
+  level = level or current_level(seen_count())
+  live_remove_rec(rec, level)
+  -- a record no script can read is kept as it is, with the reason after a newline (no
+  -- stored record holds one: JSON escapes it), so its dead letter still says why
+  if not fresh and reason ~= '' then
+    rec = rec .. '\n' .. reason
+  end
+  to_dead(lease_key_id(lease_key), fresh or rec)
+  died = died + 1
+end
+
+-- The item is retried after d ms: ready now (already in its lane: enqueue_ready), or delayed.
+local function retry_in(fresh, host, d)
+  if d > 0 then
+    delayed_members[#delayed_members + 1] = int(NOW + d)
+    delayed_members[#delayed_members + 1] = fresh
+    add_delayed(host, 1)
+  else
+    immediate = immediate + 1
+  end
+  retried = retried + 1
+end
 for i = 0, n - 1 do
   local a = 12 + i * 8
   local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
-  local payload, after = ARGV[a + 6], ARGV[a + 7] or ''
-  -- the hold the host asked for, in ms from now (0: none)
-  local retry_after = 0
-  if after ~= '' then
-    if string.byte(after, 1) == 64 then
-      retry_after = math.max((tonumber(string.sub(after, 2)) or NOW) - NOW, 0)
-    else
-      retry_after = math.max(tonumber(after) or 0, 0)
-    end
-  end
+  local payload, retry_after = ARGV[a + 6], retry_after_ms(ARGV[a + 7] or '')
   local rec = recs[i + 1]
   if not rec or answered[lease_key] then
     out[i + 1] = 'lost'
@@ -92,14 +135,8 @@ for i = 0, n - 1 do
       FLIGHT.answered(host, 1, lease_key)
     end
 
-    if fresh and rate_limited then
-      local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0
-      extra = math.min(math.max(extra * 2, step), adaptive_max)
-      redis.call('HSET', K_ADAPTIVE, host, int(extra))
-      local hold = host_delay(host, default_delay, true, true)
-      hold_host(host, NOW + math.max(hold, retry_after))
-    elseif fresh and retry_after > 0 then
-      hold_host(host, NOW + retry_after)
+    if fresh then
+      slow_down(host, rate_limited, retry_after)
     end
 
     local dies = not fresh or not retry or failures >= max_attempts
@@ -117,25 +154,10 @@ for i = 0, n - 1 do
       end
     end
     if dies then
-      level = level or current_level(seen_count())
-      live_remove_rec(rec, level)
-      -- a record no script can read is kept as it is, with the reason after a newline (no
-      -- stored record holds one: JSON escapes it), so its dead letter still says why
-      if not fresh and reason ~= '' then
-        rec = rec .. '\n' .. reason
-      end
-      to_dead(lease_key_id(lease_key), fresh or rec)
-      died = died + 1
+      bury(lease_key, rec, fresh, reason)
       out[i + 1] = 'dead'
     else
-      if d > 0 then
-        delayed_members[#delayed_members + 1] = int(NOW + d)
-        delayed_members[#delayed_members + 1] = fresh
-        add_delayed(host, 1)
-      else
-        immediate = immediate + 1
-      end
-      retried = retried + 1
+      retry_in(fresh, host, d)
       out[i + 1] = 'retried'
     end
   end
@@ -146,6 +168,7 @@ call_chunked('ZADD', K_DELAYED, delayed_members)
 counter('nacked_total', retried + died)
 counter('retried_total', retried)
 wake(immediate)
+-- the earliest time a retry comes due (reported with the flag 'r')
 local first_due = immediate > 0 and NOW or -1
 for i = 1, #delayed_members, 2 do
   local due = delayed_members[i] + 0
