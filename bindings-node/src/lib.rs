@@ -11,7 +11,7 @@ mod errors;
 
 use crawlq::{
     Answer, LeaseHandle, Style,
-    binding::{Popped, json},
+    binding::{Popped, defaults, json},
 };
 use errors::{js_error, type_error};
 use napi::bindgen_prelude::*;
@@ -533,7 +533,10 @@ impl Queue {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let [limit] = try_arg!(
             env,
-            core_arg(env, json::counts_from_json(&options, &[("limit", 1000)]))
+            core_arg(
+                env,
+                json::counts_from_json(&options, &[("limit", defaults::RECLAIM_LIMIT)])
+            )
         );
         let q = self.inner.clone();
         promise(env, async move { q.reclaim(limit).await }, |_, r| {
@@ -565,7 +568,7 @@ impl Queue {
             env,
             core_arg(
                 env,
-                json::counts_from_json(&options, &[("limit", 100), ("offset", 0)])
+                json::counts_from_json(&options, &[("limit", defaults::DEAD_PAGE), ("offset", 0)])
             )
         );
         let q = self.inner.clone();
@@ -974,7 +977,10 @@ impl Queue {
         let options = try_arg!(env, json_arg(env, options, "options"));
         let [limit] = try_arg!(
             env,
-            core_arg(env, json::counts_from_json(&options, &[("limit", 10)]))
+            core_arg(
+                env,
+                json::counts_from_json(&options, &[("limit", defaults::PEEK_LIMIT)])
+            )
         );
         let q = self.inner.clone();
         promise(env, async move { q.peek(limit).await }, |_, items| {

@@ -7,7 +7,7 @@ mod transport;
 
 use crawlq::{
     Answer, LeaseHandle, Style,
-    binding::{Popped, json},
+    binding::{Popped, defaults, json},
 };
 use js_sys::{Array, Promise, Reflect};
 use serde_json::{Value, json};
@@ -395,7 +395,10 @@ impl Queue {
 
     pub fn reclaim(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let [limit] = try_arg!(core(json::counts_from_json(&options, &[("limit", 1000)])));
+        let [limit] = try_arg!(core(json::counts_from_json(
+            &options,
+            &[("limit", defaults::RECLAIM_LIMIT)]
+        )));
         let q = self.inner.clone();
         promise(async move {
             Ok(json::reclaim_to_json(
@@ -414,7 +417,7 @@ impl Queue {
         let options = try_arg!(json_arg(&options, "options"));
         let [limit, offset] = try_arg!(core(json::counts_from_json(
             &options,
-            &[("limit", 100), ("offset", 0)]
+            &[("limit", defaults::DEAD_PAGE), ("offset", 0)]
         )));
         let q = self.inner.clone();
         promise(async move {
@@ -663,7 +666,10 @@ impl Queue {
 
     pub fn peek(&self, options: JsValue) -> Promise {
         let options = try_arg!(json_arg(&options, "options"));
-        let [limit] = try_arg!(core(json::counts_from_json(&options, &[("limit", 10)])));
+        let [limit] = try_arg!(core(json::counts_from_json(
+            &options,
+            &[("limit", defaults::PEEK_LIMIT)]
+        )));
         let q = self.inner.clone();
         promise(async move {
             let items = core(q.peek(limit).await)?;

@@ -100,7 +100,7 @@ pub enum QueueCommand {
 #[derive(Debug, Args)]
 pub struct ReclaimArgs {
     /// Reclaim at most this many expired leases.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = crawlq::binding::defaults::RECLAIM_LIMIT)]
     limit: usize,
     /// JSON (snake_case, as the Python binding's reclaim()).
     #[arg(long)]
@@ -226,7 +226,7 @@ pub enum HostsCommand {
 #[derive(Debug, Args)]
 pub struct PeekArgs {
     /// Show at most this many items.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = crawlq::binding::defaults::PEEK_LIMIT)]
     limit: usize,
     /// JSON (snake_case, one object per item).
     #[arg(long)]

@@ -143,3 +143,37 @@ fn the_scripts_key_names_are_the_crates_and_the_protocols() {
         );
     }
 }
+
+/// The default limits that Python's and PHP's signatures spell as literals are the core's
+/// (`crawlq::binding::defaults`, which the JavaScript bindings and the CLI use directly).
+#[test]
+fn python_and_php_signatures_default_to_the_cores_limits() {
+    use crawlq::binding::defaults::{DEAD_PAGE, HOSTS_PAGE, PEEK_LIMIT, RECLAIM_LIMIT};
+    let pyi = read("bindings-python/python/crawlq/__init__.pyi");
+    for (method, default) in [
+        ("def reclaim(self, limit: int = {}", RECLAIM_LIMIT),
+        ("def dead(self, limit: int = {}, offset: int = 0", DEAD_PAGE),
+        (
+            "def list_hosts(self, cursor: Optional[str] = None, limit: int = {}",
+            HOSTS_PAGE,
+        ),
+        ("def peek(self, limit: int = {}", PEEK_LIMIT),
+    ] {
+        let spelled = method.replace("{}", &default.to_string());
+        // the blocking Queue and AsyncQueue (async def)
+        assert_eq!(pyi.matches(&spelled).count(), 2, "{spelled}");
+    }
+    let php = read("bindings-php/crawlq.stub.php");
+    for (method, default) in [
+        ("function reclaim(int $limit = {})", RECLAIM_LIMIT),
+        ("function dead(int $limit = {}, int $offset = 0)", DEAD_PAGE),
+        (
+            "function listHosts(?string $cursor = null, int $limit = {})",
+            HOSTS_PAGE,
+        ),
+        ("function peek(int $limit = {})", PEEK_LIMIT),
+    ] {
+        let spelled = method.replace("{}", &default.to_string());
+        assert!(php.contains(&spelled), "{spelled}");
+    }
+}

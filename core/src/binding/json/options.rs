@@ -66,7 +66,10 @@ pub fn host_page_args(options: &Value) -> Result<(Option<String>, usize)> {
             )));
         }
     };
-    let [limit] = counts_from_json(&Value::Object(rest), &[("limit", 100)])?;
+    let [limit] = counts_from_json(
+        &Value::Object(rest),
+        &[("limit", crate::binding::defaults::HOSTS_PAGE)],
+    )?;
     Ok((cursor, limit))
 }
 
