@@ -63,4 +63,10 @@ function installProtocols (Queue, Work) {
   }
 }
 
-module.exports = { installProtocols }
+// What the package exports besides its adapters, the same in the native addon and the
+// WebAssembly build. (Each package's entries spell them out one by one, so Node.js sees them as
+// named exports of a CommonJS module; test/queue.test.js checks them against this list.)
+const API_NAMES = ['Queue', 'Work', 'normalize', 'shardOf', 'requestOf', 'requestPayload',
+  'requestUpdate', 'defaultOptions', 'frameworkOptions']
+
+module.exports = { installProtocols, API_NAMES }

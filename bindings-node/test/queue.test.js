@@ -2,13 +2,34 @@
 // Every operation of the Queue.
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { crawlq, startRedis, uniqueName, T0 } = require('./harness.js')
+const fs = require('node:fs')
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const { crawlq, modulePath, startRedis, uniqueName, T0 } = require('./harness.js')
 
 let redis
 before(async () => { redis = await startRedis() })
 after(async () => { await redis.stop() })
 
 const open = (opts) => crawlq.Queue.connect(redis.url, uniqueName('q'), opts)
+
+test('the package exports the names protocol.js lists, to require() and to ES modules', async () => {
+  const entry = require.resolve(modulePath)
+  const { API_NAMES } = require(path.join(path.dirname(entry), 'protocol.js'))
+  // imported, the CommonJS entry's named exports are the `exports.name =` lines Node.js finds
+  // in it; a package with an ES module entry too (index.mjs) exports them there
+  const mjs = path.join(path.dirname(entry), 'index.mjs')
+  const imported = [entry, ...(fs.existsSync(mjs) ? [mjs] : [])]
+  const adapters = ['nodeRedisTransport', 'ioredisTransport']
+  assert.deepEqual(Object.keys(crawlq).filter(n => !adapters.includes(n)).sort(), [...API_NAMES].sort())
+  for (const file of imported) {
+    const esm = await import(pathToFileURL(file))
+    for (const name of API_NAMES) {
+      assert.equal(typeof crawlq[name], 'function', name)
+      assert.equal(typeof esm[name], 'function', `${name} imported from ${path.basename(file)}`)
+    }
+  }
+})
 
 test('seed reports added, duplicates and invalid items with their index', async () => {
   const q = await open()

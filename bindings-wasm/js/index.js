@@ -11,6 +11,8 @@ const { ioredisTransport } = require('./adapters/ioredis.js')
 installConnect(wasm.Queue, wasm.validateOptions)
 installProtocols(wasm.Queue, wasm.Work)
 
+// Spelled out one by one, so Node.js finds them as named exports of this CommonJS file when it
+// is imported; test/queue.test.js checks the list against protocol.js's API_NAMES.
 exports.Queue = wasm.Queue
 exports.Work = wasm.Work
 exports.normalize = wasm.normalize
