@@ -94,12 +94,19 @@ for target in "${NODE_TARGETS[@]}"; do
     console.log(`linux-${cpu}-${libc}`)' "$target")"
   PLATFORMS+=("$platform")
   say "node: release addon for $target (crawlq-$platform)"
-  cross=()
-  [ "$target" = "$CRAWLQ_TARGET" ] || cross=(--cross-compile)
   dir="$STAGE/npm/crawlq-$platform"
   mkdir -p "$dir"
-  (cd bindings-node && "$NAPI" build --platform --release --strip --target "$target" "${cross[@]}" \
-    -o "$STAGE/napi-$platform" --js native.js --dts index.d.ts >/dev/null)
+  if [ "$target" = "$CRAWLQ_TARGET" ]; then
+    # One cargo call for the addon, the PHP extension and the CLI (below): their dependencies
+    # are compiled once, with one set of features. napi's --strip would set RUSTFLAGS (and so
+    # compile every dependency again for this call alone): the addon is stripped afterwards.
+    (cd bindings-node && "$NAPI" build --platform --release --target "$target" -p crawlq-node \
+      -o "$STAGE/napi-$platform" --js native.js --dts index.d.ts -- -p crawlq-php -p crawlq-cli >/dev/null)
+    strip --strip-unneeded "$STAGE/napi-$platform/crawlq.$platform.node"
+  else
+    (cd bindings-node && "$NAPI" build --platform --release --strip --target "$target" --cross-compile \
+      -o "$STAGE/napi-$platform" --js native.js --dts index.d.ts >/dev/null)
+  fi
   cp "$STAGE/napi-$platform/crawlq.$platform.node" "$dir/"
   cp LICENSE-MIT LICENSE-APACHE "$dir/"
   node - "$dir" "$platform" "$VERSION" <<'EOF'
@@ -154,7 +161,7 @@ build_wasm_package >/dev/null
 say "php: release extension for PHP $(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;') NTS"
 PHP_MINOR="$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')"
 [ "$(php -r 'echo PHP_ZTS;')" = 0 ] || { echo "release.sh: this PHP is ZTS; the package is for NTS" >&2; exit 1; }
-cargo build -q --release -p crawlq-php --target "$CRAWLQ_TARGET"
+# (built by the native addon's cargo call above, with the CLI)
 mkdir -p "$STAGE/php"
 cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/release/libcrawlq_php.so" "$STAGE/php/crawlq.so"
 strip --strip-unneeded "$STAGE/php/crawlq.so"
@@ -181,7 +188,6 @@ EOF
 
 # --- CLI -------------------------------------------------------------------------------------
 say "cli: release binary and shell completions"
-cargo build -q --release -p crawlq-cli --target "$CRAWLQ_TARGET"
 cli="$STAGE/crawlq-$VERSION-$CRAWLQ_TARGET"
 mkdir -p "$cli/completions"
 cp "$CARGO_TARGET_DIR/$CRAWLQ_TARGET/release/crawlq" "$cli/"
