@@ -14,9 +14,9 @@ if limit <= 0 then
   return out
 end
 for _, host in ipairs(redis.call('ZRANGE', K_READY, int(offset), int(offset + limit - 1))) do
-  -- (a host whose priority set holds a foreign value is held by the next lease: not shown)
-  local top = best_priority(host)
-  local head = top and redis.call('LINDEX', lane_key(host, top), '0')
+  -- (a host without a priority set has only its priority-0 lane)
+  local top = redis.call('ZRANGE', hp_key(host), '0', '0')[1] or '0'
+  local head = redis.call('LINDEX', lane_key(host, top), '0')
   if head then
     out[#out + 1] = head
   end

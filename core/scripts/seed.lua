@@ -111,10 +111,10 @@ local function refuse(upto, key, expected)
     .. ', expected a ' .. expected)
 end
 
--- Whether item i (its fields from ARGV[a]) was seen before (dup), or is a new URL over its
--- host's budget (over); or the error reply of a bucket that holds a foreign value.
-local function check_seen(i, a, host)
-  local fp, bucket_hash = ARGV[a], ARGV[a + 1] + 0
+for i = 0, n - 1 do
+  local a = 4 + i * 9
+  local fp, bucket_hash, host = ARGV[a], ARGV[a + 1] + 0, ARGV[a + 2]
+
   local dup = false
   for l = 0, level - 1 do
     local key = seen_key(l, bucket_hash)
@@ -166,69 +166,6 @@ local function check_seen(i, a, host)
       dup = true
     end
   end
-  return dup, over
-end
-
--- Queue item i (new, or seen before and forced: dup) as a record: delayed, or pushed to its
--- lane at the end of the call (write_lanes); the error reply of a foreign live bucket, or nil.
-local function queue_item(i, a, host, dup)
-  status[i + 1] = dup and 'f' or 'a'
-  local live_bucket = (ARGV[a + 7] + 0) % level_size
-  local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
-  if type(redis.pcall('SADD', live_bucket_key, ARGV[a + 6])) == 'table' then
-    -- this item's own seen member too
-    status[i + 1] = dup and 'd' or 'a'
-    return refuse(dup and i or i + 1, live_bucket_key, 'set')
-  end
-  next_id = next_id + 1
-  local id_prefix, id_suffix = number_digits(id_digits, next_id)
-  local prio_digits = ARGV[a + 3]
-  local rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. ARGV[a + 8]
-  tally(host_added, host, 1)
-  local delay_digits = ARGV[a + 4]
-  if delay_digits ~= '0' and delay_digits + 0 > 0 then
-    local due = NOW + delay_digits
-    if first_due < 0 or due < first_due then
-      first_due = due
-    end
-    redis.call('ZADD', K_DELAYED, int(due), rec)
-    added_delayed = added_delayed + 1
-    tally(host_delayed, host, 1)
-  else
-    local member = host
-    if prio_digits ~= '0' then
-      member = prio_digits .. ':' .. host
-    end
-    local li = lane_index[member]
-    if not li then
-      lane_count = lane_count + 1
-      lane_index[member] = lane_count
-      lane_host[lane_count], lane_prio[lane_count] = host, prio_digits == '0' and 0 or prio_digits + 0
-      lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
-      if host_rank[host] == nil then
-        host_rank[host] = false
-        host_count = host_count + 1
-        host_order[host_count] = host
-      end
-    else
-      local recs = lane_recs[li]
-      if type(recs) == 'string' then
-        lane_recs[li] = { recs, rec }
-      else
-        recs[#recs + 1] = rec
-      end
-    end
-    added_ready = added_ready + 1
-  end
-end
-
-for i = 0, n - 1 do
-  local a = 4 + i * 9
-  local host = ARGV[a + 2]
-  local dup, over = check_seen(i, a, host)
-  if type(dup) == 'table' then
-    return dup
-  end
 
   local live_now = false
   if dup and ARGV[a + 5] == '1' then
@@ -246,154 +183,180 @@ for i = 0, n - 1 do
     status[i + 1] = 'd'
     duplicates = duplicates + 1
   else
-    local err = queue_item(i, a, host, dup)
-    if err then
-      return err
+    status[i + 1] = dup and 'f' or 'a'
+    local live_bucket = (ARGV[a + 7] + 0) % level_size
+    local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
+    if type(redis.pcall('SADD', live_bucket_key, ARGV[a + 6])) == 'table' then
+      -- this item's own seen member too
+      status[i + 1] = dup and 'd' or 'a'
+      return refuse(dup and i or i + 1, live_bucket_key, 'set')
     end
-  end
-end
-
--- Hosts with a new lane go to `ready` at their best head's rank (never raising a rank they
--- have there) unless politeness holds them in `wait`: one read of `wait` and one ZADD for all.
--- Returns how many of them had no ready items before (host_was_empty).
-local function schedule_hosts(host_was_empty)
-  local new_hosts, scheduled = 0, {}
-  for i = 1, host_count do
-    local host = host_order[i]
-    if host_rank[host] then
-      scheduled[#scheduled + 1] = host
-      if host_was_empty[host] then
-        new_hosts = new_hosts + 1
+    next_id = next_id + 1
+    local id_prefix, id_suffix = number_digits(id_digits, next_id)
+    local prio_digits = ARGV[a + 3]
+    local rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. ARGV[a + 8]
+    tally(host_added, host, 1)
+    local delay_digits = ARGV[a + 4]
+    if delay_digits ~= '0' and delay_digits + 0 > 0 then
+      local due = NOW + delay_digits
+      if first_due < 0 or due < first_due then
+        first_due = due
       end
+      redis.call('ZADD', K_DELAYED, int(due), rec)
+      added_delayed = added_delayed + 1
+      tally(host_delayed, host, 1)
+    else
+      local member = host
+      if prio_digits ~= '0' then
+        member = prio_digits .. ':' .. host
+      end
+      local li = lane_index[member]
+      if not li then
+        lane_count = lane_count + 1
+        lane_index[member] = lane_count
+        lane_host[lane_count], lane_prio[lane_count] = host, prio_digits == '0' and 0 or prio_digits + 0
+        lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
+        if host_rank[host] == nil then
+          host_rank[host] = false
+          host_count = host_count + 1
+          host_order[host_count] = host
+        end
+      else
+        local recs = lane_recs[li]
+        if type(recs) == 'string' then
+          lane_recs[li] = { recs, rec }
+        else
+          recs[#recs + 1] = rec
+        end
+      end
+      added_ready = added_ready + 1
     end
   end
-  local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
-  local ranks = {}
-  for i, host in ipairs(scheduled) do
-    if not held[i] then
-      ranks[#ranks + 1] = int(host_rank[host])
-      ranks[#ranks + 1] = host
-    end
-  end
-  for first = 1, #ranks, 4000 do
-    redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
-  end
-  return new_hosts
 end
 
 -- One RPUSH per lane (in chunks that stay under Lua's unpack limit) instead of one per URL.
 -- New items arrive with higher sequence numbers than anything queued, so only a new lane can
 -- change its host's best head: existing lanes of a scheduled host need nothing but the push.
 -- Only a new lane can mean a new host, so the host's priorities are only looked at then.
--- Returns the number of hosts new to the queue, or the error reply of a lane or priority set
--- that holds a foreign value (with everything this call wrote taken back).
-local function write_lanes()
-  local host_was_empty = {}
-  local lane_prefix_0 = BASE .. ':l:0:'
-  -- the new lanes' head ages, written with one ZADD
-  local new_heads = {}
-  -- per new lane: how its host's priority set listed it (what undo takes back)
-  local listings = {}
-  local function undo_lanes(upto)
-    for lj = 1, upto do
-      local recs = lane_recs[lj]
-      local key = lane_key(lane_host[lj], lane_prio[lj])
-      local pushed = type(recs) == 'string' and 1 or #recs
-      local len = redis.call('LLEN', key)
-      if len <= pushed then
-        redis.call('UNLINK', key)
-      else
-        redis.call('LTRIM', key, '0', int(len - pushed - 1))
-      end
-      local listing = listings[lj]
-      if listing == 'set' then
-        redis.call('UNLINK', hp_key(lane_host[lj]))
-      elseif listing then
-        redis.call('ZREM', hp_key(lane_host[lj]), listing)
-      end
-    end
-    undo_items(n)
-  end
-  for li = 1, lane_count do
-    local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
-    local key = prio == 0 and lane_prefix_0 .. host or lane_key(host, prio)
-    local len, pushed
-    if type(recs) == 'string' then
-      len, pushed = redis.pcall('RPUSH', key, recs), 1
+local host_was_empty = {}
+local lane_prefix_0 = BASE .. ':l:0:'
+-- the new lanes' head ages, written with one ZADD
+local new_heads = {}
+-- per new lane: how its host's priority set listed it (what undo takes back)
+local listings = {}
+local function undo_lanes(upto)
+  for lj = 1, upto do
+    local recs = lane_recs[lj]
+    local key = lane_key(lane_host[lj], lane_prio[lj])
+    local pushed = type(recs) == 'string' and 1 or #recs
+    local len = redis.call('LLEN', key)
+    if len <= pushed then
+      redis.call('UNLINK', key)
     else
-      len = redis.pcall('RPUSH', key, unpack(recs, 1, math.min(4000, #recs)))
-      if type(len) ~= 'table' then
-        for first = 4001, #recs, 4000 do
-          len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
-        end
-      end
-      pushed = #recs
+      redis.call('LTRIM', key, '0', int(len - pushed - 1))
     end
-    if type(len) == 'table' then
-      undo_lanes(li - 1)
-      return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a '
-        .. redis.call('TYPE', key).ok .. ', expected a list')
-    end
-    if len == pushed then
-      -- a new lane: listed in its host's priorities, its head's age in heads
-      local was_empty, listing = host_lane_added(host, prio)
-      if was_empty == nil then
-        undo_lanes(li)
-        return redis.error_reply('CRAWLQ_CORRUPT key ' .. hp_key(host) .. ' holds a '
-          .. redis.call('TYPE', hp_key(host)).ok .. ', expected a zset')
-      end
-      listings[li] = listing
-      if host_was_empty[host] == nil then
-        host_was_empty[host] = was_empty
-      end
-      new_heads[#new_heads + 1] = NOW_DIGITS
-      new_heads[#new_heads + 1] = head_member(host, prio)
-      local r = rank(prio, lane_seq[li])
-      local best = host_rank[host]
-      if not best or r < best then
-        host_rank[host] = r
-      end
+    local listing = listings[lj]
+    if listing == 'set' then
+      redis.call('UNLINK', hp_key(lane_host[lj]))
+    elseif listing then
+      redis.call('ZREM', hp_key(lane_host[lj]), listing)
     end
   end
-  call_chunked('ZADD', K_HEADS, new_heads)
-  return schedule_hosts(host_was_empty)
+  undo_items(n)
 end
-local new_hosts = write_lanes()
-if type(new_hosts) == 'table' then
-  return new_hosts
+for li = 1, lane_count do
+  local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
+  local key = prio == 0 and lane_prefix_0 .. host or lane_key(host, prio)
+  local len, pushed
+  if type(recs) == 'string' then
+    len, pushed = redis.pcall('RPUSH', key, recs), 1
+  else
+    len = redis.pcall('RPUSH', key, unpack(recs, 1, math.min(4000, #recs)))
+    if type(len) ~= 'table' then
+      for first = 4001, #recs, 4000 do
+        len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
+      end
+    end
+    pushed = #recs
+  end
+  if type(len) == 'table' then
+    undo_lanes(li - 1)
+    return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a '
+      .. redis.call('TYPE', key).ok .. ', expected a list')
+  end
+  if len == pushed then
+    -- a new lane: listed in its host's priorities, its head's age in heads
+    local was_empty, listing = host_lane_added(host, prio)
+    if was_empty == nil then
+      undo_lanes(li)
+      return redis.error_reply('CRAWLQ_CORRUPT key ' .. hp_key(host) .. ' holds a '
+        .. redis.call('TYPE', hp_key(host)).ok .. ', expected a zset')
+    end
+    listings[li] = listing
+    if host_was_empty[host] == nil then
+      host_was_empty[host] = was_empty
+    end
+    new_heads[#new_heads + 1] = NOW_DIGITS
+    new_heads[#new_heads + 1] = head_member(host, prio)
+    local r = rank(prio, lane_seq[li])
+    local best = host_rank[host]
+    if not best or r < best then
+      host_rank[host] = r
+    end
+  end
+end
+call_chunked('ZADD', K_HEADS, new_heads)
+-- Hosts with a new lane go to `ready` at their best head's rank (never raising a rank they
+-- have there) unless politeness holds them in `wait`: one read of `wait` and one ZADD for all.
+local new_hosts, scheduled = 0, {}
+for i = 1, host_count do
+  local host = host_order[i]
+  if host_rank[host] then
+    scheduled[#scheduled + 1] = host
+    if host_was_empty[host] then
+      new_hosts = new_hosts + 1
+    end
+  end
+end
+local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
+local ranks = {}
+for i, host in ipairs(scheduled) do
+  if not held[i] then
+    ranks[#ranks + 1] = int(host_rank[host])
+    ranks[#ranks + 1] = host
+  end
+end
+for first = 1, #ranks, 4000 do
+  redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
 end
 
--- The queue's ids, epoch and counters, the per-host counts and budgets, and the wake-up.
-local function write_counts(new_hosts)
-  local added = added_ready + added_delayed
-  own_format()
-  if added > 0 then
-    if born then
-      redis.call('HSET', K_META, 'ids', int(next_id))
-    else
-      -- the seen set's first member: its epoch starts here, by the server's clock even when the
-      -- call pins one (a queue removed and made again gets a new one)
-      local t = redis.call('TIME')
-      born = t[1] .. three_digits(math.floor(t[2] / 1000), true) .. three_digits(t[2] % 1000, true)
-      redis.call('HSET', K_META, 'ids', int(next_id), 'born', born)
-    end
+local added = added_ready + added_delayed
+own_format()
+if added > 0 then
+  if born then
+    redis.call('HSET', K_META, 'ids', int(next_id))
+  else
+    -- the seen set's first member: its epoch starts here, by the server's clock even when the
+    -- call pins one (a queue removed and made again gets a new one)
+    local t = redis.call('TIME')
+    born = t[1] .. three_digits(math.floor(t[2] / 1000), true) .. three_digits(t[2] % 1000, true)
+    redis.call('HSET', K_META, 'ids', int(next_id), 'born', born)
   end
-  counter('seen', seen_added)
-  counter('ready', added_ready)
-  counter('hosts', new_hosts)
-  counter('seeded_total', added)
-  counter('duplicates_total', duplicates)
-  counter('over_budget_total', refused)
-  tally_flush(host_added, host_items_add)
-  tally_flush(host_delayed, add_delayed)
-  for _, host in ipairs(budget_hosts) do
-    if budget_used[host] > 0 then
-      redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
-    end
-  end
-  wake(added_ready)
 end
-write_counts(new_hosts)
+counter('seen', seen_added)
+counter('ready', added_ready)
+counter('hosts', new_hosts)
+counter('seeded_total', added)
+counter('duplicates_total', duplicates)
+counter('over_budget_total', refused)
+tally_flush(host_added, host_items_add)
+tally_flush(host_delayed, add_delayed)
+for _, host in ipairs(budget_hosts) do
+  if budget_used[host] > 0 then
+    redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
+  end
+end
+wake(added_ready)
 return reported({ table.concat(status), added_ready, added_delayed, first_id,
   (born or '') .. ':' .. (forgotten or '0') },
   added_ready > 0 and NOW or first_due)

@@ -7,13 +7,6 @@ local function head_member(host, prio)
   return priority_digits(prio) .. ':' .. host
 end
 
--- A host's best priority, read from its priority set ('0' when it has none: then its
--- priority-0 lane is its only one), or false when that set holds a foreign value.
-local function best_priority(host)
-  local top = redis.pcall('ZRANGE', hp_key(host), '0', '0')
-  return top[1] or (not top.err and '0')
-end
-
 -- The rank of the head of a host's best lane (its highest priority), or nil when the host has
 -- no ready items. O(log P) in the host's priorities: only the top lane is read. A priority
 -- listed without a lane (defensive: no script leaves one) is dropped on the way; a set left with
