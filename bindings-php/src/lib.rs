@@ -230,19 +230,18 @@ impl SeedReport {
     }
 }
 
-/// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
-/// (anything else, or items of the wrong type, a TypeError), bad items or options an
-/// argument error.
-/// ['acked' => bool, 'links' => SeedReport] of an answer with links, and 'leases' when it
-/// leased the next items.
-fn acked_and_links(
-    acked: bool,
-    report: crawlq::SeedReport,
+/// What the combined answers return: ['acked' => what the ack answered, 'links' =>
+/// SeedReport when it seeded links, 'leases' => [Lease] when it leased the next items].
+fn answer_table(
+    acked: Zval,
+    links: Option<crawlq::SeedReport>,
     leases: Option<Vec<crawlq::Lease>>,
 ) -> PhpResult<Zval> {
     let mut table = ZendHashTable::with_capacity(3);
     table.insert("acked", acked)?;
-    table.insert("links", SeedReport { report })?;
+    if let Some(report) = links {
+        table.insert("links", SeedReport { report })?;
+    }
     if let Some(leases) = leases {
         table.insert(
             "leases",
@@ -252,6 +251,18 @@ fn acked_and_links(
     let mut z = Zval::new();
     z.set_hashtable(table);
     Ok(z)
+}
+
+/// ['acked' => bool, 'links' => SeedReport] of an answer with links, and 'leases' when it
+/// leased the next items.
+fn acked_and_links(
+    acked: bool,
+    report: crawlq::SeedReport,
+    leases: Option<Vec<crawlq::Lease>>,
+) -> PhpResult<Zval> {
+    let mut flag = Zval::new();
+    flag.set_bool(acked);
+    answer_table(flag, Some(report), leases)
 }
 
 /// The crawl requests and options of seedRequests() and ackWithRequests() as seed items: a
@@ -279,6 +290,9 @@ fn requests_arg(
     Ok((items, opts))
 }
 
+/// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
+/// (anything else, or items of the wrong type, a TypeError), bad items or options an
+/// argument error.
 fn seed_arg(
     items: &Zval,
     options: Option<&Zval>,
@@ -458,15 +472,7 @@ impl Queue {
                 queue.ack_and_lease_answers(&arg.handles, arg.single, &opts, || false),
             )
             .map_err(throw)?;
-        let mut table = ZendHashTable::with_capacity(2);
-        table.insert("acked", zval_of(&answers.to_json(Style::Snake)))?;
-        table.insert(
-            "leases",
-            leases.into_iter().map(Lease::new).collect::<Vec<_>>(),
-        )?;
-        let mut z = Zval::new();
-        z.set_hashtable(table);
-        Ok(z)
+        answer_table(zval_of(&answers.to_json(Style::Snake)), None, Some(leases))
     }
 
     /// Answer a fetched page and seed the links it found, in one round trip: the links are
