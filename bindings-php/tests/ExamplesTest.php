@@ -37,6 +37,13 @@ final class ExamplesTest extends TestCase
     protected function tearDown(): void
     {
         if (is_resource($this->site)) {
+            // php -S forks its PHP_CLI_SERVER_WORKERS, which outlive a killed server: stop them
+            // first (their parent's /proc entry lists them)
+            $pid = proc_get_status($this->site)['pid'];
+            $children = @file_get_contents("/proc/$pid/task/$pid/children");
+            foreach (preg_split('/\s+/', trim((string) $children), -1, PREG_SPLIT_NO_EMPTY) as $child) {
+                posix_kill((int) $child, 9);
+            }
             proc_terminate($this->site, 9);
             proc_close($this->site);
         }
