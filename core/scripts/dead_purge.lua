@@ -2,12 +2,31 @@
 -- protocol: 6
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
--- ARGV: 1 base, 2 clock, 3 limit (the most dead letters this call removes, oldest first)
--- reply: {removed, dead letters left}
+-- ARGV: 1 base, 2 clock, 3 limit (the most dead letters this call removes, oldest first),
+--       then optionally ids: remove those of them that are dead letters instead
+-- reply: {removed, dead letters left}, then with ids one flag per id given: 1 when it was a
+--        dead letter and is removed, 0 when not (unknown, requeued, purged, or named twice)
 -- Purged items stay in the seen set: seeding them again needs force. A client calls again
 -- until none are left, so that no call holds Redis for long however many dead letters and
 -- hosts there are; every count is exact after each call.
-local ids = redis.call('ZRANGE', K_DEAD, '0', int(tonumber(ARGV[3]) - 1))
+local ids, flags
+if #ARGV > 3 then
+  ids, flags = {}, {}
+  local named = { unpack(ARGV, 4) }
+  local scores = redis.call('ZMSCORE', K_DEAD, unpack(named))
+  local taken = {}
+  for i, id in ipairs(named) do
+    if scores[i] and not taken[id] then
+      taken[id] = true
+      ids[#ids + 1] = id
+      flags[i] = 1
+    else
+      flags[i] = 0
+    end
+  end
+else
+  ids = redis.call('ZRANGE', K_DEAD, '0', int(tonumber(ARGV[3]) - 1))
+end
 expect_types({ K_DEADREC, 'hash', K_HOSTDEAD, 'hash', K_HOSTITEMS, 'zset' })
 if #ids > 0 then
   -- the purged items leave their hosts' counts: read once for all the call's hosts, then the
@@ -60,4 +79,8 @@ if left == 0 then
   redis.call('UNLINK', K_DEADREC, K_HOSTDEAD)
 end
 counter('purged_total', #ids)
-return { #ids, left }
+local reply = { #ids, left }
+for _, flag in ipairs(flags or {}) do
+  reply[#reply + 1] = flag
+end
+return reply

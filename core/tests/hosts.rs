@@ -829,3 +829,168 @@ async fn a_deletion_holds_its_host_against_resumes_and_an_interrupted_one_is_fin
     assert_eq!(q.lease(5, Duration::ZERO).await.unwrap().len(), 1);
     check_invariants(&test_url(), &q).await;
 }
+
+/// `peek_host` lists a host's ready items in the order its leases take them (priority, then
+/// age), from an offset, paused or not, without the delayed ones; leasing them one by one
+/// takes exactly that order.
+#[tokio::test]
+async fn a_hosts_ready_items_are_peeked_in_the_order_its_leases_take_them() {
+    let q = open("host-peek", polite(0)).await;
+    let mut seed = Vec::new();
+    for (url, priority) in [
+        ("http://a.com/1", 0),
+        ("http://a.com/2", 5),
+        ("http://a.com/3", 0),
+        ("http://a.com/4", 5),
+        ("http://a.com/5", -1),
+        ("http://b.com/1", 9),
+    ] {
+        seed.push(SeedItem::from(url).with_priority(priority));
+    }
+    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    let later = SeedOptions {
+        delay: Duration::from_secs(60),
+        ..SeedOptions::default()
+    };
+    q.seed(&items(&["http://a.com/later"]), &later)
+        .await
+        .unwrap();
+    let peeked = |items: Vec<wire::StoredItem>| -> Vec<String> {
+        items.into_iter().map(|i| i.url.unwrap()).collect()
+    };
+    let order = [
+        "http://a.com/2",
+        "http://a.com/4",
+        "http://a.com/1",
+        "http://a.com/3",
+        "http://a.com/5",
+    ];
+    assert_eq!(peeked(q.peek_host("a.com", 10, 0).await.unwrap()), order);
+    assert_eq!(
+        peeked(q.peek_host("http://a.com/any", 3, 1).await.unwrap()),
+        order[1..4],
+        "a URL names its host; the offset skips, the limit cuts"
+    );
+    assert_eq!(
+        peeked(q.peek_host("a.com", 10, 4).await.unwrap()),
+        order[4..]
+    );
+    assert!(q.peek_host("a.com", 10, 5).await.unwrap().is_empty());
+    assert!(q.peek_host("nowhere.com", 10, 0).await.unwrap().is_empty());
+    assert!(q.peek_host("a.com", 0, 0).await.unwrap().is_empty());
+    assert!(matches!(
+        q.peek_host("a.com", 251, 0).await,
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        q.peek_host("not a host", 1, 0).await,
+        Err(Error::InvalidItem { .. } | Error::InvalidArgument(_))
+    ));
+    q.pause_host("a.com", None).await.unwrap();
+    assert_eq!(
+        peeked(q.peek_host("a.com", 10, 0).await.unwrap()),
+        order,
+        "a paused host's items are listed"
+    );
+    q.resume_host("a.com").await.unwrap();
+    let before = queue_digest(&test_url(), &q).await;
+    let ids: Vec<String> = q
+        .peek_host("a.com", 10, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.id)
+        .collect();
+    assert_eq!(
+        queue_digest(&test_url(), &q).await,
+        before,
+        "peeking writes nothing"
+    );
+
+    // b.com (priority 9) goes first; then a.com's, one lease at a time, in the peeked order
+    let mut leased = Vec::new();
+    while let Some(lease) = q.lease(1, Duration::ZERO).await.unwrap().pop() {
+        if lease.host == "a.com" {
+            leased.push(lease.id.clone());
+        }
+        q.ack(&[lease.handle()]).await.unwrap();
+    }
+    assert_eq!(leased, ids);
+    check_invariants(&test_url(), &q).await;
+}
+
+/// `purge_dead_ids` deletes the named dead letters only (a flag per id; one named twice, or
+/// requeued meanwhile, is not deleted), lowers their hosts' counts exactly, and they stay seen.
+#[tokio::test]
+async fn named_dead_letters_are_purged_and_the_others_kept() {
+    let q = open("purge-ids", polite(0)).await;
+    let urls = [
+        "http://x.com/1",
+        "http://x.com/2",
+        "http://x.com/3",
+        "http://y.com/1",
+        "http://y.com/2",
+    ];
+    q.seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    let mut leases = Vec::new();
+    while leases.len() < urls.len() {
+        leases.extend(q.lease(10, Duration::ZERO).await.unwrap());
+    }
+    let failed: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            let options = NackOptions {
+                retry: false,
+                ..NackOptions::default()
+            };
+            (l.handle(), options)
+        })
+        .collect();
+    q.nack(&failed).await.unwrap();
+    let dead = q.dead(10, 0).await.unwrap().items;
+    let id_of = |url: &str| {
+        dead.iter()
+            .find(|d| d.url.as_deref() == Some(url))
+            .unwrap()
+            .id
+            .clone()
+    };
+    let requeued = id_of("http://y.com/2");
+    assert_eq!(
+        q.requeue_dead_ids(std::slice::from_ref(&requeued))
+            .await
+            .unwrap(),
+        [true]
+    );
+    let flags = q
+        .purge_dead_ids(&[
+            id_of("http://x.com/1"),
+            requeued,
+            id_of("http://y.com/1"),
+            id_of("http://x.com/1"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(flags, [true, false, true, false]);
+    let left: Vec<String> = q
+        .dead(10, 0)
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|d| d.url.unwrap())
+        .collect();
+    assert_eq!(left, ["http://x.com/2", "http://x.com/3"]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.dead, stats.pending, stats.seen), (2, 1, 5));
+    let hosts = all_hosts(&q, 10).await;
+    let counts: Vec<(&str, u64, u64)> = hosts
+        .iter()
+        .map(|h| (h.host.as_str(), h.items, h.dead))
+        .collect();
+    assert_eq!(counts, [("x.com", 2, 2), ("y.com", 1, 0)]);
+    assert!(q.purge_dead_ids(&[]).await.unwrap().is_empty());
+    check_invariants(&test_url(), &q).await;
+}

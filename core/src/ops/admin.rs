@@ -111,6 +111,14 @@ impl Ops {
         call
     }
 
+    /// At most `limit` ready items of one host (its key, as stored), in the order its leases
+    /// would take them, skipping the first `offset`.
+    pub fn peek_host(&self, host: &str, limit: usize, offset: usize) -> ScriptCall {
+        let mut call = self.peek(limit, offset);
+        call.args.push(host.as_bytes().to_vec());
+        call
+    }
+
     pub fn decode_peek(&self, reply: Reply) -> Result<Vec<StoredItem>> {
         reply
             .array()?

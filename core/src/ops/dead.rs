@@ -112,6 +112,22 @@ impl Ops {
         call
     }
 
+    /// Remove the dead letters among `ids` (at most 500 a call).
+    pub fn dead_purge_ids(&self, ids: &[String]) -> ScriptCall {
+        let mut call = self.call(&scripts::DEAD_PURGE, 1 + ids.len());
+        call.args.push(ids.len().to_string().into_bytes());
+        call.args
+            .extend(ids.iter().map(|id| id.as_bytes().to_vec()));
+        call
+    }
+
+    /// The reply of [`Ops::dead_purge_ids`]: one flag per id, `true` when it was removed.
+    pub fn decode_dead_purge_ids(&self, reply: Reply, ids: usize) -> Result<Vec<bool>> {
+        let items = reply.array()?;
+        expect_len(&items, 2 + ids, "dead_purge")?;
+        items[2..].iter().map(|f| Ok(f.int()? == 1)).collect()
+    }
+
     /// The reply of [`Ops::dead_purge`]: (removed, dead letters left).
     pub fn decode_dead_purge(&self, reply: Reply) -> Result<(u64, u64)> {
         let items = reply.array()?;

@@ -246,6 +246,46 @@ impl<E: Executor> Queue<E> {
         Ok(states.iter().any(|(before, _)| *before))
     }
 
+    /// The ready items of one host (a host or a URL of it), in the order its leases would take
+    /// them (best priority first, then oldest), from the `offset`-th on, without leasing:
+    /// whether or not the host is due, held by its delay or paused. Delayed items (a seed delay
+    /// or a retry's backoff) are not listed. One call of at most `limit` records (up to 250).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// for item in q.peek_host("example.com", 20, 0).await? {
+    ///     println!("{} (priority {})", item.url.as_deref().unwrap_or(""), item.priority);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn peek_host(
+        &self,
+        host: &str,
+        limit: usize,
+        offset: usize,
+    ) -> Result<Vec<StoredItem>> {
+        if limit > PEEK_PER_CALL {
+            return Err(Error::InvalidArgument(format!(
+                "peek_host lists at most {PEEK_PER_CALL} items a call, not {limit}: page with the offset"
+            )));
+        }
+        let key = self.home.host_key_of(host)?;
+        let layout = self.layout().await?;
+        let shard = layout.of_host(&key);
+        let ops = layout.shard(shard);
+        let reply = self
+            .eval_on(ops, ops.peek_host(&key, limit, offset))
+            .await?;
+        Ok(ops
+            .decode_peek(reply)?
+            .into_iter()
+            .map(|mut item| {
+                item.id = layout.public_id(std::mem::take(&mut item.id), shard);
+                item
+            })
+            .collect())
+    }
+
     /// The items the next lease calls would take (one per leasable host, higher priority and
     /// older first across shards), without leasing. A limit over 250 is read in calls of 250
     /// hosts, so that none holds Redis for long; a lease between two of them can shift the

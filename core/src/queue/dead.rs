@@ -158,6 +158,34 @@ impl<E: Executor> Queue<E> {
         Ok(reassemble(ids.len(), answered))
     }
 
+    /// Delete these dead letters; one flag per id, in the order given: `true` when it was a
+    /// dead letter and is deleted, `false` when it is not a dead letter (unknown, requeued or
+    /// purged already, or named earlier in the list). They stay seen (re-seeding needs `force`).
+    /// One round trip per shard the ids name (per 500 ids).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let flags = q.purge_dead_ids(&["251".into(), "9999".into()]).await?;
+    /// println!("{} purged", flags.iter().filter(|f| **f).count());
+    /// # Ok(()) }
+    /// ```
+    pub async fn purge_dead_ids(&self, ids: &[String]) -> Result<Vec<bool>> {
+        let layout = self.layout().await?;
+        let parts = layout.group(ids, |id| layout.split_id(id))?;
+        let answered = self
+            .each_part(parts, |s, ids: Vec<String>| async move {
+                let ops = layout.shard(s);
+                let mut flags = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(PURGE_PER_CALL) {
+                    let reply = self.eval_on(ops, ops.dead_purge_ids(chunk)).await?;
+                    flags.extend(ops.decode_dead_purge_ids(reply, chunk.len())?);
+                }
+                Ok(flags)
+            })
+            .await?;
+        Ok(reassemble(ids.len(), answered))
+    }
+
     /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).
     /// Runs as calls of at most 500 dead letters each, so that none holds Redis for long; if
     /// one fails, the dead letters it did not reach are still there (purge again).
