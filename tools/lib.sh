@@ -55,8 +55,8 @@ copy_licenses() {
 }
 
 # What a test or bench virtualenv holds besides crawlq: the build and test tools and the
-# frameworks the adapters are tested with.
-PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2")
+# frameworks the adapters are tested with, and Selenium for the web console's browser tests.
+PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2" "selenium>=4.20,<5")
 
 # Make $1 a virtualenv with PY_TEST_REQUIREMENTS. A stamp file records what was installed (and
 # by which Python), so a later run on the same machine reuses the venv instead of installing

@@ -12,6 +12,9 @@ fi
 # PHP 8.2 with headers (ext-php-rs), libclang for its bindgen, PHPUnit; Laravel for the queue
 # driver's tests (Debian's packaged framework: no Composer or Packagist needed)
 wanted+=(php8.2-dev php8.2-cli libclang-dev clang phpunit php-laravel-framework)
+# a browser for the web console's tests (driven by Selenium through Debian's ChromeDriver), and
+# a Prometheus that scrapes the exporter for the console's history
+wanted+=(chromium chromium-driver prometheus)
 command -v node >/dev/null 2>&1 || wanted+=(nodejs)
 command -v npm >/dev/null 2>&1 || wanted+=(npm)
 

@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 started=$SECONDS
 
-STAGES=(lint core packages python node php wasm interop faults frameworks demo bench)
+STAGES=(lint core packages python node php wasm console interop faults frameworks demo bench)
 describe() {
   case "$1" in
     lint) echo "cargo fmt --check; one version everywhere (tools/version.py --check)" ;;
@@ -29,6 +29,7 @@ describe() {
     interop) echo "workers of every language on one redis-server, then on the Redis Cluster (tests/interop/run.py)" ;;
     faults) echo "workers and Redis killed, stopped, filled, failed over mid-drain (tests/faults/run.py, short run)" ;;
     frameworks) echo "Scrapy, Crawlee (JavaScript), Crawlee for Python and Laravel crawl a local site through one frontier, each alone, all four together (and with one killed), a request through every pair of adapters, a polite crawl of slow, rate-limited and Crawl-delay hosts, a site of redirects (tests/frameworks/run.py)" ;;
+    console) echo "crawlq web in Debian's Chromium driven by Selenium: every page with a seeded queue's figures, host pause and resume seen by a worker's leases, a dead letter requeued and leased, read-only and token refusals (tests/console; screenshots in target/console-screenshots)" ;;
     demo) echo "the mixed-language crawl of tools/demo.sh (it checks its own result)" ;;
     bench) echo "smoke runs of bench/run.py (N = 1,000, one round) and bench/cost.py (every phase checks its counts; no timing or figure is judged)" ;;
     *) return 1 ;;
@@ -195,6 +196,13 @@ need_workers() {
   need_node
   need_php
   need_wasm
+}
+
+stage_console() {
+  need_python # the workers that lease beside the console, and Selenium
+  # the CLI of the core stage: the same features, so nothing is built again
+  cargo build -q -p crawlq -p crawlq-cli --target "$CRAWLQ_TARGET"
+  CRAWLQ_CLI_BIN="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq" "$PY_VENV/bin/python" -m pytest -q tests/console
 }
 
 stage_interop() {

@@ -66,7 +66,7 @@ fn host_gauges(h: &crawlq::HostCounts) -> [(&'static str, &'static str, u64); 5]
 }
 
 /// Whether `name` matches a pattern of `*` (any characters) and `?` (one character).
-fn glob_match(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
     // the last `*` seen and where the name stood then, to backtrack to
     let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);

@@ -51,8 +51,12 @@ pub enum DeadCommand {
         #[arg(long, conflicts_with = "ids")]
         all: bool,
     },
-    /// Delete every dead letter (they stay in the seen set: seeding them again needs --force).
+    /// Delete dead letters: the given ids, or every one (they stay in the seen set: seeding
+    /// them again needs --force). Ids that are not dead letters are reported and the status
+    /// is 4.
     Purge {
+        /// Dead letter ids (as `dead list` shows them); none: every dead letter.
+        ids: Vec<String>,
         /// Required: purging cannot be undone.
         #[arg(long)]
         yes: bool,
@@ -228,6 +232,13 @@ pub struct PeekArgs {
     /// Show at most this many items.
     #[arg(long, default_value_t = crawlq::binding::defaults::PEEK_LIMIT)]
     limit: usize,
+    /// One host's ready items instead (a host or a URL of it), in the order its leases take
+    /// them, paused or held or not (at most 250).
+    #[arg(long)]
+    host: Option<String>,
+    /// With --host: skip this many of its items first (paging).
+    #[arg(long, default_value_t = 0, requires = "host")]
+    offset: usize,
     /// JSON (snake_case, one object per item).
     #[arg(long)]
     json: bool,
@@ -491,7 +502,23 @@ pub async fn dead(q: &Queue<RedisExecutor>, command: DeadCommand) -> Result<u8, 
             );
             return Ok(report_unknown(&ids, flags.into_iter()));
         }
-        DeadCommand::Purge { yes } => {
+        DeadCommand::Purge { ids, yes } => {
+            if !yes && !ids.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "not purging {} dead letters without --yes (this cannot be undone)",
+                    count(ids.len() as u64)
+                )));
+            }
+            if !ids.is_empty() {
+                let flags = q.purge_dead_ids(&ids).await?;
+                let purged = flags.iter().filter(|&&f| f).count() as u64;
+                println!(
+                    "purged {} of {} dead letters",
+                    count(purged),
+                    count(ids.len() as u64)
+                );
+                return Ok(report_unknown(&ids, flags.into_iter()));
+            }
             if !yes {
                 let dead = q.stats().await?.dead;
                 return Err(CliError::Usage(format!(
@@ -827,7 +854,10 @@ async fn print_host(q: &Queue<RedisExecutor>, info: &HostInfo, json: bool) -> Re
 }
 
 pub async fn peek(q: &Queue<RedisExecutor>, args: PeekArgs) -> Result<u8, CliError> {
-    let items = q.peek(args.limit).await?;
+    let items = match &args.host {
+        Some(host) => q.peek_host(host, args.limit, args.offset).await?,
+        None => q.peek(args.limit).await?,
+    };
     if args.json {
         let list: Vec<Value> = items
             .iter()

@@ -11,6 +11,7 @@ mod format;
 mod import;
 mod inspect;
 mod seed;
+mod web;
 
 use clap::{Args, Parser, Subcommand};
 use crawlq::{Config, Queue, RedisExecutor, Style};
@@ -85,7 +86,8 @@ enum Command {
     /// its budget or its in-flight limit.
     #[command(subcommand)]
     Hosts(inspect::HostsCommand),
-    /// The items the next lease calls would take, without leasing them.
+    /// The items the next lease calls would take (one per host), or one host's ready items in
+    /// the order its leases take them (--host), without leasing them.
     Peek(inspect::PeekArgs),
     /// Move a foreign queue into a crawlq queue without losing an item: a classic Redis list
     /// (KEY and KEY:processing), a scrapy-redis request queue, Laravel's Redis queue or BullMQ's
@@ -93,6 +95,9 @@ enum Command {
     ImportList(import::ImportArgs),
     /// Serve Prometheus metrics (the depth figures and counters of each --queue) on /metrics.
     Exporter(exporter::ExporterArgs),
+    /// Serve a web console of the queues (every --queue, else those under the key prefix):
+    /// depth and rates over the last hour, hosts, dead letters, and confirmed actions.
+    Web(web::WebArgs),
     /// Print a completion script for a shell to standard output, e.g.
     /// `crawlq completions bash > /etc/bash_completion.d/crawlq`.
     Completions {
@@ -143,6 +148,7 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
         Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
         Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,
+        Command::Web(args) => web::run(&g.redis, &g.queue, config, args).await,
         Command::Completions { .. } => unreachable!("answered before the runtime starts"),
     }
 }

@@ -440,9 +440,17 @@ async fn dead_letters_list_requeue_and_purge() {
         stderr(&refused)
     );
     assert_eq!(q.stats().await.unwrap().dead, 2);
+    // by id: needs --yes too; an id that is not a dead letter (requeued above) is reported
+    let refused = crawlq(&["-q", &name, "dead", "purge", &ids[1]]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let out = crawlq(&["-q", &name, "dead", "purge", "--yes", &ids[1], &ids[0]]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "purged 1 of 2 dead letters");
+    assert!(stderr(&out).contains(&ids[0]), "{}", stderr(&out));
+    assert_eq!(q.stats().await.unwrap().dead, 1);
     assert_eq!(
         stdout(&crawlq(&["-q", &name, "dead", "purge", "--yes"])).trim(),
-        "purged 2 dead letters"
+        "purged 1 dead letters"
     );
     assert_eq!(q.stats().await.unwrap().dead, 0);
 
@@ -777,6 +785,63 @@ async fn peek_shows_the_next_items_without_leasing() {
     assert_eq!(q.stats().await.unwrap().leased, 0);
     let empty = stdout(&crawlq(&["-q", &unique("empty"), "peek"]));
     assert!(empty.contains("(nothing ready)"), "{empty}");
+
+    // one host's items, in lease order, paged
+    q.seed(
+        &common::items(&["https://p1.example/c", "https://p1.example/d"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let host = json_out(&crawlq(&[
+        "-q",
+        &name,
+        "peek",
+        "--host",
+        "p1.example",
+        "--json",
+    ]));
+    let urls: Vec<&str> = host
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            "https://p1.example/a",
+            "https://p1.example/c",
+            "https://p1.example/d"
+        ]
+    );
+    let paged = stdout(&crawlq(&[
+        "-q",
+        &name,
+        "peek",
+        "--host",
+        "https://p1.example/",
+        "--offset",
+        "1",
+        "--limit",
+        "1",
+    ]));
+    assert!(
+        paged.contains("https://p1.example/c") && !paged.contains("p1.example/d"),
+        "{paged}"
+    );
+    let out = crawlq(&[
+        "-q",
+        &name,
+        "peek",
+        "--host",
+        "p1.example",
+        "--limit",
+        "251",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("at most 250"), "{}", stderr(&out));
+    assert_eq!(q.stats().await.unwrap().leased, 0);
 }
 
 #[tokio::test]
@@ -893,6 +958,102 @@ async fn import_list_moves_a_classic_queue_without_losing_an_item() {
         stderr(&again).contains("nothing to import"),
         "{}",
         stderr(&again)
+    );
+}
+
+/// The Grafana dashboard and the alert rules in docs/grafana name only metrics the exporter
+/// serves (a renamed metric would leave a panel empty or an alert silent), and each panel and
+/// rule queries at least one.
+#[tokio::test]
+async fn grafana_dashboard_and_alerts_name_only_metrics_the_exporter_serves() {
+    let name = unique("grafana");
+    // of 2 shards, so that the per-shard series are served too
+    let config = Config {
+        shards: Some(2),
+        ..Config::default()
+    };
+    let q = Queue::connect(&shared().url(), &name, config)
+        .await
+        .unwrap();
+    q.seed(
+        &common::items(&["https://g1.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let exporter = Exporter::start(shared(), &[&name]);
+    let (status, _, body) = http_get(&exporter.address, "/metrics");
+    assert_eq!(status, 200);
+    // what a Prometheus scraping this exporter stores: each family's samples (a counter's
+    // with `_total`), whether or not this scrape had one of them
+    let mut served = std::collections::BTreeSet::new();
+    for line in body.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let mut parts = rest.split_whitespace();
+            let (family, kind) = (parts.next().unwrap(), parts.next().unwrap());
+            served.insert(if kind == "counter" {
+                format!("{family}_total")
+            } else {
+                family.to_string()
+            });
+        } else if !line.starts_with('#') && !line.is_empty() {
+            served.insert(line.split(['{', ' ']).next().unwrap().to_string());
+        }
+    }
+    let metric = |text: &str| -> Vec<String> {
+        let mut found = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("crawlq_") {
+            let tail = &rest[at..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(tail.len());
+            found.push(tail[..end].to_string());
+            rest = &tail[end..];
+        }
+        found
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/grafana");
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("crawlq-dashboard.json")).unwrap())
+            .expect("the dashboard is JSON");
+    let mut queried = Vec::new();
+    let panels = dashboard["panels"].as_array().unwrap();
+    assert!(panels.len() >= 10, "a dashboard of {} panels", panels.len());
+    for panel in panels {
+        let targets = panel["targets"].as_array().unwrap();
+        assert!(
+            !targets.is_empty(),
+            "panel {} queries nothing",
+            panel["title"]
+        );
+        for target in targets {
+            let expr = target["expr"].as_str().unwrap();
+            let names = metric(expr);
+            assert!(!names.is_empty(), "panel {}: {expr}", panel["title"]);
+            queried.extend(names);
+        }
+    }
+    let alerts = std::fs::read_to_string(root.join("crawlq-alerts.yml")).unwrap();
+    let exprs: Vec<&str> = alerts
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("expr: "))
+        .collect();
+    assert!(exprs.len() >= 5, "{} alert rules", exprs.len());
+    for expr in &exprs {
+        let names = metric(expr);
+        assert!(!names.is_empty(), "alert expr {expr}");
+        queried.extend(names);
+    }
+    let unknown: Vec<&String> = queried.iter().filter(|m| !served.contains(*m)).collect();
+    assert!(
+        unknown.is_empty(),
+        "not served by the exporter: {unknown:?}; served: {served:?}"
+    );
+    // and the dashboard's queue variable reads a label the exporter sets
+    assert!(
+        body.contains(&format!("crawlq_up{{queue=\"{name}\"}} 1")),
+        "{body}"
     );
 }
 
@@ -1324,6 +1485,34 @@ async fn a_sharded_queue_over_a_cluster() {
     );
     let _ = exporter.child.kill();
     let _ = exporter.child.wait();
+
+    // the web console over the cluster: the queue page's figures and its table of 8 shards
+    let mut console = crawlq_command(node, &["-q", &name, "web", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(console.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    let (status, _, page) = http_get(&address, &format!("/q/{name}"));
+    let _ = console.kill();
+    let _ = console.wait();
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("<div class=\"value\" id=\"pending\">200</div>"),
+        "{page}"
+    );
+    let shard_table = page.split("<table id=\"shards\">").nth(1).expect(&page);
+    let shard_table = shard_table.split("</table>").next().unwrap();
+    assert_eq!(shard_table.matches("<tr><td>").count(), 8, "{shard_table}");
 }
 
 #[tokio::test]

@@ -1,0 +1,1216 @@
+//! `crawlq web`: a web console of the queues under a key prefix.
+//!
+//! Server-rendered pages over the same core calls as the other subcommands, each page a
+//! bounded number of them (stats, one page of hosts or dead letters, a peek): no request walks
+//! the key space. The queue list comes from `--queue`, or from a discovery (SCAN) that runs in
+//! the background at most every `--discover-every` seconds. A sampler reads every queue's
+//! stats every `--sample-every` seconds and keeps the last hour in memory for the charts.
+//!
+//! Actions (pause, resume, host delay and budget, host deletion, requeue and purge of dead
+//! letters) are POSTed forms answered first by a confirmation page; each one done is logged on
+//! standard output. `--read-only` refuses them all; `--token` (required on any address but
+//! loopback) is asked for by every page.
+
+mod history;
+mod pages;
+mod prometheus;
+
+use crate::error::CliError;
+use clap::Args;
+use crawlq::{Config, Queue, RedisExecutor};
+use history::{History, Sample};
+use pages::Frame;
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const CSS: &str = include_str!("console.css");
+const COOKIE: &str = "crawlq_web_token";
+/// The most queues the list page reads (each one stats call).
+const LIST_LIMIT: usize = 200;
+const HOSTS_PAGE: usize = 50;
+const DEAD_PAGE: usize = 100;
+/// A host's ready items listed on its page.
+const HOST_ITEMS_PAGE: usize = 50;
+/// Dead letters read to requeue those of one reason.
+const REASON_SCAN: usize = 1000;
+
+#[derive(Debug, Args)]
+pub struct WebArgs {
+    /// Address to serve on (port 0 picks a free port; the address is printed). Any address
+    /// but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1:9470")]
+    listen: String,
+    /// Access token every page asks for (a login form sets it as a cookie; scripts send
+    /// `Authorization: Bearer TOKEN`).
+    #[arg(long, env = "CRAWLQ_WEB_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Show everything, change nothing: every action is refused.
+    #[arg(long)]
+    read_only: bool,
+    /// Show the queues under the key prefix whose name matches PATTERN (`*` any characters,
+    /// `?` one), found with SCAN in the background. The default when no --queue is given.
+    #[arg(long, value_name = "PATTERN", num_args = 0..=1, default_missing_value = "*")]
+    discover: Option<String>,
+    /// Seconds between two discoveries (SCAN walks the whole key space).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    discover_every: f64,
+    /// A Prometheus that scrapes `crawlq exporter` (http://host:port): the queue pages then
+    /// chart the exporter's history over 5 minutes to 7 days (one range query per line).
+    #[arg(long, env = "CRAWLQ_PROMETHEUS_URL", value_name = "URL")]
+    prometheus: Option<String>,
+    /// Seconds between two readings of every queue's figures for the charts and rates (the
+    /// last hour of them is kept in memory).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    sample_every: f64,
+}
+
+struct Console {
+    redis_url: String,
+    config: Config,
+    named: Vec<String>,
+    discover: Option<String>,
+    token: Option<String>,
+    read_only: bool,
+    prometheus: Option<prometheus::Prometheus>,
+    exec: tokio::sync::Mutex<Option<Arc<RedisExecutor>>>,
+    /// Queues found by the last discovery, and why the last one failed.
+    found: Mutex<(Vec<String>, Option<String>)>,
+    history: Mutex<History>,
+}
+
+/// A request as the pages see it.
+struct Request {
+    method: String,
+    /// Path segments, percent-decoded.
+    path: Vec<String>,
+    query: Vec<(String, String)>,
+    form: Vec<(String, String)>,
+    authorization: Option<String>,
+    cookie: Option<String>,
+    origin: Option<String>,
+    host: Option<String>,
+    remote: String,
+}
+
+impl Request {
+    fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    fn field(&self, name: &str) -> Option<&str> {
+        self.form
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+struct Response {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+    headers: Vec<(&'static str, String)>,
+}
+
+impl Response {
+    fn html(status: u16, body: String) -> Response {
+        Response {
+            status,
+            content_type: "text/html; charset=utf-8",
+            body,
+            headers: Vec::new(),
+        }
+    }
+    fn redirect(to: &str) -> Response {
+        Response {
+            status: 303,
+            content_type: "text/plain; charset=utf-8",
+            body: String::new(),
+            headers: vec![("Location", to.to_string())],
+        }
+    }
+}
+
+/// Whether two strings are equal, in a time that does not depend on where they differ.
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+fn is_loopback(address: &str) -> bool {
+    let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A local path to go back to after an action (never another site).
+fn local_path(path: Option<&str>) -> String {
+    match path {
+        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') => p.to_string(),
+        _ => "/".into(),
+    }
+}
+
+fn with_flash(path: &str, message: &str) -> String {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let encoded: String = form_urlencoded::byte_serialize(message.as_bytes()).collect();
+    format!("{path}{sep}done={encoded}")
+}
+
+impl Console {
+    async fn executor(&self) -> crawlq::Result<Arc<RedisExecutor>> {
+        let mut exec = self.exec.lock().await;
+        if let Some(exec) = exec.as_ref() {
+            return Ok(exec.clone());
+        }
+        let connected = Arc::new(RedisExecutor::connect(&self.redis_url, &self.config).await?);
+        *exec = Some(connected.clone());
+        Ok(connected)
+    }
+
+    /// The queues shown: those named, then those discovered, without repeats.
+    fn queues(&self) -> Vec<String> {
+        let mut queues = self.named.clone();
+        let found = self.found.lock().expect("not poisoned");
+        queues.extend(found.0.iter().filter(|n| !self.named.contains(n)).cloned());
+        queues
+    }
+
+    /// An open queue, if the console shows it (a name it does not show is not found: the
+    /// console never reads a queue it was not started for).
+    async fn queue(&self, name: &str) -> Result<Queue<Arc<RedisExecutor>>, Response> {
+        if !self.queues().iter().any(|q| q == name) {
+            return Err(self.not_found(&format!("No queue {name:?} here.")));
+        }
+        let exec = self.executor().await.map_err(|e| self.failed(&e))?;
+        Queue::with_executor(exec, name, self.config.clone()).map_err(|e| self.failed(&e))
+    }
+
+    fn frame<'a>(&self, request: &'a Request, refresh: Option<u32>) -> Frame<'a> {
+        Frame {
+            read_only: self.read_only,
+            flash: request.query("done"),
+            refresh,
+        }
+    }
+
+    fn not_found(&self, text: &str) -> Response {
+        let frame = Frame {
+            read_only: self.read_only,
+            flash: None,
+            refresh: None,
+        };
+        Response::html(404, pages::message(&frame, "Not found", text))
+    }
+
+    fn failed(&self, e: &crawlq::Error) -> Response {
+        let frame = Frame {
+            read_only: self.read_only,
+            flash: None,
+            refresh: None,
+        };
+        let status = match e {
+            crawlq::Error::InvalidArgument(_) | crawlq::Error::Config(_) => 400,
+            _ => 502,
+        };
+        Response::html(
+            status,
+            pages::message(&frame, "Redis said no", &e.to_string()),
+        )
+    }
+
+    /// One reading of every queue (and a discovery, when due), for the charts and rates.
+    async fn sample(&self, last_discovery: &mut Option<Instant>, discover_every: Duration) {
+        if let Some(pattern) = &self.discover
+            && last_discovery.is_none_or(|at| at.elapsed() >= discover_every)
+        {
+            let found = match self.executor().await {
+                Ok(exec) => crawlq::catalog::list_queues(&exec, &self.config.key_prefix)
+                    .await
+                    .map(|entries| {
+                        entries
+                            .into_iter()
+                            .map(|e| e.name)
+                            .filter(|n| crate::exporter::glob_match(pattern, n))
+                            .collect::<Vec<_>>()
+                    }),
+                Err(e) => Err(e),
+            };
+            let mut slot = self.found.lock().expect("not poisoned");
+            match found {
+                Ok(names) => *slot = (names, None),
+                Err(e) => slot.1 = Some(format!("finding queues: {e}")),
+            }
+            *last_discovery = Some(Instant::now());
+        }
+        let queues = self.queues();
+        let Ok(exec) = self.executor().await else {
+            return;
+        };
+        for name in queues.iter().take(LIST_LIMIT) {
+            let Ok(q) = Queue::with_executor(exec.clone(), name, self.config.clone()) else {
+                continue;
+            };
+            if let Ok(stats) = q.stats().await {
+                self.history
+                    .lock()
+                    .expect("not poisoned")
+                    .record(name, Sample::of(&stats));
+            }
+        }
+        self.history.lock().expect("not poisoned").retain(&queues);
+    }
+
+    fn authorized(&self, request: &Request) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let bearer = request
+            .authorization
+            .as_deref()
+            .and_then(|a| a.strip_prefix("Bearer "));
+        let cookie = request.cookie.as_deref().and_then(|c| {
+            c.split(';').find_map(|part| {
+                let (name, value) = part.trim().split_once('=')?;
+                (name == COOKIE).then(|| {
+                    percent_encoding::percent_decode_str(value)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                })
+            })
+        });
+        bearer.is_some_and(|b| same_secret(b, token))
+            || cookie.is_some_and(|c| same_secret(&c, token))
+    }
+
+    /// A form posted from another site (a page the operator visits posting to the console)
+    /// is refused: its Origin is not the console's own.
+    fn same_origin(&self, request: &Request) -> bool {
+        match (&request.origin, &request.host) {
+            (Some(origin), Some(host)) => {
+                origin == &format!("http://{host}") || origin == &format!("https://{host}")
+            }
+            (Some(_), None) => false,
+            (None, _) => true,
+        }
+    }
+
+    async fn handle(&self, request: &Request) -> Response {
+        let path: Vec<&str> = request.path.iter().map(String::as_str).collect();
+        match (request.method.as_str(), path.as_slice()) {
+            ("GET", ["console.css"]) => {
+                return Response {
+                    status: 200,
+                    content_type: "text/css; charset=utf-8",
+                    body: CSS.into(),
+                    headers: vec![("Cache-Control", "max-age=3600".into())],
+                };
+            }
+            ("GET", ["healthz"]) => {
+                return Response {
+                    status: 200,
+                    content_type: "text/plain; charset=utf-8",
+                    body: "ok\n".into(),
+                    headers: Vec::new(),
+                };
+            }
+            ("POST", ["login"]) => return self.login(request),
+            _ => {}
+        }
+        if !self.authorized(request) {
+            let frame = Frame {
+                read_only: self.read_only,
+                flash: None,
+                refresh: None,
+            };
+            let next = format!(
+                "/{}",
+                request
+                    .path
+                    .iter()
+                    .map(|s| pages::segment(s))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            );
+            return Response::html(401, pages::login(&frame, &next, false));
+        }
+        match (request.method.as_str(), path.as_slice()) {
+            ("GET", []) => self.queues_page(request).await,
+            ("GET", ["q", queue]) => self.queue_page(request, queue).await,
+            ("GET", ["q", queue, "hosts"]) => self.hosts_page(request, queue).await,
+            ("GET", ["q", queue, "host", host]) => self.host_page(request, queue, host).await,
+            ("GET", ["q", queue, "dead"]) => self.dead_page(request, queue).await,
+            ("GET", ["q", queue, "dead", id]) => self.dead_letter_page(request, queue, id).await,
+            ("POST", ["q", queue, "action"]) => self.action(request, queue).await,
+            _ => self.not_found("No such page."),
+        }
+    }
+
+    fn login(&self, request: &Request) -> Response {
+        let next = local_path(request.field("next"));
+        let given = request.field("token").unwrap_or("");
+        match &self.token {
+            Some(token) if same_secret(given, token) => {
+                let mut response = Response::redirect(&next);
+                let value: String = percent_encoding::utf8_percent_encode(
+                    token,
+                    percent_encoding::NON_ALPHANUMERIC,
+                )
+                .to_string();
+                response.headers.push((
+                    "Set-Cookie",
+                    format!("{COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict"),
+                ));
+                response
+            }
+            None => Response::redirect(&next),
+            Some(_) => {
+                log_line(&request.remote, "login", "-", "refused: wrong token");
+                let frame = Frame {
+                    read_only: self.read_only,
+                    flash: None,
+                    refresh: None,
+                };
+                Response::html(401, pages::login(&frame, &next, true))
+            }
+        }
+    }
+
+    async fn queues_page(&self, request: &Request) -> Response {
+        let exec = match self.executor().await {
+            Ok(exec) => exec,
+            Err(e) => return self.failed(&e),
+        };
+        let names = self.queues();
+        let mut rows = Vec::new();
+        for name in names.iter().take(LIST_LIMIT) {
+            let figures = match Queue::with_executor(exec.clone(), name, self.config.clone()) {
+                Ok(q) => match (q.stats().await, q.is_paused().await) {
+                    (Ok(s), Ok(p)) => Ok((s, p)),
+                    (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+                },
+                Err(e) => Err(e.to_string()),
+            };
+            let rates = self
+                .history
+                .lock()
+                .expect("not poisoned")
+                .recent_rates(name, 60_000);
+            rows.push(pages::QueueRow {
+                name: name.clone(),
+                figures,
+                rates,
+            });
+        }
+        let mut note = self.found.lock().expect("not poisoned").1.clone();
+        if names.len() > LIST_LIMIT {
+            note = Some(format!(
+                "{} queues match; the first {LIST_LIMIT} are shown (narrow them with --discover PATTERN)",
+                names.len()
+            ));
+        }
+        let refresh = request.query("live").map(|_| 10);
+        Response::html(
+            200,
+            pages::queues(&self.frame(request, refresh), &rows, note.as_deref()),
+        )
+    }
+
+    async fn queue_page(&self, request: &Request, name: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let read = async {
+            let stats = q.stats().await?;
+            let paused = q.is_paused().await?;
+            let next = q.peek(10).await?;
+            let nodes = if stats.shards.len() > 1 {
+                q.shard_nodes().await?
+            } else {
+                Vec::new()
+            };
+            crawlq::Result::Ok((stats, paused, next, nodes))
+        };
+        let (stats, paused, next, nodes) = match read.await {
+            Ok(read) => read,
+            Err(e) => return self.failed(&e),
+        };
+        let (samples, rates) = {
+            let mut history = self.history.lock().expect("not poisoned");
+            history.record(name, Sample::of(&stats));
+            (history.samples(name), history.recent_rates(name, 60_000))
+        };
+        let history = self.history_of(request, name, &samples);
+        let view = pages::QueueView {
+            name,
+            stats: &stats,
+            paused,
+            rates,
+            history: &history,
+            next: &next,
+            shard_nodes: &nodes,
+        };
+        let refresh = request.query("live").map(|_| 10);
+        Response::html(200, pages::queue(&self.frame(request, refresh), &view))
+    }
+
+    /// The queue page's charts: from Prometheus over the window asked for (an hour by
+    /// default) when the console has its address, else (or when it fails) the console's own.
+    fn history_of<'a>(
+        &self,
+        request: &'a Request,
+        name: &str,
+        samples: &[Sample],
+    ) -> pages::History<'a> {
+        let (depth, throughput) = pages::History::of_samples(samples);
+        let own = "The console's own readings, every few seconds since it started (at most the last hour).";
+        let Some(prometheus) = &self.prometheus else {
+            return pages::History {
+                depth,
+                throughput,
+                source: own.into(),
+                windows: &[],
+                window: None,
+            };
+        };
+        let asked = request.query("range");
+        let Some(&(window, seconds)) = prometheus::WINDOWS
+            .iter()
+            .find(|(w, _)| Some(*w) == asked)
+            .or((asked.is_none()).then_some(&prometheus::WINDOWS[1]))
+        else {
+            return pages::History {
+                depth,
+                throughput,
+                source: own.into(),
+                windows: &prometheus::WINDOWS,
+                window: None,
+            };
+        };
+        let queue = prometheus::quoted(name);
+        let rate_window = (4.0 * prometheus::Prometheus::step(seconds))
+            .max(60.0)
+            .round();
+        let read = || -> Result<_, String> {
+            let gauge =
+                |metric: &str| prometheus.range(&format!("{metric}{{queue={queue}}}"), seconds);
+            let rate = |metric: &str| {
+                prometheus.range(
+                    &format!("rate({metric}{{queue={queue}}}[{rate_window}s])"),
+                    seconds,
+                )
+            };
+            Ok((
+                vec![
+                    ("pending", pages::PENDING, gauge("crawlq_pending")?),
+                    ("leased", pages::LEASED, gauge("crawlq_leased")?),
+                    ("dead", pages::DEAD, gauge("crawlq_dead")?),
+                ],
+                vec![
+                    ("acked", pages::LEASED, rate("crawlq_acked_total")?),
+                    ("seeded", pages::PENDING, rate("crawlq_seeded_total")?),
+                    ("nacked", pages::DEAD, rate("crawlq_nacked_total")?),
+                ],
+            ))
+        };
+        match read() {
+            Ok((depth, throughput)) => pages::History {
+                depth,
+                throughput,
+                source: format!("The exporter's figures in Prometheus, last {window}."),
+                windows: &prometheus::WINDOWS,
+                window: Some(window),
+            },
+            Err(e) => pages::History {
+                depth,
+                throughput,
+                source: format!("{own} (Prometheus could not be read: {e})"),
+                windows: &prometheus::WINDOWS,
+                window: None,
+            },
+        }
+    }
+
+    async fn hosts_page(&self, request: &Request, name: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        if let Some(host) = request
+            .query("host")
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+        {
+            return Response::redirect(&pages::host_path(name, host));
+        }
+        let order = ["slowest", "paused", "budget"]
+            .into_iter()
+            .find(|o| request.query("order") == Some(*o))
+            .unwrap_or("largest");
+        let read = async {
+            let page = q.list_hosts(request.query("cursor"), HOSTS_PAGE).await?;
+            let now_ms = q.stats().await?.now_ms;
+            let mut rows = Vec::with_capacity(page.hosts.len());
+            for counts in &page.hosts {
+                let info = q.host_info(&counts.host).await.ok();
+                rows.push(pages::HostRow {
+                    counts: counts.clone(),
+                    info,
+                });
+            }
+            crawlq::Result::Ok((page, rows, now_ms))
+        };
+        let (page, mut rows, now_ms) = match read.await {
+            Ok(read) => read,
+            Err(e) => return self.failed(&e),
+        };
+        let delay = |r: &pages::HostRow| {
+            r.info.as_ref().map_or(0, |i| {
+                i.delay_override_ms
+                    .unwrap_or(self.config.host_delay.as_millis() as u64)
+                    + i.adaptive_extra_ms
+            })
+        };
+        match order {
+            "slowest" => rows.sort_by_key(|r| std::cmp::Reverse(delay(r))),
+            "paused" => rows.sort_by_key(|r| !r.counts.paused),
+            "budget" => rows
+                .sort_by_key(|r| std::cmp::Reverse(r.info.as_ref().map_or(0, |i| i.budget_used))),
+            _ => {}
+        }
+        let view = pages::HostsView {
+            queue: name,
+            rows: &rows,
+            total: page.total,
+            next_cursor: page.cursor.as_deref(),
+            order,
+            now_ms,
+            default_delay: self.config.host_delay,
+        };
+        Response::html(200, pages::hosts(&self.frame(request, None), &view))
+    }
+
+    async fn host_page(&self, request: &Request, name: &str, host: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let offset = request
+            .query("offset")
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(0);
+        let read = async {
+            let info = q.host_info(host).await?;
+            let items = q.peek_host(host, HOST_ITEMS_PAGE, offset).await?;
+            crawlq::Result::Ok((info, items, q.stats().await?.now_ms))
+        };
+        match read.await {
+            Ok((info, items, now_ms)) => {
+                let view = pages::HostView {
+                    queue: name,
+                    info: &info,
+                    items: &items,
+                    offset,
+                    page_size: HOST_ITEMS_PAGE,
+                    now_ms,
+                    default_delay: self.config.host_delay,
+                };
+                Response::html(200, pages::host(&self.frame(request, None), &view))
+            }
+            Err(e) => self.failed(&e),
+        }
+    }
+
+    async fn dead_page(&self, request: &Request, name: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let offset = request
+            .query("offset")
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(0);
+        let reason = request.query("reason");
+        // the reasons are counted over the oldest REASON_SCAN letters (bounded work however
+        // many there are); a reason's letters, and a page within them, are taken from those
+        let read = async {
+            let oldest = q.dead(REASON_SCAN, 0).await?;
+            let within = offset + DEAD_PAGE <= oldest.items.len()
+                || oldest.items.len() as u64 == oldest.total;
+            let letters: Vec<crawlq::DeadLetter> = match reason {
+                Some(reason) => oldest
+                    .items
+                    .iter()
+                    .filter(|d| pages::reason_of(d) == reason)
+                    .take(DEAD_PAGE)
+                    .cloned()
+                    .collect(),
+                None if within => oldest
+                    .items
+                    .iter()
+                    .skip(offset)
+                    .take(DEAD_PAGE)
+                    .cloned()
+                    .collect(),
+                None => q.dead(DEAD_PAGE, offset).await?.items,
+            };
+            crawlq::Result::Ok((oldest, letters, q.stats().await?.now_ms))
+        };
+        let (oldest, letters, now_ms) = match read.await {
+            Ok(read) => read,
+            Err(e) => return self.failed(&e),
+        };
+        let mut reasons: Vec<(String, usize)> = Vec::new();
+        for letter in &oldest.items {
+            let reason = pages::reason_of(letter);
+            match reasons.iter_mut().find(|(r, _)| *r == reason) {
+                Some((_, n)) => *n += 1,
+                None => reasons.push((reason, 1)),
+            }
+        }
+        reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let view = pages::DeadView {
+            queue: name,
+            total: oldest.total,
+            offset,
+            page_size: DEAD_PAGE,
+            letters: &letters,
+            reasons: &reasons,
+            reasons_of: oldest.items.len(),
+            reason,
+            now_ms,
+        };
+        Response::html(200, pages::dead(&self.frame(request, None), &view))
+    }
+
+    async fn dead_letter_page(&self, request: &Request, name: &str, id: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let read = async {
+            let found = q.dead_letters(&[id.to_string()]).await?;
+            crawlq::Result::Ok((found.into_iter().next().flatten(), q.stats().await?.now_ms))
+        };
+        match read.await {
+            Ok((Some(letter), now_ms)) => Response::html(
+                200,
+                pages::dead_letter(&self.frame(request, None), name, &letter, now_ms),
+            ),
+            Ok((None, _)) => self.not_found(&format!(
+                "No dead letter {id:?} in {name} (requeued or purged?)."
+            )),
+            Err(e) => self.failed(&e),
+        }
+    }
+
+    /// An action: refused in read-only mode or from another site; confirmed first; then done,
+    /// logged, and answered with a redirect back to the page it came from.
+    async fn action(&self, request: &Request, name: &str) -> Response {
+        let frame = Frame {
+            read_only: self.read_only,
+            flash: None,
+            refresh: None,
+        };
+        if self.read_only {
+            log_line(
+                &request.remote,
+                request.field("action").unwrap_or("?"),
+                name,
+                "refused: read-only",
+            );
+            return Response::html(
+                403,
+                pages::message(
+                    &frame,
+                    "Read-only",
+                    "This console was started with --read-only: it changes nothing.",
+                ),
+            );
+        }
+        if !self.same_origin(request) {
+            log_line(
+                &request.remote,
+                request.field("action").unwrap_or("?"),
+                name,
+                "refused: posted from another site",
+            );
+            return Response::html(
+                403,
+                pages::message(&frame, "Refused", "This form was posted from another site."),
+            );
+        }
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let back = local_path(request.field("back"));
+        let action = request.field("action").unwrap_or("");
+        let host = request.field("host").unwrap_or("");
+        let what = match describe(action, request, name) {
+            Ok(what) => what,
+            Err(text) => return Response::html(400, pages::message(&frame, "Bad action", &text)),
+        };
+        if request.field("confirm") != Some("yes") {
+            return Response::html(
+                200,
+                pages::confirm(&frame, name, &what, &request.form, &back),
+            );
+        }
+        let done = perform(&q, action, request, host).await;
+        let target = if host.is_empty() {
+            String::new()
+        } else {
+            format!(" host={host}")
+        };
+        match done {
+            Ok(outcome) => {
+                log_line(
+                    &request.remote,
+                    action,
+                    &format!("{name}{target}"),
+                    &outcome,
+                );
+                Response::redirect(&with_flash(&back, &outcome))
+            }
+            Err(e) => {
+                log_line(
+                    &request.remote,
+                    action,
+                    &format!("{name}{target}"),
+                    &format!("failed: {e}"),
+                );
+                self.failed(&e)
+            }
+        }
+    }
+}
+
+/// What an action will do, in a sentence for its confirmation; an error for one the console
+/// does not know or whose value is not valid.
+fn describe(action: &str, request: &Request, queue: &str) -> Result<String, String> {
+    let host = request.field("host").unwrap_or("");
+    let needs_host = || {
+        if host.is_empty() {
+            Err(format!("{action} needs a host"))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match action {
+        "pause-queue" => {
+            format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
+        }
+        "resume-queue" => format!("Resume queue {queue}?"),
+        "pause-host" => {
+            needs_host()?;
+            format!("Pause host {host} of {queue}? No lease takes its items until it is resumed.")
+        }
+        "resume-host" => {
+            needs_host()?;
+            format!("Resume host {host} of {queue}?")
+        }
+        "host-delay" => {
+            needs_host()?;
+            match delay_value(request.field("delay"))? {
+                None => format!("Clear host {host}'s delay, back to the workers' default?"),
+                Some(d) => format!("Set host {host}'s delay to {}?", crate::format::duration(d)),
+            }
+        }
+        "host-budget" => {
+            needs_host()?;
+            match budget_value(request.field("budget"))? {
+                None => format!("Remove host {host}'s own budget (the queue default applies)?"),
+                Some(n) => format!("Set host {host}'s budget to {n} new URLs?"),
+            }
+        }
+        "delete-host" => {
+            needs_host()?;
+            let forget = if request.field("forget") == Some("yes") {
+                ", and forget them as seen (they may be seeded again)"
+            } else {
+                " (they stay seen: seeding them again adds nothing)"
+            };
+            format!(
+                "Delete every item of host {host} in {queue}: ready, delayed, leased and dead{forget}? This cannot be undone."
+            )
+        }
+        "requeue-dead" => match request.field("id") {
+            Some(id) => format!("Requeue dead letter {id}?"),
+            None => format!("Requeue every dead letter of {queue}?"),
+        },
+        "requeue-reason" => {
+            let reason = request.field("reason").unwrap_or("");
+            format!(
+                "Requeue the dead letters whose reason is {reason:?} (among the oldest {REASON_SCAN})?"
+            )
+        }
+        "purge-dead" => match request.field("id") {
+            Some(id) => format!("Purge dead letter {id}? It is deleted for good (and stays seen)."),
+            None => format!("Purge every dead letter of {queue}? They are deleted for good."),
+        },
+        "purge-reason" => {
+            let reason = request.field("reason").unwrap_or("");
+            format!(
+                "Purge the dead letters whose reason is {reason:?} (among the oldest {REASON_SCAN})? They are deleted for good."
+            )
+        }
+        other => return Err(format!("unknown action {other:?}")),
+    })
+}
+
+fn delay_value(text: Option<&str>) -> Result<Option<Duration>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Err("give a delay in seconds, or default".into()),
+        Some("default") => Ok(None),
+        Some(t) => {
+            let seconds: f64 = t
+                .parse()
+                .map_err(|_| format!("not a number of seconds: {t:?}"))?;
+            crawlq::config::duration_from_number(seconds, crawlq::Style::Snake)
+                .map(Some)
+                .ok_or_else(|| format!("a delay is 0 to 100 years of seconds, got {t}"))
+        }
+    }
+}
+
+fn budget_value(text: Option<&str>) -> Result<Option<u64>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Err("give a number of URLs, or none".into()),
+        Some("none") => Ok(None),
+        Some(t) => t
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("not a number of URLs: {t:?}")),
+    }
+}
+
+/// Do a confirmed action; what it did, for the log and the page.
+async fn perform(
+    q: &Queue<Arc<RedisExecutor>>,
+    action: &str,
+    request: &Request,
+    host: &str,
+) -> crawlq::Result<String> {
+    let invalid = |text: String| crawlq::Error::InvalidArgument(text);
+    Ok(match action {
+        "pause-queue" => {
+            q.pause().await?;
+            format!("paused queue {}", q.name())
+        }
+        "resume-queue" => {
+            q.resume().await?;
+            format!("resumed queue {}", q.name())
+        }
+        "pause-host" => {
+            q.pause_host(host, None).await?;
+            format!("paused host {host}")
+        }
+        "resume-host" => {
+            q.resume_host(host).await?;
+            format!("resumed host {host}")
+        }
+        "host-delay" => {
+            let delay = delay_value(request.field("delay")).map_err(invalid)?;
+            q.set_host_delay(host, delay).await?;
+            format!("set host {host}'s delay")
+        }
+        "host-budget" => {
+            let budget = budget_value(request.field("budget")).map_err(invalid)?;
+            q.set_host_budget(host, budget).await?;
+            format!("set host {host}'s budget")
+        }
+        "delete-host" => {
+            let gone = q
+                .delete_host(host, request.field("forget") == Some("yes"))
+                .await?;
+            format!(
+                "deleted host {host}: {} ready, {} delayed, {} leased, {} dead, {} forgotten",
+                gone.ready, gone.delayed, gone.leased, gone.dead, gone.forgotten
+            )
+        }
+        "requeue-dead" | "purge-dead" => {
+            let (verb, requeue) = if action == "requeue-dead" {
+                ("requeued", true)
+            } else {
+                ("purged", false)
+            };
+            match request.field("id") {
+                Some(id) => {
+                    let ids = [id.to_string()];
+                    let done = if requeue {
+                        q.requeue_dead_ids(&ids).await?
+                    } else {
+                        q.purge_dead_ids(&ids).await?
+                    };
+                    if done.first() == Some(&true) {
+                        format!("{verb} dead letter {id}")
+                    } else {
+                        format!("{id} is not a dead letter (requeued or purged already)")
+                    }
+                }
+                None if requeue => format!("requeued {} dead letters", q.requeue_dead(None).await?),
+                None => format!("purged {} dead letters", q.purge_dead().await?),
+            }
+        }
+        "requeue-reason" | "purge-reason" => {
+            let reason = request.field("reason").unwrap_or("");
+            let page = q.dead(REASON_SCAN, 0).await?;
+            let ids: Vec<String> = page
+                .items
+                .iter()
+                .filter(|d| pages::reason_of(d) == reason)
+                .map(|d| d.id.clone())
+                .collect();
+            let (verb, done) = if action == "requeue-reason" {
+                ("requeued", q.requeue_dead_ids(&ids).await?)
+            } else {
+                ("purged", q.purge_dead_ids(&ids).await?)
+            };
+            let n = done.iter().filter(|&&b| b).count();
+            format!("{verb} {n} dead letters whose reason is {reason:?}")
+        }
+        other => return Err(invalid(format!("unknown action {other:?}"))),
+    })
+}
+
+/// One line per action on standard output: when, who, what, on what, and how it ended.
+fn log_line(remote: &str, action: &str, target: &str, outcome: &str) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    println!(
+        "crawlq web: t={}.{:03} from={remote} action={action} queue={target}: {outcome}",
+        now.as_secs(),
+        now.subsec_millis()
+    );
+    let _ = std::io::stdout().flush();
+}
+
+fn read_request(request: &mut tiny_http::Request) -> Request {
+    let url = request.url().to_string();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    let path = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect();
+    let query = form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    let header = |name: &'static str| {
+        request
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv(name))
+            .map(|h| h.value.as_str().to_string())
+    };
+    let (authorization, cookie, origin, host) = (
+        header("Authorization"),
+        header("Cookie"),
+        header("Origin"),
+        header("Host"),
+    );
+    let mut body = Vec::new();
+    let _ = request.as_reader().take(64 * 1024).read_to_end(&mut body);
+    let form = form_urlencoded::parse(&body).into_owned().collect();
+    Request {
+        method: request.method().as_str().to_ascii_uppercase(),
+        path,
+        query,
+        form,
+        authorization,
+        cookie,
+        origin,
+        host,
+        remote: request.remote_addr().map_or("-".into(), |a| a.to_string()),
+    }
+}
+
+pub async fn run(
+    redis_url: &str,
+    queues: &[String],
+    config: Config,
+    args: WebArgs,
+) -> Result<u8, CliError> {
+    for queue in queues {
+        crawlq::keys::check_queue_name(&config.key_prefix, queue)?;
+    }
+    let token = args.token.filter(|t| !t.is_empty());
+    if token.is_none() && !is_loopback(&args.listen) {
+        return Err(CliError::Usage(format!(
+            "--listen {} is not a loopback address: pass --token (or set CRAWLQ_WEB_TOKEN) so that only those who have it can use the console",
+            args.listen
+        )));
+    }
+    let discover_every = crate::seconds(args.discover_every, "--discover-every")?;
+    let sample_every = crate::seconds(args.sample_every, "--sample-every")?;
+    if sample_every < Duration::from_millis(100) {
+        return Err(CliError::Usage(
+            "--sample-every must be at least 0.1 seconds".into(),
+        ));
+    }
+    let prometheus = args
+        .prometheus
+        .as_deref()
+        .map(prometheus::Prometheus::parse)
+        .transpose()
+        .map_err(CliError::Usage)?;
+    let discover = match (args.discover, queues.is_empty()) {
+        (Some(pattern), _) => Some(pattern),
+        (None, true) => Some("*".to_string()),
+        (None, false) => None,
+    };
+    let server = tiny_http::Server::http(&args.listen)
+        .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
+    let server = Arc::new(server);
+    let address = server
+        .server_addr()
+        .to_ip()
+        .map_or(args.listen.clone(), |a| a.to_string());
+
+    let console = Arc::new(Console {
+        redis_url: redis_url.to_string(),
+        config,
+        named: queues.to_vec(),
+        discover,
+        token,
+        read_only: args.read_only,
+        prometheus,
+        exec: tokio::sync::Mutex::new(None),
+        found: Mutex::new((Vec::new(), None)),
+        history: Mutex::new(History::new(3_600_000)),
+    });
+    // the first reading (and discovery) before the first page, so that it lists the queues
+    let mut last_discovery = None;
+    console.sample(&mut last_discovery, discover_every).await;
+    println!(
+        "serving the crawlq console on http://{address}/{}{}",
+        if console.token.is_some() {
+            " (token required)"
+        } else {
+            ""
+        },
+        if args.read_only { " (read-only)" } else { "" }
+    );
+    let _ = std::io::stdout().flush();
+    let sampler = {
+        let console = console.clone();
+        tokio::spawn(async move {
+            let mut tick =
+                tokio::time::interval_at(tokio::time::Instant::now() + sample_every, sample_every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                console.sample(&mut last_discovery, discover_every).await;
+            }
+        })
+    };
+    let runtime = tokio::runtime::Handle::current();
+    let serving = server.clone();
+    // tiny_http is blocking: requests are served one at a time on a thread of their own, each
+    // page read on the async runtime.
+    let mut worker = tokio::task::spawn_blocking(move || {
+        for mut request in serving.incoming_requests() {
+            let parsed = read_request(&mut request);
+            let answer = runtime.block_on(console.handle(&parsed));
+            let mut response = tiny_http::Response::from_string(answer.body)
+                .with_status_code(answer.status)
+                .with_header(header("Content-Type", answer.content_type))
+                .with_header(header("X-Frame-Options", "DENY"))
+                .with_header(header(
+                    "Content-Security-Policy",
+                    "default-src 'self'; style-src 'self'; img-src 'self' data:",
+                ))
+                .with_header(header("Referrer-Policy", "same-origin"));
+            for (name, value) in &answer.headers {
+                response = response.with_header(header(name, value));
+            }
+            let _ = request.respond(response);
+        }
+    });
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| CliError::io("installing the SIGTERM handler", e))?;
+    // Ctrl-C or SIGTERM ends the console with status 0.
+    let ended = tokio::select! {
+        _ = tokio::signal::ctrl_c() => Ok(0),
+        _ = terminate.recv() => Ok(0),
+        joined = &mut worker => match joined {
+            Ok(()) => Ok(0),
+            Err(e) => Err(CliError::io("the HTTP server stopped", std::io::Error::other(e))),
+        },
+    };
+    sampler.abort();
+    server.unblock();
+    ended
+}
+
+fn header(name: &str, value: &str) -> tiny_http::Header {
+    tiny_http::Header::from_bytes(name, value).expect("a valid header")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_go_without_a_token() {
+        assert!(is_loopback("127.0.0.1:9470"));
+        assert!(is_loopback("[::1]:9470"));
+        assert!(is_loopback("localhost:0"));
+        assert!(!is_loopback("0.0.0.0:9470"));
+        assert!(!is_loopback("192.168.1.5:80"));
+        assert!(!is_loopback("[::]:9470"));
+    }
+
+    #[test]
+    fn actions_go_back_only_to_local_paths() {
+        assert_eq!(local_path(Some("/q/a/hosts")), "/q/a/hosts");
+        assert_eq!(local_path(Some("//evil.example/x")), "/");
+        assert_eq!(local_path(Some("https://evil.example/")), "/");
+        assert_eq!(local_path(Some("/\\evil.example")), "/");
+        assert_eq!(local_path(None), "/");
+        assert_eq!(
+            with_flash("/q/a", "paused host b"),
+            "/q/a?done=paused+host+b"
+        );
+        assert_eq!(with_flash("/q/a?x=1", "ok"), "/q/a?x=1&done=ok");
+    }
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd"));
+        assert!(!same_secret("abc", "abcd"));
+        assert!(!same_secret("", "a"));
+    }
+
+    #[test]
+    fn action_values_are_checked_before_confirmation() {
+        assert_eq!(delay_value(Some("default")), Ok(None));
+        assert_eq!(
+            delay_value(Some(" 1.5 ")),
+            Ok(Some(Duration::from_millis(1500)))
+        );
+        assert!(delay_value(Some("-1")).is_err());
+        assert!(delay_value(Some("soon")).is_err());
+        assert!(delay_value(None).is_err());
+        assert_eq!(budget_value(Some("none")), Ok(None));
+        assert_eq!(budget_value(Some("500")), Ok(Some(500)));
+        assert!(budget_value(Some("-5")).is_err());
+    }
+}

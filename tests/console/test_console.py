@@ -1,0 +1,477 @@
+"""`crawlq web` in a real browser: Debian's Chromium, driven by Selenium, against the console
+served by the CLI over a real redis-server, with workers of the Python binding leasing from the
+same queue. Each page is loaded and saved as a screenshot (in $CRAWLQ_CONSOLE_SHOTS, default
+target/console-screenshots)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import crawlq
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = os.environ.get("CRAWLQ_CLI_BIN", "")
+SHOTS = Path(os.environ.get("CRAWLQ_CONSOLE_SHOTS", ROOT / "target" / "console-screenshots"))
+CHROMIUM = os.environ.get("CRAWLQ_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CRAWLQ_CHROMEDRIVER", "/usr/bin/chromedriver")
+PROMETHEUS = os.environ.get("CRAWLQ_PROMETHEUS_BIN", "/usr/bin/prometheus")
+OPTIONS = {"host_delay": 0.0, "max_attempts": 1, "backoff_base": 0.0}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="crawlq-console-redis.")
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield url
+    server.kill()
+    server.wait()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def shop(redis_url):
+    """A queue with ready items on three hosts and dead letters of two reasons."""
+    q = crawlq.Queue(redis_url, "shop", **OPTIONS)
+    report = q.seed([f"https://dead.example/{i}" for i in range(3)])
+    assert report.added == 3
+    dead = q.lease(3, wait=1.0)
+    assert len(dead) == 3
+    q.nack(dead[0], retry=False, reason="http 404")
+    q.nack(dead[1], retry=False, reason="http 404")
+    q.nack(dead[2], retry=False, reason="timeout")
+    urls = [f"https://a.example/{i}" for i in range(4)] + [f"https://b.example/{i}" for i in range(3)]
+    assert q.seed(urls).added == 7
+    crawlq.Queue(redis_url, "other", **OPTIONS).seed(["https://c.example/"])
+    return q
+
+
+class Console:
+    """A `crawlq web` process; its log lines are read from its standard output."""
+
+    def __init__(self, redis_url: str, *args: str):
+        assert CLI, "CRAWLQ_CLI_BIN names the crawlq binary"
+        self.proc = subprocess.Popen(
+            [CLI, "--redis", redis_url, "-o", "host_delay=0", "web", "--listen", "127.0.0.1:0", "--sample-every", "0.5", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        first = self.proc.stdout.readline()
+        match = re.search(r"http://([0-9.:]+)/", first)
+        assert match, f"no address in {first!r}: {self.proc.stderr.read() if self.proc.poll() is not None else ''}"
+        self.base = f"http://{match.group(1)}"
+
+    def log_lines(self) -> list[str]:
+        self.stop()
+        return self.proc.stdout.read().splitlines()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            assert self.proc.wait(timeout=10) == 0, "SIGTERM ends the console with status 0"
+
+
+def http(url: str, data: dict | None = None, headers: dict | None = None) -> tuple[int, str, dict]:
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    request = urllib.request.Request(url, data=body, headers=headers or {})
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *a, **k):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as r:
+            return r.status, r.read().decode(), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(), dict(e.headers)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = Options()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="crawlq-console-chromium.")
+    for flag in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--window-size=1280,900", f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(20)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def shot(driver, name: str):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(SHOTS / f"{name}.png")), name
+
+
+def text(driver, css: str) -> str:
+    return driver.find_element(By.CSS_SELECTOR, css).text
+
+
+def number(driver, css: str) -> int:
+    return int(text(driver, css).replace(",", ""))
+
+
+def follow(driver, element):
+    """Click a link or a submit button and wait for the page it loads: the old page carries a
+    mark the new one does not (a check on an element of the old page can fail while the
+    browser swaps documents)."""
+    driver.execute_script("window.crawlqOldPage = true")
+    element.click()
+
+    def loaded(d):
+        try:
+            return d.execute_script("return !window.crawlqOldPage && document.readyState === 'complete'")
+        except WebDriverException:
+            return False
+
+    WebDriverWait(driver, 15).until(loaded)
+
+
+def click_action(driver, action: str):
+    """Click the button of an action, then its confirmation; the flash message is returned."""
+    follow(driver, driver.find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]'))
+    assert driver.find_element(By.ID, "confirm-what").text, "an action asks for confirmation"
+    follow(driver, driver.find_element(By.ID, "confirm"))
+    flash = driver.find_elements(By.CSS_SELECTOR, ".flash")
+    assert flash, f"no message after {action}: {driver.current_url} {driver.page_source[:3000]}"
+    return flash[0].text
+
+
+def test_every_page_shows_the_queues_real_figures(redis_url, shop, browser):
+    console = Console(redis_url)
+    try:
+        stats = shop.stats()
+        browser.get(console.base + "/")
+        rows = {r.get_attribute("data-queue"): r for r in browser.find_elements(By.CSS_SELECTOR, "#queues tr[data-queue]")}
+        assert set(rows) == {"shop", "other"}, "the discovered queues"
+        cells = [c.text for c in rows["shop"].find_elements(By.CSS_SELECTOR, "td.n")]
+        assert cells[:6] == [str(stats[k]) for k in ("pending", "ready", "delayed", "leased", "dead", "done")]
+        shot(browser, "queues")
+        follow(browser, browser.find_element(By.ID, "live"))
+        assert browser.find_element(By.CSS_SELECTOR, 'meta[http-equiv="refresh"]').get_attribute("content") == "10"
+        assert text(browser, "#live") == "Stop reloading"
+        browser.get(console.base + "/")
+        rows = {r.get_attribute("data-queue"): r for r in browser.find_elements(By.CSS_SELECTOR, "#queues tr[data-queue]")}
+
+        follow(browser, rows["shop"].find_element(By.LINK_TEXT, "shop"))
+        assert number(browser, "#pending") == stats["pending"] == 7
+        assert number(browser, "#dead") == stats["dead"] == 3
+        assert number(browser, "#hosts") == stats["hosts"]
+        assert text(browser, "#queue-state") == "running"
+        assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart")) == 2
+        shot(browser, "queue")
+
+        browser.get(console.base + "/q/shop/hosts")
+        hosts = {r.get_attribute("data-host"): r for r in browser.find_elements(By.CSS_SELECTOR, "#hosts tr[data-host]")}
+        assert {"a.example", "b.example", "dead.example"} <= set(hosts)
+        a_items = int(hosts["a.example"].find_elements(By.CSS_SELECTOR, "td.n")[0].text)
+        assert a_items == 4
+        shot(browser, "hosts")
+
+        browser.get(console.base + "/q/shop/hosts?host=b.example")
+        assert browser.current_url.endswith("/q/shop/host/b.example"), "the search opens the host"
+        assert text(browser, "#host-ready") == "3"
+        listed = [r.find_elements(By.TAG_NAME, "td")[0].text for r in browser.find_elements(By.CSS_SELECTOR, "#items tr")[1:]]
+        assert listed == [f"https://b.example/{i}" for i in range(3)], "its ready items in lease order"
+        shot(browser, "host")
+
+        browser.get(console.base + "/q/shop/dead")
+        assert text(browser, "#dead-total") == "3"
+        reasons = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+                   for r in browser.find_elements(By.CSS_SELECTOR, "#reasons tr")[1:]}
+        assert reasons == {"http 404": "2", "timeout": "1"}
+        shot(browser, "dead")
+        follow(browser, browser.find_element(By.CSS_SELECTOR, "#dead tr[data-id] a"))
+        assert "dead.example" in text(browser, "#letter")
+        shot(browser, "dead-letter")
+
+        status, body, _ = http(console.base + "/q/nosuch")
+        assert status == 404, "a queue the console does not show is not found"
+    finally:
+        console.stop()
+
+
+def test_pausing_a_host_stops_its_leases_and_resuming_starts_them(redis_url, shop, browser):
+    console = Console(redis_url)
+    try:
+        browser.get(console.base + "/q/shop/host/a.example")
+        assert click_action(browser, "pause-host") == "paused host a.example"
+        assert "yes" in text(browser, "#host-paused")
+        worker = crawlq.Queue(redis_url, "shop", **OPTIONS)
+        leases = worker.lease(10, wait=0.3)
+        assert leases and {l.host for l in leases} == {"b.example"}, "a paused host is not leased"
+        worker.release(leases)
+
+        assert click_action(browser, "resume-host") == "resumed host a.example"
+        leases = worker.lease(10, wait=0.3)
+        assert "a.example" in {l.host for l in leases}, "leased again once resumed"
+        worker.release(leases)
+
+        log = console.log_lines()
+        assert any("action=pause-host queue=shop host=a.example: paused host a.example" in l for l in log), log
+        assert any("action=resume-host" in l for l in log), log
+    finally:
+        console.stop()
+
+
+def test_a_requeued_dead_letter_is_leased_again(redis_url, shop, browser):
+    console = Console(redis_url)
+    try:
+        browser.get(console.base + "/q/shop/dead?reason=timeout")
+        row = browser.find_element(By.CSS_SELECTOR, "#dead tr[data-id]")
+        url = row.find_elements(By.TAG_NAME, "td")[1].text
+        follow(browser, row.find_element(By.CSS_SELECTOR, 'button[data-action="requeue-dead"]'))
+        follow(browser, browser.find_element(By.ID, "confirm"))
+        assert text(browser, ".flash").startswith("requeued dead letter")
+        assert text(browser, "#dead-total") == "2"
+
+        worker = crawlq.Queue(redis_url, "shop", **OPTIONS)
+        leased = []
+        for _ in range(5):
+            got = worker.lease(20, wait=0.3)
+            leased += got
+            if any(l.url == url for l in got):
+                break
+        assert any(l.url == url for l in leased), f"{url} leased again"
+        worker.release(leased)
+    finally:
+        console.stop()
+
+
+def test_queue_pause_and_cancel(redis_url, shop, browser):
+    console = Console(redis_url)
+    try:
+        browser.get(console.base + "/q/shop")
+        follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[data-action="pause-queue"]'))
+        follow(browser, browser.find_element(By.ID, "cancel"))
+        assert text(browser, "#queue-state") == "running", "cancel does nothing"
+        assert click_action(browser, "pause-queue") == "paused queue shop"
+        assert "paused" in text(browser, "#queue-state")
+        assert crawlq.Queue(redis_url, "shop", **OPTIONS).lease(5, wait=0.2) == []
+        assert click_action(browser, "resume-queue") == "resumed queue shop"
+        assert text(browser, "#queue-state") == "running"
+    finally:
+        console.stop()
+
+
+def test_read_only_refuses_every_action(redis_url, shop, browser):
+    console = Console(redis_url, "--read-only")
+    try:
+        browser.get(console.base + "/q/shop/host/a.example")
+        assert text(browser, "header .mode") == "read-only"
+        assert browser.find_elements(By.CSS_SELECTOR, "button[data-action]") == [], "no action offered"
+        shot(browser, "read-only")
+        for action in ("pause-host", "purge-dead"):
+            status, body, _ = http(console.base + "/q/shop/action",
+                                   {"action": action, "host": "a.example", "confirm": "yes"})
+            assert status == 403 and "read-only" in body
+        assert crawlq.Queue(redis_url, "shop", **OPTIONS).stats()["dead"] == 2, "nothing purged"
+        assert any("refused: read-only" in l for l in console.log_lines())
+    finally:
+        console.stop()
+
+
+def test_the_token_is_asked_for_by_every_page_and_action(redis_url, shop, browser):
+    console = Console(redis_url, "--token", "s3cret-token")
+    try:
+        for path in ("/", "/q/shop", "/q/shop/dead"):
+            status, body, _ = http(console.base + path)
+            assert status == 401 and 'name="token"' in body and "shop" not in body.replace("/q/shop", "")
+        status, _, _ = http(console.base + "/q/shop/action", {"action": "purge-dead", "confirm": "yes"})
+        assert status == 401
+        status, _, _ = http(console.base + "/", headers={"Authorization": "Bearer wrong"})
+        assert status == 401
+        status, body, _ = http(console.base + "/", headers={"Authorization": "Bearer s3cret-token"})
+        assert status == 200 and 'data-queue="shop"' in body
+
+        browser.delete_all_cookies()
+        browser.get(console.base + "/q/shop")
+        browser.find_element(By.ID, "token").send_keys("not-it")
+        follow(browser, browser.find_element(By.ID, "login"))
+        assert "not the console's" in text(browser, ".error")
+        browser.find_element(By.ID, "token").send_keys("s3cret-token")
+        follow(browser, browser.find_element(By.ID, "login"))
+        assert browser.current_url.endswith("/q/shop") and number(browser, "#pending") >= 0
+        shot(browser, "after-login")
+
+        # a form posted by another site is refused even with the token
+        status, body, _ = http(console.base + "/q/shop/action",
+                               {"action": "purge-dead", "confirm": "yes"},
+                               {"Authorization": "Bearer s3cret-token", "Origin": "http://evil.example"})
+        assert status == 403
+        assert crawlq.Queue(redis_url, "shop", **OPTIONS).stats()["dead"] == 2
+    finally:
+        console.stop()
+
+
+def test_an_address_beyond_loopback_needs_a_token(redis_url):
+    out = subprocess.run([CLI, "--redis", redis_url, "web", "--listen", "0.0.0.0:0"],
+                         capture_output=True, text=True, timeout=20)
+    assert out.returncode == 2 and "--token" in out.stderr, out.stderr
+
+
+def test_dead_letters_are_purged_by_reason_by_id_and_all(redis_url, browser):
+    gone = crawlq.Queue(redis_url, "gone", **OPTIONS)
+    assert gone.seed([f"https://gone{i}.example/" for i in range(5)]).added == 5
+    leases = gone.lease(5, wait=1.0)
+    assert len(leases) == 5
+    for lease, reason in zip(leases, ["dns", "dns", "http 500", "http 500", "http 500"]):
+        gone.nack(lease, retry=False, reason=reason)
+    console = Console(redis_url)
+    try:
+        browser.get(console.base + "/q/gone/dead")
+        row = next(r for r in browser.find_elements(By.CSS_SELECTOR, "#reasons tr")[1:] if r.text.startswith("dns"))
+        follow(browser, row.find_element(By.CSS_SELECTOR, 'button[data-action="purge-reason"]'))
+        assert "dns" in text(browser, "#confirm-what")
+        follow(browser, browser.find_element(By.ID, "confirm"))
+        assert text(browser, ".flash") == 'purged 2 dead letters whose reason is "dns"'
+        assert gone.stats()["dead"] == 3
+
+        row = browser.find_element(By.CSS_SELECTOR, "#dead tr[data-id]")
+        purged_url = row.find_elements(By.TAG_NAME, "td")[1].text
+        follow(browser, row.find_element(By.CSS_SELECTOR, 'button[data-action="purge-dead"]'))
+        follow(browser, browser.find_element(By.ID, "confirm"))
+        assert text(browser, ".flash").startswith("purged dead letter")
+        assert purged_url not in [l["url"] for l in gone.dead(10)], "that letter is gone"
+        assert gone.stats()["dead"] == 2
+
+        assert click_action(browser, "purge-dead") == "purged 2 dead letters"
+        stats = gone.stats()
+        assert (stats["dead"], stats["seen"]) == (0, 5), "purged letters stay seen"
+        assert any("action=purge-reason queue=gone" in l for l in console.log_lines())
+    finally:
+        console.stop()
+
+
+def test_charts_and_rates_follow_a_draining_queue(redis_url, browser):
+    news = crawlq.Queue(redis_url, "news", **OPTIONS)
+    assert news.seed([f"https://site{i % 8}.example/page/{i}" for i in range(400)]).added == 400
+    console = Console(redis_url)
+    try:
+        for _ in range(8):  # 8 rounds over about 4 readings of the sampler
+            leases = news.lease(20, wait=0.2)
+            news.ack(leases)
+            news.seed([f"https://site{i % 8}.example/more/{time.time_ns()}-{i}" for i in range(5)])
+            time.sleep(0.3)
+        browser.get(console.base + "/q/news")
+        assert float(text(browser, "#acked-rate").replace(",", "")) > 0, "acks were counted into a rate"
+        lines = browser.find_elements(By.CSS_SELECTOR, "figure.chart polyline")
+        assert len(lines) == 6
+        depth = lines[0].get_attribute("points").split()
+        assert len(depth) >= 3, f"pending drawn from several readings: {depth}"
+        assert number(browser, "#pending") == news.stats()["pending"]
+        shot(browser, "queue-live")
+    finally:
+        console.stop()
+
+
+def test_history_comes_from_prometheus_scraping_the_exporter(redis_url, browser):
+    """A real Prometheus scrapes `crawlq exporter` every second; the console charts its
+    range queries, and falls back to its own readings when Prometheus is gone."""
+    hist = crawlq.Queue(redis_url, "hist", **OPTIONS)
+    assert hist.seed([f"https://h{i % 5}.example/{i}" for i in range(300)]).added == 300
+    exporter = subprocess.Popen([CLI, "--redis", redis_url, "-q", "hist", "exporter", "--listen", "127.0.0.1:0"],
+                                stdout=subprocess.PIPE, text=True)
+    workdir = Path(tempfile.mkdtemp(prefix="crawlq-console-prometheus."))
+    prometheus = None
+    console = None
+    try:
+        metrics = re.search(r"http://([0-9.:]+)/metrics", exporter.stdout.readline()).group(1)
+        (workdir / "prometheus.yml").write_text(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            f"scrape_configs:\n  - job_name: crawlq\n    static_configs:\n      - targets: ['{metrics}']\n"
+        )
+        port = free_port()
+        prometheus = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={workdir / 'prometheus.yml'}", f"--storage.tsdb.path={workdir / 'data'}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for _ in range(200):
+            try:
+                if http(f"http://127.0.0.1:{port}/-/ready")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("Prometheus did not get ready")
+        query = f"http://127.0.0.1:{port}/api/v1/query?query=" + urllib.parse.quote('crawlq_up{queue="hist"}')
+        for _ in range(300):  # its first scrape comes a few seconds after it is ready
+            if json.loads(http(query)[1])["data"]["result"]:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("Prometheus did not scrape the exporter")
+        for _ in range(12):  # about 6 s of draining, scraped every second
+            hist.ack(hist.lease(15, wait=0.2))
+            time.sleep(0.5)
+        console = Console(redis_url, "--prometheus", f"http://127.0.0.1:{port}")
+        browser.get(console.base + "/q/hist?range=5m")
+        assert "Prometheus, last 5m" in text(browser, "#history-source")
+        lines = browser.find_elements(By.CSS_SELECTOR, "figure.chart polyline")
+        pending = [tuple(map(float, p.split(","))) for p in lines[0].get_attribute("points").split()]
+        assert len(pending) >= 3, pending
+        ys = [y for _, y in pending]
+        assert ys[-1] > ys[0], "pending fell over the window (a higher value is drawn higher up: a smaller y)"
+        acked = lines[3].get_attribute("points").split()
+        assert len(acked) >= 2, acked
+        shot(browser, "queue-prometheus")
+
+        prometheus.kill()
+        prometheus.wait()
+        prometheus = None
+        browser.get(console.base + "/q/hist?range=1h")
+        assert "Prometheus could not be read" in text(browser, "#history-source")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart")) == 2
+    finally:
+        if console:
+            console.stop()
+        if prometheus:
+            prometheus.kill()
+            prometheus.wait()
+        exporter.kill()
+        exporter.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
