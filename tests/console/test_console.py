@@ -475,3 +475,40 @@ def test_history_comes_from_prometheus_scraping_the_exporter(redis_url, browser)
         exporter.kill()
         exporter.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_a_redis_that_goes_away_is_an_error_page_until_it_is_back():
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="crawlq-console-gone.")
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir]
+
+    def start():
+        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                return server
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    server = start()
+    url = f"redis://127.0.0.1:{port}/0"
+    crawlq.Queue(url, "flaky", **OPTIONS).seed(["https://f.example/"])
+    console = Console(url, "--queue", "flaky", "-o", "connect_timeout=0.5", "-o", "command_timeout=1")
+    try:
+        assert http(console.base + "/q/flaky")[0] == 200
+        server.kill()
+        server.wait()
+        status, body, _ = http(console.base + "/q/flaky")
+        assert status == 502 and "Redis error" in body and "unavailable" in body, body
+        assert http(console.base + "/healthz")[0] == 200, "the console itself keeps serving"
+        server = start()
+        crawlq.Queue(url, "flaky", **OPTIONS).seed(["https://f.example/"])
+        status, body, _ = http(console.base + "/q/flaky")
+        assert status == 200 and 'id="pending">1<' in body, "the next page after Redis is back"
+    finally:
+        console.stop()
+        server.kill()
+        server.wait()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -224,7 +224,7 @@ impl Console {
         };
         Response::html(
             status,
-            pages::message(&frame, "Redis said no", &e.to_string()),
+            pages::message(&frame, "Redis error", &e.to_string()),
         )
     }
 
