@@ -540,8 +540,11 @@ export declare class Queue {
   releaseHeld(): Promise<number>
   /** The `extendEveryMs` option (0: off). */
   get extendEveryMs(): number
-  /** Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many. */
-  purgeDead(): Promise<number>
+  /**
+   * Delete the dead letters with these ids, or every one (they stay seen), in calls of at
+   * most 500; resolves with how many were deleted.
+   */
+  purgeDead(ids?: string[]): Promise<number>
   /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
   setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
   /**
@@ -621,6 +624,11 @@ export declare class Queue {
   deleteHost(host: string, options?: { forgetSeen?: boolean }): Promise<HostDeletion>
   /** The next items lease would take (one per leasable host), without leasing them. */
   peek(options?: { limit?: number }): Promise<QueuedItem[]>
+  /**
+   * One host's ready items in the order its leases take them, from `offset` on (paused or
+   * held or not; delayed items are not listed; at most 250 a call), without leasing them.
+   */
+  peekHost(host: string, options?: { limit?: number, offset?: number }): Promise<QueuedItem[]>
   /**
    * An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
    * Leaving the loop (break, throw, abort) releases the prefetched leases and the current

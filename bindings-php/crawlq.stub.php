@@ -204,8 +204,13 @@ final class Queue
      */
     public function releaseHeld(): int {}
 
-    /** Delete every dead letter (they stay seen), in calls of at most 500; returns how many. */
-    public function purgeDead(): int {}
+    /**
+     * Delete the dead letters with these ids, or every one (they stay seen), in calls of at
+     * most 500; returns how many were deleted.
+     *
+     * @param list<string>|null $ids
+     */
+    public function purgeDead(?array $ids = null): int {}
 
     /**
      * Set a host's politeness delay in seconds for every worker (null: back to each worker's
@@ -394,6 +399,15 @@ final class Queue
      *     attempt: int, enqueued_at: float, last_error: string|null}>
      */
     public function peek(int $limit = 10): mixed {}
+
+    /**
+     * One host's ready items in the order its leases take them, from $offset on (paused or
+     * held or not; delayed items are not listed; at most 250 a call), without leasing them.
+     *
+     * @return list<array{id: string, url: string|null, host: string, payload: mixed, priority: int,
+     *     attempt: int, enqueued_at: float, last_error: string|null}>
+     */
+    public function peekHost(string $host, int $limit = 10, int $offset = 0): mixed {}
 
     /**
      * An iterator over leases for `foreach`, `$max` per round trip. With `$stop_when_empty` it

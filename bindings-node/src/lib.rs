@@ -642,13 +642,25 @@ impl Queue {
         self.inner.config().extend_every.as_millis() as f64
     }
 
-    /// Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many.
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn purge_dead<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
+    /// Delete the dead letters with these ids, or every one (they stay seen), in calls of at
+    /// most 500; resolves with how many were deleted.
+    #[napi(ts_args_type = "ids?: string[]", ts_return_type = "Promise<number>")]
+    pub fn purge_dead<'env>(
+        &self,
+        env: &'env Env,
+        ids: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let ids = try_arg!(env, json_arg(env, ids, "ids"));
+        let ids = try_arg!(
+            env,
+            json::ids_from_json(&ids).map_err(|m| type_error(env, m))
+        );
         let q = self.inner.clone();
-        promise(env, async move { q.purge_dead().await }, |_, n| {
-            Ok(json!(n))
-        })
+        promise(
+            env,
+            async move { crawlq::binding::calls::purge_dead(&q, ids.as_deref()).await },
+            |_, n| Ok(json!(n)),
+        )
     }
 
     /// Set a host's politeness delay in ms for every worker (`null`: back to the default).
@@ -991,6 +1003,41 @@ impl Queue {
                     .collect(),
             )))
         })
+    }
+
+    /// One host's ready items in the order its leases take them, from `offset` on (paused or
+    /// held or not; delayed items are not listed; at most 250 a call), without leasing them.
+    #[napi(
+        ts_args_type = "host: string, options?: { limit?: number, offset?: number }",
+        ts_return_type = "Promise<QueuedItem[]>"
+    )]
+    pub fn peek_host<'env>(
+        &self,
+        env: &'env Env,
+        host: String,
+        options: Option<Unknown<'env>>,
+    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
+        let options = try_arg!(env, json_arg(env, options, "options"));
+        let [limit, offset] = try_arg!(
+            env,
+            core_arg(
+                env,
+                json::counts_from_json(&options, &[("limit", defaults::PEEK_LIMIT), ("offset", 0)])
+            )
+        );
+        let q = self.inner.clone();
+        promise(
+            env,
+            async move { q.peek_host(&host, limit, offset).await },
+            |_, items| {
+                Ok(convert::JsonOut(Value::Array(
+                    items
+                        .iter()
+                        .map(|i| json::stored_item_to_json(i, Style::Camel))
+                        .collect(),
+                )))
+            },
+        )
     }
 
     /// An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.

@@ -137,7 +137,7 @@ test('operation scenarios', async () => {
           case 'dead': got = toVector(await q.dead({ limit: step.limit, offset: step.offset })); break
           case 'requeue_dead': got = await q.requeueDead(step.ids ?? undefined); break
           case 'is_finished': got = await q.isFinished(); break
-          case 'purge_dead': got = await q.purgeDead(); break
+          case 'purge_dead': got = await q.purgeDead(step.ids ?? undefined); break
           case 'set_host_delay': got = toVector(await q.setHostDelay(step.host, step.delay_ms)); break
           case 'host_info': got = toVector(await q.hostInfo(step.host)); break
           case 'ack_with_links': got = await q.ackWithLinks(arg, toJs(step.links), toJs(step.options ?? {})); got = { acked: got.acked, links: toVector(got.links) }; break
@@ -162,6 +162,7 @@ test('operation scenarios', async () => {
           case 'pause_host': got = toVector(await q.pauseHost(step.host, step.duration_ms)); break
           case 'resume_host': got = toVector(await q.resumeHost(step.host)); break
           case 'peek': got = toVector(await q.peek({ limit: step.limit })); break
+          case 'peek_host': got = toVector(await q.peekHost(step.host, { limit: step.limit, offset: step.offset })); break
           default: assert.fail(`unknown op ${step.op}`)
         }
       } catch (err) {

@@ -644,9 +644,14 @@ impl Queue {
         Ok(runtime::block_on(self.handle.queue()?.release_held()).map_err(throw)? as i64)
     }
 
-    /// Delete every dead letter (they stay seen), in calls of at most 500; returns how many.
-    pub fn purge_dead(&self) -> PhpResult<i64> {
-        Ok(runtime::block_on(self.handle.queue()?.purge_dead()).map_err(throw)? as i64)
+    /// Delete the dead letters with these ids, or every one (they stay seen), in calls of at
+    /// most 500; returns how many were deleted.
+    pub fn purge_dead(&self, ids: Option<Vec<Text>>) -> PhpResult<i64> {
+        let ids: Option<Vec<String>> = ids.map(|ids| ids.into_iter().map(|t| t.0).collect());
+        let q = self.handle.queue()?;
+        let n = runtime::block_on(crawlq::binding::calls::purge_dead(&q, ids.as_deref()))
+            .map_err(throw)?;
+        Ok(n as i64)
     }
 
     /// Set a host's politeness delay in seconds for every worker (null: back to the default).
@@ -815,6 +820,29 @@ impl Queue {
     pub fn peek(&self, limit: i64) -> PhpResult<Zval> {
         let items =
             runtime::block_on(self.handle.queue()?.peek(limit.max(0) as usize)).map_err(throw)?;
+        Ok(zval_of(&Value::Array(
+            items
+                .iter()
+                .map(|i| json::stored_item_to_json(i, Style::Snake))
+                .collect(),
+        )))
+    }
+
+    /// One host's ready items in the order its leases take them, from `offset` on (paused or
+    /// held or not; delayed items are not listed; at most 250 a call), without leasing them.
+    #[php(defaults(limit = 10, offset = 0))]
+    pub fn peek_host(&self, host: Text, limit: i64, offset: i64) -> PhpResult<Zval> {
+        if limit < 0 || offset < 0 {
+            return Err(throw(crawlq::Error::InvalidArgument(
+                "limit and offset must not be negative".into(),
+            )));
+        }
+        let items = runtime::block_on(self.handle.queue()?.peek_host(
+            &host,
+            limit as usize,
+            offset as usize,
+        ))
+        .map_err(throw)?;
         Ok(zval_of(&Value::Array(
             items
                 .iter()

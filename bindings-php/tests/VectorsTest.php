@@ -201,7 +201,7 @@ final class VectorsTest extends TestCase
                         'dead' => self::toVector($q->dead($step['limit'], $step['offset'])),
                         'requeue_dead' => $q->requeueDead($step['ids']),
                         'is_finished' => $q->isFinished(),
-                        'purge_dead' => $q->purgeDead(),
+                        'purge_dead' => $q->purgeDead($step['ids'] ?? null),
                         'set_host_delay' => self::toVector($q->setHostDelay($step['host'], $step['delay_ms'] === null ? null : $step['delay_ms'] / 1000)),
                         'host_info' => self::toVector($q->hostInfo($step['host'])),
                         'ack_with_links' => (fn ($r) => ['acked' => $r['acked'], 'links' => ['added' => $r['links']->added, 'duplicates' => $r['links']->duplicates, 'invalid' => $r['links']->invalid, 'ids' => $r['links']->ids]])($q->ackWithLinks($arg, self::toPhp($step['links']), $options)),
@@ -226,6 +226,7 @@ final class VectorsTest extends TestCase
                         'pause_host' => self::toVector($q->pauseHost($step['host'], $step['duration_ms'] === null ? null : $step['duration_ms'] / 1000)),
                         'resume_host' => self::toVector($q->resumeHost($step['host'])),
                         'peek' => self::toVector($q->peek($step['limit'])),
+                        'peek_host' => self::toVector($q->peekHost($step['host'], $step['limit'], $step['offset'])),
                     };
                 } catch (Crawlq\Exception $e) {
                     $this->assertSame($step['expect_error'] ?? null, $e->getCode(), "$where: " . $e->getMessage());

@@ -424,12 +424,14 @@ macro_rules! queue_methods {
                 )
             }
 
-            /// Delete every dead letter; returns how many.
-            fn purge_dead(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+            /// Delete dead letters (the given ids, or all); returns how many.
+            #[pyo3(signature = (ids = None))]
+            fn purge_dead(&self, py: Python<'_>, ids: Option<Vec<Text>>) -> PyResult<Py<PyAny>> {
+                let ids: Option<Vec<String>> = ids.map(|ids| ids.into_iter().map(|t| t.0).collect());
                 <$mode>::run(
                     py,
                     &self.handle,
-                    |q| async move { q.purge_dead().await },
+                    move |q| async move { crawlq::binding::calls::purge_dead(&q, ids.as_deref()).await },
                     Box::new(|py, n: u64| Ok(n.into_pyobject(py)?.into_any().unbind())),
                 )
             }
@@ -669,6 +671,22 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move { q.peek(limit).await },
+                    Box::new(|py, items: Vec<crawlq::wire::StoredItem>| {
+                        let items = items.iter().map(|i| json::stored_item_to_json(i, Style::Snake));
+                        json_out(py, Value::Array(items.collect()))
+                    }),
+                )
+            }
+
+            /// One host's ready items in the order its leases take them, from the offset-th on
+            /// (paused or held or not; delayed items are not listed), without leasing them.
+            #[pyo3(signature = (host, limit = Int(10), offset = Int(0)), text_signature = "($self, /, host, limit=10, offset=0)")]
+            fn peek_host(&self, py: Python<'_>, host: Text, limit: Int, offset: Int) -> PyResult<Py<PyAny>> {
+                let (host, limit, offset) = (host.0, crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.peek_host(&host, limit, offset).await },
                     Box::new(|py, items: Vec<crawlq::wire::StoredItem>| {
                         let items = items.iter().map(|i| json::stored_item_to_json(i, Style::Snake));
                         json_out(py, Value::Array(items.collect()))

@@ -164,7 +164,7 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                 elif op == "is_finished":
                     got = q.is_finished()
                 elif op == "purge_dead":
-                    got = q.purge_dead()
+                    got = q.purge_dead(step.get("ids"))
                 elif op == "set_host_delay":
                     got = to_vector(q.set_host_delay(step["host"], None if step["delay_ms"] is None else step["delay_ms"] / 1000))
                 elif op == "host_info":
@@ -208,6 +208,8 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.resume_host(step["host"]))
                 elif op == "peek":
                     got = to_vector(q.peek(step["limit"]))
+                elif op == "peek_host":
+                    got = to_vector(q.peek_host(step["host"], step["limit"], step["offset"]))
                 else:
                     raise AssertionError(f"unknown op {op}")
             except crawlq.CrawlqError as e:

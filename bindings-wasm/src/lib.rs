@@ -465,9 +465,15 @@ impl Queue {
 
     /// Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many.
     #[wasm_bindgen(js_name = purgeDead)]
-    pub fn purge_dead(&self) -> Promise {
+    pub fn purge_dead(&self, ids: JsValue) -> Promise {
+        let ids = try_arg!(json_arg(&ids, "ids"));
+        let ids = try_arg!(json::ids_from_json(&ids).map_err(type_error));
         let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.purge_dead().await)?)) })
+        promise(async move {
+            Ok(json!(core(
+                crawlq::binding::calls::purge_dead(&q, ids.as_deref()).await
+            )?))
+        })
     }
 
     #[wasm_bindgen(js_name = setHostDelay)]
@@ -673,6 +679,25 @@ impl Queue {
         let q = self.inner.clone();
         promise(async move {
             let items = core(q.peek(limit).await)?;
+            Ok(Value::Array(
+                items
+                    .iter()
+                    .map(|i| json::stored_item_to_json(i, Style::Camel))
+                    .collect(),
+            ))
+        })
+    }
+
+    #[wasm_bindgen(js_name = peekHost)]
+    pub fn peek_host(&self, host: String, options: JsValue) -> Promise {
+        let options = try_arg!(json_arg(&options, "options"));
+        let [limit, offset] = try_arg!(core(json::counts_from_json(
+            &options,
+            &[("limit", defaults::PEEK_LIMIT), ("offset", 0)]
+        )));
+        let q = self.inner.clone();
+        promise(async move {
+            let items = core(q.peek_host(&host, limit, offset).await)?;
             Ok(Value::Array(
                 items
                     .iter()

@@ -353,7 +353,16 @@ async fn scenario_vectors() {
                         json!(q.requeue_dead(ids.as_deref()).await?)
                     }
                     "is_finished" => json!(q.is_finished().await?),
-                    "purge_dead" => json!(q.purge_dead().await?),
+                    "purge_dead" => {
+                        match serde_json::from_value::<Option<Vec<String>>>(step["ids"].clone())
+                            .unwrap()
+                        {
+                            Some(ids) => {
+                                json!(q.purge_dead_ids(&ids).await?.iter().filter(|&&f| f).count())
+                            }
+                            None => json!(q.purge_dead().await?),
+                        }
+                    }
                     "set_host_delay" => {
                         let delay = step["delay_ms"].as_u64().map(Duration::from_millis);
                         to_snake(&json::host_info_to_json(
@@ -497,6 +506,17 @@ async fn scenario_vectors() {
                             .iter()
                             .map(|i| to_snake(&json::stored_item_to_json(i, Style::Camel)))
                             .collect(),
+                    ),
+                    "peek_host" => Value::Array(
+                        q.peek_host(
+                            step["host"].as_str().unwrap(),
+                            step["limit"].as_u64().unwrap() as usize,
+                            step["offset"].as_u64().unwrap() as usize,
+                        )
+                        .await?
+                        .iter()
+                        .map(|i| to_snake(&json::stored_item_to_json(i, Style::Camel)))
+                        .collect(),
                     ),
                     other => panic!("unknown op {other}"),
                 })
