@@ -996,11 +996,9 @@ impl Queue {
         );
         let q = self.inner.clone();
         promise(env, async move { q.peek(limit).await }, |_, items| {
-            Ok(convert::JsonOut(Value::Array(
-                items
-                    .iter()
-                    .map(|i| json::stored_item_to_json(i, Style::Camel))
-                    .collect(),
+            Ok(convert::JsonOut(json::stored_items_to_json(
+                &items,
+                Style::Camel,
             )))
         })
     }
@@ -1030,11 +1028,9 @@ impl Queue {
             env,
             async move { q.peek_host(&host, limit, offset).await },
             |_, items| {
-                Ok(convert::JsonOut(Value::Array(
-                    items
-                        .iter()
-                        .map(|i| json::stored_item_to_json(i, Style::Camel))
-                        .collect(),
+                Ok(convert::JsonOut(json::stored_items_to_json(
+                    &items,
+                    Style::Camel,
                 )))
             },
         )

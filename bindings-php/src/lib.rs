@@ -820,12 +820,7 @@ impl Queue {
     pub fn peek(&self, limit: i64) -> PhpResult<Zval> {
         let items =
             runtime::block_on(self.handle.queue()?.peek(limit.max(0) as usize)).map_err(throw)?;
-        Ok(zval_of(&Value::Array(
-            items
-                .iter()
-                .map(|i| json::stored_item_to_json(i, Style::Snake))
-                .collect(),
-        )))
+        Ok(zval_of(&json::stored_items_to_json(&items, Style::Snake)))
     }
 
     /// One host's ready items in the order its leases take them, from `offset` on (paused or
@@ -843,12 +838,7 @@ impl Queue {
             offset as usize,
         ))
         .map_err(throw)?;
-        Ok(zval_of(&Value::Array(
-            items
-                .iter()
-                .map(|i| json::stored_item_to_json(i, Style::Snake))
-                .collect(),
-        )))
+        Ok(zval_of(&json::stored_items_to_json(&items, Style::Snake)))
     }
 
     /// An iterator over leases for `foreach`, `$max` per round trip. It stops when a lease call

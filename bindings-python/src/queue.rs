@@ -672,8 +672,7 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.peek(limit).await },
                     Box::new(|py, items: Vec<crawlq::wire::StoredItem>| {
-                        let items = items.iter().map(|i| json::stored_item_to_json(i, Style::Snake));
-                        json_out(py, Value::Array(items.collect()))
+                        json_out(py, json::stored_items_to_json(&items, Style::Snake))
                     }),
                 )
             }
@@ -688,8 +687,7 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.peek_host(&host, limit, offset).await },
                     Box::new(|py, items: Vec<crawlq::wire::StoredItem>| {
-                        let items = items.iter().map(|i| json::stored_item_to_json(i, Style::Snake));
-                        json_out(py, Value::Array(items.collect()))
+                        json_out(py, json::stored_items_to_json(&items, Style::Snake))
                     }),
                 )
             }

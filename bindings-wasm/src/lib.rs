@@ -679,12 +679,7 @@ impl Queue {
         let q = self.inner.clone();
         promise(async move {
             let items = core(q.peek(limit).await)?;
-            Ok(Value::Array(
-                items
-                    .iter()
-                    .map(|i| json::stored_item_to_json(i, Style::Camel))
-                    .collect(),
-            ))
+            Ok(json::stored_items_to_json(&items, Style::Camel))
         })
     }
 
@@ -698,12 +693,7 @@ impl Queue {
         let q = self.inner.clone();
         promise(async move {
             let items = core(q.peek_host(&host, limit, offset).await)?;
-            Ok(Value::Array(
-                items
-                    .iter()
-                    .map(|i| json::stored_item_to_json(i, Style::Camel))
-                    .collect(),
-            ))
+            Ok(json::stored_items_to_json(&items, Style::Camel))
         })
     }
 

@@ -4,6 +4,7 @@
 //! are as fresh as the scrape. The lifetime counters (leased, acked, ...) are kept by the
 //! queue in Redis, so they count every worker in every language, not just this process.
 
+use crate::connection::LazyConnection;
 use crate::error::CliError;
 use clap::Args;
 use crawlq::{Config, Queue, RedisExecutor, Stats};
@@ -225,24 +226,17 @@ struct Discovery {
 }
 
 struct Exporter {
-    redis_url: String,
     queues: Vec<String>,
     discovery: Option<Mutex<Discovery>>,
     config: Config,
     top_hosts: usize,
     /// Connected on the first scrape that reaches Redis; kept for the following ones.
-    exec: Mutex<Option<Arc<RedisExecutor>>>,
+    connection: LazyConnection,
 }
 
 impl Exporter {
     async fn executor(&self) -> crawlq::Result<Arc<RedisExecutor>> {
-        let mut exec = self.exec.lock().await;
-        if let Some(exec) = exec.as_ref() {
-            return Ok(exec.clone());
-        }
-        let connected = Arc::new(RedisExecutor::connect(&self.redis_url, &self.config).await?);
-        *exec = Some(connected.clone());
-        Ok(connected)
+        self.connection.get().await
     }
 
     /// The queues this scrape reads: the named ones, then the discovered ones (sorted).
@@ -474,7 +468,7 @@ pub async fn run(
     let _ = std::io::stdout().flush();
 
     let exporter = Arc::new(Exporter {
-        redis_url: redis_url.to_string(),
+        connection: LazyConnection::new(redis_url, &config),
         queues: queues.to_vec(),
         discovery: args.discover.map(|pattern| {
             Mutex::new(Discovery {
@@ -485,7 +479,6 @@ pub async fn run(
         }),
         config,
         top_hosts: args.top_hosts,
-        exec: Mutex::new(None),
     });
     let runtime = tokio::runtime::Handle::current();
     let serving = server.clone();

@@ -859,11 +859,7 @@ pub async fn peek(q: &Queue<RedisExecutor>, args: PeekArgs) -> Result<u8, CliErr
         None => q.peek(args.limit).await?,
     };
     if args.json {
-        let list: Vec<Value> = items
-            .iter()
-            .map(|i| json::stored_item_to_json(i, Style::Snake))
-            .collect();
-        println!("{}", Value::Array(list));
+        println!("{}", json::stored_items_to_json(&items, Style::Snake));
         return Ok(0);
     }
     let now = q.stats().await?.now_ms;

@@ -4,6 +4,7 @@
 //! Every subcommand is a thin layer over the core crate's operations; nothing here changes a
 //! queue except through them (`import-list` only moves items of the foreign list it migrates).
 
+mod connection;
 mod error;
 mod exporter;
 mod foreign;

@@ -15,6 +15,7 @@ mod history;
 mod pages;
 mod prometheus;
 
+use crate::connection::LazyConnection;
 use crate::error::CliError;
 use clap::Args;
 use crawlq::{Config, Queue, RedisExecutor};
@@ -66,14 +67,13 @@ pub struct WebArgs {
 }
 
 struct Console {
-    redis_url: String,
     config: Config,
     named: Vec<String>,
     discover: Option<String>,
     token: Option<String>,
     read_only: bool,
     prometheus: Option<prometheus::Prometheus>,
-    exec: tokio::sync::Mutex<Option<Arc<RedisExecutor>>>,
+    connection: LazyConnection,
     /// Queues found by the last discovery, and why the last one failed.
     found: Mutex<(Vec<String>, Option<String>)>,
     history: Mutex<History>,
@@ -168,13 +168,7 @@ fn with_flash(path: &str, message: &str) -> String {
 
 impl Console {
     async fn executor(&self) -> crawlq::Result<Arc<RedisExecutor>> {
-        let mut exec = self.exec.lock().await;
-        if let Some(exec) = exec.as_ref() {
-            return Ok(exec.clone());
-        }
-        let connected = Arc::new(RedisExecutor::connect(&self.redis_url, &self.config).await?);
-        *exec = Some(connected.clone());
-        Ok(connected)
+        self.connection.get().await
     }
 
     /// The queues shown: those named, then those discovered, without repeats.
@@ -1084,14 +1078,13 @@ pub async fn run(
         .map_or(args.listen.clone(), |a| a.to_string());
 
     let console = Arc::new(Console {
-        redis_url: redis_url.to_string(),
+        connection: LazyConnection::new(redis_url, &config),
         config,
         named: queues.to_vec(),
         discover,
         token,
         read_only: args.read_only,
         prometheus,
-        exec: tokio::sync::Mutex::new(None),
         found: Mutex::new((Vec::new(), None)),
         history: Mutex::new(History::new(3_600_000)),
     });

@@ -214,6 +214,16 @@ pub fn stored_item_to_json(item: &StoredItem, style: Style) -> Value {
         .done()
 }
 
+/// Queued records (peek, peek_host) as a JSON array of [`stored_item_to_json`] objects.
+pub fn stored_items_to_json(items: &[StoredItem], style: Style) -> Value {
+    Value::Array(
+        items
+            .iter()
+            .map(|i| stored_item_to_json(i, style))
+            .collect(),
+    )
+}
+
 /// The canonical form of one input: kind (`url` or `host`), canonical, host, fingerprint (32
 /// hex digits). Invalid inputs are an [`Error::InvalidItem`] with the reason code.
 ///
