@@ -512,3 +512,28 @@ def test_a_redis_that_goes_away_is_an_error_page_until_it_is_back():
         server.kill()
         server.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_the_hosts_page_shows_the_slowest_the_paused_and_those_with_a_budget(redis_url, browser):
+    views = crawlq.Queue(redis_url, "views", **OPTIONS)
+    views.set_host_budget("budget.example", 10)
+    views.seed([f"https://big.example/{i}" for i in range(5)] + ["https://slow.example/", "https://paused.example/1",
+                "https://paused.example/2"] + [f"https://budget.example/{i}" for i in range(3)])
+    views.set_host_delay("slow.example", 30)
+    views.pause_host("paused.example", None)
+    console = Console(redis_url)
+    try:
+        def hosts(order):
+            browser.get(console.base + f"/q/views/hosts?order={order}")
+            return [r.get_attribute("data-host") for r in browser.find_elements(By.CSS_SELECTOR, "#hosts tr[data-host]")]
+
+        assert hosts("largest")[0] == "big.example"
+        assert hosts("slowest")[0] == "slow.example"
+        assert "among the 4 largest" in text(browser, "#hosts-shown")
+        assert hosts("paused") == ["paused.example"]
+        assert "paused" in browser.find_element(By.CSS_SELECTOR, 'tr[data-host="paused.example"]').text
+        assert hosts("budget") == ["budget.example"]
+        assert "3 / 10" in browser.find_element(By.CSS_SELECTOR, 'tr[data-host="budget.example"]').text
+        shot(browser, "hosts-budget")
+    finally:
+        console.stop()

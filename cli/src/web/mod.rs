@@ -30,6 +30,8 @@ const COOKIE: &str = "crawlq_web_token";
 /// The most queues the list page reads (each one stats call).
 const LIST_LIMIT: usize = 200;
 const HOSTS_PAGE: usize = 50;
+/// The largest hosts ranked by the hosts page's other orders (slowest, paused, budget).
+const HOST_SCAN: usize = 500;
 const DEAD_PAGE: usize = 100;
 /// A host's ready items listed on its page.
 const HOST_ITEMS_PAGE: usize = 50;
@@ -551,12 +553,32 @@ impl Console {
             .into_iter()
             .find(|o| request.query("order") == Some(*o))
             .unwrap_or("largest");
+        // by size: a page of the largest, and a cursor to the next; the other orders rank the
+        // HOST_SCAN largest hosts (bounded work whatever the number of hosts) and show the top
         let read = async {
-            let page = q.list_hosts(request.query("cursor"), HOSTS_PAGE).await?;
+            let mut page = q
+                .list_hosts(
+                    request.query("cursor").filter(|_| order == "largest"),
+                    HOSTS_PAGE,
+                )
+                .await?;
+            if order != "largest" {
+                let mut cursor = page.cursor.take();
+                while let Some(at) = cursor.filter(|_| page.hosts.len() < HOST_SCAN) {
+                    let next = q.list_hosts(Some(&at), HOSTS_PAGE).await?;
+                    page.hosts.extend(next.hosts);
+                    cursor = next.cursor;
+                }
+            }
             let now_ms = q.stats().await?.now_ms;
             let mut rows = Vec::with_capacity(page.hosts.len());
             for counts in &page.hosts {
-                let info = q.host_info(&counts.host).await.ok();
+                // the paused view needs no setting: its rows' settings are read once chosen
+                let info = if order == "paused" {
+                    None
+                } else {
+                    q.host_info(&counts.host).await.ok()
+                };
                 rows.push(pages::HostRow {
                     counts: counts.clone(),
                     info,
@@ -577,10 +599,21 @@ impl Console {
         };
         match order {
             "slowest" => rows.sort_by_key(|r| std::cmp::Reverse(delay(r))),
-            "paused" => rows.sort_by_key(|r| !r.counts.paused),
-            "budget" => rows
-                .sort_by_key(|r| std::cmp::Reverse(r.info.as_ref().map_or(0, |i| i.budget_used))),
+            "paused" => rows.retain(|r| r.counts.paused),
+            "budget" => {
+                rows.retain(|r| r.info.as_ref().is_some_and(|i| i.budget.is_some()));
+                rows.sort_by_key(|r| {
+                    std::cmp::Reverse(r.info.as_ref().map_or(0, |i| i.budget_used))
+                })
+            }
             _ => {}
+        }
+        let scanned = page.hosts.len();
+        rows.truncate(HOSTS_PAGE);
+        if order == "paused" {
+            for row in &mut rows {
+                row.info = q.host_info(&row.counts.host).await.ok();
+            }
         }
         let view = pages::HostsView {
             queue: name,
@@ -588,6 +621,7 @@ impl Console {
             total: page.total,
             next_cursor: page.cursor.as_deref(),
             order,
+            scanned,
             now_ms,
             default_delay: self.config.host_delay,
         };

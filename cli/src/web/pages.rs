@@ -481,6 +481,8 @@ pub struct HostsView<'a> {
     pub total: u64,
     pub next_cursor: Option<&'a str>,
     pub order: &'a str,
+    /// How many of the largest hosts were ranked (all of this page's, by size).
+    pub scanned: usize,
     pub now_ms: i64,
     pub default_delay: Duration,
 }
@@ -490,16 +492,27 @@ pub fn hosts(frame: &Frame, v: &HostsView) -> String {
     let mut body = format!(
         "<form class=\"inline\" method=\"get\" action=\"{path}/hosts\"><input type=\"search\" name=\"host\" placeholder=\"host name\" id=\"host-search\"><button type=\"submit\">Find host</button></form>"
     );
+    let shown = match v.order {
+        "slowest" => "the slowest (longest delay)",
+        "paused" => "the paused ones",
+        "budget" => "those with a budget, the most used first",
+        _ => "the largest",
+    };
+    let among = if v.order == "largest" {
+        String::new()
+    } else {
+        format!(" among the {} largest", count(v.scanned as u64))
+    };
     let _ = write!(
         body,
-        "<p>{} hosts hold items. This page: the largest, sorted by ",
+        "<p id=\"hosts-shown\">{} hosts hold items. Shown: {shown}{among}. Show: ",
         count(v.total)
     );
     for (order, label) in [
-        ("largest", "items"),
-        ("slowest", "delay"),
-        ("paused", "paused first"),
-        ("budget", "budget used"),
+        ("largest", "largest"),
+        ("slowest", "slowest"),
+        ("paused", "paused"),
+        ("budget", "over or near budget"),
     ] {
         if order == v.order {
             let _ = write!(body, "<b>{label}</b> ");
@@ -546,7 +559,7 @@ pub fn hosts(frame: &Frame, v: &HostsView) -> String {
         );
     }
     body.push_str("</table>");
-    if let Some(cursor) = v.next_cursor {
+    if let Some(cursor) = v.next_cursor.filter(|_| v.order == "largest") {
         let _ = write!(
             body,
             "<p><a id=\"next-page\" href=\"{path}/hosts?order={}&amp;cursor={}\">Next page</a></p>",
