@@ -537,3 +537,20 @@ def test_the_hosts_page_shows_the_slowest_the_paused_and_those_with_a_budget(red
         shot(browser, "hosts-budget")
     finally:
         console.stop()
+
+
+def test_without_a_token_only_loopback_names_are_answered(redis_url, shop):
+    """A page of another site whose name resolves to 127.0.0.1 (DNS rebinding) gets nothing."""
+    console = Console(redis_url)
+    try:
+        port = console.base.rsplit(":", 1)[1]
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            assert http(console.base + "/q/shop", headers={"Host": host})[0] == 200, host
+        status, body, _ = http(console.base + "/q/shop", headers={"Host": f"rebound.example:{port}"})
+        assert status == 403 and "loopback" in body and 'id="pending"' not in body
+        dead = shop.stats()["dead"]
+        status, _, _ = http(console.base + "/q/shop/action", {"action": "purge-dead", "confirm": "yes"},
+                            {"Host": f"rebound.example:{port}", "Origin": f"http://rebound.example:{port}"})
+        assert status == 403 and shop.stats()["dead"] == dead
+    finally:
+        console.stop()

@@ -145,8 +145,19 @@ fn same_secret(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// Whether an address (`host`, `host:port`, `[v6]:port`) names this machine's loopback.
 fn is_loopback(address: &str) -> bool {
-    let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+    let host = match address.rsplit_once(':') {
+        // a bare IPv6 address has colons of its own
+        Some((h, port))
+            if !h.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!h.contains(':') || h.ends_with(']')) =>
+        {
+            h
+        }
+        _ => address,
+    };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host == "localhost"
         || host
@@ -300,7 +311,35 @@ impl Console {
         }
     }
 
+    /// Without a token the console answers only requests addressed to a loopback name: a page
+    /// of another site whose name was made to resolve to 127.0.0.1 (DNS rebinding) would
+    /// otherwise be "same origin" with it.
+    fn host_allowed(&self, request: &Request) -> bool {
+        self.token.is_some() || request.host.as_deref().is_none_or(is_loopback)
+    }
+
     async fn handle(&self, request: &Request) -> Response {
+        if !self.host_allowed(request) {
+            log_line(
+                &request.remote,
+                "request",
+                "-",
+                "refused: Host is not a loopback name (start with --token to serve other names)",
+            );
+            let frame = Frame {
+                read_only: self.read_only,
+                flash: None,
+                refresh: None,
+            };
+            return Response::html(
+                403,
+                pages::message(
+                    &frame,
+                    "Refused",
+                    "Without an access token this console answers only at a loopback address (127.0.0.1, [::1], localhost).",
+                ),
+            );
+        }
         let path: Vec<&str> = request.path.iter().map(String::as_str).collect();
         match (request.method.as_str(), path.as_slice()) {
             ("GET", ["console.css"]) => {
@@ -1202,6 +1241,11 @@ mod tests {
         assert!(!is_loopback("0.0.0.0:9470"));
         assert!(!is_loopback("192.168.1.5:80"));
         assert!(!is_loopback("[::]:9470"));
+        assert!(is_loopback("127.0.0.1"));
+        assert!(is_loopback("localhost"));
+        assert!(is_loopback("[::1]"));
+        assert!(!is_loopback("evil.example:9470"));
+        assert!(!is_loopback("localhost.evil.example"));
     }
 
     #[test]
