@@ -450,13 +450,7 @@ pub async fn run(
     for queue in queues {
         crawlq::keys::check_queue_name(&config.key_prefix, queue)?;
     }
-    let server = tiny_http::Server::http(&args.listen)
-        .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
-    let server = Arc::new(server);
-    let address = server
-        .server_addr()
-        .to_ip()
-        .map_or(args.listen.clone(), |a| a.to_string());
+    let (server, address) = crate::serve::listen(&args.listen)?;
     let what = match (&args.discover, queues.is_empty()) {
         (Some(pattern), true) => format!("the queues matching {pattern:?}"),
         (Some(pattern), false) => {
@@ -484,47 +478,30 @@ pub async fn run(
     let serving = server.clone();
     // tiny_http is blocking: requests are served one at a time on a thread of their own, each
     // scrape running on the async runtime.
-    let mut worker = tokio::task::spawn_blocking(move || {
+    let worker = tokio::task::spawn_blocking(move || {
         for request in serving.incoming_requests() {
             let response = match request.url().split('?').next() {
                 Some("/metrics") => {
                     let body = runtime.block_on(exporter.scrape());
-                    tiny_http::Response::from_string(body).with_header(header(CONTENT_TYPE))
+                    tiny_http::Response::from_string(body).with_header(crate::serve::header("Content-Type", CONTENT_TYPE))
                 }
                 Some("/healthz") => match runtime.block_on(exporter.health()) {
                     Ok(()) => tiny_http::Response::from_string("ok\n"),
                     Err(e) => tiny_http::Response::from_string(format!("redis: {e}\n"))
                         .with_status_code(503),
                 }
-                .with_header(header("text/plain; charset=utf-8")),
+                .with_header(crate::serve::header("Content-Type", "text/plain; charset=utf-8")),
                 Some("/") => tiny_http::Response::from_string(
                     "<html><body><a href=\"/metrics\">/metrics</a> <a href=\"/healthz\">/healthz</a></body></html>",
                 )
-                .with_header(header("text/html; charset=utf-8")),
+                .with_header(crate::serve::header("Content-Type", "text/html; charset=utf-8")),
                 _ => tiny_http::Response::from_string("not found\n").with_status_code(404),
             };
             let _ = request.respond(response);
         }
     });
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| CliError::io("installing the SIGTERM handler", e))?;
     // Ctrl-C or SIGTERM (a container stopping) ends the exporter with status 0.
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
-        joined = &mut worker => {
-            return match joined {
-                Ok(()) => Ok(0),
-                Err(e) => Err(CliError::io("the HTTP server stopped", std::io::Error::other(e))),
-            };
-        }
-    }
-    server.unblock();
-    Ok(0)
-}
-
-fn header(content_type: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes("Content-Type", content_type).expect("a valid header")
+    crate::serve::until_stopped(&server, worker).await
 }
 
 #[cfg(test)]

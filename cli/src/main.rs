@@ -12,6 +12,7 @@ mod format;
 mod import;
 mod inspect;
 mod seed;
+mod serve;
 mod web;
 
 use clap::{Args, Parser, Subcommand};

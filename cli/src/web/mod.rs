@@ -11,6 +11,7 @@
 //! standard output. `--read-only` refuses them all; `--token` (required on any address but
 //! loopback) is asked for by every page.
 
+mod actions;
 mod history;
 mod pages;
 mod prometheus;
@@ -824,7 +825,7 @@ impl Console {
         let back = local_path(request.field("back"));
         let action = request.field("action").unwrap_or("");
         let host = request.field("host").unwrap_or("");
-        let what = match describe(action, request, name) {
+        let what = match actions::describe(action, request, name) {
             Ok(what) => what,
             Err(text) => return Response::html(400, pages::message(&frame, "Bad action", &text)),
         };
@@ -834,7 +835,7 @@ impl Console {
                 pages::confirm(&frame, name, &what, &request.form, &back),
             );
         }
-        let done = perform(&q, action, request, host).await;
+        let done = actions::perform(&q, action, request, host).await;
         let target = if host.is_empty() {
             String::new()
         } else {
@@ -861,194 +862,6 @@ impl Console {
             }
         }
     }
-}
-
-/// What an action will do, in a sentence for its confirmation; an error for one the console
-/// does not know or whose value is not valid.
-fn describe(action: &str, request: &Request, queue: &str) -> Result<String, String> {
-    let host = request.field("host").unwrap_or("");
-    let needs_host = || {
-        if host.is_empty() {
-            Err(format!("{action} needs a host"))
-        } else {
-            Ok(())
-        }
-    };
-    Ok(match action {
-        "pause-queue" => {
-            format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
-        }
-        "resume-queue" => format!("Resume queue {queue}?"),
-        "pause-host" => {
-            needs_host()?;
-            format!("Pause host {host} of {queue}? No lease takes its items until it is resumed.")
-        }
-        "resume-host" => {
-            needs_host()?;
-            format!("Resume host {host} of {queue}?")
-        }
-        "host-delay" => {
-            needs_host()?;
-            match delay_value(request.field("delay"))? {
-                None => format!("Clear host {host}'s delay, back to the workers' default?"),
-                Some(d) => format!("Set host {host}'s delay to {}?", crate::format::duration(d)),
-            }
-        }
-        "host-budget" => {
-            needs_host()?;
-            match budget_value(request.field("budget"))? {
-                None => format!("Remove host {host}'s own budget (the queue default applies)?"),
-                Some(n) => format!("Set host {host}'s budget to {n} new URLs?"),
-            }
-        }
-        "delete-host" => {
-            needs_host()?;
-            let forget = if request.field("forget") == Some("yes") {
-                ", and forget them as seen (they may be seeded again)"
-            } else {
-                " (they stay seen: seeding them again adds nothing)"
-            };
-            format!(
-                "Delete every item of host {host} in {queue}: ready, delayed, leased and dead{forget}? This cannot be undone."
-            )
-        }
-        "requeue-dead" => match request.field("id") {
-            Some(id) => format!("Requeue dead letter {id}?"),
-            None => format!("Requeue every dead letter of {queue}?"),
-        },
-        "requeue-reason" => {
-            let reason = request.field("reason").unwrap_or("");
-            format!(
-                "Requeue the dead letters whose reason is {reason:?} (among the oldest {REASON_SCAN})?"
-            )
-        }
-        "purge-dead" => match request.field("id") {
-            Some(id) => format!("Purge dead letter {id}? It is deleted for good (and stays seen)."),
-            None => format!("Purge every dead letter of {queue}? They are deleted for good."),
-        },
-        "purge-reason" => {
-            let reason = request.field("reason").unwrap_or("");
-            format!(
-                "Purge the dead letters whose reason is {reason:?} (among the oldest {REASON_SCAN})? They are deleted for good."
-            )
-        }
-        other => return Err(format!("unknown action {other:?}")),
-    })
-}
-
-fn delay_value(text: Option<&str>) -> Result<Option<Duration>, String> {
-    match text.map(str::trim) {
-        None | Some("") => Err("give a delay in seconds, or default".into()),
-        Some("default") => Ok(None),
-        Some(t) => {
-            let seconds: f64 = t
-                .parse()
-                .map_err(|_| format!("not a number of seconds: {t:?}"))?;
-            crawlq::config::duration_from_number(seconds, crawlq::Style::Snake)
-                .map(Some)
-                .ok_or_else(|| format!("a delay is 0 to 100 years of seconds, got {t}"))
-        }
-    }
-}
-
-fn budget_value(text: Option<&str>) -> Result<Option<u64>, String> {
-    match text.map(str::trim) {
-        None | Some("") => Err("give a number of URLs, or none".into()),
-        Some("none") => Ok(None),
-        Some(t) => t
-            .parse()
-            .map(Some)
-            .map_err(|_| format!("not a number of URLs: {t:?}")),
-    }
-}
-
-/// Do a confirmed action; what it did, for the log and the page.
-async fn perform(
-    q: &Queue<Arc<RedisExecutor>>,
-    action: &str,
-    request: &Request,
-    host: &str,
-) -> crawlq::Result<String> {
-    let invalid = |text: String| crawlq::Error::InvalidArgument(text);
-    Ok(match action {
-        "pause-queue" => {
-            q.pause().await?;
-            format!("paused queue {}", q.name())
-        }
-        "resume-queue" => {
-            q.resume().await?;
-            format!("resumed queue {}", q.name())
-        }
-        "pause-host" => {
-            q.pause_host(host, None).await?;
-            format!("paused host {host}")
-        }
-        "resume-host" => {
-            q.resume_host(host).await?;
-            format!("resumed host {host}")
-        }
-        "host-delay" => {
-            let delay = delay_value(request.field("delay")).map_err(invalid)?;
-            q.set_host_delay(host, delay).await?;
-            format!("set host {host}'s delay")
-        }
-        "host-budget" => {
-            let budget = budget_value(request.field("budget")).map_err(invalid)?;
-            q.set_host_budget(host, budget).await?;
-            format!("set host {host}'s budget")
-        }
-        "delete-host" => {
-            let gone = q
-                .delete_host(host, request.field("forget") == Some("yes"))
-                .await?;
-            format!(
-                "deleted host {host}: {} ready, {} delayed, {} leased, {} dead, {} forgotten",
-                gone.ready, gone.delayed, gone.leased, gone.dead, gone.forgotten
-            )
-        }
-        "requeue-dead" | "purge-dead" => {
-            let (verb, requeue) = if action == "requeue-dead" {
-                ("requeued", true)
-            } else {
-                ("purged", false)
-            };
-            match request.field("id") {
-                Some(id) => {
-                    let ids = [id.to_string()];
-                    let done = if requeue {
-                        q.requeue_dead_ids(&ids).await?
-                    } else {
-                        q.purge_dead_ids(&ids).await?
-                    };
-                    if done.first() == Some(&true) {
-                        format!("{verb} dead letter {id}")
-                    } else {
-                        format!("{id} is not a dead letter (requeued or purged already)")
-                    }
-                }
-                None if requeue => format!("requeued {} dead letters", q.requeue_dead(None).await?),
-                None => format!("purged {} dead letters", q.purge_dead().await?),
-            }
-        }
-        "requeue-reason" | "purge-reason" => {
-            let reason = request.field("reason").unwrap_or("");
-            let page = q.dead(REASON_SCAN, 0).await?;
-            let ids: Vec<String> = page
-                .items
-                .iter()
-                .filter(|d| pages::reason_of(d) == reason)
-                .map(|d| d.id.clone())
-                .collect();
-            let (verb, done) = if action == "requeue-reason" {
-                ("requeued", q.requeue_dead_ids(&ids).await?)
-            } else {
-                ("purged", q.purge_dead_ids(&ids).await?)
-            };
-            let n = done.iter().filter(|&&b| b).count();
-            format!("{verb} {n} dead letters whose reason is {reason:?}")
-        }
-        other => return Err(invalid(format!("unknown action {other:?}"))),
-    })
 }
 
 /// One line per action on standard output: when, who, what, on what, and how it ended.
@@ -1142,13 +955,7 @@ pub async fn run(
         (None, true) => Some("*".to_string()),
         (None, false) => None,
     };
-    let server = tiny_http::Server::http(&args.listen)
-        .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
-    let server = Arc::new(server);
-    let address = server
-        .server_addr()
-        .to_ip()
-        .map_or(args.listen.clone(), |a| a.to_string());
+    let (server, address) = crate::serve::listen(&args.listen)?;
 
     let console = Arc::new(Console {
         connection: LazyConnection::new(redis_url, &config),
@@ -1190,43 +997,29 @@ pub async fn run(
     let serving = server.clone();
     // tiny_http is blocking: requests are served one at a time on a thread of their own, each
     // page read on the async runtime.
-    let mut worker = tokio::task::spawn_blocking(move || {
+    let worker = tokio::task::spawn_blocking(move || {
         for mut request in serving.incoming_requests() {
             let parsed = read_request(&mut request);
             let answer = runtime.block_on(console.handle(&parsed));
             let mut response = tiny_http::Response::from_string(answer.body)
                 .with_status_code(answer.status)
-                .with_header(header("Content-Type", answer.content_type))
-                .with_header(header("X-Frame-Options", "DENY"))
-                .with_header(header(
+                .with_header(crate::serve::header("Content-Type", answer.content_type))
+                .with_header(crate::serve::header("X-Frame-Options", "DENY"))
+                .with_header(crate::serve::header(
                     "Content-Security-Policy",
                     "default-src 'self'; style-src 'self'; img-src 'self' data:",
                 ))
-                .with_header(header("Referrer-Policy", "same-origin"));
+                .with_header(crate::serve::header("Referrer-Policy", "same-origin"));
             for (name, value) in &answer.headers {
-                response = response.with_header(header(name, value));
+                response = response.with_header(crate::serve::header(name, value));
             }
             let _ = request.respond(response);
         }
     });
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| CliError::io("installing the SIGTERM handler", e))?;
     // Ctrl-C or SIGTERM ends the console with status 0.
-    let ended = tokio::select! {
-        _ = tokio::signal::ctrl_c() => Ok(0),
-        _ = terminate.recv() => Ok(0),
-        joined = &mut worker => match joined {
-            Ok(()) => Ok(0),
-            Err(e) => Err(CliError::io("the HTTP server stopped", std::io::Error::other(e))),
-        },
-    };
+    let ended = crate::serve::until_stopped(&server, worker).await;
     sampler.abort();
-    server.unblock();
     ended
-}
-
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name, value).expect("a valid header")
 }
 
 #[cfg(test)]
@@ -1268,20 +1061,5 @@ mod tests {
         assert!(!same_secret("abc", "abd"));
         assert!(!same_secret("abc", "abcd"));
         assert!(!same_secret("", "a"));
-    }
-
-    #[test]
-    fn action_values_are_checked_before_confirmation() {
-        assert_eq!(delay_value(Some("default")), Ok(None));
-        assert_eq!(
-            delay_value(Some(" 1.5 ")),
-            Ok(Some(Duration::from_millis(1500)))
-        );
-        assert!(delay_value(Some("-1")).is_err());
-        assert!(delay_value(Some("soon")).is_err());
-        assert!(delay_value(None).is_err());
-        assert_eq!(budget_value(Some("none")), Ok(None));
-        assert_eq!(budget_value(Some("500")), Ok(Some(500)));
-        assert!(budget_value(Some("-5")).is_err());
     }
 }

@@ -1,0 +1,215 @@
+//! The console's actions: what each will do (the sentence its confirmation asks), and doing
+//! it once confirmed, through the core's calls.
+
+use super::{REASON_SCAN, Request, pages};
+use crawlq::{Queue, RedisExecutor};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What an action will do, in a sentence for its confirmation; an error for one the console
+/// does not know or whose value is not valid.
+pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, String> {
+    let host = request.field("host").unwrap_or("");
+    let needs_host = || {
+        if host.is_empty() {
+            Err(format!("{action} needs a host"))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match action {
+        "pause-queue" => {
+            format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
+        }
+        "resume-queue" => format!("Resume queue {queue}?"),
+        "pause-host" => {
+            needs_host()?;
+            format!("Pause host {host} of {queue}? No lease takes its items until it is resumed.")
+        }
+        "resume-host" => {
+            needs_host()?;
+            format!("Resume host {host} of {queue}?")
+        }
+        "host-delay" => {
+            needs_host()?;
+            match delay_value(request.field("delay"))? {
+                None => format!("Clear host {host}'s delay, back to the workers' default?"),
+                Some(d) => format!("Set host {host}'s delay to {}?", crate::format::duration(d)),
+            }
+        }
+        "host-budget" => {
+            needs_host()?;
+            match budget_value(request.field("budget"))? {
+                None => format!("Remove host {host}'s own budget (the queue default applies)?"),
+                Some(n) => format!("Set host {host}'s budget to {n} new URLs?"),
+            }
+        }
+        "delete-host" => {
+            needs_host()?;
+            let forget = if request.field("forget") == Some("yes") {
+                ", and forget them as seen (they may be seeded again)"
+            } else {
+                " (they stay seen: seeding them again adds nothing)"
+            };
+            format!(
+                "Delete every item of host {host} in {queue}: ready, delayed, leased and dead{forget}? This cannot be undone."
+            )
+        }
+        "requeue-dead" => match request.field("id") {
+            Some(id) => format!("Requeue dead letter {id}?"),
+            None => format!("Requeue every dead letter of {queue}?"),
+        },
+        "requeue-reason" => {
+            let reason = request.field("reason").unwrap_or("");
+            format!(
+                "Requeue the dead letters whose reason is {reason:?} (among the oldest {REASON_SCAN})?"
+            )
+        }
+        "purge-dead" => match request.field("id") {
+            Some(id) => format!("Purge dead letter {id}? It is deleted for good (and stays seen)."),
+            None => format!("Purge every dead letter of {queue}? They are deleted for good."),
+        },
+        "purge-reason" => {
+            let reason = request.field("reason").unwrap_or("");
+            format!(
+                "Purge the dead letters whose reason is {reason:?} (among the oldest {REASON_SCAN})? They are deleted for good."
+            )
+        }
+        other => return Err(format!("unknown action {other:?}")),
+    })
+}
+
+fn delay_value(text: Option<&str>) -> Result<Option<Duration>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Err("give a delay in seconds, or default".into()),
+        Some("default") => Ok(None),
+        Some(t) => {
+            let seconds: f64 = t
+                .parse()
+                .map_err(|_| format!("not a number of seconds: {t:?}"))?;
+            crawlq::config::duration_from_number(seconds, crawlq::Style::Snake)
+                .map(Some)
+                .ok_or_else(|| format!("a delay is 0 to 100 years of seconds, got {t}"))
+        }
+    }
+}
+
+fn budget_value(text: Option<&str>) -> Result<Option<u64>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Err("give a number of URLs, or none".into()),
+        Some("none") => Ok(None),
+        Some(t) => t
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("not a number of URLs: {t:?}")),
+    }
+}
+
+/// Do a confirmed action; what it did, for the log and the page.
+pub async fn perform(
+    q: &Queue<Arc<RedisExecutor>>,
+    action: &str,
+    request: &Request,
+    host: &str,
+) -> crawlq::Result<String> {
+    let invalid = |text: String| crawlq::Error::InvalidArgument(text);
+    Ok(match action {
+        "pause-queue" => {
+            q.pause().await?;
+            format!("paused queue {}", q.name())
+        }
+        "resume-queue" => {
+            q.resume().await?;
+            format!("resumed queue {}", q.name())
+        }
+        "pause-host" => {
+            q.pause_host(host, None).await?;
+            format!("paused host {host}")
+        }
+        "resume-host" => {
+            q.resume_host(host).await?;
+            format!("resumed host {host}")
+        }
+        "host-delay" => {
+            let delay = delay_value(request.field("delay")).map_err(invalid)?;
+            q.set_host_delay(host, delay).await?;
+            format!("set host {host}'s delay")
+        }
+        "host-budget" => {
+            let budget = budget_value(request.field("budget")).map_err(invalid)?;
+            q.set_host_budget(host, budget).await?;
+            format!("set host {host}'s budget")
+        }
+        "delete-host" => {
+            let gone = q
+                .delete_host(host, request.field("forget") == Some("yes"))
+                .await?;
+            format!(
+                "deleted host {host}: {} ready, {} delayed, {} leased, {} dead, {} forgotten",
+                gone.ready, gone.delayed, gone.leased, gone.dead, gone.forgotten
+            )
+        }
+        "requeue-dead" | "purge-dead" => {
+            let (verb, requeue) = if action == "requeue-dead" {
+                ("requeued", true)
+            } else {
+                ("purged", false)
+            };
+            match request.field("id") {
+                Some(id) => {
+                    let ids = [id.to_string()];
+                    let done = if requeue {
+                        q.requeue_dead_ids(&ids).await?
+                    } else {
+                        q.purge_dead_ids(&ids).await?
+                    };
+                    if done.first() == Some(&true) {
+                        format!("{verb} dead letter {id}")
+                    } else {
+                        format!("{id} is not a dead letter (requeued or purged already)")
+                    }
+                }
+                None if requeue => format!("requeued {} dead letters", q.requeue_dead(None).await?),
+                None => format!("purged {} dead letters", q.purge_dead().await?),
+            }
+        }
+        "requeue-reason" | "purge-reason" => {
+            let reason = request.field("reason").unwrap_or("");
+            let page = q.dead(REASON_SCAN, 0).await?;
+            let ids: Vec<String> = page
+                .items
+                .iter()
+                .filter(|d| pages::reason_of(d) == reason)
+                .map(|d| d.id.clone())
+                .collect();
+            let (verb, done) = if action == "requeue-reason" {
+                ("requeued", q.requeue_dead_ids(&ids).await?)
+            } else {
+                ("purged", q.purge_dead_ids(&ids).await?)
+            };
+            let n = done.iter().filter(|&&b| b).count();
+            format!("{verb} {n} dead letters whose reason is {reason:?}")
+        }
+        other => return Err(invalid(format!("unknown action {other:?}"))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_values_are_checked_before_confirmation() {
+        assert_eq!(delay_value(Some("default")), Ok(None));
+        assert_eq!(
+            delay_value(Some(" 1.5 ")),
+            Ok(Some(Duration::from_millis(1500)))
+        );
+        assert!(delay_value(Some("-1")).is_err());
+        assert!(delay_value(Some("soon")).is_err());
+        assert!(delay_value(None).is_err());
+        assert_eq!(budget_value(Some("none")), Ok(None));
+        assert_eq!(budget_value(Some("500")), Ok(Some(500)));
+        assert!(budget_value(Some("-5")).is_err());
+    }
+}
