@@ -103,6 +103,12 @@ impl Request {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+    /// The `offset` of a paged listing (0 when absent or not a number).
+    fn offset(&self) -> usize {
+        self.query("offset")
+            .and_then(|o| o.parse().ok())
+            .unwrap_or(0)
+    }
     fn field(&self, name: &str) -> Option<&str> {
         self.form
             .iter()
@@ -203,6 +209,15 @@ impl Console {
         Queue::with_executor(exec, name, self.config.clone()).map_err(|e| self.failed(&e))
     }
 
+    /// The frame of a page that shows no message of an action and never reloads.
+    fn plain_frame(&self) -> Frame<'static> {
+        Frame {
+            read_only: self.read_only,
+            flash: None,
+            refresh: None,
+        }
+    }
+
     fn frame<'a>(&self, request: &'a Request, refresh: Option<u32>) -> Frame<'a> {
         Frame {
             read_only: self.read_only,
@@ -212,20 +227,12 @@ impl Console {
     }
 
     fn not_found(&self, text: &str) -> Response {
-        let frame = Frame {
-            read_only: self.read_only,
-            flash: None,
-            refresh: None,
-        };
+        let frame = self.plain_frame();
         Response::html(404, pages::message(&frame, "Not found", text))
     }
 
     fn failed(&self, e: &crawlq::Error) -> Response {
-        let frame = Frame {
-            read_only: self.read_only,
-            flash: None,
-            refresh: None,
-        };
+        let frame = self.plain_frame();
         let status = match e {
             crawlq::Error::InvalidArgument(_) | crawlq::Error::Config(_) => 400,
             _ => 502,
@@ -327,11 +334,7 @@ impl Console {
                 "-",
                 "refused: Host is not a loopback name (start with --token to serve other names)",
             );
-            let frame = Frame {
-                read_only: self.read_only,
-                flash: None,
-                refresh: None,
-            };
+            let frame = self.plain_frame();
             return Response::html(
                 403,
                 pages::message(
@@ -363,11 +366,7 @@ impl Console {
             _ => {}
         }
         if !self.authorized(request) {
-            let frame = Frame {
-                read_only: self.read_only,
-                flash: None,
-                refresh: None,
-            };
+            let frame = self.plain_frame();
             let next = format!(
                 "/{}",
                 request
@@ -411,11 +410,7 @@ impl Console {
             None => Response::redirect(&next),
             Some(_) => {
                 log_line(&request.remote, "login", "-", "refused: wrong token");
-                let frame = Frame {
-                    read_only: self.read_only,
-                    flash: None,
-                    refresh: None,
-                };
+                let frame = self.plain_frame();
                 Response::html(401, pages::login(&frame, &next, true))
             }
         }
@@ -673,10 +668,7 @@ impl Console {
             Ok(q) => q,
             Err(r) => return r,
         };
-        let offset = request
-            .query("offset")
-            .and_then(|o| o.parse().ok())
-            .unwrap_or(0);
+        let offset = request.offset();
         let read = async {
             let info = q.host_info(host).await?;
             let items = q.peek_host(host, HOST_ITEMS_PAGE, offset).await?;
@@ -704,10 +696,7 @@ impl Console {
             Ok(q) => q,
             Err(r) => return r,
         };
-        let offset = request
-            .query("offset")
-            .and_then(|o| o.parse().ok())
-            .unwrap_or(0);
+        let offset = request.offset();
         let reason = request.query("reason");
         // the reasons are counted over the oldest REASON_SCAN letters (bounded work however
         // many there are); a reason's letters, and a page within them, are taken from those
@@ -785,11 +774,7 @@ impl Console {
     /// An action: refused in read-only mode or from another site; confirmed first; then done,
     /// logged, and answered with a redirect back to the page it came from.
     async fn action(&self, request: &Request, name: &str) -> Response {
-        let frame = Frame {
-            read_only: self.read_only,
-            flash: None,
-            refresh: None,
-        };
+        let frame = self.plain_frame();
         if self.read_only {
             log_line(
                 &request.remote,

@@ -106,24 +106,44 @@ impl<E: Executor> Queue<E> {
     /// ```
     pub async fn requeue_dead_ids(&self, ids: &[String]) -> Result<Vec<bool>> {
         let layout = self.layout().await?;
+        let flags = self
+            .flag_per_dead_id(
+                layout,
+                ids,
+                REQUEUE_PER_CALL,
+                |ops, chunk| ops.dead_requeue(Some(chunk), chunk.len(), 0),
+                |ops, reply, _| Ok(ops.decode_dead_requeue(reply)?.2),
+            )
+            .await?;
+        self.flush_reports(layout, flags.iter().filter(|&&f| f).count() as u64)
+            .await;
+        Ok(flags)
+    }
+
+    /// One flag per id, in the order given, from the scripts of the shards the ids name, in
+    /// calls of at most `per_call` ids: `call` writes one call, `decode` reads its flags.
+    async fn flag_per_dead_id(
+        &self,
+        layout: &Layout,
+        ids: &[String],
+        per_call: usize,
+        call: impl Fn(&Ops, &[String]) -> ScriptCall,
+        decode: impl Fn(&Ops, Reply, usize) -> Result<Vec<bool>>,
+    ) -> Result<Vec<bool>> {
         let parts = layout.group(ids, |id| layout.split_id(id))?;
+        let (call, decode) = (&call, &decode);
         let answered = self
             .each_part(parts, |s, ids: Vec<String>| async move {
                 let ops = layout.shard(s);
                 let mut flags = Vec::with_capacity(ids.len());
-                for chunk in ids.chunks(REQUEUE_PER_CALL) {
-                    let reply = self
-                        .eval_on(ops, ops.dead_requeue(Some(chunk), chunk.len(), 0))
-                        .await?;
-                    flags.extend(ops.decode_dead_requeue(reply)?.2);
+                for chunk in ids.chunks(per_call) {
+                    let reply = self.eval_on(ops, call(ops, chunk)).await?;
+                    flags.extend(decode(ops, reply, chunk.len())?);
                 }
                 Ok(flags)
             })
             .await?;
-        let flags = reassemble(ids.len(), answered);
-        self.flush_reports(layout, flags.iter().filter(|&&f| f).count() as u64)
-            .await;
-        Ok(flags)
+        Ok(reassemble(ids.len(), answered))
     }
 
     /// The dead letters with these ids, in the order given; `None` for an id that is not a
@@ -171,19 +191,14 @@ impl<E: Executor> Queue<E> {
     /// ```
     pub async fn purge_dead_ids(&self, ids: &[String]) -> Result<Vec<bool>> {
         let layout = self.layout().await?;
-        let parts = layout.group(ids, |id| layout.split_id(id))?;
-        let answered = self
-            .each_part(parts, |s, ids: Vec<String>| async move {
-                let ops = layout.shard(s);
-                let mut flags = Vec::with_capacity(ids.len());
-                for chunk in ids.chunks(PURGE_PER_CALL) {
-                    let reply = self.eval_on(ops, ops.dead_purge_ids(chunk)).await?;
-                    flags.extend(ops.decode_dead_purge_ids(reply, chunk.len())?);
-                }
-                Ok(flags)
-            })
-            .await?;
-        Ok(reassemble(ids.len(), answered))
+        self.flag_per_dead_id(
+            layout,
+            ids,
+            PURGE_PER_CALL,
+            |ops, chunk| ops.dead_purge_ids(chunk),
+            |ops, reply, n| ops.decode_dead_purge_ids(reply, n),
+        )
+        .await
     }
 
     /// Delete every dead letter; returns how many. They stay seen (re-seeding needs `force`).
