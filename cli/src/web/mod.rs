@@ -775,32 +775,24 @@ impl Console {
     /// logged, and answered with a redirect back to the page it came from.
     async fn action(&self, request: &Request, name: &str) -> Response {
         let frame = self.plain_frame();
+        // a refusal is logged like an action, and answered 403 with why
+        let refuse = |why: &str, title: &str, text: &str| {
+            let action = request.field("action").unwrap_or("?");
+            log_line(&request.remote, action, name, &format!("refused: {why}"));
+            Response::html(403, pages::message(&frame, title, text))
+        };
         if self.read_only {
-            log_line(
-                &request.remote,
-                request.field("action").unwrap_or("?"),
-                name,
-                "refused: read-only",
-            );
-            return Response::html(
-                403,
-                pages::message(
-                    &frame,
-                    "Read-only",
-                    "This console was started with --read-only: it changes nothing.",
-                ),
+            return refuse(
+                "read-only",
+                "Read-only",
+                "This console was started with --read-only: it changes nothing.",
             );
         }
         if !self.same_origin(request) {
-            log_line(
-                &request.remote,
-                request.field("action").unwrap_or("?"),
-                name,
-                "refused: posted from another site",
-            );
-            return Response::html(
-                403,
-                pages::message(&frame, "Refused", "This form was posted from another site."),
+            return refuse(
+                "posted from another site",
+                "Refused",
+                "This form was posted from another site.",
             );
         }
         let q = match self.queue(name).await {
