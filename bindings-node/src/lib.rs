@@ -1193,16 +1193,22 @@ impl Work {
         ts_return_type = "Promise<IteratorResult<Lease, undefined>>"
     )]
     pub fn finish<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let (q, work) = (self.queue.clone(), self.work.clone());
-        promise(env, async move { work.finish(&q).await }, |_, ()| {
-            Ok(json!({"done": true}))
-        })
+        let (q, held) = (self.queue.clone(), self.work.close());
+        promise(
+            env,
+            async move { crawlq::binding::Work::release(&q, held).await },
+            |_, ()| Ok(json!({"done": true})),
+        )
     }
 
     /// Stop and release what the iterator still holds.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let (q, work) = (self.queue.clone(), self.work.clone());
-        promise(env, async move { work.finish(&q).await }, |_, ()| Ok(()))
+        let (q, held) = (self.queue.clone(), self.work.close());
+        promise(
+            env,
+            async move { crawlq::binding::Work::release(&q, held).await },
+            |_, ()| Ok(()),
+        )
     }
 }

@@ -301,10 +301,11 @@ impl AsyncWork {
     }
 
     fn aclose<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (h, work) = (self.handle.clone(), self.work.clone());
+        // Closed now, released when awaited: an anext() right after cannot lease first.
+        let (h, held) = (self.handle.clone(), self.work.close());
         awaitable(
             py,
-            async move { work.finish(&*h.queue().await?).await },
+            async move { crawlq::binding::Work::release(&*h.queue().await?, held).await },
             Box::new(|py, ()| Ok(py.None())),
             None,
         )

@@ -789,18 +789,18 @@ impl Work {
     /// Stop and release what the iterator still holds (called by `for await` on `break`).
     #[wasm_bindgen(js_name = "return")]
     pub fn finish(&self) -> Promise {
-        let (q, work) = (self.queue.clone(), self.work.clone());
+        let (q, held) = (self.queue.clone(), self.work.close());
         promise(async move {
-            core(work.finish(&q).await)?;
+            core(crawlq::binding::Work::release(&q, held).await)?;
             Ok(item(None))
         })
     }
 
     /// Stop and release what the iterator still holds.
     pub fn close(&self) -> Promise {
-        let (q, work) = (self.queue.clone(), self.work.clone());
+        let (q, held) = (self.queue.clone(), self.work.close());
         future_to_promise(async move {
-            core(work.finish(&q).await)?;
+            core(crawlq::binding::Work::release(&q, held).await)?;
             Ok(JsValue::UNDEFINED)
         })
     }

@@ -225,9 +225,15 @@ impl Work {
     }
 
     /// [`Work::close`], then release what was held (a lease already answered is unaffected:
-    /// its lease key is not live any more).
+    /// its lease key is not live any more). A binding whose `close` returns a promise calls
+    /// [`Work::close`] itself when the call is made and [`Work::release`] in the promise, so a
+    /// `next()` made right after the close cannot lease first.
     pub async fn finish<E: Executor>(&self, q: &Queue<E>) -> Result<()> {
-        let held = self.close();
+        Work::release(q, self.close()).await
+    }
+
+    /// Release the leases [`Work::close`] returned (no round trip when there are none).
+    pub async fn release<E: Executor>(q: &Queue<E>, held: Vec<LeaseHandle>) -> Result<()> {
         if !held.is_empty() {
             q.release(&held).await?;
         }
