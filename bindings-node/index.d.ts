@@ -515,120 +515,8 @@ export declare class Queue {
    * option replaces the item's stored payload.
    */
   release<T extends Lease | Lease[]>(lease: T, options?: ReleaseOptions): Promise<T extends Lease[] ? boolean[] : boolean>
-  /** Recover up to `limit` (default 1000) expired leases now; lease calls also do this. */
-  reclaim(options?: { limit?: number }): Promise<ReclaimReport>
-  /** Depth and counters, exact and O(1). */
-  stats(): Promise<Stats>
-  /** A page of dead letters, oldest first. */
-  dead(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>
-  /** Queue dead letters again (the given ids, or all); resolves with how many. */
-  requeueDead(ids?: string[]): Promise<number>
-  /**
-   * Resolves with true when nothing is queued or leased anywhere in the queue: the crawl is
-   * over for every worker (done and dead items do not count).
-   */
-  isFinished(): Promise<boolean>
-  /**
-   * Extend every lease this queue handed out and that was not answered yet, each to its
-   * lease time (what `extendEveryMs` does from a timer); resolves with how many.
-   */
-  extendHeld(): Promise<number>
-  /**
-   * Release every lease this queue handed out and that was not answered yet (a worker
-   * stopping: SIGTERM), so other workers take the items at once; resolves with how many.
-   */
-  releaseHeld(): Promise<number>
   /** The `extendEveryMs` option (0: off). */
   get extendEveryMs(): number
-  /**
-   * Delete the dead letters with these ids, or every one (they stay seen), in calls of at
-   * most 500; resolves with how many were deleted.
-   */
-  purgeDead(ids?: string[]): Promise<number>
-  /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
-  setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
-  /**
-   * Set a host's delay from its robots.txt Crawl-delay in ms (`null`: it has none), unless
-   * an operator set one (`setHostDelay`); capped by `crawlDelayMaxMs`.
-   */
-  setHostCrawlDelay(host: string, delayMs: number | null): Promise<HostInfo>
-  /**
-   * Set the most items of a host leased at once, across every worker (`0`: no limit
-   * whatever `hostInFlight`; `null`: back to it).
-   */
-  setHostInFlight(host: string, limit: number | null): Promise<HostInfo>
-  /**
-   * Set when a host's delay is counted from, for every worker: `'lease'` or `'answer'` (with
-   * an optional `factor`: wait factor x the fetch time when longer); `null`: back to
-   * `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
-   */
-  setHostDelayAfter(host: string, after: 'lease' | 'answer' | null, factor?: number | null): Promise<HostInfo>
-  /**
-   * The known-seen cache's counters (option `seenCache`): `{ entries, hits, misses, resent,
-   * resets }` (hits: links answered from it; misses: links sent).
-   */
-  seenCacheStats(): Promise<SeenCacheStats>
-  /**
-   * Wait for a turn of the host of `url` for a request the frontier does not lease (a
-   * redirect the HTTP client follows while fetching a lease): spaced from the host's leases
-   * and turns by its delay, across every worker; held while the host is at its in-flight
-   * limit (except for `lease`'s own host) or paused. Resolves `true` when the request may
-   * start now, `false` when its turn would come after `timeoutMs` (default 30000).
-   */
-  waitHostTurn(url: string, options?: HostTurnOptions): Promise<boolean>
-  /**
-   * Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
-   * URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
-   */
-  setHostBudget(host: string, urls: number | null): Promise<HostInfo>
-  /** Set the budget of every host without its own (`null`: no default). */
-  setDefaultHostBudget(urls: number | null): Promise<void>
-  /** The queue's default host budget, or `null`. */
-  defaultHostBudget(): Promise<number | null>
-  /**
-   * Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
-   * waiting) for `durationMs` (the Redis clock) or, without it, until `resume`. Resolves
-   * with whether it was paused already.
-   */
-  pause(durationMs?: number | null): Promise<boolean>
-  /**
-   * Let a paused queue lease again (blocked lease calls wake); resolves with whether it was
-   * paused.
-   */
-  resume(): Promise<boolean>
-  /** Whether the queue is paused. */
-  isPaused(): Promise<boolean>
-  /**
-   * Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
-   * clock) or, without it (or `null`), until `resumeHost`.
-   */
-  pauseHost(host: string, durationMs?: number | null): Promise<HostInfo>
-  /**
-   * End a host's pause (what is left of its politeness delay still applies); blocked lease
-   * calls wake.
-   */
-  resumeHost(host: string): Promise<HostInfo>
-  /** Politeness state of a host. */
-  hostInfo(host: string): Promise<HostInfo>
-  /**
-   * A page of the hosts holding items (queued, leased or dead), the most items first, with
-   * their ready, delayed, leased and dead counts. Pass the page's `cursor` for the next one
-   * (`null` after the last). Each call is bounded (`limit` at most 1000, default 100).
-   */
-  listHosts(options?: { cursor?: string | null; limit?: number }): Promise<HostPage>
-  /**
-   * Delete a host: its ready, delayed, leased and dead items and its settings (delay,
-   * pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then the
-   * removed items can be seeded again). Safe while workers run.
-   */
-  deleteHost(host: string, options?: { forgetSeen?: boolean }): Promise<HostDeletion>
-  /** The next items lease would take (one per leasable host), without leasing them. */
-  peek(options?: { limit?: number }): Promise<QueuedItem[]>
-  /**
-   * One host's ready items in the order its leases take them, from `offset` on (paused or
-   * held or not; delayed items are not listed; at most 250 a call), without leasing them.
-   */
-  peekHost(host: string, options?: { limit?: number, offset?: number }): Promise<QueuedItem[]>
   /**
    * An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
    * Leaving the loop (break, throw, abort) releases the prefetched leases and the current
@@ -643,6 +531,122 @@ export declare class Queue {
   close(): Promise<void>
   /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
   _setFixedClock(ms?: number | undefined | null): void
+  /** Recover up to `limit` (default 1000) expired leases now; lease calls also do this. */
+  reclaim(options?: { limit?: number }): Promise<ReclaimReport>
+  /** Depth and counters, exact and O(1). */
+  stats(): Promise<Stats>
+  /** A page of dead letters, oldest first. */
+  dead(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>
+  /** Queue dead letters again (the given ids, or all); resolves with how many. */
+  requeueDead(ids?: string[]): Promise<number>
+  /**
+   * Delete the dead letters with these ids, or every one (they stay seen), in calls of
+   * at most 500; resolves with how many were deleted.
+   */
+  purgeDead(ids?: string[]): Promise<number>
+  /**
+   * Resolves with true when nothing is queued or leased anywhere in the queue: the crawl
+   * is over for every worker (done and dead items do not count).
+   */
+  isFinished(): Promise<boolean>
+  /**
+   * Extend every lease this queue handed out and that was not answered yet, each to its
+   * lease time (what `extendEveryMs` does from a timer); resolves with how many.
+   */
+  extendHeld(): Promise<number>
+  /**
+   * Release every lease this queue handed out and that was not answered yet (a worker
+   * stopping: SIGTERM), so other workers take the items at once; resolves with how many.
+   */
+  releaseHeld(): Promise<number>
+  /**
+   * The known-seen cache's counters (option `seenCache`): `{ entries, hits, misses,
+   * resent, resets }` (hits: links answered from it; misses: links sent).
+   */
+  seenCacheStats(): Promise<SeenCacheStats>
+  /** Set a host's politeness delay in ms for every worker (`null`: back to the default). */
+  setHostDelay(host: string, delayMs: number | null): Promise<HostInfo>
+  /**
+   * Set a host's delay from its robots.txt Crawl-delay in ms (`null`: it has none),
+   * unless an operator set one (`setHostDelay`); capped by `crawlDelayMaxMs`.
+   */
+  setHostCrawlDelay(host: string, delayMs: number | null): Promise<HostInfo>
+  /**
+   * Set the most items of a host leased at once, across every worker (`0`: no limit
+   * whatever `hostInFlight`; `null`: back to it).
+   */
+  setHostInFlight(host: string, limit: number | null): Promise<HostInfo>
+  /**
+   * Set when a host's delay is counted from, for every worker: `'lease'` or `'answer'`
+   * (with an optional `factor`: wait factor x the fetch time when longer); `null`: back
+   * to `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
+   */
+  setHostDelayAfter(host: string, after: 'lease' | 'answer' | null, factor?: number | null): Promise<HostInfo>
+  /**
+   * Wait for a turn of the host of `url` for a request the frontier does not lease (a
+   * redirect the HTTP client follows while fetching a lease): spaced from the host's
+   * leases and turns by its delay, across every worker; held while the host is at its
+   * in-flight limit (except for `lease`'s own host) or paused. Resolves `true` when the
+   * request may start now, `false` when its turn would come after `timeoutMs` (default
+   * 30000).
+   */
+  waitHostTurn(url: string, options?: HostTurnOptions): Promise<boolean>
+  /**
+   * Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of
+   * new URLs past it are reported in the seed report's `invalid` with code
+   * `budget_exhausted`.
+   */
+  setHostBudget(host: string, urls: number | null): Promise<HostInfo>
+  /** Set the budget of every host without its own (`null`: no default). */
+  setDefaultHostBudget(urls: number | null): Promise<void>
+  /** The queue's default host budget, or `null`. */
+  defaultHostBudget(): Promise<number | null>
+  /**
+   * Pause the whole queue for every worker: lease calls hand out nothing (blocking ones
+   * keep waiting) for `durationMs` (the Redis clock) or, without it, until `resume`.
+   * Resolves with whether it was paused already.
+   */
+  pause(durationMs?: number | null): Promise<boolean>
+  /**
+   * Let a paused queue lease again (blocked lease calls wake); resolves with whether it
+   * was paused.
+   */
+  resume(): Promise<boolean>
+  /** Whether the queue is paused. */
+  isPaused(): Promise<boolean>
+  /**
+   * Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
+   * clock) or, without it (or `null`), until `resumeHost`.
+   */
+  pauseHost(host: string, durationMs?: number | null): Promise<HostInfo>
+  /**
+   * End a host's pause (what is left of its politeness delay still applies); blocked
+   * lease calls wake.
+   */
+  resumeHost(host: string): Promise<HostInfo>
+  /** Politeness state of a host. */
+  hostInfo(host: string): Promise<HostInfo>
+  /**
+   * A page of the hosts holding items (queued, leased or dead), the most items first,
+   * with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the
+   * next one (`null` after the last). Each call is bounded (`limit` at most 1000,
+   * default 100).
+   */
+  listHosts(options?: { cursor?: string | null; limit?: number }): Promise<HostPage>
+  /**
+   * Delete a host: its ready, delayed, leased and dead items and its settings (delay,
+   * pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then
+   * the removed items can be seeded again). Safe while workers run.
+   */
+  deleteHost(host: string, options?: { forgetSeen?: boolean }): Promise<HostDeletion>
+  /** The next items lease would take (one per leasable host), without leasing them. */
+  peek(options?: { limit?: number }): Promise<QueuedItem[]>
+  /**
+   * One host's ready items in the order its leases take them, from `offset` on (paused
+   * or held or not; delayed items are not listed; at most 250 a call), without leasing
+   * them.
+   */
+  peekHost(host: string, options?: { limit?: number, offset?: number }): Promise<QueuedItem[]>
 }
 
 /**

@@ -306,6 +306,21 @@ impl ToNapiValue for JsonOut {
     }
 }
 
+/// [`JsonOut`], or `undefined` for `None` (a method typed `Promise<void>`).
+pub struct JsonOrUndefined(pub Option<Value>);
+
+impl ToNapiValue for JsonOrUndefined {
+    unsafe fn to_napi_value(
+        env: sys::napi_env,
+        value: JsonOrUndefined,
+    ) -> napi::Result<sys::napi_value> {
+        match value.0 {
+            Some(v) => unsafe { json_to_js(env, v) },
+            None => unsafe { <()>::to_napi_value(env, ()) },
+        }
+    }
+}
+
 /// A raw N-API call's status as a result (`failure`: the error's message).
 fn napi_ok(status: sys::napi_status, failure: &'static str) -> napi::Result<()> {
     if status == sys::Status::napi_ok {

@@ -11,14 +11,17 @@ mod errors;
 
 use crawlq::{
     Answer, LeaseHandle, Style,
-    binding::{Popped, defaults, json},
+    binding::{
+        Popped,
+        js::{ArgError, JsCall},
+        json,
+    },
 };
 use errors::{js_error, type_error};
 use napi::bindgen_prelude::*;
 use serde_json::{Value, json};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 type CoreQueue = crawlq::Queue<crawlq::RedisExecutor>;
 
@@ -70,23 +73,6 @@ fn json_value(
             }
         }),
     }
-}
-
-/// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
-fn optional_ms(env: &Env, value: Option<Unknown<'_>>, name: &str) -> Result<Option<Duration>> {
-    let value = json_arg(env, value, name)?;
-    core_arg(env, json::optional_duration_arg(&value, name, Style::Camel))
-}
-
-/// An optional count argument (`null`: none), checked by the core.
-fn optional_count(env: &Env, value: Unknown<'_>, name: &str) -> Result<Option<u64>> {
-    let value = json_arg(env, Some(value), name)?;
-    core_arg(env, json::optional_count_arg(&value, name))
-}
-
-/// A host's state as the JavaScript object `HostInfo`.
-fn host_info_js(_: &Env, info: crawlq::HostInfo) -> Result<Value> {
-    Ok(json::host_info_to_json(&info, Style::Camel))
 }
 
 /// Core validation errors found before I/O, as JavaScript errors.
@@ -520,520 +506,10 @@ impl Queue {
         self.answer(env, lease, answer)
     }
 
-    /// Recover up to `limit` (default 1000) expired leases now; lease calls also do this.
-    #[napi(
-        ts_args_type = "options?: { limit?: number }",
-        ts_return_type = "Promise<ReclaimReport>"
-    )]
-    pub fn reclaim<'env>(
-        &self,
-        env: &'env Env,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let [limit] = try_arg!(
-            env,
-            core_arg(
-                env,
-                json::counts_from_json(&options, &[("limit", defaults::RECLAIM_LIMIT)])
-            )
-        );
-        let q = self.inner.clone();
-        promise(env, async move { q.reclaim(limit).await }, |_, r| {
-            Ok(json::reclaim_to_json(&r, Style::Camel))
-        })
-    }
-
-    /// Depth and counters, exact and O(1).
-    #[napi(ts_return_type = "Promise<Stats>")]
-    pub fn stats<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.stats().await }, |_, s| {
-            Ok(json::stats_to_json(&s, Style::Camel))
-        })
-    }
-
-    /// A page of dead letters, oldest first.
-    #[napi(
-        ts_args_type = "options?: { limit?: number; offset?: number }",
-        ts_return_type = "Promise<DeadLetter[]>"
-    )]
-    pub fn dead<'env>(
-        &self,
-        env: &'env Env,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let [limit, offset] = try_arg!(
-            env,
-            core_arg(
-                env,
-                json::counts_from_json(&options, &[("limit", defaults::DEAD_PAGE), ("offset", 0)])
-            )
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.dead(limit, offset).await },
-            |_, page| {
-                Ok(convert::JsonOut(Value::Array(
-                    page.items
-                        .iter()
-                        .map(|d| json::dead_letter_to_json(d, Style::Camel))
-                        .collect(),
-                )))
-            },
-        )
-    }
-
-    /// Queue dead letters again (the given ids, or all); resolves with how many.
-    #[napi(ts_args_type = "ids?: string[]", ts_return_type = "Promise<number>")]
-    pub fn requeue_dead<'env>(
-        &self,
-        env: &'env Env,
-        ids: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let ids = try_arg!(env, json_arg(env, ids, "ids"));
-        let ids = try_arg!(
-            env,
-            json::ids_from_json(&ids).map_err(|m| type_error(env, m))
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.requeue_dead(ids.as_deref()).await },
-            |_, n| Ok(json!(n)),
-        )
-    }
-
-    /// Resolves with true when nothing is queued or leased anywhere in the queue: the crawl is
-    /// over for every worker (done and dead items do not count).
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn is_finished<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.is_finished().await }, |_, done| {
-            Ok(json!(done))
-        })
-    }
-
-    /// Extend every lease this queue handed out and that was not answered yet, each to its
-    /// lease time (what `extendEveryMs` does from a timer); resolves with how many.
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn extend_held<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.extend_held().await }, |_, n| {
-            Ok(json!(n))
-        })
-    }
-
-    /// Release every lease this queue handed out and that was not answered yet (a worker
-    /// stopping: SIGTERM), so other workers take the items at once; resolves with how many.
-    #[napi(ts_return_type = "Promise<number>")]
-    pub fn release_held<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.release_held().await }, |_, n| {
-            Ok(json!(n))
-        })
-    }
-
     /// The `extendEveryMs` option (0: off).
     #[napi(getter)]
     pub fn extend_every_ms(&self) -> f64 {
         self.inner.config().extend_every.as_millis() as f64
-    }
-
-    /// Delete the dead letters with these ids, or every one (they stay seen), in calls of at
-    /// most 500; resolves with how many were deleted.
-    #[napi(ts_args_type = "ids?: string[]", ts_return_type = "Promise<number>")]
-    pub fn purge_dead<'env>(
-        &self,
-        env: &'env Env,
-        ids: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let ids = try_arg!(env, json_arg(env, ids, "ids"));
-        let ids = try_arg!(
-            env,
-            json::ids_from_json(&ids).map_err(|m| type_error(env, m))
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { crawlq::binding::calls::purge_dead(&q, ids.as_deref()).await },
-            |_, n| Ok(json!(n)),
-        )
-    }
-
-    /// Set a host's politeness delay in ms for every worker (`null`: back to the default).
-    #[napi(
-        ts_args_type = "host: string, delayMs: number | null",
-        ts_return_type = "Promise<HostInfo>"
-    )]
-    pub fn set_host_delay<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        delay_ms: Unknown<'env>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let delay = try_arg!(env, optional_ms(env, Some(delay_ms), "delayMs"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.set_host_delay(&host, delay).await },
-            host_info_js,
-        )
-    }
-
-    /// Set a host's delay from its robots.txt Crawl-delay in ms (`null`: it has none), unless
-    /// an operator set one (`setHostDelay`); capped by `crawlDelayMaxMs`.
-    #[napi(
-        ts_args_type = "host: string, delayMs: number | null",
-        ts_return_type = "Promise<HostInfo>"
-    )]
-    pub fn set_host_crawl_delay<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        delay_ms: Unknown<'env>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let delay = try_arg!(env, optional_ms(env, Some(delay_ms), "delayMs"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.set_host_crawl_delay(&host, delay).await },
-            host_info_js,
-        )
-    }
-
-    /// Set the most items of a host leased at once, across every worker (`0`: no limit
-    /// whatever `hostInFlight`; `null`: back to it).
-    #[napi(
-        ts_args_type = "host: string, limit: number | null",
-        ts_return_type = "Promise<HostInfo>"
-    )]
-    pub fn set_host_in_flight<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        limit: Unknown<'env>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let limit = try_arg!(env, optional_count(env, limit, "limit"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.set_host_in_flight(&host, limit).await },
-            host_info_js,
-        )
-    }
-
-    /// Set when a host's delay is counted from, for every worker: `'lease'` or `'answer'` (with
-    /// an optional `factor`: wait factor x the fetch time when longer); `null`: back to
-    /// `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.
-    #[napi(
-        ts_args_type = "host: string, after: 'lease' | 'answer' | null, factor?: number | null",
-        ts_return_type = "Promise<HostInfo>"
-    )]
-    pub fn set_host_delay_after<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        after: Unknown<'env>,
-        factor: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let after = try_arg!(env, json_arg(env, Some(after), "after"));
-        let factor = try_arg!(env, json_arg(env, factor, "factor"));
-        let pacing = try_arg!(env, core_arg(env, json::pacing_arg(&after, &factor)));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.set_host_delay_after(&host, pacing).await },
-            host_info_js,
-        )
-    }
-
-    /// The known-seen cache's counters (option `seenCache`): `{ entries, hits, misses, resent,
-    /// resets }` (hits: links answered from it; misses: links sent).
-    #[napi(ts_return_type = "Promise<SeenCacheStats>")]
-    pub fn seen_cache_stats<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { Ok(q.seen_cache_stats()) }, |_, s| {
-            Ok(json::seen_cache_stats_to_json(&s, Style::Camel))
-        })
-    }
-
-    /// Wait for a turn of the host of `url` for a request the frontier does not lease (a
-    /// redirect the HTTP client follows while fetching a lease): spaced from the host's leases
-    /// and turns by its delay, across every worker; held while the host is at its in-flight
-    /// limit (except for `lease`'s own host) or paused. Resolves `true` when the request may
-    /// start now, `false` when its turn would come after `timeoutMs` (default 30000).
-    #[napi(
-        ts_args_type = "url: string, options?: HostTurnOptions",
-        ts_return_type = "Promise<boolean>"
-    )]
-    pub fn wait_host_turn<'env>(
-        &self,
-        env: &'env Env,
-        url: String,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let (lease, timeout) = try_arg!(
-            env,
-            core_arg(
-                env,
-                json::host_turn_options_from_json(&options, Style::Camel)
-            )
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.wait_host_turn(&url, lease.as_ref(), timeout).await },
-            |_, taken| Ok(json!(taken)),
-        )
-    }
-
-    /// Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of new
-    /// URLs past it are reported in the seed report's `invalid` with code `budget_exhausted`.
-    #[napi(
-        ts_args_type = "host: string, urls: number | null",
-        ts_return_type = "Promise<HostInfo>"
-    )]
-    pub fn set_host_budget<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        urls: Unknown<'env>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let urls = try_arg!(env, optional_count(env, urls, "urls"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.set_host_budget(&host, urls).await },
-            host_info_js,
-        )
-    }
-
-    /// Set the budget of every host without its own (`null`: no default).
-    #[napi(ts_args_type = "urls: number | null", ts_return_type = "Promise<void>")]
-    pub fn set_default_host_budget<'env>(
-        &self,
-        env: &'env Env,
-        urls: Unknown<'env>,
-    ) -> Result<PromiseRaw<'env, ()>> {
-        let urls = try_arg!(env, optional_count(env, urls, "urls"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.set_default_host_budget(urls).await },
-            |_, ()| Ok(()),
-        )
-    }
-
-    /// The queue's default host budget, or `null`.
-    #[napi(ts_return_type = "Promise<number | null>")]
-    pub fn default_host_budget<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.default_host_budget().await }, |_, n| {
-            Ok(json!(n))
-        })
-    }
-
-    /// Pause the whole queue for every worker: lease calls hand out nothing (blocking ones keep
-    /// waiting) for `durationMs` (the Redis clock) or, without it, until `resume`. Resolves
-    /// with whether it was paused already.
-    #[napi(
-        ts_args_type = "durationMs?: number | null",
-        ts_return_type = "Promise<boolean>"
-    )]
-    pub fn pause<'env>(
-        &self,
-        env: &'env Env,
-        duration_ms: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let duration = try_arg!(env, optional_ms(env, duration_ms, "durationMs"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move {
-                match duration {
-                    Some(d) => q.pause_for(d).await,
-                    None => q.pause().await,
-                }
-            },
-            |_, b| Ok(json!(b)),
-        )
-    }
-
-    /// Let a paused queue lease again (blocked lease calls wake); resolves with whether it was
-    /// paused.
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn resume<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.resume().await }, |_, b| Ok(json!(b)))
-    }
-
-    /// Whether the queue is paused.
-    #[napi(ts_return_type = "Promise<boolean>")]
-    pub fn is_paused<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.is_paused().await }, |_, b| Ok(json!(b)))
-    }
-
-    /// Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
-    /// clock) or, without it (or `null`), until `resumeHost`.
-    #[napi(
-        ts_args_type = "host: string, durationMs?: number | null",
-        ts_return_type = "Promise<HostInfo>"
-    )]
-    pub fn pause_host<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        duration_ms: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let duration = try_arg!(env, optional_ms(env, duration_ms, "durationMs"));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.pause_host(&host, duration).await },
-            host_info_js,
-        )
-    }
-
-    /// End a host's pause (what is left of its politeness delay still applies); blocked lease
-    /// calls wake.
-    #[napi(ts_return_type = "Promise<HostInfo>")]
-    pub fn resume_host<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.resume_host(&host).await }, host_info_js)
-    }
-
-    /// Politeness state of a host.
-    #[napi(ts_return_type = "Promise<HostInfo>")]
-    pub fn host_info<'env>(&self, env: &'env Env, host: String) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(env, async move { q.host_info(&host).await }, host_info_js)
-    }
-
-    /// A page of the hosts holding items (queued, leased or dead), the most items first, with
-    /// their ready, delayed, leased and dead counts. Pass the page's `cursor` for the next one
-    /// (`null` after the last). Each call is bounded (`limit` at most 1000, default 100).
-    #[napi(
-        ts_args_type = "options?: { cursor?: string | null; limit?: number }",
-        ts_return_type = "Promise<HostPage>"
-    )]
-    pub fn list_hosts<'env>(
-        &self,
-        env: &'env Env,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let (cursor, limit) = try_arg!(env, core_arg(env, json::host_page_args(&options)));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.list_hosts(cursor.as_deref(), limit).await },
-            |_, page| {
-                Ok(convert::JsonOut(json::host_page_to_json(
-                    &page,
-                    Style::Camel,
-                )))
-            },
-        )
-    }
-
-    /// Delete a host: its ready, delayed, leased and dead items and its settings (delay,
-    /// pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then the
-    /// removed items can be seeded again). Safe while workers run.
-    #[napi(
-        ts_args_type = "host: string, options?: { forgetSeen?: boolean }",
-        ts_return_type = "Promise<HostDeletion>"
-    )]
-    pub fn delete_host<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let forget = try_arg!(
-            env,
-            core_arg(env, json::delete_host_options(&options, Style::Camel))
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.delete_host(&host, forget).await },
-            |_, gone| {
-                Ok(convert::JsonOut(json::host_deletion_to_json(
-                    &gone,
-                    Style::Camel,
-                )))
-            },
-        )
-    }
-
-    /// The next items lease would take (one per leasable host), without leasing them.
-    #[napi(
-        ts_args_type = "options?: { limit?: number }",
-        ts_return_type = "Promise<QueuedItem[]>"
-    )]
-    pub fn peek<'env>(
-        &self,
-        env: &'env Env,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let [limit] = try_arg!(
-            env,
-            core_arg(
-                env,
-                json::counts_from_json(&options, &[("limit", defaults::PEEK_LIMIT)])
-            )
-        );
-        let q = self.inner.clone();
-        promise(env, async move { q.peek(limit).await }, |_, items| {
-            Ok(convert::JsonOut(json::stored_items_to_json(
-                &items,
-                Style::Camel,
-            )))
-        })
-    }
-
-    /// One host's ready items in the order its leases take them, from `offset` on (paused or
-    /// held or not; delayed items are not listed; at most 250 a call), without leasing them.
-    #[napi(
-        ts_args_type = "host: string, options?: { limit?: number, offset?: number }",
-        ts_return_type = "Promise<QueuedItem[]>"
-    )]
-    pub fn peek_host<'env>(
-        &self,
-        env: &'env Env,
-        host: String,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::JsonOut>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let [limit, offset] = try_arg!(
-            env,
-            core_arg(
-                env,
-                json::counts_from_json(&options, &[("limit", defaults::PEEK_LIMIT), ("offset", 0)])
-            )
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.peek_host(&host, limit, offset).await },
-            |_, items| {
-                Ok(convert::JsonOut(json::stored_items_to_json(
-                    &items,
-                    Style::Camel,
-                )))
-            },
-        )
     }
 
     /// An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
@@ -1154,6 +630,53 @@ pub fn default_options() -> Value {
 pub fn framework_options(env: &Env, options: Option<Unknown<'_>>) -> Result<Value> {
     let options = json_value(env, options, "options", crawlq::Error::Config)?;
     core_arg(env, json::framework_options_json(&options, Style::Camel))
+}
+
+/// The queue methods whose arguments and results are JSON, from the list both JavaScript
+/// packages expand (`crawlq::binding::js`): each converts its arguments to JSON and runs the
+/// core's call, resolving with its result (`undefined` for a `Promise<void>`).
+macro_rules! napi_json_methods {
+    ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+        #[napi]
+        impl Queue {
+            $(
+                $(#[doc = $doc])*
+                #[napi(js_name = $js, ts_args_type = $ts_args, ts_return_type = $ts_ret)]
+                #[allow(non_snake_case)]
+                pub fn $name<'env>(
+                    &self,
+                    env: &'env Env,
+                    $($arg: Option<Unknown<'env>>),*
+                ) -> Result<PromiseRaw<'env, convert::JsonOrUndefined>> {
+                    let args: Vec<Value> = vec![$(try_arg!(env, json_arg(env, $arg, stringify!($arg)))),*];
+                    self.json_call(env, $js, &args)
+                }
+            )*
+        }
+    };
+}
+
+crawlq::js_json_methods!(napi_json_methods);
+
+impl Queue {
+    /// The body of every JSON method: its arguments checked (a rejection when refused), then
+    /// the core's call.
+    fn json_call<'env>(
+        &self,
+        env: &'env Env,
+        method: &str,
+        args: &[Value],
+    ) -> Result<PromiseRaw<'env, convert::JsonOrUndefined>> {
+        let call = match JsCall::prepare(method, args) {
+            Ok(call) => call,
+            Err(ArgError::Type(m)) => return rejected(env, type_error(env, m)),
+            Err(ArgError::Core(e)) => return rejected(env, js_error(env, e)),
+        };
+        let q = self.inner.clone();
+        promise(env, async move { call.run(&q).await }, |_, v| {
+            Ok(convert::JsonOrUndefined(v))
+        })
+    }
 }
 
 /// The iterator `Queue.work()` returns: the core's `Work` loop behind the async iterator

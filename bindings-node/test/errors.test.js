@@ -185,6 +185,31 @@ test('values that are not JSON are TypeErrors (numbers JSON cannot hold: argumen
   assert.deepEqual([report.added, report.invalid[0].code], [1, 'payload_too_large'])
 })
 
+test('a host or url that is not a string is a TypeError naming it, rejected before any I/O', async () => {
+  const q = await open()
+  const digest = redis.cli('DEBUG', 'DIGEST')
+  const calls = [
+    ['host', () => q.hostInfo(7)],
+    ['host', () => q.setHostDelay(null, 1000)],
+    ['host', () => q.pauseHost({ host: 'a.com' })],
+    ['host', () => q.deleteHost(['a.com'])],
+    ['host', () => q.peekHost()],
+    ['url', () => q.waitHostTurn(42)]
+  ]
+  for (const [name, call] of calls) {
+    await assert.rejects(call(), err => {
+      assert.ok(err instanceof TypeError, err.message)
+      assert.equal(err.code, 'ERR_INVALID_ARG_TYPE')
+      assert.match(err.message, new RegExp(`^${name} must be a string, got `))
+      return true
+    })
+  }
+  // a bad option of the same calls is the core's argument error, with its code
+  await assert.rejects(q.setHostDelay('a.com', -1), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /delayMs/.test(err.message))
+  await assert.rejects(q.peekHost('a.com', { limit: -1 }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
+  assert.equal(redis.cli('DEBUG', 'DIGEST'), digest, 'nothing reached Redis')
+})
+
 test('codes are stable names, never GenericFailure', async () => {
   const q = await open()
   const seen = new Set()

@@ -7,7 +7,11 @@ mod transport;
 
 use crawlq::{
     Answer, LeaseHandle, Style,
-    binding::{Popped, defaults, json},
+    binding::{
+        Popped,
+        js::{ArgError, JsCall},
+        json,
+    },
 };
 use js_sys::{Array, Promise, Reflect};
 use serde_json::{Value, json};
@@ -65,25 +69,6 @@ fn json_value(
             type_error(e.message)
         }
     })
-}
-
-/// An optional duration argument in ms (`undefined` or `null`: none), checked by the core.
-fn optional_ms(value: &JsValue, name: &str) -> Result<Option<std::time::Duration>, JsValue> {
-    core(json::optional_duration_arg(
-        &json_arg(value, name)?,
-        name,
-        Style::Camel,
-    ))
-}
-
-/// An optional count argument (`null`: none), checked by the core.
-fn optional_count(value: &JsValue, name: &str) -> Result<Option<u64>, JsValue> {
-    core(json::optional_count_arg(&json_arg(value, name)?, name))
-}
-
-/// A host's state as the JavaScript object `HostInfo`.
-fn host_info_js(info: crawlq::Result<crawlq::HostInfo>) -> Result<Value, JsValue> {
-    Ok(json::host_info_to_json(&core(info)?, Style::Camel))
 }
 
 fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
@@ -393,123 +378,10 @@ impl Queue {
         )
     }
 
-    pub fn reclaim(&self, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let [limit] = try_arg!(core(json::counts_from_json(
-            &options,
-            &[("limit", defaults::RECLAIM_LIMIT)]
-        )));
-        let q = self.inner.clone();
-        promise(async move {
-            Ok(json::reclaim_to_json(
-                &core(q.reclaim(limit).await)?,
-                Style::Camel,
-            ))
-        })
-    }
-
-    pub fn stats(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json::stats_to_json(&core(q.stats().await)?, Style::Camel)) })
-    }
-
-    pub fn dead(&self, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let [limit, offset] = try_arg!(core(json::counts_from_json(
-            &options,
-            &[("limit", defaults::DEAD_PAGE), ("offset", 0)]
-        )));
-        let q = self.inner.clone();
-        promise(async move {
-            let page = core(q.dead(limit, offset).await)?;
-            Ok(Value::Array(
-                page.items
-                    .iter()
-                    .map(|d| json::dead_letter_to_json(d, Style::Camel))
-                    .collect(),
-            ))
-        })
-    }
-
-    #[wasm_bindgen(js_name = requeueDead)]
-    pub fn requeue_dead(&self, ids: JsValue) -> Promise {
-        let ids = try_arg!(json_arg(&ids, "ids"));
-        let ids = try_arg!(json::ids_from_json(&ids).map_err(type_error));
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.requeue_dead(ids.as_deref()).await)?)) })
-    }
-
-    #[wasm_bindgen(js_name = isFinished)]
-    pub fn is_finished(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.is_finished().await)?)) })
-    }
-
-    #[wasm_bindgen(js_name = extendHeld)]
-    pub fn extend_held(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.extend_held().await)?)) })
-    }
-
-    #[wasm_bindgen(js_name = releaseHeld)]
-    pub fn release_held(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.release_held().await)?)) })
-    }
-
     /// The `extendEveryMs` option (0: off).
     #[wasm_bindgen(getter, js_name = extendEveryMs)]
     pub fn extend_every_ms(&self) -> f64 {
         self.inner.config().extend_every.as_millis() as f64
-    }
-
-    /// Delete every dead letter (they stay seen), in calls of at most 500; resolves with how many.
-    #[wasm_bindgen(js_name = purgeDead)]
-    pub fn purge_dead(&self, ids: JsValue) -> Promise {
-        let ids = try_arg!(json_arg(&ids, "ids"));
-        let ids = try_arg!(json::ids_from_json(&ids).map_err(type_error));
-        let q = self.inner.clone();
-        promise(async move {
-            Ok(json!(core(
-                crawlq::binding::calls::purge_dead(&q, ids.as_deref()).await
-            )?))
-        })
-    }
-
-    #[wasm_bindgen(js_name = setHostDelay)]
-    pub fn set_host_delay(&self, host: String, delay_ms: JsValue) -> Promise {
-        let delay = try_arg!(optional_ms(&delay_ms, "delayMs"));
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.set_host_delay(&host, delay).await) })
-    }
-
-    #[wasm_bindgen(js_name = setHostCrawlDelay)]
-    pub fn set_host_crawl_delay(&self, host: String, delay_ms: JsValue) -> Promise {
-        let delay = try_arg!(optional_ms(&delay_ms, "delayMs"));
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.set_host_crawl_delay(&host, delay).await) })
-    }
-
-    #[wasm_bindgen(js_name = hostInfo)]
-    pub fn host_info(&self, host: String) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.host_info(&host).await) })
-    }
-
-    #[wasm_bindgen(js_name = setHostInFlight)]
-    pub fn set_host_in_flight(&self, host: String, limit: JsValue) -> Promise {
-        let limit = try_arg!(optional_count(&limit, "limit"));
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.set_host_in_flight(&host, limit).await) })
-    }
-
-    #[wasm_bindgen(js_name = setHostDelayAfter)]
-    pub fn set_host_delay_after(&self, host: String, after: JsValue, factor: JsValue) -> Promise {
-        let after = try_arg!(json_arg(&after, "after"));
-        let factor = try_arg!(json_arg(&factor, "factor"));
-        let pacing = try_arg!(core(json::pacing_arg(&after, &factor)));
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.set_host_delay_after(&host, pacing).await) })
     }
 
     #[wasm_bindgen(js_name = ackWithRequests)]
@@ -562,141 +434,6 @@ impl Queue {
         self.answer_page(handle, links, opts)
     }
 
-    #[wasm_bindgen(js_name = seenCacheStats)]
-    pub fn seen_cache_stats(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move {
-            Ok(json::seen_cache_stats_to_json(
-                &q.seen_cache_stats(),
-                Style::Camel,
-            ))
-        })
-    }
-
-    #[wasm_bindgen(js_name = waitHostTurn)]
-    pub fn wait_host_turn(&self, url: String, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let (lease, timeout) = try_arg!(core(json::host_turn_options_from_json(
-            &options,
-            Style::Camel
-        )));
-        let q = self.inner.clone();
-        promise(async move {
-            Ok(json!(core(
-                q.wait_host_turn(&url, lease.as_ref(), timeout).await
-            )?))
-        })
-    }
-
-    #[wasm_bindgen(js_name = setHostBudget)]
-    pub fn set_host_budget(&self, host: String, urls: JsValue) -> Promise {
-        let urls = try_arg!(optional_count(&urls, "urls"));
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.set_host_budget(&host, urls).await) })
-    }
-
-    #[wasm_bindgen(js_name = setDefaultHostBudget)]
-    pub fn set_default_host_budget(&self, urls: JsValue) -> Promise {
-        let urls = try_arg!(optional_count(&urls, "urls"));
-        let q = self.inner.clone();
-        // resolves with undefined, as the native addon's Promise<void> does
-        future_to_promise(async move {
-            core(q.set_default_host_budget(urls).await)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    #[wasm_bindgen(js_name = defaultHostBudget)]
-    pub fn default_host_budget(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.default_host_budget().await)?)) })
-    }
-
-    pub fn pause(&self, duration_ms: JsValue) -> Promise {
-        let duration = try_arg!(optional_ms(&duration_ms, "durationMs"));
-        let q = self.inner.clone();
-        promise(async move {
-            let was = match duration {
-                Some(d) => q.pause_for(d).await,
-                None => q.pause().await,
-            };
-            Ok(json!(core(was)?))
-        })
-    }
-
-    pub fn resume(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.resume().await)?)) })
-    }
-
-    #[wasm_bindgen(js_name = isPaused)]
-    pub fn is_paused(&self) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { Ok(json!(core(q.is_paused().await)?)) })
-    }
-
-    #[wasm_bindgen(js_name = pauseHost)]
-    pub fn pause_host(&self, host: String, duration_ms: JsValue) -> Promise {
-        let duration = try_arg!(optional_ms(&duration_ms, "durationMs"));
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.pause_host(&host, duration).await) })
-    }
-
-    #[wasm_bindgen(js_name = resumeHost)]
-    pub fn resume_host(&self, host: String) -> Promise {
-        let q = self.inner.clone();
-        promise(async move { host_info_js(q.resume_host(&host).await) })
-    }
-
-    #[wasm_bindgen(js_name = listHosts)]
-    pub fn list_hosts(&self, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let (cursor, limit) = try_arg!(core(json::host_page_args(&options)));
-        let q = self.inner.clone();
-        promise(async move {
-            let page = core(q.list_hosts(cursor.as_deref(), limit).await)?;
-            Ok(json::host_page_to_json(&page, Style::Camel))
-        })
-    }
-
-    #[wasm_bindgen(js_name = deleteHost)]
-    pub fn delete_host(&self, host: String, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let forget = try_arg!(core(json::delete_host_options(&options, Style::Camel)));
-        let q = self.inner.clone();
-        promise(async move {
-            let gone = core(q.delete_host(&host, forget).await)?;
-            Ok(json::host_deletion_to_json(&gone, Style::Camel))
-        })
-    }
-
-    pub fn peek(&self, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let [limit] = try_arg!(core(json::counts_from_json(
-            &options,
-            &[("limit", defaults::PEEK_LIMIT)]
-        )));
-        let q = self.inner.clone();
-        promise(async move {
-            let items = core(q.peek(limit).await)?;
-            Ok(json::stored_items_to_json(&items, Style::Camel))
-        })
-    }
-
-    #[wasm_bindgen(js_name = peekHost)]
-    pub fn peek_host(&self, host: String, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let [limit, offset] = try_arg!(core(json::counts_from_json(
-            &options,
-            &[("limit", defaults::PEEK_LIMIT), ("offset", 0)]
-        )));
-        let q = self.inner.clone();
-        promise(async move {
-            let items = core(q.peek_host(&host, limit, offset).await)?;
-            Ok(json::stored_items_to_json(&items, Style::Camel))
-        })
-    }
-
     /// The iterator behind `for await (const lease of q.work({ max, waitMs, stopWhenEmpty }))`.
     pub fn work(&self, options: JsValue) -> Result<Work, JsValue> {
         let options = json_arg(&options, "options")?;
@@ -728,7 +465,46 @@ impl Queue {
     }
 }
 
+/// The queue methods whose arguments and results are JSON, from the list both JavaScript
+/// packages expand (`crawlq::binding::js`): each converts its arguments to JSON and runs the
+/// core's call, resolving with its result (`undefined` for a `Promise<void>`).
+macro_rules! wasm_json_methods {
+    ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+        #[wasm_bindgen]
+        impl Queue {
+            $(
+                $(#[doc = $doc])*
+                #[wasm_bindgen(js_name = $js)]
+                #[allow(non_snake_case)]
+                pub fn $name(&self, $($arg: JsValue),*) -> Promise {
+                    let args: Vec<Value> = vec![$(try_arg!(json_arg(&$arg, stringify!($arg)))),*];
+                    self.json_call($js, &args)
+                }
+            )*
+        }
+    };
+}
+
+crawlq::js_json_methods!(wasm_json_methods);
+
 impl Queue {
+    /// The body of every JSON method: its arguments checked (a rejection when refused), then
+    /// the core's call.
+    fn json_call(&self, method: &str, args: &[Value]) -> Promise {
+        let call = match JsCall::prepare(method, args) {
+            Ok(call) => call,
+            Err(ArgError::Type(m)) => return rejected(type_error(m)),
+            Err(ArgError::Core(e)) => return rejected(js_error(e)),
+        };
+        let q = self.inner.clone();
+        future_to_promise(async move {
+            Ok(match core(call.run(&q).await)? {
+                Some(v) => convert::to_js(&v),
+                None => JsValue::UNDEFINED,
+            })
+        })
+    }
+
     /// ack / nack / extend / release: one lease or an array, answered by the core.
     fn answer(&self, lease: &JsValue, answer: crawlq::Result<Answer>) -> Promise {
         let (handles, single) = try_arg!(lease_arg(lease));

@@ -23,6 +23,18 @@ pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions
     Ok(opts)
 }
 
+/// What kind of JSON value `v` is, for type errors ("got a number").
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The type problem of a seed batch, if any: every item must be a string or an object. A
 /// binding reports it as its language's type error (Python `TypeError`, JavaScript
 /// `TypeError` with code `ERR_INVALID_ARG_TYPE`); [`seed_items_from_json`] would report it
@@ -33,14 +45,7 @@ pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions
 /// assert_eq!(crawlq::binding::json::seed_items_type_error(&bad).unwrap(), "items[1] must be a string or an object, got a number");
 /// ```
 pub fn seed_items_type_error(items: &Value) -> Option<String> {
-    let kind = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
+    let kind = json_kind;
     match items {
         Value::String(_) => None,
         Value::Array(list) => list
