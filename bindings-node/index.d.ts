@@ -452,6 +452,22 @@ export declare class Queue {
   static connect(url: string, name: string, options?: QueueOptions): Promise<Queue>
   /** The queue's name. */
   get name(): string
+  /** The `extendEveryMs` option (0: off). */
+  get extendEveryMs(): number
+  /**
+   * An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
+   * Leaving the loop (break, throw, abort) releases the prefetched leases and the current
+   * one if it was not answered.
+   */
+  work(options?: WorkOptions): Work
+  /**
+   * Let go of the connection. The addon's connection does not keep Node.js running, so this
+   * only resolves; it is here so code written for both builds can close (the WebAssembly
+   * build's JavaScript client connections do keep Node.js running until closed).
+   */
+  close(): Promise<void>
+  /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
+  _setFixedClock(ms?: number | undefined | null): void
   /**
    * Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`).
    * Invalid items are reported with their index, never thrown.
@@ -503,7 +519,7 @@ export declare class Queue {
    * `ttlMs` for the lease.
    */
   ackWithLinksAndLease(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
-  /** Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`. */
+  /** Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**
    * Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a
@@ -515,22 +531,6 @@ export declare class Queue {
    * option replaces the item's stored payload.
    */
   release<T extends Lease | Lease[]>(lease: T, options?: ReleaseOptions): Promise<T extends Lease[] ? boolean[] : boolean>
-  /** The `extendEveryMs` option (0: off). */
-  get extendEveryMs(): number
-  /**
-   * An async iterator over leases: `for await (const lease of q.work({ max, waitMs, signal }))`.
-   * Leaving the loop (break, throw, abort) releases the prefetched leases and the current
-   * one if it was not answered.
-   */
-  work(options?: WorkOptions): Work
-  /**
-   * Let go of the connection. The addon's connection does not keep Node.js running, so this
-   * only resolves; it is here so code written for both builds can close (the WebAssembly
-   * build's JavaScript client connections do keep Node.js running until closed).
-   */
-  close(): Promise<void>
-  /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
-  _setFixedClock(ms?: number | undefined | null): void
   /** Recover up to `limit` (default 1000) expired leases now; lease calls also do this. */
   reclaim(options?: { limit?: number }): Promise<ReclaimReport>
   /** Depth and counters, exact and O(1). */

@@ -37,11 +37,11 @@ function installLeaseObjects (Queue, Work) {
   Queue.prototype.lease = async function (options) {
     return leases(await lease.call(this, options))
   }
-  // ackAndLease answers the ack results first, then the rows
+  // ackAndLease answers { acked } first, then the rows
   const ackAndLease = Queue.prototype.ackAndLease
   Queue.prototype.ackAndLease = async function (lease, options) {
     const rows = await ackAndLease.call(this, lease, options)
-    return { acked: rows[0], leases: leases(rows, 1) }
+    return { acked: rows[0].acked, leases: leases(rows, 1) }
   }
   // ackWithLinksAndLease answers { acked, links } first, then the rows
   const ackWithLinksAndLease = Queue.prototype.ackWithLinksAndLease

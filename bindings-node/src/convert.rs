@@ -9,6 +9,7 @@ use napi::sys;
 use serde_json::{Map, Number, Value};
 use std::ptr;
 
+use crawlq::binding::js::JsReply;
 use crawlq::binding::json::MAX_VALUE_DEPTH as MAX_DEPTH;
 
 pub use crawlq::binding::json::NotJson;
@@ -306,17 +307,21 @@ impl ToNapiValue for JsonOut {
     }
 }
 
-/// [`JsonOut`], or `undefined` for `None` (a method typed `Promise<void>`).
-pub struct JsonOrUndefined(pub Option<Value>);
+/// What a listed queue method resolves with (see `crawlq::binding::js::JsReply`): JSON as
+/// [`JsonOut`], leases as the rows of [`LeaseRows`], after the other fields' object when there are
+/// some (index.js builds the objects), `undefined` for a `Promise<void>`.
+pub struct Reply(pub JsReply);
 
-impl ToNapiValue for JsonOrUndefined {
-    unsafe fn to_napi_value(
-        env: sys::napi_env,
-        value: JsonOrUndefined,
-    ) -> napi::Result<sys::napi_value> {
-        match value.0 {
-            Some(v) => unsafe { json_to_js(env, v) },
-            None => unsafe { <()>::to_napi_value(env, ()) },
+impl ToNapiValue for Reply {
+    unsafe fn to_napi_value(env: sys::napi_env, reply: Reply) -> napi::Result<sys::napi_value> {
+        match reply.0 {
+            JsReply::Json(v) => unsafe { json_to_js(env, v) },
+            JsReply::Undefined => unsafe { <()>::to_napi_value(env, ()) },
+            JsReply::Leases(leases) => unsafe { lease_rows(env, leases, None) },
+            JsReply::WithLeases { head, leases } => {
+                let head = unsafe { json_to_js(env, serde_json::Value::Object(head))? };
+                unsafe { lease_rows(env, leases, Some(head)) }
+            }
         }
     }
 }
@@ -462,23 +467,6 @@ pub const LEASE_FIELDS: u32 = 12;
 impl ToNapiValue for LeaseRows {
     unsafe fn to_napi_value(env: sys::napi_env, rows: LeaseRows) -> napi::Result<sys::napi_value> {
         unsafe { lease_rows(env, rows.0, None) }
-    }
-}
-
-/// The answer of `ackAndLease`: the ack results (as `ack` gives them) first, then the leases'
-/// rows as in [`LeaseRows`] (index.js splits them).
-pub struct AckedLeaseRows {
-    pub acked: serde_json::Value,
-    pub leases: Vec<crawlq::Lease>,
-}
-
-impl ToNapiValue for AckedLeaseRows {
-    unsafe fn to_napi_value(
-        env: sys::napi_env,
-        rows: AckedLeaseRows,
-    ) -> napi::Result<sys::napi_value> {
-        let acked = unsafe { json_to_js(env, rows.acked)? };
-        unsafe { lease_rows(env, rows.leases, Some(acked)) }
     }
 }
 

@@ -10,10 +10,10 @@ mod convert;
 mod errors;
 
 use crawlq::{
-    Answer, LeaseHandle, Style,
+    LeaseHandle, Style,
     binding::{
         Popped,
-        js::{ArgError, JsCall},
+        js::{ArgError, JsArg, JsCall},
         json,
     },
 };
@@ -80,81 +80,32 @@ fn core_arg<T>(env: &Env, result: crawlq::Result<T>) -> Result<T> {
     result.map_err(|e| js_error(env, e))
 }
 
-/// The `options` of lease calls (`LeaseOptions`), checked by the core.
-fn lease_options(env: &Env, options: Option<Unknown<'_>>) -> Result<crawlq::LeaseOptions> {
-    let options = json_arg(env, options, "options")?;
-    core_arg(env, json::lease_options_from_json(&options, Style::Camel))
-}
-
-/// The items and options of a seed (`seed`, `ackWithLinks`): a value that is not a list of
-/// items is a TypeError, bad items or options an argument error.
-fn seed_arg(
-    env: &Env,
-    items: Unknown<'_>,
-    options: Option<Unknown<'_>>,
-    name: &str,
-) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
-    let items = json_arg(env, Some(items), name)?;
-    if let Some(problem) = json::seed_items_type_error(&items) {
-        return Err(type_error(env, problem));
-    }
-    let options = json_arg(env, options, "options")?;
-    let items = core_arg(env, json::seed_items_from_json(&items, Style::Camel))?;
-    let opts = core_arg(env, json::seed_options_from_json(&options, Style::Camel))?;
-    Ok((items, opts))
-}
-
-/// The crawl requests and options of `seedRequests` and `ackWithRequests` as seed items: a
-/// value that is not an array is a TypeError, bad options an argument error.
-fn requests_arg(
-    env: &Env,
-    queue: &CoreQueue,
-    requests: Unknown<'_>,
-    options: Option<Unknown<'_>>,
-) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
-    let requests = json_arg(env, Some(requests), "requests")?;
-    if !requests.is_array() {
-        return Err(type_error(
-            env,
-            "requests must be an array of request objects".into(),
-        ));
-    }
-    let options = json_arg(env, options, "options")?;
-    let opts = core_arg(env, json::seed_options_from_json(&options, Style::Camel))?;
-    let items = core_arg(
-        env,
-        json::request_seed_items(&requests, Style::Camel, queue.ops()),
-    )?;
-    Ok((items, opts))
-}
-
-/// One lease (an array is a TypeError).
-fn one_lease(env: &Env, value: Unknown<'_>) -> Result<LeaseHandle> {
-    let (mut handles, single) = lease_arg(env, value)?;
-    if !single {
-        return Err(type_error(env, "lease must be one Lease".to_string()));
-    }
-    Ok(handles.remove(0))
-}
-
-/// One lease (object) or an array of leases.
-fn lease_arg(env: &Env, value: Unknown<'_>) -> Result<(Vec<LeaseHandle>, bool)> {
+/// One lease (object) or an array of leases (`undefined`: refused as a value that is not a
+/// lease).
+fn lease_arg(env: &Env, value: Option<Unknown<'_>>) -> Result<(Vec<LeaseHandle>, bool)> {
     let raw = env.raw();
+    let value = match value {
+        Some(v) => v.raw(),
+        None => {
+            let mut undefined = std::ptr::null_mut();
+            unsafe { sys::napi_get_undefined(raw, &mut undefined) };
+            undefined
+        }
+    };
     let mut is_array = false;
-    unsafe { sys::napi_is_array(raw, value.raw(), &mut is_array) };
+    unsafe { sys::napi_is_array(raw, value, &mut is_array) };
     let not_a_lease =
         |e: convert::NotJson| js_error(env, crawlq::Error::InvalidArgument(e.message));
     if !is_array {
-        let one =
-            unsafe { convert::lease_handle(raw, value.raw(), "lease") }.map_err(not_a_lease)?;
+        let one = unsafe { convert::lease_handle(raw, value, "lease") }.map_err(not_a_lease)?;
         return Ok((vec![one], true));
     }
     let mut len = 0;
-    unsafe { sys::napi_get_array_length(raw, value.raw(), &mut len) };
+    unsafe { sys::napi_get_array_length(raw, value, &mut len) };
     let mut handles = Vec::with_capacity(len as usize);
     for i in 0..len {
         let mut element = std::ptr::null_mut();
-        unsafe { sys::napi_get_element(raw, value.raw(), i, &mut element) };
+        unsafe { sys::napi_get_element(raw, value, i, &mut element) };
         handles.push(
             unsafe { convert::lease_handle(raw, element, &format!("lease[{i}]")) }
                 .map_err(not_a_lease)?,
@@ -170,46 +121,6 @@ macro_rules! try_arg {
             Err(err) => return rejected($env, err),
         }
     };
-}
-
-impl Queue {
-    /// ack / nack / extend / release: one lease or an array, answered by the core.
-    fn answer<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        answer: crawlq::Result<Answer>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let (handles, single) = try_arg!(env, lease_arg(env, lease));
-        let answer = try_arg!(env, core_arg(env, answer));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.answer(&answer, &handles, single).await },
-            |_, answers| Ok(answers.to_json(Style::Camel)),
-        )
-    }
-
-    /// ackWithLinks / ackWithRequests: the page's ack and its links, `{ acked, links }`.
-    fn answer_page<'env>(
-        &self,
-        env: &'env Env,
-        lease: LeaseHandle,
-        links: Vec<crawlq::SeedItem>,
-        opts: crawlq::SeedOptions,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.ack_with_links(&lease, &links, &opts).await },
-            |_, (acked, report)| {
-                Ok(json!({
-                    "acked": acked,
-                    "links": json::seed_report_to_json(&report, Style::Camel),
-                }))
-            },
-        )
-    }
 }
 
 /// A crawl frontier in Redis. Create one with `await Queue.connect(url, name, options)`.
@@ -252,258 +163,6 @@ impl Queue {
     #[napi(getter)]
     pub fn name(&self) -> String {
         self.inner.name().to_string()
-    }
-
-    /// Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`).
-    /// Invalid items are reported with their index, never thrown.
-    #[napi(
-        ts_args_type = "items: string | Array<string | SeedItem>, options?: SeedOptions",
-        ts_return_type = "Promise<SeedReport>"
-    )]
-    pub fn seed<'env>(
-        &self,
-        env: &'env Env,
-        items: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let (items, opts) = try_arg!(env, seed_arg(env, items, options, "items"));
-        let q = self.inner.clone();
-        promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
-            Ok(json::seed_report_to_json(&r, Style::Camel))
-        })
-    }
-
-    /// Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,
-    /// foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the
-    /// request shape every framework adapter reads, known by their URL (a plain GET) or by
-    /// method, URL and body. A request whose fields cannot be read is in the report's
-    /// `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.
-    #[napi(
-        ts_args_type = "requests: CrawlRequestInput[], options?: SeedOptions",
-        ts_return_type = "Promise<SeedReport>"
-    )]
-    pub fn seed_requests<'env>(
-        &self,
-        env: &'env Env,
-        requests: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let (items, opts) = try_arg!(env, requests_arg(env, &self.inner, requests, options));
-        let q = self.inner.clone();
-        promise(env, async move { q.seed(&items, &opts).await }, |_, r| {
-            Ok(json::seed_report_to_json(&r, Style::Camel))
-        })
-    }
-
-    /// Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
-    /// ready; resolves with `[]` after that.
-    #[napi(
-        ts_args_type = "options?: LeaseOptions",
-        ts_return_type = "Promise<Lease[]>"
-    )]
-    pub fn lease<'env>(
-        &self,
-        env: &'env Env,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::LeaseRows>> {
-        let opts = try_arg!(env, lease_options(env, options));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move { q.lease_with(&opts).await },
-            |_, leases| Ok(convert::LeaseRows(leases)),
-        )
-    }
-
-    /// Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no
-    /// longer live (nothing changed). `revisitAfterMs` queues the URL again that much later (a
-    /// recrawl; 0: never; absent: the queue's option).
-    #[napi(
-        ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T, options?: AckOptions",
-        ts_return_type = "Promise<T extends Lease[] ? boolean[] : boolean>"
-    )]
-    pub fn ack<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        self.answer(
-            env,
-            lease,
-            json::ack_answer_from_json(&options, Style::Camel),
-        )
-    }
-
-    /// Ack a lease (or an array) and lease up to `max` more items in one call (one round
-    /// trip): resolves with `{ acked, leases }`, `acked` as `ack` resolves, `leases` as
-    /// `lease` does (waiting up to `waitMs`, default 5000, when none is ready).
-    #[napi(
-        ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T, options?: LeaseOptions",
-        ts_return_type = "Promise<AckAndLease<T extends Lease[] ? boolean[] : boolean>>"
-    )]
-    pub fn ack_and_lease<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::AckedLeaseRows>> {
-        let (handles, single) = try_arg!(env, lease_arg(env, lease));
-        let opts = try_arg!(env, lease_options(env, options));
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move {
-                q.ack_and_lease_answers(&handles, single, &opts, || false)
-                    .await
-            },
-            |_, (answers, leases)| {
-                Ok(convert::AckedLeaseRows {
-                    acked: answers.to_json(Style::Camel),
-                    leases,
-                })
-            },
-        )
-    }
-
-    /// Answer a fetched page and seed the links it found, in one round trip: the links are
-    /// seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it.
-    /// Resolves with `{ acked, links }`: `acked` false when the lease was not live any more
-    /// (its links are seeded all the same), `links` the links' seed report.
-    #[napi(
-        ts_args_type = "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions",
-        ts_return_type = "Promise<AckWithLinks>"
-    )]
-    pub fn ack_with_links<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        links: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let handle = try_arg!(env, one_lease(env, lease));
-        let (links, opts) = try_arg!(env, seed_arg(env, links, options, "links"));
-        self.answer_page(env, handle, links, opts)
-    }
-
-    /// `ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked
-    /// and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`
-    /// as `ackWithLinks` does.
-    #[napi(
-        ts_args_type = "lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions",
-        ts_return_type = "Promise<AckWithLinks>"
-    )]
-    pub fn ack_with_requests<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        requests: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let handle = try_arg!(env, one_lease(env, lease));
-        let (items, opts) = try_arg!(env, requests_arg(env, &self.inner, requests, options));
-        self.answer_page(env, handle, items, opts)
-    }
-
-    /// `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
-    /// page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting
-    /// up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`
-    /// was still live). `options` takes the seed options for the links and `max`, `waitMs`,
-    /// `ttlMs` for the lease.
-    #[napi(
-        ts_args_type = "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions",
-        ts_return_type = "Promise<AckWithLinksAndLease>"
-    )]
-    pub fn ack_with_links_and_lease<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        links: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, convert::AckedLeaseRows>> {
-        let handle = try_arg!(env, one_lease(env, lease));
-        let (links, _) = try_arg!(env, seed_arg(env, links, None, "links"));
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let (opts, next) = try_arg!(
-            env,
-            core_arg(
-                env,
-                json::seed_and_lease_options_from_json(&options, Style::Camel)
-            )
-        );
-        let q = self.inner.clone();
-        promise(
-            env,
-            async move {
-                q.ack_with_links_and_lease(&handle, &links, &opts, &next)
-                    .await
-            },
-            |_, (acked, report, leases)| {
-                Ok(convert::AckedLeaseRows {
-                    acked: json!({
-                        "acked": acked,
-                        "links": json::seed_report_to_json(&report, Style::Camel),
-                    }),
-                    leases,
-                })
-            },
-        )
-    }
-
-    /// Fail a lease (or an array): `"retried"`, `"dead"` or `"lost"`.
-    #[napi(
-        ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T, options?: NackOptions",
-        ts_return_type = "Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>"
-    )]
-    pub fn nack<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let answer = json::nack_options_from_json(&options, Style::Camel).map(Answer::Nack);
-        self.answer(env, lease, answer)
-    }
-
-    /// Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a
-    /// rejection with `ERR_CRAWLQ_LEASE_LOST`. An array: one `expiresAt` or `null` per lease.
-    #[napi(
-        ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T, ttlMs: number",
-        ts_return_type = "Promise<T extends Lease[] ? Array<number | null> : number>"
-    )]
-    pub fn extend<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        ttl_ms: Unknown<'env>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let ttl = try_arg!(env, json_arg(env, Some(ttl_ms), "ttlMs"));
-        let answer = json::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend);
-        self.answer(env, lease, answer)
-    }
-
-    /// Give a lease (or an array) back: front of its lane, attempt not counted; a `payload`
-    /// option replaces the item's stored payload.
-    #[napi(
-        ts_generic_types = "T extends Lease | Lease[]",
-        ts_args_type = "lease: T, options?: ReleaseOptions",
-        ts_return_type = "Promise<T extends Lease[] ? boolean[] : boolean>"
-    )]
-    pub fn release<'env>(
-        &self,
-        env: &'env Env,
-        lease: Unknown<'env>,
-        options: Option<Unknown<'env>>,
-    ) -> Result<PromiseRaw<'env, Value>> {
-        let options = try_arg!(env, json_arg(env, options, "options"));
-        let answer = json::release_options_from_json(&options, Style::Camel).map(Answer::Release);
-        self.answer(env, lease, answer)
     }
 
     /// The `extendEveryMs` option (0: off).
@@ -632,49 +291,68 @@ pub fn framework_options(env: &Env, options: Option<Unknown<'_>>) -> Result<Valu
     core_arg(env, json::framework_options_json(&options, Style::Camel))
 }
 
-/// The queue methods whose arguments and results are JSON, from the list both JavaScript
-/// packages expand (`crawlq::binding::js`): each converts its arguments to JSON and runs the
-/// core's call, resolving with its result (`undefined` for a `Promise<void>`).
-macro_rules! napi_json_methods {
-    ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+/// An argument of a listed method as the core takes it: `lease` read from the lease objects
+/// (or an array of them) without JSON, any other as JSON.
+macro_rules! napi_arg {
+    ($env:ident, lease, $value:ident) => {
+        match lease_arg($env, $value) {
+            Ok((handles, single)) => JsArg::Leases { handles, single },
+            Err(err) => return rejected($env, err),
+        }
+    };
+    ($env:ident, $name:ident, $value:ident) => {
+        JsArg::Json(try_arg!($env, json_arg($env, $value, stringify!($name))))
+    };
+}
+
+/// The queue's methods from the list both JavaScript packages expand
+/// (`crawlq::js_queue_methods!`, see `crawlq::binding::js`): each reads its arguments and runs
+/// the core's call.
+macro_rules! napi_queue_methods {
+    ($( $name:ident $js:tt $(<$generics:tt>)? ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
         #[napi]
         impl Queue {
             $(
                 $(#[doc = $doc])*
-                #[napi(js_name = $js, ts_args_type = $ts_args, ts_return_type = $ts_ret)]
+                #[napi(
+                    js_name = $js,
+                    $(ts_generic_types = $generics,)?
+                    ts_args_type = $ts_args,
+                    ts_return_type = $ts_ret
+                )]
                 #[allow(non_snake_case)]
                 pub fn $name<'env>(
                     &self,
                     env: &'env Env,
                     $($arg: Option<Unknown<'env>>),*
-                ) -> Result<PromiseRaw<'env, convert::JsonOrUndefined>> {
-                    let args: Vec<Value> = vec![$(try_arg!(env, json_arg(env, $arg, stringify!($arg)))),*];
-                    self.json_call(env, $js, &args)
+                ) -> Result<PromiseRaw<'env, convert::Reply>> {
+                    let args = vec![$(napi_arg!(env, $arg, $arg)),*];
+                    self.call(env, $js, args)
                 }
             )*
         }
     };
 }
 
-crawlq::js_json_methods!(napi_json_methods);
+crawlq::js_queue_methods!(napi_queue_methods);
 
 impl Queue {
-    /// The body of every JSON method: its arguments checked (a rejection when refused), then
+    /// The body of every listed method: its arguments checked (a rejection when refused), then
     /// the core's call.
-    fn json_call<'env>(
+    fn call<'env>(
         &self,
         env: &'env Env,
         method: &str,
-        args: &[Value],
-    ) -> Result<PromiseRaw<'env, convert::JsonOrUndefined>> {
-        let call = match JsCall::prepare(method, args) {
+        args: Vec<JsArg>,
+    ) -> Result<PromiseRaw<'env, convert::Reply>> {
+        let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
             Err(ArgError::Type(m)) => return rejected(env, type_error(env, m)),
             Err(ArgError::Core(e)) => return rejected(env, js_error(env, e)),
         };
         let q = self.inner.clone();
-        promise(env, async move { call.run(&q).await }, |_, v| {
-            Ok(convert::JsonOrUndefined(v))
+        promise(env, async move { call.run(&q).await }, |_, reply| {
+            Ok(convert::Reply(reply))
         })
     }
 }

@@ -6,10 +6,10 @@ mod convert;
 mod transport;
 
 use crawlq::{
-    Answer, LeaseHandle, Style,
+    LeaseHandle, Style,
     binding::{
         Popped,
-        js::{ArgError, JsCall},
+        js::{ArgError, JsArg, JsCall},
         json,
     },
 };
@@ -75,46 +75,6 @@ fn core<T>(result: crawlq::Result<T>) -> Result<T, JsValue> {
     result.map_err(js_error)
 }
 
-/// The items and options of a seed (`seed`, `ackWithLinks`): a value that is not a list of
-/// items is a TypeError, bad items or options an argument error.
-/// The crawl requests and options of `seedRequests` and `ackWithRequests` as seed items: a
-/// value that is not an array is a TypeError, bad options an argument error.
-fn requests_arg(
-    queue: &CoreQueue,
-    requests: &JsValue,
-    options: &JsValue,
-) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions), JsValue> {
-    let requests = json_arg(requests, "requests")?;
-    if !requests.is_array() {
-        return Err(type_error(
-            "requests must be an array of request objects".into(),
-        ));
-    }
-    let options = json_arg(options, "options")?;
-    let opts = core(json::seed_options_from_json(&options, Style::Camel))?;
-    let items = core(json::request_seed_items(
-        &requests,
-        Style::Camel,
-        queue.ops(),
-    ))?;
-    Ok((items, opts))
-}
-
-fn seed_arg(
-    items: &JsValue,
-    options: &JsValue,
-    name: &str,
-) -> Result<(Vec<crawlq::SeedItem>, crawlq::SeedOptions), JsValue> {
-    let items = json_arg(items, name)?;
-    if let Some(problem) = json::seed_items_type_error(&items) {
-        return Err(type_error(problem));
-    }
-    let options = json_arg(options, "options")?;
-    let items = core(json::seed_items_from_json(&items, Style::Camel))?;
-    let opts = core(json::seed_options_from_json(&options, Style::Camel))?;
-    Ok((items, opts))
-}
-
 /// A promise settling with `f`'s JSON result, or rejecting with its error. Argument errors
 /// found before I/O reject too (never throw), as in the native addon.
 fn promise<F>(f: F) -> Promise
@@ -135,15 +95,6 @@ macro_rules! try_arg {
             Err(err) => return rejected(err),
         }
     };
-}
-
-/// One lease (an array is a TypeError).
-fn one_lease(value: &JsValue) -> Result<LeaseHandle, JsValue> {
-    let (mut handles, single) = lease_arg(value)?;
-    if !single {
-        return Err(type_error("lease must be one Lease".into()));
-    }
-    Ok(handles.remove(0))
 }
 
 fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
@@ -289,149 +240,10 @@ impl Queue {
         self.inner.executor().object().clone()
     }
 
-    pub fn seed(&self, items: JsValue, options: JsValue) -> Promise {
-        let (items, opts) = try_arg!(seed_arg(&items, &options, "items"));
-        let q = self.inner.clone();
-        promise(async move {
-            Ok(json::seed_report_to_json(
-                &core(q.seed(&items, &opts).await)?,
-                Style::Camel,
-            ))
-        })
-    }
-
-    /// Seed crawl requests (see the native addon's `seedRequests`).
-    #[wasm_bindgen(js_name = seedRequests)]
-    pub fn seed_requests(&self, requests: JsValue, options: JsValue) -> Promise {
-        let (items, opts) = try_arg!(requests_arg(&self.inner, &requests, &options));
-        let q = self.inner.clone();
-        promise(async move {
-            Ok(json::seed_report_to_json(
-                &core(q.seed(&items, &opts).await)?,
-                Style::Camel,
-            ))
-        })
-    }
-
-    pub fn lease(&self, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        let opts = try_arg!(core(json::lease_options_from_json(&options, Style::Camel)));
-        let q = self.inner.clone();
-        promise(async move {
-            let leases = core(q.lease_with(&opts).await)?;
-            Ok(Value::Array(
-                leases
-                    .iter()
-                    .map(|l| json::lease_to_json(l, Style::Camel))
-                    .collect(),
-            ))
-        })
-    }
-
-    pub fn ack(&self, lease: JsValue, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        self.answer(&lease, json::ack_answer_from_json(&options, Style::Camel))
-    }
-
-    #[wasm_bindgen(js_name = ackAndLease)]
-    pub fn ack_and_lease(&self, lease: JsValue, options: JsValue) -> Promise {
-        let (handles, single) = try_arg!(lease_arg(&lease));
-        let options = try_arg!(json_arg(&options, "options"));
-        let opts = try_arg!(core(json::lease_options_from_json(&options, Style::Camel)));
-        let q = self.inner.clone();
-        promise(async move {
-            let (answers, leases) = core(
-                q.ack_and_lease_answers(&handles, single, &opts, || false)
-                    .await,
-            )?;
-            Ok(json!({
-                "acked": answers.to_json(Style::Camel),
-                "leases": leases
-                    .iter()
-                    .map(|l| json::lease_to_json(l, Style::Camel))
-                    .collect::<Vec<_>>(),
-            }))
-        })
-    }
-
-    pub fn nack(&self, lease: JsValue, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        self.answer(
-            &lease,
-            json::nack_options_from_json(&options, Style::Camel).map(Answer::Nack),
-        )
-    }
-
-    pub fn extend(&self, lease: JsValue, ttl_ms: JsValue) -> Promise {
-        let ttl = try_arg!(json_arg(&ttl_ms, "ttlMs"));
-        self.answer(
-            &lease,
-            json::duration_arg(&ttl, "ttlMs", Style::Camel).map(Answer::Extend),
-        )
-    }
-
-    pub fn release(&self, lease: JsValue, options: JsValue) -> Promise {
-        let options = try_arg!(json_arg(&options, "options"));
-        self.answer(
-            &lease,
-            json::release_options_from_json(&options, Style::Camel).map(Answer::Release),
-        )
-    }
-
     /// The `extendEveryMs` option (0: off).
     #[wasm_bindgen(getter, js_name = extendEveryMs)]
     pub fn extend_every_ms(&self) -> f64 {
         self.inner.config().extend_every.as_millis() as f64
-    }
-
-    #[wasm_bindgen(js_name = ackWithRequests)]
-    pub fn ack_with_requests(
-        &self,
-        lease: JsValue,
-        requests: JsValue,
-        options: JsValue,
-    ) -> Promise {
-        let handle = try_arg!(one_lease(&lease));
-        let (items, opts) = try_arg!(requests_arg(&self.inner, &requests, &options));
-        self.answer_page(handle, items, opts)
-    }
-
-    #[wasm_bindgen(js_name = ackWithLinksAndLease)]
-    pub fn ack_with_links_and_lease(
-        &self,
-        lease: JsValue,
-        links: JsValue,
-        options: JsValue,
-    ) -> Promise {
-        let handle = try_arg!(one_lease(&lease));
-        let (links, _) = try_arg!(seed_arg(&links, &JsValue::UNDEFINED, "links"));
-        let options = try_arg!(json_arg(&options, "options"));
-        let (opts, next) = try_arg!(core(json::seed_and_lease_options_from_json(
-            &options,
-            Style::Camel
-        )));
-        let q = self.inner.clone();
-        promise(async move {
-            let (acked, report, leases) = core(
-                q.ack_with_links_and_lease(&handle, &links, &opts, &next)
-                    .await,
-            )?;
-            Ok(json!({
-                "acked": acked,
-                "links": json::seed_report_to_json(&report, Style::Camel),
-                "leases": leases
-                    .iter()
-                    .map(|l| json::lease_to_json(l, Style::Camel))
-                    .collect::<Vec<_>>(),
-            }))
-        })
-    }
-
-    #[wasm_bindgen(js_name = ackWithLinks)]
-    pub fn ack_with_links(&self, lease: JsValue, links: JsValue, options: JsValue) -> Promise {
-        let handle = try_arg!(one_lease(&lease));
-        let (links, opts) = try_arg!(seed_arg(&links, &options, "links"));
-        self.answer_page(handle, links, opts)
     }
 
     /// The iterator behind `for await (const lease of q.work({ max, waitMs, stopWhenEmpty }))`.
@@ -465,11 +277,25 @@ impl Queue {
     }
 }
 
-/// The queue methods whose arguments and results are JSON, from the list both JavaScript
-/// packages expand (`crawlq::binding::js`): each converts its arguments to JSON and runs the
-/// core's call, resolving with its result (`undefined` for a `Promise<void>`).
-macro_rules! wasm_json_methods {
-    ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+/// An argument of a listed method as the core takes it: `lease` read from the lease objects
+/// (or an array of them), any other as JSON.
+macro_rules! wasm_arg {
+    (lease, $value:ident) => {
+        match lease_arg(&$value) {
+            Ok((handles, single)) => JsArg::Leases { handles, single },
+            Err(err) => return rejected(err),
+        }
+    };
+    ($name:ident, $value:ident) => {
+        JsArg::Json(try_arg!(json_arg(&$value, stringify!($name))))
+    };
+}
+
+/// The queue's methods from the list both JavaScript packages expand
+/// (`crawlq::js_queue_methods!`, see `crawlq::binding::js`): each reads its arguments and runs
+/// the core's call.
+macro_rules! wasm_queue_methods {
+    ($( $name:ident $js:tt $(<$generics:tt>)? ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
         #[wasm_bindgen]
         impl Queue {
             $(
@@ -477,59 +303,31 @@ macro_rules! wasm_json_methods {
                 #[wasm_bindgen(js_name = $js)]
                 #[allow(non_snake_case)]
                 pub fn $name(&self, $($arg: JsValue),*) -> Promise {
-                    let args: Vec<Value> = vec![$(try_arg!(json_arg(&$arg, stringify!($arg)))),*];
-                    self.json_call($js, &args)
+                    let args = vec![$(wasm_arg!($arg, $arg)),*];
+                    self.call($js, args)
                 }
             )*
         }
     };
 }
 
-crawlq::js_json_methods!(wasm_json_methods);
+crawlq::js_queue_methods!(wasm_queue_methods);
 
 impl Queue {
-    /// The body of every JSON method: its arguments checked (a rejection when refused), then
-    /// the core's call.
-    fn json_call(&self, method: &str, args: &[Value]) -> Promise {
-        let call = match JsCall::prepare(method, args) {
+    /// The body of every listed method: its arguments checked (a rejection when refused), then
+    /// the core's call, its reply as one JavaScript value.
+    fn call(&self, method: &str, args: Vec<JsArg>) -> Promise {
+        let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
             Err(ArgError::Type(m)) => return rejected(type_error(m)),
             Err(ArgError::Core(e)) => return rejected(js_error(e)),
         };
         let q = self.inner.clone();
         future_to_promise(async move {
-            Ok(match core(call.run(&q).await)? {
+            Ok(match core(call.run(&q).await)?.into_json() {
                 Some(v) => convert::to_js(&v),
                 None => JsValue::UNDEFINED,
             })
-        })
-    }
-
-    /// ack / nack / extend / release: one lease or an array, answered by the core.
-    fn answer(&self, lease: &JsValue, answer: crawlq::Result<Answer>) -> Promise {
-        let (handles, single) = try_arg!(lease_arg(lease));
-        let answer = try_arg!(core(answer));
-        let q = self.inner.clone();
-        promise(async move {
-            let answers = core(q.answer(&answer, &handles, single).await)?;
-            Ok(answers.to_json(Style::Camel))
-        })
-    }
-
-    /// ackWithLinks / ackWithRequests: the page's ack and its links, `{ acked, links }`.
-    fn answer_page(
-        &self,
-        lease: LeaseHandle,
-        links: Vec<crawlq::SeedItem>,
-        opts: crawlq::SeedOptions,
-    ) -> Promise {
-        let q = self.inner.clone();
-        promise(async move {
-            let (acked, report) = core(q.ack_with_links(&lease, &links, &opts).await)?;
-            Ok(json!({
-                "acked": acked,
-                "links": json::seed_report_to_json(&report, Style::Camel),
-            }))
         })
     }
 }

@@ -1,42 +1,93 @@
-//! The queue methods of the JavaScript packages whose arguments and results are plain JSON,
-//! declared once for the native addon and the WebAssembly build: [`js_json_methods!`] lists
-//! them (Rust name, JavaScript name, argument names, TypeScript types, doc comment), each
-//! package expands the list into methods of its `Queue` class, and every method's body is
-//! [`JsCall::prepare`] (the arguments, checked before any I/O) then [`JsCall::run`]. A method of
-//! this kind is added here alone: a row in the list and an arm in each of those two functions.
+//! The methods of the JavaScript `Queue` class, declared once for the native addon and the
+//! WebAssembly build: [`js_queue_methods!`](crate::js_queue_methods) lists them (Rust name, JavaScript name, argument
+//! names, TypeScript types, doc lines), each package expands the list into methods of its
+//! class, and every method's body is [`JsCall::prepare`] (the arguments, checked before any
+//! I/O) then [`JsCall::run`]. A method is added here alone: a row in the list and an arm in each
+//! of those two functions. An argument named `lease` is a lease or an array of leases, which
+//! each package reads from its own objects ([`JsArg::Leases`]); every other argument is JSON.
+//! Results are JSON, or leases ([`JsReply`]), which the addon hands to JavaScript without JSON.
 //!
-//! The calls that take leases or return them (lease, the answers, seed) keep hand-written
-//! methods in each package: the native addon reads and writes lease objects without JSON.
+//! What stays in each package: opening a queue (a Redis URL there, a JavaScript transport
+//! here), `close`, `work()` and its iterator, and the `extendEveryMs` getter.
 //!
 //! ```
-//! use crawlq::binding::js::JsCall;
+//! use crawlq::binding::js::{JsArg, JsCall};
 //! use serde_json::json;
-//! let call = JsCall::prepare("setHostDelay", &[json!("example.com"), json!(1500)]).unwrap();
+//! let ops = crawlq::ops::Ops::new("q", crawlq::Config::default()).unwrap();
+//! let args = vec![JsArg::Json(json!("example.com")), JsArg::Json(json!(1500))];
+//! let call = JsCall::prepare("setHostDelay", args, &ops).unwrap();
 //! assert!(matches!(call, JsCall::SetHostDelay { .. }));
-//! assert!(JsCall::prepare("setHostDelay", &[json!(7), json!(1500)]).is_err());
+//! assert!(JsCall::prepare("setHostDelay", vec![JsArg::Json(json!(7))], &ops).is_err());
 //! ```
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::calls;
 use super::defaults;
 use super::json::{self as j};
 use crate::error::{Error, Result};
+use crate::ops::Ops;
 use crate::queue::Executor;
-use crate::{HostPacing, LeaseHandle, Queue, Style};
+use crate::{
+    Answer, HostPacing, Lease, LeaseHandle, LeaseOptions, Queue, SeedItem, SeedOptions, Style,
+};
 
-/// The list of JSON methods, handed to the macro `$expand` of a JavaScript package. Each row:
-/// the Rust name, the JavaScript name, the argument names in parentheses (camelCase: they name
-/// the argument in error messages), the TypeScript argument list, the TypeScript return type
-/// and the lines of the method's doc comment (plain string literals: napi copies them into
-/// index.d.ts as they are spelled).
+/// The list of queue methods, handed to the macro `$expand` of a JavaScript package. Each row:
+/// the Rust name, the JavaScript name, the TypeScript generic parameters in angle brackets
+/// (optional), the argument names in parentheses (camelCase: they name the argument in error
+/// messages; `lease` is a lease or an array of them), the TypeScript argument list, the
+/// TypeScript return type and the lines of the method's doc comment (plain string literals:
+/// napi copies them into index.d.ts as they are spelled).
 #[doc(hidden)]
 #[macro_export]
-macro_rules! js_json_methods {
+macro_rules! js_queue_methods {
     ($expand:ident) => {
         $expand! {
+            seed "seed" (items, options) "items: string | Array<string | SeedItem>, options?: SeedOptions" "Promise<SeedReport>"
+                "Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`)."
+                "Invalid items are reported with their index, never thrown.";
+            seed_requests "seedRequests" (requests, options) "requests: CrawlRequestInput[], options?: SeedOptions" "Promise<SeedReport>"
+                "Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,"
+                "foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the"
+                "request shape every framework adapter reads, known by their URL (a plain GET) or by"
+                "method, URL and body. A request whose fields cannot be read is in the report's"
+                "`invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.";
+            lease "lease" (options) "options?: LeaseOptions" "Promise<Lease[]>"
+                "Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is"
+                "ready; resolves with `[]` after that.";
+            ack "ack" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: AckOptions" "Promise<T extends Lease[] ? boolean[] : boolean>"
+                "Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no"
+                "longer live (nothing changed). `revisitAfterMs` queues the URL again that much later (a"
+                "recrawl; 0: never; absent: the queue's option).";
+            ack_and_lease "ackAndLease" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: LeaseOptions" "Promise<AckAndLease<T extends Lease[] ? boolean[] : boolean>>"
+                "Ack a lease (or an array) and lease up to `max` more items in one call (one round"
+                "trip): resolves with `{ acked, leases }`, `acked` as `ack` resolves, `leases` as"
+                "`lease` does (waiting up to `waitMs`, default 5000, when none is ready).";
+            ack_with_links "ackWithLinks" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions" "Promise<AckWithLinks>"
+                "Answer a fetched page and seed the links it found, in one round trip: the links are"
+                "seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it."
+                "Resolves with `{ acked, links }`: `acked` false when the lease was not live any more"
+                "(its links are seeded all the same), `links` the links' seed report.";
+            ack_with_requests "ackWithRequests" (lease, requests, options) "lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions" "Promise<AckWithLinks>"
+                "`ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked"
+                "and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`"
+                "as `ackWithLinks` does.";
+            ack_with_links_and_lease "ackWithLinksAndLease" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
+                "`ackWithLinks`, then lease up to `max` more items in the same call (one round trip per"
+                "page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting"
+                "up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`"
+                "was still live). `options` takes the seed options for the links and `max`, `waitMs`,"
+                "`ttlMs` for the lease.";
+            nack "nack" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: NackOptions" "Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>"
+                "Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`.";
+            extend "extend" <"T extends Lease | Lease[]"> (lease, ttlMs) "lease: T, ttlMs: number" "Promise<T extends Lease[] ? Array<number | null> : number>"
+                "Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a"
+                "rejection with `ERR_CRAWLQ_LEASE_LOST`. An array: one `expiresAt` or `null` per lease.";
+            release "release" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: ReleaseOptions" "Promise<T extends Lease[] ? boolean[] : boolean>"
+                "Give a lease (or an array) back: front of its lane, attempt not counted; a `payload`"
+                "option replaces the item's stored payload.";
             reclaim "reclaim" (options) "options?: { limit?: number }" "Promise<ReclaimReport>"
                 "Recover up to `limit` (default 1000) expired leases now; lease calls also do this.";
             stats "stats" () "" "Promise<Stats>"
@@ -123,7 +174,7 @@ macro_rules! js_json_methods {
     };
 }
 
-/// Why a JSON method's arguments were refused before any I/O: a value of the wrong type (a
+/// Why a method's arguments were refused before any I/O: a value of the wrong type (a
 /// `TypeError` in JavaScript) or a value the core refuses (its error, with its code).
 #[derive(Debug)]
 pub enum ArgError {
@@ -139,10 +190,96 @@ impl From<Error> for ArgError {
     }
 }
 
-/// A JSON method with its arguments checked: what [`JsCall::run`] sends.
+/// An argument as a package read it.
+#[derive(Debug)]
+pub enum JsArg {
+    /// Any argument but `lease`, as JSON (`undefined`: null).
+    Json(Value),
+    /// The `lease` argument: one lease (`single`) or an array of them.
+    Leases {
+        /// The leases, in order.
+        handles: Vec<LeaseHandle>,
+        /// Whether one lease was given rather than an array.
+        single: bool,
+    },
+}
+
+/// What a method resolves with.
+#[derive(Debug)]
+pub enum JsReply {
+    /// A JSON value (camelCase, ms).
+    Json(Value),
+    /// `undefined` (a `Promise<void>`).
+    Undefined,
+    /// Leases (`lease`).
+    Leases(Vec<Lease>),
+    /// An object with `leases` besides the fields of `head` (`ackAndLease`,
+    /// `ackWithLinksAndLease`).
+    WithLeases {
+        /// The other fields of the object.
+        head: Map<String, Value>,
+        /// The value of its `leases`.
+        leases: Vec<Lease>,
+    },
+}
+
+impl JsReply {
+    /// The reply as one JSON value, leases included (what the WebAssembly build resolves with).
+    pub fn into_json(self) -> Option<Value> {
+        let leases = |l: Vec<Lease>| {
+            Value::Array(
+                l.iter()
+                    .map(|l| j::lease_to_json(l, Style::Camel))
+                    .collect(),
+            )
+        };
+        match self {
+            JsReply::Json(v) => Some(v),
+            JsReply::Undefined => None,
+            JsReply::Leases(l) => Some(leases(l)),
+            JsReply::WithLeases {
+                mut head,
+                leases: l,
+            } => {
+                head.insert("leases".into(), leases(l));
+                Some(Value::Object(head))
+            }
+        }
+    }
+}
+
+/// A method with its arguments checked: what [`JsCall::run`] sends.
 #[derive(Debug)]
 #[allow(missing_docs)]
 pub enum JsCall {
+    Seed {
+        items: Vec<SeedItem>,
+        opts: SeedOptions,
+    },
+    Lease {
+        opts: LeaseOptions,
+    },
+    Answer {
+        answer: Answer,
+        handles: Vec<LeaseHandle>,
+        single: bool,
+    },
+    AckAndLease {
+        handles: Vec<LeaseHandle>,
+        single: bool,
+        opts: LeaseOptions,
+    },
+    AckWithLinks {
+        lease: LeaseHandle,
+        links: Vec<SeedItem>,
+        opts: SeedOptions,
+    },
+    AckWithLinksAndLease {
+        lease: LeaseHandle,
+        links: Vec<SeedItem>,
+        opts: SeedOptions,
+        next: LeaseOptions,
+    },
     Reclaim {
         limit: usize,
     },
@@ -223,76 +360,203 @@ pub enum JsCall {
     },
 }
 
-/// The argument at `i` (absent: null).
-fn arg(args: &[Value], i: usize) -> &Value {
-    args.get(i).unwrap_or(&Value::Null)
-}
+/// The arguments of one call, taken by position.
+struct Args(Vec<JsArg>);
 
-/// A string argument, or a type error naming it.
-fn string(args: &[Value], i: usize, name: &str) -> std::result::Result<String, ArgError> {
-    match arg(args, i) {
-        Value::String(s) => Ok(s.clone()),
-        other => Err(ArgError::Type(format!(
-            "{name} must be a string, got {}",
-            j::json_kind(other)
-        ))),
+impl Args {
+    /// The JSON argument at `i` (absent: null).
+    fn json(&self, i: usize) -> &Value {
+        match self.0.get(i) {
+            Some(JsArg::Json(v)) => v,
+            _ => &Value::Null,
+        }
+    }
+
+    /// A string argument, or a type error naming it.
+    fn string(&self, i: usize, name: &str) -> std::result::Result<String, ArgError> {
+        match self.json(i) {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(ArgError::Type(format!(
+                "{name} must be a string, got {}",
+                j::json_kind(other)
+            ))),
+        }
+    }
+
+    /// The leases at `i` (the list names that argument `lease`).
+    fn leases(&mut self, i: usize) -> std::result::Result<(Vec<LeaseHandle>, bool), ArgError> {
+        match self.0.get_mut(i) {
+            Some(JsArg::Leases { handles, single }) => Ok((std::mem::take(handles), *single)),
+            _ => Err(ArgError::Core(Error::InvalidArgument(format!(
+                "argument {i} must be leases"
+            )))),
+        }
+    }
+
+    /// One lease at `i` (an array is a type error).
+    fn lease(&mut self, i: usize) -> std::result::Result<LeaseHandle, ArgError> {
+        match self.leases(i)? {
+            (mut handles, true) if handles.len() == 1 => Ok(handles.remove(0)),
+            _ => Err(ArgError::Type("lease must be one Lease".into())),
+        }
+    }
+
+    /// Seed items at `i` (a value that is not a list of items is a type error), with the seed
+    /// options at `options` (none: the defaults).
+    fn seed(
+        &self,
+        i: usize,
+        options: Option<usize>,
+    ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
+        if let Some(problem) = j::seed_items_type_error(self.json(i)) {
+            return Err(ArgError::Type(problem));
+        }
+        let opts = j::seed_options_from_json(
+            options.map_or(&Value::Null, |o| self.json(o)),
+            Style::Camel,
+        )?;
+        Ok((j::seed_items_from_json(self.json(i), Style::Camel)?, opts))
+    }
+
+    /// Crawl requests at `i` as seed items, with the seed options at `i + 1`.
+    fn requests(
+        &self,
+        i: usize,
+        ops: &Ops,
+    ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
+        let requests = self.json(i);
+        if !requests.is_array() {
+            return Err(ArgError::Type(
+                "requests must be an array of request objects".into(),
+            ));
+        }
+        let opts = j::seed_options_from_json(self.json(i + 1), Style::Camel)?;
+        Ok((j::request_seed_items(requests, Style::Camel, ops)?, opts))
+    }
+
+    fn ids(&self, i: usize) -> std::result::Result<Option<Vec<String>>, ArgError> {
+        j::ids_from_json(self.json(i)).map_err(ArgError::Type)
     }
 }
 
-fn ids(value: &Value) -> std::result::Result<Option<Vec<String>>, ArgError> {
-    j::ids_from_json(value).map_err(ArgError::Type)
-}
-
 impl JsCall {
-    /// The call `method` (its JavaScript name) with `args` (in the list's order, JSON; absent
-    /// ones null), checked. An unknown method name is an argument error.
-    pub fn prepare(method: &str, args: &[Value]) -> std::result::Result<JsCall, ArgError> {
+    /// The call `method` (its JavaScript name) with `args` (in the list's order; absent ones
+    /// null), checked; `ops` are the queue's (crawl requests are keyed by them). An unknown
+    /// method name is an argument error.
+    pub fn prepare(
+        method: &str,
+        args: Vec<JsArg>,
+        ops: &Ops,
+    ) -> std::result::Result<JsCall, ArgError> {
         let camel = Style::Camel;
-        let ms = |i: usize, name: &str| j::optional_duration_arg(arg(args, i), name, camel);
-        let count = |i: usize, name: &str| j::optional_count_arg(arg(args, i), name);
+        let mut a = Args(args);
+        let ms = |a: &Args, i: usize, name: &str| j::optional_duration_arg(a.json(i), name, camel);
+        let count = |a: &Args, i: usize, name: &str| j::optional_count_arg(a.json(i), name);
+        let answer =
+            |a: &mut Args, answer: Result<Answer>| -> std::result::Result<JsCall, ArgError> {
+                let (handles, single) = a.leases(0)?;
+                Ok(JsCall::Answer {
+                    answer: answer?,
+                    handles,
+                    single,
+                })
+            };
         Ok(match method {
+            "seed" => {
+                let (items, opts) = a.seed(0, Some(1))?;
+                JsCall::Seed { items, opts }
+            }
+            "seedRequests" => {
+                let (items, opts) = a.requests(0, ops)?;
+                JsCall::Seed { items, opts }
+            }
+            "lease" => JsCall::Lease {
+                opts: j::lease_options_from_json(a.json(0), camel)?,
+            },
+            "ack" => {
+                let ack = j::ack_answer_from_json(a.json(1), camel);
+                answer(&mut a, ack)?
+            }
+            "nack" => {
+                let nack = j::nack_options_from_json(a.json(1), camel).map(Answer::Nack);
+                answer(&mut a, nack)?
+            }
+            "extend" => {
+                let ttl = j::duration_arg(a.json(1), "ttlMs", camel).map(Answer::Extend);
+                answer(&mut a, ttl)?
+            }
+            "release" => {
+                let release = j::release_options_from_json(a.json(1), camel).map(Answer::Release);
+                answer(&mut a, release)?
+            }
+            "ackAndLease" => {
+                let (handles, single) = a.leases(0)?;
+                let opts = j::lease_options_from_json(a.json(1), camel)?;
+                JsCall::AckAndLease {
+                    handles,
+                    single,
+                    opts,
+                }
+            }
+            "ackWithLinks" => {
+                let lease = a.lease(0)?;
+                let (links, opts) = a.seed(1, Some(2))?;
+                JsCall::AckWithLinks { lease, links, opts }
+            }
+            "ackWithRequests" => {
+                let lease = a.lease(0)?;
+                let (links, opts) = a.requests(1, ops)?;
+                JsCall::AckWithLinks { lease, links, opts }
+            }
+            "ackWithLinksAndLease" => {
+                let lease = a.lease(0)?;
+                let (links, _) = a.seed(1, None)?;
+                let (opts, next) = j::seed_and_lease_options_from_json(a.json(2), camel)?;
+                JsCall::AckWithLinksAndLease {
+                    lease,
+                    links,
+                    opts,
+                    next,
+                }
+            }
             "reclaim" => {
                 let [limit] =
-                    j::counts_from_json(arg(args, 0), &[("limit", defaults::RECLAIM_LIMIT)])?;
+                    j::counts_from_json(a.json(0), &[("limit", defaults::RECLAIM_LIMIT)])?;
                 JsCall::Reclaim { limit }
             }
             "stats" => JsCall::Stats,
             "dead" => {
                 let [limit, offset] = j::counts_from_json(
-                    arg(args, 0),
+                    a.json(0),
                     &[("limit", defaults::DEAD_PAGE), ("offset", 0)],
                 )?;
                 JsCall::Dead { limit, offset }
             }
-            "requeueDead" => JsCall::RequeueDead {
-                ids: ids(arg(args, 0))?,
-            },
-            "purgeDead" => JsCall::PurgeDead {
-                ids: ids(arg(args, 0))?,
-            },
+            "requeueDead" => JsCall::RequeueDead { ids: a.ids(0)? },
+            "purgeDead" => JsCall::PurgeDead { ids: a.ids(0)? },
             "isFinished" => JsCall::IsFinished,
             "extendHeld" => JsCall::ExtendHeld,
             "releaseHeld" => JsCall::ReleaseHeld,
             "seenCacheStats" => JsCall::SeenCacheStats,
             "setHostDelay" => JsCall::SetHostDelay {
-                host: string(args, 0, "host")?,
-                delay: ms(1, "delayMs")?,
+                host: a.string(0, "host")?,
+                delay: ms(&a, 1, "delayMs")?,
             },
             "setHostCrawlDelay" => JsCall::SetHostCrawlDelay {
-                host: string(args, 0, "host")?,
-                delay: ms(1, "delayMs")?,
+                host: a.string(0, "host")?,
+                delay: ms(&a, 1, "delayMs")?,
             },
             "setHostInFlight" => JsCall::SetHostInFlight {
-                host: string(args, 0, "host")?,
-                limit: count(1, "limit")?,
+                host: a.string(0, "host")?,
+                limit: count(&a, 1, "limit")?,
             },
             "setHostDelayAfter" => JsCall::SetHostDelayAfter {
-                host: string(args, 0, "host")?,
-                pacing: j::pacing_arg(arg(args, 1), arg(args, 2))?,
+                host: a.string(0, "host")?,
+                pacing: j::pacing_arg(a.json(1), a.json(2))?,
             },
             "waitHostTurn" => {
-                let url = string(args, 0, "url")?;
-                let (lease, timeout) = j::host_turn_options_from_json(arg(args, 1), camel)?;
+                let url = a.string(0, "url")?;
+                let (lease, timeout) = j::host_turn_options_from_json(a.json(1), camel)?;
                 JsCall::WaitHostTurn {
                     url,
                     lease,
@@ -300,45 +564,44 @@ impl JsCall {
                 }
             }
             "setHostBudget" => JsCall::SetHostBudget {
-                host: string(args, 0, "host")?,
-                urls: count(1, "urls")?,
+                host: a.string(0, "host")?,
+                urls: count(&a, 1, "urls")?,
             },
             "setDefaultHostBudget" => JsCall::SetDefaultHostBudget {
-                urls: count(0, "urls")?,
+                urls: count(&a, 0, "urls")?,
             },
             "defaultHostBudget" => JsCall::DefaultHostBudget,
             "pause" => JsCall::Pause {
-                duration: ms(0, "durationMs")?,
+                duration: ms(&a, 0, "durationMs")?,
             },
             "resume" => JsCall::Resume,
             "isPaused" => JsCall::IsPaused,
             "pauseHost" => JsCall::PauseHost {
-                host: string(args, 0, "host")?,
-                duration: ms(1, "durationMs")?,
+                host: a.string(0, "host")?,
+                duration: ms(&a, 1, "durationMs")?,
             },
             "resumeHost" => JsCall::ResumeHost {
-                host: string(args, 0, "host")?,
+                host: a.string(0, "host")?,
             },
             "hostInfo" => JsCall::HostInfo {
-                host: string(args, 0, "host")?,
+                host: a.string(0, "host")?,
             },
             "listHosts" => {
-                let (cursor, limit) = j::host_page_args(arg(args, 0))?;
+                let (cursor, limit) = j::host_page_args(a.json(0))?;
                 JsCall::ListHosts { cursor, limit }
             }
             "deleteHost" => JsCall::DeleteHost {
-                host: string(args, 0, "host")?,
-                forget_seen: j::delete_host_options(arg(args, 1), camel)?,
+                host: a.string(0, "host")?,
+                forget_seen: j::delete_host_options(a.json(1), camel)?,
             },
             "peek" => {
-                let [limit] =
-                    j::counts_from_json(arg(args, 0), &[("limit", defaults::PEEK_LIMIT)])?;
+                let [limit] = j::counts_from_json(a.json(0), &[("limit", defaults::PEEK_LIMIT)])?;
                 JsCall::Peek { limit }
             }
             "peekHost" => {
-                let host = string(args, 0, "host")?;
+                let host = a.string(0, "host")?;
                 let [limit, offset] = j::counts_from_json(
-                    arg(args, 1),
+                    a.json(1),
                     &[("limit", defaults::PEEK_LIMIT), ("offset", 0)],
                 )?;
                 JsCall::PeekHost {
@@ -355,31 +618,73 @@ impl JsCall {
         })
     }
 
-    /// Run the call on `q`: its JSON result (camelCase, ms), `None` for a method that resolves
-    /// with `undefined`.
-    pub async fn run<E: Executor>(self, q: &Queue<E>) -> Result<Option<Value>> {
+    /// Run the call on `q`.
+    pub async fn run<E: Executor>(self, q: &Queue<E>) -> Result<JsReply> {
         let camel = Style::Camel;
-        let info = |h: crate::HostInfo| Some(j::host_info_to_json(&h, camel));
-        Ok(match self {
-            JsCall::Reclaim { limit } => Some(j::reclaim_to_json(&q.reclaim(limit).await?, camel)),
-            JsCall::Stats => Some(j::stats_to_json(&q.stats().await?, camel)),
+        let info = |h: crate::HostInfo| j::host_info_to_json(&h, camel);
+        let page = |acked: bool, report: &crate::SeedReport| {
+            let mut head = Map::new();
+            head.insert("acked".into(), json!(acked));
+            head.insert("links".into(), j::seed_report_to_json(report, camel));
+            head
+        };
+        let json = match self {
+            JsCall::Seed { items, opts } => {
+                j::seed_report_to_json(&q.seed(&items, &opts).await?, camel)
+            }
+            JsCall::Lease { opts } => return Ok(JsReply::Leases(q.lease_with(&opts).await?)),
+            JsCall::Answer {
+                answer,
+                handles,
+                single,
+            } => q.answer(&answer, &handles, single).await?.to_json(camel),
+            JsCall::AckAndLease {
+                handles,
+                single,
+                opts,
+            } => {
+                let (answers, leases) = q
+                    .ack_and_lease_answers(&handles, single, &opts, || false)
+                    .await?;
+                let mut head = Map::new();
+                head.insert("acked".into(), answers.to_json(camel));
+                return Ok(JsReply::WithLeases { head, leases });
+            }
+            JsCall::AckWithLinks { lease, links, opts } => {
+                let (acked, report) = q.ack_with_links(&lease, &links, &opts).await?;
+                Value::Object(page(acked, &report))
+            }
+            JsCall::AckWithLinksAndLease {
+                lease,
+                links,
+                opts,
+                next,
+            } => {
+                let (acked, report, leases) = q
+                    .ack_with_links_and_lease(&lease, &links, &opts, &next)
+                    .await?;
+                return Ok(JsReply::WithLeases {
+                    head: page(acked, &report),
+                    leases,
+                });
+            }
+            JsCall::Reclaim { limit } => j::reclaim_to_json(&q.reclaim(limit).await?, camel),
+            JsCall::Stats => j::stats_to_json(&q.stats().await?, camel),
             JsCall::Dead { limit, offset } => {
                 let page = q.dead(limit, offset).await?;
-                Some(Value::Array(
+                Value::Array(
                     page.items
                         .iter()
                         .map(|d| j::dead_letter_to_json(d, camel))
                         .collect(),
-                ))
+                )
             }
-            JsCall::RequeueDead { ids } => Some(json!(q.requeue_dead(ids.as_deref()).await?)),
-            JsCall::PurgeDead { ids } => Some(json!(calls::purge_dead(q, ids.as_deref()).await?)),
-            JsCall::IsFinished => Some(json!(q.is_finished().await?)),
-            JsCall::ExtendHeld => Some(json!(q.extend_held().await?)),
-            JsCall::ReleaseHeld => Some(json!(q.release_held().await?)),
-            JsCall::SeenCacheStats => {
-                Some(j::seen_cache_stats_to_json(&q.seen_cache_stats(), camel))
-            }
+            JsCall::RequeueDead { ids } => json!(q.requeue_dead(ids.as_deref()).await?),
+            JsCall::PurgeDead { ids } => json!(calls::purge_dead(q, ids.as_deref()).await?),
+            JsCall::IsFinished => json!(q.is_finished().await?),
+            JsCall::ExtendHeld => json!(q.extend_held().await?),
+            JsCall::ReleaseHeld => json!(q.release_held().await?),
+            JsCall::SeenCacheStats => j::seen_cache_stats_to_json(&q.seen_cache_stats(), camel),
             JsCall::SetHostDelay { host, delay } => info(q.set_host_delay(&host, delay).await?),
             JsCall::SetHostCrawlDelay { host, delay } => {
                 info(q.set_host_crawl_delay(&host, delay).await?)
@@ -394,42 +699,38 @@ impl JsCall {
                 url,
                 lease,
                 timeout,
-            } => Some(json!(
-                q.wait_host_turn(&url, lease.as_ref(), timeout).await?
-            )),
+            } => {
+                json!(q.wait_host_turn(&url, lease.as_ref(), timeout).await?)
+            }
             JsCall::SetHostBudget { host, urls } => info(q.set_host_budget(&host, urls).await?),
             JsCall::SetDefaultHostBudget { urls } => {
                 q.set_default_host_budget(urls).await?;
-                None
+                return Ok(JsReply::Undefined);
             }
-            JsCall::DefaultHostBudget => Some(json!(q.default_host_budget().await?)),
-            JsCall::Pause { duration } => Some(json!(match duration {
+            JsCall::DefaultHostBudget => json!(q.default_host_budget().await?),
+            JsCall::Pause { duration } => json!(match duration {
                 Some(d) => q.pause_for(d).await?,
                 None => q.pause().await?,
-            })),
-            JsCall::Resume => Some(json!(q.resume().await?)),
-            JsCall::IsPaused => Some(json!(q.is_paused().await?)),
+            }),
+            JsCall::Resume => json!(q.resume().await?),
+            JsCall::IsPaused => json!(q.is_paused().await?),
             JsCall::PauseHost { host, duration } => info(q.pause_host(&host, duration).await?),
             JsCall::ResumeHost { host } => info(q.resume_host(&host).await?),
             JsCall::HostInfo { host } => info(q.host_info(&host).await?),
-            JsCall::ListHosts { cursor, limit } => Some(j::host_page_to_json(
-                &q.list_hosts(cursor.as_deref(), limit).await?,
-                camel,
-            )),
-            JsCall::DeleteHost { host, forget_seen } => Some(j::host_deletion_to_json(
-                &q.delete_host(&host, forget_seen).await?,
-                camel,
-            )),
-            JsCall::Peek { limit } => Some(j::stored_items_to_json(&q.peek(limit).await?, camel)),
+            JsCall::ListHosts { cursor, limit } => {
+                j::host_page_to_json(&q.list_hosts(cursor.as_deref(), limit).await?, camel)
+            }
+            JsCall::DeleteHost { host, forget_seen } => {
+                j::host_deletion_to_json(&q.delete_host(&host, forget_seen).await?, camel)
+            }
+            JsCall::Peek { limit } => j::stored_items_to_json(&q.peek(limit).await?, camel),
             JsCall::PeekHost {
                 host,
                 limit,
                 offset,
-            } => Some(j::stored_items_to_json(
-                &q.peek_host(&host, limit, offset).await?,
-                camel,
-            )),
-        })
+            } => j::stored_items_to_json(&q.peek_host(&host, limit, offset).await?, camel),
+        };
+        Ok(JsReply::Json(json))
     }
 }
 
@@ -437,30 +738,59 @@ impl JsCall {
 mod tests {
     use super::*;
 
-    macro_rules! names {
-        ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
-            [$(($js, <[&str]>::len(&[$(stringify!($arg)),*]))),*]
+    macro_rules! rows {
+        ($( $name:ident $js:tt $(<$gen:tt>)? ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+            [$(($js, vec![$(stringify!($arg)),*])),*]
         };
     }
 
     #[test]
     fn every_listed_method_has_a_call_and_takes_its_listed_arguments() {
-        for (js, argc) in js_json_methods!(names) {
-            // Every argument absent: a method either is prepared or refuses a missing host or
-            // url with a type error, never as an unknown method.
-            match JsCall::prepare(js, &vec![Value::Null; argc]) {
-                Ok(_) | Err(ArgError::Type(_)) => {}
-                Err(ArgError::Core(Error::InvalidArgument(m)))
-                    if m.starts_with("no queue method") =>
-                {
-                    panic!("{js} is listed but has no call")
-                }
-                Err(ArgError::Core(_)) => {}
+        let ops = Ops::new("q", crate::Config::default()).unwrap();
+        let lease = LeaseHandle {
+            token: 1,
+            host: "a.com".into(),
+            id: "1".into(),
+            url: None,
+            key: None,
+        };
+        for (js, names) in js_queue_methods!(rows) {
+            let args = names
+                .iter()
+                .map(|&n| match n {
+                    "lease" => JsArg::Leases {
+                        handles: vec![lease.clone()],
+                        single: true,
+                    },
+                    // what a call needs to be prepared with every other argument absent
+                    "ttlMs" => JsArg::Json(json!(1000)),
+                    "host" | "url" => JsArg::Json(json!("a.com")),
+                    "items" | "links" | "requests" => JsArg::Json(json!([])),
+                    _ => JsArg::Json(Value::Null),
+                })
+                .collect();
+            if let Err(e) = JsCall::prepare(js, args, &ops) {
+                panic!("{js} is listed, and refused its listed arguments: {e:?}");
             }
         }
         assert!(matches!(
-            JsCall::prepare("noSuchMethod", &[]),
+            JsCall::prepare("noSuchMethod", vec![], &ops),
             Err(ArgError::Core(Error::InvalidArgument(_)))
         ));
+    }
+
+    #[test]
+    fn a_lease_argument_that_is_an_array_where_one_lease_is_taken_is_a_type_error() {
+        let ops = Ops::new("q", crate::Config::default()).unwrap();
+        let args = vec![
+            JsArg::Leases {
+                handles: vec![],
+                single: false,
+            },
+            JsArg::Json(json!([])),
+        ];
+        assert!(
+            matches!(JsCall::prepare("ackWithLinks", args, &ops), Err(ArgError::Type(m)) if m == "lease must be one Lease")
+        );
     }
 }
