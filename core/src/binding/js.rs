@@ -1,14 +1,17 @@
 //! The methods of the JavaScript `Queue` class, declared once for the native addon and the
-//! WebAssembly build: [`js_queue_methods!`](crate::js_queue_methods) lists them (Rust name, JavaScript name, argument
-//! names, TypeScript types, doc lines), each package expands the list into methods of its
-//! class, and every method's body is [`JsCall::prepare`] (the arguments, checked before any
-//! I/O) then [`JsCall::run`]. A method is added here alone: a row in the list and an arm in each
-//! of those two functions. An argument named `lease` is a lease or an array of leases, which
-//! each package reads from its own objects ([`JsArg::Leases`]); every other argument is JSON.
-//! Results are JSON, or leases ([`JsReply`]), which the addon hands to JavaScript without JSON.
+//! WebAssembly build: [`js_queue_methods!`](crate::js_queue_methods) lists them (Rust name,
+//! JavaScript name, argument names, TypeScript types, doc lines), each package expands the
+//! list into methods of its class, and every method's body is [`JsCall::prepare`] (the
+//! arguments, checked before any I/O) then [`JsCall::run`]. A method is added here alone: a row
+//! in the list and an arm in each of those two functions. An argument named `lease` is a lease
+//! or an array of leases, which each package reads from its own objects ([`JsArg::Leases`]);
+//! every other argument is JSON. Results are JSON, or leases ([`JsReply`]), which the addon
+//! hands to JavaScript without JSON.
 //!
-//! What stays in each package: opening a queue (a Redis URL there, a JavaScript transport
-//! here), `close`, `work()` and its iterator, and the `extendEveryMs` getter.
+//! What stays in each package: opening a queue (a Redis URL in the addon, a JavaScript
+//! transport in the WebAssembly build), `close`, `work()` and its iterator, the `extendEveryMs`
+//! getter, and the package's functions (`normalize`, `shardOf`, the crawl request helpers,
+//! `defaultOptions`, `frameworkOptions`), one line each over the core's JSON helpers.
 //!
 //! ```
 //! use crawlq::binding::js::{JsArg, JsCall};
