@@ -15,6 +15,12 @@ export interface CrawlqRequestManagerOptions {
   releaseOnSignal?: boolean
   /** How long one stats reading answers isEmpty, getPendingCount and getTotalCount (default 250). */
   statsCacheMs?: number
+  /**
+   * A request the crawler starts more than this many ms after its lease (held while the
+   * crawler fetched the host's robots.txt) first takes a turn of its host (default 100; see
+   * `preNavigationHook`).
+   */
+  heldTurnMs?: number
 }
 
 export interface CrawlqRequestManagerOpenOptions extends CrawlqRequestManagerOptions {
@@ -53,12 +59,14 @@ export declare class CrawlqRequestManager implements IRequestManager {
    */
   readonly postNavigationHook: (context: { request: Request, response?: unknown }) => Promise<void>
   /**
-   * A pre-navigation hook for HTTP crawlers (`preNavigationHooks: [manager.preNavigationHook]`)
-   * that makes each redirect the HTTP client follows wait for a turn of its target's host
-   * (`Queue.waitHostTurn`): spaced by that host's delay from its leases and turns, across
-   * processes; a hop without a turn within the navigation timeout fails the request.
+   * A pre-navigation hook (`preNavigationHooks: [manager.preNavigationHook]`): a request the
+   * crawler held more than `heldTurnMs` since its lease (for robots.txt with
+   * `respectRobotsTxtFile`) waits for a turn of its host first, and each redirect an HTTP
+   * client follows waits for a turn of its target's host (`Queue.waitHostTurn`): spaced by the
+   * host's delay from its leases and turns, across processes; a request or hop without a turn
+   * within the navigation timeout fails.
    */
-  readonly preNavigationHook: (context: { request: Request, crawler?: unknown }, gotOptions?: Record<string, unknown>) => void
+  readonly preNavigationHook: (context: { request: Request, crawler?: unknown }, gotOptions?: Record<string, unknown>) => Promise<void>
   /** The crawlq lease a fetched request came from, while this process holds it. */
   leaseOf (request: Request): Lease | null
   addRequest (requestLike: Source, options?: RequestQueueOperationOptions): Promise<RequestQueueOperationInfo>

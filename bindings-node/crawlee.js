@@ -69,6 +69,9 @@ class CrawlqRequestManager {
    *   in your handler.
    * @param {number} [options.statsCacheMs=250] how long a stats reading answers
    *   `isEmpty`, `getPendingCount` and `getTotalCount`
+   * @param {number} [options.heldTurnMs=100] a request the crawler starts later than this
+   *   after its lease (held for robots.txt) takes a turn of its host first (see
+   *   `preNavigationHook`)
    */
   constructor (queue, options = {}) {
     if (!queue || typeof queue.lease !== 'function' || typeof queue.seed !== 'function') {
@@ -95,15 +98,34 @@ class CrawlqRequestManager {
     this.postNavigationHook = async ({ request, response }) => this.noteResponse(request, response)
     /**
      * A Crawlee pre-navigation hook for HTTP crawlers (CheerioCrawler, HttpCrawler,
-     * JSDOMCrawler): `preNavigationHooks: [requestQueue.preNavigationHook]`. Each redirect the
-     * HTTP client follows waits for a turn of its target's host (`Queue.waitHostTurn`): spaced
-     * from that host's leases and turns by its delay, across processes and frameworks, and
-     * held while the host is at its in-flight limit (the request's own host excepted) or
-     * paused. A hop that gets no turn within the crawler's navigation timeout fails the
-     * request (Crawlee retries it as for any failed navigation).
+     * JSDOMCrawler) and browser crawlers: `preNavigationHooks: [requestQueue.preNavigationHook]`.
+     * A request that the crawler held for more than `heldTurnMs` since its lease (waiting for
+     * the host's robots.txt with `respectRobotsTxtFile`: every request of a host leased during
+     * that fetch would otherwise leave at once when it arrives) first waits for a turn of its
+     * host (`Queue.waitHostTurn`), so the requests leave spaced by the host's delay. Each
+     * redirect an HTTP client follows waits for a turn of its target's host too: spaced from
+     * that host's leases and turns by its delay, across processes and frameworks, and held
+     * while the host is at its in-flight limit (the request's own host excepted) or paused.
+     * A request or hop that gets no turn within the crawler's navigation timeout fails (Crawlee
+     * retries it as for any failed navigation).
      */
-    this.preNavigationHook = (context, gotOptions) => this.holdRedirects(context, gotOptions)
+    this.preNavigationHook = async (context, gotOptions) => {
+      await this.holdLateStart(context)
+      this.holdRedirects(context, gotOptions)
+    }
+    this.heldTurnMs = options.heldTurnMs ?? 100
     if (options.releaseOnSignal ?? true) this.watchSignals()
+  }
+
+  /** A request held since its lease (robots.txt) waits for its host's turn (preNavigationHook). */
+  async holdLateStart ({ request, crawler }) {
+    const held = request && this.inFlight.get(request.id)
+    if (!held || Date.now() - held.handedAt <= this.heldTurnMs) return
+    const timeoutMs = crawler?.navigationTimeoutMillis ?? 30000
+    const taken = await this.queue.waitHostTurn(request.url, { lease: held.lease, timeoutMs })
+    if (!taken) {
+      throw new Error(`crawlq: no turn of the host of ${request.url} within ${timeoutMs} ms after the crawler held it ${Date.now() - held.handedAt} ms: it is paused or at its in-flight limit`)
+    }
   }
 
   /** Make each redirect of a held request's fetch wait for its host's turn (preNavigationHook). */
@@ -196,7 +218,7 @@ class CrawlqRequestManager {
         this.warn(`dead-lettered ${lease.url ?? lease.host}: not a crawl request Crawlee can fetch`, err)
         continue
       }
-      this.inFlight.set(request.id, { lease, crawl })
+      this.inFlight.set(request.id, { lease, crawl, handedAt: Date.now() })
       return request
     }
   }

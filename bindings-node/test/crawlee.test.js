@@ -304,3 +304,22 @@ test('a CheerioCrawler with preNavigationHook: each redirect hop waits for its h
   assert.deepEqual([stats.done, stats.dead], [4, 0])
   await m.close()
 })
+
+test('preNavigationHook: a request the crawler held past heldTurnMs waits for its host\'s turn (none while the host is paused: it fails); a prompt one goes at once', async () => {
+  const m = await manage(uniqueName('crawlee-held'))
+  await m.addRequestsBatched(['http://a.com/1', 'http://a.com/2'])
+  const prompt = await m.fetchNextRequest()
+  const late = await m.fetchNextRequest()
+  // as if the crawler had waited a second for a.com's robots.txt before starting `late`
+  m.inFlight.get(late.id).handedAt -= 1000
+  await m.queue.pauseHost('a.com')
+  const crawler = { navigationTimeoutMillis: 150 }
+  // the prompt request started in its lease's turn: no new turn needed, the pause is not consulted
+  await m.preNavigationHook({ request: prompt, crawler }, {})
+  await assert.rejects(m.preNavigationHook({ request: late, crawler }, {}), /no turn of the host of http:\/\/a\.com\/2 within 150 ms after the crawler held it/)
+  await m.queue.resumeHost('a.com')
+  await m.preNavigationHook({ request: late, crawler }, {})
+  // a request this process does not hold is left alone
+  await m.preNavigationHook({ request: new Request({ url: 'http://a.com/3' }), crawler }, {})
+  await m.close()
+})

@@ -287,3 +287,37 @@ def test_redirects_are_seeded_into_the_frontier_with_a_client_that_does_not_foll
     assert counts.pop("127.0.0.1/self") == 2, fetched
     assert set(counts.values()) == {1}, fetched
     assert len(counts) == 6, fetched
+
+
+def test_a_request_held_past_held_turn_waits_for_its_hosts_turn_and_fails_without_one(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        store = storage(redis_server, name, held_turn=0.05)
+        client = await store.create_rq_client()
+        await client.add_batch_of_requests([Request.from_url("http://a.com/1"), Request.from_url("http://a.com/2")])
+        prompt, late = await client.fetch_next_request(), await client.fetch_next_request()
+        assert prompt is not None and late is not None
+        # as if the crawler had waited a second for a.com's robots.txt before starting `late`
+        lease, crawl, handed_at = client._in_flight[late.unique_key]
+        client._in_flight[late.unique_key] = (lease, crawl, handed_at - 1.0)
+        await client.queue.pause_host("a.com")
+        # the prompt request started in its lease's turn: no new turn, the pause is not consulted
+        assert await client.hold_late_start(prompt, 0.05, timeout=0.15)
+        with pytest.raises(RuntimeError, match=r"no turn of the host of http://a\.com/2 within 0\.15 s after the crawler held it"):
+            await client.hold_late_start(late, 0.05, timeout=0.15)
+        await client.queue.resume_host("a.com")
+        # the hook Crawlee calls: a turn now comes
+        await store.pre_navigation_hook(_Context(late))
+        # a request this process does not hold is left alone
+        assert not await client.hold_late_start(Request.from_url("http://a.com/3"), 0.05, timeout=0.15)
+        await client.mark_request_as_handled(prompt)
+        await client.mark_request_as_handled(late)
+        assert await client.is_finished()
+
+    asyncio.run(main())
+
+
+class _Context:
+    """What pre_navigation_hook reads of a Crawlee context."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request

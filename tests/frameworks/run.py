@@ -21,12 +21,15 @@ Runs (all by default):
               in 1.5 s, one answering 429 with Retry-After, one with a robots.txt Crawl-delay;
               in-flight limit 1 and the delay after the answer: the site's log shows one
               request at a time per host, each at least the delay after the previous answer
+  held        2 Crawlee and 2 Crawlee for Python processes reading robots.txt on the held site
+              (testsite.HeldSite): a host whose robots.txt answers in 1.5 s; the requests
+              leased meanwhile reach it spaced by its delay, not in a burst when it arrives
 
 Runs with the Python that has the crawlq wheel and Scrapy installed, after the Node.js addon is
 built in bindings-node/ (with its dev dependencies, Crawlee among them), with Debian's
 php-laravel-framework installed and CRAWLQ_PHP_EXTENSION naming the built crawlq.so:
 
-    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill] [polite] [redirects]
+    python tests/frameworks/run.py [scrapy] [crawlee] [crawlee-python] [laravel] [roundtrip] [mixed] [mixed-kill] [polite] [redirects] [held]
 """
 
 from __future__ import annotations
@@ -53,15 +56,18 @@ from conftest import RedisServer  # noqa: E402
 from testsite import (  # noqa: E402
     CRAWL_DELAY,
     FLAKY,
+    HELD_HOST,
     PAGES,
     RATE_HOST,
     ROBOTS_HOST,
     SLOW_HOST,
+    HeldSite,
     PoliteSite,
     RedirectSite,
     Site,
     after_startup,
     check_fetches,
+    check_held,
     check_politeness,
     check_redirects,
     expected_fetches,
@@ -547,6 +553,39 @@ def run_redirects(redis: RedisServer, tmp: Path) -> None:
     )
 
 
+def run_held(redis: RedisServer, tmp: Path) -> None:
+    """2 Crawlee (JavaScript) and 2 Crawlee for Python processes that read robots.txt
+    (respectRobotsTxtFile, respect_robots_txt_file) crawl the held site: the requests each
+    process leased while a host's slow robots.txt was on its way leave spaced by the host's
+    delay (the adapters' pre-navigation hooks take a turn for them), not all at once."""
+    site = HeldSite(tmp / "held-site.log").start()
+    queue = "held-site"
+    js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
+    started = time.monotonic()
+    runs = [(spec["command"], worker_env({**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
+                                          "START_URL": site.start_url(), "ROBOTS": "1"}, i)) for i, spec in enumerate([js, js, py, py])]
+    try:
+        run_to_the_end("held", tmp, runs)
+    finally:
+        site.stop()
+    elapsed = time.monotonic() - started
+    requests = site.requests()
+    problems, figures = check_held(requests, HOST_DELAY)
+    check(not problems, "held: " + "; ".join(problems[:10]))
+    q = crawlq.Queue(redis.url, queue)
+    stats = q.stats()
+    check(q.is_finished() and stats["dead"] == 0, f"held: finished with no dead letter ({stats})")
+    q.close()
+    fetched_by = Counter("crawlee" if r["agent"].startswith(js["agent"]) else "crawlee-python"
+                         for r in requests if r["host"] == HELD_HOST and r["path"] != "/robots.txt")
+    print(
+        f"held: 2 Crawlee + 2 Crawlee for Python processes reading robots.txt crawled {len(requests)} URLs in {elapsed:.1f} s; "
+        f"{HELD_HOST}'s pages fetched by {dict(sorted(fetched_by.items()))} after {figures['robots.txt fetches']:.0f} "
+        f"slow robots.txt fetches; smallest gap between two of its requests {figures['smallest gap'] * 1000:.0f} ms "
+        f"(delay {HOST_DELAY * 1000:.0f} ms)"
+    )
+
+
 def run_adapter_roundtrip(redis: RedisServer, tmp: Path) -> None:
     from roundtrip import run_roundtrip
 
@@ -564,6 +603,7 @@ FRAMEWORKS = {
     "mixed-kill": run_mixed_kill,
     "polite": run_polite,
     "redirects": run_redirects,
+    "held": run_held,
 }
 
 

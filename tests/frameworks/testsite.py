@@ -383,6 +383,64 @@ class RedirectSite(Site):
         return self
 
 
+GATE_HOST, HELD_HOST = "127.0.0.9", "127.0.0.10"
+HELD_PAGES = 12
+ROBOTS_SECONDS = 1.5  # HELD_HOST's robots.txt answers after this long
+
+
+class HeldSite(Site):
+    """A site whose robots.txt keeps crawlers waiting: /h/0 on GATE_HOST links HELD_PAGES pages
+    /c/<i> on HELD_HOST, whose robots.txt (allowing everything) answers after ROBOTS_SECONDS. A
+    crawler that reads robots.txt before each host's first request holds the requests of
+    HELD_HOST it leased meanwhile; they must not leave at once when robots.txt arrives. Each
+    request is logged as `serve` logs it."""
+
+    def start_url(self) -> str:
+        return f"http://{GATE_HOST}:{self.port}/h/0"
+
+    def answer_held(self, host: str, path: str) -> tuple[int, dict[str, str], str]:
+        if path == "/robots.txt":
+            if host == HELD_HOST:
+                time.sleep(ROBOTS_SECONDS)
+            return 200, {"Content-Type": "text/plain"}, "User-agent: *\nAllow: /\n"
+        if (host, path) == (GATE_HOST, "/h/0"):
+            links = [f"http://{HELD_HOST}:{self.port}/c/{i}" for i in range(HELD_PAGES)]
+            return 200, {}, "<html><body>" + "".join(f'<a href="{link}">{link}</a>' for link in links) + "</body></html>"
+        parts = path.strip("/").split("/")
+        if host == HELD_HOST and len(parts) == 2 and parts[0] == "c" and parts[1].isdigit() and int(parts[1]) < HELD_PAGES:
+            return 200, {}, "<html><body>held</body></html>"
+        return 404, {}, "not found"
+
+    def start(self) -> HeldSite:
+        serve(self, (GATE_HOST, HELD_HOST), self.answer_held)
+        return self
+
+
+def check_held(requests: list[dict[str, Any]], delay: float) -> tuple[list[str], dict[str, float]]:
+    """What is wrong with a crawl of the HeldSite by crawlers paced `delay` per host, from the
+    site's log, and the figures checked: every page fetched once with 200; the page requests to
+    HELD_HOST (robots.txt, which each crawler process fetches itself, left out) arrive at least
+    `delay` apart, less 60 ms (a request arrives a little after its turn)."""
+    problems: list[str] = []
+    pages = [r for r in requests if r["path"] != "/robots.txt"]
+    want = {f"{GATE_HOST}/h/0": [200], **{f"{HELD_HOST}/c/{i}": [200] for i in range(HELD_PAGES)}}
+    got: dict[str, list[int]] = {}
+    for r in pages:
+        got.setdefault(f"{r['host']}{r['path']}", []).append(r["status"])
+    for url in sorted(set(want) | set(got)):
+        if got.get(url, []) != want.get(url):
+            problems.append(f"{url}: fetched {got.get(url, [])}, wanted {want.get(url)}")
+    held = sorted((r for r in pages if r["host"] == HELD_HOST), key=lambda r: r["t"])
+    gaps = [(b["t"] - a["t"], a, b) for a, b in zip(held, held[1:])]
+    for gap, a, b in gaps:
+        if gap < delay - 0.06:
+            problems.append(f"{HELD_HOST}: {b['path']} ({b['agent']}) arrived {gap * 1000:.0f} ms after {a['path']} ({a['agent']}), "
+                            f"wanted >= {delay * 1000:.0f} ms")
+    figures = {"smallest gap": min((g for g, _, _ in gaps), default=0.0),
+               "robots.txt fetches": float(sum(1 for r in requests if r["host"] == HELD_HOST and r["path"] == "/robots.txt"))}
+    return problems, figures
+
+
 def check_redirects(requests: list[dict[str, Any]], delay: float, hop_agent: str) -> tuple[list[str], dict[str, float]]:
     """What is wrong with a crawl of the RedirectSite by crawlers paced `delay` per host, from
     the site's log, and the figures checked: every page, redirect and landing page fetched once;

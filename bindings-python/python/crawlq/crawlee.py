@@ -285,8 +285,23 @@ class CrawlqRequestQueueClient(RequestQueueClient):
                 await self.queue.nack(lease, retry=False, reason=f"undecodable: {exc}")
                 log.warning("dead-lettered %s: not a crawl request Crawlee can fetch: %s", lease.url or lease.host, exc)
                 continue
-            self._in_flight[request.unique_key] = (lease, crawl)
+            self._in_flight[request.unique_key] = (lease, crawl, time.monotonic())
             return request
+
+    async def hold_late_start(self, request: Request, held_turn: float, timeout: float) -> bool:
+        """Wait for a turn of the host of a request this process holds when the crawler starts
+        it more than ``held_turn`` seconds after its lease (it waited for the host's robots.txt);
+        whether it is held here. Raises when no turn comes within ``timeout``."""
+        held = self._in_flight.get(request.unique_key)
+        if held is None:
+            return False
+        held_for = time.monotonic() - held[2]
+        if held_for > held_turn and not await self.queue.wait_host_turn(request.url, lease=held[0], timeout=timeout):
+            raise RuntimeError(
+                f"crawlq: no turn of the host of {request.url} within {timeout} s after the crawler held it "
+                f"{held_for:.1f} s: it is paused or at its in-flight limit"
+            )
+        return True
 
     def note_response(self, request: Request, status: int, retry_after: str | None) -> bool:
         """Note a held request's response status and Retry-After; whether it is held here."""
@@ -343,7 +358,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         held = self._in_flight.pop(request.unique_key, None)
         if held is None:
             return None
-        lease, _ = held
+        lease = held[0]
         if redirected:
             # its target is queued in the frontier: this request's work is done
             if not await self.queue.ack(lease):
@@ -363,7 +378,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         held = self._in_flight.pop(request.unique_key, None)
         if held is None:
             return None
-        lease, crawl = held
+        lease, crawl, _ = held
         payload = crawlq.request_update(lease, _changes(request, crawl))
         if request.state == RequestState.ERROR_HANDLER:
             outcome = await self._nack_for_retry(lease, request.unique_key, reason=_error_line(), payload=payload)
@@ -405,7 +420,9 @@ class CrawlqStorageClient(StorageClient):
     """A Crawlee storage client whose request queues are crawlq queues on one Redis.
 
     ``queue`` names the crawlq queue of the crawler's default request queue (a named Crawlee
-    queue uses its own name); other keyword options are :class:`crawlq.AsyncQueue` options.
+    queue uses its own name); ``held_turn`` is how late (seconds after its lease) a request may
+    start before :meth:`pre_navigation_hook` makes it take a turn of its host; other keyword
+    options are :class:`crawlq.AsyncQueue` options.
     ``other_storage`` keeps datasets and key-value stores (default: in memory).
     """
 
@@ -417,9 +434,11 @@ class CrawlqStorageClient(StorageClient):
         other_storage: StorageClient | None = None,
         wait: float = 1.0,
         forefront_priority: int = 1,
+        held_turn: float = 0.1,
         **queue_options: Any,
     ) -> None:
         self.url = url
+        self._held_turn = held_turn
         self.queue_name = queue
         self._other = other_storage or MemoryStorageClient()
         self._wait = wait
@@ -438,6 +457,17 @@ class CrawlqStorageClient(StorageClient):
         """Crawlee caches the storages it opens per storage client class and this key: two
         clients on other Redis servers or queues must not share a request queue."""
         return (type(self).__name__, self.url, self.queue_name)
+
+    async def pre_navigation_hook(self, context: Any) -> None:
+        """A Crawlee pre-navigation hook (``crawler.pre_navigation_hook(storage.pre_navigation_hook)``):
+        a request the crawler starts more than ``held_turn`` seconds (default 0.1) after its
+        lease, because it waited for the host's robots.txt (``respect_robots_txt_file``), first
+        waits for a turn of its host (``wait_host_turn``), so the requests of a host leased
+        during that fetch leave spaced by its delay instead of all at once when it arrives. A
+        request with no turn within 30 s fails (Crawlee retries it)."""
+        for client in self._clients.values():
+            if await client.hold_late_start(context.request, self._held_turn, 30.0):
+                return
 
     async def post_navigation_hook(self, context: Any) -> None:
         """A Crawlee post-navigation hook (``crawler.post_navigation_hook(storage.post_navigation_hook)``)

@@ -16,7 +16,8 @@ async function main () {
       // ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
       sortQuery: true,
       leaseTtlMs: Number(process.env.LEASE_TTL ?? 30) * 1000
-    }
+    },
+    ...(process.env.HELD_TURN_MS ? { heldTurnMs: Number(process.env.HELD_TURN_MS) } : {})
   })
   const agent = `site-crawler/${process.env.WORKER}`
   const crawler = new CheerioCrawler({
@@ -24,10 +25,13 @@ async function main () {
     // option, and takes any object with fetchNextRequest and addRequest as a request queue.
     requestQueue: requestManager,
     maxConcurrency: 8,
+    // the held site: robots.txt read before each host's first request (the request manager's
+    // preNavigationHook spaces the requests held meanwhile)
+    respectRobotsTxtFile: process.env.ROBOTS === '1',
     maxRequestRetries: 3,
     useSessionPool: false,
-    // a redirect the HTTP client follows waits for its target host's turn; a 429's
-    // Retry-After holds the host
+    // a redirect the HTTP client follows, and a request held for robots.txt, wait for their
+    // host's turn; a 429's Retry-After holds the host
     postNavigationHooks: [requestManager.postNavigationHook],
     preNavigationHooks: [
       requestManager.preNavigationHook,

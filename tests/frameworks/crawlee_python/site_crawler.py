@@ -29,6 +29,7 @@ async def main() -> None:
         # ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
         sort_query=True,
         lease_ttl=float(os.environ.get("LEASE_TTL", "30")),
+        held_turn=float(os.environ.get("HELD_TURN", "0.1")),
     )
     crawler = BeautifulSoupCrawler(
         storage_client=storage,
@@ -37,7 +38,11 @@ async def main() -> None:
         max_request_retries=3,
         use_session_pool=False,
         concurrency_settings=ConcurrencySettings(max_concurrency=8, desired_concurrency=8),
+        # the held site: robots.txt read before each host's first request
+        respect_robots_txt_file=os.environ.get("ROBOTS") == "1",
     )
+    # a request held for robots.txt takes its host's turn before it leaves
+    crawler.pre_navigation_hook(storage.pre_navigation_hook)
     crawler.post_navigation_hook(storage.post_navigation_hook)
     queue_client = await storage.create_rq_client()
     agent = f"site-crawler-py/{os.environ['WORKER']}"
