@@ -520,29 +520,36 @@ def run_polite(redis: RedisServer, tmp: Path) -> None:
     )
 
 
+def crawl_with_two_crawlees(name: str, site: Site, redis: RedisServer, tmp: Path, env: dict[str, str]) -> tuple[list[dict], float]:
+    """2 Crawlee (JavaScript) and 2 Crawlee for Python processes crawl the started `site` on the
+    queue `<name>-site` (with `env` besides theirs) until it is finished with no dead letter;
+    the site's log and how long it took."""
+    queue = f"{name}-site"
+    js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
+    started = time.monotonic()
+    runs = [(spec["command"], worker_env({**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
+                                          "START_URL": site.start_url(), **env}, i)) for i, spec in enumerate([js, js, py, py])]
+    try:
+        run_to_the_end(name, tmp, runs)
+    finally:
+        site.stop()
+    elapsed = time.monotonic() - started
+    q = crawlq.Queue(redis.url, queue)
+    stats = q.stats()
+    check(q.is_finished() and stats["dead"] == 0, f"{name}: finished with no dead letter ({stats})")
+    q.close()
+    return site.requests(), elapsed
+
+
 def run_redirects(redis: RedisServer, tmp: Path) -> None:
     """2 Crawlee (JavaScript) and 2 Crawlee for Python processes on one queue crawl the redirect
     site: the JavaScript crawlers' HTTP client follows each redirect after its host's turn
     (requestQueue.preNavigationHook), the Python ones seed its target into the frontier
     (storage.post_navigation_hook, a client that does not follow)."""
-    site = RedirectSite(tmp / "redirects-site.log").start()
-    queue = "redirects-site"
-    js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
-    started = time.monotonic()
-    runs = [(spec["command"], worker_env({**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
-                                          "START_URL": site.start_url()}, i)) for i, spec in enumerate([js, js, py, py])]
-    try:
-        run_to_the_end("redirects", tmp, runs)
-    finally:
-        site.stop()
-    elapsed = time.monotonic() - started
-    requests = site.requests()
+    js = crawler_process("crawlee", tmp)
+    requests, elapsed = crawl_with_two_crawlees("redirects", RedirectSite(tmp / "redirects-site.log").start(), redis, tmp, {})
     problems, figures = check_redirects(requests, HOST_DELAY, js["agent"])
     check(not problems, "redirects: " + "; ".join(problems[:10]))
-    q = crawlq.Queue(redis.url, queue)
-    stats = q.stats()
-    check(q.is_finished() and stats["dead"] == 0, f"redirects: finished with no dead letter ({stats})")
-    q.close()
     redirected_by = Counter("crawlee" if r["agent"].startswith(js["agent"]) else "crawlee-python"
                             for r in requests if r["path"].startswith("/go/"))
     print(
@@ -558,24 +565,10 @@ def run_held(redis: RedisServer, tmp: Path) -> None:
     (respectRobotsTxtFile, respect_robots_txt_file) crawl the held site: the requests each
     process leased while a host's slow robots.txt was on its way leave spaced by the host's
     delay (the adapters' pre-navigation hooks take a turn for them), not all at once."""
-    site = HeldSite(tmp / "held-site.log").start()
-    queue = "held-site"
-    js, py = crawler_process("crawlee", tmp), crawler_process("crawlee-python", tmp)
-    started = time.monotonic()
-    runs = [(spec["command"], worker_env({**os.environ, **spec["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": queue,
-                                          "START_URL": site.start_url(), "ROBOTS": "1"}, i)) for i, spec in enumerate([js, js, py, py])]
-    try:
-        run_to_the_end("held", tmp, runs)
-    finally:
-        site.stop()
-    elapsed = time.monotonic() - started
-    requests = site.requests()
+    js = crawler_process("crawlee", tmp)
+    requests, elapsed = crawl_with_two_crawlees("held", HeldSite(tmp / "held-site.log").start(), redis, tmp, {"ROBOTS": "1"})
     problems, figures = check_held(requests, HOST_DELAY)
     check(not problems, "held: " + "; ".join(problems[:10]))
-    q = crawlq.Queue(redis.url, queue)
-    stats = q.stats()
-    check(q.is_finished() and stats["dead"] == 0, f"held: finished with no dead letter ({stats})")
-    q.close()
     fetched_by = Counter("crawlee" if r["agent"].startswith(js["agent"]) else "crawlee-python"
                          for r in requests if r["host"] == HELD_HOST and r["path"] != "/robots.txt")
     print(
