@@ -204,91 +204,42 @@ impl Queue {
     }
 }
 
-/// The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024).
-#[napi(js_name = "shardOf")]
-pub fn shard_of(env: &Env, input: String, shards: i64) -> Result<u32> {
-    json::shard_of_input(&input, shards).map_err(|e| js_error(env, e))
+/// An argument of a listed function as JSON: `config` holds queue options (a value JSON cannot
+/// hold in it is a configuration error), any other is an argument.
+macro_rules! napi_fn_arg {
+    ($env:ident, config, $value:ident) => {
+        json_value($env, $value, "options", crawlq::Error::Config)?
+    };
+    ($env:ident, $name:ident, $value:ident) => {
+        json_arg($env, $value, stringify!($name))?
+    };
 }
 
-/// The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws
-/// an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.
-#[napi(ts_return_type = "Normalized")]
-pub fn normalize(env: &Env, input: String) -> Result<Value> {
-    crawlq::binding::json::normalized_to_json(&input).map_err(|e| js_error(env, e))
+/// The package's functions from the list both JavaScript packages expand
+/// (`crawlq::js_functions!`, see `crawlq::binding::js`).
+macro_rules! napi_functions {
+    ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+        $(
+            $(#[doc = $doc])*
+            #[napi(js_name = $js, ts_args_type = $ts_args, ts_return_type = $ts_ret)]
+            pub fn $name(env: &Env, $($arg: Option<Unknown<'_>>),*) -> Result<convert::JsonOut> {
+                let args: Vec<Value> = vec![$(napi_fn_arg!(env, $arg, $arg)),*];
+                crawlq::binding::js::call_function($js, &args)
+                    .map(convert::JsonOut)
+                    .map_err(|e| arg_error(env, e))
+            }
+        )*
+    };
 }
 
-/// The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body
-/// (a Buffer or null), userData, label, depth, retries, foundOn, frameworks }`. An item seeded
-/// through the plain API is a GET of its URL with its payload as `userData`. Throws an `Error`
-/// with code `ERR_CRAWLQ_PROTOCOL` for a host item or a request this version cannot read
-/// (dead-letter it as `undecodable: ...`).
-#[napi(
-    js_name = "requestOf",
-    ts_args_type = "lease: Lease",
-    ts_return_type = "CrawlRequest"
-)]
-pub fn request_of(env: &Env, lease: Unknown<'_>) -> Result<convert::JsonOut> {
-    let lease = json_arg(env, Some(lease), "lease")?;
-    let url = lease.get("url").and_then(Value::as_str);
-    let request = json::request_of_item(url, lease.get("payload"), Style::Camel)
-        .map_err(|e| js_error(env, e))?;
-    Ok(convert::JsonOut(request))
-}
+crawlq::js_functions!(napi_functions);
 
-/// The payload a crawl request (an object as `requestOf` returns it) is stored as: what a
-/// nack or release stores to keep an updated request (its retries, its framework's fields).
-#[napi(
-    js_name = "requestPayload",
-    ts_args_type = "request: CrawlRequestInput",
-    ts_return_type = "Record<string, unknown>"
-)]
-pub fn request_payload(env: &Env, request: Unknown<'_>) -> Result<convert::JsonOut> {
-    let request = json_arg(env, Some(request), "request")?;
-    let request = json::request_from_json(&request, Style::Camel).map_err(|e| js_error(env, e))?;
-    Ok(convert::JsonOut(request.payload()))
-}
-
-/// The payload that stores a leased crawl request again with `changes` (`requestOf`'s fields;
-/// `frameworks` changes replace that framework's namespace only), read from the item as
-/// stored: what a retry's nack or a release stores.
-#[napi(
-    js_name = "requestUpdate",
-    ts_args_type = "lease: Lease, changes?: Partial<CrawlRequestInput>",
-    ts_return_type = "Record<string, unknown>"
-)]
-pub fn request_update(
-    env: &Env,
-    lease: Unknown<'_>,
-    changes: Option<Unknown<'_>>,
-) -> Result<convert::JsonOut> {
-    let lease = json_arg(env, Some(lease), "lease")?;
-    let changes = json_arg(env, changes, "changes")?;
-    let url = lease.get("url").and_then(Value::as_str);
-    let payload = json::request_update(url, lease.get("payload"), &changes, Style::Camel)
-        .map_err(|e| js_error(env, e))?;
-    Ok(convert::JsonOut(payload))
-}
-
-/// The default of every queue option (milliseconds for durations; `null`: unset), from the
-/// core's option table: what framework adapters read instead of defaults of their own.
-#[napi(
-    js_name = "defaultOptions",
-    ts_return_type = "{ [K in Exclude<keyof QueueOptions, 'fixedClock'>]-?: QueueOptions[K] | null }"
-)]
-pub fn default_options() -> Value {
-    Value::Object(crawlq::Config::default().to_options(Style::Camel))
-}
-
-/// The options a framework adapter opens its queue with: `options`, checked, with
-/// `extendEveryMs` a third of `leaseTtlMs` unless given.
-#[napi(
-    js_name = "frameworkOptions",
-    ts_args_type = "options?: QueueOptions",
-    ts_return_type = "QueueOptions"
-)]
-pub fn framework_options(env: &Env, options: Option<Unknown<'_>>) -> Result<Value> {
-    let options = json_value(env, options, "options", crawlq::Error::Config)?;
-    core_arg(env, json::framework_options_json(&options, Style::Camel))
+/// A refusal of arguments as the JavaScript error: a TypeError, or the core's error.
+fn arg_error(env: &Env, err: ArgError) -> Error {
+    match err {
+        ArgError::Type(m) => type_error(env, m),
+        ArgError::Core(e) => js_error(env, e),
+    }
 }
 
 /// An argument of a listed method as the core takes it: `lease` read from the lease objects
@@ -347,8 +298,7 @@ impl Queue {
     ) -> Result<PromiseRaw<'env, convert::Reply>> {
         let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
-            Err(ArgError::Type(m)) => return rejected(env, type_error(env, m)),
-            Err(ArgError::Core(e)) => return rejected(env, js_error(env, e)),
+            Err(err) => return rejected(env, arg_error(env, err)),
         };
         let q = self.inner.clone();
         promise(env, async move { call.run(&q).await }, |_, reply| {

@@ -136,76 +136,42 @@ fn wasm_config(options: &serde_json::Value) -> crawlq::Result<crawlq::Config> {
     Ok(config)
 }
 
-/// The shard an input belongs to in a queue of `shards` shards (same as the native addon's).
-#[wasm_bindgen(js_name = shardOf)]
-pub fn shard_of(input: String, shards: f64) -> Result<u32, JsValue> {
-    core(json::shard_of_input(&input, shards as i64))
-}
-
-/// The canonical form crawlq gives an input (same as the native addon's `normalize`).
-#[wasm_bindgen]
-pub fn normalize(input: String) -> Result<JsValue, JsValue> {
-    Ok(convert::to_js(&core(json::normalized_to_json(&input))?))
-}
-
-/// The crawl request of a lease (same as the native addon's `requestOf`).
-#[wasm_bindgen(js_name = requestOf)]
-pub fn request_of(lease: JsValue) -> Result<JsValue, JsValue> {
-    let lease = json_arg(&lease, "lease")?;
-    let url = lease.get("url").and_then(Value::as_str);
-    let request = core(json::request_of_item(
-        url,
-        lease.get("payload"),
-        Style::Camel,
-    ))?;
-    Ok(convert::to_js(&request))
-}
-
-/// The payload a crawl request is stored as (same as the native addon's `requestPayload`).
-#[wasm_bindgen(js_name = requestPayload)]
-pub fn request_payload(request: JsValue) -> Result<JsValue, JsValue> {
-    let request = json_arg(&request, "request")?;
-    let request = core(json::request_from_json(&request, Style::Camel))?;
-    Ok(convert::to_js(&request.payload()))
-}
-
-/// The payload that stores a leased crawl request again, changed (same as the native addon's
-/// `requestUpdate`).
-#[wasm_bindgen(js_name = requestUpdate)]
-pub fn request_update(lease: JsValue, changes: JsValue) -> Result<JsValue, JsValue> {
-    let lease = json_arg(&lease, "lease")?;
-    let changes = if changes.is_undefined() {
-        Value::Null
-    } else {
-        json_arg(&changes, "changes")?
+/// An argument of a listed function as JSON: `config` holds queue options (a value JSON cannot
+/// hold in it is a configuration error), any other is an argument.
+macro_rules! wasm_fn_arg {
+    (config, $value:ident) => {
+        json_value(&$value, "options", crawlq::Error::Config)?
     };
-    let url = lease.get("url").and_then(Value::as_str);
-    let payload = core(json::request_update(
-        url,
-        lease.get("payload"),
-        &changes,
-        Style::Camel,
-    ))?;
-    Ok(convert::to_js(&payload))
+    ($name:ident, $value:ident) => {
+        json_arg(&$value, stringify!($name))?
+    };
 }
 
-/// The default of every queue option (same as the native addon's `defaultOptions`).
-#[wasm_bindgen(js_name = defaultOptions)]
-pub fn default_options() -> JsValue {
-    convert::to_js(&Value::Object(
-        crawlq::Config::default().to_options(Style::Camel),
-    ))
+/// The package's functions from the list both JavaScript packages expand
+/// (`crawlq::js_functions!`, see `crawlq::binding::js`).
+macro_rules! wasm_functions {
+    ($( $name:ident $js:tt ($($arg:ident),*) $ts_args:tt $ts_ret:tt $($doc:literal)*; )*) => {
+        $(
+            $(#[doc = $doc])*
+            #[wasm_bindgen(js_name = $js)]
+            pub fn $name($($arg: JsValue),*) -> Result<JsValue, JsValue> {
+                let args: Vec<Value> = vec![$(wasm_fn_arg!($arg, $arg)),*];
+                crawlq::binding::js::call_function($js, &args)
+                    .map(|v| convert::to_js(&v))
+                    .map_err(arg_error)
+            }
+        )*
+    };
 }
 
-/// The options a framework adapter opens its queue with (same as the native addon's
-/// `frameworkOptions`).
-#[wasm_bindgen(js_name = frameworkOptions)]
-pub fn framework_options(options: JsValue) -> Result<JsValue, JsValue> {
-    let options = json_value(&options, "options", crawlq::Error::Config)?;
-    Ok(convert::to_js(&core(json::framework_options_json(
-        &options,
-        Style::Camel,
-    ))?))
+crawlq::js_functions!(wasm_functions);
+
+/// A refusal of arguments as the JavaScript error: a TypeError, or the core's error.
+fn arg_error(err: ArgError) -> JsValue {
+    match err {
+        ArgError::Type(m) => type_error(m),
+        ArgError::Core(e) => js_error(e),
+    }
 }
 
 /// A crawl frontier in Redis, over a JavaScript transport.
@@ -319,8 +285,7 @@ impl Queue {
     fn call(&self, method: &str, args: Vec<JsArg>) -> Promise {
         let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
-            Err(ArgError::Type(m)) => return rejected(type_error(m)),
-            Err(ArgError::Core(e)) => return rejected(js_error(e)),
+            Err(err) => return rejected(arg_error(err)),
         };
         let q = self.inner.clone();
         future_to_promise(async move {

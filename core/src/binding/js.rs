@@ -8,10 +8,11 @@
 //! every other argument is JSON. Results are JSON, or leases ([`JsReply`]), which the addon
 //! hands to JavaScript without JSON.
 //!
-//! What stays in each package: opening a queue (a Redis URL in the addon, a JavaScript
-//! transport in the WebAssembly build), `close`, `work()` and its iterator, the `extendEveryMs`
-//! getter, and the package's functions (`normalize`, `shardOf`, the crawl request helpers,
-//! `defaultOptions`, `frameworkOptions`), one line each over the core's JSON helpers.
+//! The package's functions (`normalize`, `shardOf`, the crawl request helpers,
+//! `defaultOptions`, `frameworkOptions`) are listed the same way
+//! ([`js_functions!`](crate::js_functions), bodies in [`call_function`]). What stays in each
+//! package: opening a queue (a Redis URL in the addon, a JavaScript transport in the WebAssembly
+//! build), `close`, `work()` and its iterator, and the `extendEveryMs` getter.
 //!
 //! ```
 //! use crawlq::binding::js::{JsArg, JsCall};
@@ -175,6 +176,88 @@ macro_rules! js_queue_methods {
                 "them.";
         }
     };
+}
+
+/// The list of the package's functions (beside `Queue`), handed to the macro `$expand` of a
+/// JavaScript package, rows as in [`js_queue_methods!`](crate::js_queue_methods); an argument
+/// named `config` holds queue options (a value JSON cannot hold in it is a configuration
+/// error). Their bodies are [`call_function`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! js_functions {
+    ($expand:ident) => {
+        $expand! {
+            shard_of "shardOf" (input, shards) "input: string, shards: number" "number"
+                "The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024).";
+            normalize "normalize" (input) "input: string" "Normalized"
+                "The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws"
+                "an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.";
+            request_of "requestOf" (lease) "lease: Lease" "CrawlRequest"
+                "The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body"
+                "(a Buffer or null), userData, label, depth, retries, foundOn, frameworks }`. An item seeded"
+                "through the plain API is a GET of its URL with its payload as `userData`. Throws an `Error`"
+                "with code `ERR_CRAWLQ_PROTOCOL` for a host item or a request this version cannot read"
+                "(dead-letter it as `undecodable: ...`).";
+            request_payload "requestPayload" (request) "request: CrawlRequestInput" "Record<string, unknown>"
+                "The payload a crawl request (an object as `requestOf` returns it) is stored as: what a"
+                "nack or release stores to keep an updated request (its retries, its framework's fields).";
+            request_update "requestUpdate" (lease, changes) "lease: Lease, changes?: Partial<CrawlRequestInput>" "Record<string, unknown>"
+                "The payload that stores a leased crawl request again with `changes` (`requestOf`'s fields;"
+                "`frameworks` changes replace that framework's namespace only), read from the item as"
+                "stored: what a retry's nack or a release stores.";
+            default_options "defaultOptions" () "" "{ [K in Exclude<keyof QueueOptions, 'fixedClock'>]-?: QueueOptions[K] | null }"
+                "The default of every queue option (milliseconds for durations; `null`: unset), from the"
+                "core's option table: what framework adapters read instead of defaults of their own.";
+            framework_options "frameworkOptions" (config) "options?: QueueOptions" "QueueOptions"
+                "The options a framework adapter opens its queue with: `options`, checked, with"
+                "`extendEveryMs` a third of `leaseTtlMs` unless given.";
+        }
+    };
+}
+
+/// The body of every function of [`js_functions!`](crate::js_functions): `name` (its
+/// JavaScript name) with `args` (JSON, in the list's order; absent ones null).
+///
+/// ```
+/// use crawlq::binding::js::call_function;
+/// use serde_json::json;
+/// assert_eq!(call_function("shardOf", &[json!("a.com"), json!(1)]).unwrap(), json!(0));
+/// assert!(call_function("normalize", &[json!(7)]).is_err());
+/// ```
+pub fn call_function(name: &str, args: &[Value]) -> std::result::Result<Value, ArgError> {
+    let camel = Style::Camel;
+    let a = |i: usize| args.get(i).unwrap_or(&Value::Null);
+    let string = |i: usize, name: &str| match a(i) {
+        Value::String(s) => Ok(s.as_str()),
+        other => Err(ArgError::Type(format!(
+            "{name} must be a string, got {}",
+            j::json_kind(other)
+        ))),
+    };
+    let lease_url = || a(0).get("url").and_then(Value::as_str);
+    Ok(match name {
+        "shardOf" => {
+            let input = string(0, "input")?;
+            let shards = a(1).as_f64().ok_or_else(|| {
+                ArgError::Type(format!(
+                    "shards must be a number, got {}",
+                    j::json_kind(a(1))
+                ))
+            })?;
+            json!(j::shard_of_input(input, shards as i64)?)
+        }
+        "normalize" => j::normalized_to_json(string(0, "input")?)?,
+        "requestOf" => j::request_of_item(lease_url(), a(0).get("payload"), camel)?,
+        "requestPayload" => j::request_from_json(a(0), camel)?.payload(),
+        "requestUpdate" => j::request_update(lease_url(), a(0).get("payload"), a(1), camel)?,
+        "defaultOptions" => Value::Object(crate::Config::default().to_options(camel)),
+        "frameworkOptions" => j::framework_options_json(a(0), camel)?,
+        other => {
+            return Err(ArgError::Core(Error::InvalidArgument(format!(
+                "no function {other:?}"
+            ))));
+        }
+    })
 }
 
 /// Why a method's arguments were refused before any I/O: a value of the wrong type (a
@@ -779,6 +862,29 @@ mod tests {
         assert!(matches!(
             JsCall::prepare("noSuchMethod", vec![], &ops),
             Err(ArgError::Core(Error::InvalidArgument(_)))
+        ));
+    }
+
+    #[test]
+    fn every_listed_function_has_a_body() {
+        for (js, names) in js_functions!(rows) {
+            let args: Vec<Value> = names
+                .iter()
+                .map(|&n| match n {
+                    "input" => json!("a.com"),
+                    "shards" => json!(1),
+                    "lease" => json!({"url": "http://a.com/", "payload": null}),
+                    "request" => json!({"url": "http://a.com/"}),
+                    _ => Value::Null,
+                })
+                .collect();
+            if let Err(e) = call_function(js, &args) {
+                panic!("{js} is listed, and refused its listed arguments: {e:?}");
+            }
+        }
+        assert!(matches!(
+            call_function("noSuchFunction", &[]),
+            Err(ArgError::Core(_))
         ));
     }
 
