@@ -1,0 +1,178 @@
+//! The lists both JavaScript packages expand: the `Queue` methods and the package's functions.
+
+/// The list of queue methods, handed to the macro `$expand` of a JavaScript package. Each row:
+/// the Rust name, the JavaScript name, the TypeScript generic parameters in angle brackets
+/// (optional), the argument names in parentheses (camelCase: they name the argument in error
+/// messages; `lease` is a lease or an array of them), the TypeScript argument list, the
+/// TypeScript return type and the lines of the method's doc comment (plain string literals:
+/// napi copies them into index.d.ts as they are spelled).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! js_queue_methods {
+    ($expand:ident) => {
+        $expand! {
+            seed "seed" (items, options) "items: string | Array<string | SeedItem>, options?: SeedOptions" "Promise<SeedReport>"
+                "Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`)."
+                "Invalid items are reported with their index, never thrown.";
+            seed_requests "seedRequests" (requests, options) "requests: CrawlRequestInput[], options?: SeedOptions" "Promise<SeedReport>"
+                "Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,"
+                "foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the"
+                "request shape every framework adapter reads, known by their URL (a plain GET) or by"
+                "method, URL and body. A request whose fields cannot be read is in the report's"
+                "`invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.";
+            lease "lease" (options) "options?: LeaseOptions" "Promise<Lease[]>"
+                "Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is"
+                "ready; resolves with `[]` after that.";
+            ack "ack" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: AckOptions" "Promise<T extends Lease[] ? boolean[] : boolean>"
+                "Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no"
+                "longer live (nothing changed). `revisitAfterMs` queues the URL again that much later (a"
+                "recrawl; 0: never; absent: the queue's option).";
+            ack_and_lease "ackAndLease" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: LeaseOptions" "Promise<AckAndLease<T extends Lease[] ? boolean[] : boolean>>"
+                "Ack a lease (or an array) and lease up to `max` more items in one call (one round"
+                "trip): resolves with `{ acked, leases }`, `acked` as `ack` resolves, `leases` as"
+                "`lease` does (waiting up to `waitMs`, default 5000, when none is ready).";
+            ack_with_links "ackWithLinks" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions" "Promise<AckWithLinks>"
+                "Answer a fetched page and seed the links it found, in one round trip: the links are"
+                "seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it."
+                "Resolves with `{ acked, links }`: `acked` false when the lease was not live any more"
+                "(its links are seeded all the same), `links` the links' seed report.";
+            ack_with_requests "ackWithRequests" (lease, requests, options) "lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions" "Promise<AckWithLinks>"
+                "`ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked"
+                "and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`"
+                "as `ackWithLinks` does.";
+            ack_with_links_and_lease "ackWithLinksAndLease" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
+                "`ackWithLinks`, then lease up to `max` more items in the same call (one round trip per"
+                "page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting"
+                "up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`"
+                "was still live). `options` takes the seed options for the links and `max`, `waitMs`,"
+                "`ttlMs` for the lease.";
+            nack "nack" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: NackOptions" "Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>"
+                "Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`.";
+            extend "extend" <"T extends Lease | Lease[]"> (lease, ttlMs) "lease: T, ttlMs: number" "Promise<T extends Lease[] ? Array<number | null> : number>"
+                "Push a lease's deadline to now + `ttlMs`. One lease: the new `expiresAt`, or a"
+                "rejection with `ERR_CRAWLQ_LEASE_LOST`. An array: one `expiresAt` or `null` per lease.";
+            release "release" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: ReleaseOptions" "Promise<T extends Lease[] ? boolean[] : boolean>"
+                "Give a lease (or an array) back: front of its lane, attempt not counted; a `payload`"
+                "option replaces the item's stored payload.";
+            reclaim "reclaim" (options) "options?: { limit?: number }" "Promise<ReclaimReport>"
+                "Recover up to `limit` (default 1000) expired leases now; lease calls also do this.";
+            stats "stats" () "" "Promise<Stats>"
+                "Depth and counters, exact and O(1).";
+            dead "dead" (options) "options?: { limit?: number; offset?: number }" "Promise<DeadLetter[]>"
+                "A page of dead letters, oldest first.";
+            requeue_dead "requeueDead" (ids) "ids?: string[]" "Promise<number>"
+                "Queue dead letters again (the given ids, or all); resolves with how many.";
+            purge_dead "purgeDead" (ids) "ids?: string[]" "Promise<number>"
+                "Delete the dead letters with these ids, or every one (they stay seen), in calls of"
+                "at most 500; resolves with how many were deleted.";
+            is_finished "isFinished" () "" "Promise<boolean>"
+                "Resolves with true when nothing is queued or leased anywhere in the queue: the crawl"
+                "is over for every worker (done and dead items do not count).";
+            extend_held "extendHeld" () "" "Promise<number>"
+                "Extend every lease this queue handed out and that was not answered yet, each to its"
+                "lease time (what `extendEveryMs` does from a timer); resolves with how many.";
+            release_held "releaseHeld" () "" "Promise<number>"
+                "Release every lease this queue handed out and that was not answered yet (a worker"
+                "stopping: SIGTERM), so other workers take the items at once; resolves with how many.";
+            seen_cache_stats "seenCacheStats" () "" "Promise<SeenCacheStats>"
+                "The known-seen cache's counters (option `seenCache`): `{ entries, hits, misses,"
+                "resent, resets }` (hits: links answered from it; misses: links sent).";
+            set_host_delay "setHostDelay" (host, delayMs) "host: string, delayMs: number | null" "Promise<HostInfo>"
+                "Set a host's politeness delay in ms for every worker (`null`: back to the default).";
+            set_host_crawl_delay "setHostCrawlDelay" (host, delayMs) "host: string, delayMs: number | null" "Promise<HostInfo>"
+                "Set a host's delay from its robots.txt Crawl-delay in ms (`null`: it has none),"
+                "unless an operator set one (`setHostDelay`); capped by `crawlDelayMaxMs`.";
+            set_host_in_flight "setHostInFlight" (host, limit) "host: string, limit: number | null" "Promise<HostInfo>"
+                "Set the most items of a host leased at once, across every worker (`0`: no limit"
+                "whatever `hostInFlight`; `null`: back to it).";
+            set_host_delay_after "setHostDelayAfter" (host, after, factor) "host: string, after: 'lease' | 'answer' | null, factor?: number | null" "Promise<HostInfo>"
+                "Set when a host's delay is counted from, for every worker: `'lease'` or `'answer'`"
+                "(with an optional `factor`: wait factor x the fetch time when longer); `null`: back"
+                "to `hostDelayAfter` / `hostDelayFactor`. Applies to the items leased from then on.";
+            wait_host_turn "waitHostTurn" (url, options) "url: string, options?: HostTurnOptions" "Promise<boolean>"
+                "Wait for a turn of the host of `url` for a request the frontier does not lease (a"
+                "redirect the HTTP client follows while fetching a lease): spaced from the host's"
+                "leases and turns by its delay, across every worker; held while the host is at its"
+                "in-flight limit (except for `lease`'s own host) or paused. Resolves `true` when the"
+                "request may start now, `false` when its turn would come after `timeoutMs` (default"
+                "30000).";
+            set_host_budget "setHostBudget" (host, urls) "host: string, urls: number | null" "Promise<HostInfo>"
+                "Set the most new URLs a host may add (`null`: back to the queue's default). Seeds of"
+                "new URLs past it are reported in the seed report's `invalid` with code"
+                "`budget_exhausted`.";
+            set_default_host_budget "setDefaultHostBudget" (urls) "urls: number | null" "Promise<void>"
+                "Set the budget of every host without its own (`null`: no default).";
+            default_host_budget "defaultHostBudget" () "" "Promise<number | null>"
+                "The queue's default host budget, or `null`.";
+            pause "pause" (durationMs) "durationMs?: number | null" "Promise<boolean>"
+                "Pause the whole queue for every worker: lease calls hand out nothing (blocking ones"
+                "keep waiting) for `durationMs` (the Redis clock) or, without it, until `resume`."
+                "Resolves with whether it was paused already.";
+            resume "resume" () "" "Promise<boolean>"
+                "Let a paused queue lease again (blocked lease calls wake); resolves with whether it"
+                "was paused.";
+            is_paused "isPaused" () "" "Promise<boolean>"
+                "Whether the queue is paused.";
+            pause_host "pauseHost" (host, durationMs) "host: string, durationMs?: number | null" "Promise<HostInfo>"
+                "Pause a host for every worker: no lease takes its items for `durationMs` (the Redis"
+                "clock) or, without it (or `null`), until `resumeHost`.";
+            resume_host "resumeHost" (host) "host: string" "Promise<HostInfo>"
+                "End a host's pause (what is left of its politeness delay still applies); blocked"
+                "lease calls wake.";
+            host_info "hostInfo" (host) "host: string" "Promise<HostInfo>"
+                "Politeness state of a host.";
+            list_hosts "listHosts" (options) "options?: { cursor?: string | null; limit?: number }" "Promise<HostPage>"
+                "A page of the hosts holding items (queued, leased or dead), the most items first,"
+                "with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the"
+                "next one (`null` after the last). Each call is bounded (`limit` at most 1000,"
+                "default 100).";
+            delete_host "deleteHost" (host, options) "host: string, options?: { forgetSeen?: boolean }" "Promise<HostDeletion>"
+                "Delete a host: its ready, delayed, leased and dead items and its settings (delay,"
+                "pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then"
+                "the removed items can be seeded again). Safe while workers run.";
+            peek "peek" (options) "options?: { limit?: number }" "Promise<QueuedItem[]>"
+                "The next items lease would take (one per leasable host), without leasing them.";
+            peek_host "peekHost" (host, options) "host: string, options?: { limit?: number, offset?: number }" "Promise<QueuedItem[]>"
+                "One host's ready items in the order its leases take them, from `offset` on (paused"
+                "or held or not; delayed items are not listed; at most 250 a call), without leasing"
+                "them.";
+        }
+    };
+}
+
+/// The list of the package's functions (beside `Queue`), handed to the macro `$expand` of a
+/// JavaScript package, rows as in [`js_queue_methods!`](crate::js_queue_methods); an argument
+/// named `config` holds queue options (a value JSON cannot hold in it is a configuration
+/// error). Their bodies are [`call_function`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! js_functions {
+    ($expand:ident) => {
+        $expand! {
+            shard_of "shardOf" (input, shards) "input: string, shards: number" "number"
+                "The shard an input (URL or host) belongs to in a queue of `shards` shards (1..1024).";
+            normalize "normalize" (input) "input: string" "Normalized"
+                "The canonical form crawlq gives an input: `{ kind, canonical, host, fingerprint }`. Throws"
+                "an `Error` with code `ERR_CRAWLQ_INVALID_ITEM` (and `reason`) for an input it would refuse.";
+            request_of "requestOf" (lease) "lease: Lease" "CrawlRequest"
+                "The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body"
+                "(a Buffer or null), userData, label, depth, retries, foundOn, frameworks }`. An item seeded"
+                "through the plain API is a GET of its URL with its payload as `userData`. Throws an `Error`"
+                "with code `ERR_CRAWLQ_PROTOCOL` for a host item or a request this version cannot read"
+                "(dead-letter it as `undecodable: ...`).";
+            request_payload "requestPayload" (request) "request: CrawlRequestInput" "Record<string, unknown>"
+                "The payload a crawl request (an object as `requestOf` returns it) is stored as: what a"
+                "nack or release stores to keep an updated request (its retries, its framework's fields).";
+            request_update "requestUpdate" (lease, changes) "lease: Lease, changes?: Partial<CrawlRequestInput>" "Record<string, unknown>"
+                "The payload that stores a leased crawl request again with `changes` (`requestOf`'s fields;"
+                "`frameworks` changes replace that framework's namespace only), read from the item as"
+                "stored: what a retry's nack or a release stores.";
+            default_options "defaultOptions" () "" "{ [K in Exclude<keyof QueueOptions, 'fixedClock'>]-?: QueueOptions[K] | null }"
+                "The default of every queue option (milliseconds for durations; `null`: unset), from the"
+                "core's option table: what framework adapters read instead of defaults of their own.";
+            framework_options "frameworkOptions" (config) "options?: QueueOptions" "QueueOptions"
+                "The options a framework adapter opens its queue with: `options`, checked, with"
+                "`extendEveryMs` a third of `leaseTtlMs` unless given.";
+        }
+    };
+}
