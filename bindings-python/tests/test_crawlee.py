@@ -321,3 +321,34 @@ class _Context:
 
     def __init__(self, request: Request) -> None:
         self.request = request
+
+
+def test_links_added_while_a_page_is_held_go_with_its_ack_in_one_call(private_redis: RedisServer, name: str) -> None:
+    async def main() -> None:
+        client = await CrawlqStorageClient(private_redis.url, name, wait=0.2, max_payload_bytes=4096).create_rq_client()
+        # nothing held: seeded at once (the start URLs)
+        await client.add_batch_of_requests([Request.from_url("http://a.com/")])
+        page = await client.fetch_next_request()
+        assert page is not None
+        calls = lambda: sum(int(line.split("calls=")[1].split(",")[0])  # noqa: E731
+                            for line in private_redis.cli("INFO", "commandstats").splitlines() if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")))
+        before = calls()
+        links = [Request.from_url("http://a.com/1"), Request.from_url("http://b.com/"), Request.from_url("http://a.com/")]
+        too_big = Request.from_url("http://a.com/big", user_data={"blob": "x" * 5000})
+        response = await client.add_batch_of_requests(links + [too_big])
+        assert [p.unique_key for p in response.processed_requests][:3] == [r.unique_key for r in links]
+        assert response.unprocessed_requests == []
+        assert calls() == before, "kept until the page's answer"
+        await client.mark_request_as_handled(page)
+        assert calls() == before + 1, "the ack and its links: one call"
+        stats = await client.queue.stats()
+        assert (stats["done"], stats["pending"], stats["seen"]) == (1, 2, 3), "the page's own URL was seen; the one too big refused"
+        # a page that fails: its answer sends what is kept on its own first
+        second = await client.fetch_next_request()
+        assert second is not None
+        await client.add_batch_of_requests([Request.from_url("http://c.com/")])
+        second.state = RequestState.ERROR_HANDLER
+        await client.reclaim_request(second)
+        assert (await client.queue.stats())["seen"] == 4
+
+    asyncio.run(main())

@@ -17,7 +17,10 @@ What it maps:
   crawlq's (the canonical URL of a GET, else its method, URL and body), not Crawlee's
   ``unique_key`` (which lower-cases the whole URL): a leased request's ``unique_key`` is that
   identity. A duplicate is reported ``was_already_present``; a URL crawlq refuses is an
-  unprocessed request and a warning. A request seeded by Scrapy, Crawlee for JavaScript or
+  unprocessed request and a warning. Links added while the process holds pages (Crawlee adds a
+  page's links right before it marks the page handled) go with the next answer: an ack that
+  carries them (``ack_with_requests``), one call per page; they are reported added (Crawlee
+  only logs it) and a refused one is a warning then. A request seeded by Scrapy, Crawlee for JavaScript or
   Laravel comes back with its method, headers, body, user data and label; one seeded through
   the plain API is a GET of its URL with its payload as ``user_data``; an item that is no
   request (a host item, a newer format) is a dead letter ``undecodable: ...``, never handed to
@@ -210,6 +213,8 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         self._responses: dict[str, tuple[int, str | None]] = {}
         # requests whose redirect target was seeded: acked when Crawlee marks them handled
         self._redirected: set[str] = set()
+        # links added while pages are held, with their URLs: sent with the next answer
+        self._links: list[tuple[dict[str, Any], str]] = []
         self._opened = datetime.now(timezone.utc)
 
     async def _read_stats(self) -> Any:
@@ -248,6 +253,15 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             if forefront or request.forefront:
                 item["priority"] = self._forefront_priority
             items.append(item)
+        if items and self._in_flight:
+            # Links found while this process holds pages: Crawlee adds a page's links right
+            # before it marks the page handled, so they go with the next answer of this process
+            # (an ack carrying them: one call per page). Every answer sends all that is kept,
+            # so what is kept belongs to pages not answered yet: a crash loses nothing a new
+            # lease of those pages would not find again. Crawlee only logs this reply.
+            self._links.extend(zip(items, (request.url for request in requests)))
+            kept = [ProcessedRequest(id=None, unique_key=r.unique_key, was_already_present=False, was_already_handled=False) for r in requests]
+            return AddRequestsResponse(processed_requests=kept, unprocessed_requests=[])
         report = await self.queue.seed_requests(items) if items else None
         refused = {entry.index: entry for entry in (report.invalid if report else [])}
         processed, unprocessed = [], []
@@ -351,6 +365,30 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             return await self.queue.nack(lease, **options)
         return await self.queue.nack(lease, rate_limited=status == 429, retry_after_header=retry_after, **options)
 
+    def _take_links(self) -> tuple[list[dict[str, Any]], list[str]]:
+        kept, self._links = self._links, []
+        return [item for item, _ in kept], [url for _, url in kept]
+
+    @staticmethod
+    def _warn_refused(report: Any, urls: list[str]) -> None:
+        for entry in report.invalid:
+            log.warning("crawlq refused %s: %s", urls[entry.index], entry.reason)
+
+    async def _send_links(self) -> None:
+        """Seed the kept links on their own (before an answer that is not an ack)."""
+        items, urls = self._take_links()
+        if items:
+            self._warn_refused(await self.queue.seed_requests(items), urls)
+
+    async def _ack(self, lease: Any) -> bool:
+        """Ack a page with the kept links: one call."""
+        items, urls = self._take_links()
+        if not items:
+            return bool(await self.queue.ack(lease))
+        acked, report = await self.queue.ack_with_requests(lease, items)
+        self._warn_refused(report, urls)
+        return bool(acked)
+
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
         self._responses.pop(request.unique_key, None)
         redirected = request.unique_key in self._redirected
@@ -361,14 +399,16 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         lease = held[0]
         if redirected:
             # its target is queued in the frontier: this request's work is done
-            if not await self.queue.ack(lease):
+            if not await self._ack(lease):
                 log.warning("%s: its lease expired before it was handled; another process may fetch it again", request.url)
         elif request.state in (RequestState.ERROR, RequestState.ERROR_HANDLER):
             reason = _error_line() or _gave_up(request)
+            await self._send_links()
             await self.queue.nack(lease, retry=False, reason=reason)
         elif request.state == RequestState.SKIPPED:
+            await self._send_links()
             await self.queue.nack(lease, retry=False, reason="ignored: skipped by the crawler (robots.txt)")
-        elif not await self.queue.ack(lease):
+        elif not await self._ack(lease):
             log.warning("%s: its lease expired before it was handled; another process may fetch it again", request.url)
         self._stats = None
         return ProcessedRequest(id=lease.id, unique_key=request.unique_key, was_already_present=True, was_already_handled=True)
@@ -379,6 +419,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         if held is None:
             return None
         lease, crawl, _ = held
+        await self._send_links()  # every answer sends the kept links
         payload = crawlq.request_update(lease, _changes(request, crawl))
         if request.state == RequestState.ERROR_HANDLER:
             outcome = await self._nack_for_retry(lease, request.unique_key, reason=_error_line(), payload=payload)
