@@ -21,6 +21,13 @@ export interface CrawlqRequestManagerOptions {
    * `preNavigationHook`).
    */
   heldTurnMs?: number
+  /**
+   * Keep the links added while this process holds pages and send them with the next answer (an
+   * ack carrying them: one call per page instead of two). Their `addedRequests` then say
+   * `wasAlreadyPresent: false` and `requestId: ''` (not known yet); a URL crawlq refuses is a
+   * warning when they are sent. Default false.
+   */
+  linksWithAnswer?: boolean
 }
 
 export interface CrawlqRequestManagerOpenOptions extends CrawlqRequestManagerOptions {

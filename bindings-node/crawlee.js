@@ -69,6 +69,10 @@ class CrawlqRequestManager {
    *   in your handler.
    * @param {number} [options.statsCacheMs=250] how long a stats reading answers
    *   `isEmpty`, `getPendingCount` and `getTotalCount`
+   * @param {boolean} [options.linksWithAnswer=false] links added while this process holds
+   *   pages are kept and sent with the next answer (an ack carrying them: one call per page
+   *   instead of two); their `addedRequests` then say `wasAlreadyPresent: false` and
+   *   `requestId: ''` (not known yet), and a URL crawlq refuses is a warning when sent
    * @param {number} [options.heldTurnMs=100] a request the crawler starts later than this
    *   after its lease (held for robots.txt) takes a turn of its host first (see
    *   `preNavigationHook`)
@@ -114,6 +118,9 @@ class CrawlqRequestManager {
       this.holdRedirects(context, gotOptions)
     }
     this.heldTurnMs = options.heldTurnMs ?? 100
+    this.linksWithAnswer = Boolean(options.linksWithAnswer)
+    // links added while this process holds pages (linksWithAnswer): sent with the next answer
+    this.links = []
     if (options.releaseOnSignal ?? true) this.watchSignals()
   }
 
@@ -183,7 +190,16 @@ class CrawlqRequestManager {
     }
     const built = sources.map(source => source instanceof Request ? source : new Request(typeof source === 'string' ? { url: source } : source))
     const priority = options.forefront ? this.forefrontPriority : 0
-    const report = await this.queue.seedRequests(built.map(request => ({ ...crawlRequestOf(request), priority })))
+    const items = built.map(request => ({ ...crawlRequestOf(request), priority }))
+    if (this.linksWithAnswer && this.inFlight.size > 0 && items.length > 0) {
+      // Found while this process holds pages: kept for the next answer (an ack that carries
+      // them, one call per page). Every answer sends all that is kept, so what is kept belongs
+      // to pages not answered yet: a crash loses nothing their next lease would not find again.
+      this.links.push(...items)
+      const addedRequests = built.map(request => ({ uniqueKey: request.uniqueKey, requestId: '', wasAlreadyPresent: false, wasAlreadyHandled: false }))
+      return { addedRequests, waitForAllRequestsToBeAdded: Promise.resolve(addedRequests), requestsOverLimit }
+    }
+    const report = await this.queue.seedRequests(items)
     const invalid = new Map(report.invalid.map(i => [i.index, i]))
     const addedRequests = []
     built.forEach((request, index) => {
@@ -232,11 +248,19 @@ class CrawlqRequestManager {
     if (!held) return null
     const { RequestState } = core()
     if (request.state === RequestState.ERROR_HANDLER || request.state === RequestState.ERROR) {
+      await this.sendLinks()
       await this.queue.nack(held.lease, { retry: false, reason: lastError(request) })
     } else if (request.state === RequestState.SKIPPED) {
+      await this.sendLinks()
       await this.queue.nack(held.lease, { retry: false, reason: 'ignored: skipped by the crawler (robots.txt)' })
     } else {
-      await this.queue.ack(held.lease)
+      const links = this.takeLinks()
+      if (links.length === 0) {
+        await this.queue.ack(held.lease)
+      } else {
+        const { links: report } = await this.queue.ackWithRequests(held.lease, links)
+        this.warnRefused(report, links)
+      }
     }
     this.stats = null
     return operationInfo(request)
@@ -251,6 +275,7 @@ class CrawlqRequestManager {
   async reclaimRequest (request, options = {}) {
     const held = this.take(request)
     if (!held) return null
+    await this.sendLinks() // every answer sends the kept links
     const { RequestState } = core()
     const payload = codec().requestUpdate(held.lease, changesOf(request, held.crawl))
     if (request.state === RequestState.ERROR_HANDLER) {
@@ -276,6 +301,23 @@ class CrawlqRequestManager {
       rateLimited: status === 429,
       retryAfterHeader: retryAfter === undefined || retryAfter === null ? null : String(retryAfter)
     })
+  }
+
+  /** The links kept for the next answer (linksWithAnswer), taken. */
+  takeLinks () {
+    const links = this.links
+    this.links = []
+    return links
+  }
+
+  /** Seed the kept links on their own (before an answer that is not an ack, or a close). */
+  async sendLinks () {
+    const links = this.takeLinks()
+    if (links.length > 0) this.warnRefused(await this.queue.seedRequests(links), links)
+  }
+
+  warnRefused (report, links) {
+    for (const bad of report.invalid) this.warn(`not queued: ${bad.code}: ${bad.reason} (${links[bad.index]?.url ?? bad.input})`)
   }
 
   /** True when nothing is queued or leased by any process: the crawl is over. */
@@ -323,6 +365,7 @@ class CrawlqRequestManager {
     if (this.closed) return
     this.closed = true
     this.unwatchSignals()
+    await this.sendLinks()
     await this.releaseHeld()
     if (this.ownsQueue) await this.queue.close()
   }

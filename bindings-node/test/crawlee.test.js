@@ -323,3 +323,33 @@ test('preNavigationHook: a request the crawler held past heldTurnMs waits for it
   await m.preNavigationHook({ request: new Request({ url: 'http://a.com/3' }), crawler }, {})
   await m.close()
 })
+
+test('linksWithAnswer: links added while a page is held go with its ack in one call; a failed page sends them first', async () => {
+  const queue = await crawlq.Queue.connect(redis.url, uniqueName('crawlee-links'), { ...quick, maxPayloadBytes: 4096 })
+  const m = new CrawlqRequestManager(queue, { waitMs: 200, releaseOnSignal: false, linksWithAnswer: true })
+  const calls = () => redis.cli('INFO', 'commandstats').split('\n')
+    .filter(line => /^cmdstat_(fcall|evalsha):/.test(line))
+    .reduce((n, line) => n + Number(/calls=(\d+)/.exec(line)[1]), 0)
+  // nothing held: seeded at once (the start URLs)
+  await m.addRequestsBatched(['http://a.com/'])
+  const page = await m.fetchNextRequest()
+  const before = calls()
+  const { addedRequests } = await m.addRequestsBatched([
+    'http://a.com/1', 'http://b.com/', 'http://a.com/',
+    new Request({ url: 'http://a.com/big', userData: { blob: 'x'.repeat(5000) } })
+  ])
+  assert.deepEqual(addedRequests.map(r => [r.wasAlreadyPresent, r.requestId]), [[false, ''], [false, ''], [false, ''], [false, '']])
+  assert.equal(calls(), before, 'kept until the page is answered')
+  await m.markRequestHandled(page)
+  assert.equal(calls(), before + 1, 'the ack and its links: one call')
+  let stats = await queue.stats()
+  assert.deepEqual([stats.done, stats.pending, stats.seen], [1, 2, 3], 'the page itself was seen, the one too big refused')
+  // a page that fails: its answer sends the kept links on their own first
+  const second = await m.fetchNextRequest()
+  await m.addRequestsBatched(['http://c.com/'])
+  second.state = RequestState.ERROR_HANDLER
+  await m.reclaimRequest(second)
+  stats = await queue.stats()
+  assert.equal(stats.seen, 4)
+  await m.close()
+})

@@ -17,6 +17,8 @@ async function main () {
       sortQuery: true,
       leaseTtlMs: Number(process.env.LEASE_TTL ?? 30) * 1000
     },
+    // a page's links go with its ack: one call per page
+    linksWithAnswer: true,
     ...(process.env.HELD_TURN_MS ? { heldTurnMs: Number(process.env.HELD_TURN_MS) } : {})
   })
   const agent = `site-crawler/${process.env.WORKER}`
