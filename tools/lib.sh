@@ -10,7 +10,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 CRAWLQ_PROFILE="${CRAWLQ_PROFILE:-debug}"
 release_flag() { [ "$CRAWLQ_PROFILE" = release ] && echo --release || true; }
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# A heading, with the time of day: the gaps between headings say what each step took.
+say() { printf '\n\033[1m== %s\033[0m  [%s]\n' "$*" "$(date +%T)"; }
 
 # Run a command when the calling script exits (every registered one, last first).
 CLEANUP=()
