@@ -214,7 +214,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         # requests whose redirect target was seeded: acked when Crawlee marks them handled
         self._redirected: set[str] = set()
         # links added while pages are held, with their URLs: sent with the next answer
-        self._links: list[tuple[dict[str, Any], str]] = []
+        self._links: list[tuple[Any, str]] = []
         self._opened = datetime.now(timezone.utc)
 
     async def _read_stats(self) -> Any:
@@ -365,7 +365,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             return await self.queue.nack(lease, **options)
         return await self.queue.nack(lease, rate_limited=status == 429, retry_after_header=retry_after, **options)
 
-    def _take_links(self) -> tuple[list[dict[str, Any]], list[str]]:
+    def _take_links(self) -> tuple[list[Any], list[str]]:
         kept, self._links = self._links, []
         return [item for item, _ in kept], [url for _, url in kept]
 
