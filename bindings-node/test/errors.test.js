@@ -66,7 +66,7 @@ test('ERR_CRAWLQ_INVALID_ARGUMENT for out-of-range arguments', async () => {
 })
 
 test('ERR_CRAWLQ_UNAVAILABLE when Redis cannot be reached or goes away', async () => {
-  await assert.rejects(crawlq.Queue.connect('redis://127.0.0.1:1/0', 'u', { connectTimeoutMs: 300 }), code('ERR_CRAWLQ_UNAVAILABLE'))
+  await assert.rejects(crawlq.Queue.connect('redis://127.0.0.1:1/0', 'u', { connectTimeoutMs: 300, commandTimeoutMs: 300 }), code('ERR_CRAWLQ_UNAVAILABLE'))
   const own = await startRedis()
   const q = await crawlq.Queue.connect(own.url, 'u', { connectTimeoutMs: 500, commandTimeoutMs: 500 })
   await q.seed(['http://a.com/'])

@@ -117,7 +117,7 @@ final class ErrorsTest extends TestCase
         $port = substr(strrchr(stream_socket_get_name($probe, false), ':'), 1);
         fclose($probe);
         try {
-            new Queue("redis://127.0.0.1:$port/0", 'u', ['connect_timeout' => 0.3]);
+            new Queue("redis://127.0.0.1:$port/0", 'u', ['connect_timeout' => 0.3, 'command_timeout' => 0.3]);
             $this->fail('no exception');
         } catch (Crawlq\UnavailableException $e) {
             $this->assertSame('UNAVAILABLE', $e->getCode());

@@ -86,8 +86,8 @@ def test_connect_classmethod_and_context(redis_server: RedisServer, name: str) -
         async with await crawlq.AsyncQueue.connect(redis_server.url, name) as aq:
             assert (await aq.seed(["http://a.com/"])).added == 1
         with pytest.raises(crawlq.UnavailableError):
-            await crawlq.AsyncQueue.connect("redis://127.0.0.1:1/0", name, connect_timeout=0.3)
-        lazy = crawlq.AsyncQueue("redis://127.0.0.1:1/0", name, connect_timeout=0.3)  # no I/O yet
+            await crawlq.AsyncQueue.connect("redis://127.0.0.1:1/0", name, connect_timeout=0.3, command_timeout=0.3)
+        lazy = crawlq.AsyncQueue("redis://127.0.0.1:1/0", name, connect_timeout=0.3, command_timeout=0.3)  # no I/O yet
         with pytest.raises(crawlq.UnavailableError):
             await lazy.stats()
 

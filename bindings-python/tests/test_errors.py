@@ -61,7 +61,7 @@ def test_unavailable() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(crawlq.UnavailableError) as err:
-        crawlq.Queue(f"redis://127.0.0.1:{port}/0", "q", connect_timeout=0.3)
+        crawlq.Queue(f"redis://127.0.0.1:{port}/0", "q", connect_timeout=0.3, command_timeout=0.3)
     assert err.value.code == "UNAVAILABLE"
 
 

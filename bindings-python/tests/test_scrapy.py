@@ -106,7 +106,7 @@ def test_the_scheduler_refuses_settings_that_would_lose_answers(redis_server: Re
     with pytest.raises(NotConfigured, match="CRAWLQ_KEY"):
         Scheduler.from_crawler(get_crawler(Spider, {"CRAWLQ_KEY": "body"}))
     with pytest.raises(crawlq.UnavailableError):
-        _open({"CRAWLQ_URL": "redis://127.0.0.1:1/0", "CRAWLQ_OPTIONS": {"connect_timeout": 0.3},
+        _open({"CRAWLQ_URL": "redis://127.0.0.1:1/0", "CRAWLQ_OPTIONS": {"connect_timeout": 0.3, "command_timeout": 0.3},
                "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}, redis_server)
 

@@ -1236,6 +1236,8 @@ fn usage_and_connection_errors_have_clear_messages_and_exit_codes() {
         "redis://127.0.0.1:1/0",
         "-o",
         "connect_timeout=0.5",
+        "-o",
+        "command_timeout=0.5",
         "stats",
     ]);
     assert_eq!(out.status.code(), Some(1));
