@@ -57,7 +57,7 @@ copy_licenses() {
 
 # What a test or bench virtualenv holds besides crawlq: the build and test tools and the
 # frameworks the adapters are tested with, and Selenium for the web console's browser tests.
-PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2" "selenium>=4.20,<5")
+PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest "pytest-xdist>=3,<4" mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2" "selenium>=4.20,<5")
 
 # Make $1 a virtualenv with PY_TEST_REQUIREMENTS. A stamp file records what was installed (and
 # by which Python), so a later run on the same machine reuses the venv instead of installing
@@ -91,10 +91,25 @@ build_python_venv() {
   install_crawlq_wheel "$venv" "$(ls "$venv"/dist/crawlq-*.whl)"
 }
 
+# The npm dependencies of the folder $1 (its package.json), without touching package.json.
+npm_install() {
+  (cd "$1" && npm install --no-audit --no-fund --no-save --loglevel=error)
+}
+
+# What tools/release.sh builds with, in a virtualenv of its own under the target dir: maturin,
+# zig (for manylinux/musllinux and cross links) and cargo-zigbuild, from PyPI; kept between runs.
+RELEASE_TOOLS="$CARGO_TARGET_DIR/release-tools"
+prepare_release_tools() {
+  if [ ! -x "$RELEASE_TOOLS/venv/bin/cargo-zigbuild" ]; then
+    python3 -m venv "$RELEASE_TOOLS/venv"
+    "$RELEASE_TOOLS/venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" "ziglang>=0.13" "cargo-zigbuild>=0.19"
+  fi
+}
+
 # Build the Node.js addon in bindings-node/ (and its generated index.d.ts).
 build_node_addon() {
-  (cd "$ROOT/bindings-node" && npm install --no-audit --no-fund --no-save --loglevel=error \
-    && npx napi build --platform $(release_flag) --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
+  npm_install "$ROOT/bindings-node"
+  (cd "$ROOT/bindings-node" && npx napi build --platform $(release_flag) --target "$CRAWLQ_TARGET" --dts index.d.ts --js native.js)
 }
 
 # Build the PHP extension; sets PHP_EXT to the path of a crawlq.so that `php -d extension=` loads
@@ -110,13 +125,14 @@ build_php_extension() {
 # Build the wasm package into bindings-wasm/pkg/.
 build_wasm_package() {
   copy_licenses
-  (cd "$ROOT/bindings-wasm" && npm install --no-audit --no-fund --no-save --loglevel=error && ./build.sh)
+  npm_install "$ROOT/bindings-wasm"
+  (cd "$ROOT/bindings-wasm" && ./build.sh)
 }
 
 # The benchmark's peers: RQ into the virtualenv at $1, BullMQ (and ioredis) into bench/.
 install_bench_peers() {
   "$1/bin/pip" install -q --disable-pip-version-check "rq>=2,<3"
-  (cd "$ROOT/bench" && npm install --no-audit --no-fund --no-save --loglevel=error)
+  npm_install "$ROOT/bench"
 }
 
 # Start a private Redis Cluster of $1 masters (default 3), each with $2 replicas (default 0), on

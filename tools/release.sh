@@ -44,11 +44,10 @@ mkdir -p "$OUT"/{python,npm,php,cli} "$STAGE"
 copy_licenses
 
 # --- tools: maturin, zig (for manylinux/musllinux and cross links) and cargo-zigbuild ---------
-TOOLS="$CARGO_TARGET_DIR/release-tools"
+TOOLS="$RELEASE_TOOLS"
 if [ ! -x "$TOOLS/venv/bin/cargo-zigbuild" ]; then
   say "release tools: maturin, ziglang, cargo-zigbuild (PyPI)"
-  python3 -m venv "$TOOLS/venv"
-  "$TOOLS/venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.16,<2" "ziglang>=0.13" "cargo-zigbuild>=0.19"
+  prepare_release_tools
 fi
 mkdir -p "$TOOLS/bin"
 printf '#!/bin/sh\nexec "%s" -m ziglang "$@"\n' "$TOOLS/venv/bin/python" >"$TOOLS/bin/zig"
@@ -84,7 +83,7 @@ fi
 
 # --- Node.js: one platform package per target, the main package wired to them -----------------
 say "node: @napi-rs/cli"
-(cd bindings-node && npm install --no-audit --no-fund --no-save --loglevel=error)
+npm_install bindings-node
 NAPI="$ROOT/bindings-node/node_modules/.bin/napi"
 PLATFORMS=()
 for target in "${NODE_TARGETS[@]}"; do

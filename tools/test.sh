@@ -57,8 +57,38 @@ FULL=$((${#ONLY[@]} == 0))
 # --- what the stages need, each made once per run --------------------------------------------
 PY_VENV="$CARGO_TARGET_DIR/test-venv"
 DIST=""
+# What the full run fetches from PyPI and npm (the test virtualenv's packages, the release tools,
+# each folder's npm dependencies, the benchmark's peers): fetched in the background while the
+# core stage compiles and tests, as it needs none of it; every stage after waits for it.
+PREFETCH_PID=""
+PREFETCH_LOG="$CARGO_TARGET_DIR/prefetch.log"
+start_prefetch() {
+  mkdir -p "$CARGO_TARGET_DIR"
+  (
+    set -e
+    prepare_python_venv "$PY_VENV"
+    prepare_release_tools
+    npm_install "$ROOT/bindings-node"
+    npm_install "$ROOT/bindings-wasm"
+    install_bench_peers "$PY_VENV"
+  ) >"$PREFETCH_LOG" 2>&1 &
+  PREFETCH_PID=$!
+  on_exit '[ -z "$PREFETCH_PID" ] || kill "$PREFETCH_PID" 2>/dev/null || true'
+}
+wait_prefetch() {
+  [ -n "$PREFETCH_PID" ] || return 0
+  say "prefetch: the downloads begun in the background ($PREFETCH_LOG)"
+  if ! wait "$PREFETCH_PID"; then
+    cat "$PREFETCH_LOG" >&2
+    echo "test.sh: fetching the test and build dependencies failed (above)" >&2
+    exit 1
+  fi
+  PREFETCH_PID=""
+}
+
 need_dist() { # the host's packages, release mode
   [ -z "$DIST" ] || return 0
+  wait_prefetch
   DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
   on_exit 'rm -rf "$DIST"'
   ./tools/release.sh --host-only --out "$DIST"
@@ -166,14 +196,16 @@ stage_packages() {
 stage_python() {
   need_python
   need_cluster
-  (cd bindings-python && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider tests)
+  # three test processes (pytest-xdist), each with its own redis-server: the suite mostly waits
+  (cd bindings-python && "$PY_VENV/bin/python" -m pytest -q -p no:cacheprovider -n 3 tests)
   "$PY_VENV/bin/python" tests/vectors/generate.py --check
 }
 
 stage_node() {
   need_node
   need_cluster
-  (cd bindings-node && node --test test/)
+  # three test files at a time, each with its own redis-server: the suite mostly waits
+  (cd bindings-node && node --test --test-concurrency=3 test/)
 }
 
 stage_php() {
@@ -186,7 +218,7 @@ stage_wasm() {
   need_node # the Node.js suite and its dev dependencies
   need_wasm
   need_cluster
-  CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test bindings-node/test/
+  CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test --test-concurrency=3 bindings-node/test/
   node --test bindings-wasm/test/
 }
 
@@ -243,6 +275,9 @@ stage_bench() {
 # --- run -------------------------------------------------------------------------------------
 "$ROOT/tools/setup.sh"
 copy_licenses
+if ((FULL)); then
+  start_prefetch
+fi
 TIMES=()
 for stage in "${STAGES[@]}"; do
   if ((!FULL)) && [[ ! " ${ONLY[*]} " =~ " $stage " ]]; then
