@@ -18,9 +18,9 @@ for out in pkg/node/crawlq_wasm_bg.wasm pkg/web/crawlq_wasm_bg.wasm; do
     --enable-mutable-globals --enable-reference-types --enable-multivalue "$out" -o "$out"
 done
 
-cp js/index.js js/index.mjs js/connect.js pkg/
+cp js/index.js js/index.mjs js/binding.js js/connect.js pkg/
 cp js/adapters/*.js pkg/adapters/
-cp ../bindings-node/protocol.js pkg/
+cp ../bindings-node/protocol.js ../bindings-node/exports.js pkg/
 node build-types.js ../bindings-node/index.d.ts pkg/index.d.ts
 
 bytes=$(stat -c %s pkg/node/crawlq_wasm_bg.wasm)
