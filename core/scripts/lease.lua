@@ -16,143 +16,93 @@
 -- Tokens are unique and increasing: above the last one handed out (meta.token) and at least
 -- the server time in microseconds, so they never repeat even when Redis lost recent writes.
 
--- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled
--- until a timed pause ends.
-local paused, last_token = META[2], META[3]
-if paused then
-  if paused == '1' then
-    return reported_state({ NOW, -1, 0, 0 }, -1)
-  end
-  local until_ms = tonumber(paused) or 0
-  if until_ms > NOW then
-    return reported_state({ NOW, until_ms, 0, 0 }, until_ms)
-  end
-end
+-- The lease's steps (scripts.rs, STEPS_END): each call runs the body at the end.
+local LEASE = {}
 
--- Every read that decides what to write comes first; then the types of the keys still unread
--- are checked; then the writes. With hosts ready (the usual call), the due members of each
--- time-ordered set are read at once: most calls find none, an empty reply. With none ready, the
--- earliest score of each set says whether any of it is due and, when none is, when that may
--- change; a queue with nothing in any of them (an idle worker polling an empty queue) answers
--- after one more read.
-local ready_hosts = redis.call('ZCARD', K_READY)
--- the earliest scores (nil: the set is empty), read only when no host is ready
-local lease_due, item_due, host_due
-if ready_hosts == 0 then
+-- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled
+-- until a timed pause ends. Every read that decides what to write comes first; then the types
+-- of the keys still unread are checked; then the writes. With hosts ready (the usual call),
+-- the due members of each time-ordered set are read at once: most calls find none, an empty
+-- reply. With none ready, the earliest score of each set says whether any of it is due and,
+-- when none is, when that may change; a queue with nothing in any of them (an idle worker
+-- polling an empty queue) answers after one more read.
+-- Returns the reply when there is nothing to lease; else nil, the number of ready hosts and,
+-- when that is 0, the earliest scores of the leased, delayed and waiting sets (nil: empty).
+function LEASE.idle()
+  local paused = META[2]
+  if paused then
+    if paused == '1' then
+      return reported_state({ NOW, -1, 0, 0 }, -1)
+    end
+    local until_ms = tonumber(paused) or 0
+    if until_ms > NOW then
+      return reported_state({ NOW, until_ms, 0, 0 }, until_ms)
+    end
+  end
+  local ready_hosts = redis.call('ZCARD', K_READY)
+  if ready_hosts > 0 then
+    return nil, ready_hosts
+  end
   if redis.call('EXISTS', K_LEASED, K_DELAYED, K_WAIT) == 0 then
     return reported_state({ NOW, -1, 0, 0 }, -1)
   end
-  lease_due, item_due, host_due = earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT)
+  local lease_due, item_due, host_due = earliest_score(K_LEASED), earliest_score(K_DELAYED), earliest_score(K_WAIT)
   if not due_at(lease_due) and not due_at(item_due) and not due_at(host_due) then
     -- nothing is leasable: say when that may change (a host paused until resumed, at
     -- 2^53 - 1 in `wait`, is never due and never named)
     local due = earliest_due(lease_due, item_due, host_due)
     return reported_state({ NOW, due, 0, 0 }, due)
   end
+  return nil, 0, lease_due, item_due, host_due
 end
-
--- (read only now: a call that finds nothing leasable converts none of its numbers; the limits
--- go to Redis as the digits they came as)
-local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local max_attempts, reclaim_limit, promote_limit = tonumber(ARGV[6]), ARGV[7], ARGV[8]
--- whether a lease may count in flight (a limit applies to some host): FLIGHT.leased below
-local flights = FLIGHT.start(ARGV[9], ARGV[10])
 
 -- the members of a time-ordered set that are due, at most limit: read when some host is ready,
 -- or when its earliest score is due
-local function due_members(key, at, limit)
+function LEASE.due_members(key, ready_hosts, at, limit)
   if ready_hosts == 0 and not due_at(at) then
     return {}
   end
   return redis.call('ZRANGEBYSCORE', key, '-inf', NOW_DIGITS, 'LIMIT', '0', limit)
 end
-local expired = due_members(K_LEASED, lease_due, reclaim_limit)
-local due_items = due_members(K_DELAYED, item_due, promote_limit)
-local due_hosts = due_members(K_WAIT, host_due, promote_limit)
-local any_override = redis.call('HLEN', K_HOSTDELAY) > 0
-local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
--- a host paused for a time comes due when its pause ends, which is then forgotten
-local any_paused = #due_hosts > 0 and redis.call('HLEN', K_HOSTPAUSE) > 0
--- scheduled revisits that come due stop being counted as such
-local any_revisits = #due_items > 0 and redis.call('SCARD', K_REVISITS) > 0
-
-local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
-if #expired > 0 or #due_items > 0 then
-  for _, v in ipairs({ K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash' }) do
-    types[#types + 1] = v
-  end
-end
-expect_types(types)
 
 -- Expired leases are taken back, due delayed items join their lanes and due hosts become
--- leasable (the prelude's promote_due: written there, the lease keeps within Lua's upvalue limit)
-local reclaimed, reclaimed_dead = promote_due(expired, due_items, due_hosts, max_attempts,
-  any_paused, any_revisits)
+-- leasable (the prelude's promote_due). Returns the reclaimed and dead-lettered counts and
+-- whether any host has a delay of its own or an adaptive one.
+function LEASE.promote(argv, ready_hosts, lease_due, item_due, host_due)
+  -- (the limits go to Redis as the digits they came as)
+  local reclaim_limit, promote_limit = argv[7], argv[8]
+  local expired = LEASE.due_members(K_LEASED, ready_hosts, lease_due, reclaim_limit)
+  local due_items = LEASE.due_members(K_DELAYED, ready_hosts, item_due, promote_limit)
+  local due_hosts = LEASE.due_members(K_WAIT, ready_hosts, host_due, promote_limit)
+  local any_override = redis.call('HLEN', K_HOSTDELAY) > 0
+  local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+  -- a host paused for a time comes due when its pause ends, which is then forgotten
+  local any_paused = #due_hosts > 0 and redis.call('HLEN', K_HOSTPAUSE) > 0
+  -- scheduled revisits that come due stop being counted as such
+  local any_revisits = #due_items > 0 and redis.call('SCARD', K_REVISITS) > 0
 
-local token_base = math.max(tonumber(last_token or '0'), NOW_US)
-local deadline = int(NOW + ttl)
-local out = { NOW, -1, reclaimed, reclaimed_dead }
-local count, emptied, out_n = 0, 0, 4
--- Writes no later iteration reads are collected and sent as one multi-member call each.
-local lease_fields, leased_members, wait_members = {}, {}, {}
--- new head ages of the lanes popped from (false: the lane is empty now), in first-seen order
-local head_of, head_lanes, head_n = {}, {}, 0
--- the lanes of priority 0 (most lanes) are this prefix and the host
-local lane_prefix_0 = BASE .. ':l:0:'
--- the digits of the lease tokens, which are consecutive (the prelude's number_digits)
-local token_digits = {}
-local politeness = any_override or any_adaptive
-
--- Hosts come out of `ready` in batches: one ZPOPMIN of as many hosts as leases are still
--- wanted, in rank order. A host without delay that still has ready items goes back with its
--- next head's rank: into `back` (one ZADD before the next ZPOPMIN and at the end), or, when
--- that rank is below the batch's last one, into `soon` (it may come before hosts of this
--- batch, and before anything still in `ready`), which is taken from in rank order with the
--- batch. So the leases are exactly those of popping the best host one at a time, with two
--- commands per batch instead of two per lease.
-local batch, at, batch_last = nil, 1, 0
--- soon: ranks and hosts, sorted by descending rank (the next one is at the end); back: ZADD
--- arguments. Both made when first needed: a lease(1) allocates neither.
-local soon_rank, soon_host, back
-local soon_n = 0
-
-while count < max_items do
-  -- the next host to lease from, and its rank: from the batch or `soon`, whichever ranks
-  -- first, else from a new batch
-  local host, host_rank
-  local from_batch = batch and batch[at]
-  local batch_rank = from_batch and batch[at + 1] + 0
-  if from_batch and (soon_n == 0 or batch_rank < soon_rank[soon_n]) then
-    host, host_rank = from_batch, batch_rank
-    at = at + 2
-  elseif soon_n > 0 then
-    host, host_rank = soon_host[soon_n], soon_rank[soon_n]
-    soon_rank[soon_n], soon_host[soon_n] = nil, nil
-    soon_n = soon_n - 1
-  else
-    if back then
-      call_chunked('ZADD', K_READY, back)
-      back = nil
+  local types = { K_LEASES, 'hash', K_HEADS, 'zset' }
+  if #expired > 0 or #due_items > 0 then
+    for _, v in ipairs({ K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash' }) do
+      types[#types + 1] = v
     end
-    -- (a count of 1 is left out: the same pop, without a number to format)
-    local wanted = max_items - count
-    if wanted == 1 then
-      batch = redis.call('ZPOPMIN', K_READY)
-    else
-      batch = redis.call('ZPOPMIN', K_READY, int(wanted))
-    end
-    if #batch == 0 then
-      break
-    end
-    batch_last = batch[#batch] + 0
-    host, host_rank, at = batch[1], #batch == 2 and batch_last or batch[2] + 0, 3
   end
-  -- The host's score is the rank of its best lane's head, which names that lane's priority:
-  -- no read of the host's priorities. Only when that lane is empty (left by an interrupted
-  -- writer) is the best one looked up: O(log P) in the host's priorities either way.
+  expect_types(types)
+  local reclaimed, reclaimed_dead = promote_due(expired, due_items, due_hosts, tonumber(argv[6]),
+    any_paused, any_revisits)
+  return reclaimed, reclaimed_dead, any_override, any_adaptive
+end
+
+-- The host's next ready item: the head of the lane its rank names (the host's score is the
+-- rank of its best lane's head, which names that lane's priority: no read of the host's
+-- priorities). Only when that lane is empty (left by an interrupted writer) is the best one
+-- looked up: O(log P) in the host's priorities either way. Returns the lane's priority (nil: the
+-- host is held for a foreign value), the lane and the record (nil: the lane was empty).
+function LEASE.pop(host, host_rank)
   local top, lane
   if host_rank >= PRIORITY_0_FIRST and host_rank < PRIORITY_0_END then
-    top, lane = '0', lane_prefix_0 .. host
+    -- (the lanes of priority 0, most lanes, are the base's prefix and the host)
+    top, lane = '0', BASE .. ':l:0:' .. host
   else
     top = rank_priority(host_rank)
     lane = lane_key(host, top)
@@ -170,137 +120,219 @@ while count < max_items do
   if type(rec) == 'table' or top == false then
     -- a lane or the priority set holds a foreign value: the host is held, the rest goes on
     hold_corrupt_host(host)
-    top, rec = nil, nil
+    return nil
   end
-  -- the rank the host goes back to `ready` with (delay 0 and more ready items), or nil
-  local goes_back
-  if top then
-    -- the host's next head: the same lane's next record, else the next lane's head
-    local best
-    local member = top == '0' and host or top .. ':' .. host
-    if head_of[member] == nil then
-      head_n = head_n + 1
-      head_lanes[head_n] = member
-    end
-    local following = redis.call('LINDEX', lane, '0')
-    if following then
-      local seq, ts = rec_seq_ts(following)
-      best = (top == '0' and PRIORITY_0_FIRST or rank(top + 0, 0)) + seq
-      head_of[member] = ts
-    else
-      head_of[member] = false
-      local unlisted = redis.pcall('ZREM', hp_key(host), top)
-      if unlisted == 0 and top == '0' then
-        -- no priority set: the priority-0 lane was the host's only one
-        best = nil
-      else
-        local ok
-        ok, best = pcall(host_best, host, top == '0')
-        if not ok or type(unlisted) == 'table' then
-          -- its priority set or another lane holds a foreign value: this item is leased and
-          -- the host held (it keeps its other items: not counted as emptied)
-          best = false
-        elseif not best then
-          -- (no ready item left: host_best answers nil or false)
-          best = nil
-        end
-      end
-    end
+  return top, lane, rec
+end
 
-    if rec then
-      local delay = default_delay
-      if politeness then
-        delay = host_delay(host, default_delay, any_override, any_adaptive)
+-- The rank of the host's next head after a pop from `lane` (of priority `top`): the same
+-- lane's next record, else the next lane's head; nil when the host has no ready item left,
+-- false when its priority set or another lane holds a foreign value (this item is leased and
+-- the host held: it keeps its other items). Records the lane's new head age in head_of (false:
+-- the lane is empty now), and the lane in head_lanes the first time.
+function LEASE.next_head(host, top, lane, head_of, head_lanes)
+  local member = top == '0' and host or top .. ':' .. host
+  if head_of[member] == nil then
+    head_lanes[#head_lanes + 1] = member
+  end
+  local following = redis.call('LINDEX', lane, '0')
+  if following then
+    local seq, ts = rec_seq_ts(following)
+    head_of[member] = ts
+    return (top == '0' and PRIORITY_0_FIRST or rank(top + 0, 0)) + seq
+  end
+  head_of[member] = false
+  local unlisted = redis.pcall('ZREM', hp_key(host), top)
+  if unlisted == 0 and top == '0' then
+    -- no priority set: the priority-0 lane was the host's only one
+    return nil
+  end
+  local ok, best = pcall(host_best, host, top == '0')
+  if not ok or type(unlisted) == 'table' then
+    return false
+  end
+  -- (no ready item left: host_best answers nil or false)
+  return best or nil
+end
+
+-- A host that goes back to `ready` with `rank` (delay 0 and more ready items): into `soon`
+-- when that rank is below the batch's last one (it may come before hosts of this batch, and
+-- before anything still in `ready`: taken again by the loop in rank order), else into `back`
+-- (ZADD arguments, sent before the next ZPOPMIN and at the end). soon_rank and soon_host hold
+-- ranks and hosts sorted by descending rank (the next one at the end), soon_n of them. Each
+-- table is made when first needed (a lease(1) allocates none); returns all four.
+function LEASE.put_back(host, rank, batch_last, soon_rank, soon_host, soon_n, back)
+  if rank < batch_last then
+    soon_rank, soon_host = soon_rank or {}, soon_host or {}
+    local i = soon_n
+    while i > 0 and soon_rank[i] < rank do
+      soon_rank[i + 1], soon_host[i + 1] = soon_rank[i], soon_host[i]
+      i = i - 1
+    end
+    soon_rank[i + 1], soon_host[i + 1] = rank, host
+    return soon_rank, soon_host, soon_n + 1, back
+  end
+  back = back or {}
+  back[#back + 1] = int(rank)
+  back[#back + 1] = host
+  return soon_rank, soon_host, soon_n, back
+end
+
+-- After the loop, hosts popped but not reached (the leases were all handed out) keep their
+-- ranks: with those put back, the batch from `at` on and `soon` go back to `ready`.
+function LEASE.keep_unreached(batch, at, soon_rank, soon_host, soon_n, back)
+  if (batch and batch[at]) or soon_n > 0 then
+    back = back or {}
+    while batch and batch[at] do
+      back[#back + 1] = batch[at + 1]
+      back[#back + 1] = batch[at]
+      at = at + 2
+    end
+    for i = 1, soon_n do
+      back[#back + 1] = int(soon_rank[i])
+      back[#back + 1] = soon_host[i]
+    end
+  end
+  if back then
+    call_chunked('ZADD', K_READY, back)
+  end
+end
+
+-- Then the leases, the hosts' politeness times and the lanes' new head ages are written, each
+-- as one multi-member call.
+function LEASE.write(count, token_base, lease_fields, leased_members, wait_members, head_of,
+                     head_lanes, emptied)
+  if count > 0 then
+    call_chunked('HSET', K_LEASES, lease_fields)
+    call_chunked('ZADD', K_LEASED, leased_members)
+    call_chunked('ZADD', K_WAIT, wait_members)
+    redis.call('HSET', K_META, 'token', int(token_base + count))
+    counter('ready', -count)
+    counter('leased_total', count)
+  end
+  if #head_lanes > 0 then
+    local head_members, gone = {}, {}
+    for _, member in ipairs(head_lanes) do
+      local ts = head_of[member]
+      if ts then
+        head_members[#head_members + 1] = ts
+        head_members[#head_members + 1] = member
+      else
+        gone[#gone + 1] = member
       end
-      -- (counted first: a host held for a foreign value still has this item in flight)
-      local full = flights and FLIGHT.leased(host, NOW + delay)
-      if best == false then
+    end
+    call_chunked('ZADD', K_HEADS, head_members)
+    call_chunked('ZREM', K_HEADS, gone)
+    counter('hosts', -emptied)
+  end
+end
+
+-- Hosts come out of `ready` in batches: one ZPOPMIN of as many hosts as leases are still
+-- wanted, in rank order. A host without delay that still has ready items goes back with its
+-- next head's rank (LEASE.put_back), so the leases are exactly those of popping the best host
+-- one at a time, with two commands per batch instead of two per lease. Writes no later
+-- iteration reads are collected and sent at the end (LEASE.keep_unreached, LEASE.write). Returns how many were
+-- leased; each lease key and record are added to `out`.
+function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_override, any_adaptive, out)
+  local token_base = math.max(tonumber(META[3] or '0'), NOW_US)
+  local deadline = int(NOW + ttl)
+  local count, emptied, out_n = 0, 0, #out
+  local lease_fields, leased_members, wait_members = {}, {}, {}
+  -- new head ages of the lanes popped from (false: the lane is empty now), in first-seen order
+  local head_of, head_lanes = {}, {}
+  -- the digits of the lease tokens, which are consecutive (the prelude's number_digits)
+  local token_digits = {}
+  local batch, at, batch_last = nil, 1, 0
+  local soon_rank, soon_host, back
+  local soon_n = 0
+  while count < max_items do
+    -- the next host to lease from, and its rank: from the batch or `soon`, whichever ranks
+    -- first, else from a new batch
+    local host, host_rank
+    local from_batch = batch and batch[at]
+    local batch_rank = from_batch and batch[at + 1] + 0
+    if from_batch and (soon_n == 0 or batch_rank < soon_rank[soon_n]) then
+      host, host_rank = from_batch, batch_rank
+      at = at + 2
+    elseif soon_n > 0 then
+      host, host_rank = soon_host[soon_n], soon_rank[soon_n]
+      soon_rank[soon_n], soon_host[soon_n] = nil, nil
+      soon_n = soon_n - 1
+    else
+      if back then
+        call_chunked('ZADD', K_READY, back)
+        back = nil
+      end
+      -- (a count of 1 is left out: the same pop, without a number to format)
+      local wanted = max_items - count
+      batch = wanted == 1 and redis.call('ZPOPMIN', K_READY) or redis.call('ZPOPMIN', K_READY, int(wanted))
+      if #batch == 0 then
+        break
+      end
+      batch_last = batch[#batch] + 0
+      host, host_rank, at = batch[1], #batch == 2 and batch_last or batch[2] + 0, 3
+    end
+    local top, lane, rec = LEASE.pop(host, host_rank)
+    -- the rank the host goes back to `ready` with (delay 0 and more ready items), or nil
+    local goes_back
+    if top then
+      local best = LEASE.next_head(host, top, lane, head_of, head_lanes)
+      if rec then
+        local delay = politeness and host_delay(host, default_delay, any_override, any_adaptive) or default_delay
+        -- (counted first: a host held for a foreign value still has this item in flight)
+        local full = flights and FLIGHT.leased(host, NOW + delay)
+        if best == false then
+          hold_corrupt_host(host)
+        elseif full then
+          -- held until an answer frees a slot (FLIGHT.leased), its politeness time kept
+        elseif delay > 0 then
+          -- kept even when the host is now empty, so an item seeded a moment later still waits
+          wait_members[#wait_members + 1] = int(NOW + delay)
+          wait_members[#wait_members + 1] = host
+        else
+          goes_back = best
+        end
+        count = count + 1
+        local token_prefix, token_suffix = number_digits(token_digits, token_base + count)
+        local lease_key = token_prefix .. token_suffix .. ':' .. rec_id(rec)
+        lease_fields[count * 2 - 1], lease_fields[count * 2] = lease_key, rec
+        leased_members[count * 2 - 1], leased_members[count * 2] = deadline, lease_key
+        out[out_n + 1], out[out_n + 2] = lease_key, rec
+        out_n = out_n + 2
+      elseif best == false then
         hold_corrupt_host(host)
-      elseif full then
-        -- held until an answer frees a slot (FLIGHT.leased), its politeness time kept
-      elseif delay > 0 then
-        -- kept even when the host is now empty, so an item seeded a moment later still waits
-        wait_members[#wait_members + 1] = int(NOW + delay)
-        wait_members[#wait_members + 1] = host
-      elseif best then
+      else
+        -- a priority listed without a lane (left by an interrupted writer): skip it
         goes_back = best
       end
-      count = count + 1
-      local token_prefix, token_suffix = number_digits(token_digits, token_base + count)
-      local lease_key = token_prefix .. token_suffix .. ':' .. rec_id(rec)
-      lease_fields[count * 2 - 1], lease_fields[count * 2] = lease_key, rec
-      leased_members[count * 2 - 1], leased_members[count * 2] = deadline, lease_key
-      out[out_n + 1], out[out_n + 2] = lease_key, rec
-      out_n = out_n + 2
-    elseif best then
-      -- a priority listed without a lane (left by an interrupted writer): skip it
-      goes_back = best
-    elseif best == false then
-      hold_corrupt_host(host)
-    end
-    if best == nil then
-      emptied = emptied + 1
-    end
-  end
-  if goes_back then
-    if goes_back < batch_last then
-      -- it comes before this batch's last host: taken again by this loop in rank order
-      soon_rank, soon_host = soon_rank or {}, soon_host or {}
-      local i = soon_n
-      while i > 0 and soon_rank[i] < goes_back do
-        soon_rank[i + 1], soon_host[i + 1] = soon_rank[i], soon_host[i]
-        i = i - 1
+      if best == nil then
+        emptied = emptied + 1
       end
-      soon_rank[i + 1], soon_host[i + 1] = goes_back, host
-      soon_n = soon_n + 1
-    else
-      back = back or {}
-      back[#back + 1] = int(goes_back)
-      back[#back + 1] = host
+    end
+    if goes_back then
+      soon_rank, soon_host, soon_n, back = LEASE.put_back(host, goes_back, batch_last, soon_rank, soon_host, soon_n, back)
     end
   end
-end
--- hosts popped but not reached (the leases were all handed out) keep their ranks
-if (batch and batch[at]) or soon_n > 0 then
-  back = back or {}
-  while batch and batch[at] do
-    back[#back + 1] = batch[at + 1]
-    back[#back + 1] = batch[at]
-    at = at + 2
-  end
-  for i = 1, soon_n do
-    back[#back + 1] = int(soon_rank[i])
-    back[#back + 1] = soon_host[i]
-  end
-end
-if back then
-  call_chunked('ZADD', K_READY, back)
+  LEASE.keep_unreached(batch, at, soon_rank, soon_host, soon_n, back)
+  LEASE.write(count, token_base, lease_fields, leased_members, wait_members, head_of, head_lanes,
+    emptied)
+  return count
 end
 
-if count > 0 then
-  call_chunked('HSET', K_LEASES, lease_fields)
-  call_chunked('ZADD', K_LEASED, leased_members)
-  call_chunked('ZADD', K_WAIT, wait_members)
-  redis.call('HSET', K_META, 'token', int(token_base + count))
-  counter('ready', -count)
-  counter('leased_total', count)
+--- per call ---
+local reply, ready_hosts, lease_due, item_due, host_due = LEASE.idle()
+if reply then
+  return reply
 end
-if head_n > 0 then
-  local head_members, gone = {}, {}
-  for _, member in ipairs(head_lanes) do
-    local ts = head_of[member]
-    if ts then
-      head_members[#head_members + 1] = ts
-      head_members[#head_members + 1] = member
-    else
-      gone[#gone + 1] = member
-    end
-  end
-  call_chunked('ZADD', K_HEADS, head_members)
-  call_chunked('ZREM', K_HEADS, gone)
-  counter('hosts', -emptied)
-end
-if count == 0 then
+-- (read only now: a call that finds nothing leasable converts none of its numbers)
+local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+-- whether a lease may count in flight (a limit applies to some host): FLIGHT.leased
+local flights = FLIGHT.start(ARGV[9], ARGV[10])
+local reclaimed, reclaimed_dead, any_override, any_adaptive = LEASE.promote(ARGV, ready_hosts,
+  lease_due, item_due, host_due)
+local out = { NOW, -1, reclaimed, reclaimed_dead }
+if LEASE.take(max_items, ttl, default_delay, flights, any_override or any_adaptive, any_override,
+    any_adaptive, out) == 0 then
   out[2] = next_due()
 end
 return reported_state(out)

@@ -6,7 +6,9 @@
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
 --       canonical record after its ts: its host unless the URL spells it, its priority unless
---       0, then its url, key and payload)
+--       0, then its url, key and payload); then, optionally, the client's cache hits: how many
+--       of its items the client answered as duplicates without sending them, and the seen epoch
+--       it judged them by (as this reply gives it)
 -- reply: {status, added_ready, added_delayed, first_id, seen epoch}; status has one byte per
 --        item: 'a' added, 'f' added again by force (seen before, and neither queued nor
 --        leased now), 'd' duplicate (not added: seen before without force, or queued or leased
@@ -15,28 +17,79 @@
 --        (`<meta.born>:<meta.forgotten>`, '' and '0' when absent) changes whenever the seen
 --        set may have shrunk (a member forgotten, the queue made again under its name), so a
 --        client may cache what the seen set holds for as long as it stays the same
+-- Cache hits are counted (duplicates_total and seen_cache_hits_total) only while the seen epoch
+-- is still the one they were judged by; otherwise the client sends those items again.
 -- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
 -- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
 -- are refused.
 
-local n = ARGV[3] + 0
-local seen = seen_count()
-local level, level_end = current_level(seen)
-expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
-expect_types({ K_WAKE, 'list', K_HOSTDELAYED, 'hash' })
+-- The seed's steps (scripts.rs, STEPS_END): each call runs the body at the end.
+local SEED = {}
 
-local ids_digits, default_budget, born, forgotten = unpack(redis.call('HMGET', K_META, 'ids', 'budget', 'born',
-  'forgotten'))
-local next_id = ids_digits and ids_digits + 0 or 0
-local budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
-if budgets then
-  expect_types({ K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash' })
+-- One call's state, set by SEED.start and shared by the steps (library-level locals: nothing
+-- to pass or index on every item).
+local seed_argv, seed_n
+-- the client's cache hits: their count, and the seen epoch they were judged by
+local seed_hits, seed_hits_epoch
+-- the seen set's size and level, and the current level's bucket keys (the prelude's level_keys)
+local seen, level, level_end, seen_keys, live_keys, level_size
+-- whether budgets are on, the queue's default budget, and per host of this call while they are:
+-- URLs it may still add (false: no budget), how many it added, the hosts in first-seen order
+local budgets, default_budget, budget_left, budget_used, budget_hosts
+-- the last id given, the call's first, the ids' digits (the prelude's number_digits), and the
+-- parts of every record around its id, built once per call
+local next_id, first_id, id_digits, rec_open, rec_ts
+-- one status byte per item, the call's counts, and the earliest time an item added delayed
+-- comes due (reported with the flag 'r')
+local status, added_ready, added_delayed, duplicates, seen_added, refused, first_due
+-- meta's format before the call (undo puts it back)
+local format_before
+-- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
+-- more than the push when most lanes get one item): index by head member, then host,
+-- priority, first record id, and the records (a string while there is one, then a list).
+local lane_index, lane_count, lane_host, lane_prio, lane_seq, lane_recs
+-- Hosts of those lanes, in first-seen order; best new rank per host (false: none yet); items
+-- added per host, and the delayed ones, for the per-host counts (tallies)
+local host_rank, host_order, host_count, host_added, host_delayed
+
+-- Set up a call: check the types of the keys every call writes, read meta. Returns meta's
+-- born and forgotten (the seen epoch).
+function SEED.start(argv)
+  seed_argv, seed_n = argv, argv[3] + 0
+  seed_hits, seed_hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
+  seen = seen_count()
+  level, level_end = current_level(seen)
+  expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
+  expect_types({ K_WAKE, 'list', K_HOSTDELAYED, 'hash' })
+  local ids_digits, born, forgotten
+  ids_digits, default_budget, born, forgotten = unpack(redis.call('HMGET', K_META, 'ids', 'budget',
+    'born', 'forgotten'))
+  next_id = ids_digits and ids_digits + 0 or 0
+  budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
+  if budgets then
+    expect_types({ K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash' })
+  end
+  first_id = next_id + 1
+  seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
+  level_size = seen_keys.size
+  format_before = STORED_FORMAT
+  SEED.reset()
+  return born, forgotten
 end
--- per host of this call while budgets are on: URLs it may still add (false: no budget), and
--- how many it added
-local budget_left, budget_used, budget_hosts = {}, {}, {}
-local function left_for(host)
+
+-- What a call collects, empty.
+function SEED.reset()
+  budget_left, budget_used, budget_hosts = {}, {}, {}
+  rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. NOW_DIGITS
+  id_digits, status = {}, {}
+  added_ready, added_delayed, duplicates, seen_added, refused, first_due = 0, 0, 0, 0, 0, -1
+  lane_index, lane_count, lane_host, lane_prio, lane_seq, lane_recs = {}, 0, {}, {}, {}, {}
+  host_rank, host_order, host_count, host_added, host_delayed = {}, {}, 0, {}, {}
+end
+
+-- URLs a host may still add under its budget (false: it has none); read once per host and call.
+function SEED.left_for(host)
   local left = budget_left[host]
   if left == nil then
     local limit = redis.call('HGET', K_HOSTBUDGET, host) or default_budget
@@ -50,33 +103,11 @@ local function left_for(host)
   end
   return left
 end
-local first_id = next_id + 1
--- the parts of every record around its id, built once per call; the ids' digits (the prelude's
--- number_digits)
-local rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. NOW_DIGITS
-local id_digits = {}
-local status = {}
-local added_ready, added_delayed, duplicates, seen_added, refused = 0, 0, 0, 0, 0
--- the earliest time an item added delayed comes due (reported with the flag 'r')
-local first_due = -1
--- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
--- more than the push when most lanes get one item): index by head member, then host,
--- priority, first record id, and the records (a string while there is one, then a list).
-local lane_index, lane_count = {}, 0
-local lane_host, lane_prio, lane_seq, lane_recs = {}, {}, {}, {}
--- Hosts of those lanes, in first-seen order; best new rank per host (false: none yet).
-local host_rank, host_order, host_count = {}, {}, 0
--- items added per host, and the delayed ones, for the per-host counts (tallies)
-local host_added, host_delayed = {}, {}
--- the bucket keys of the current level (the prelude's level_keys)
-local seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
-local level_size = seen_keys.size
 
 -- A bucket or a lane that holds a foreign value (another program wrote it) is only found when
--- the item that uses it comes: the call then takes back what it wrote (undo, below) and fails
--- whole, with nothing changed.
-local format_before = STORED_FORMAT
-local function undo_items(upto)
+-- the item that uses it comes: the call then takes back what it wrote (the items before item
+-- `upto`, 0-based) and fails whole, with nothing changed.
+function SEED.undo_items(upto)
   if STORED_FORMAT ~= format_before then
     -- (a new lane of a new queue marks it; taken back too)
     if format_before then
@@ -85,166 +116,105 @@ local function undo_items(upto)
       redis.call('HDEL', K_META, 'format', 'split')
     end
   end
-  local id = first_id
+  local argv, id = seed_argv, first_id
   for i = 0, upto - 1 do
     local a = 4 + i * 9
     local st = status[i + 1]
     if st == 'a' then
       for l = level, 0, -1 do
-        if redis.pcall('SREM', seen_key(l, ARGV[a + 1] + 0), ARGV[a]) == 1 then
+        if redis.pcall('SREM', seen_key(l, argv[a + 1] + 0), argv[a]) == 1 then
           break
         end
       end
     end
     if st == 'a' or st == 'f' then
-      live_remove(ARGV[a + 6], ARGV[a + 7] + 0, level)
-      if ARGV[a + 4] ~= '0' and ARGV[a + 4] + 0 > 0 then
-        redis.call('ZREM', K_DELAYED, rec_open .. int(id) .. rec_ts .. ARGV[a + 8])
+      live_remove(argv[a + 6], argv[a + 7] + 0, level)
+      if argv[a + 4] ~= '0' and argv[a + 4] + 0 > 0 then
+        redis.call('ZREM', K_DELAYED, rec_open .. int(id) .. rec_ts .. argv[a + 8])
       end
       id = id + 1
     end
   end
 end
-local function refuse(upto, key, expected)
-  undo_items(upto)
+
+function SEED.refuse(upto, key, expected)
+  SEED.undo_items(upto)
   return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a ' .. redis.call('TYPE', key).ok
     .. ', expected a ' .. expected)
 end
 
-for i = 0, n - 1 do
-  local a = 4 + i * 9
-  local fp, bucket_hash, host = ARGV[a], ARGV[a + 1] + 0, ARGV[a + 2]
-
-  local dup = false
-  for l = 0, level - 1 do
-    local key = seen_key(l, bucket_hash)
-    local r = redis.pcall('SISMEMBER', key, fp)
-    if r == 1 then
-      dup = true
-      break
-    elseif type(r) == 'table' then
-      return refuse(i, key, 'set')
-    end
-  end
-  local over = false
+-- Queue item i (0-based, its arguments from a, of host `host`), seen before if dup (else just
+-- marked seen: counted first, the seen set's next level begun when this one is full, and the
+-- host's budget used): into its live set, then `delayed`, or its lane (pushed after the loop,
+-- SEED.push_lanes). Returns the error reply to send, if any.
+function SEED.add(i, a, host, dup)
+  local argv = seed_argv
   if not dup then
-    local bucket = bucket_hash % level_size
-    local key = seen_keys[bucket] or bucket_key(seen_keys, bucket)
-    local added
-    if budgets and left_for(host) == 0 then
-      -- a new URL past the budget is not marked seen, so it can come in once the budget grows
-      local r = redis.pcall('SISMEMBER', key, fp)
-      if type(r) == 'table' then
-        return refuse(i, key, 'set')
-      elseif r == 1 then
-        dup = true
-      else
-        over = true
-      end
-    else
-      added = redis.pcall('SADD', key, fp)
-      if type(added) == 'table' then
-        return refuse(i, key, 'set')
-      end
+    seen, seen_added = seen + 1, seen_added + 1
+    if seen >= level_end and level < SEEN_MAX_LEVEL then
+      level = level + 1
+      level_end = level_end + level_buckets(level) * SEEN_FILL
+      seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
+      level_size = seen_keys.size
     end
-    if added == 1 then
-      seen = seen + 1
-      seen_added = seen_added + 1
-      if seen >= level_end and level < SEEN_MAX_LEVEL then
-        level = level + 1
-        level_end = level_end + level_buckets(level) * SEEN_FILL
-        seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
-        level_size = seen_keys.size
+    if budgets then
+      budget_used[host] = budget_used[host] + 1
+      if budget_left[host] then
+        budget_left[host] = budget_left[host] - 1
       end
-      if budgets then
-        budget_used[host] = budget_used[host] + 1
-        if budget_left[host] then
-          budget_left[host] = budget_left[host] - 1
-        end
-      end
-    elseif added == 0 then
-      dup = true
     end
   end
-
-  local live_now = false
-  if dup and ARGV[a + 5] == '1' then
-    local live_bucket = ARGV[a + 7] + 0
-    local err
-    live_now, err = is_live(ARGV[a + 6], live_bucket, level)
-    if live_now == nil then
-      return refuse(i, live_key(level, live_bucket), 'set')
-    end
+  status[i + 1] = dup and 'f' or 'a'
+  local live_bucket = (argv[a + 7] + 0) % level_size
+  local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
+  if type(redis.pcall('SADD', live_bucket_key, argv[a + 6])) == 'table' then
+    -- this item's own seen member too
+    status[i + 1] = dup and 'd' or 'a'
+    return SEED.refuse(dup and i or i + 1, live_bucket_key, 'set')
   end
-  if over then
-    status[i + 1] = 'b'
-    refused = refused + 1
-  elseif dup and (ARGV[a + 5] ~= '1' or live_now) then
-    status[i + 1] = 'd'
-    duplicates = duplicates + 1
+  next_id = next_id + 1
+  local id_prefix, id_suffix = number_digits(id_digits, next_id)
+  local prio_digits = argv[a + 3]
+  local rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. argv[a + 8]
+  tally(host_added, host, 1)
+  local delay_digits = argv[a + 4]
+  if delay_digits ~= '0' and delay_digits + 0 > 0 then
+    local due = NOW + delay_digits
+    if first_due < 0 or due < first_due then
+      first_due = due
+    end
+    redis.call('ZADD', K_DELAYED, int(due), rec)
+    added_delayed = added_delayed + 1
+    tally(host_delayed, host, 1)
+    return nil
+  end
+  local member = prio_digits == '0' and host or prio_digits .. ':' .. host
+  local li = lane_index[member]
+  if not li then
+    lane_count = lane_count + 1
+    lane_index[member] = lane_count
+    lane_host[lane_count], lane_prio[lane_count] = host, prio_digits == '0' and 0 or prio_digits + 0
+    lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
+    if host_rank[host] == nil then
+      host_rank[host] = false
+      host_count = host_count + 1
+      host_order[host_count] = host
+    end
   else
-    status[i + 1] = dup and 'f' or 'a'
-    local live_bucket = (ARGV[a + 7] + 0) % level_size
-    local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
-    if type(redis.pcall('SADD', live_bucket_key, ARGV[a + 6])) == 'table' then
-      -- this item's own seen member too
-      status[i + 1] = dup and 'd' or 'a'
-      return refuse(dup and i or i + 1, live_bucket_key, 'set')
-    end
-    next_id = next_id + 1
-    local id_prefix, id_suffix = number_digits(id_digits, next_id)
-    local prio_digits = ARGV[a + 3]
-    local rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. ARGV[a + 8]
-    tally(host_added, host, 1)
-    local delay_digits = ARGV[a + 4]
-    if delay_digits ~= '0' and delay_digits + 0 > 0 then
-      local due = NOW + delay_digits
-      if first_due < 0 or due < first_due then
-        first_due = due
-      end
-      redis.call('ZADD', K_DELAYED, int(due), rec)
-      added_delayed = added_delayed + 1
-      tally(host_delayed, host, 1)
+    local recs = lane_recs[li]
+    if type(recs) == 'string' then
+      lane_recs[li] = { recs, rec }
     else
-      local member = host
-      if prio_digits ~= '0' then
-        member = prio_digits .. ':' .. host
-      end
-      local li = lane_index[member]
-      if not li then
-        lane_count = lane_count + 1
-        lane_index[member] = lane_count
-        lane_host[lane_count], lane_prio[lane_count] = host, prio_digits == '0' and 0 or prio_digits + 0
-        lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
-        if host_rank[host] == nil then
-          host_rank[host] = false
-          host_count = host_count + 1
-          host_order[host_count] = host
-        end
-      else
-        local recs = lane_recs[li]
-        if type(recs) == 'string' then
-          lane_recs[li] = { recs, rec }
-        else
-          recs[#recs + 1] = rec
-        end
-      end
-      added_ready = added_ready + 1
+      recs[#recs + 1] = rec
     end
   end
+  added_ready = added_ready + 1
+  return nil
 end
 
--- One RPUSH per lane (in chunks that stay under Lua's unpack limit) instead of one per URL.
--- New items arrive with higher sequence numbers than anything queued, so only a new lane can
--- change its host's best head: existing lanes of a scheduled host need nothing but the push.
--- Only a new lane can mean a new host, so the host's priorities are only looked at then.
-local host_was_empty = {}
-local lane_prefix_0 = BASE .. ':l:0:'
--- the new lanes' head ages, written with one ZADD
-local new_heads = {}
--- per new lane: how its host's priority set listed it (what undo takes back)
-local listings = {}
-local function undo_lanes(upto)
+-- Take back the first `upto` lanes' pushes and listings (per new lane: how its host's priority
+-- set listed it), then every item.
+function SEED.undo_lanes(upto, listings)
   for lj = 1, upto do
     local recs = lane_recs[lj]
     local key = lane_key(lane_host[lj], lane_prio[lj])
@@ -262,101 +232,211 @@ local function undo_lanes(upto)
       redis.call('ZREM', hp_key(lane_host[lj]), listing)
     end
   end
-  undo_items(n)
-end
-for li = 1, lane_count do
-  local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
-  local key = prio == 0 and lane_prefix_0 .. host or lane_key(host, prio)
-  local len, pushed
-  if type(recs) == 'string' then
-    len, pushed = redis.pcall('RPUSH', key, recs), 1
-  else
-    len = redis.pcall('RPUSH', key, unpack(recs, 1, math.min(4000, #recs)))
-    if type(len) ~= 'table' then
-      for first = 4001, #recs, 4000 do
-        len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
-      end
-    end
-    pushed = #recs
-  end
-  if type(len) == 'table' then
-    undo_lanes(li - 1)
-    return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a '
-      .. redis.call('TYPE', key).ok .. ', expected a list')
-  end
-  if len == pushed then
-    -- a new lane: listed in its host's priorities, its head's age in heads
-    local was_empty, listing = host_lane_added(host, prio)
-    if was_empty == nil then
-      undo_lanes(li)
-      return redis.error_reply('CRAWLQ_CORRUPT key ' .. hp_key(host) .. ' holds a '
-        .. redis.call('TYPE', hp_key(host)).ok .. ', expected a zset')
-    end
-    listings[li] = listing
-    if host_was_empty[host] == nil then
-      host_was_empty[host] = was_empty
-    end
-    new_heads[#new_heads + 1] = NOW_DIGITS
-    new_heads[#new_heads + 1] = head_member(host, prio)
-    local r = rank(prio, lane_seq[li])
-    local best = host_rank[host]
-    if not best or r < best then
-      host_rank[host] = r
-    end
-  end
-end
-call_chunked('ZADD', K_HEADS, new_heads)
--- Hosts with a new lane go to `ready` at their best head's rank (never raising a rank they
--- have there) unless politeness holds them in `wait`: one read of `wait` and one ZADD for all.
-local new_hosts, scheduled = 0, {}
-for i = 1, host_count do
-  local host = host_order[i]
-  if host_rank[host] then
-    scheduled[#scheduled + 1] = host
-    if host_was_empty[host] then
-      new_hosts = new_hosts + 1
-    end
-  end
-end
-local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
-local ranks = {}
-for i, host in ipairs(scheduled) do
-  if not held[i] then
-    ranks[#ranks + 1] = int(host_rank[host])
-    ranks[#ranks + 1] = host
-  end
-end
-for first = 1, #ranks, 4000 do
-  redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
+  SEED.undo_items(seed_n)
 end
 
-local added = added_ready + added_delayed
-own_format()
-if added > 0 then
-  if born then
-    redis.call('HSET', K_META, 'ids', int(next_id))
-  else
-    -- the seen set's first member: its epoch starts here, by the server's clock even when the
-    -- call pins one (a queue removed and made again gets a new one)
-    local t = redis.call('TIME')
-    born = t[1] .. three_digits(math.floor(t[2] / 1000), true) .. three_digits(t[2] % 1000, true)
-    redis.call('HSET', K_META, 'ids', int(next_id), 'born', born)
+-- One RPUSH per lane (in chunks that stay under Lua's unpack limit) instead of one per URL.
+-- New items arrive with higher sequence numbers than anything queued, so only a new lane can
+-- change its host's best head: existing lanes of a scheduled host need nothing but the push.
+-- Only a new lane can mean a new host, so the host's priorities are only looked at then.
+-- Returns the error reply to send, or nil and whether each host with a new lane had none before.
+function SEED.push_lanes()
+  local host_was_empty = {}
+  local lane_prefix_0 = BASE .. ':l:0:'
+  -- the new lanes' head ages, written with one ZADD
+  local new_heads = {}
+  -- per new lane: how its host's priority set listed it (what undo takes back)
+  local listings = {}
+  for li = 1, lane_count do
+    local host, prio, recs = lane_host[li], lane_prio[li], lane_recs[li]
+    local key = prio == 0 and lane_prefix_0 .. host or lane_key(host, prio)
+    local len, pushed
+    if type(recs) == 'string' then
+      len, pushed = redis.pcall('RPUSH', key, recs), 1
+    else
+      len = redis.pcall('RPUSH', key, unpack(recs, 1, math.min(4000, #recs)))
+      if type(len) ~= 'table' then
+        for first = 4001, #recs, 4000 do
+          len = redis.call('RPUSH', key, unpack(recs, first, math.min(first + 3999, #recs)))
+        end
+      end
+      pushed = #recs
+    end
+    if type(len) == 'table' then
+      SEED.undo_lanes(li - 1, listings)
+      return redis.error_reply('CRAWLQ_CORRUPT key ' .. key .. ' holds a '
+        .. redis.call('TYPE', key).ok .. ', expected a list')
+    end
+    if len == pushed then
+      -- a new lane: listed in its host's priorities, its head's age in heads
+      local was_empty, listing = host_lane_added(host, prio)
+      if was_empty == nil then
+        SEED.undo_lanes(li, listings)
+        return redis.error_reply('CRAWLQ_CORRUPT key ' .. hp_key(host) .. ' holds a '
+          .. redis.call('TYPE', hp_key(host)).ok .. ', expected a zset')
+      end
+      listings[li] = listing
+      if host_was_empty[host] == nil then
+        host_was_empty[host] = was_empty
+      end
+      new_heads[#new_heads + 1] = NOW_DIGITS
+      new_heads[#new_heads + 1] = head_member(host, prio)
+      local r = rank(prio, lane_seq[li])
+      local best = host_rank[host]
+      if not best or r < best then
+        host_rank[host] = r
+      end
+    end
   end
+  call_chunked('ZADD', K_HEADS, new_heads)
+  return nil, host_was_empty
 end
-counter('seen', seen_added)
-counter('ready', added_ready)
-counter('hosts', new_hosts)
-counter('seeded_total', added)
-counter('duplicates_total', duplicates)
-counter('over_budget_total', refused)
-tally_flush(host_added, host_items_add)
-tally_flush(host_delayed, add_delayed)
-for _, host in ipairs(budget_hosts) do
-  if budget_used[host] > 0 then
-    redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
+
+-- Hosts with a new lane go to `ready` at their best head's rank (never raising a rank they
+-- have there) unless politeness holds them in `wait`: one read of `wait` and one ZADD for all.
+-- Returns how many of them had no ready item before.
+function SEED.schedule(host_was_empty)
+  local new_hosts, scheduled = 0, {}
+  for i = 1, host_count do
+    local host = host_order[i]
+    if host_rank[host] then
+      scheduled[#scheduled + 1] = host
+      if host_was_empty[host] then
+        new_hosts = new_hosts + 1
+      end
+    end
   end
+  local held = call_chunked('ZMSCORE', K_WAIT, scheduled)
+  local ranks = {}
+  for i, host in ipairs(scheduled) do
+    if not held[i] then
+      ranks[#ranks + 1] = int(host_rank[host])
+      ranks[#ranks + 1] = host
+    end
+  end
+  for first = 1, #ranks, 4000 do
+    redis.call('ZADD', K_READY, 'LT', unpack(ranks, first, math.min(first + 3999, #ranks)))
+  end
+  return new_hosts
 end
-wake(added_ready)
-return reported({ table.concat(status), added_ready, added_delayed, first_id,
-  (born or '') .. ':' .. (forgotten or '0') },
-  added_ready > 0 and NOW or first_due)
+
+-- The call's counts and ids into meta and the counters; the reply.
+function SEED.finish(born, forgotten, new_hosts)
+  local added = added_ready + added_delayed
+  if seed_hits > 0 and seed_hits_epoch == (born or '') .. ':' .. (forgotten or '0') then
+    duplicates = duplicates + seed_hits
+    counter('seen_cache_hits_total', seed_hits)
+  end
+  own_format()
+  if added > 0 then
+    if born then
+      redis.call('HSET', K_META, 'ids', int(next_id))
+    else
+      -- the seen set's first member: its epoch starts here, by the server's clock even when the
+      -- call pins one (a queue removed and made again gets a new one)
+      local t = redis.call('TIME')
+      born = t[1] .. three_digits(math.floor(t[2] / 1000), true) .. three_digits(t[2] % 1000, true)
+      redis.call('HSET', K_META, 'ids', int(next_id), 'born', born)
+    end
+  end
+  counter('seen', seen_added)
+  counter('ready', added_ready)
+  counter('hosts', new_hosts)
+  counter('seeded_total', added)
+  counter('duplicates_total', duplicates)
+  counter('over_budget_total', refused)
+  tally_flush(host_added, host_items_add)
+  tally_flush(host_delayed, add_delayed)
+  for _, host in ipairs(budget_hosts) do
+    if budget_used[host] > 0 then
+      redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
+    end
+  end
+  wake(added_ready)
+  return reported({ table.concat(status), added_ready, added_delayed, first_id,
+    (born or '') .. ':' .. (forgotten or '0') },
+    added_ready > 0 and NOW or first_due)
+end
+
+-- The whole call: each item is 'a' added, 'f' added again by force, 'd' duplicate or 'b' over its
+-- host's budget (new, but not marked seen, so it can come in once the budget grows); then the
+-- lanes, the hosts and the counts. Returns the reply. (What every item does is written here;
+-- only an item that is queued goes on in SEED.add.)
+function SEED.run(born, forgotten)
+  local argv = seed_argv
+  for i = 0, seed_n - 1 do
+    local a = 4 + i * 9
+    local fp, bucket_hash, host = argv[a], argv[a + 1] + 0, argv[a + 2]
+    local dup, over = false, false
+    for l = 0, level - 1 do
+      local key = seen_key(l, bucket_hash)
+      local r = redis.pcall('SISMEMBER', key, fp)
+      if r == 1 then
+        dup = true
+        break
+      elseif type(r) == 'table' then
+        return SEED.refuse(i, key, 'set')
+      end
+    end
+    if not dup then
+      local bucket = bucket_hash % level_size
+      local key = seen_keys[bucket] or bucket_key(seen_keys, bucket)
+      -- (past its host's budget, a new item is only looked up: not marked seen)
+      local lookup = budgets and SEED.left_for(host) == 0
+      local r
+      if lookup then
+        r = redis.pcall('SISMEMBER', key, fp)
+      else
+        r = redis.pcall('SADD', key, fp)
+      end
+      if type(r) == 'table' then
+        return SEED.refuse(i, key, 'set')
+      end
+      if lookup then
+        dup, over = r == 1, r ~= 1
+      else
+        dup = r == 0
+      end
+    end
+    local force = argv[a + 5] == '1'
+    local live_now = false
+    if dup and force then
+      local live_bucket = argv[a + 7] + 0
+      live_now = is_live(argv[a + 6], live_bucket, level)
+      if live_now == nil then
+        return SEED.refuse(i, live_key(level, live_bucket), 'set')
+      end
+    end
+    if over then
+      status[i + 1] = 'b'
+      refused = refused + 1
+    elseif dup and (not force or live_now) then
+      status[i + 1] = 'd'
+      duplicates = duplicates + 1
+    else
+      local err = SEED.add(i, a, host, dup)
+      if err then
+        return err
+      end
+    end
+  end
+  local err, host_was_empty = SEED.push_lanes()
+  if err then
+    return err
+  end
+  return SEED.finish(born, forgotten, SEED.schedule(host_was_empty))
+end
+
+-- In a functions library the call's state outlives it: what holds the call's arguments and
+-- records is let go, so Lua's memory does not keep the largest seed until the next one.
+function SEED.forget()
+  seed_argv, status, id_digits = nil, nil, nil
+  budget_left, budget_used, budget_hosts = nil, nil, nil
+  lane_index, lane_host, lane_prio, lane_seq, lane_recs = nil, nil, nil, nil, nil
+  host_rank, host_order, host_added, host_delayed = nil, nil, nil, nil
+end
+
+--- per call ---
+local reply = SEED.run(SEED.start(ARGV))
+SEED.forget()
+return reply

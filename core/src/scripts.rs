@@ -12,7 +12,8 @@ pub struct Script {
     /// Redis 7 script flags (the `#!lua flags=...` line): decided before the script runs, so a
     /// script is refused as a whole (never half-applied) when memory is full.
     pub flags: &'static str,
-    body: &'static str,
+    /// The script file: its steps (if it has any) and its body, the code each call runs.
+    text: &'static str,
     /// Other operations this one runs first-class, each as a local function of its own
     /// (`local function <name>(ARGV) <body> end`) defined before the body, which calls them
     /// with the arguments that operation takes: one call that does several operations in turn,
@@ -22,6 +23,13 @@ pub struct Script {
     sha1: OnceLock<String>,
     function_name: OnceLock<String>,
 }
+
+/// The line that ends a script's steps: what is above it (helper functions in a table named after
+/// the operation, `LEASE`, `SEED`) is defined once, beside the prelude, and what is below it is
+/// the body each call runs. In a functions library the steps are then created once per server,
+/// not on every call as functions written in the body would be (core/README.md, "Writing
+/// scripts"). A script without the line is all body.
+pub const STEPS_END: &str = "--- per call ---\n";
 
 /// What every operation runs first, in both forms: [`Script::source`] and [`library`].
 const BEGIN_CALL: &str =
@@ -45,13 +53,13 @@ impl Script {
     const fn new(
         name: &'static str,
         flags: &'static str,
-        body: &'static str,
+        text: &'static str,
         parts: &'static [(&'static str, &'static Script)],
     ) -> Script {
         Script {
             name,
             flags,
-            body,
+            text,
             parts,
             source: OnceLock::new(),
             sha1: OnceLock::new(),
@@ -59,7 +67,8 @@ impl Script {
         }
     }
 
-    /// The full source sent with EVAL: the flags line, the prelude, then the operation.
+    /// The full source sent with EVAL: the flags line, the prelude, the steps of the operation
+    /// and of its parts, then the operation.
     pub fn source(&self) -> &str {
         self.source.get_or_init(|| {
             let shebang = if self.flags.is_empty() {
@@ -67,8 +76,30 @@ impl Script {
             } else {
                 format!("#!lua flags={}", self.flags)
             };
-            format!("{shebang}\n{COMMON}\n{BEGIN_CALL}{}", self.code())
+            let mut steps = String::new();
+            for script in self.parts.iter().map(|(_, part)| *part).chain([self]) {
+                if !steps.contains(script.steps()) {
+                    steps.push_str(script.steps());
+                }
+            }
+            format!("{shebang}\n{COMMON}\n{steps}{BEGIN_CALL}{}", self.code())
         })
+    }
+
+    /// The script's steps: the text above [`STEPS_END`], or nothing.
+    fn steps(&self) -> &'static str {
+        match self.text.find(STEPS_END) {
+            Some(at) => &self.text[..at],
+            None => "",
+        }
+    }
+
+    /// The code each call runs: the text below [`STEPS_END`], or all of it.
+    fn body(&self) -> &'static str {
+        match self.text.find(STEPS_END) {
+            Some(at) => &self.text[at + STEPS_END.len()..],
+            None => self.text,
+        }
     }
 
     /// The operation's code after the prelude: its parts as local functions, then its body.
@@ -77,7 +108,7 @@ impl Script {
         for (function, part) in self.parts {
             code.push_str(&part_function(function, part));
         }
-        code.push_str(self.body);
+        code.push_str(self.body());
         code
     }
 
@@ -106,7 +137,7 @@ impl Script {
 /// One operation as a local function another one calls: `local function <name>(ARGV)`, its
 /// body, `end`.
 fn part_function(name: &str, part: &Script) -> String {
-    format!("local function {name}(ARGV)\n{}\nend\n", part.body)
+    format!("local function {name}(ARGV)\n{}\nend\n", part.body())
 }
 
 impl std::fmt::Debug for Script {
@@ -163,8 +194,8 @@ scripts! {
 }
 
 /// Every operation as one Redis Functions library (Redis 7+): `#!lua name=<name>`, the
-/// prelude once, then one `redis.register_function` per operation with the script's flags and
-/// its body as the callback. The name carries a hash of the code, so clients of different
+/// prelude and every script's steps once, then one `redis.register_function` per operation with
+/// the script's flags and its body as the callback. The name carries a hash of the code, so clients of different
 /// versions share a server without replacing each other's functions.
 pub struct Library {
     /// `crawlq_<first 16 hex digits of the SHA-1 of the code>`.
@@ -187,7 +218,7 @@ pub fn library() -> &'static Library {
         for script in ALL {
             code.update(script.name.as_bytes());
             code.update(script.flags.as_bytes());
-            code.update(script.body.as_bytes());
+            code.update(script.text.as_bytes());
             for (function, _) in script.parts {
                 code.update(function.as_bytes());
             }
@@ -195,6 +226,9 @@ pub fn library() -> &'static Library {
         let name: &'static str =
             Box::leak(format!("crawlq_{}", &code.digest().to_string()[..16]).into_boxed_str());
         let mut source = format!("#!lua name={name}\n{COMMON}\n");
+        for script in ALL {
+            source.push_str(script.steps());
+        }
         // Operations made of others (ack_lease: ack, then lease) call them as functions defined
         // once here, outside the callbacks: a callback reaches every name its nested functions
         // reach, and Lua allows a function 60 of them (ack and lease together have more).
@@ -218,7 +252,7 @@ pub fn library() -> &'static Library {
                 "redis.register_function{{function_name='{name}_{}', flags={{{}}}, callback=function(KEYS, ARGV)\n{BEGIN_CALL}{}\nend}}\n",
                 script.name,
                 flags.join(", "),
-                script.body
+                script.body()
             ));
         }
         Library {
@@ -246,7 +280,7 @@ mod tests {
             .map(str::to_uppercase)
             .collect();
         let mut used = Vec::new();
-        for source in ALL.iter().map(|s| s.body).chain([COMMON]) {
+        for source in ALL.iter().map(|s| s.text).chain([COMMON]) {
             for marker in ["redis.call('", "redis.pcall('", "call_chunked('"] {
                 for (at, _) in source.match_indices(marker) {
                     let rest = &source[at + marker.len()..];
@@ -270,7 +304,7 @@ mod tests {
     #[test]
     fn headers_match_the_script_table() {
         for script in ALL {
-            let lines: Vec<&str> = script.body.lines().take(6).collect();
+            let lines: Vec<&str> = script.text.lines().take(6).collect();
             assert_eq!(lines[0], format!("-- crawlq script: {}", script.name));
             assert_eq!(lines[1], "-- protocol: 6");
             let flags = if script.flags.is_empty() {
@@ -281,7 +315,7 @@ mod tests {
             assert_eq!(lines[2], format!("-- flags: {flags}"), "{}", script.name);
             assert!(lines[3].starts_with("-- KEYS: "), "{}", script.name);
             assert!(lines[4].starts_with("-- ARGV: "), "{}", script.name);
-            assert!(script.body.contains("\n-- reply: "), "{}", script.name);
+            assert!(script.text.contains("\n-- reply: "), "{}", script.name);
             assert!(script.source().starts_with("#!lua"));
         }
     }
