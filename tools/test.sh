@@ -7,8 +7,9 @@
 #   tools/test.sh --list                 the stages, one line each
 #
 # The full run builds each thing once: tools/release.sh --host-only builds the packages (release
-# mode), and every suite after it runs against those very artefacts (the wheel, the addon and the
-# extension unpacked from the packages, the wasm package). With --only, what the chosen stages
+# mode; in the background while the core stage runs, at idle CPU priority), and every suite
+# after it runs against those very artefacts (the wheel, the addon and the extension unpacked
+# from the packages, the wasm package). With --only, what the chosen stages
 # need is built in debug mode instead, which rebuilds faster after a change. The test
 # virtualenv (target/test-venv) keeps its third-party packages between runs on one machine.
 set -euo pipefail
@@ -57,38 +58,52 @@ FULL=$((${#ONLY[@]} == 0))
 # --- what the stages need, each made once per run --------------------------------------------
 PY_VENV="$CARGO_TARGET_DIR/test-venv"
 DIST=""
-# What the full run fetches from PyPI and npm (the test virtualenv's packages, the release tools,
-# each folder's npm dependencies, the benchmark's peers): fetched in the background while the
-# core stage compiles and tests, as it needs none of it; every stage after waits for it.
-PREFETCH_PID=""
-PREFETCH_LOG="$CARGO_TARGET_DIR/prefetch.log"
-start_prefetch() {
+# The full run's downloads (the test virtualenv's packages, each folder's npm dependencies, the
+# benchmark's peers) and then its release build (tools/release.sh --host-only, which fetches its
+# own tools) go in the background from the start: the core stage needs neither, and mostly
+# waits on its redis-servers and the clock once it is compiled. The release build runs at idle
+# CPU priority (chrt --idle), so it only takes what the core stage leaves; it builds in
+# directories of its own (target/.../release, target/zig, wasm-release), so no cargo lock is
+# shared. Every stage after core waits for it (need_dist).
+BACKGROUND_PID=""
+BACKGROUND_LOG="$CARGO_TARGET_DIR/background.log"
+start_background() {
   mkdir -p "$CARGO_TARGET_DIR"
+  DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
+  on_exit 'rm -rf "$DIST"'
   (
     set -e
     prepare_python_venv "$PY_VENV"
-    prepare_release_tools
     npm_install "$ROOT/bindings-node"
     npm_install "$ROOT/bindings-wasm"
     install_bench_peers "$PY_VENV"
-  ) >"$PREFETCH_LOG" 2>&1 &
-  PREFETCH_PID=$!
-  on_exit '[ -z "$PREFETCH_PID" ] || kill "$PREFETCH_PID" 2>/dev/null || true'
+    chrt --idle 0 ./tools/release.sh --host-only --out "$DIST"
+  ) >"$BACKGROUND_LOG" 2>&1 &
+  BACKGROUND_PID=$!
+  on_exit '[ -z "$BACKGROUND_PID" ] || kill_tree "$BACKGROUND_PID"'
 }
-wait_prefetch() {
-  [ -n "$PREFETCH_PID" ] || return 0
-  say "prefetch: the downloads begun in the background ($PREFETCH_LOG)"
-  if ! wait "$PREFETCH_PID"; then
-    cat "$PREFETCH_LOG" >&2
-    echo "test.sh: fetching the test and build dependencies failed (above)" >&2
-    exit 1
-  fi
-  PREFETCH_PID=""
+# Stop a process and everything it started (a failed run leaves no build behind).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do
+    kill_tree "$child"
+  done
+  kill "$1" 2>/dev/null || true
 }
 
 need_dist() { # the host's packages, release mode
+  if [ -n "$BACKGROUND_PID" ]; then
+    say "packages: the downloads and tools/release.sh --host-only, begun in the background at the start"
+    if ! wait "$BACKGROUND_PID"; then
+      BACKGROUND_PID=""
+      cat "$BACKGROUND_LOG" >&2
+      echo "test.sh: the downloads or the release build failed (above)" >&2
+      exit 1
+    fi
+    BACKGROUND_PID=""
+    cat "$BACKGROUND_LOG"
+  fi
   [ -z "$DIST" ] || return 0
-  wait_prefetch
   DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
   on_exit 'rm -rf "$DIST"'
   ./tools/release.sh --host-only --out "$DIST"
@@ -276,7 +291,7 @@ stage_bench() {
 "$ROOT/tools/setup.sh"
 copy_licenses
 if ((FULL)); then
-  start_prefetch
+  start_background
 fi
 TIMES=()
 for stage in "${STAGES[@]}"; do
