@@ -301,6 +301,11 @@ export interface Stats {
   overBudgetTotal: number
   /** Acked URLs scheduled to come back (ack's `revisitAfterMs`); also counted in `delayed`. */
   revisits: number
+  /**
+   * Seeded URLs that clients' known-seen caches answered as duplicates without sending them
+   * (option `seenCache`); also counted in `duplicatesTotal`.
+   */
+  seenCacheHitsTotal: number
   /** Server time of the reading. */
   now: number
   /** Each shard's own figures (a queue of several shards only). */

@@ -166,7 +166,8 @@ final class Queue
      *     seen: int, hosts: int, hosts_waiting: int, oldest_pending_age: float|null,
      *     seeded_total: int, duplicates_total: int, leased_total: int, acked_total: int,
      *     nacked_total: int, retried_total: int, reclaimed_total: int, released_total: int,
-     *     dead_total: int, over_budget_total: int, revisits: int, now: float, shards?: list<array<string, int|float|null>>}
+     *     dead_total: int, over_budget_total: int, revisits: int, seen_cache_hits_total: int,
+     *     now: float, shards?: list<array<string, int|float|null>>}
      */
     public function stats(): mixed {}
 

@@ -505,6 +505,9 @@ test('the seen cache answers repeated links and counts them', async () => {
   const report = await q.seed(links)
   assert.deepEqual([report.added, report.duplicates], [0, 10])
   assert.deepEqual(await q.seenCacheStats(), { entries: 10, hits: 10, misses: 10, resent: 0, resets: 0 })
+  // the queue counts them as it would without the cache, and as cache hits
+  const stats = await q.stats()
+  assert.deepEqual([stats.duplicatesTotal, stats.seenCacheHitsTotal], [10, 10])
   await assert.rejects(open({ seenCache: -1 }), { code: 'ERR_CRAWLQ_CONFIG' })
   q.close()
 })

@@ -243,9 +243,9 @@ final class LaravelTest extends TestCase
         $this->assertNotNull($q->later(30, new CrawlTestJob('http://a.com/later')));
         $this->assertSame(2, $q->size());
         $stats = $q->frontier()->stats();
-        // the duplicate was answered by Redis or, once seen, by the adapter's known-seen cache
-        $duplicates = $stats['duplicates_total'] + $q->frontier()->seenCacheStats()['hits'];
-        $this->assertSame([1, 1, 1], [$stats['ready'], $stats['delayed'], $duplicates]);
+        // the duplicate was answered by Redis or, once seen, by the adapter's known-seen cache,
+        // which the queue counts as a duplicate too
+        $this->assertSame([1, 1, 1], [$stats['ready'], $stats['delayed'], $stats['duplicates_total']]);
         $this->assertSame([$id], array_map(fn ($e) => $e->id, array_slice($this->queued, 0, 1)));
         $peek = $q->frontier()->peek(1)[0];
         $this->assertSame(1, $peek['payload']['$request'], 'a job is queued as a crawl request (PROTOCOL.md section 10)');

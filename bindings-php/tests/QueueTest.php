@@ -425,6 +425,9 @@ final class QueueTest extends TestCase
         $report = $q->seed($links);
         $this->assertSame([0, 10], [$report->added, $report->duplicates]);
         $this->assertSame(['entries' => 10, 'hits' => 10, 'misses' => 10, 'resent' => 0, 'resets' => 0], $q->seenCacheStats());
+        // the queue counts them as it would without the cache, and as cache hits
+        $stats = $q->stats();
+        $this->assertSame([10, 10], [$stats['duplicates_total'], $stats['seen_cache_hits_total']]);
     }
 
     public function testAckWithLinksAnswersTheLeaseAndSeedsItsLinks(): void

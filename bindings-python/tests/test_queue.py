@@ -498,6 +498,9 @@ def test_the_seen_cache_answers_repeated_links_and_counts_them(redis_server: Red
     report = q.seed(links)
     assert (report.added, report.duplicates) == (0, 10)
     assert q.seen_cache_stats() == {"entries": 10, "hits": 10, "misses": 10, "resent": 0, "resets": 0}
+    # the queue counts them as it would without the cache, and as cache hits
+    stats = q.stats()
+    assert (stats["duplicates_total"], stats["seen_cache_hits_total"]) == (10, 10)
     with pytest.raises(crawlq.ConfigError):
         crawlq.Queue(redis_server.url, name, seen_cache=-1)
     q.close()

@@ -157,7 +157,7 @@ fn gauges(s: &Stats) -> [(&'static str, &'static str, u64); 9] {
 /// sample is its `stats()` field (`crawlq_acked_total` is `acked_total`) except two whose
 /// family would collide with a gauge: `leased_total` is `crawlq_leases_total` and `dead_total`
 /// is `crawlq_dead_lettered_total`.
-fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 10] {
+fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 11] {
     [
         (
             "crawlq_seeded",
@@ -208,6 +208,11 @@ fn counters(s: &Stats) -> [(&'static str, &'static str, u64); 10] {
             "crawlq_over_budget",
             "Seeded new URLs refused by their host's budget (stats over_budget_total)",
             s.over_budget_total,
+        ),
+        (
+            "crawlq_seen_cache_hits",
+            "Seeded items that clients' known-seen caches answered as duplicates without sending them; also in crawlq_duplicates_total (stats seen_cache_hits_total)",
+            s.seen_cache_hits_total,
         ),
     ]
 }

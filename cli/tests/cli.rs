@@ -1083,6 +1083,22 @@ async fn exporter_serves_prometheus_metrics_per_queue() {
     )])
     .await
     .unwrap();
+    // a worker with a known-seen cache seeds a page it has seen twice: Redis answers the first,
+    // its cache the second
+    let cached = Queue::connect(
+        &shared().url(),
+        &a,
+        Config {
+            seen_cache: 100,
+            ..Config::default()
+        },
+    )
+    .await
+    .unwrap();
+    for _ in 0..2 {
+        let again = common::items(&["https://m1.example/"]);
+        cached.seed(&again, &SeedOptions::default()).await.unwrap();
+    }
 
     let mut exporter = Exporter::start(shared(), &[&format!("{a},{b}")]);
     let (status, content_type, body) = http_get(&exporter.address, "/metrics");
@@ -1117,6 +1133,8 @@ async fn exporter_serves_prometheus_metrics_per_queue() {
     assert_eq!(value("crawlq_dead_lettered_total", &a), 1.0);
     assert_eq!(value("crawlq_reclaimed_total", &a), 0.0);
     assert_eq!(value("crawlq_over_budget_total", &a), 0.0);
+    assert_eq!(value("crawlq_duplicates_total", &a), 2.0);
+    assert_eq!(value("crawlq_seen_cache_hits_total", &a), 1.0);
     assert!(value("crawlq_oldest_pending_age_seconds", &a) >= 0.0);
     // the top hosts' own series (m1.example holds nothing once acked)
     let host_value = |metric: &str, host: &str| -> Option<f64> {

@@ -4,6 +4,7 @@
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
 --       revisit as `ack` takes it ('0': none), then the link count M and 9 fields per link as
+--       `seed` takes them, then, optionally, the client's cache hits and their seen epoch as
 --       `seed` takes them
 -- reply: the `seed` reply for the M links, then the N ack flags: {status, added_ready,
 --        added_delayed, first_id, seen epoch, flag1, ..., flagN}; flags as `ack` answers them
@@ -20,7 +21,7 @@ local at = 5 + n * 4
 local m = tonumber(ARGV[at]) or 0
 -- (from index 1, so the link fields live in the table's array part)
 local links = { ARGV[1], ARGV[2], m }
-for i = 1, m * 9 do
+for i = 1, m * 9 + 2 do
   links[3 + i] = ARGV[at + i]
 end
 local seeded = seed_part(links)

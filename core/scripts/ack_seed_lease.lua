@@ -6,7 +6,8 @@
 --       revisit as `ack` takes it ('0': none), then the link count M and 9 fields per link as
 --       `seed` takes them, then the 8 arguments `lease` takes from its ARGV 3: max items, lease
 --       ttl ms, default host delay ms, max attempts, reclaim limit, promote limit, default
---       in-flight limit per host, pacing
+--       in-flight limit per host, pacing; then, optionally, the client's cache hits and their
+--       seen epoch as `seed` takes them
 -- reply: the `seed` reply for the M links, the N ack flags, then the `lease` reply: {status,
 --        added_ready, added_delayed, first_id, seen epoch, N, flag1, ..., flagN, now, next_due,
 --        reclaimed, reclaimed_dead, lease_key1, record1, ...}
@@ -29,6 +30,7 @@ local links = { ARGV[1], ARGV[2], m }
 for i = 1, m * 9 do
   links[3 + i] = ARGV[at + i]
 end
+links[4 + m * 9], links[5 + m * 9] = ARGV[from + 8], ARGV[from + 9]
 local seeded = seed_part(links)
 local flags = ack_part(ARGV)
 local leased = lease_part({ [3] = ARGV[from], [4] = ARGV[from + 1], [5] = ARGV[from + 2],

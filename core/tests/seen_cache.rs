@@ -39,14 +39,55 @@ async fn repeated_links_are_answered_without_redis_work() {
     let (warm, _other) = pair("seen-cache-hits").await;
     let links = urls("a.com", 50);
     assert_eq!(seed(&warm, &links).await.added, 50);
-    let before = warm.stats().await.unwrap().duplicates_total;
     let again = seed(&warm, &links).await;
     assert_eq!((again.added, again.duplicates), (0, 50));
     assert!(again.ids.iter().all(Option::is_none));
-    // Redis saw none of them (its duplicate counter did not move)
-    assert_eq!(warm.stats().await.unwrap().duplicates_total, before);
     let s = warm.seen_cache_stats();
     assert_eq!((s.entries, s.hits), (50, 50));
+    // none of them was sent, and the queue counts them as a client without a cache makes it
+    // count them: duplicates, and cache hits
+    let stats = warm.stats().await.unwrap();
+    assert_eq!(
+        (stats.duplicates_total, stats.seen_cache_hits_total),
+        (50, 50)
+    );
+}
+
+#[tokio::test]
+async fn the_queue_counts_the_hits_its_epoch_confirms_and_the_rest_as_redis_judges_them() {
+    let (warm, other) = pair("seen-cache-counts").await;
+    // the same calls by a client without a cache, on a queue of its own
+    let cold = Queue::connect(&test_url(), &unique("seen-cache-counts-cold"), config())
+        .await
+        .unwrap();
+    let links = urls("counted.com", 10);
+    for q in [&warm, &cold] {
+        seed(q, &links).await;
+        seed(q, &links).await;
+    }
+    other.delete_host("counted.com", true).await.unwrap();
+    cold.delete_host("counted.com", true).await.unwrap();
+    for q in [&other, &cold] {
+        seed(q, &links[..5]).await;
+    }
+    // the warm client's 10 hits were judged by the epoch before the deletion: not counted as
+    // hits, sent again and judged by Redis (5 added, 5 duplicates)
+    let again = seed(&warm, &links).await;
+    assert_eq!((again.added, again.duplicates), (5, 5));
+    seed(&cold, &links).await;
+    let (w, c) = (warm.stats().await.unwrap(), cold.stats().await.unwrap());
+    assert_eq!((w.seen_cache_hits_total, c.seen_cache_hits_total), (10, 0));
+    assert_eq!(w.duplicates_total, c.duplicates_total);
+    assert_eq!((w.seeded_total, w.seen), (c.seeded_total, c.seen));
+    // a page answered with links the cache holds: the hits go with the answer
+    let page = warm.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let links = ["http://counted.com/0", "http://counted.com/1"];
+    let (_, report) = warm
+        .ack_with_links(&page.handle(), &items(&links), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(report.duplicates, 2);
+    assert_eq!(warm.stats().await.unwrap().seen_cache_hits_total, 12);
 }
 
 #[tokio::test]

@@ -118,6 +118,9 @@ class ShardStats(TypedDict):
     """New URLs refused by a host budget."""
     revisits: int
     """Acked URLs scheduled to come back (ack's revisit_after); also counted in delayed."""
+    seen_cache_hits_total: int
+    """Seeded URLs that clients' known-seen caches answered as duplicates without sending them
+    (option seen_cache); also counted in duplicates_total."""
     now: float
 
 class Stats(ShardStats, total=False):

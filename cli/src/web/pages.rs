@@ -429,7 +429,7 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
     items_table(&mut body, v.name, v.next);
     let _ = write!(
         body,
-        "<p class=\"muted\">Lifetime: {} seeded, {} duplicates, {} leases, {} acked, {} nacked, {} retried, {} reclaimed, {} released, {} dead-lettered, {} over budget.</p>",
+        "<p class=\"muted\">Lifetime: {} seeded, {} duplicates, {} leases, {} acked, {} nacked, {} retried, {} reclaimed, {} released, {} dead-lettered, {} over budget; {} duplicates answered by workers' seen caches.</p>",
         count(s.seeded_total),
         count(s.duplicates_total),
         count(s.leased_total),
@@ -439,7 +439,8 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
         count(s.reclaimed_total),
         count(s.released_total),
         count(s.dead_total),
-        count(s.over_budget_total)
+        count(s.over_budget_total),
+        count(s.seen_cache_hits_total)
     );
     layout(frame, v.name, &[(path.clone(), v.name.to_string())], &body)
 }

@@ -40,6 +40,10 @@ pub struct Stats {
     pub over_budget_total: u64,
     /// Acked items scheduled to come back ([`crate::Queue::ack_revisit`]); also in `delayed`.
     pub revisits: u64,
+    /// Seeded items that clients' known-seen caches answered as duplicates without sending
+    /// them (option `seen_cache`), counted by Redis from the next call of that client (they
+    /// are in `duplicates_total` too, as they would be without the cache).
+    pub seen_cache_hits_total: u64,
     /// Each shard's own figures, for a queue of several shards (empty for one shard).
     pub shards: Vec<Stats>,
 }
@@ -107,6 +111,7 @@ impl Stats {
             t.dead_total += s.dead_total;
             t.over_budget_total += s.over_budget_total;
             t.revisits += s.revisits;
+            t.seen_cache_hits_total += s.seen_cache_hits_total;
         }
         t.shards = shards;
         t

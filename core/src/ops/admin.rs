@@ -45,7 +45,7 @@ impl Ops {
 
     pub fn decode_stats(&self, reply: Reply) -> Result<Stats> {
         let items = reply.array()?;
-        expect_len(&items, 21, "stats")?;
+        expect_len(&items, 22, "stats")?;
         let u = |i: usize| items[i].uint();
         let now_ms = items[0].int()?;
         let oldest = items[8].int()?;
@@ -73,6 +73,7 @@ impl Ops {
             hosts_waiting: u(18)?,
             over_budget_total: u(19)?,
             revisits: u(20)?,
+            seen_cache_hits_total: u(21)?,
             shards: Vec::new(),
         })
     }

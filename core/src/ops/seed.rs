@@ -157,6 +157,15 @@ impl Ops {
         call
     }
 
+    /// Tell a seed call (`seed`, `ack_seed`, `ack_seed_lease`; the arguments go at the end of
+    /// each) how many items the known-seen cache answered as duplicates without sending them,
+    /// and the seen epoch it judged them by: the script counts them (`duplicates_total`,
+    /// `seen_cache_hits_total`) only while that epoch still holds.
+    pub fn add_cache_hits(call: &mut ScriptCall, hits: usize, epoch: &str) {
+        call.args.push(hits.to_string().into_bytes());
+        call.args.push(epoch.as_bytes().to_vec());
+    }
+
     /// Decode a seed reply for a chunk of `n` items.
     pub fn decode_seed(&self, reply: Reply, n: usize) -> Result<SeedOutcome> {
         let items = reply.array()?;

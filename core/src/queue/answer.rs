@@ -275,16 +275,17 @@ impl<E: Executor> Queue<E> {
         let (outcome, acked, batch) = match (next, ttl) {
             (Some(next), Some(ttl)) => {
                 let ask = next.max.min(LEASE_PER_CALL);
-                let call = ops.ack_seed_lease(&routed[0].items, revisit, &send, ask, ttl);
+                let mut call = ops.ack_seed_lease(&routed[0].items, revisit, &send, ask, ttl);
+                add_cache_hits(&mut call, &hits, &epoch_used);
                 let reply = self.eval_on(ops, call).await?;
                 let (outcome, flags, batch) =
                     ops.decode_ack_seed_lease(reply, 1, send.len(), ttl)?;
                 (outcome, flags[0], Some((next, ttl, ask, batch)))
             }
             _ => {
-                let reply = self
-                    .eval_on(ops, ops.ack_seed(&routed[0].items, revisit, &send))
-                    .await?;
+                let mut call = ops.ack_seed(&routed[0].items, revisit, &send);
+                add_cache_hits(&mut call, &hits, &epoch_used);
+                let reply = self.eval_on(ops, call).await?;
                 let (outcome, flags) = ops.decode_ack_seed(reply, 1, send.len())?;
                 (outcome, flags[0], None)
             }
@@ -352,7 +353,7 @@ impl<E: Executor> Queue<E> {
         let moved = counts.epoch != epoch_used;
         if !hits.is_empty() && error.is_none() && moved {
             self.seen.count_resent(hits.len());
-            let (more, items, more_error) = self.seed_calls(layout, shard, hits).await;
+            let (more, items, more_error) = self.seed_calls(layout, shard, hits, None).await;
             counts = counts.then(more);
             error = more_error;
             again = Some(items.into_iter());
@@ -583,5 +584,13 @@ impl<E: Executor> Queue<E> {
         bytes[..8].copy_from_slice(&token.to_le_bytes());
         bytes[8..].copy_from_slice(&nonce.to_le_bytes());
         (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The cache hits of a page's links (those not sent) go with its combined call, with the epoch
+/// they were judged by.
+fn add_cache_hits(call: &mut ScriptCall, hits: &[PreparedItem], epoch_used: &Option<String>) {
+    if let (false, Some(epoch)) = (hits.is_empty(), epoch_used) {
+        Ops::add_cache_hits(call, hits.len(), epoch);
     }
 }

@@ -148,13 +148,14 @@ impl<E: Executor> Queue<E> {
                 let shard = *shard;
                 let (known, epoch_used) = self.seen.known(shard, part);
                 if !known.contains(&true) {
-                    let (counts, items, error) = self.seed_calls(layout, shard, part).await;
+                    let (counts, items, error) = self.seed_calls(layout, shard, part, None).await;
                     return (positions.clone(), counts, items, error);
                 }
                 // the cache knows some as seen: send the others (at least one call, whose
                 // reply says whether the cache's epoch still holds)
                 let (send, hits) = split_known(part, &known);
-                let (counts, sent, error) = self.seed_calls(layout, shard, &send).await;
+                let cache_hits = epoch_used.as_deref().map(|epoch| (hits.len(), epoch));
+                let (counts, sent, error) = self.seed_calls(layout, shard, &send, cache_hits).await;
                 let (counts, items, error) = self
                     .settle_known(
                         layout, shard, &known, &hits, epoch_used, counts, sent, error,
@@ -186,13 +187,16 @@ impl<E: Executor> Queue<E> {
 
     /// Send `items` (of one shard) in seed calls of [`SEED_PER_CALL`], together (one round
     /// trip; at least one call, even for no items: its reply carries the shard's seen epoch),
-    /// and teach the known-seen cache what they answer. The counts and items of the calls that
-    /// succeeded (`None` for the items of one that failed), with the first error.
+    /// and teach the known-seen cache what they answer; the last call also tells Redis the
+    /// cache's hits (their count and the epoch they were judged by: [`Ops::add_cache_hits`]).
+    /// The counts and items of the calls that succeeded (`None` for the items of one that
+    /// failed), with the first error.
     pub(super) async fn seed_calls(
         &self,
         layout: &Layout,
         shard: usize,
         items: &[PreparedItem],
+        cache_hits: Option<(usize, &str)>,
     ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
         let ops = layout.shard(shard);
         let chunks: Vec<&[PreparedItem]> = if items.is_empty() {
@@ -200,8 +204,15 @@ impl<E: Executor> Queue<E> {
         } else {
             items.chunks(SEED_PER_CALL).collect()
         };
-        let calls = chunks.iter().map(|chunk| async move {
-            let reply = self.eval_on(ops, ops.seed(chunk)).await?;
+        // (the hits go with the last call: the epoch the reports keep is the last call's, so
+        // the client resends them exactly when that call did not count them)
+        let last = chunks.len() - 1;
+        let calls = chunks.iter().enumerate().map(|(i, chunk)| async move {
+            let mut call = ops.seed(chunk);
+            if let (true, Some((hits, epoch))) = (i == last, cache_hits) {
+                Ops::add_cache_hits(&mut call, hits, epoch);
+            }
+            let reply = self.eval_on(ops, call).await?;
             ops.decode_seed(reply, chunk.len())
         });
         let answers = futures_util::future::join_all(calls).await;

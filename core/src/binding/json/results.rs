@@ -86,6 +86,7 @@ pub(super) fn stats_fields(s: &Stats, style: Style) -> Value {
         .value("dead_total", s.dead_total)
         .value("over_budget_total", s.over_budget_total)
         .value("revisits", s.revisits)
+        .value("seen_cache_hits_total", s.seen_cache_hits_total)
         .timestamp("now", Some(s.now_ms))
         .done()
 }
