@@ -17,8 +17,9 @@
 --        (`<meta.born>:<meta.forgotten>`, '' and '0' when absent) changes whenever the seen
 --        set may have shrunk (a member forgotten, the queue made again under its name), so a
 --        client may cache what the seen set holds for as long as it stays the same
--- Cache hits are counted (duplicates_total and seen_cache_hits_total) only while the seen epoch
--- is still the one they were judged by; otherwise the client sends those items again.
+-- Cache hits are counted (seen_cache_hits_total, which stats adds to duplicates_total) only while
+-- the seen epoch is still the one they were judged by; otherwise the client sends those items
+-- again.
 -- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
 -- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
@@ -324,7 +325,6 @@ end
 function SEED.finish(born, forgotten, new_hosts)
   local added = added_ready + added_delayed
   if seed_hits > 0 and seed_hits_epoch == (born or '') .. ':' .. (forgotten or '0') then
-    duplicates = duplicates + seed_hits
     counter('seen_cache_hits_total', seed_hits)
   end
   own_format()
