@@ -138,7 +138,7 @@ done
 say "node: the main package crawlq-$VERSION.tgz"
 main="$STAGE/npm/crawlq"
 mkdir -p "$main"
-cp bindings-node/{index.js,protocol.js,crawlee.js,crawlee.d.ts,package.json,README.md,LICENSE-MIT,LICENSE-APACHE} "$main/"
+cp bindings-node/{index.js,exports.js,binding.js,protocol.js,crawlee.js,crawlee.d.ts,package.json,README.md,LICENSE-MIT,LICENSE-APACHE} "$main/"
 # the loader and types the release build generated (the same on every platform)
 cp "$STAGE/napi-${PLATFORMS[0]}/native.js" "$STAGE/napi-${PLATFORMS[0]}/index.d.ts" "$main/"
 node - "$main/package.json" "$VERSION" "${PLATFORMS[@]}" <<'EOF'
