@@ -283,8 +283,19 @@ stage_bench() {
   install_bench_peers "$PY_VENV"
   cargo build -q -p crawlq-bench --target "$CRAWLQ_TARGET"
   local bin="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench"
-  CRAWLQ_BENCH_BIN="$bin" CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" bench/run.py --smoke
-  CRAWLQ_BENCH_BIN="$bin" "$PY_VENV/bin/python" bench/cost.py --runs 1 --n 2000
+  # side by side (each on a redis-server of its own; a smoke run judges counts, not timing),
+  # cost.py's output after run.py's
+  local cost_log="$CARGO_TARGET_DIR/bench-cost.log" cost_pid
+  CRAWLQ_BENCH_BIN="$bin" "$PY_VENV/bin/python" bench/cost.py --runs 1 --n 2000 >"$cost_log" 2>&1 &
+  cost_pid=$!
+  CRAWLQ_BENCH_BIN="$bin" CRAWLQ_PHP_EXTENSION="$PHP_EXT" "$PY_VENV/bin/python" bench/run.py --smoke \
+    || { kill_tree "$cost_pid"; exit 1; }
+  if ! wait "$cost_pid"; then
+    cat "$cost_log" >&2
+    echo "test.sh: bench/cost.py failed (above)" >&2
+    exit 1
+  fi
+  cat "$cost_log"
 }
 
 # --- run -------------------------------------------------------------------------------------
