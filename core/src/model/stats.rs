@@ -41,8 +41,8 @@ pub struct Stats {
     /// Acked items scheduled to come back ([`crate::Queue::ack_revisit`]); also in `delayed`.
     pub revisits: u64,
     /// Seeded items that clients' known-seen caches answered as duplicates without sending
-    /// them (option `seen_cache`), counted by Redis from the next call of that client (they
-    /// are in `duplicates_total` too, as they would be without the cache).
+    /// them (option `seen_cache`), counted by Redis in the same call that sends the others
+    /// (they are in `duplicates_total` too, as they would be without the cache).
     pub seen_cache_hits_total: u64,
     /// Each shard's own figures, for a queue of several shards (empty for one shard).
     pub shards: Vec<Stats>,

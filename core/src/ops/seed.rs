@@ -159,8 +159,9 @@ impl Ops {
 
     /// Tell a seed call (`seed`, `ack_seed`, `ack_seed_lease`; the arguments go at the end of
     /// each) how many items the known-seen cache answered as duplicates without sending them,
-    /// and the seen epoch it judged them by: the script counts them (`duplicates_total`,
-    /// `seen_cache_hits_total`) only while that epoch still holds.
+    /// and the seen epoch it judged them by: the script counts them in
+    /// `seen_cache_hits_total` (which stats adds to `duplicates_total`) only while that epoch
+    /// still holds.
     pub fn add_cache_hits(call: &mut ScriptCall, hits: usize, epoch: &str) {
         call.args.push(hits.to_string().into_bytes());
         call.args.push(epoch.as_bytes().to_vec());
