@@ -96,9 +96,15 @@ end
 -- The host's next ready item: the head of the lane its rank names (the host's score is the
 -- rank of its best lane's head, which names that lane's priority: no read of the host's
 -- priorities). Only when that lane is empty (left by an interrupted writer) is the best one
--- looked up: O(log P) in the host's priorities either way. Returns the lane's priority (nil: the
--- host is held for a foreign value), the lane and the record (nil: the lane was empty).
-function LEASE.pop(host, host_rank)
+-- looked up: O(log P) in the host's priorities either way. Then the rank of the host's next
+-- head: the same lane's next record, else the next lane's head. The lane's new head age goes
+-- into head_of (false: the lane is empty now), and the lane into head_lanes the first time.
+-- (One step for both: a step called for every leased item costs measurably, bench/README.md.)
+-- Returns the lane's priority (nil: the host is held for a foreign value), the record (nil:
+-- the lane was empty) and the next head's rank: nil when the host has no ready item left,
+-- false when its priority set or another lane holds a foreign value (this item is leased and
+-- the host held: it keeps its other items).
+function LEASE.next_item(host, host_rank, head_of, head_lanes)
   local top, lane
   if host_rank >= PRIORITY_0_FIRST and host_rank < PRIORITY_0_END then
     -- (the lanes of priority 0, most lanes, are the base's prefix and the host)
@@ -122,15 +128,6 @@ function LEASE.pop(host, host_rank)
     hold_corrupt_host(host)
     return nil
   end
-  return top, lane, rec
-end
-
--- The rank of the host's next head after a pop from `lane` (of priority `top`): the same
--- lane's next record, else the next lane's head; nil when the host has no ready item left,
--- false when its priority set or another lane holds a foreign value (this item is leased and
--- the host held: it keeps its other items). Records the lane's new head age in head_of (false:
--- the lane is empty now), and the lane in head_lanes the first time.
-function LEASE.next_head(host, top, lane, head_of, head_lanes)
   local member = top == '0' and host or top .. ':' .. host
   if head_of[member] == nil then
     head_lanes[#head_lanes + 1] = member
@@ -139,43 +136,37 @@ function LEASE.next_head(host, top, lane, head_of, head_lanes)
   if following then
     local seq, ts = rec_seq_ts(following)
     head_of[member] = ts
-    return (top == '0' and PRIORITY_0_FIRST or rank(top + 0, 0)) + seq
+    return top, rec, (top == '0' and PRIORITY_0_FIRST or rank(top + 0, 0)) + seq
   end
   head_of[member] = false
   local unlisted = redis.pcall('ZREM', hp_key(host), top)
   if unlisted == 0 and top == '0' then
     -- no priority set: the priority-0 lane was the host's only one
-    return nil
+    return top, rec, nil
   end
   local ok, best = pcall(host_best, host, top == '0')
   if not ok or type(unlisted) == 'table' then
-    return false
+    return top, rec, false
   end
   -- (no ready item left: host_best answers nil or false)
-  return best or nil
+  return top, rec, best or nil
 end
 
--- A host that goes back to `ready` with `rank` (delay 0 and more ready items): into `soon`
--- when that rank is below the batch's last one (it may come before hosts of this batch, and
--- before anything still in `ready`: taken again by the loop in rank order), else into `back`
--- (ZADD arguments, sent before the next ZPOPMIN and at the end). soon_rank and soon_host hold
--- ranks and hosts sorted by descending rank (the next one at the end), soon_n of them. Each
--- table is made when first needed (a lease(1) allocates none); returns all four.
-function LEASE.put_back(host, rank, batch_last, soon_rank, soon_host, soon_n, back)
-  if rank < batch_last then
-    soon_rank, soon_host = soon_rank or {}, soon_host or {}
-    local i = soon_n
-    while i > 0 and soon_rank[i] < rank do
-      soon_rank[i + 1], soon_host[i + 1] = soon_rank[i], soon_host[i]
-      i = i - 1
-    end
-    soon_rank[i + 1], soon_host[i + 1] = rank, host
-    return soon_rank, soon_host, soon_n + 1, back
+-- A host that goes back to `ready` with `rank` (delay 0 and more ready items) below the
+-- batch's last rank: it may come before hosts of this batch, and before anything still in
+-- `ready`, so it goes into `soon`, taken again by the loop in rank order (a rank above goes
+-- into `back`: ZADD arguments, sent before the next ZPOPMIN and at the end). soon_rank and
+-- soon_host hold ranks and hosts sorted by descending rank (the next one at the end), soon_n of
+-- them; each is made when first needed (a lease(1) allocates none). Returns all three.
+function LEASE.soon(host, rank, soon_rank, soon_host, soon_n)
+  soon_rank, soon_host = soon_rank or {}, soon_host or {}
+  local i = soon_n
+  while i > 0 and soon_rank[i] < rank do
+    soon_rank[i + 1], soon_host[i + 1] = soon_rank[i], soon_host[i]
+    i = i - 1
   end
-  back = back or {}
-  back[#back + 1] = int(rank)
-  back[#back + 1] = host
-  return soon_rank, soon_host, soon_n, back
+  soon_rank[i + 1], soon_host[i + 1] = rank, host
+  return soon_rank, soon_host, soon_n + 1
 end
 
 -- After the loop, hosts popped but not reached (the leases were all handed out) keep their
@@ -229,10 +220,10 @@ end
 
 -- Hosts come out of `ready` in batches: one ZPOPMIN of as many hosts as leases are still
 -- wanted, in rank order. A host without delay that still has ready items goes back with its
--- next head's rank (LEASE.put_back), so the leases are exactly those of popping the best host
--- one at a time, with two commands per batch instead of two per lease. Writes no later
--- iteration reads are collected and sent at the end (LEASE.keep_unreached, LEASE.write). Returns how many were
--- leased; each lease key and record are added to `out`.
+-- next head's rank (into `soon`, LEASE.soon, or `back`), so the leases are exactly those of
+-- popping the best host one at a time, with two commands per batch instead of two per lease.
+-- Writes no later iteration reads are collected and sent at the end (LEASE.keep_unreached,
+-- LEASE.write). Returns how many were leased; each lease key and record are added to `out`.
 function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_override, any_adaptive, out)
   local token_base = math.max(tonumber(META[3] or '0'), NOW_US)
   local deadline = int(NOW + ttl)
@@ -272,11 +263,10 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
       batch_last = batch[#batch] + 0
       host, host_rank, at = batch[1], #batch == 2 and batch_last or batch[2] + 0, 3
     end
-    local top, lane, rec = LEASE.pop(host, host_rank)
+    local top, rec, best = LEASE.next_item(host, host_rank, head_of, head_lanes)
     -- the rank the host goes back to `ready` with (delay 0 and more ready items), or nil
     local goes_back
     if top then
-      local best = LEASE.next_head(host, top, lane, head_of, head_lanes)
       if rec then
         local delay = politeness and host_delay(host, default_delay, any_override, any_adaptive) or default_delay
         -- (counted first: a host held for a foreign value still has this item in flight)
@@ -309,8 +299,12 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
         emptied = emptied + 1
       end
     end
-    if goes_back then
-      soon_rank, soon_host, soon_n, back = LEASE.put_back(host, goes_back, batch_last, soon_rank, soon_host, soon_n, back)
+    if goes_back and goes_back < batch_last then
+      soon_rank, soon_host, soon_n = LEASE.soon(host, goes_back, soon_rank, soon_host, soon_n)
+    elseif goes_back then
+      -- (most hosts: written inline, as a step for every leased item costs, bench/README.md)
+      back = back or {}
+      back[#back + 1], back[#back + 2] = int(goes_back), host
     end
   end
   LEASE.keep_unreached(batch, at, soon_rank, soon_host, soon_n, back)

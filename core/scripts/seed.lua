@@ -144,73 +144,39 @@ function SEED.refuse(upto, key, expected)
     .. ', expected a ' .. expected)
 end
 
--- Queue item i (0-based, its arguments from a, of host `host`), seen before if dup (else just
--- marked seen: counted first, the seen set's next level begun when this one is full, and the
--- host's budget used): into its live set, then `delayed`, or its lane (pushed after the loop,
--- SEED.push_lanes). Returns the error reply to send, if any.
-function SEED.add(i, a, host, dup)
-  local argv = seed_argv
-  if not dup then
-    seen, seen_added = seen + 1, seen_added + 1
-    if seen >= level_end and level < SEEN_MAX_LEVEL then
-      level = level + 1
-      level_end = level_end + level_buckets(level) * SEEN_FILL
-      seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
-      level_size = seen_keys.size
-    end
-    if budgets then
-      budget_used[host] = budget_used[host] + 1
-      if budget_left[host] then
-        budget_left[host] = budget_left[host] - 1
-      end
+-- Item i's live set is foreign: taken back with the items before it (and its own seen member,
+-- unless it was seen before and added by force).
+function SEED.refuse_live(i, dup, key)
+  status[i + 1] = dup and 'd' or 'a'
+  return SEED.refuse(dup and i or i + 1, key, 'set')
+end
+
+-- A new URL, the seen set's `seen_now`-th member: the set's next level begins when the current
+-- one is full, and a host under a budget may add one less.
+function SEED.count_new(host, seen_now)
+  if seen_now >= level_end and level < SEEN_MAX_LEVEL then
+    level = level + 1
+    level_end = level_end + level_buckets(level) * SEEN_FILL
+    seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
+    level_size = seen_keys.size
+  end
+  if budgets then
+    budget_used[host] = budget_used[host] + 1
+    if budget_left[host] then
+      budget_left[host] = budget_left[host] - 1
     end
   end
-  status[i + 1] = dup and 'f' or 'a'
-  local live_bucket = (argv[a + 7] + 0) % level_size
-  local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
-  if type(redis.pcall('SADD', live_bucket_key, argv[a + 6])) == 'table' then
-    -- this item's own seen member too
-    status[i + 1] = dup and 'd' or 'a'
-    return SEED.refuse(dup and i or i + 1, live_bucket_key, 'set')
+end
+
+-- An added item that comes due later: into `delayed` (its record `rec`), not a lane.
+function SEED.delay(host, rec, delay_digits)
+  local due = NOW + delay_digits
+  if first_due < 0 or due < first_due then
+    first_due = due
   end
-  next_id = next_id + 1
-  local id_prefix, id_suffix = number_digits(id_digits, next_id)
-  local prio_digits = argv[a + 3]
-  local rec = rec_open .. id_prefix .. id_suffix .. rec_ts .. argv[a + 8]
-  tally(host_added, host, 1)
-  local delay_digits = argv[a + 4]
-  if delay_digits ~= '0' and delay_digits + 0 > 0 then
-    local due = NOW + delay_digits
-    if first_due < 0 or due < first_due then
-      first_due = due
-    end
-    redis.call('ZADD', K_DELAYED, int(due), rec)
-    added_delayed = added_delayed + 1
-    tally(host_delayed, host, 1)
-    return nil
-  end
-  local member = prio_digits == '0' and host or prio_digits .. ':' .. host
-  local li = lane_index[member]
-  if not li then
-    lane_count = lane_count + 1
-    lane_index[member] = lane_count
-    lane_host[lane_count], lane_prio[lane_count] = host, prio_digits == '0' and 0 or prio_digits + 0
-    lane_seq[lane_count], lane_recs[lane_count] = next_id, rec
-    if host_rank[host] == nil then
-      host_rank[host] = false
-      host_count = host_count + 1
-      host_order[host_count] = host
-    end
-  else
-    local recs = lane_recs[li]
-    if type(recs) == 'string' then
-      lane_recs[li] = { recs, rec }
-    else
-      recs[#recs + 1] = rec
-    end
-  end
-  added_ready = added_ready + 1
-  return nil
+  redis.call('ZADD', K_DELAYED, int(due), rec)
+  added_delayed = added_delayed + 1
+  tally(host_delayed, host, 1)
 end
 
 -- Take back the first `upto` lanes' pushes and listings (per new lane: how its host's priority
@@ -358,12 +324,16 @@ function SEED.finish(born, forgotten, new_hosts)
     added_ready > 0 and NOW or first_due)
 end
 
--- The whole call: each item is 'a' added, 'f' added again by force, 'd' duplicate or 'b' over its
--- host's budget (new, but not marked seen, so it can come in once the budget grows); then the
--- lanes, the hosts and the counts. Returns the reply. (What every item does is written here;
--- only an item that is queued goes on in SEED.add.)
-function SEED.run(born, forgotten)
-  local argv = seed_argv
+-- Every item of the call: 'a' added, 'f' added again by force, 'd' duplicate or 'b' over its
+-- host's budget (new, but not marked seen, so it can come in once the budget grows). A queued
+-- item goes into its live set, then `delayed` or its lane (pushed after the loop,
+-- SEED.push_lanes). Returns the error reply to send, if any. The state every item uses is held
+-- in this step's locals and stored back at the end: a step's upvalue costs an instruction more
+-- on each use, which on every item of a large seed is measurable (bench/README.md).
+function SEED.items()
+  local argv, status, budgets, lane_index, lane_recs = seed_argv, status, budgets, lane_index, lane_recs
+  local host_rank, lanes, hosts = host_rank, lane_count, host_count
+  local seen_now, id, ready, dups, over_n = seen, next_id, added_ready, duplicates, refused
   for i = 0, seed_n - 1 do
     local a = 4 + i * 9
     local fp, bucket_hash, host = argv[a], argv[a + 1] + 0, argv[a + 2]
@@ -382,45 +352,75 @@ function SEED.run(born, forgotten)
       local bucket = bucket_hash % level_size
       local key = seen_keys[bucket] or bucket_key(seen_keys, bucket)
       -- (past its host's budget, a new item is only looked up: not marked seen)
-      local lookup = budgets and SEED.left_for(host) == 0
-      local r
-      if lookup then
-        r = redis.pcall('SISMEMBER', key, fp)
-      else
-        r = redis.pcall('SADD', key, fp)
-      end
+      local over_budget = budgets and SEED.left_for(host) == 0
+      local r = redis.pcall(over_budget and 'SISMEMBER' or 'SADD', key, fp)
       if type(r) == 'table' then
         return SEED.refuse(i, key, 'set')
       end
-      if lookup then
-        dup, over = r == 1, r ~= 1
-      else
-        dup = r == 0
-      end
+      -- (for a member the set had, SADD answers 0 and SISMEMBER 1)
+      dup, over = r == (over_budget and 1 or 0), over_budget and r ~= 1
     end
     local force = argv[a + 5] == '1'
-    local live_now = false
-    if dup and force then
-      local live_bucket = argv[a + 7] + 0
-      live_now = is_live(argv[a + 6], live_bucket, level)
-      if live_now == nil then
-        return SEED.refuse(i, live_key(level, live_bucket), 'set')
-      end
+    local live_now = dup and force and is_live(argv[a + 6], argv[a + 7] + 0, level)
+    if live_now == nil then
+      return SEED.refuse(i, live_key(level, argv[a + 7] + 0), 'set')
     end
     if over then
-      status[i + 1] = 'b'
-      refused = refused + 1
+      status[i + 1], over_n = 'b', over_n + 1
     elseif dup and (not force or live_now) then
-      status[i + 1] = 'd'
-      duplicates = duplicates + 1
+      status[i + 1], dups = 'd', dups + 1
     else
-      local err = SEED.add(i, a, host, dup)
-      if err then
-        return err
+      if not dup then
+        seen_now = seen_now + 1
+        if budgets or (seen_now >= level_end and level < SEEN_MAX_LEVEL) then
+          SEED.count_new(host, seen_now)
+        end
+      end
+      local live_bucket = (argv[a + 7] + 0) % level_size
+      local live_bucket_key = live_keys[live_bucket] or bucket_key(live_keys, live_bucket)
+      if type(redis.pcall('SADD', live_bucket_key, argv[a + 6])) == 'table' then
+        return SEED.refuse_live(i, dup, live_bucket_key)
+      end
+      status[i + 1], id = dup and 'f' or 'a', id + 1
+      local id_prefix, id_suffix = number_digits(id_digits, id)
+      local rec, prio_digits = rec_open .. id_prefix .. id_suffix .. rec_ts .. argv[a + 8], argv[a + 3]
+      tally(host_added, host, 1)
+      if argv[a + 4] ~= '0' and argv[a + 4] + 0 > 0 then
+        SEED.delay(host, rec, argv[a + 4])
+      else
+        local member = prio_digits == '0' and host or prio_digits .. ':' .. host
+        local li = lane_index[member]
+        local recs = li and lane_recs[li]
+        if not li then
+          -- a lane this call pushes to for the first time, and its host if new to the call too
+          lanes = lanes + 1
+          lane_index[member], lane_host[lanes], lane_seq[lanes], lane_recs[lanes] = lanes, host, id, rec
+          lane_prio[lanes] = prio_digits == '0' and 0 or prio_digits + 0
+          if host_rank[host] == nil then
+            host_rank[host], hosts = false, hosts + 1
+            host_order[hosts] = host
+          end
+        elseif type(recs) == 'string' then
+          lane_recs[li] = { recs, rec }
+        else
+          recs[#recs + 1] = rec
+        end
+        ready = ready + 1
       end
     end
   end
-  local err, host_was_empty = SEED.push_lanes()
+  seen_added, seen, next_id = seen_now - seen, seen_now, id
+  added_ready, duplicates, refused, lane_count, host_count = ready, dups, over_n, lanes, hosts
+end
+
+-- The whole call: its items, then the lanes, the hosts and the counts. Returns the reply.
+function SEED.run(born, forgotten)
+  local err = SEED.items()
+  if err then
+    return err
+  end
+  local host_was_empty
+  err, host_was_empty = SEED.push_lanes()
   if err then
     return err
   end
