@@ -281,7 +281,9 @@ stage_demo() {
 stage_bench() {
   need_workers
   install_bench_peers "$PY_VENV"
-  cargo build -q -p crawlq-bench --target "$CRAWLQ_TARGET"
+  # with the core stage's packages: crawlq-bench alone asks fewer features of crawlq and tokio,
+  # which would compile both again
+  cargo build -q -p crawlq -p crawlq-cli -p crawlq-bench --target "$CRAWLQ_TARGET"
   local bin="$CARGO_TARGET_DIR/$CRAWLQ_TARGET/debug/crawlq-bench"
   # side by side (each on a redis-server of its own; a smoke run judges counts, not timing),
   # cost.py's output after run.py's
