@@ -86,6 +86,7 @@ def main():
     parser.add_argument("suites", nargs="+", metavar="SUITE")
     opts = parser.parse_args()
 
+    build_started = time.monotonic()
     jobs = []
     for text in opts.suites:
         label, env, args = parse_suite(text)
@@ -95,6 +96,7 @@ def main():
         for name, exe, cwd in test_binaries(args, env):
             jobs.append((label, name, [exe], cwd, env))
 
+    print(f"--- test binaries built in {time.monotonic() - build_started:.1f} s", flush=True)
     first = [name for name in opts.first.split(",") if name]
     jobs.sort(key=lambda job: first.index(job[1]) if job[1] in first else len(first))
 

@@ -500,8 +500,11 @@ async fn min_replicas_waits_for_replicas_and_says_when_they_lag() {
         assert!(Instant::now() < deadline, "the replica connects");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // (a generous wait: under load a replica's acknowledgement can take longer than the default
+    // second, and this part is about waiting, not lagging)
     let durable = Config {
         min_replicas: 1,
+        replica_timeout: Duration::from_secs(10),
         ..config()
     };
     let q = Queue::connect(&primary.url(), "durable", durable)
