@@ -54,6 +54,11 @@ while (($#)); do
   shift
 done
 FULL=$((${#ONLY[@]} == 0))
+if ((FULL)); then
+  # A full run builds from nothing on CI: incremental state would only be written, never read,
+  # and the test binaries' backtraces need line numbers, not variables.
+  export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
 
 # --- what the stages need, each made once per run --------------------------------------------
 PY_VENV="$CARGO_TARGET_DIR/test-venv"
