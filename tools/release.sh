@@ -80,6 +80,8 @@ if ((!HOST_ONLY)); then
   say "python: sdist"
   maturin sdist -m bindings-python/Cargo.toml -o "$OUT/python"
 fi
+# (tools/test.sh starts its Python suites once the wheels are there, while the rest builds)
+[ -z "${CRAWLQ_RELEASE_PYTHON_DONE:-}" ] || touch "$CRAWLQ_RELEASE_PYTHON_DONE"
 
 # --- Node.js: one platform package per target, the main package wired to them -----------------
 say "node: @napi-rs/cli"

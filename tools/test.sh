@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 started=$SECONDS
 
-STAGES=(lint core packages python node php wasm console interop faults frameworks demo bench)
+STAGES=(lint core python console packages node php wasm interop faults frameworks demo bench)
 describe() {
   case "$1" in
     lint) echo "cargo fmt --check; one version everywhere (tools/version.py --check)" ;;
@@ -69,13 +69,19 @@ DIST=""
 # waits on its redis-servers and the clock once it is compiled. The release build runs at idle
 # CPU priority (chrt --idle), so it only takes what the core stage leaves; it builds in
 # directories of its own (target/.../release, target/zig, wasm-release), so no cargo lock is
-# shared. Every stage after core waits for it (need_dist).
+# shared. The Python and console stages wait for the wheel only (need_wheel: they run while the
+# rest builds, mostly waiting on Redis and the browser); every other stage waits for it all
+# (need_dist).
 BACKGROUND_PID=""
 BACKGROUND_LOG="$CARGO_TARGET_DIR/background.log"
+WHEEL_BUILT=""
 start_background() {
   mkdir -p "$CARGO_TARGET_DIR"
   DIST="$(mktemp -d /tmp/crawlq-dist.XXXXXX)"
   on_exit 'rm -rf "$DIST"'
+  WHEEL_BUILT="$DIST.wheel-built"
+  on_exit 'rm -f "$WHEEL_BUILT"'
+  export CRAWLQ_RELEASE_PYTHON_DONE="$WHEEL_BUILT"
   (
     set -e
     prepare_python_venv "$PY_VENV"
@@ -113,6 +119,18 @@ need_dist() { # the host's packages, release mode
   on_exit 'rm -rf "$DIST"'
   ./tools/release.sh --host-only --out "$DIST"
 }
+# The wheel of the background build (and the downloads before it), the rest may still build.
+need_wheel() {
+  if [ -n "$BACKGROUND_PID" ]; then
+    say "python: the wheel of tools/release.sh --host-only, begun in the background at the start"
+    while [ ! -e "$WHEEL_BUILT" ] && kill -0 "$BACKGROUND_PID" 2>/dev/null; do
+      sleep 1
+    done
+    [ -e "$WHEEL_BUILT" ] || need_dist # (ended without it: need_dist says why)
+    return 0
+  fi
+  need_dist
+}
 # Unpack member $2 of the tarball $1 to the file $3.
 unpack() { tar -xzOf "$1" "$2" >"$3"; }
 
@@ -120,7 +138,7 @@ PYTHON_READY=0
 need_python() {
   ((PYTHON_READY)) && return 0
   if ((FULL)); then
-    need_dist
+    need_wheel
     prepare_python_venv "$PY_VENV"
     install_crawlq_wheel "$PY_VENV" "$(ls "$DIST"/python/crawlq-*.whl)"
   else
