@@ -837,6 +837,26 @@ async fn more_bucket_names_than_the_scripts_keep() {
     assert_eq!(first.stats().await.unwrap().done, 4000);
 }
 
+/// Every operation's script form compiles: the largest (`ack_seed_lease`: the prelude and the
+/// steps and bodies of seed, ack and lease) stays within Lua's 200 locals per chunk and 60
+/// outer names per function. SCRIPT LOAD answers the SHA-1 the clients call it by.
+#[tokio::test]
+async fn every_script_form_compiles() {
+    use crawlq::redis_exec::redis;
+    let server = RedisServer::start();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    for script in crawlq::scripts::ALL {
+        let sha: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(script.source())
+            .query_async(&mut con)
+            .await
+            .unwrap_or_else(|e| panic!("{}: {e}", script.name));
+        assert_eq!(sha, script.sha1(), "{}", script.name);
+    }
+}
+
 /// A user who may not load or call functions runs the same operations as scripts: EVALSHA,
 /// and EVAL when the script cache is empty.
 #[tokio::test]
