@@ -19,10 +19,17 @@
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
 local m = tonumber(ARGV[at]) or 0
--- (from index 1, so the link fields live in the table's array part)
-local links = { ARGV[1], ARGV[2], m }
-for i = 1, m * 9 + 2 do
-  links[3 + i] = ARGV[at + i]
+-- (from index 1, so the link fields live in the table's array part; made by one constructor,
+-- which sizes the table once where a loop grows it step by step)
+local links
+if m * 9 <= 7000 then
+  links = { ARGV[1], ARGV[2], m, unpack(ARGV, at + 1, at + m * 9 + 2) }
+else
+  -- (past Lua's unpack limit: a third party's call of more than 250 links)
+  links = { ARGV[1], ARGV[2], m }
+  for i = 1, m * 9 + 2 do
+    links[3 + i] = ARGV[at + i]
+  end
 end
 local seeded = seed_part(links)
 local flags = ack_part(ARGV)

@@ -25,10 +25,18 @@ local m = tonumber(ARGV[at]) or 0
 local from = at + m * 9 + 1
 expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD })
 expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
--- (from index 1, so the link fields live in the table's array part)
-local links = { ARGV[1], ARGV[2], m }
-for i = 1, m * 9 do
-  links[3 + i] = ARGV[at + i]
+-- (from index 1, so the link fields live in the table's array part; made by one constructor,
+-- which sizes the table once where a loop grows it step by step: its last two slots, taken
+-- from the lease's arguments, are then set to the cache hits and their epoch)
+local links
+if m * 9 <= 7000 then
+  links = { ARGV[1], ARGV[2], m, unpack(ARGV, at + 1, at + m * 9 + 2) }
+else
+  -- (past Lua's unpack limit: a third party's call of more than 250 links)
+  links = { ARGV[1], ARGV[2], m }
+  for i = 1, m * 9 do
+    links[3 + i] = ARGV[at + i]
+  end
 end
 links[4 + m * 9], links[5 + m * 9] = ARGV[from + 8], ARGV[from + 9]
 local seeded = seed_part(links)

@@ -314,3 +314,51 @@ async fn a_bad_lease_option_fails_the_call_before_anything_changes() {
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.done, stats.leased, stats.seen), (0, 1, 1));
 }
+
+/// A page's call with more links than a client sends in one (a third party may send any
+/// number: here 1,000, whose 9,000 fields are past Lua's limit of 8,000 values for one
+/// `unpack`, with which the scripts copy the fields of fewer links) seeds
+/// them all, acks the lease and, with `ack_seed_lease`, leases the next item.
+#[tokio::test]
+async fn a_call_of_more_links_than_one_unpack_takes() {
+    use crawlq::queue::Executor;
+    let q = open(&unique("links-1000"), config()).await;
+    q.seed(
+        &items(&["http://a.com/1", "http://a.com/2"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let links: Vec<SeedItem> = (0..2000)
+        .map(|i| SeedItem::from(format!("http://b{}.com/{i}", i % 10)))
+        .collect();
+    let (prepared, invalid) = q.ops().prepare(&links, &SeedOptions::default()).unwrap();
+    assert!(invalid.is_empty());
+    let (first, second) = prepared.split_at(1000);
+
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let call = q
+        .ops()
+        .ack_seed(&[page.handle()], Revisit::After(Duration::ZERO), first);
+    let reply = q.executor().eval(call).await.unwrap();
+    let (outcome, flags) = q.ops().decode_ack_seed(reply, 1, 1000).unwrap();
+    assert_eq!(flags, [true]);
+    assert_eq!((outcome.added, outcome.duplicates), (1000, 0));
+
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let ttl = Duration::from_secs(60);
+    let call = q.ops().ack_seed_lease(
+        &[page.handle()],
+        Revisit::After(Duration::ZERO),
+        second,
+        1,
+        ttl,
+    );
+    let reply = q.executor().eval(call).await.unwrap();
+    let (outcome, flags, batch) = q.ops().decode_ack_seed_lease(reply, 1, 1000, ttl).unwrap();
+    assert_eq!(flags, [true]);
+    assert_eq!((outcome.added, outcome.duplicates), (1000, 0));
+    assert_eq!(batch.leases.len(), 1);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.ready, stats.seen), (2, 1999, 2002));
+}
