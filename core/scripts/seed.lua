@@ -63,9 +63,9 @@ function SEED.start(argv)
   level, level_end = current_level(seen)
   expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
   expect_types({ K_WAKE, 'list', K_HOSTDELAYED, 'hash' })
-  local ids_digits, born, forgotten
-  ids_digits, default_budget, born, forgotten = unpack(redis.call('HMGET', K_META, 'ids', 'budget',
-    'born', 'forgotten'))
+  local ids_digits, born, forgotten, layout
+  ids_digits, default_budget, born, forgotten, layout = unpack(redis.call('HMGET', K_META, 'ids',
+    'budget', 'born', 'forgotten', 'layout'))
   next_id = ids_digits and ids_digits + 0 or 0
   budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
   if budgets then
@@ -76,7 +76,7 @@ function SEED.start(argv)
   level_size = seen_keys.size
   format_before = STORED_FORMAT
   SEED.reset()
-  return born, forgotten
+  return born, forgotten, layout
 end
 
 -- What a call collects, empty.
@@ -288,22 +288,28 @@ function SEED.schedule(host_was_empty)
 end
 
 -- The call's counts and ids into meta and the counters; the reply.
-function SEED.finish(born, forgotten, new_hosts)
+function SEED.finish(born, forgotten, new_hosts, layout)
   local added = added_ready + added_delayed
   if seed_hits > 0 and seed_hits_epoch == (born or '') .. ':' .. (forgotten or '0') then
     counter('seen_cache_hits_total', seed_hits)
   end
   own_format()
   if added > 0 then
-    if born then
-      redis.call('HSET', K_META, 'ids', int(next_id))
-    else
+    local fields = { 'ids', int(next_id) }
+    if not born then
       -- the seen set's first member: its epoch starts here, by the server's clock even when the
       -- call pins one (a queue removed and made again gets a new one)
       local t = redis.call('TIME')
       born = t[1] .. three_digits(math.floor(t[2] / 1000), true) .. three_digits(t[2] % 1000, true)
-      redis.call('HSET', K_META, 'ids', int(next_id), 'born', born)
+      fields[3], fields[4] = 'born', born
     end
+    if not layout then
+      -- a value longer than hash-max-listpack-value (64 bytes) turns meta into a hash table for
+      -- good: every call reads and counts in meta, and a listpack is read by a scan of its
+      -- fields (docs/PROTOCOL.md, section 1)
+      fields[#fields + 1], fields[#fields + 2] = 'layout', META_LAYOUT
+    end
+    redis.call('HSET', K_META, unpack(fields))
   end
   counter('seen', seen_added)
   counter('ready', added_ready)
@@ -414,7 +420,7 @@ function SEED.items()
 end
 
 -- The whole call: its items, then the lanes, the hosts and the counts. Returns the reply.
-function SEED.run(born, forgotten)
+function SEED.run(born, forgotten, layout)
   local err = SEED.items()
   if err then
     return err
@@ -424,7 +430,7 @@ function SEED.run(born, forgotten)
   if err then
     return err
   end
-  return SEED.finish(born, forgotten, SEED.schedule(host_was_empty))
+  return SEED.finish(born, forgotten, SEED.schedule(host_was_empty), layout)
 end
 
 -- In a functions library the call's state outlives it: what holds the call's arguments and

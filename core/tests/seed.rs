@@ -692,3 +692,43 @@ async fn each_seed_chunk_reaches_redis_before_the_next_is_prepared_on_a_tokio_wo
     let log = tokio::spawn(seed_in_chunks_watched()).await.unwrap();
     assert_eq!(log, vec![(1, 1), (2, 2), (3, 3)]);
 }
+
+/// `meta` is kept a hash table (docs/PROTOCOL.md, `meta.layout`): the first seed that adds an
+/// item writes the field, and so does the first such seed on a queue whose meta was written
+/// without it (a listpack until then); a seed that adds nothing leaves meta as it is.
+#[tokio::test]
+async fn a_seed_that_adds_an_item_keeps_meta_a_hash_table() {
+    let q = open(&unique("meta-layout"), config()).await;
+    let meta = format!("{}:meta", q.ops().keys().base());
+    let encoding = || shared().cli(&["OBJECT", "ENCODING", &meta]);
+    q.seed(&items(&["http://a.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(encoding(), "hashtable");
+
+    // meta as a queue of an earlier version left it: the same fields but `layout`, a listpack
+    let stored = shared().cli(&["HGETALL", &meta]);
+    let fields: Vec<&str> = stored.lines().collect();
+    let mut hset = vec!["HSET", meta.as_str()];
+    for pair in fields.chunks(2) {
+        if pair[0] != "layout" {
+            hset.extend(pair);
+        }
+    }
+    assert_eq!(shared().cli(&["DEL", &meta]), "1");
+    shared().cli(&hset);
+    assert_eq!(encoding(), "listpack");
+
+    let report = q
+        .seed(&items(&["http://a.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (0, 1));
+    assert_eq!(encoding(), "listpack");
+    q.seed(&items(&["http://a.com/2"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(encoding(), "hashtable");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.seen, stats.seeded_total), (2, 2, 2));
+}

@@ -98,6 +98,11 @@ local SEQ_SPAN = 137438953472 -- 2^37 sequence numbers per priority
 -- The `wait` score (and pause end) of a host paused until resumed: 2^53 - 1 ms, far past any
 -- clock or pause length, so it never comes due.
 local PAUSED_FOREVER = 9007199254740991
+
+-- meta.layout, written by the first seed that adds an item: longer than Redis's default
+-- hash-max-listpack-value (64 bytes), so meta is a hash table, whose fields are found by their
+-- hash where a listpack's are found by a scan (docs/PROTOCOL.md, section 1).
+local META_LAYOUT = 'hashtable: a value past hash-max-listpack-value keeps meta a hash table'
 local function rank(prio, seq)
   return (32767 - prio) * SEQ_SPAN + seq
 end

@@ -132,17 +132,20 @@ local function to_dead(id, rec)
   end
 end
 
--- Wake blocked lease calls (BLPOP on the wake key). Markers are capped and expire, so a queue
--- nobody waits on does not accumulate them.
+-- Wake blocked lease calls (BLPOP on the wake key). Markers are capped at 32 and expire 30 s
+-- after the last wake, so a queue nobody waits on does not accumulate them. A busy queue that
+-- no call waits on keeps 32: its list only has its expiry pushed back (its length read first
+-- instead of pushing and trimming: one command less).
 local function wake(n)
   if n > 0 then
-    local m = math.min(n, 32)
-    local marks = {}
-    for i = 1, m do
-      marks[i] = '1'
+    local m = math.min(n, 32 - redis.call('LLEN', K_WAKE))
+    if m > 0 then
+      local marks = {}
+      for i = 1, m do
+        marks[i] = '1'
+      end
+      redis.call('LPUSH', K_WAKE, unpack(marks))
     end
-    redis.call('LPUSH', K_WAKE, unpack(marks))
-    redis.call('LTRIM', K_WAKE, '0', '31')
     redis.call('PEXPIRE', K_WAKE, '30000')
   end
 end
