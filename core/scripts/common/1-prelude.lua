@@ -103,6 +103,7 @@ local PAUSED_FOREVER = 9007199254740991
 -- hash-max-listpack-value (64 bytes), so meta is a hash table, whose fields are found by their
 -- hash where a listpack's are found by a scan (docs/PROTOCOL.md, section 1).
 local META_LAYOUT = 'hashtable: a value past hash-max-listpack-value keeps meta a hash table'
+
 local function rank(prio, seq)
   return (32767 - prio) * SEQ_SPAN + seq
 end
