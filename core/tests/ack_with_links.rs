@@ -322,7 +322,10 @@ async fn a_bad_lease_option_fails_the_call_before_anything_changes() {
 #[tokio::test]
 async fn a_call_of_more_links_than_one_unpack_takes() {
     use crawlq::queue::Executor;
-    let q = open(&unique("links-1000"), config()).await;
+    // one shard on this binary's server: the calls are built for the queue's own base
+    let q = Queue::connect(&shared().url(), &unique("links-1000"), Config::default())
+        .await
+        .unwrap();
     q.seed(
         &items(&["http://a.com/1", "http://a.com/2"]),
         &SeedOptions::default(),

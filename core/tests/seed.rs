@@ -698,7 +698,10 @@ async fn each_seed_chunk_reaches_redis_before_the_next_is_prepared_on_a_tokio_wo
 /// without it (a listpack until then); a seed that adds nothing leaves meta as it is.
 #[tokio::test]
 async fn a_seed_that_adds_an_item_keeps_meta_a_hash_table() {
-    let q = open(&unique("meta-layout"), config()).await;
+    // one shard on this binary's server, whose meta the test reads and rewrites
+    let q = Queue::connect(&shared().url(), &unique("meta-layout"), Config::default())
+        .await
+        .unwrap();
     let meta = format!("{}:meta", q.ops().keys().base());
     let encoding = || shared().cli(&["OBJECT", "ENCODING", &meta]);
     q.seed(&items(&["http://a.com/1"]), &SeedOptions::default())
