@@ -14,7 +14,7 @@ installLeaseObjects(native.Queue, native.Work)
 // LeaseRows in src/convert.rs): object literals built here are much cheaper for V8 than
 // objects assembled field by field through N-API.
 function installLeaseObjects (Queue, Work) {
-  const LEASE_FIELDS = 12
+  const LEASE_FIELDS = 13
   const leases = (rows, start = 0) => {
     const out = new Array((rows.length - start) / LEASE_FIELDS)
     for (let i = start, k = 0; i < rows.length; i += LEASE_FIELDS, k++) {
@@ -30,7 +30,8 @@ function installLeaseObjects (Queue, Work) {
         leasedAt: rows[i + 8],
         expiresAt: rows[i + 9],
         enqueuedAt: rows[i + 10],
-        lastError: rows[i + 11]
+        lastError: rows[i + 11],
+        crawl: rows[i + 12]
       }
     }
     return out

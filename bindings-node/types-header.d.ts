@@ -98,6 +98,12 @@ export interface SeedOptions {
   payload?: Json
   /** Queue even if seen before (default false). */
   force?: boolean
+  /**
+   * The named crawl to seed into (default: none, the default crawl). De-duplication is per
+   * crawl; hosts are shared by every crawl, and crawls are leased from in turn. 1..64 bytes of
+   * printable ASCII other than `"`, `\`, `{`, `}` and `:`.
+   */
+  crawl?: string
 }
 
 export interface InvalidInput {
@@ -153,6 +159,8 @@ export interface Lease {
   enqueuedAt: number
   /** Why the previous attempt failed, if one did. */
   lastError: string | null
+  /** The named crawl the item was seeded into, or `null` (the default crawl). */
+  crawl: string | null
 }
 
 /**

@@ -38,11 +38,13 @@ final class Queue
     public function getName(): string {}
 
     /**
-     * Seed URLs or hosts. Invalid items are reported with their index, never thrown.
+     * Seed URLs or hosts. Invalid items are reported with their index, never thrown. The
+     * crawl option names the crawl to seed into: de-duplication is per crawl, hosts are shared
+     * by every crawl, and crawls are leased from in turn.
      *
      * @param string|list<string|array{url?: string, host?: string, priority?: int, delay?: float, payload?: mixed, force?: bool, key?: string}> $items
      *        key: the item's identity for de-duplication instead of its canonical URL
-     * @param array{priority?: int, delay?: float, payload?: mixed, force?: bool}|null $options
+     * @param array{priority?: int, delay?: float, payload?: mixed, force?: bool, crawl?: string}|null $options
      * @throws \TypeError when a payload is not arrays and scalars
      */
     public function seed(mixed $items, mixed $options = null): SeedReport {}
@@ -54,7 +56,7 @@ final class Queue
      * (`invalid_request`); the others are seeded.
      *
      * @param list<array{url: string, method?: string, headers?: list<array{0: string, 1: string}>|array<string, string|list<string>>, body?: string|null, user_data?: array<string, mixed>, label?: string|null, depth?: int, retries?: int, found_on?: string|null, frameworks?: array<string, mixed>, priority?: int, delay?: float, force?: bool}> $requests
-     * @param array{priority?: int, delay?: float, force?: bool}|null $options
+     * @param array{priority?: int, delay?: float, force?: bool, crawl?: string}|null $options
      */
     public function seedRequests(mixed $requests, mixed $options = null): SeedReport {}
 
@@ -445,6 +447,8 @@ final class Lease
     public readonly float $expiresAt;
     public readonly float $enqueuedAt;
     public readonly ?string $lastError;
+    /** The named crawl the item was seeded into, or null (the default crawl). */
+    public readonly ?string $crawl;
 }
 
 /**

@@ -447,12 +447,19 @@ pub unsafe fn lease_handle(
         sys::ValueType::napi_null | sys::ValueType::napi_undefined => None,
         _ => return Err(bad()),
     };
+    let (crawl, t) = field(c"crawl")?;
+    let crawl = match t {
+        sys::ValueType::napi_string => Some(unsafe { string(env, crawl, path)? }),
+        sys::ValueType::napi_null | sys::ValueType::napi_undefined => None,
+        _ => return Err(bad()),
+    };
     Ok(crawlq::LeaseHandle {
         token: token_f as u64,
         host: unsafe { string(env, host, path)? },
         id,
         url,
         key,
+        crawl,
     })
 }
 
@@ -462,7 +469,7 @@ pub unsafe fn lease_handle(
 pub struct LeaseRows(pub Vec<crawlq::Lease>);
 
 /// Values per lease in a [`LeaseRows`] array (index.js reads them in this order).
-pub const LEASE_FIELDS: u32 = 12;
+pub const LEASE_FIELDS: u32 = 13;
 
 impl ToNapiValue for LeaseRows {
     unsafe fn to_napi_value(env: sys::napi_env, rows: LeaseRows) -> napi::Result<sys::napi_value> {
@@ -522,6 +529,7 @@ unsafe fn lease_rows(
                 number(lease.expires_at_ms as f64)?,
                 number(lease.enqueued_at_ms as f64)?,
                 lease.last_error.as_deref().map_or(Ok(null), string)?,
+                lease.crawl.as_deref().map_or(Ok(null), string)?,
             ];
             for value in values {
                 check(unsafe { sys::napi_set_element(env, array, index, value) })?;

@@ -91,7 +91,7 @@ test('ERR_CRAWLQ_PROTOCOL for data of a newer format', async () => {
   const name = uniqueName('p')
   const q = await crawlq.Queue.connect(redis.url, name)
   await q.seed(['http://a.com/'])
-  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '7')
+  redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '8')
   await assert.rejects(q.stats(), code('ERR_CRAWLQ_PROTOCOL'))
   redis.cli('HSET', `crawlq:{${name}}:meta`, 'format', '4')
   assert.equal((await q.stats()).ready, 1)

@@ -66,8 +66,9 @@ test('a lease has every field, and ack answers once', async () => {
   const q = await open()
   await q.seed(['http://a.com/x'], { payload: { depth: 1 } })
   const [lease] = await q.lease({ waitMs: 1000 })
-  assert.deepEqual(Object.keys(lease).sort(), ['attempt', 'enqueuedAt', 'expiresAt', 'host', 'id', 'key', 'lastError', 'leasedAt', 'payload', 'priority', 'token', 'url'])
+  assert.deepEqual(Object.keys(lease).sort(), ['attempt', 'crawl', 'enqueuedAt', 'expiresAt', 'host', 'id', 'key', 'lastError', 'leasedAt', 'payload', 'priority', 'token', 'url'])
   assert.equal(lease.key, null, 'seeded without a key')
+  assert.equal(lease.crawl, null, 'seeded into the default crawl')
   assert.equal(lease.id, '1')
   assert.equal(lease.host, 'a.com')
   assert.equal(lease.attempt, 1)
@@ -582,4 +583,22 @@ test('nack with the host\'s Retry-After holds the item and the host', async () =
   const [fifth] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(await q.nack(fifth, { retryAfterHeader: '60' }), 'retried')
   assert.equal((await q.hostInfo('a.com')).heldUntil, T0 + 363_500)
+})
+
+test('named crawls: one item per crawl, the crawl on every lease, a page\'s links in its crawl', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  for (const crawl of [undefined, 'red', 'blue']) {
+    assert.equal((await q.seed(['http://a.com/x'], { crawl })).added, 1)
+    assert.equal((await q.seed(['http://a.com/x'], { crawl })).duplicates, 1)
+  }
+  const leased = await q.lease({ max: 10, waitMs: 0 })
+  assert.deepEqual(leased.map(l => l.crawl).sort(), ['blue', 'red', null].sort())
+  const page = leased.find(l => l.crawl === 'red')
+  const { acked, links } = await q.ackWithLinks(page, ['http://a.com/next'])
+  assert.equal(acked, true)
+  assert.equal(links.added, 1)
+  const [link] = await q.lease({ max: 1, waitMs: 0 })
+  assert.equal(link.crawl, 'red')
+  await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
+  q.close()
 })

@@ -186,6 +186,11 @@ impl Lease {
     pub fn last_error(&self) -> Option<String> {
         self.core.last_error.clone()
     }
+    /// The named crawl the item was seeded into, or null (the default crawl).
+    #[php(getter)]
+    pub fn crawl(&self) -> Option<String> {
+        self.core.crawl.clone()
+    }
 }
 
 impl Lease {
@@ -411,8 +416,9 @@ impl Queue {
     }
 
     /// Seed URLs or hosts: strings, or ['url' | 'host' => ..., 'priority', 'delay', 'payload',
-    /// 'force']. Options: priority, delay (seconds), payload, force. Invalid items are reported
-    /// with their index, never thrown.
+    /// 'force']. Options: priority, delay (seconds), payload, force, crawl (the named crawl to
+    /// seed into: de-duplication per crawl, hosts shared by every crawl, crawls leased from in
+    /// turn). Invalid items are reported with their index, never thrown.
     pub fn seed(&self, items: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
         let (items, opts) = seed_arg(items, options, "items")?;
         let report = runtime::block_on(self.handle.queue()?.seed(&items, &opts)).map_err(throw)?;

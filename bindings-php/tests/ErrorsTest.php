@@ -152,7 +152,7 @@ final class ErrorsTest extends TestCase
         $name = unique_name('p');
         $q = new Queue(shared_redis()->url(), $name);
         $q->seed(['http://a.com/']);
-        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '7');
+        shared_redis()->cli('HSET', "crawlq:{{$name}}:meta", 'format', '8');
         try {
             $q->stats();
             $this->fail('no exception');

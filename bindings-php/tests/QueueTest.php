@@ -653,4 +653,28 @@ final class QueueTest extends TestCase
         $this->assertSame('https://b.org/', \Crawlq\resolve_url('http://a.com/', 'https://b.org/'));
         $this->assertNull(\Crawlq\resolve_url('not a url', '/x'));
     }
+
+    public function testNamedCrawlsKeepOneItemPerCrawlAndAPagesLinksInItsCrawl(): void
+    {
+        $q = $this->open(['host_delay' => 0.0]);
+        foreach ([null, 'red', 'blue'] as $crawl) {
+            $this->assertSame(1, $q->seed(['http://a.com/x'], ['crawl' => $crawl])->added);
+            $this->assertSame(1, $q->seed(['http://a.com/x'], ['crawl' => $crawl])->duplicates);
+        }
+        $crawls = array_map(fn ($l) => $l->crawl ?? '', $q->lease(10, 0.0));
+        sort($crawls);
+        $this->assertSame(['', 'blue', 'red'], $crawls);
+        $q->seed(['http://b.com/'], ['crawl' => 'site']);
+        [$page] = $q->lease(1, 0.0);
+        $this->assertSame('site', $page->crawl);
+        $r = $q->ackWithLinks($page, ['http://b.com/next']);
+        $this->assertSame(1, $r['links']->added);
+        $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
+        try {
+            $q->seed(['http://a.com/'], ['crawl' => 'a:b']);
+            $this->fail('crawl name accepted');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('crawl name', $e->getMessage());
+        }
+    }
 }

@@ -54,7 +54,7 @@ final class VectorsTest extends TestCase
     {
         return self::toVector(['id' => $l->id, 'url' => $l->url, 'host' => $l->host, 'key' => $l->key, 'payload' => $l->payload, 'priority' => $l->priority,
             'attempt' => $l->attempt, 'token' => $l->token, 'leased_at' => $l->leasedAt, 'expires_at' => $l->expiresAt,
-            'enqueued_at' => $l->enqueuedAt, 'last_error' => $l->lastError]);
+            'enqueued_at' => $l->enqueuedAt, 'last_error' => $l->lastError, 'crawl' => $l->crawl]);
     }
 
     private static function matchesVector(mixed $expected, mixed $actual): bool

@@ -21,6 +21,7 @@ pub fn seed_args(
     delay: f64,
     payload: Option<&Bound<'_, PyAny>>,
     force: bool,
+    crawl: Option<String>,
 ) -> PyResult<(Vec<SeedItem>, SeedOptions)> {
     let items_json = if items.is_instance_of::<PyString>() {
         to_json(items)?
@@ -43,7 +44,7 @@ pub fn seed_args(
     }
     let items = json::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
     let payload = payload.map(to_json).transpose()?;
-    Ok((items, seed_options(priority, delay, payload, force)?))
+    Ok((items, seed_options(priority, delay, payload, force, crawl)?))
 }
 
 /// A seed call's batch options.
@@ -52,8 +53,9 @@ pub fn seed_options(
     delay: f64,
     payload: Option<Value>,
     force: bool,
+    crawl: Option<String>,
 ) -> PyResult<SeedOptions> {
-    let opts = json!({"priority": priority.0, "delay": number_value(delay), "payload": payload, "force": force});
+    let opts = json!({"priority": priority.0, "delay": number_value(delay), "payload": payload, "force": force, "crawl": crawl});
     json::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }
 

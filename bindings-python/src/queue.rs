@@ -95,7 +95,10 @@ macro_rules! queue_methods {
 
             /// Seed URLs or hosts (str, or dict with url/host and optional priority, delay,
             /// payload, force). Returns a SeedReport; invalid items are reported, never raised.
-            #[pyo3(signature = (items, *, priority = Int(0), delay = 0.0, payload = None, force = false), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False)")]
+            /// `crawl` names the crawl to seed into (None: the default crawl): de-duplication is
+            /// per crawl, hosts are shared by every crawl, and crawls are leased from in turn.
+            #[pyo3(signature = (items, *, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
+            #[allow(clippy::too_many_arguments)]
             fn seed(
                 &self,
                 py: Python<'_>,
@@ -104,8 +107,9 @@ macro_rules! queue_methods {
                 delay: f64,
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
+                crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
-                let (items, opts) = seed_args(items, priority, delay, payload, force)?;
+                let (items, opts) = seed_args(items, priority, delay, payload, force, crawl)?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -118,7 +122,7 @@ macro_rules! queue_methods {
             /// user_data, label, depth, retries, found_on, frameworks, and each one's priority,
             /// delay, force): stored in the request shape every framework adapter reads, known
             /// by their URL (a plain GET) or by method, URL and body. Returns a SeedReport.
-            #[pyo3(signature = (requests, *, priority = Int(0), delay = 0.0, force = false), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False)")]
+            #[pyo3(signature = (requests, *, priority = Int(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
             fn seed_requests(
                 &self,
                 py: Python<'_>,
@@ -126,9 +130,10 @@ macro_rules! queue_methods {
                 priority: Int,
                 delay: f64,
                 force: bool,
+                crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
                 let requests = crate::args::requests_json(requests)?;
-                let opts = crate::args::seed_options(priority, delay, None, force)?;
+                let opts = crate::args::seed_options(priority, delay, None, force, crawl)?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -202,7 +207,7 @@ macro_rules! queue_methods {
             /// are seeded as `seed` seeds them (with these options), then the lease is acked as
             /// `ack` acks it. `(acked, report)`: `acked` False when the lease was not live any
             /// more (its links are seeded all the same), `report` the links' SeedReport.
-            #[pyo3(signature = (lease, links, *, priority = Int(0), delay = 0.0, payload = None, force = false), text_signature = "($self, /, lease, links, *, priority=0, delay=0.0, payload=None, force=False)")]
+            #[pyo3(signature = (lease, links, *, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn ack_with_links(
                 &self,
@@ -213,9 +218,10 @@ macro_rules! queue_methods {
                 delay: f64,
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
+                crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
                 let (arg, handle) = LeaseArg::extract_one(lease)?;
-                let (links, opts) = seed_args(links, priority, delay, payload, force)?;
+                let (links, opts) = seed_args(links, priority, delay, payload, force, crawl)?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -227,7 +233,8 @@ macro_rules! queue_methods {
             /// `ack_with_links` for crawl requests (as `seed_requests` takes them): the page's
             /// lease acked and the requests found on it seeded, in one round trip.
             /// `(acked, report)` as `ack_with_links` answers.
-            #[pyo3(signature = (lease, requests, *, priority = Int(0), delay = 0.0, force = false), text_signature = "($self, /, lease, requests, *, priority=0, delay=0.0, force=False)")]
+            #[pyo3(signature = (lease, requests, *, priority = Int(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, lease, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
+            #[allow(clippy::too_many_arguments)]
             fn ack_with_requests(
                 &self,
                 py: Python<'_>,
@@ -236,10 +243,11 @@ macro_rules! queue_methods {
                 priority: Int,
                 delay: f64,
                 force: bool,
+                crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
                 let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let requests = crate::args::requests_json(requests)?;
-                let opts = crate::args::seed_options(priority, delay, None, force)?;
+                let opts = crate::args::seed_options(priority, delay, None, force, crawl)?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -255,7 +263,7 @@ macro_rules! queue_methods {
             /// round trip per page): `(acked, report, leases)`, `leases` as `lease` answers
             /// (waiting up to `wait` seconds when none is ready; the lease runs whether or not
             /// `lease` was still live).
-            #[pyo3(signature = (lease, links, max = Int(1), wait = 5.0, *, ttl = None, priority = Int(0), delay = 0.0, payload = None, force = false), text_signature = "($self, /, lease, links, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, payload=None, force=False)")]
+            #[pyo3(signature = (lease, links, max = Int(1), wait = 5.0, *, ttl = None, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn ack_with_links_and_lease(
                 &self,
@@ -269,10 +277,11 @@ macro_rules! queue_methods {
                 delay: f64,
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
+                crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
                 let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let next = lease_args(max, wait, ttl)?;
-                let (links, opts) = seed_args(links, priority, delay, payload, force)?;
+                let (links, opts) = seed_args(links, priority, delay, payload, force, crawl)?;
                 <$mode>::leasing(
                     py,
                     &self.handle,

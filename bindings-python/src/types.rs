@@ -76,6 +76,11 @@ impl Lease {
     fn key(&self) -> Option<&str> {
         self.core.key.as_deref()
     }
+    /// The named crawl the item was seeded into, or None (the default crawl).
+    #[getter]
+    fn crawl(&self) -> Option<&str> {
+        self.core.crawl.as_deref()
+    }
     /// The JSON payload stored with the item (dict, list, str, int, float, bool or None).
     #[getter]
     fn payload(&self, py: Python<'_>) -> Py<PyAny> {

@@ -86,10 +86,10 @@ def test_timeout(private_redis: RedisServer, name: str) -> None:
 
 def test_protocol(redis_server: RedisServer, q: crawlq.Queue, name: str) -> None:
     q.seed(["http://a.com/"])
-    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "7")
+    redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "8")
     with pytest.raises(crawlq.ProtocolError) as err:
         q.stats()
-    assert "format 7" in str(err.value) and "format 6" in str(err.value)
+    assert "format 8" in str(err.value) and "format 7" in str(err.value)
     redis_server.cli("HSET", f"crawlq:{{{name}}}:meta", "format", "4")
     assert q.stats()["ready"] == 1
 

@@ -45,7 +45,7 @@ def to_vector(value: Any) -> Any:
 
 def lease_dict(lease: crawlq.Lease) -> dict[str, Any]:
     return to_vector({name: getattr(lease, name) for name in
-                      ("id", "url", "host", "key", "payload", "priority", "attempt", "token", "leased_at", "expires_at", "enqueued_at", "last_error")})
+                      ("id", "url", "host", "key", "payload", "priority", "attempt", "token", "leased_at", "expires_at", "enqueued_at", "last_error", "crawl")})
 
 
 def report_dict(report: crawlq.SeedReport) -> dict[str, Any]:

@@ -167,11 +167,18 @@ pub fn lease_handle(value: &JsValue, path: &str) -> Result<crawlq::LeaseHandle, 
     } else {
         Some(key.as_string().ok_or_else(bad)?)
     };
+    let crawl = get("crawl");
+    let crawl = if crawl.is_null() || crawl.is_undefined() {
+        None
+    } else {
+        Some(crawl.as_string().ok_or_else(bad)?)
+    };
     Ok(crawlq::LeaseHandle {
         token: token as u64,
         host,
         id,
         url,
         key,
+        crawl,
     })
 }

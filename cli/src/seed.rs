@@ -38,6 +38,9 @@ pub struct SeedArgs {
     /// A JSON payload stored with every item.
     #[arg(long, value_name = "JSON")]
     payload: Option<String>,
+    /// Seed into this named crawl (de-duplication per crawl; hosts shared with every crawl).
+    #[arg(long, value_name = "NAME")]
+    crawl: Option<String>,
     /// Write every invalid line to this file (tab-separated: line, code, reason, input)
     /// instead of the first few to stderr.
     #[arg(long, value_name = "FILE")]
@@ -90,6 +93,7 @@ pub async fn run(q: &Queue<RedisExecutor>, args: SeedArgs) -> Result<u8, CliErro
         delay: crate::seconds(args.delay, "--delay")?,
         payload,
         force: args.force,
+        crawl: args.crawl.clone(),
     };
     let name = if crate::is_stdin(&args.file) {
         "<stdin>".to_string()

@@ -1,5 +1,5 @@
 -- crawlq script: ack
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease: lease key ('<token>:<id>'),

@@ -1,5 +1,5 @@
 -- crawlq script: ack_seed
--- protocol: 6
+-- protocol: 7
 -- flags: (none)
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
@@ -18,15 +18,17 @@
 
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
-local m = tonumber(ARGV[at]) or 0
+-- (the link count as `seed` takes it: 'M', or 'M/<crawl>' for links of a named crawl)
+local links_count = ARGV[at] or '0'
+local m = tonumber(links_count) or tonumber(string.match(links_count, '^%d+')) or 0
 -- (from index 1, so the link fields live in the table's array part; made by one constructor,
 -- which sizes the table once where a loop grows it step by step)
 local links
 if m * 9 <= 7000 then
-  links = { ARGV[1], ARGV[2], m, unpack(ARGV, at + 1, at + m * 9 + 2) }
+  links = { ARGV[1], ARGV[2], links_count, unpack(ARGV, at + 1, at + m * 9 + 2) }
 else
   -- (past Lua's unpack limit: a third party's call of more than 250 links)
-  links = { ARGV[1], ARGV[2], m }
+  links = { ARGV[1], ARGV[2], links_count }
   for i = 1, m * 9 + 2 do
     links[3 + i] = ARGV[at + i]
   end

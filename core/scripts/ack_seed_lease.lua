@@ -1,5 +1,5 @@
 -- crawlq script: ack_seed_lease
--- protocol: 6
+-- protocol: 7
 -- flags: (none)
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
@@ -21,7 +21,9 @@
 
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
-local m = tonumber(ARGV[at]) or 0
+-- (the link count as `seed` takes it: 'M', or 'M/<crawl>' for links of a named crawl)
+local links_count = ARGV[at] or '0'
+local m = tonumber(links_count) or tonumber(string.match(links_count, '^%d+')) or 0
 local from = at + m * 9 + 1
 expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD })
 expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
@@ -30,10 +32,10 @@ expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
 -- from the lease's arguments, are then set to the cache hits and their epoch)
 local links
 if m * 9 <= 7000 then
-  links = { ARGV[1], ARGV[2], m, unpack(ARGV, at + 1, at + m * 9 + 2) }
+  links = { ARGV[1], ARGV[2], links_count, unpack(ARGV, at + 1, at + m * 9 + 2) }
 else
   -- (past Lua's unpack limit: a third party's call of more than 250 links)
-  links = { ARGV[1], ARGV[2], m }
+  links = { ARGV[1], ARGV[2], links_count }
   for i = 1, m * 9 do
     links[3 + i] = ARGV[at + i]
   end

@@ -1,5 +1,5 @@
 -- crawlq script: dead_list
--- protocol: 6
+-- protocol: 7
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit, then optionally ids

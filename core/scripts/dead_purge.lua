@@ -1,5 +1,5 @@
 -- crawlq script: dead_purge
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 limit (the most dead letters this call removes, oldest first),

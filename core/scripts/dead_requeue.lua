@@ -1,5 +1,5 @@
 -- crawlq script: dead_requeue
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 mode ('all' | 'ids'), 4 limit (mode 'all': at most this many,

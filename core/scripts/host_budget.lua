@@ -1,5 +1,5 @@
 -- crawlq script: host_budget
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key ('' for the queue's default budget), 4 budget: the most

@@ -1,5 +1,5 @@
 -- crawlq script: host_delete
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
@@ -64,7 +64,38 @@ local function checked_priorities()
       fail('CORRUPT', 'key ' .. lane .. ' holds a ' .. redis.call('TYPE', lane).ok .. ', expected a list')
     end
   end
+  if CRAWL.on() then
+    expect_types({ CRAWL.lanes(host), 'zset', CRAWL.tags(host), 'hash' })
+    for _, crawl in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+      expect_types({ CRAWL.lane(crawl, host), 'zset' })
+    end
+  end
   return prios
+end
+
+-- Empty the host's crawl lanes, at most `budget` records; returns how many were removed.
+local function empty_crawl_lanes(budget)
+  local removed_n = 0
+  for _, crawl in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+    if budget <= removed_n then
+      break
+    end
+    local lane = CRAWL.lane(crawl, host)
+    local recs = redis.call('ZRANGE', lane, '0', int(budget - removed_n - 1))
+    for _, rec in ipairs(recs) do
+      forget_live(rec)
+    end
+    if #recs > 0 then
+      redis.call('ZREMRANGEBYRANK', lane, '0', int(#recs - 1))
+    end
+    removed_n = removed_n + #recs
+    local head = redis.call('ZRANGE', lane, '0', '0', 'WITHSCORES')
+    CRAWL.relist(crawl, host, head[1], head[2])
+    if not head[1] then
+      redis.call('HDEL', CRAWL.tags(host), crawl)
+    end
+  end
+  return removed_n
 end
 
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
@@ -164,7 +195,9 @@ function steps.lanes()
   -- (a host without a priority set has only its priority-0 lane)
   local hp, lane_0 = hp_key(host), lane_key(host, 0)
   local prios = checked_priorities()
-  local had_lanes = redis.call('EXISTS', hp, lane_0) > 0
+  -- (a host's crawl lanes are listed in a key that never exists in a queue without crawls)
+  local lz = CRAWL.lanes(host)
+  local had_lanes = redis.call('EXISTS', hp, lane_0, lz) > 0
   local budget = limit
   for _, prio in ipairs(prios) do
     if budget <= 0 then
@@ -188,8 +221,13 @@ function steps.lanes()
       redis.call('ZREM', K_HEADS, member)
     end
   end
+  if CRAWL.on() and budget > 0 then
+    local n = empty_crawl_lanes(budget)
+    budget = budget - n
+    removed.ready = removed.ready + n
+  end
   counter('ready', -removed.ready)
-  local has_lanes = redis.call('EXISTS', hp, lane_0) > 0
+  local has_lanes = redis.call('EXISTS', hp, lane_0, lz) > 0
   if had_lanes and not has_lanes then
     counter('hosts', -1)
   end
@@ -220,6 +258,10 @@ function steps.finish()
   redis.call('HDEL', FLIGHT.pacing, host)
   redis.call('HDEL', FLIGHT.answers, host)
   redis.call('SREM', BASE .. ':hostrobots', host)
+  -- its crawls' tags, unless items of a crawl arrived meanwhile
+  if CRAWL.on() and redis.call('EXISTS', CRAWL.lanes(host)) == 0 then
+    redis.call('UNLINK', CRAWL.tags(host))
+  end
   -- items of the host that arrived while it was being deleted stay, and are leasable
   ready_now(host)
   return reply('', '0')

@@ -1,5 +1,5 @@
 -- crawlq script: host_turn
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 host key, 4 the workers' default politeness delay (ms), 5 the

@@ -1,5 +1,5 @@
 -- crawlq script: hosts_list
--- protocol: 6
+-- protocol: 7
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 offset, 4 limit (hosts), 5 lane budget (the most lanes read; at

@@ -1,5 +1,5 @@
 -- crawlq script: lease
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 max items, 4 lease ttl ms, 5 default host delay ms,
@@ -104,7 +104,7 @@ end
 -- the lane was empty) and the next head's rank: nil when the host has no ready item left,
 -- false when its priority set or another lane holds a foreign value (this item is leased and
 -- the host held: it keeps its other items).
-function LEASE.next_item(host, host_rank, head_of, head_lanes)
+function LEASE.lane_item(host, host_rank, head_of, head_lanes)
   local top, lane
   if host_rank >= PRIORITY_0_FIRST and host_rank < PRIORITY_0_END then
     -- (the lanes of priority 0, most lanes, are the base's prefix and the host)
@@ -150,6 +150,71 @@ function LEASE.next_item(host, host_rank, head_of, head_lanes)
   end
   -- (no ready item left: host_best answers nil or false)
   return top, rec, best or nil
+end
+
+-- The host's next item when it may have crawl lanes (CRAWL.on): the head of its best crawl
+-- lane when that ranks at or before the host's rank (which is its best head's), else its
+-- lanes' next (LEASE.lane_item); either way the host's next rank is the best of both. Answers
+-- as LEASE.lane_item; a crawl lane's member in `heads` is CRAWL.head(crawl, host).
+function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
+  local listed = redis.pcall('ZRANGE', CRAWL.lanes(host), '0', '1', 'WITHSCORES')
+  if listed.err then
+    hold_corrupt_host(host)
+    return nil
+  end
+  local head_rank = listed[2] and listed[2] + 0
+  if not head_rank or head_rank > host_rank then
+    local top, rec, best = LEASE.lane_item(host, host_rank, head_of, head_lanes)
+    if top and best ~= false then
+      best = CRAWL.better(best, head_rank)
+    end
+    return top, rec, best
+  end
+  local crawl = listed[1]
+  local lane = CRAWL.lane(crawl, host)
+  local heads = redis.pcall('ZRANGE', lane, '0', '1', 'WITHSCORES')
+  if heads.err or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
+    hold_corrupt_host(host)
+    return nil
+  end
+  local member = CRAWL.head(crawl, host)
+  if head_of[member] == nil then
+    head_lanes[#head_lanes + 1] = member
+  end
+  -- the host's next rank: its next crawl lane's head, this lane's next, or a lane's head
+  local best = listed[4] and listed[4] + 0
+  if heads[3] then
+    local _, ts = rec_seq_ts(heads[3])
+    head_of[member], best = ts, CRAWL.better(best, heads[4] + 0)
+    redis.call('ZADD', CRAWL.lanes(host), heads[4], crawl)
+  else
+    -- the crawl has nothing queued on the host now: its next item there starts from the
+    -- host's virtual time (CRAWL.tag)
+    head_of[member] = false
+    redis.call('ZREM', CRAWL.lanes(host), crawl)
+    redis.call('HDEL', CRAWL.tags(host), crawl)
+  end
+  local ok, lanes = pcall(lanes_best, host)
+  if not ok then
+    best = false
+  else
+    best = CRAWL.better(best, lanes)
+  end
+  if not heads[1] then
+    -- a crawl listed without a lane (left by an interrupted writer): passed over
+    return '*', nil, best
+  end
+  redis.call('ZPOPMIN', lane)
+  -- the host's virtual time is the tag it serves (CRAWL.tag)
+  redis.call('HSET', CRAWL.tags(host), '*', int((heads[2] + 0) % SEQ_SPAN))
+  return '*', heads[1], best
+end
+
+function LEASE.next_item(host, host_rank, head_of, head_lanes)
+  if CRAWL.on() then
+    return LEASE.crawl_item(host, host_rank, head_of, head_lanes)
+  end
+  return LEASE.lane_item(host, host_rank, head_of, head_lanes)
 end
 
 -- A host that goes back to `ready` with `rank` (delay 0 and more ready items) below the

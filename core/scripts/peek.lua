@@ -1,5 +1,5 @@
 -- crawlq script: peek
--- protocol: 6
+-- protocol: 7
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 limit, 4 offset (optional: leasable hosts to skip, 0 when absent),
@@ -15,6 +15,41 @@ local offset = tonumber(ARGV[4] or '0')
 local out = {}
 if limit <= 0 then
   return out
+end
+-- A host's ready items in lease order when it may have crawl lanes: the first offset + limit
+-- of each lane and each crawl lane, merged by rank.
+local function host_items_with_crawls(host)
+  local wanted = offset + limit
+  local ranked = {}
+  for _, prio in ipairs(host_priorities(host)) do
+    for _, rec in ipairs(redis.call('LRANGE', lane_key(host, prio), '0', int(wanted - 1))) do
+      ranked[#ranked + 1] = { rank(priority_number(prio), (rec_seq_ts(rec))), 1, rec }
+    end
+  end
+  for _, crawl in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+    local recs = redis.call('ZRANGE', CRAWL.lane(crawl, host), '0', int(wanted - 1), 'WITHSCORES')
+    for i = 1, #recs, 2 do
+      ranked[#ranked + 1] = { recs[i + 1] + 0, 0, recs[i] }
+    end
+  end
+  -- (of equal ranks the crawl lane's comes first, and its own in the set's order, as a lease
+  -- takes them)
+  table.sort(ranked, function(a, b)
+    if a[1] ~= b[1] then
+      return a[1] < b[1]
+    elseif a[2] ~= b[2] then
+      return a[2] < b[2]
+    end
+    return a[3] < b[3]
+  end)
+  for i = offset + 1, math.min(wanted, #ranked) do
+    out[#out + 1] = ranked[i][3]
+  end
+  return out
+end
+
+if ARGV[5] and CRAWL.on() then
+  return host_items_with_crawls(ARGV[5])
 end
 if ARGV[5] then
   local host = ARGV[5]
@@ -46,6 +81,13 @@ for _, host in ipairs(redis.call('ZRANGE', K_READY, int(offset), int(offset + li
   -- (a host without a priority set has only its priority-0 lane)
   local top = redis.call('ZRANGE', hp_key(host), '0', '0')[1] or '0'
   local head = redis.call('LINDEX', lane_key(host, top), '0')
+  if CRAWL.on() then
+    -- the best crawl lane's head when it ranks first
+    local crawl = redis.call('ZRANGE', CRAWL.lanes(host), '0', '0', 'WITHSCORES')
+    if crawl[1] and (not head or crawl[2] + 0 <= rank(priority_number(top), (rec_seq_ts(head)))) then
+      head = redis.call('ZRANGE', CRAWL.lane(crawl[1], host), '0', '0')[1] or head
+    end
+  end
   if head then
     out[#out + 1] = head
   end

@@ -1,5 +1,5 @@
 -- crawlq script: reclaim
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 limit (expired leases handled in this call), 4 max attempts

@@ -1,8 +1,9 @@
 -- crawlq script: seed
--- protocol: 6
+-- protocol: 7
 -- flags: (none)
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
--- ARGV: 1 base, 2 clock, 3 item count N, then 9 fields per item:
+-- ARGV: 1 base, 2 clock, 3 item count N (or 'N/<crawl>': every item is of that named crawl, its
+--       record tail says so too), then 9 fields per item:
 --       fingerprint (signed 64-bit decimal), bucket hash (unsigned 32-bit decimal), host key,
 --       priority, delay ms, force (0/1), live member, live bucket hash, record tail (the
 --       canonical record after its ts: its host unless the URL spells it, its priority unless
@@ -20,6 +21,9 @@
 -- Cache hits are counted (seen_cache_hits_total, which stats adds to duplicates_total) only while
 -- the seen epoch is still the one they were judged by; otherwise the client sends those items
 -- again.
+-- A named crawl's items that are ready go into its lanes on their hosts (`lz:<crawl>:<host>`),
+-- those of a host with consecutive tags from CRAWL.tag's first, instead of lanes; delayed ones
+-- get their tag when they come due. The queue is marked 7.
 -- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
 -- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
@@ -57,7 +61,15 @@ local host_rank, host_order, host_count, host_added, host_delayed
 -- Set up a call: check the types of the keys every call writes, read meta. Returns meta's
 -- born and forgotten (the seen epoch).
 function SEED.start(argv)
-  seed_argv, seed_n = argv, argv[3] + 0
+  seed_argv, seed_n = argv, tonumber(argv[3])
+  SEED.crawl = nil
+  if not seed_n then
+    local n, crawl = string.match(argv[3], '^(%d+)/([^"]+)$')
+    if not n then
+      fail('INVALID', 'item count ' .. argv[3] .. ' is not N or N/<crawl>')
+    end
+    seed_n, SEED.crawl = n + 0, crawl
+  end
   seed_hits, seed_hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
   seen = seen_count()
   level, level_end = current_level(seen)
@@ -87,6 +99,75 @@ function SEED.reset()
   added_ready, added_delayed, duplicates, seen_added, refused, first_due = 0, 0, 0, 0, 0, -1
   lane_index, lane_count, lane_host, lane_prio, lane_seq, lane_recs = {}, 0, {}, {}, {}, {}
   host_rank, host_order, host_count, host_added, host_delayed = {}, {}, 0, {}, {}
+  -- a crawl's ready items per host for its crawl lane (priority, record, ...; then rank,
+  -- record, ... once tagged), and the hosts in first-seen order (SEED.crawl_item)
+  SEED.zrecs, SEED.zhosts = {}, {}
+end
+
+-- A ready item of the call's crawl, kept for its host's crawl lane (tagged by SEED.push_crawl).
+function SEED.crawl_item(host, rec, prio_digits)
+  local recs = SEED.zrecs[host]
+  if not recs then
+    recs = {}
+    SEED.zrecs[host] = recs
+    SEED.zhosts[#SEED.zhosts + 1] = host
+  end
+  recs[#recs + 1], recs[#recs + 2] = priority_number(prio_digits), rec
+end
+
+-- The crawl's ready items into its lanes on their hosts (one ZADD per host, in chunks), each
+-- host's with consecutive tags (CRAWL.tag). A lane's new head (an item ranked before its head,
+-- or a lane that was empty) is listed in the host's crawl lanes with its age in `heads`. Every
+-- key is read before the first write: a foreign value at one fails the call with nothing
+-- changed. Returns the error reply to send, if any; fills host_was_empty for a host whose lanes
+-- were all empty, and lists each host with its best new rank for SEED.schedule.
+function SEED.push_crawl(host_was_empty)
+  local crawl, hosts, heads, others = SEED.crawl, SEED.zhosts, {}, {}
+  for hi, host in ipairs(hosts) do
+    local lane = CRAWL.lane(crawl, host)
+    local head = redis.pcall('ZRANGE', lane, '0', '0', 'WITHSCORES')
+    -- (the host's other crawl lanes, read only for a lane that was empty)
+    local listed = not head.err and not head[1] and redis.pcall('ZCARD', CRAWL.lanes(host))
+    local foreign = head.err and lane or type(listed) == 'table' and CRAWL.lanes(host)
+    if not foreign and type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
+      foreign = CRAWL.tags(host)
+    end
+    if foreign then
+      SEED.undo_items(seed_n)
+      return redis.error_reply('CRAWLQ_CORRUPT key ' .. foreign .. ' holds a '
+        .. redis.call('TYPE', foreign).ok .. ', expected a '
+        .. (foreign == CRAWL.tags(host) and 'hash' or 'zset'))
+    end
+    heads[hi], others[hi] = head, listed
+  end
+  own_format(PROTOCOL_DIGITS)
+  for hi, host in ipairs(hosts) do
+    local recs, head = SEED.zrecs[host], heads[hi]
+    -- the host's tags, in the call's order, and its best new rank
+    local tag, best = CRAWL.tag(crawl, host, #recs / 2) - 1, nil
+    for i = 1, #recs, 2 do
+      tag = tag + 1
+      local r = rank(recs[i], tag)
+      recs[i] = int(r)
+      if not best or r < best then
+        best = r
+      end
+    end
+    call_chunked('ZADD', CRAWL.lane(crawl, host), recs)
+    if not head[2] or best < head[2] + 0 then
+      redis.call('ZADD', CRAWL.lanes(host), int(best), crawl)
+      redis.call('ZADD', K_HEADS, NOW_DIGITS, CRAWL.head(crawl, host))
+    end
+    if host_rank[host] == nil then
+      host_count = host_count + 1
+      host_order[host_count] = host
+    end
+    host_rank[host] = CRAWL.better(host_rank[host] or nil, best)
+    if host_was_empty[host] == nil then
+      host_was_empty[host] = others[hi] == 0
+        and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0
+    end
+  end
 end
 
 -- URLs a host may still add under its budget (false: it has none); read once per host and call.
@@ -293,7 +374,7 @@ function SEED.finish(born, forgotten, new_hosts, layout)
   if seed_hits > 0 and seed_hits_epoch == (born or '') .. ':' .. (forgotten or '0') then
     counter('seen_cache_hits_total', seed_hits)
   end
-  own_format()
+  own_format(SEED.crawl and added > 0 and PROTOCOL_DIGITS or nil)
   if added > 0 then
     local fields = { 'ids', int(next_id) }
     if not born then
@@ -393,6 +474,9 @@ function SEED.items()
       tally(host_added, host, 1)
       if argv[a + 4] ~= '0' and argv[a + 4] + 0 > 0 then
         SEED.delay(host, rec, argv[a + 4])
+      elseif SEED.crawl then
+        SEED.crawl_item(host, rec, prio_digits)
+        ready = ready + 1
       else
         local member = prio_digits == '0' and host or prio_digits .. ':' .. host
         local li = lane_index[member]
@@ -430,6 +514,12 @@ function SEED.run(born, forgotten, layout)
   if err then
     return err
   end
+  if #SEED.zhosts > 0 then
+    err = SEED.push_crawl(host_was_empty)
+    if err then
+      return err
+    end
+  end
   return SEED.finish(born, forgotten, SEED.schedule(host_was_empty), layout)
 end
 
@@ -440,6 +530,7 @@ function SEED.forget()
   budget_left, budget_used, budget_hosts = nil, nil, nil
   lane_index, lane_host, lane_prio, lane_seq, lane_recs = nil, nil, nil, nil, nil
   host_rank, host_order, host_added, host_delayed = nil, nil, nil, nil
+  SEED.zrecs, SEED.zhosts = nil, nil
 end
 
 --- per call ---

@@ -1,5 +1,5 @@
 -- crawlq script: seen_forget
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, then pairs: seen member (signed 64-bit decimal), bucket hash

@@ -1,5 +1,5 @@
 -- crawlq script: shard_state
--- protocol: 6
+-- protocol: 7
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock

@@ -1,5 +1,5 @@
 -- crawlq script: shards
--- protocol: 6
+-- protocol: 7
 -- flags: allow-oom
 -- KEYS: the meta key of the queue's own base <prefix>:{<queue>} (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 call flags and clock, 3 shards asked for (0: whatever the queue has)

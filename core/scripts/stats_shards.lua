@@ -1,5 +1,5 @@
 -- crawlq script: stats_shards
--- protocol: 6
+-- protocol: 7
 -- flags: no-writes,allow-cross-slot-keys
 -- KEYS: the meta key of the first shard to read (see common/1-prelude.lua)
 -- ARGV: 1 the first shard's base, 2 call flags and clock, 3... the bases of the other shards

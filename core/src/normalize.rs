@@ -163,6 +163,59 @@ pub fn check_key(key: &str) -> Result<(), InvalidReason> {
     Ok(())
 }
 
+/// The longest crawl name, in bytes.
+pub const MAX_CRAWL_BYTES: usize = 64;
+
+/// Check a crawl name ([`crate::SeedOptions::crawl`]): 1 to 64 bytes of printable ASCII
+/// (`!` to `~`) other than `"`, `\`, `{`, `}` and `:`. The name goes into records and keys
+/// as it is: no escaping, no hash tag, no separator of its own.
+///
+/// ```
+/// use crawlq::normalize::check_crawl;
+/// assert!(check_crawl("customer-42/recrawl.2026").is_ok());
+/// assert!(check_crawl("").is_err());
+/// assert!(check_crawl("a:b").is_err());
+/// assert!(check_crawl("caf\u{e9}").is_err());
+/// ```
+pub fn check_crawl(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("crawl name is empty".into());
+    }
+    if name.len() > MAX_CRAWL_BYTES {
+        return Err(format!(
+            "crawl name of {} bytes, at most {MAX_CRAWL_BYTES} allowed",
+            name.len()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !c.is_ascii_graphic() || matches!(c, '"' | '\\' | '{' | '}' | ':'))
+    {
+        return Err(format!(
+            "crawl name {name:?} holds {c:?}: only printable ASCII other than \" \\ {{ }} : is allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// An item's identity within its crawl: the crawl's name, a NUL byte, then the identity (its
+/// caller key, canonical URL or host key). The fingerprint and the live member of an item of a
+/// named crawl are those of this, so de-duplication is per crawl; the default crawl's identity
+/// is the item's own (today's fingerprints). Identities hold no control character, so no two
+/// crawls' scoped identities meet.
+///
+/// ```
+/// use crawlq::normalize::scoped_identity;
+/// assert_eq!(scoped_identity(None, "http://a.com/"), "http://a.com/");
+/// assert_eq!(scoped_identity(Some("jobs"), "http://a.com/"), "jobs\0http://a.com/");
+/// ```
+pub fn scoped_identity<'a>(crawl: Option<&str>, identity: &'a str) -> std::borrow::Cow<'a, str> {
+    match crawl {
+        None => std::borrow::Cow::Borrowed(identity),
+        Some(crawl) => std::borrow::Cow::Owned(format!("{crawl}\0{identity}")),
+    }
+}
+
 /// Canonicalize one input (URL or bare host).
 ///
 /// ```

@@ -306,7 +306,7 @@ mod tests {
         for script in ALL {
             let lines: Vec<&str> = script.text.lines().take(6).collect();
             assert_eq!(lines[0], format!("-- crawlq script: {}", script.name));
-            assert_eq!(lines[1], "-- protocol: 6");
+            assert_eq!(lines[1], "-- protocol: 7");
             let flags = if script.flags.is_empty() {
                 "(none)"
             } else {

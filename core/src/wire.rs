@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! {"v":1,"id":"<id>","ts":<ms>[,"host":"<host>"][,"priority":<p>][,"attempt":<n>]
-//!   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
+//!   [,"crawl":"<crawl>"][,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 //! ```
 //! `host` is omitted when it is [`url_host`] of the URL, `priority` and `attempt` when 0
 //! (records of protocol 2 always have `attempt`, those of protocols 2 and 3 always `host`;
@@ -38,6 +38,9 @@ pub struct StoredItem {
     pub priority: i16,
     /// Failed deliveries so far.
     pub attempt: u32,
+    /// The named crawl the item belongs to (`None`: the default crawl). Written only for a
+    /// named crawl, so the default crawl's records are those of protocol 6.
+    pub crawl: Option<String>,
     /// `None` for host items.
     pub url: Option<String>,
     /// The caller's de-duplication key, if the item was seeded with one.
@@ -52,8 +55,8 @@ impl StoredItem {
     /// ```
     /// let item = crawlq::wire::StoredItem {
     ///     id: "7".into(), ts: 1700000000000, host: "example.com".into(), priority: 0,
-    ///     attempt: 0, url: Some("http://example.com/".into()), key: None, last_error: None,
-    ///     payload: None,
+    ///     attempt: 0, crawl: None, url: Some("http://example.com/".into()), key: None,
+    ///     last_error: None, payload: None,
     /// };
     /// assert_eq!(item.encode(),
     ///     r#"{"v":1,"id":"7","ts":1700000000000,"url":"http://example.com/"}"#);
@@ -68,6 +71,7 @@ impl StoredItem {
             &self.host,
             self.priority,
             self.attempt,
+            self.crawl.as_deref(),
             self.url.as_deref(),
             self.key.as_deref(),
             self.last_error.as_deref(),
@@ -101,19 +105,23 @@ fn host_or_url_host(host: Option<String>, url: Option<&str>) -> Option<String> {
 }
 
 /// The record after its `ts`, up to the closing brace: `host` unless the URL spells it
-/// ([`url_host`]), `priority` and `attempt` when not 0, then the optional url, key, last_error
-/// and (already canonical) payload. The seed script writes the `v`, `id` and `ts` before it.
+/// ([`url_host`]), `priority` and `attempt` when not 0, the crawl when named, then the optional
+/// url, key, last_error and (already canonical) payload. The seed script writes the `v`, `id` and `ts` before it.
 ///
 /// ```
-/// let tail = crawlq::wire::record_after_ts("a.com", 2, 0, Some("http://a.com/x"), None, None, None);
+/// let tail = crawlq::wire::record_after_ts("a.com", 2, 0, None, Some("http://a.com/x"), None, None, None);
 /// assert_eq!(tail, r#","priority":2,"url":"http://a.com/x"}"#);
-/// let tail = crawlq::wire::record_after_ts("a.com", 0, 1, Some("http://www.a.com/"), None, None, None);
+/// let tail = crawlq::wire::record_after_ts("a.com", 0, 1, None, Some("http://www.a.com/"), None, None, None);
 /// assert_eq!(tail, r#","host":"a.com","attempt":1,"url":"http://www.a.com/"}"#);
+/// let tail = crawlq::wire::record_after_ts("a.com", 0, 0, Some("jobs"), Some("http://a.com/"), None, None, None);
+/// assert_eq!(tail, r#","crawl":"jobs","url":"http://a.com/"}"#);
 /// ```
+#[allow(clippy::too_many_arguments)] // one argument per field, in the record's order
 pub fn record_after_ts(
     host: &str,
     priority: i16,
     attempt: u32,
+    crawl: Option<&str>,
     url: Option<&str>,
     key: Option<&str>,
     last_error: Option<&str>,
@@ -130,6 +138,10 @@ pub fn record_after_ts(
     }
     if attempt != 0 {
         let _ = write!(s, r#","attempt":{attempt}"#);
+    }
+    if let Some(crawl) = crawl {
+        // (a crawl name needs no escaping: normalize::check_crawl)
+        let _ = write!(s, r#","crawl":"{crawl}""#);
     }
     if let Some(url) = url {
         s.push_str(r#","url":"#);
@@ -167,6 +179,7 @@ struct RawRecord {
     priority: i16,
     #[serde(default)]
     attempt: u32,
+    crawl: Option<String>,
     url: Option<String>,
     key: Option<String>,
     last_error: Option<String>,
@@ -207,6 +220,7 @@ pub fn decode_record(bytes: &[u8]) -> Result<StoredItem> {
         host,
         priority: raw.priority,
         attempt: raw.attempt,
+        crawl: raw.crawl,
         url: raw.url,
         key: raw.key,
         last_error: raw.last_error,
@@ -275,6 +289,7 @@ pub fn salvage_record(bytes: &[u8]) -> StoredItem {
         attempt: number_field("attempt")
             .and_then(|a| u32::try_from(a).ok())
             .unwrap_or(0),
+        crawl: string_field("crawl"),
         url: string_field("url"),
         key: string_field("key"),
         last_error: string_field("last_error"),
@@ -429,6 +444,7 @@ mod tests {
             host: "example.com".into(),
             priority: -3,
             attempt: 2,
+            crawl: None,
             url: Some("http://example.com/\"q\"".into()),
             key: Some("POST a\\b \"c\"".into()),
             last_error: Some("timeout \"x\"\n".into()),
@@ -452,6 +468,7 @@ mod tests {
             host: "a.com".into(),
             priority: 4,
             attempt: 0,
+            crawl: None,
             url: Some("http://a.com/".into()),
             key: None,
             last_error: None,
@@ -491,6 +508,7 @@ mod tests {
                 host: host.into(),
                 priority: 0,
                 attempt: 1,
+                crawl: None,
                 url: url.map(String::from),
                 key: None,
                 last_error: None,
@@ -537,6 +555,7 @@ mod tests {
             host: "a.com".into(),
             priority: 0,
             attempt: 0,
+            crawl: None,
             url: None,
             key: None,
             last_error: None,

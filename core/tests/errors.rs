@@ -353,7 +353,7 @@ async fn data_of_a_newer_format_is_refused_untouched() {
         .await
         .unwrap();
     let meta = format!("{}:meta", q.ops().keys().base());
-    shared().cli(&["HSET", &meta, "format", "7"]);
+    shared().cli(&["HSET", &meta, "format", "8"]);
     for err in [
         q.stats().await.unwrap_err(),
         q.lease(1, Duration::ZERO).await.unwrap_err(),
@@ -364,7 +364,7 @@ async fn data_of_a_newer_format_is_refused_untouched() {
         assert_eq!(err.code(), "PROTOCOL", "{err}");
         assert!(
             err.to_string()
-                .starts_with("protocol mismatch: queue was written with format 7; "),
+                .starts_with("protocol mismatch: queue was written with format 8; "),
             "{err}"
         );
     }

@@ -263,6 +263,7 @@ async fn stale_tokens_change_nothing() {
         id: "1".into(),
         url: None,
         key: None,
+        crawl: None,
     };
     assert_eq!(q.ack(&[bogus]).await.unwrap(), vec![false]);
     assert_eq!(

@@ -343,6 +343,7 @@ async fn stored_bytes_are_the_canonical_record() {
         host: "example.com".into(),
         priority: 3,
         attempt: 0,
+        crawl: None,
         url: Some("https://example.com/a?b=1".into()),
         key: None,
         last_error: None,

@@ -246,6 +246,9 @@ class Lease:
     def key(self) -> Optional[str]:
         """The de-duplication key the item was seeded with, or None."""
     @property
+    def crawl(self) -> Optional[str]:
+        """The named crawl the item was seeded into, or None (the default crawl)."""
+    @property
     def payload(self) -> JSON: ...
     @property
     def priority(self) -> int: ...
@@ -383,6 +386,7 @@ class Queue:
         delay: float = 0.0,
         payload: JSON = None,
         force: bool = False,
+        crawl: Optional[str] = None,
     ) -> SeedReport: ...
     def seed_requests(
         self,
@@ -391,6 +395,7 @@ class Queue:
         priority: int = 0,
         delay: float = 0.0,
         force: bool = False,
+        crawl: Optional[str] = None,
     ) -> SeedReport:
         """Seed crawl requests in the shape every framework adapter reads; a plain GET is known
         by its URL, any other request by its method, URL and body."""
@@ -411,13 +416,13 @@ class Queue:
         self, lease: Sequence[Lease], max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
     ) -> tuple[list[bool], list[Lease]]: ...
     def ack_with_links(
-        self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False
+        self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False, crawl: Optional[str] = None
     ) -> tuple[bool, SeedReport]:
         """Answer a fetched page and seed the links it found, in one round trip: the links are
         seeded as ``seed`` seeds them, then the lease is acked as ``ack`` acks it. ``acked`` is
         False when the lease was not live any more (its links are seeded all the same)."""
     def ack_with_requests(
-        self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False
+        self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False, crawl: Optional[str] = None
     ) -> tuple[bool, SeedReport]:
         """``ack_with_links`` for crawl requests (as ``seed_requests`` takes them): the page's
         lease acked and the requests found on it seeded, in one round trip."""
@@ -433,6 +438,7 @@ class Queue:
         delay: float = 0.0,
         payload: JSON = None,
         force: bool = False,
+        crawl: Optional[str] = None,
     ) -> tuple[bool, SeedReport, list[Lease]]:
         """``ack_with_links``, then lease up to ``max`` more items in the same round trip
         (waiting up to ``wait`` seconds when none is ready): ``(acked, report, leases)``. A
@@ -610,6 +616,7 @@ class AsyncQueue:
         delay: float = 0.0,
         payload: JSON = None,
         force: bool = False,
+        crawl: Optional[str] = None,
     ) -> SeedReport: ...
     async def seed_requests(
         self,
@@ -618,6 +625,7 @@ class AsyncQueue:
         priority: int = 0,
         delay: float = 0.0,
         force: bool = False,
+        crawl: Optional[str] = None,
     ) -> SeedReport: ...
     async def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
     @overload
@@ -633,10 +641,10 @@ class AsyncQueue:
         self, lease: Sequence[Lease], max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None
     ) -> tuple[list[bool], list[Lease]]: ...
     async def ack_with_links(
-        self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False
+        self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False, crawl: Optional[str] = None
     ) -> tuple[bool, SeedReport]: ...
     async def ack_with_requests(
-        self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False
+        self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False, crawl: Optional[str] = None
     ) -> tuple[bool, SeedReport]: ...
     async def ack_with_links_and_lease(
         self,
@@ -650,6 +658,7 @@ class AsyncQueue:
         delay: float = 0.0,
         payload: JSON = None,
         force: bool = False,
+        crawl: Optional[str] = None,
     ) -> tuple[bool, SeedReport, list[Lease]]: ...
     @overload
     async def nack(

@@ -1,5 +1,5 @@
 -- crawlq script: common (prelude)
--- protocol: 6
+-- protocol: 7
 -- flags: prepended to every script (the script's own flags apply)
 -- KEYS: 1 the queue's meta key <base>:meta; the other keys are built from the base (ARGV[1])
 -- ARGV: 1 key base (prefix of per-host, seen and live keys), 2 call flags and clock: 'r' for a
@@ -9,14 +9,16 @@
 -- Shared helpers: record parsing and rebuilding, host lanes, host scheduling, the live set, dead
 -- letters, and the checks every script makes before its first write.
 
-local PROTOCOL = 6
+local PROTOCOL = 7
 -- the same as Redis stores it: compared and written without converting a number
-local PROTOCOL_DIGITS = '6'
--- Queues of protocol 2 to 5 are valid queues of protocol 6 (protocol 2: every host has its
+local PROTOCOL_DIGITS = '7'
+-- Queues of protocol 2 to 6 are valid queues of protocol 7 (protocol 2: every host has its
 -- priority set, every record its attempt count; 2 and 3: every record its host; 4: a queue of
--- several shards tagged <queue>:<shard>; 5: no in-flight counts); they are read as they are and
--- marked 3, 4, 5 or 6 before the first write older clients could not read (own_format).
-local OLDER_FORMATS = { ['2'] = true, ['3'] = true, ['4'] = true, ['5'] = true }
+-- several shards tagged <queue>:<shard>; 5: no in-flight counts; 6: no named crawls); they are
+-- read as they are and marked 3, 4, 5, 6 or 7 before the first write older clients could not
+-- read (own_format). Only items of a named crawl mark a queue 7, so a queue of protocol 7 is
+-- one that may hold crawl lanes (CRAWL.on).
+local OLDER_FORMATS = { ['2'] = true, ['3'] = true, ['4'] = true, ['5'] = true, ['6'] = true }
 -- What a record or lane written by protocol 4's rules needs (own_format's default): a one-shard
 -- queue's data is the same in protocol 4 and 5, so such writes keep protocol 4 clients in.
 local RECORD_FORMAT = '4'
@@ -81,6 +83,12 @@ local SPLIT, SPLIT_ASKED
 local META
 -- A key that never exists: `<base>:probe`.
 local K_PROBE
+-- Named crawls (docs/crawls.md): a crawl's items on a host wait in its crawl lane there, a
+-- sorted set `<base>:lz:<crawl>:<host>` of records scored by rank(priority, tag), the tag given
+-- when the item is queued (start-time fair queuing per host: CRAWL.tag). CRAWL.on(): the queue
+-- may hold crawl lanes (it is marked 7). One table: a script's main chunk may hold at most 200
+-- locals.
+local CRAWL = {}
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS
 -- Set by the call flag 'r' (a shard of a queue of several shards): the call reports to the

@@ -54,6 +54,28 @@ local function hp_key(host)
   return BASE .. ':hp:' .. host
 end
 
+-- A crawl's lane on a host (its items there, scored by rank), the host's set of crawl lanes
+-- (crawl -> the rank of its lane's head) and a crawl lane's member in `heads`.
+function CRAWL.lane(crawl, host)
+  return BASE .. ':lz:' .. crawl .. ':' .. host
+end
+function CRAWL.lanes(host)
+  return BASE .. ':hl:' .. host
+end
+function CRAWL.head(crawl, host)
+  return '*' .. crawl .. ':' .. host
+end
+-- A host's tags (CRAWL.tag): field '*' the tag of its last leased crawl item (the host's
+-- virtual time), field <crawl> the last tag given to that crawl's item there while its lane
+-- holds items.
+function CRAWL.tags(host)
+  return BASE .. ':hv:' .. host
+end
+-- Whether the queue may hold crawl lanes: only a crawl's items mark a queue 7.
+function CRAWL.on()
+  return STORED_FORMAT == PROTOCOL_DIGITS
+end
+
 -- Mark the queue with the protocol a write needs before making it: 3 for a host lane without
 -- the host's priority set or a record without its attempt count (protocol 2 clients cannot read
 -- them), 4 (the default) for a record without its host (protocol 3 clients cannot). Older
@@ -85,12 +107,20 @@ local function host_priorities(host)
   return prios
 end
 
--- A host's ready items (the lengths of its lanes) and the number of lanes read.
+-- A host's ready items (the lengths of its lanes and its crawl lane) and the number of lanes
+-- read.
 local function host_ready(host)
   local prios = host_priorities(host)
   local n = 0
   for _, prio in ipairs(prios) do
     n = n + redis.call('LLEN', lane_key(host, prio))
+  end
+  if CRAWL.on() then
+    local crawls = redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')
+    for _, crawl in ipairs(crawls) do
+      n = n + redis.call('ZCARD', CRAWL.lane(crawl, host))
+    end
+    return n, #prios + #crawls
   end
   return n, #prios
 end

@@ -1,11 +1,12 @@
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
 -- {"v":1,"id":"<id>","ts":<ms>[,"host":"<host>"][,"priority":<p>][,"attempt":<n>]
---   [,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
+--   [,"crawl":"<crawl>"][,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 -- (priority and attempt are left out when 0, and host when it is the URL's host: the text
 -- between "://" and the next '/' or ':'; protocol 2 wrote "attempt":0 and protocol 3 every
 -- host, both still read.)
 -- Returns nil for a record that does not have this shape (written by something else); else
--- id, ts, host, priority, attempt, the position after them and whether the host is written.
+-- id, ts, host, priority, attempt, the position after them (and after the crawl), whether the
+-- host is written, and the crawl (nil: the default crawl).
 -- A record's url field and the host its URL spells (what stands between "://" and the next '/'
 -- or ':'), anchored where the match starts.
 local REC_URL_HOST, REC_HEAD_URL_HOST
@@ -39,18 +40,23 @@ local function rec_head(rec)
     attempt = a + 0
     e = e3
   end
+  local _, e4, crawl = string.find(rec, '^,"crawl":"([^"]*)"', e + 1)
+  if e4 then
+    e = e4
+  end
   if e1 then
-    return id, ts + 0, host, prio, attempt, e + 1, true
+    return id, ts + 0, host, prio, attempt, e + 1, true, crawl
   end
   host = string.match(rec, REC_URL_HOST, e + 1)
   if not host then
     return nil
   end
-  return id, ts + 0, host, prio, attempt, e + 1, false
+  return id, ts + 0, host, prio, attempt, e + 1, false, crawl
 end
 
--- host_written: false leaves the host out (a record whose URL's host it is).
-local function rec_prefix(id, ts, host, host_written, prio, attempt)
+-- host_written: false leaves the host out (a record whose URL's host it is); crawl: nil for the
+-- default crawl.
+local function rec_prefix(id, ts, host, host_written, prio, attempt, crawl)
   local s = '{"v":1,"id":"' .. id .. '","ts":' .. int(ts)
   if host_written then
     s = s .. ',"host":"' .. host .. '"'
@@ -60,6 +66,9 @@ local function rec_prefix(id, ts, host, host_written, prio, attempt)
   end
   if attempt ~= 0 then
     s = s .. ',"attempt":' .. int(attempt)
+  end
+  if crawl then
+    s = s .. ',"crawl":"' .. crawl .. '"'
   end
   if not host_written then
     own_format()
@@ -89,7 +98,7 @@ end
 -- keep the stored one; payload_json is the new payload's JSON, or nil or '' to keep the stored
 -- one. Returns nil when the record cannot be read (the caller keeps it as is).
 local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
-  local id, _, host, prio, _, pos, host_written = rec_head(rec)
+  local id, _, host, prio, _, pos, host_written, crawl = rec_head(rec)
   if not id then
     return nil
   end
@@ -125,7 +134,8 @@ local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
   if payload_json and payload_json ~= '' and (rest == '}' or string.find(rest, '^,"payload":')) then
     rest = ',"payload":' .. payload_json .. '}'
   end
-  return rec_prefix(id, ts, host, host_written, prio, attempt) .. url_part .. error_part .. rest
+  return rec_prefix(id, ts, host, host_written, prio, attempt, crawl) .. url_part .. error_part
+    .. rest
 end
 
 -- The id (a number) and enqueue time (its digits, as stored) of a record, without parsing the

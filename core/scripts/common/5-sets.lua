@@ -140,10 +140,11 @@ local function seen_count()
   return tonumber(META[4] or '0')
 end
 
--- The identity of a stored record (its key, else its URL, else its host key), unescaped; nil
--- when the record cannot be read.
+-- The identity of a stored record (its key, else its URL, else its host key), unescaped, and
+-- for a named crawl's item scoped to its crawl (the crawl, a NUL byte, the identity: what its
+-- fingerprint and live member are of); nil when the record cannot be read.
 local function rec_identity(rec)
-  local id, _, host, _, _, pos = rec_head(rec)
+  local id, _, host, _, _, pos, _, crawl = rec_head(rec)
   if not id then
     return nil
   end
@@ -162,6 +163,9 @@ local function rec_identity(rec)
     if after then
       identity = string.gsub(string.sub(rec, k + 8, after - 2), '\\(.)', '%1')
     end
+  end
+  if crawl then
+    return crawl .. '\0' .. identity
   end
   return identity
 end

@@ -7,12 +7,13 @@ local function head_member(host, prio)
   return priority_digits(prio) .. ':' .. host
 end
 
--- The rank of the head of a host's best lane (its highest priority), or nil when the host has
--- no ready items. O(log P) in the host's priorities: only the top lane is read. A priority
--- listed without a lane (defensive: no script leaves one) is dropped on the way; a set left with
--- priority 0 alone goes (the lane itself says it is there). lane0_empty: the caller
--- has just seen the host's priority-0 lane empty (no read of it when the set is absent).
-local function host_best(host, lane0_empty)
+-- The rank of the head of a host's best lane (its highest priority) of the default crawl, or
+-- nil when it has none with items. O(log P) in the host's priorities: only the top lane is
+-- read. A priority listed without a lane (defensive: no script leaves one) is dropped on the
+-- way; a set left with priority 0 alone goes (the lane itself says it is there). lane0_empty:
+-- the caller has just seen the host's priority-0 lane empty (no read of it when the set is
+-- absent).
+local function lanes_best(host, lane0_empty)
   local hp = hp_key(host)
   while true do
     local top = redis.call('ZRANGE', hp, '0', '1')
@@ -36,9 +37,93 @@ local function host_best(host, lane0_empty)
   end
 end
 
+-- The better of two ranks, either of which may be nil or false (none); nil when both are.
+function CRAWL.better(a, b)
+  if a and (not b or a < b) then
+    return a
+  end
+  return b or nil
+end
+
+-- The rank of a host's next ready item, or nil when it has none: the best of its lanes' heads
+-- and, in a queue with crawls, of its crawl lanes' heads.
+local function host_best(host, lane0_empty)
+  local best = lanes_best(host, lane0_empty)
+  if CRAWL.on() then
+    local head = redis.call('ZRANGE', CRAWL.lanes(host), '0', '0', 'WITHSCORES')
+    return CRAWL.better(best, head[2] and head[2] + 0)
+  end
+  return best
+end
+
+-- List a crawl lane's head (a record and its rank, a number or Redis's digits; nil: the lane is
+-- empty) in the host's crawl lanes and its age in `heads`.
+function CRAWL.relist(crawl, host, head, head_rank)
+  if head then
+    local _, ts = rec_seq_ts(head)
+    redis.call('ZADD', CRAWL.lanes(host), type(head_rank) == 'number' and int(head_rank) or head_rank,
+      crawl)
+    redis.call('ZADD', K_HEADS, ts, CRAWL.head(crawl, host))
+  else
+    redis.call('ZREM', CRAWL.lanes(host), crawl)
+    redis.call('ZREM', K_HEADS, CRAWL.head(crawl, host))
+  end
+end
+
+-- The first of `n` consecutive tags for a crawl's items queued on a host now (start-time fair
+-- queuing, one server per host): one past the later of the host's virtual time (the tag of its
+-- last leased crawl item) and the crawl's last tag there, so a crawl that has nothing queued on
+-- the host starts next to what the host serves now, and one that queued much there is served in
+-- turn with the others instead of first. The crawl's last tag is left at the last of the n. An
+-- item put back at the front (release) gets the host's virtual time: it is next. Tags count
+-- from 1; a rank holds 2^37 of them per priority.
+function CRAWL.tag(crawl, host, n, at_front)
+  local tags = CRAWL.tags(host)
+  local v, last = unpack(redis.call('HMGET', tags, '*', crawl))
+  v = tonumber(v or '0') or 0
+  if at_front then
+    return v
+  end
+  local first = math.max(v, tonumber(last or '0') or 0) + 1
+  redis.call('HSET', tags, crawl, int(first + n - 1))
+  return first
+end
+
+-- enqueue_ready for a record of a named crawl: into its crawl's lane on its host at the rank of
+-- its tag. Its lane's listing and its host's rank fall to it when it is the lane's new head (the
+-- host's unless politeness holds it in `wait`). Returns the host, or false (nothing changed)
+-- when the lane or the host's crawl lanes hold a foreign value.
+function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
+  local lane, listed = CRAWL.lane(crawl, host), CRAWL.lanes(host)
+  local before = redis.pcall('ZRANGE', lane, '0', '0', 'WITHSCORES')
+  local others = redis.pcall('ZCARD', listed)
+  if before.err or type(others) == 'table' or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
+    return false
+  end
+  own_format(PROTOCOL_DIGITS)
+  local r = rank(prio, CRAWL.tag(crawl, host, 1, at_front))
+  redis.call('ZADD', lane, int(r), rec)
+  if before[2] and before[2] + 0 <= r then
+    counter('ready', 1)
+    return host
+  end
+  -- the lane's new head: its listing and age, and the host's rank unless politeness holds it
+  redis.call('ZADD', listed, int(r), crawl)
+  redis.call('ZADD', K_HEADS, int(ts), CRAWL.head(crawl, host))
+  if others == 0 and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0 then
+    counter('hosts', 1)
+  end
+  if not redis.call('ZSCORE', K_WAIT, host) then
+    redis.call('ZADD', K_READY, 'LT', int(r), host)
+  end
+  counter('ready', 1)
+  return host
+end
+
 -- List a new lane of a host in its priority set, creating the set only for a priority other
 -- than 0 (with 0 in it too when the host's priority-0 lane holds items). Returns whether the
--- host had no ready items before (no set, and no priority-0 lane other than a new one), and
+-- host had no ready items before (no set, no priority-0 lane other than a new one and no
+-- crawl lane), and
 -- what undoes the listing ('set': the set was created; else the member added, or nil); nil,
 -- with nothing written, when the set holds a foreign value (ZCARD tells that and whether the
 -- set is there, in one command).
@@ -56,16 +141,18 @@ local function host_lane_added(host, prio)
     redis.call('ZADD', hp, int(-prio), int(prio))
     return false, int(prio)
   end
+  -- (the host's crawl lane, in a queue with crawls, may hold its ready items)
+  local crawl_empty = not CRAWL.on() or redis.call('EXISTS', CRAWL.lanes(host)) == 0
   if prio == 0 then
     own_format('3')
-    return true
+    return crawl_empty
   end
   if redis.call('EXISTS', lane_key(host, 0)) == 1 then
     redis.call('ZADD', hp, int(-prio), int(prio), '0', '0')
     return false, 'set'
   end
   redis.call('ZADD', hp, int(-prio), int(prio))
-  return true, 'set'
+  return crawl_empty, 'set'
 end
 
 -- Append (or, with at_front, prepend) a record to its host lane and keep the host's
@@ -74,9 +161,11 @@ end
 -- priority set holds a foreign value (another program wrote it): the caller dead-letters it
 -- instead, so no item is lost and no call fails half-way.
 local function enqueue_ready(rec, at_front)
-  local id, ts, host, prio = rec_head(rec)
+  local id, ts, host, prio, _, _, _, crawl = rec_head(rec)
   if not id then
     return false
+  elseif crawl then
+    return CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
   end
   local lane = lane_key(host, prio)
   local len = redis.pcall(at_front and 'LPUSH' or 'RPUSH', lane, rec)

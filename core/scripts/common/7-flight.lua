@@ -61,7 +61,7 @@ function FLIGHT.leased(host, due)
     return false
   end
   -- protocol 5 clients would neither count their leases nor free the slots of their answers
-  own_format(PROTOCOL_DIGITS)
+  own_format('6')
   if redis.call('HINCRBY', FLIGHT.counts, host, '1') < limit then
     return false
   end

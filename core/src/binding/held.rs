@@ -146,6 +146,7 @@ mod tests {
                 url: Some(format!("http://h{i}.example/")),
                 host: format!("h{i}.example"),
                 key: None,
+                crawl: None,
                 payload: None,
                 priority: 0,
                 attempt: 1,

@@ -14,6 +14,8 @@ pub struct Lease {
     pub host: String,
     /// The de-duplication key it was seeded with, if it had one.
     pub key: Option<String>,
+    /// The named crawl it was seeded into (`None`: the default crawl).
+    pub crawl: Option<String>,
     pub payload: Option<Value>,
     pub priority: i16,
     /// 1 on the first delivery, 2 on the first retry, ...
@@ -40,6 +42,7 @@ impl Lease {
             id: self.id.clone(),
             url: self.url.clone(),
             key: self.key.clone(),
+            crawl: self.crawl.clone(),
         }
     }
 }
@@ -49,7 +52,9 @@ impl Lease {
 /// answer for another item.
 ///
 /// ```
-/// let h = crawlq::LeaseHandle { token: 7, id: "3".into(), host: "a.com".into(), url: None, key: None };
+/// let h = crawlq::LeaseHandle {
+///     token: 7, id: "3".into(), host: "a.com".into(), url: None, key: None, crawl: None,
+/// };
 /// assert_eq!(h.lease_key(), "7:3");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +67,9 @@ pub struct LeaseHandle {
     pub url: Option<String>,
     /// The item's de-duplication key, if it was seeded with one (then its live identity).
     pub key: Option<String>,
+    /// The item's named crawl (`None`: the default crawl): its live identity is scoped to it
+    /// ([`crate::normalize::scoped_identity`]).
+    pub crawl: Option<String>,
 }
 
 impl LeaseHandle {
@@ -70,7 +78,8 @@ impl LeaseHandle {
         format!("{}:{}", self.token, self.id)
     }
 
-    /// What identifies the item in the live set: its key, else its URL, else its host key.
+    /// What identifies the item in the live set: its key, else its URL, else its host key
+    /// (within its crawl: [`crate::normalize::scoped_identity`]).
     pub fn identity(&self) -> &str {
         self.key
             .as_deref()

@@ -99,6 +99,18 @@ pub struct SeedOptions {
     pub payload: Option<Value>,
     /// Queue even if the item was seen before (the seen set is left as it is).
     pub force: bool,
+    /// The named crawl to seed into (`None`: the default crawl). De-duplication is per crawl:
+    /// a URL may be queued in two crawls at once. A crawl's items share their hosts'
+    /// politeness with every other crawl of the queue, and crawls with due work are leased
+    /// from in turn (docs/crawls.md). A name is 1 to 64 bytes of printable ASCII other than
+    /// `"`, `\`, `{`, `}` and `:` ([`crate::normalize::check_crawl`]); another is refused
+    /// with [`crate::Error::InvalidArgument`] for the whole call.
+    ///
+    /// ```
+    /// let opts = crawlq::SeedOptions { crawl: Some("customer-42".into()), ..Default::default() };
+    /// assert_eq!(opts.crawl.as_deref(), Some("customer-42"));
+    /// ```
+    pub crawl: Option<String>,
 }
 
 /// An item that was refused, and why.

@@ -107,7 +107,10 @@ impl Ops {
     pub(super) fn push_ack_args(&self, call: &mut ScriptCall, leases: &[LeaseHandle]) {
         call.args.push(leases.len().to_string().into_bytes());
         for l in leases {
-            let live = LiveMember::of(l.identity());
+            let live = LiveMember::of(&crate::normalize::scoped_identity(
+                l.crawl.as_deref(),
+                l.identity(),
+            ));
             call.args.push(l.lease_key().into_bytes());
             call.args.push(l.host.as_bytes().to_vec());
             call.args.push(live.member.to_string().into_bytes());

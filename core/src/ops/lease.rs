@@ -92,6 +92,7 @@ impl Ops {
                     url: stored.url,
                     host: stored.host,
                     key: stored.key,
+                    crawl: stored.crawl,
                     payload: stored.payload,
                     priority: stored.priority,
                     attempt: stored.attempt + 1,

@@ -201,6 +201,9 @@ pub struct PreparedItem {
     pub live: LiveMember,
     /// The record after its `ts`: see [`crate::wire::record_after_ts`].
     pub tail: String,
+    /// The named crawl the item is seeded into (`None`: the default crawl); the same for every
+    /// item of a call.
+    pub crawl: Option<std::sync::Arc<str>>,
 }
 
 /// A seed call's batch options, checked once ([`Ops::seed_defaults`]).
@@ -209,6 +212,8 @@ pub struct SeedDefaults {
     priority: i16,
     /// The batch payload as canonical JSON (`Some(None)`: an explicit null).
     payload: Option<Option<String>>,
+    /// The batch's crawl, checked ([`crate::normalize::check_crawl`]).
+    crawl: Option<std::sync::Arc<str>>,
 }
 
 /// The result of one lease script call.

@@ -29,7 +29,18 @@ impl Ops {
             ),
             None => None,
         };
-        Ok(SeedDefaults { priority, payload })
+        let crawl = match &opts.crawl {
+            Some(name) => {
+                normalize::check_crawl(name).map_err(Error::InvalidArgument)?;
+                Some(std::sync::Arc::from(&name[..]))
+            }
+            None => None,
+        };
+        Ok(SeedDefaults {
+            priority,
+            payload,
+            crawl,
+        })
     }
 
     /// Normalize `items`, the part of a batch that starts at index `offset`; indexes in the
@@ -106,10 +117,16 @@ impl Ops {
         if let Some(key) = key {
             normalize::check_key(key)?;
         }
-        // a caller's key replaces the canonical form as the item's identity
-        let fingerprint = match key {
-            Some(key) => normalize::Fingerprint::of(key),
-            None => normalized.fingerprint(),
+        let crawl = defaults.crawl.as_deref();
+        // a caller's key replaces the canonical form as the item's identity; a named crawl's
+        // items are identified within their crawl
+        let fingerprint = match (key, crawl) {
+            (Some(key), _) => normalize::Fingerprint::of(&normalize::scoped_identity(crawl, key)),
+            (None, Some(_)) => normalize::Fingerprint::of(&normalize::scoped_identity(
+                crawl,
+                &normalized.canonical,
+            )),
+            (None, None) => normalized.fingerprint(),
         };
         let url = (normalized.kind == ItemKind::Url).then_some(normalized.canonical.as_str());
         let host = normalize::host_key(&normalized.host, self.config.host_key);
@@ -125,19 +142,23 @@ impl Ops {
             index,
             seen_member: fingerprint.seen_member(),
             bucket_hash: fingerprint.bucket_hash(),
-            live: LiveMember::of(key.or(url).unwrap_or(&host)),
-            tail: wire::record_after_ts(&host, priority, 0, url, key, None, payload),
+            live: LiveMember::of(&normalize::scoped_identity(
+                crawl,
+                key.or(url).unwrap_or(&host),
+            )),
+            tail: wire::record_after_ts(&host, priority, 0, crawl, url, key, None, payload),
             host,
             priority,
             delay_ms: delay.as_millis() as u64,
             force: item.force.unwrap_or(opts.force),
+            crawl: defaults.crawl.clone(),
         })
     }
 
     /// The seed call for one chunk of prepared items.
     pub fn seed(&self, items: &[PreparedItem]) -> ScriptCall {
         let mut call = self.call(&scripts::SEED, 1 + items.len() * 9);
-        call.args.push(items.len().to_string().into_bytes());
+        call.args.push(item_count(items));
         for item in items {
             call.args.push(item.seen_member.to_string().into_bytes());
             call.args.push(item.bucket_hash.to_string().into_bytes());
@@ -219,4 +240,13 @@ impl Ops {
     }
 
     // ---- lease ----
+}
+
+/// The item count a seed call takes: `N`, or `N/<crawl>` when the items are of a named crawl
+/// (every item of a call is of one crawl).
+pub(super) fn item_count(items: &[PreparedItem]) -> Vec<u8> {
+    match items.first().and_then(|i| i.crawl.as_deref()) {
+        Some(crawl) => format!("{}/{crawl}", items.len()).into_bytes(),
+        None => items.len().to_string().into_bytes(),
+    }
 }

@@ -147,7 +147,8 @@ impl<E: Executor> Queue<E> {
     /// [`Queue::ack`] acks it (the queue's `revisit_after` included), in one script call, so
     /// the frontier never looks finished in between. Returns whether the lease was still live
     /// and the links' report (per link: its id, a duplicate, or invalid with its index in
-    /// `links`). The links are seeded even when the lease is no longer live (it expired and
+    /// `links`). Links go into the lease's crawl unless `opts` names another
+    /// ([`SeedOptions::crawl`]). The links are seeded even when the lease is no longer live (it expired and
     /// was reclaimed, or was answered): nothing found is lost, and whoever fetches the page
     /// again finds them duplicates.
     ///
@@ -252,6 +253,18 @@ impl<E: Executor> Queue<E> {
         let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
         let started = self.exec.monotonic_ms();
         let layout = self.layout().await?;
+        // a page's links go into its crawl unless the options name one
+        let inherited;
+        let opts = match (&opts.crawl, &lease.crawl) {
+            (None, Some(crawl)) => {
+                inherited = SeedOptions {
+                    crawl: Some(crawl.clone()),
+                    ..opts.clone()
+                };
+                &inherited
+            }
+            _ => opts,
+        };
         let defaults = self.home.seed_defaults(opts)?;
         let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
         let answered = std::slice::from_ref(lease);

@@ -242,6 +242,7 @@ impl<E: Executor> Queue<E> {
                     host: salvaged.host,
                     url: salvaged.url,
                     key: salvaged.key,
+                    crawl: salvaged.crawl,
                 };
                 let opts = NackOptions {
                     retry: false,

@@ -635,6 +635,63 @@ async fn shard_truth(
             .insert(prio.to_string());
         hosts.insert(host.to_string());
     }
+    // A crawl's lane on a host (docs/PROTOCOL.md section 1): records of its crawl and host,
+    // each scored by a rank of its own priority; its head's rank listed in the host's crawl
+    // lanes `hl:<host>` and its age in `heads` under `*<crawl>:<host>`.
+    let mut crawl_lanes = 0u64;
+    for lane in nodes.keys(base, ":lz:*").await {
+        let scored: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
+            .arg(&lane)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        assert!(!scored.is_empty(), "empty crawl lane {lane} left behind");
+        let (crawl, host) = lane[base.len() + 4..].split_once(':').unwrap();
+        for (r, score) in &scored {
+            let item = crawlq::wire::salvage_record(r);
+            assert_eq!(item.host, host, "record in the crawl lane of another host");
+            assert_eq!(item.crawl.as_deref(), Some(crawl), "record in {lane}");
+            let rank_priority = 32767 - (*score / 137_438_953_472.0).floor() as i64;
+            assert_eq!(
+                rank_priority,
+                i64::from(item.priority),
+                "{lane}: a record ranked at another priority"
+            );
+            place(item.id, "a crawl lane");
+            count_host(host, 0, 0);
+        }
+        let head = crawlq::wire::salvage_record(&scored[0].0);
+        t.oldest_head_ts = Some(t.oldest_head_ts.map_or(head.ts, |o| o.min(head.ts)));
+        let head_score: Option<f64> = redis::cmd("ZSCORE")
+            .arg(key("heads"))
+            .arg(format!("*{crawl}:{host}"))
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            head_score,
+            Some(head.ts as f64),
+            "crawl lane {lane}: its head's age in heads"
+        );
+        let listed: Option<f64> = redis::cmd("ZSCORE")
+            .arg(key(&format!("hl:{host}")))
+            .arg(crawl)
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            listed,
+            Some(scored[0].1),
+            "crawl lane {lane}: its head's rank in its host's crawl lanes"
+        );
+        crawl_lanes += 1;
+        lanes += 1;
+        t.ready += scored.len() as u64;
+        hosts.insert(host.to_string());
+    }
     // A host's priority set lists every priority of its non-empty lanes; a host whose only lane
     // is priority 0 may have none (docs/PROTOCOL.md, section 1).
     for (host, prios) in &lane_prios {
@@ -659,6 +716,19 @@ async fn shard_truth(
             );
         }
     }
+    let mut listed_lanes = 0u64;
+    for hl in nodes.keys(base, ":hl:*").await {
+        let n: u64 = redis::cmd("ZCARD")
+            .arg(&hl)
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        listed_lanes += n;
+    }
+    assert_eq!(
+        listed_lanes, crawl_lanes,
+        "every crawl lane listed in its host's crawl lanes, no other"
+    );
     for hp in nodes.keys(base, ":hp:*").await {
         let host = &hp[base.len() + 4..];
         assert!(

@@ -175,6 +175,7 @@ mod tests {
             id: "1".into(),
             url: None,
             key: None,
+            crawl: None,
         };
         for (js, names) in crate::js_queue_methods!(rows) {
             let args = names

@@ -18,6 +18,7 @@ pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions
         delay: f.duration("delay")?.unwrap_or_default(),
         payload: f.raw("payload"),
         force: f.bool("force")?.unwrap_or(false),
+        crawl: f.string("crawl")?,
     };
     f.finish()?;
     Ok(opts)

@@ -36,6 +36,7 @@ pub fn lease_handle_from_json(value: &Value) -> Result<LeaseHandle> {
         id: id.to_string(),
         url: optional_text("url")?,
         key: optional_text("key")?,
+        crawl: optional_text("crawl")?,
     })
 }
 

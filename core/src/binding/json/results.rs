@@ -3,7 +3,7 @@
 use super::*;
 
 /// A lease as a plain object: id, url, host, payload, priority, attempt, token, leased_at,
-/// expires_at, enqueued_at, last_error.
+/// expires_at, enqueued_at, last_error, crawl.
 pub fn lease_to_json(lease: &Lease, style: Style) -> Value {
     Out::new(style)
         .value("id", lease.id.clone())
@@ -18,6 +18,7 @@ pub fn lease_to_json(lease: &Lease, style: Style) -> Value {
         .timestamp("expires_at", Some(lease.expires_at_ms))
         .timestamp("enqueued_at", Some(lease.enqueued_at_ms))
         .value("last_error", lease.last_error.clone())
+        .value("crawl", lease.crawl.clone())
         .done()
 }
 

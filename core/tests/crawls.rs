@@ -1,0 +1,489 @@
+//! Named crawls (docs/crawls.md): items seeded into a crawl are de-duplicated within it, share
+//! their hosts' politeness with every other crawl, and are leased in turn with the other
+//! crawls' items (fair queuing by tags given at seed time). Fixed clock where time matters.
+mod common;
+
+use common::*;
+use crawlq::*;
+use std::time::Duration;
+
+fn into(crawl: &str) -> SeedOptions {
+    SeedOptions {
+        crawl: Some(crawl.into()),
+        ..SeedOptions::default()
+    }
+}
+
+fn no_delay() -> Config {
+    Config {
+        host_delay: Duration::ZERO,
+        ..fixed_clock_config()
+    }
+}
+
+fn urls(host: &str, from: usize, n: usize) -> Vec<SeedItem> {
+    (from..from + n)
+        .map(|i| SeedItem::from(format!("http://{host}/{i}")))
+        .collect()
+}
+
+/// Lease one at a time until nothing is leasable; each lease is acked.
+async fn drain(q: &Queue<RedisExecutor>) -> Vec<Lease> {
+    let mut out = Vec::new();
+    loop {
+        let got = q.lease(1, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            return out;
+        }
+        q.ack(&handles(&got)).await.unwrap();
+        out.extend(got);
+    }
+}
+
+#[tokio::test]
+async fn a_url_is_one_item_in_each_crawl() {
+    let url = test_url();
+    let q = open("crawl-dedupe", no_delay()).await;
+    let one = items(&["http://a.com/x"]);
+    for opts in [SeedOptions::default(), into("red"), into("blue")] {
+        let report = q.seed(&one, &opts).await.unwrap();
+        assert_eq!((report.added, report.duplicates), (1, 0), "{opts:?}");
+    }
+    for opts in [SeedOptions::default(), into("red"), into("blue")] {
+        let report = q.seed(&one, &opts).await.unwrap();
+        assert_eq!((report.added, report.duplicates), (0, 1), "{opts:?}");
+    }
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.seen, stats.hosts), (3, 3, 1));
+    let mut crawls: Vec<Option<String>> = drain(&q).await.into_iter().map(|l| l.crawl).collect();
+    crawls.sort();
+    assert_eq!(
+        crawls,
+        [None, Some("blue".to_string()), Some("red".to_string())]
+    );
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.done, stats.seen), (0, 3, 3));
+}
+
+#[tokio::test]
+async fn a_small_crawl_is_leased_in_turn_beside_a_large_one() {
+    let url = test_url();
+    // (one shard: a queue of several shares fairly within each shard, docs/crawls.md)
+    let q = open(
+        "crawl-fair",
+        Config {
+            shards: None,
+            ..no_delay()
+        },
+    )
+    .await;
+    let hosts = ["a.com", "b.com", "c.com", "d.com"];
+    for host in hosts {
+        q.seed(&urls(host, 0, 100), &into("large")).await.unwrap();
+    }
+    // the large crawl runs alone for a while
+    let first = q.lease(40, Duration::ZERO).await.unwrap();
+    assert!(first.iter().all(|l| l.crawl.as_deref() == Some("large")));
+    q.ack(&handles(&first)).await.unwrap();
+    // a small crawl on the same hosts, seeded now, is not queued behind the 360 items left
+    for host in hosts {
+        q.seed(&urls(host, 0, 5), &into("small")).await.unwrap();
+    }
+    let next = q.lease(40, Duration::ZERO).await.unwrap();
+    let small = next
+        .iter()
+        .filter(|l| l.crawl.as_deref() == Some("small"))
+        .count();
+    assert_eq!(
+        small, 20,
+        "the small crawl's 20 items within the next 40 leases"
+    );
+    // and on each host they alternate: no crawl more than one item ahead of the other
+    let mut ahead: std::collections::HashMap<&str, i64> = Default::default();
+    for l in &next {
+        let a = ahead.entry(l.host.as_str()).or_default();
+        *a += if l.crawl.as_deref() == Some("small") {
+            1
+        } else {
+            -1
+        };
+        assert!(a.abs() <= 1, "{}: crawls not taken in turn", l.host);
+    }
+    q.ack(&handles(&next)).await.unwrap();
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn two_crawls_on_one_host_are_leased_at_its_delay_together() {
+    let url = test_url();
+    let q = open(
+        "crawl-polite",
+        Config {
+            host_delay: Duration::from_millis(1000),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(&urls("a.com", 0, 3), &into("one")).await.unwrap();
+    q.seed(&urls("a.com", 0, 3), &into("two")).await.unwrap();
+    let mut order = Vec::new();
+    for step in 0..6 {
+        let at = T0 + step * 1000;
+        if step > 0 {
+            q.set_fixed_clock(Some(at - 1));
+            assert!(
+                q.lease(10, Duration::ZERO).await.unwrap().is_empty(),
+                "leased before the host's delay ({step})"
+            );
+        }
+        q.set_fixed_clock(Some(at));
+        let got = q.lease(10, Duration::ZERO).await.unwrap();
+        assert_eq!(got.len(), 1, "one item of the host per delay ({step})");
+        order.push(got[0].crawl.clone().unwrap());
+        q.ack(&handles(&got)).await.unwrap();
+    }
+    assert_eq!(order, ["one", "two", "one", "two", "one", "two"]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!(stats.done, 6);
+}
+
+#[tokio::test]
+async fn a_crawls_item_keeps_its_crawl_through_retry_release_expiry_and_dead_letters() {
+    let url = test_url();
+    let q = open(
+        "crawl-retry",
+        Config {
+            max_attempts: 2,
+            ..no_delay()
+        },
+    )
+    .await;
+    q.seed(&items(&["http://a.com/1"]), &into("jobs"))
+        .await
+        .unwrap();
+    // released: back in the crawl lane
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert!(q.release(&[lease.handle()]).await.unwrap()[0]);
+    check_invariants(&url, &q).await;
+    // nacked with a delay: delayed, then back in the crawl lane when due
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(lease.crawl.as_deref(), Some("jobs"));
+    let retry = NackOptions {
+        delay: Some(Duration::from_secs(10)),
+        reason: Some("timeout".into()),
+        ..NackOptions::default()
+    };
+    q.nack(&[(lease.handle(), retry)]).await.unwrap();
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.delayed), (0, 1));
+    q.set_fixed_clock(Some(T0 + 10_000));
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(
+        (
+            lease.crawl.as_deref(),
+            lease.attempt,
+            lease.last_error.as_deref()
+        ),
+        (Some("jobs"), 2, Some("timeout"))
+    );
+    // expired past max attempts: a dead letter that keeps its crawl, requeued into it
+    q.set_fixed_clock(Some(T0 + 10_000 + 3_600_000));
+    let report = q.reclaim(10).await.unwrap();
+    assert_eq!(report.dead, 1);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!(stats.dead, 1);
+    assert_eq!(q.requeue_dead(None).await.unwrap(), 1);
+    check_invariants(&url, &q).await;
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    assert_eq!(lease.crawl.as_deref(), Some("jobs"));
+    assert!(q.ack(&[lease.handle()]).await.unwrap()[0]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.done, stats.seen), (1, 1));
+}
+
+#[tokio::test]
+async fn a_pages_links_go_into_its_crawl() {
+    let url = test_url();
+    let q = open("crawl-links", no_delay()).await;
+    q.seed(&items(&["http://a.com/"]), &into("site"))
+        .await
+        .unwrap();
+    // the same URL in the default crawl is another item
+    q.seed(&items(&["http://a.com/next"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q
+        .lease(10, Duration::ZERO)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|l| l.crawl.is_some())
+        .unwrap();
+    let (acked, report) = q
+        .ack_with_links(
+            &page.handle(),
+            &items(&["http://a.com/next", "http://b.com/", "not a url"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!((report.added, report.duplicates), (2, 0));
+    assert_eq!(report.invalid[0].index, 2);
+    let leased = drain(&q).await;
+    assert!(leased.iter().all(|l| l.crawl.as_deref() == Some("site")));
+    assert_eq!(leased.len(), 2);
+    // named in the options, the links go into that crawl instead
+    q.seed(&items(&["http://c.com/"]), &into("site"))
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let (_, report, more) = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &items(&["http://c.com/more"]),
+            &into("other"),
+            &LeaseOptions {
+                max: 1,
+                wait: Duration::ZERO,
+                ttl: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.added, 1);
+    q.ack(&handles(&more)).await.unwrap();
+    let mut leased = drain(&q).await;
+    leased.extend(more);
+    assert_eq!(leased.len(), 1);
+    assert_eq!(leased[0].crawl.as_deref(), Some("other"));
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn a_forced_seed_sees_only_its_own_crawls_live_items() {
+    let url = test_url();
+    let q = open("crawl-force", no_delay()).await;
+    let one = items(&["http://a.com/x"]);
+    q.seed(&one, &into("red")).await.unwrap();
+    let forced = |crawl: Option<&str>| SeedOptions {
+        force: true,
+        crawl: crawl.map(String::from),
+        ..SeedOptions::default()
+    };
+    // queued in red: a forced seed into red is a duplicate; into blue, a new item
+    assert_eq!(
+        q.seed(&one, &forced(Some("red"))).await.unwrap().duplicates,
+        1
+    );
+    assert_eq!(q.seed(&one, &forced(Some("blue"))).await.unwrap().added, 1);
+    // once red's item is done, a forced seed queues it again
+    let leased = drain(&q).await;
+    assert_eq!(leased.len(), 2);
+    assert_eq!(q.seed(&one, &forced(Some("red"))).await.unwrap().added, 1);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.seen), (1, 2));
+}
+
+#[tokio::test]
+async fn the_known_seen_cache_keeps_crawls_apart() {
+    let q = open(
+        "crawl-cache",
+        Config {
+            seen_cache: 1000,
+            ..no_delay()
+        },
+    )
+    .await;
+    let page = items(&["http://a.com/1", "http://a.com/2"]);
+    assert_eq!(q.seed(&page, &into("red")).await.unwrap().added, 2);
+    assert_eq!(q.seed(&page, &into("red")).await.unwrap().duplicates, 2);
+    // the cache holds red's fingerprints: blue's are others
+    assert_eq!(q.seed(&page, &into("blue")).await.unwrap().added, 2);
+    assert_eq!(
+        q.seed(&page, &SeedOptions::default()).await.unwrap().added,
+        2
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_host_removes_its_crawls_items_and_can_forget_them() {
+    let url = test_url();
+    let q = open("crawl-delete", no_delay()).await;
+    q.seed(&urls("a.com", 0, 30), &into("red")).await.unwrap();
+    q.seed(&urls("a.com", 0, 10), &SeedOptions::default())
+        .await
+        .unwrap();
+    q.seed(&urls("b.com", 0, 5), &into("red")).await.unwrap();
+    let leased = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    let deletion = q.delete_host("a.com", true).await.unwrap();
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!(stats.ready + stats.leased, 5);
+    assert!(deletion.ready + deletion.leased >= 39, "{deletion:?}");
+    // forgotten: seeding them again adds them
+    let report = q.seed(&urls("a.com", 0, 30), &into("red")).await.unwrap();
+    assert_eq!(report.added, 30);
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn peek_shows_the_crawls_items_in_lease_order() {
+    let q = open("crawl-peek", no_delay()).await;
+    q.seed(&urls("a.com", 0, 3), &into("one")).await.unwrap();
+    q.seed(&urls("a.com", 10, 3), &into("two")).await.unwrap();
+    let peeked: Vec<String> = q
+        .peek_host("a.com", 10, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|i| i.url.unwrap())
+        .collect();
+    let next = q.peek(10).await.unwrap();
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].url.as_deref(), Some(peeked[0].as_str()));
+    let leased: Vec<String> = drain(&q)
+        .await
+        .into_iter()
+        .map(|l| l.url.unwrap())
+        .collect();
+    assert_eq!(peeked, leased);
+    assert_eq!(peeked.len(), 6);
+}
+
+#[tokio::test]
+async fn a_crawl_name_out_of_its_rules_is_refused_whole() {
+    let q = open("crawl-name", no_delay()).await;
+    for name in ["", "a:b", "{tag}", "two words", "quote\"", &"x".repeat(65)] {
+        let err = q
+            .seed(&items(&["http://a.com/"]), &into(name))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "INVALID_ARGUMENT", "{name:?}: {err}");
+        assert!(err.to_string().contains("crawl name"), "{err}");
+    }
+    assert_eq!(q.stats().await.unwrap().seen, 0);
+    assert_eq!(
+        q.seed(&items(&["http://a.com/"]), &into(&"x".repeat(64)))
+            .await
+            .unwrap()
+            .added,
+        1
+    );
+}
+
+/// Only a named crawl's items mark a queue 7 (docs/PROTOCOL.md): a queue that names none keeps
+/// the format protocol 6 clients read, and none of the crawl keys.
+#[tokio::test]
+async fn a_queue_without_crawls_stays_readable_by_protocol_6_clients() {
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&shared().url(), &unique("crawl-format"), one_shard)
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    let format = || shared().cli(&["HGET", &format!("{base}:meta"), "format"]);
+    q.seed(&urls("a.com", 0, 3), &SeedOptions::default())
+        .await
+        .unwrap();
+    drain(&q).await;
+    assert_eq!(format(), "4");
+    assert!(scan_keys(shared(), &base, ":lz:*").is_empty());
+    assert_eq!(shared().cli(&["EXISTS", &format!("{base}:crawlvt")]), "0");
+    q.seed(&urls("a.com", 10, 1), &into("jobs")).await.unwrap();
+    assert_eq!(format(), "7");
+    assert_eq!(scan_keys(shared(), &base, ":lz:*").len(), 1);
+}
+
+#[tokio::test]
+async fn priorities_hold_within_a_crawl_and_beside_the_default_crawl() {
+    let url = test_url();
+    let q = open("crawl-priority", no_delay()).await;
+    q.seed(&urls("a.com", 0, 3), &into("jobs")).await.unwrap();
+    let urgent = SeedOptions {
+        priority: 5,
+        ..into("jobs")
+    };
+    q.seed(&urls("a.com", 10, 2), &urgent).await.unwrap();
+    let default_urgent = SeedOptions {
+        priority: 3,
+        ..SeedOptions::default()
+    };
+    q.seed(&urls("a.com", 20, 1), &default_urgent)
+        .await
+        .unwrap();
+    q.seed(&urls("a.com", 30, 1), &SeedOptions::default())
+        .await
+        .unwrap();
+    check_invariants(&url, &q).await;
+    let order: Vec<(i16, bool)> = drain(&q)
+        .await
+        .iter()
+        .map(|l| (l.priority, l.crawl.is_some()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (5, true),
+            (5, true),
+            (3, false),
+            (0, true),
+            (0, true),
+            (0, true),
+            (0, false)
+        ]
+    );
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.done, stats.hosts), (7, 0));
+}
+
+/// A crawl lane or a host's list of them holding a foreign value: a seed that would write it
+/// fails whole with nothing changed, and a lease holds that host and goes on with the others.
+#[tokio::test]
+async fn a_foreign_value_at_a_crawl_key_is_reported_and_nothing_is_lost() {
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&shared().url(), &unique("crawl-foreign"), one_shard)
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    q.seed(&urls("a.com", 0, 2), &into("jobs")).await.unwrap();
+    q.seed(&urls("b.com", 0, 2), &into("jobs")).await.unwrap();
+    shared().cli(&["SET", &format!("{base}:lz:jobs:c.com"), "x"]);
+    let before = q.stats().await.unwrap();
+    let err = q
+        .seed(
+            &urls("d.com", 0, 2)
+                .into_iter()
+                .chain(urls("c.com", 0, 1))
+                .collect::<Vec<_>>(),
+            &into("jobs"),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    assert!(err.to_string().contains(":lz:jobs:c.com"), "{err}");
+    let after = q.stats().await.unwrap();
+    assert_eq!(
+        (after.ready, after.seen, after.hosts),
+        (before.ready, before.seen, before.hosts)
+    );
+    // a host whose list of crawl lanes another program overwrote is held; the rest is leased
+    shared().cli(&["DEL", &format!("{base}:hl:a.com")]);
+    shared().cli(&["SET", &format!("{base}:hl:a.com"), "x"]);
+    let leased = drain(&q).await;
+    assert_eq!(leased.len(), 2);
+    assert!(leased.iter().all(|l| l.host == "b.com"));
+    // held as paused until resumed (its value repaired first), as a host whose lane is foreign
+    assert_eq!(
+        shared().cli(&["ZSCORE", &format!("{base}:wait"), "a.com"]),
+        "9007199254740991"
+    );
+    // reading the host reports the foreign value, typed
+    let err = q.host_info("a.com").await.unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+}
