@@ -8,7 +8,7 @@ crawlq-bench (say, the previous release) interleaved with this one, round by rou
 server, and the table gives both medians and their ratio.
 
     python bench/cost.py [--runs 5] [--n 20000] [--against /path/to/old/crawlq-bench]
-                         [--phases core,crawl,nack,empty,single,priorities,memory,layouts,longest,floor]
+                         [--phases core,crawl,crawls,nack,empty,single,priorities,memory,layouts,longest,floor]
                          [--callgrind [--profile 25]] [--redis-server PATH]
 
 `--callgrind` runs the server under `valgrind --tool=callgrind`, counting only the instructions
@@ -156,7 +156,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--against", help="another crawlq-bench build, run interleaved with this one")
     ap.add_argument("--phases", help="only these phases (comma-separated): core (seed, lease(100), "
-                    "ack(100)), crawl (a page leased and answered with 30 links, 90 or 50 percent seen), nack, empty, single, "
+                    "ack(100)), crawl (a page leased and answered with 30 links, 90 or 50 percent seen), crawls (lease(1) + "
+                    "ack(1) of named crawls' items: one crawl, 100 crawls), nack, empty, single, "
                     "priorities, memory, layouts, longest, floor")
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions inside script calls (valgrind) instead of timing them")

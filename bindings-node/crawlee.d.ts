@@ -28,6 +28,12 @@ export interface CrawlqRequestManagerOptions {
    * warning when they are sent. Default false.
    */
   linksWithAnswer?: boolean
+  /**
+   * The named crawl the requests it seeds go into (docs/crawls.md: de-duplicated within it, its
+   * hosts shared with every other crawl of the queue). Links sent with a page's answer go into
+   * the page's crawl; leases come from every crawl. Default: none (the default crawl).
+   */
+  crawl?: string
 }
 
 export interface CrawlqRequestManagerOpenOptions extends CrawlqRequestManagerOptions {

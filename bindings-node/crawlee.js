@@ -76,6 +76,9 @@ class CrawlqRequestManager {
    * @param {number} [options.heldTurnMs=100] a request the crawler starts later than this
    *   after its lease (held for robots.txt) takes a turn of its host first (see
    *   `preNavigationHook`)
+   * @param {string} [options.crawl] the named crawl the requests it seeds go into
+   *   (docs/crawls.md: de-duplicated within it, its hosts shared with every other crawl);
+   *   links sent with a page's answer go into the page's crawl; leases come from every crawl
    */
   constructor (queue, options = {}) {
     if (!queue || typeof queue.lease !== 'function' || typeof queue.seed !== 'function') {
@@ -85,6 +88,7 @@ class CrawlqRequestManager {
     this.waitMs = options.waitMs ?? 1000
     this.forefrontPriority = options.forefrontPriority ?? 1
     this.statsCacheMs = options.statsCacheMs ?? 250
+    this.seedOptions = options.crawl == null ? undefined : { crawl: options.crawl }
     this.ownsQueue = Boolean(options.ownsQueue)
     // Leases this process holds, by request id (the crawlq item id), with the crawl request
     // each was read from (a retry stores it back, other frameworks' fields kept).
@@ -199,7 +203,7 @@ class CrawlqRequestManager {
       const addedRequests = built.map(request => ({ uniqueKey: request.uniqueKey, requestId: '', wasAlreadyPresent: false, wasAlreadyHandled: false }))
       return { addedRequests, waitForAllRequestsToBeAdded: Promise.resolve(addedRequests), requestsOverLimit }
     }
-    const report = await this.queue.seedRequests(items)
+    const report = await this.queue.seedRequests(items, this.seedOptions)
     const invalid = new Map(report.invalid.map(i => [i.index, i]))
     const addedRequests = []
     built.forEach((request, index) => {
@@ -313,7 +317,7 @@ class CrawlqRequestManager {
   /** Seed the kept links on their own (before an answer that is not an ack, or a close). */
   async sendLinks () {
     const links = this.takeLinks()
-    if (links.length > 0) this.warnRefused(await this.queue.seedRequests(links), links)
+    if (links.length > 0) this.warnRefused(await this.queue.seedRequests(links, this.seedOptions), links)
   }
 
   warnRefused (report, links) {

@@ -229,6 +229,38 @@ async fn seed_all(
     .await
 }
 
+/// Seed `items` into `crawls` named crawls (item i into crawl `c<i % crawls>`), in calls of 1,000
+/// per crawl, spread over `concurrency` tasks.
+async fn seed_crawls(
+    q: &Arc<Queue<RedisExecutor>>,
+    items: Vec<SeedItem>,
+    crawls: usize,
+    concurrency: usize,
+) -> Result<()> {
+    let mut calls: Vec<(String, Vec<SeedItem>)> = Vec::new();
+    for c in 0..crawls {
+        let mine: Vec<SeedItem> = items.iter().skip(c).step_by(crawls).cloned().collect();
+        for chunk in mine.chunks(1000) {
+            calls.push((format!("c{c}"), chunk.to_vec()));
+        }
+    }
+    let calls = Arc::new(calls);
+    together(concurrency, |t| {
+        let (q, calls) = (q.clone(), calls.clone());
+        async move {
+            for (crawl, chunk) in calls.iter().skip(t).step_by(concurrency) {
+                let opts = SeedOptions {
+                    crawl: Some(crawl.clone()),
+                    ..SeedOptions::default()
+                };
+                q.seed(chunk, &opts).await?;
+            }
+            Ok(())
+        }
+    })
+    .await
+}
+
 async fn lease_all(
     q: &Arc<Queue<RedisExecutor>>,
     n: usize,
@@ -445,7 +477,8 @@ async fn connect(client: &redis::Client) -> Result<redis::aio::MultiplexedConnec
 }
 
 /// Whether a phase runs: every phase, or those named in `CRAWLQ_COST_PHASES` (comma-separated:
-/// core, nack, empty, single, priorities, memory, layouts, longest, floor; `cost.py --phases`).
+/// core, crawl, crawls, nack, empty, single, priorities, memory, layouts, longest, floor;
+/// `cost.py --phases`).
 fn wanted(phase: &str) -> bool {
     match std::env::var("CRAWLQ_COST_PHASES") {
         Ok(list) if !list.trim().is_empty() => list.split(',').any(|p| p.trim() == phase),
@@ -602,6 +635,46 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             server.script_usec("lease(1), empty queue").await?
                 / (calls / concurrency * concurrency) as f64,
         );
+    }
+
+    if wanted("crawls") {
+        // seeding one named crawl (docs/crawls.md): its items go into sorted-set crawl lanes
+        server.flush().await?;
+        let q = open(url, long_ttl.clone()).await?;
+        let base = server.used_memory().await?;
+        server.reset().await?;
+        seed_crawls(&q, urls(n, 1000), 1, concurrency).await?;
+        put(
+            &mut out,
+            "seed, one named crawl",
+            server.script_usec("seed, one named crawl").await? / n as f64,
+        );
+        put(
+            &mut out,
+            "bytes per pending URL, 1,000 hosts, one named crawl",
+            (server.used_memory().await? - base) / n as f64,
+        );
+        // lease(1) + ack(1) of named crawls' items: all of one crawl, then spread over 100
+        // crawls on the same hosts
+        for (label, crawls) in [
+            ("lease(1) + ack(1), one named crawl", 1),
+            ("lease(1) + ack(1), 100 named crawls", 100),
+        ] {
+            server.flush().await?;
+            let q = open(url, Config::default()).await?;
+            seed_crawls(&q, urls(calls, 1000), crawls, concurrency).await?;
+            server.reset().await?;
+            together(concurrency, |_| {
+                let q = q.clone();
+                async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
+            })
+            .await?;
+            put(
+                &mut out,
+                label,
+                server.script_usec(label).await? / (calls / concurrency * concurrency) as f64,
+            );
+        }
     }
 
     if wanted("single") {

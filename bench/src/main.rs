@@ -14,10 +14,13 @@
 //! crawlq-bench list   drain <redis-url> <key> <concurrency> <expected>
 //! crawlq-bench ping <redis-url> <count>      sequential PINGs through the client crawlq uses
 //! crawlq-bench cost <redis-url> <n> <concurrency>   Redis CPU per item per script (cost.rs)
+//! crawlq-bench fairness <redis-url> <queue> <large> <smalls> <small-size> <hosts> <workers> <delay-ms> [fifo]
+//!                                           small crawls beside a large one (fairness.rs)
 //! ```
 
 mod cost;
 mod crawl;
+mod fairness;
 
 use crawlq::redis_exec::{RedisExecutor, redis, to_error};
 use crawlq::{Config, LeaseOptions, Queue, SeedItem, SeedOptions};
@@ -75,6 +78,13 @@ async fn main() {
             list_drain(url, key, parse(concurrency), parse(expected)).await
         }
         ["ping", url, count] => ping(url, parse(count)).await,
+        ["fairness", url, queue, rest @ ..] => match fairness::run(url, queue, rest).await {
+            Ok(figures) => {
+                println!("{figures}");
+                return;
+            }
+            Err(e) => Err(e),
+        },
         ["cost", url, n, concurrency] => {
             match cost::cost(url, parse(n), parse(concurrency)).await {
                 Ok(figures) => {

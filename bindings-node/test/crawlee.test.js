@@ -47,6 +47,18 @@ test('addRequestsBatched seeds by uniqueKey in one call, reports duplicates, ski
   assert.equal(again.wasAlreadyPresent, true)
 })
 
+test('the crawl option seeds into a named crawl, de-duplicated within it', async () => {
+  const name = uniqueName('crawlee-crawl')
+  const queue = await crawlq.Queue.connect(redis.url, name, quick)
+  await queue.seed(['http://a.com/1'])
+  const m = new CrawlqRequestManager(queue, { waitMs: 200, releaseOnSignal: false, crawl: 'shop' })
+  const { addedRequests } = await m.addRequestsBatched(['http://a.com/1', 'http://a.com/1'])
+  assert.deepEqual(addedRequests.map(r => r.wasAlreadyPresent), [false, true])
+  const leases = await queue.lease({ max: 10, waitMs: 0 })
+  assert.deepEqual(leases.map(l => l.crawl ?? '').sort(), ['', 'shop'])
+  queue.close()
+})
+
 test('a fetched request is rebuilt whole: method, bytes body, headers, userData, label; its lease rides along', async () => {
   const m = await manage()
   const body = Buffer.from([0, 1, 2, 255])

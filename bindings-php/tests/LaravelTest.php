@@ -206,9 +206,11 @@ final class LaravelTest extends TestCase
         ];
         // the same, without the lease extension framework adapters have by default
         $unextended = ['queue' => unique_name('laravel'), 'options' => ['extend_every' => 0] + $connection['options']] + $connection;
+        // the same queue, its jobs in a named crawl
+        $crawled = ['crawl' => 'shop'] + $connection;
         $app->instance('config', new Illuminate\Config\Repository(['queue' => [
             'default' => 'crawlq',
-            'connections' => ['crawlq' => $connection, 'unextended' => $unextended],
+            'connections' => ['crawlq' => $connection, 'unextended' => $unextended, 'crawled' => $crawled],
         ]]));
         $app->register(Illuminate\Bus\BusServiceProvider::class);
         $app->register(Illuminate\Queue\QueueServiceProvider::class);
@@ -252,6 +254,20 @@ final class LaravelTest extends TestCase
         $laravel = $peek['payload']['frameworks']['laravel'];
         $this->assertSame(CrawlTestJob::class, $laravel['displayName'], 'Laravel\'s payload, under its namespace');
         $this->assertArrayNotHasKey('crawlq', $laravel, 'the driver\'s own fields are the request\'s, not the job\'s');
+    }
+
+    public function testACrawlConnectionQueuesItsJobsInItsNamedCrawl(): void
+    {
+        $q = $this->queue();
+        $shop = $this->manager->connection('crawled');
+        $this->assertIsString($q->push(new CrawlTestJob('http://a.com/1')));
+        // de-duplicated within its crawl: the default crawl's job is another item
+        $this->assertIsString($shop->push(new CrawlTestJob('http://a.com/1')));
+        $this->assertNull($shop->push(new CrawlTestJob('http://a.com/1')));
+        $this->assertSame(1, $shop->bulk([new CrawlTestJob('http://a.com/2')])->added);
+        $crawls = array_map(fn ($l) => $l->crawl ?? '', $q->frontier()->lease(10, 0.0));
+        sort($crawls);
+        $this->assertSame(['', 'shop', 'shop'], $crawls);
     }
 
     public function testAJobSetsTheSharedFieldsOfItsRequest(): void

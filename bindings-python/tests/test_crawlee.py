@@ -56,6 +56,19 @@ def test_requests_are_known_by_crawlqs_identity_and_rebuilt_whole(redis_server: 
     asyncio.run(main())
 
 
+def test_the_crawl_option_seeds_into_a_named_crawl(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        crawlq.Queue(redis_server.url, name).seed(["http://a.com/1"])
+        client = await storage(redis_server, name, crawl="shop").create_rq_client()
+        response = await client.add_batch_of_requests([Request.from_url("http://a.com/1"), Request.from_url("http://a.com/1")])
+        # de-duplicated within its crawl: the default crawl's item is another
+        assert [p.was_already_present for p in response.processed_requests] == [False, True]
+        leases = crawlq.Queue(redis_server.url, name).lease(10, wait=0)
+        assert sorted(lease.crawl or "" for lease in leases) == ["", "shop"]
+
+    asyncio.run(main())
+
+
 def test_retry_count_travels_with_the_request_and_a_release_keeps_it(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         first = await storage(redis_server, name).create_rq_client()

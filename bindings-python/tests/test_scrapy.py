@@ -138,6 +138,21 @@ def test_seed_dedupe_keys_and_release_on_close(redis_server: RedisServer, name: 
     assert all(l.attempt == 1 for l in leases), "a release is not an attempt"
 
 
+def test_crawlq_crawl_seeds_into_a_named_crawl(redis_server: RedisServer, name: str) -> None:
+    settings = {"CRAWLQ_QUEUE": name, "CRAWLQ_CRAWL": "news", "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    crawlq.Queue(redis_server.url, name).seed(["http://a.example/1"])
+    scheduler = _open(settings, redis_server)
+    try:
+        # de-duplicated within its crawl: the URL the default crawl holds is another item
+        assert scheduler.enqueue_request(scrapy.Request("http://a.example/1")) is True
+        assert scheduler.enqueue_request(scrapy.Request("http://a.example/1")) is False
+    finally:
+        scheduler.close("shutdown")
+    leases = crawlq.Queue(redis_server.url, name).lease(10, wait=0)
+    assert sorted(lease.crawl or "" for lease in leases) == ["", "news"]
+
+
 def test_leases_in_flight_are_kept_alive_by_the_queue_and_an_undecodable_item_is_never_held(
     redis_server: RedisServer, name: str
 ) -> None:

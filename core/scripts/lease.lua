@@ -173,7 +173,7 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
   local crawl = listed[1]
   local lane = CRAWL.lane(crawl, host)
   local heads = redis.pcall('ZRANGE', lane, '0', '1', 'WITHSCORES')
-  if heads.err or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
+  if heads.err then
     hold_corrupt_host(host)
     return nil
   end
@@ -192,21 +192,25 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
     -- host's virtual time (CRAWL.tag)
     head_of[member] = false
     redis.call('ZREM', CRAWL.lanes(host), crawl)
-    redis.call('HDEL', CRAWL.tags(host), crawl)
+    redis.pcall('HDEL', CRAWL.tags(host), crawl)
   end
-  local ok, lanes = pcall(lanes_best, host)
-  if not ok then
-    best = false
-  else
-    best = CRAWL.better(best, lanes)
+  -- (most hosts of a crawl have no lane of the default crawl: one read says so)
+  if redis.call('EXISTS', hp_key(host), lane_key(host, 0)) > 0 then
+    local ok, lanes = pcall(lanes_best, host)
+    if not ok then
+      best = false
+    else
+      best = CRAWL.better(best, lanes)
+    end
   end
   if not heads[1] then
     -- a crawl listed without a lane (left by an interrupted writer): passed over
     return '*', nil, best
   end
   redis.call('ZPOPMIN', lane)
-  -- the host's virtual time is the tag it serves (CRAWL.tag)
-  redis.call('HSET', CRAWL.tags(host), '*', int((heads[2] + 0) % SEQ_SPAN))
+  -- the host's virtual time is the tag it serves (CRAWL.tag); a foreign value at its key only
+  -- loses that (pcall: the lease goes on)
+  redis.pcall('HSET', CRAWL.tags(host), '*', int((heads[2] + 0) % SEQ_SPAN))
   return '*', heads[1], best
 end
 

@@ -98,10 +98,19 @@ async fn a_small_crawl_is_leased_in_turn_beside_a_large_one() {
         small, 20,
         "the small crawl's 20 items within the next 40 leases"
     );
-    // and on each host they alternate: no crawl more than one item ahead of the other
+    // and on each host they alternate, the small crawl first (it had nothing queued there: it
+    // goes next): it is never behind, and never more than one item ahead
     let mut ahead: std::collections::HashMap<&str, i64> = Default::default();
     for l in &next {
         let a = ahead.entry(l.host.as_str()).or_default();
+        if *a == 0 {
+            assert_eq!(
+                l.crawl.as_deref(),
+                Some("small"),
+                "{}: the new crawl goes next",
+                l.host
+            );
+        }
         *a += if l.crawl.as_deref() == Some("small") {
             1
         } else {

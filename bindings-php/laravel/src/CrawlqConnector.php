@@ -17,6 +17,7 @@ use Illuminate\Queue\Connectors\ConnectorInterface;
  *     'options' => ['host_delay' => 1.0, 'max_attempts' => 5],   // crawlq Queue options
  *     'handler' => null,          // 'App\Crawl\PageHandler@handle' for items other languages seed
  *     'after_commit' => false,
+ *     'crawl' => null,            // a named crawl the jobs go into (docs/crawls.md)
  * ],
  * ```
  */
@@ -38,6 +39,7 @@ class CrawlqConnector implements ConnectorInterface
             isset($config['retry_after']) ? (float) $config['retry_after'] : null,
             $config['handler'] ?? null,
             (bool) ($config['after_commit'] ?? false),
+            isset($config['crawl']) ? (string) $config['crawl'] : null,
         );
     }
 }

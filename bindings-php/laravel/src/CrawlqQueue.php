@@ -47,8 +47,22 @@ class CrawlqQueue extends Queue implements QueueContract
         private readonly ?float $leaseTtl = null,
         private readonly ?string $handler = null,
         bool $dispatchAfterCommit = false,
+        private readonly ?string $crawl = null,
     ) {
         $this->dispatchAfterCommit = $dispatchAfterCommit;
+    }
+
+    /**
+     * The options of the driver's own seeds: the connection's `crawl`, the named crawl its jobs
+     * go into (de-duplicated within it, its hosts shared with every other crawl; the links a
+     * job's page queues with `deleteWithLinks` go into the page's crawl). Jobs are popped from
+     * every crawl of the queue.
+     *
+     * @return array<string, string>
+     */
+    private function seedOptions(): array
+    {
+        return $this->crawl === null ? [] : ['crawl' => $this->crawl];
     }
 
     /** The crawlq queue behind a Laravel queue name (null: the connection's default queue). */
@@ -112,7 +126,7 @@ class CrawlqQueue extends Queue implements QueueContract
     public function pushRaw($payload, $queue = null, array $options = [])
     {
         $decoded = json_decode($payload, true);
-        $report = $this->frontier($queue)->seedRequests([$this->item($decoded, $options['delay'] ?? null)]);
+        $report = $this->frontier($queue)->seedRequests([$this->item($decoded, $options['delay'] ?? null)], $this->seedOptions());
         if ($report->invalid) {
             throw InvalidCrawlJobException::fromSeedReport($report->invalid[0]);
         }
@@ -144,7 +158,7 @@ class CrawlqQueue extends Queue implements QueueContract
     public function bulk($jobs, $data = '', $queue = null)
     {
         $jobs = array_values((array) $jobs);
-        $report = $this->frontier($queue)->seedRequests($this->requestItems($jobs, $data, $queue));
+        $report = $this->frontier($queue)->seedRequests($this->requestItems($jobs, $data, $queue), $this->seedOptions());
         $this->jobsQueued($report, $jobs);
         return $report;
     }

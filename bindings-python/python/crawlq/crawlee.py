@@ -201,8 +201,10 @@ def _gave_up(request: Request) -> str:
 class CrawlqRequestQueueClient(RequestQueueClient):
     """A Crawlee request queue client on a crawlq queue (made by :class:`CrawlqStorageClient`)."""
 
-    def __init__(self, queue: crawlq.AsyncQueue, *, wait: float = 1.0, forefront_priority: int = 1, stats_cache: float = 0.25) -> None:
+    def __init__(self, queue: crawlq.AsyncQueue, *, wait: float = 1.0, forefront_priority: int = 1, stats_cache: float = 0.25,
+                 crawl: str | None = None) -> None:
         self.queue = queue
+        self._crawl = crawl
         self._wait = wait
         self._forefront_priority = forefront_priority
         self._stats_cache = stats_cache
@@ -262,7 +264,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             self._links.extend(zip(items, (request.url for request in requests)))
             kept = [ProcessedRequest(id=None, unique_key=r.unique_key, was_already_present=False, was_already_handled=False) for r in requests]
             return AddRequestsResponse(processed_requests=kept, unprocessed_requests=[])
-        report = await self.queue.seed_requests(items) if items else None
+        report = await self.queue.seed_requests(items, crawl=self._crawl) if items else None
         refused = {entry.index: entry for entry in (report.invalid if report else [])}
         processed, unprocessed = [], []
         for index, request in enumerate(requests):
@@ -349,7 +351,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         )
         item: Any = _crawl_request(moved)
         item["found_on"] = request.url
-        report = await self.queue.seed_requests([item])
+        report = await self.queue.seed_requests([item], crawl=self._crawl)
         if report.invalid:
             raise ValueError(f"HTTP {status}: crawlq refused the redirect target {target}: {report.invalid[0].reason}")
         self._redirected.add(request.unique_key)
@@ -378,7 +380,7 @@ class CrawlqRequestQueueClient(RequestQueueClient):
         """Seed the kept links on their own (before an answer that is not an ack)."""
         items, urls = self._take_links()
         if items:
-            self._warn_refused(await self.queue.seed_requests(items), urls)
+            self._warn_refused(await self.queue.seed_requests(items, crawl=self._crawl), urls)
 
     async def _ack(self, lease: Any) -> bool:
         """Ack a page with the kept links: one call."""
@@ -462,8 +464,10 @@ class CrawlqStorageClient(StorageClient):
 
     ``queue`` names the crawlq queue of the crawler's default request queue (a named Crawlee
     queue uses its own name); ``held_turn`` is how late (seconds after its lease) a request may
-    start before :meth:`pre_navigation_hook` makes it take a turn of its host; other keyword
-    options are :class:`crawlq.AsyncQueue` options.
+    start before :meth:`pre_navigation_hook` makes it take a turn of its host; ``crawl`` names
+    the crawl the requests it seeds go into (docs/crawls.md: de-duplicated within it, its hosts
+    shared with every other crawl; links sent with a page's answer go into the page's crawl;
+    leases come from every crawl); other keyword options are :class:`crawlq.AsyncQueue` options.
     ``other_storage`` keeps datasets and key-value stores (default: in memory).
     """
 
@@ -476,9 +480,11 @@ class CrawlqStorageClient(StorageClient):
         wait: float = 1.0,
         forefront_priority: int = 1,
         held_turn: float = 0.1,
+        crawl: str | None = None,
         **queue_options: Any,
     ) -> None:
         self.url = url
+        self._crawl = crawl
         self._held_turn = held_turn
         self.queue_name = queue
         self._other = other_storage or MemoryStorageClient()
@@ -537,7 +543,8 @@ class CrawlqStorageClient(StorageClient):
     def _client(self, name: str) -> CrawlqRequestQueueClient:
         if name not in self._clients:
             queue = crawlq.AsyncQueue(self.url, name, **self._options)
-            self._clients[name] = CrawlqRequestQueueClient(queue, wait=self._wait, forefront_priority=self._forefront_priority)
+            self._clients[name] = CrawlqRequestQueueClient(queue, wait=self._wait, forefront_priority=self._forefront_priority,
+                                                           crawl=self._crawl)
         return self._clients[name]
 
     async def create_rq_client(

@@ -11,6 +11,7 @@ Settings (``settings.py`` or ``custom_settings``)::
     CRAWLQ_URL = "redis://127.0.0.1:6379/0"
     CRAWLQ_QUEUE = "%(spider)s"        # the queue's name; %(spider)s is the spider's name
     CRAWLQ_OPTIONS = {"host_delay": 1.0, "max_attempts": 3}   # crawlq.Queue keyword options
+    CRAWLQ_CRAWL = None                # a named crawl to seed into (docs/crawls.md); None: none
 
 What happens to a request:
 
@@ -21,6 +22,9 @@ What happens to a request:
   POSTs to one URL are two items. A request seen before (by any process, ever) is dropped
   (``request_dropped``), ``dont_filter`` included unless ``CRAWLQ_FORCE_DONT_FILTER`` is set
   (then it is seeded with ``force``: queued again once finished, never while queued or leased).
+* With ``CRAWLQ_CRAWL`` set, the requests it seeds go into that named crawl (de-duplicated
+  within it, its hosts shared with every other crawl of the queue); the requests a page yields
+  go into the page's crawl. Leases come from every crawl of the queue.
 * ``next_request`` leases one item (``lease(1, wait=0)``) and rebuilds the request; a URL
   seeded by a worker in another language (no payload) becomes ``Request(url)`` for
   ``parse``. The lease rides in ``request.meta["crawlq_lease"]``.
@@ -246,6 +250,7 @@ class Scheduler:
         self.force_dont_filter: bool = settings.getbool("CRAWLQ_FORCE_DONT_FILTER", False)
         self.close_when_finished: bool = settings.getbool("CRAWLQ_CLOSE_WHEN_FINISHED", True)
         self.idle_poll: float = settings.getfloat("CRAWLQ_IDLE_POLL", 0.5)
+        self.crawl: Optional[str] = settings.get("CRAWLQ_CRAWL") or None
         if settings.get("CRAWLQ_KEY") is not None:
             raise NotConfigured(
                 "CRAWLQ_KEY is gone: every framework now knows a request the same way (its URL for "
@@ -422,7 +427,7 @@ class Scheduler:
             encoded.append(crawl_request)
             kept.append(request)
         if lease is None:
-            report = self.queue.seed_requests(encoded)  # type: ignore[arg-type]
+            report = self.queue.seed_requests(encoded, crawl=self.crawl)  # type: ignore[arg-type]
         else:
             acked, report = self.queue.ack_with_requests(lease, encoded)  # type: ignore[arg-type]
             self.stats.inc_value("crawlq/acked" if acked else "crawlq/lost")
@@ -550,7 +555,7 @@ class Scheduler:
         crawl_request = self._encode(request)
         if crawl_request is None:
             return False
-        report = self.queue.seed_requests([crawl_request])  # type: ignore[list-item]
+        report = self.queue.seed_requests([crawl_request], crawl=self.crawl)  # type: ignore[list-item]
         if report.invalid:
             invalid = report.invalid[0]
             logger.error("crawlq: refused %s: %s", request.url, invalid.code, extra={"spider": self.spider})

@@ -71,12 +71,12 @@ function CRAWL.relist(crawl, host, head, head_rank)
 end
 
 -- The first of `n` consecutive tags for a crawl's items queued on a host now (start-time fair
--- queuing, one server per host): one past the later of the host's virtual time (the tag of its
--- last leased crawl item) and the crawl's last tag there, so a crawl that has nothing queued on
--- the host starts next to what the host serves now, and one that queued much there is served in
--- turn with the others instead of first. The crawl's last tag is left at the last of the n. An
--- item put back at the front (release) gets the host's virtual time: it is next. Tags count
--- from 1; a rank holds 2^37 of them per priority.
+-- queuing, one server per host): the host's virtual time (the tag of its last leased crawl
+-- item) for a crawl with nothing queued on the host, which so goes next there; else one past
+-- the crawl's last tag there (or the virtual time, if later), so a crawl that queued much on
+-- the host is served in turn with the others instead of first. The crawl's last tag is left at
+-- the last of the n. An item put back at the front (release) gets the virtual time: it is
+-- next. A rank holds 2^37 tags per priority.
 function CRAWL.tag(crawl, host, n, at_front)
   local tags = CRAWL.tags(host)
   local v, last = unpack(redis.call('HMGET', tags, '*', crawl))
@@ -84,7 +84,7 @@ function CRAWL.tag(crawl, host, n, at_front)
   if at_front then
     return v
   end
-  local first = math.max(v, tonumber(last or '0') or 0) + 1
+  local first = last and math.max(v, (tonumber(last) or 0) + 1) or v
   redis.call('HSET', tags, crawl, int(first + n - 1))
   return first
 end
