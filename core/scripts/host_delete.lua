@@ -66,8 +66,8 @@ local function checked_priorities()
   end
   if CRAWL.on() then
     expect_types({ CRAWL.lanes(host), 'zset', CRAWL.tags(host), 'hash' })
-    for _, crawl in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
-      expect_types({ CRAWL.lane(crawl, host), 'zset' })
+    for _, member in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+      expect_types({ CRAWL.lane(member, host), 'list' })
     end
   end
   return prios
@@ -76,23 +76,22 @@ end
 -- Empty the host's crawl lanes, at most `budget` records; returns how many were removed.
 local function empty_crawl_lanes(budget)
   local removed_n = 0
-  for _, crawl in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+  for _, member in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
     if budget <= removed_n then
       break
     end
-    local lane = CRAWL.lane(crawl, host)
-    local recs = redis.call('ZRANGE', lane, '0', int(budget - removed_n - 1))
+    local lane = CRAWL.lane(member, host)
+    local recs = redis.call('LRANGE', lane, '0', int(budget - removed_n - 1))
     for _, rec in ipairs(recs) do
       forget_live(rec)
     end
-    if #recs > 0 then
-      redis.call('ZREMRANGEBYRANK', lane, '0', int(#recs - 1))
-    end
+    redis.call('LTRIM', lane, int(#recs), '-1')
     removed_n = removed_n + #recs
-    local head = redis.call('ZRANGE', lane, '0', '0', 'WITHSCORES')
-    CRAWL.relist(crawl, host, head[1], head[2])
-    if not head[1] then
-      redis.call('HDEL', CRAWL.tags(host), crawl)
+    local prio = string.match(member, '^(%-?%d+):')
+    local head = redis.call('LINDEX', lane, '0')
+    CRAWL.relist(member, host, priority_number(prio), head)
+    if not head then
+      redis.call('HDEL', CRAWL.tags(host), string.sub(member, #prio + 2))
     end
   end
   return removed_n

@@ -170,29 +170,32 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
     end
     return top, rec, best
   end
-  local crawl = listed[1]
-  local lane = CRAWL.lane(crawl, host)
-  local heads = redis.pcall('ZRANGE', lane, '0', '1', 'WITHSCORES')
-  if heads.err then
+  local member = listed[1]
+  local lane = CRAWL.lane(member, host)
+  local rec = redis.pcall('LPOP', lane)
+  if type(rec) == 'table' then
     hold_corrupt_host(host)
     return nil
   end
-  local member = CRAWL.head(crawl, host)
-  if head_of[member] == nil then
-    head_lanes[#head_lanes + 1] = member
+  local heads_member = CRAWL.head(member, host)
+  if head_of[heads_member] == nil then
+    head_lanes[#head_lanes + 1] = heads_member
   end
   -- the host's next rank: its next crawl lane's head, this lane's next, or a lane's head
   local best = listed[4] and listed[4] + 0
-  if heads[3] then
-    local _, ts = rec_seq_ts(heads[3])
-    head_of[member], best = ts, CRAWL.better(best, heads[4] + 0)
-    redis.call('ZADD', CRAWL.lanes(host), heads[4], crawl)
+  local following = rec and redis.call('LINDEX', lane, '0')
+  local prio = string.match(member, '^(%-?%d+):')
+  if following then
+    local tag, ts = CRAWL.tag_ts(following)
+    local r = rank(priority_number(prio), tag)
+    head_of[heads_member], best = ts, CRAWL.better(best, r)
+    redis.call('ZADD', CRAWL.lanes(host), int(r), member)
   else
-    -- the crawl has nothing queued on the host now: its next item there starts from the
-    -- host's virtual time (CRAWL.tag)
-    head_of[member] = false
-    redis.call('ZREM', CRAWL.lanes(host), crawl)
-    redis.pcall('HDEL', CRAWL.tags(host), crawl)
+    -- the crawl has nothing queued on the host at this priority: its next item there starts
+    -- from the host's virtual time (CRAWL.tag)
+    head_of[heads_member] = false
+    redis.call('ZREM', CRAWL.lanes(host), member)
+    redis.pcall('HDEL', CRAWL.tags(host), string.sub(member, #prio + 2))
   end
   -- (most hosts of a crawl have no lane of the default crawl: one read says so)
   if redis.call('EXISTS', hp_key(host), lane_key(host, 0)) > 0 then
@@ -203,15 +206,14 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
       best = CRAWL.better(best, lanes)
     end
   end
-  if not heads[1] then
-    -- a crawl listed without a lane (left by an interrupted writer): passed over
+  if not rec then
+    -- a crawl lane listed without records (left by an interrupted writer): passed over
     return '*', nil, best
   end
-  redis.call('ZPOPMIN', lane)
   -- the host's virtual time is the tag it serves (CRAWL.tag); a foreign value at its key only
   -- loses that (pcall: the lease goes on)
-  redis.pcall('HSET', CRAWL.tags(host), '*', int((heads[2] + 0) % SEQ_SPAN))
-  return '*', heads[1], best
+  redis.pcall('HSET', CRAWL.tags(host), '*', int((CRAWL.tag_ts(rec))))
+  return '*', rec, best
 end
 
 function LEASE.next_item(host, host_rank, head_of, head_lanes)

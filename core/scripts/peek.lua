@@ -17,33 +17,44 @@ if limit <= 0 then
   return out
 end
 -- A host's ready items in lease order when it may have crawl lanes: the first offset + limit
--- of each lane and each crawl lane, merged by rank.
+-- of each lane and each crawl lane, merged as leases take them (the lowest head rank first; of
+-- equal ranks a crawl lane's, the crawl lanes in their set's order).
 local function host_items_with_crawls(host)
   local wanted = offset + limit
-  local ranked = {}
+  -- per lane: its records, the rank of each, and a key ordering equal ranks
+  local lanes = {}
+  for _, member in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+    local prio = priority_number(string.match(member, '^(%-?%d+):'))
+    local recs = redis.call('LRANGE', CRAWL.lane(member, host), '0', int(wanted - 1))
+    local ranks = {}
+    for i, rec in ipairs(recs) do
+      ranks[i] = rank(prio, (CRAWL.tag_ts(rec)))
+    end
+    lanes[#lanes + 1] = { recs = recs, ranks = ranks, order = '0' .. member, at = 1 }
+  end
   for _, prio in ipairs(host_priorities(host)) do
-    for _, rec in ipairs(redis.call('LRANGE', lane_key(host, prio), '0', int(wanted - 1))) do
-      ranked[#ranked + 1] = { rank(priority_number(prio), (rec_seq_ts(rec))), 1, rec }
+    local recs = redis.call('LRANGE', lane_key(host, prio), '0', int(wanted - 1))
+    local ranks = {}
+    for i, rec in ipairs(recs) do
+      ranks[i] = rank(priority_number(prio), (rec_seq_ts(rec)))
     end
+    lanes[#lanes + 1] = { recs = recs, ranks = ranks, order = '1' .. prio, at = 1 }
   end
-  for _, crawl in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
-    local recs = redis.call('ZRANGE', CRAWL.lane(crawl, host), '0', int(wanted - 1), 'WITHSCORES')
-    for i = 1, #recs, 2 do
-      ranked[#ranked + 1] = { recs[i + 1] + 0, 0, recs[i] }
+  for n = 1, wanted do
+    local pick
+    for _, lane in ipairs(lanes) do
+      local r = lane.ranks[lane.at]
+      if r and (not pick or r < pick.ranks[pick.at] or (r == pick.ranks[pick.at] and lane.order < pick.order)) then
+        pick = lane
+      end
     end
-  end
-  -- (of equal ranks the crawl lane's comes first, and its own in the set's order, as a lease
-  -- takes them)
-  table.sort(ranked, function(a, b)
-    if a[1] ~= b[1] then
-      return a[1] < b[1]
-    elseif a[2] ~= b[2] then
-      return a[2] < b[2]
+    if not pick then
+      break
     end
-    return a[3] < b[3]
-  end)
-  for i = offset + 1, math.min(wanted, #ranked) do
-    out[#out + 1] = ranked[i][3]
+    if n > offset then
+      out[#out + 1] = pick.recs[pick.at]
+    end
+    pick.at = pick.at + 1
   end
   return out
 end
@@ -85,7 +96,7 @@ for _, host in ipairs(redis.call('ZRANGE', K_READY, int(offset), int(offset + li
     -- the best crawl lane's head when it ranks first
     local crawl = redis.call('ZRANGE', CRAWL.lanes(host), '0', '0', 'WITHSCORES')
     if crawl[1] and (not head or crawl[2] + 0 <= rank(priority_number(top), (rec_seq_ts(head)))) then
-      head = redis.call('ZRANGE', CRAWL.lane(crawl[1], host), '0', '0')[1] or head
+      head = redis.call('LINDEX', CRAWL.lane(crawl[1], host), '0') or head
     end
   end
   if head then

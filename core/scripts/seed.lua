@@ -21,9 +21,10 @@
 -- Cache hits are counted (seen_cache_hits_total, which stats adds to duplicates_total) only while
 -- the seen epoch is still the one they were judged by; otherwise the client sends those items
 -- again.
--- A named crawl's items that are ready go into its lanes on their hosts (`lz:<crawl>:<host>`),
--- those of a host with consecutive tags from CRAWL.tag's first, instead of lanes; delayed ones
--- get their tag when they come due. The queue is marked 7.
+-- A named crawl's items that are ready go into its crawl lanes on their hosts
+-- (`lz:<priority>:<crawl>:<host>`), those of a host with consecutive tags from CRAWL.tag's first
+-- written into their records, instead of lanes; delayed ones are stored with tag 0 and get
+-- their tag when they come due. The queue is marked 7.
 -- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
 -- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
@@ -99,12 +100,14 @@ function SEED.reset()
   added_ready, added_delayed, duplicates, seen_added, refused, first_due = 0, 0, 0, 0, 0, -1
   lane_index, lane_count, lane_host, lane_prio, lane_seq, lane_recs = {}, 0, {}, {}, {}, {}
   host_rank, host_order, host_count, host_added, host_delayed = {}, {}, 0, {}, {}
-  -- a crawl's ready items per host for its crawl lane (priority, record, ...; then rank,
-  -- record, ... once tagged), and the hosts in first-seen order (SEED.crawl_item)
+  -- a crawl's ready items per host for its crawl lanes (priority digits, the record's two parts
+  -- around its tag, ...), and the hosts in first-seen order (SEED.crawl_item)
   SEED.zrecs, SEED.zhosts = {}, {}
 end
 
--- A ready item of the call's crawl, kept for its host's crawl lane (tagged by SEED.push_crawl).
+-- A ready item of the call's crawl, kept for its crawl lane on its host: its record as the two
+-- parts around its tag (the record tail holds a NUL byte where the tag goes), written by
+-- SEED.push_crawl once the host's tags are known.
 function SEED.crawl_item(host, rec, prio_digits)
   local recs = SEED.zrecs[host]
   if not recs then
@@ -112,61 +115,96 @@ function SEED.crawl_item(host, rec, prio_digits)
     SEED.zrecs[host] = recs
     SEED.zhosts[#SEED.zhosts + 1] = host
   end
-  recs[#recs + 1], recs[#recs + 2] = priority_number(prio_digits), rec
+  local cut = string.find(rec, '\0', 1, true)
+  if not cut then
+    fail('INVALID', 'a record tail of a named crawl without the place of its tag')
+  end
+  recs[#recs + 1], recs[#recs + 2], recs[#recs + 3] = prio_digits, string.sub(rec, 1, cut - 1),
+    string.sub(rec, cut + 1)
 end
 
--- The crawl's ready items into its lanes on their hosts (one ZADD per host, in chunks), each
--- host's with consecutive tags (CRAWL.tag). A lane's new head (an item ranked before its head,
--- or a lane that was empty) is listed in the host's crawl lanes with its age in `heads`. Every
--- key is read before the first write: a foreign value at one fails the call with nothing
--- changed. Returns the error reply to send, if any; fills host_was_empty for a host whose lanes
--- were all empty, and lists each host with its best new rank for SEED.schedule.
+-- A delayed item of the call's crawl as it waits in `delayed`: with tag 0 where its tail holds
+-- the NUL byte (CRAWL.enqueue gives it its tag when it comes due).
+function SEED.untagged(rec)
+  local cut = string.find(rec, '\0', 1, true)
+  return cut and string.sub(rec, 1, cut - 1) .. '0' .. string.sub(rec, cut + 1) or rec
+end
+
+-- The crawl's ready items into its lanes on their hosts (one RPUSH per lane, in chunks), each
+-- host's with consecutive tags in the call's order (CRAWL.tag). A lane that was empty is listed
+-- in the host's crawl lanes at its head's rank, with its age in `heads`. Every key is read
+-- before the first write: a foreign value at one fails the call with nothing changed. Returns
+-- the error reply to send, if any; fills host_was_empty for a host whose lanes were all empty,
+-- and lists each host with its best new rank for SEED.schedule.
 function SEED.push_crawl(host_was_empty)
-  local crawl, hosts, heads, others = SEED.crawl, SEED.zhosts, {}, {}
-  for hi, host in ipairs(hosts) do
-    local lane = CRAWL.lane(crawl, host)
-    local head = redis.pcall('ZRANGE', lane, '0', '0', 'WITHSCORES')
-    -- (the host's other crawl lanes, read only for a lane that was empty)
-    local listed = not head.err and not head[1] and redis.pcall('ZCARD', CRAWL.lanes(host))
-    local foreign = head.err and lane or type(listed) == 'table' and CRAWL.lanes(host)
-    if not foreign and type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
-      foreign = CRAWL.tags(host)
+  local crawl, lengths, others = SEED.crawl, {}, {}
+  for _, host in ipairs(SEED.zhosts) do
+    local recs, listed = SEED.zrecs[host], CRAWL.lanes(host)
+    local foreign
+    for i = 1, #recs, 3 do
+      local lane = CRAWL.lane(CRAWL.member(recs[i], crawl), host)
+      if lengths[lane] == nil then
+        lengths[lane] = redis.pcall('LLEN', lane)
+        foreign = foreign or type(lengths[lane]) == 'table' and lane
+      end
     end
+    others[host] = redis.pcall('ZCARD', listed)
+    foreign = foreign or type(others[host]) == 'table' and listed
+      or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' and CRAWL.tags(host)
     if foreign then
       SEED.undo_items(seed_n)
       return redis.error_reply('CRAWLQ_CORRUPT key ' .. foreign .. ' holds a '
         .. redis.call('TYPE', foreign).ok .. ', expected a '
-        .. (foreign == CRAWL.tags(host) and 'hash' or 'zset'))
+        .. (foreign == CRAWL.tags(host) and 'hash' or foreign == listed and 'zset' or 'list'))
     end
-    heads[hi], others[hi] = head, listed
   end
   own_format(PROTOCOL_DIGITS)
-  for hi, host in ipairs(hosts) do
-    local recs, head = SEED.zrecs[host], heads[hi]
-    -- the host's tags, in the call's order, and its best new rank
-    local tag, best = CRAWL.tag(crawl, host, #recs / 2) - 1, nil
-    for i = 1, #recs, 2 do
-      tag = tag + 1
-      local r = rank(recs[i], tag)
-      recs[i] = int(r)
-      if not best or r < best then
-        best = r
-      end
+  for _, host in ipairs(SEED.zhosts) do
+    SEED.push_crawl_host(host, lengths, others[host], host_was_empty)
+  end
+end
+
+-- One host's part of SEED.push_crawl: its records tagged and pushed lane by lane.
+function SEED.push_crawl_host(host, lengths, others, host_was_empty)
+  local crawl, recs = SEED.crawl, SEED.zrecs[host]
+  local tag, best = CRAWL.tag(crawl, host, #recs / 3) - 1, nil
+  -- the records of each lane, lanes in first-seen order
+  local by_lane, lanes = {}, {}
+  for i = 1, #recs, 3 do
+    tag = tag + 1
+    local prio = recs[i]
+    local lane_recs = by_lane[prio]
+    if not lane_recs then
+      lane_recs = { first = tag }
+      by_lane[prio] = lane_recs
+      lanes[#lanes + 1] = prio
     end
-    call_chunked('ZADD', CRAWL.lane(crawl, host), recs)
-    if not head[2] or best < head[2] + 0 then
-      redis.call('ZADD', CRAWL.lanes(host), int(best), crawl)
-      redis.call('ZADD', K_HEADS, NOW_DIGITS, CRAWL.head(crawl, host))
+    lane_recs[#lane_recs + 1] = recs[i + 1] .. int(tag) .. recs[i + 2]
+  end
+  for _, prio in ipairs(lanes) do
+    local member = CRAWL.member(prio, crawl)
+    local lane = CRAWL.lane(member, host)
+    local lane_recs = by_lane[prio]
+    for first = 1, #lane_recs, 4000 do
+      redis.call('RPUSH', lane, unpack(lane_recs, first, math.min(first + 3999, #lane_recs)))
     end
-    if host_rank[host] == nil then
-      host_count = host_count + 1
-      host_order[host_count] = host
+    if lengths[lane] == 0 then
+      -- a new lane: its head is the first of these
+      local r = rank(priority_number(prio), lane_recs.first)
+      redis.call('ZADD', CRAWL.lanes(host), int(r), member)
+      redis.call('ZADD', K_HEADS, NOW_DIGITS, CRAWL.head(member, host))
+      lengths[lane] = #lane_recs
+      best = CRAWL.better(best, r)
     end
-    host_rank[host] = CRAWL.better(host_rank[host] or nil, best)
-    if host_was_empty[host] == nil then
-      host_was_empty[host] = others[hi] == 0
-        and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0
-    end
+  end
+  if host_rank[host] == nil then
+    host_count = host_count + 1
+    host_order[host_count] = host
+  end
+  host_rank[host] = CRAWL.better(host_rank[host] or nil, best)
+  if host_was_empty[host] == nil then
+    host_was_empty[host] = others == 0
+      and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0
   end
 end
 
@@ -212,7 +250,8 @@ function SEED.undo_items(upto)
     if st == 'a' or st == 'f' then
       live_remove(argv[a + 6], argv[a + 7] + 0, level)
       if argv[a + 4] ~= '0' and argv[a + 4] + 0 > 0 then
-        redis.call('ZREM', K_DELAYED, rec_open .. int(id) .. rec_ts .. argv[a + 8])
+        local rec = rec_open .. int(id) .. rec_ts .. argv[a + 8]
+        redis.call('ZREM', K_DELAYED, SEED.crawl and SEED.untagged(rec) or rec)
       end
       id = id + 1
     end
@@ -473,7 +512,7 @@ function SEED.items()
       local rec, prio_digits = rec_open .. id_prefix .. id_suffix .. rec_ts .. argv[a + 8], argv[a + 3]
       tally(host_added, host, 1)
       if argv[a + 4] ~= '0' and argv[a + 4] + 0 > 0 then
-        SEED.delay(host, rec, argv[a + 4])
+        SEED.delay(host, SEED.crawl and SEED.untagged(rec) or rec, argv[a + 4])
       elseif SEED.crawl then
         SEED.crawl_item(host, rec, prio_digits)
         ready = ready + 1

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! {"v":1,"id":"<id>","ts":<ms>[,"host":"<host>"][,"priority":<p>][,"attempt":<n>]
-//!   [,"crawl":"<crawl>"][,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
+//!   [,"crawl":"<crawl>","tag":<tag>][,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 //! ```
 //! `host` is omitted when it is [`url_host`] of the URL, `priority` and `attempt` when 0
 //! (records of protocol 2 always have `attempt`, those of protocols 2 and 3 always `host`;
@@ -39,7 +39,9 @@ pub struct StoredItem {
     /// Failed deliveries so far.
     pub attempt: u32,
     /// The named crawl the item belongs to (`None`: the default crawl). Written only for a
-    /// named crawl, so the default crawl's records are those of protocol 6.
+    /// named crawl, so the default crawl's records are those of protocol 6. Such a record also
+    /// has the `tag` the scripts order its crawl lane by (docs/PROTOCOL.md section 3), which a
+    /// reader passes over and [`StoredItem::encode`] does not write.
     pub crawl: Option<String>,
     /// `None` for host items.
     pub url: Option<String>,

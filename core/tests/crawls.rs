@@ -462,7 +462,7 @@ async fn a_foreign_value_at_a_crawl_key_is_reported_and_nothing_is_lost() {
     let base = q.ops().keys().base().to_string();
     q.seed(&urls("a.com", 0, 2), &into("jobs")).await.unwrap();
     q.seed(&urls("b.com", 0, 2), &into("jobs")).await.unwrap();
-    shared().cli(&["SET", &format!("{base}:lz:jobs:c.com"), "x"]);
+    shared().cli(&["SET", &format!("{base}:lz:0:jobs:c.com"), "x"]);
     let before = q.stats().await.unwrap();
     let err = q
         .seed(
@@ -475,7 +475,7 @@ async fn a_foreign_value_at_a_crawl_key_is_reported_and_nothing_is_lost() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "CORRUPT", "{err}");
-    assert!(err.to_string().contains(":lz:jobs:c.com"), "{err}");
+    assert!(err.to_string().contains(":lz:0:jobs:c.com"), "{err}");
     let after = q.stats().await.unwrap();
     assert_eq!(
         (after.ready, after.seen, after.hosts),
@@ -495,4 +495,47 @@ async fn a_foreign_value_at_a_crawl_key_is_reported_and_nothing_is_lost() {
     // reading the host reports the foreign value, typed
     let err = q.host_info("a.com").await.unwrap_err();
     assert_eq!(err.code(), "CORRUPT", "{err}");
+    // a host's tags overwritten: a seed there is refused whole; its leases go on (the host's
+    // virtual time is lost, nothing else)
+    q.seed(&urls("e.com", 0, 2), &into("jobs")).await.unwrap();
+    shared().cli(&["SET", &format!("{base}:hv:e.com"), "x"]);
+    let err = q
+        .seed(&urls("e.com", 10, 1), &into("jobs"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    assert!(err.to_string().contains("expected a hash"), "{err}");
+    assert_eq!(drain(&q).await.len(), 2);
+}
+
+/// A crawl's item seeded with a delay waits in `delayed` (tag 0) and gets its tag when it
+/// comes due, after the crawl's items queued meanwhile on its host.
+#[tokio::test]
+async fn a_crawls_delayed_item_gets_its_tag_when_it_comes_due() {
+    let url = test_url();
+    let q = open("crawl-delayed", no_delay()).await;
+    let later = SeedOptions {
+        delay: Duration::from_secs(5),
+        ..into("jobs")
+    };
+    q.seed(&items(&["http://a.com/later"]), &later)
+        .await
+        .unwrap();
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.delayed), (0, 1));
+    q.seed(&items(&["http://a.com/now"]), &into("jobs"))
+        .await
+        .unwrap();
+    q.set_fixed_clock(Some(T0 + 5_000));
+    let order: Vec<String> = drain(&q)
+        .await
+        .into_iter()
+        .map(|l| {
+            assert_eq!(l.crawl.as_deref(), Some("jobs"));
+            l.url.unwrap()
+        })
+        .collect();
+    assert_eq!(order, ["http://a.com/now", "http://a.com/later"]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.done, stats.delayed), (2, 0));
 }

@@ -83,11 +83,12 @@ local SPLIT, SPLIT_ASKED
 local META
 -- A key that never exists: `<base>:probe`.
 local K_PROBE
--- Named crawls (docs/crawls.md): a crawl's items on a host wait in its crawl lane there, a
--- sorted set `<base>:lz:<crawl>:<host>` of records scored by rank(priority, tag), the tag given
--- when the item is queued (start-time fair queuing per host: CRAWL.tag). CRAWL.on(): the queue
--- may hold crawl lanes (it is marked 7). One table: a script's main chunk may hold at most 200
--- locals.
+-- Named crawls (docs/crawls.md): a crawl's items of one priority on a host wait in its crawl
+-- lane there, a list `<base>:lz:<priority>:<crawl>:<host>` in the order of their tags, each
+-- record's "tag" given when the item is queued (start-time fair queuing per host: CRAWL.tag);
+-- `<base>:hl:<host>` lists the host's crawl lanes by the rank of their heads. CRAWL.on(): the
+-- queue may hold crawl lanes (it is marked 7). One table: a script's main chunk may hold at
+-- most 200 locals.
 local CRAWL = {}
 -- NOW in ms (and as digits); NOW_US in microseconds, the floor of new lease tokens.
 local NOW, NOW_US, NOW_DIGITS

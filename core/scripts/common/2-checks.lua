@@ -54,16 +54,20 @@ local function hp_key(host)
   return BASE .. ':hp:' .. host
 end
 
--- A crawl's lane on a host (its items there, scored by rank), the host's set of crawl lanes
--- (crawl -> the rank of its lane's head) and a crawl lane's member in `heads`.
-function CRAWL.lane(crawl, host)
-  return BASE .. ':lz:' .. crawl .. ':' .. host
+-- A crawl lane is named by its member `<priority>:<crawl>` in its host's set of crawl lanes
+-- (member -> the rank of the lane's head); the lane is the list of the crawl's records of that
+-- priority on the host, in tag order; its member in `heads` is '*' .. member .. ':' .. host.
+function CRAWL.member(prio, crawl)
+  return priority_digits(prio) .. ':' .. crawl
+end
+function CRAWL.lane(member, host)
+  return BASE .. ':lz:' .. member .. ':' .. host
 end
 function CRAWL.lanes(host)
   return BASE .. ':hl:' .. host
 end
-function CRAWL.head(crawl, host)
-  return '*' .. crawl .. ':' .. host
+function CRAWL.head(member, host)
+  return '*' .. member .. ':' .. host
 end
 -- A host's tags (CRAWL.tag): field '*' the tag of its last leased crawl item (the host's
 -- virtual time), field <crawl> the last tag given to that crawl's item there while its lane
@@ -117,8 +121,8 @@ local function host_ready(host)
   end
   if CRAWL.on() then
     local crawls = redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')
-    for _, crawl in ipairs(crawls) do
-      n = n + redis.call('ZCARD', CRAWL.lane(crawl, host))
+    for _, member in ipairs(crawls) do
+      n = n + redis.call('LLEN', CRAWL.lane(member, host))
     end
     return n, #prios + #crawls
   end

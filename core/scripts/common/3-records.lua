@@ -1,12 +1,12 @@
 -- Record layout (fixed field order, see docs/PROTOCOL.md):
 -- {"v":1,"id":"<id>","ts":<ms>[,"host":"<host>"][,"priority":<p>][,"attempt":<n>]
---   [,"crawl":"<crawl>"][,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
+--   [,"crawl":"<crawl>","tag":<tag>][,"url":"<url>"][,"key":"<key>"][,"last_error":"<text>"][,"payload":<json>]}
 -- (priority and attempt are left out when 0, and host when it is the URL's host: the text
 -- between "://" and the next '/' or ':'; protocol 2 wrote "attempt":0 and protocol 3 every
 -- host, both still read.)
 -- Returns nil for a record that does not have this shape (written by something else); else
 -- id, ts, host, priority, attempt, the position after them (and after the crawl), whether the
--- host is written, and the crawl (nil: the default crawl).
+-- host is written, the crawl (nil: the default crawl) and its tag (digits).
 -- A record's url field and the host its URL spells (what stands between "://" and the next '/'
 -- or ':'), anchored where the match starts.
 local REC_URL_HOST, REC_HEAD_URL_HOST
@@ -40,23 +40,23 @@ local function rec_head(rec)
     attempt = a + 0
     e = e3
   end
-  local _, e4, crawl = string.find(rec, '^,"crawl":"([^"]*)"', e + 1)
+  local _, e4, crawl, tag = string.find(rec, '^,"crawl":"([^"]*)","tag":(%d+)', e + 1)
   if e4 then
     e = e4
   end
   if e1 then
-    return id, ts + 0, host, prio, attempt, e + 1, true, crawl
+    return id, ts + 0, host, prio, attempt, e + 1, true, crawl, tag
   end
   host = string.match(rec, REC_URL_HOST, e + 1)
   if not host then
     return nil
   end
-  return id, ts + 0, host, prio, attempt, e + 1, false, crawl
+  return id, ts + 0, host, prio, attempt, e + 1, false, crawl, tag
 end
 
 -- host_written: false leaves the host out (a record whose URL's host it is); crawl: nil for the
--- default crawl.
-local function rec_prefix(id, ts, host, host_written, prio, attempt, crawl)
+-- default crawl, else with its tag (digits).
+local function rec_prefix(id, ts, host, host_written, prio, attempt, crawl, tag)
   local s = '{"v":1,"id":"' .. id .. '","ts":' .. int(ts)
   if host_written then
     s = s .. ',"host":"' .. host .. '"'
@@ -68,7 +68,7 @@ local function rec_prefix(id, ts, host, host_written, prio, attempt, crawl)
     s = s .. ',"attempt":' .. int(attempt)
   end
   if crawl then
-    s = s .. ',"crawl":"' .. crawl .. '"'
+    s = s .. ',"crawl":"' .. crawl .. '","tag":' .. tag
   end
   if not host_written then
     own_format()
@@ -98,7 +98,7 @@ end
 -- keep the stored one; payload_json is the new payload's JSON, or nil or '' to keep the stored
 -- one. Returns nil when the record cannot be read (the caller keeps it as is).
 local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
-  local id, _, host, prio, _, pos, host_written, crawl = rec_head(rec)
+  local id, _, host, prio, _, pos, host_written, crawl, tag = rec_head(rec)
   if not id then
     return nil
   end
@@ -134,7 +134,7 @@ local function rec_rebuild(rec, ts, attempt, last_error_json, payload_json)
   if payload_json and payload_json ~= '' and (rest == '}' or string.find(rest, '^,"payload":')) then
     rest = ',"payload":' .. payload_json .. '}'
   end
-  return rec_prefix(id, ts, host, host_written, prio, attempt, crawl) .. url_part .. error_part
+  return rec_prefix(id, ts, host, host_written, prio, attempt, crawl, tag) .. url_part .. error_part
     .. rest
 end
 
@@ -148,6 +148,21 @@ local function rec_seq_ts(rec)
     return SEQ_SPAN - 1, NOW_DIGITS
   end
   return id + 0, ts
+end
+
+-- The tag (a number) and enqueue time (digits) of a named crawl's record, the head of a crawl
+-- lane; a record that cannot be read ranks last and counts as queued now.
+function CRAWL.tag_ts(rec)
+  local _, _, ts, tag = string.find(rec, '^{"v":1,"id":"[^"]*","ts":(%d+),.-"tag":(%d+)')
+  if not tag then
+    return SEQ_SPAN - 1, NOW_DIGITS
+  end
+  return tag + 0, ts
+end
+
+-- A named crawl's record with another tag (the first "tag" field: it comes before any text).
+function CRAWL.retag(rec, tag)
+  return (string.gsub(rec, ',"tag":%d+', ',"tag":' .. int(tag), 1))
 end
 
 -- The id of a record as stored, or '?' when it cannot be read.

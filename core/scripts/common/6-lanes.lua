@@ -56,17 +56,16 @@ local function host_best(host, lane0_empty)
   return best
 end
 
--- List a crawl lane's head (a record and its rank, a number or Redis's digits; nil: the lane is
--- empty) in the host's crawl lanes and its age in `heads`.
-function CRAWL.relist(crawl, host, head, head_rank)
+-- List a crawl lane's head (its record; nil: the lane is empty) in the host's crawl lanes at
+-- its rank, with its age in `heads`. `member` is the lane's (CRAWL.member).
+function CRAWL.relist(member, host, prio, head)
   if head then
-    local _, ts = rec_seq_ts(head)
-    redis.call('ZADD', CRAWL.lanes(host), type(head_rank) == 'number' and int(head_rank) or head_rank,
-      crawl)
-    redis.call('ZADD', K_HEADS, ts, CRAWL.head(crawl, host))
+    local tag, ts = CRAWL.tag_ts(head)
+    redis.call('ZADD', CRAWL.lanes(host), int(rank(prio, tag)), member)
+    redis.call('ZADD', K_HEADS, ts, CRAWL.head(member, host))
   else
-    redis.call('ZREM', CRAWL.lanes(host), crawl)
-    redis.call('ZREM', K_HEADS, CRAWL.head(crawl, host))
+    redis.call('ZREM', CRAWL.lanes(host), member)
+    redis.call('ZREM', K_HEADS, CRAWL.head(member, host))
   end
 end
 
@@ -89,34 +88,36 @@ function CRAWL.tag(crawl, host, n, at_front)
   return first
 end
 
--- enqueue_ready for a record of a named crawl: into its crawl's lane on its host at the rank of
--- its tag. Its lane's listing and its host's rank fall to it when it is the lane's new head (the
--- host's unless politeness holds it in `wait`). Returns the host, or false (nothing changed)
--- when the lane or the host's crawl lanes hold a foreign value.
+-- enqueue_ready for a record of a named crawl: with a new tag, at the end of its crawl lane on
+-- its host (at the front, put back by a release: its tag is then the lowest). Its lane's
+-- listing and its host's rank fall to it when it is the lane's new head (the host's unless
+-- politeness holds it in `wait`). Returns the host, or false (nothing changed) when the lane,
+-- the host's crawl lanes or its tags hold a foreign value.
 function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
-  local lane, listed = CRAWL.lane(crawl, host), CRAWL.lanes(host)
-  local before = redis.pcall('ZRANGE', lane, '0', '0', 'WITHSCORES')
+  local member, listed = CRAWL.member(prio, crawl), CRAWL.lanes(host)
+  local lane = CRAWL.lane(member, host)
+  local before = redis.pcall('LLEN', lane)
   local others = redis.pcall('ZCARD', listed)
-  if before.err or type(others) == 'table' or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
+  if type(before) == 'table' or type(others) == 'table' or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' then
     return false
   end
   own_format(PROTOCOL_DIGITS)
-  local r = rank(prio, CRAWL.tag(crawl, host, 1, at_front))
-  redis.call('ZADD', lane, int(r), rec)
-  if before[2] and before[2] + 0 <= r then
-    counter('ready', 1)
+  local tag = CRAWL.tag(crawl, host, 1, at_front)
+  redis.call(at_front and 'LPUSH' or 'RPUSH', lane, CRAWL.retag(rec, tag))
+  counter('ready', 1)
+  if before > 0 and not at_front then
     return host
   end
   -- the lane's new head: its listing and age, and the host's rank unless politeness holds it
-  redis.call('ZADD', listed, int(r), crawl)
-  redis.call('ZADD', K_HEADS, int(ts), CRAWL.head(crawl, host))
+  local r = rank(prio, tag)
+  redis.call('ZADD', listed, int(r), member)
+  redis.call('ZADD', K_HEADS, int(ts), CRAWL.head(member, host))
   if others == 0 and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0 then
     counter('hosts', 1)
   end
   if not redis.call('ZSCORE', K_WAIT, host) then
     redis.call('ZADD', K_READY, 'LT', int(r), host)
   end
-  counter('ready', 1)
   return host
 end
 

@@ -138,6 +138,15 @@ impl Ops {
                 crate::config::MAX_DURATION.as_secs()
             )));
         }
+        let mut tail = wire::record_after_ts(&host, priority, 0, crawl, url, key, None, payload);
+        if let Some(crawl) = crawl {
+            // the item's tag, given by the script, goes after the crawl: a NUL byte marks its
+            // place (docs/PROTOCOL.md, `seed`); the first `"crawl"` is the field, as nothing
+            // before it holds a quote
+            let field = format!(r#","crawl":"{crawl}""#);
+            let at = tail.find(&field).expect("the tail has its crawl") + field.len();
+            tail.insert_str(at, ",\"tag\":\0");
+        }
         Ok(PreparedItem {
             index,
             seen_member: fingerprint.seen_member(),
@@ -146,7 +155,7 @@ impl Ops {
                 crawl,
                 key.or(url).unwrap_or(&host),
             )),
-            tail: wire::record_after_ts(&host, priority, 0, crawl, url, key, None, payload),
+            tail,
             host,
             priority,
             delay_ms: delay.as_millis() as u64,

@@ -635,39 +635,45 @@ async fn shard_truth(
             .insert(prio.to_string());
         hosts.insert(host.to_string());
     }
-    // A crawl's lane on a host (docs/PROTOCOL.md section 1): records of its crawl and host,
-    // each scored by a rank of its own priority; its head's rank listed in the host's crawl
-    // lanes `hl:<host>` and its age in `heads` under `*<crawl>:<host>`.
+    // A crawl lane (docs/PROTOCOL.md section 1): records of its crawl, priority and host, in the
+    // order of their tags; its head's rank listed in the host's crawl lanes `hl:<host>` and its
+    // age in `heads` under `*<priority>:<crawl>:<host>`.
     let mut crawl_lanes = 0u64;
     for lane in nodes.keys(base, ":lz:*").await {
-        let scored: Vec<(Vec<u8>, f64)> = redis::cmd("ZRANGE")
+        let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
             .arg(&lane)
             .arg(0)
             .arg(-1)
-            .arg("WITHSCORES")
             .query_async(&mut *conn)
             .await
             .unwrap();
-        assert!(!scored.is_empty(), "empty crawl lane {lane} left behind");
-        let (crawl, host) = lane[base.len() + 4..].split_once(':').unwrap();
-        for (r, score) in &scored {
+        assert!(!records.is_empty(), "empty crawl lane {lane} left behind");
+        let member_and_host = &lane[base.len() + 4..];
+        let (prio, rest) = member_and_host.split_once(':').unwrap();
+        let (crawl, host) = rest.split_once(':').unwrap();
+        let mut tags = Vec::new();
+        for r in &records {
             let item = crawlq::wire::salvage_record(r);
             assert_eq!(item.host, host, "record in the crawl lane of another host");
             assert_eq!(item.crawl.as_deref(), Some(crawl), "record in {lane}");
-            let rank_priority = 32767 - (*score / 137_438_953_472.0).floor() as i64;
-            assert_eq!(
-                rank_priority,
-                i64::from(item.priority),
-                "{lane}: a record ranked at another priority"
-            );
+            assert_eq!(item.priority.to_string(), prio, "record in {lane}");
+            let text = String::from_utf8_lossy(r);
+            let tag: u64 = text
+                .split(",\"tag\":")
+                .nth(1)
+                .and_then(|t| t.split([',', '}']).next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("a crawl record without its tag: {text}"));
+            tags.push(tag);
             place(item.id, "a crawl lane");
             count_host(host, 0, 0);
         }
-        let head = crawlq::wire::salvage_record(&scored[0].0);
+        let head = crawlq::wire::salvage_record(&records[0]);
         t.oldest_head_ts = Some(t.oldest_head_ts.map_or(head.ts, |o| o.min(head.ts)));
+        let member = format!("{prio}:{crawl}");
         let head_score: Option<f64> = redis::cmd("ZSCORE")
             .arg(key("heads"))
-            .arg(format!("*{crawl}:{host}"))
+            .arg(format!("*{member}:{host}"))
             .query_async(&mut *conn)
             .await
             .unwrap();
@@ -678,18 +684,20 @@ async fn shard_truth(
         );
         let listed: Option<f64> = redis::cmd("ZSCORE")
             .arg(key(&format!("hl:{host}")))
-            .arg(crawl)
+            .arg(&member)
             .query_async(&mut *conn)
             .await
             .unwrap();
+        let rank =
+            (32767 - prio.parse::<i64>().unwrap()) as f64 * 137_438_953_472.0 + tags[0] as f64;
         assert_eq!(
             listed,
-            Some(scored[0].1),
+            Some(rank),
             "crawl lane {lane}: its head's rank in its host's crawl lanes"
         );
         crawl_lanes += 1;
         lanes += 1;
-        t.ready += scored.len() as u64;
+        t.ready += records.len() as u64;
         hosts.insert(host.to_string());
     }
     // A host's priority set lists every priority of its non-empty lanes; a host whose only lane
