@@ -334,6 +334,19 @@ export interface DeadLetter {
   raw: string | null
 }
 
+/** A named crawl's counts (`crawlStats`), exact. */
+export interface CrawlStats {
+  pending: number
+  ready: number
+  delayed: number
+  leased: number
+  dead: number
+  done: number
+  /** URLs the crawl added to the seen set, forgotten ones included. */
+  seen: number
+  seededTotal: number
+}
+
 export interface HostInfo {
   host: string
   /** The per-host delay override (`null`: each worker's default applies). */
@@ -639,6 +652,11 @@ export declare class Queue {
   resumeHost(host: string): Promise<HostInfo>
   /** Politeness state of a host. */
   hostInfo(host: string): Promise<HostInfo>
+  /**
+   * A named crawl's counts, exact, summed over the shards; zeros for a crawl never
+   * seeded.
+   */
+  crawlStats(crawl: string): Promise<CrawlStats>
   /**
    * A page of the hosts holding items (queued, leased or dead), the most items first,
    * with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the

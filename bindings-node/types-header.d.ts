@@ -334,6 +334,19 @@ export interface DeadLetter {
   raw: string | null
 }
 
+/** A named crawl's counts (`crawlStats`), exact. */
+export interface CrawlStats {
+  pending: number
+  ready: number
+  delayed: number
+  leased: number
+  dead: number
+  done: number
+  /** URLs the crawl added to the seen set, forgotten ones included. */
+  seen: number
+  seededTotal: number
+}
+
 export interface HostInfo {
   host: string
   /** The per-host delay override (`null`: each worker's default applies). */

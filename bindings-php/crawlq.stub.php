@@ -228,6 +228,14 @@ final class Queue
     public function setHostDelay(string $host, ?float $seconds = null): mixed {}
 
     /**
+     * A named crawl's counts, exact, summed over the shards; zeros for a crawl never seeded.
+     * `seen` counts the URLs the crawl added, forgotten ones included.
+     *
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, seeded_total: int}
+     */
+    public function crawlStats(string $crawl): mixed {}
+
+    /**
      * Politeness state of a host.
      *
      * @return array{host: string, delay: float|null, adaptive_extra: float, ready: int, held_until: float|null,

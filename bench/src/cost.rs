@@ -375,6 +375,30 @@ async fn crawl_pages(
     .await
 }
 
+/// The Redis cost per item of `calls` rounds of lease(1) + ack(1) over `concurrency` tasks on
+/// `q` (seeded with enough items), as the figure `label`.
+async fn put_lease_and_ack(
+    server: &mut Server,
+    out: &mut Map<String, Value>,
+    label: &str,
+    q: &Arc<Queue<RedisExecutor>>,
+    calls: usize,
+    concurrency: usize,
+) -> Result<()> {
+    server.reset().await?;
+    together(concurrency, |_| {
+        let q = q.clone();
+        async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
+    })
+    .await?;
+    put(
+        out,
+        label,
+        server.script_usec(label).await? / (calls / concurrency * concurrency) as f64,
+    );
+    Ok(())
+}
+
 /// `times` rounds of lease(1) then ack of that lease; the queue must hold enough items.
 async fn lease_and_ack_one_by_one(q: &Queue<RedisExecutor>, times: usize) -> Result<()> {
     for _ in 0..times {
@@ -638,7 +662,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
     }
 
     if wanted("crawls") {
-        // seeding one named crawl (docs/crawls.md): its items go into sorted-set crawl lanes
+        // seeding one named crawl (docs/crawls.md): its items go into its crawl lanes
         server.flush().await?;
         let q = open(url, long_ttl.clone()).await?;
         let base = server.used_memory().await?;
@@ -663,17 +687,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             server.flush().await?;
             let q = open(url, Config::default()).await?;
             seed_crawls(&q, urls(calls, 1000), crawls, concurrency).await?;
-            server.reset().await?;
-            together(concurrency, |_| {
-                let q = q.clone();
-                async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
-            })
-            .await?;
-            put(
-                &mut out,
-                label,
-                server.script_usec(label).await? / (calls / concurrency * concurrency) as f64,
-            );
+            put_lease_and_ack(&mut server, &mut out, label, &q, calls, concurrency).await?;
         }
     }
 
@@ -682,18 +696,15 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
         server.flush().await?;
         let q = open(url, Config::default()).await?;
         seed_all(&q, urls(calls, 1000), concurrency).await?;
-        server.reset().await?;
-        together(concurrency, |_| {
-            let q = q.clone();
-            async move { lease_and_ack_one_by_one(&q, calls / concurrency).await }
-        })
-        .await?;
-        put(
+        put_lease_and_ack(
+            &mut server,
             &mut out,
             "lease(1) + ack(1)",
-            server.script_usec("lease(1) + ack(1)").await?
-                / (calls / concurrency * concurrency) as f64,
-        );
+            &q,
+            calls,
+            concurrency,
+        )
+        .await?;
         // the same on a queue whose hosts have an in-flight limit (2 of each host at once):
         // every lease counts its item, every ack frees the slot
         server.flush().await?;

@@ -599,6 +599,8 @@ test('named crawls: one item per crawl, the crawl on every lease, a page\'s link
   assert.equal(links.added, 1)
   const [link] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(link.crawl, 'red')
+  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2 })
+  await assert.rejects(q.crawlStats('a:b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
   q.close()
 })

@@ -677,6 +677,13 @@ impl Queue {
         Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
     }
 
+    /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total;
+    /// exact, summed over the shards; zeros for a crawl never seeded.
+    pub fn crawl_stats(&self, crawl: Text) -> PhpResult<Zval> {
+        let stats = runtime::block_on(self.handle.queue()?.crawl_stats(&crawl)).map_err(throw)?;
+        Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
+    }
+
     /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.
     pub fn host_info(&self, host: Text) -> PhpResult<Zval> {
         let info = runtime::block_on(self.handle.queue()?.host_info(&host)).map_err(throw)?;

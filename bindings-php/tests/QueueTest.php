@@ -670,6 +670,8 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2],
+            $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);
             $this->fail('crawl name accepted');

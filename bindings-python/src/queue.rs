@@ -68,6 +68,11 @@ fn leases_out(py: Python<'_>, leases: Vec<crawlq::Lease>) -> PyResult<Py<PyAny>>
     Ok(objects.into_pyobject(py)?.into_any().unbind())
 }
 
+/// A named crawl's counts as the dict `CrawlStats`.
+fn crawl_stats_out(py: Python<'_>, stats: crawlq::CrawlStats) -> PyResult<Py<PyAny>> {
+    json_out(py, json::crawl_stats_to_json(&stats, Style::Snake))
+}
+
 /// A host's state as the dict `HostInfo`.
 fn host_info_out(py: Python<'_>, info: crawlq::HostInfo) -> PyResult<Py<PyAny>> {
     json_out(py, json::host_info_to_json(&info, Style::Snake))
@@ -472,6 +477,17 @@ macro_rules! queue_methods {
                     &self.handle,
                     move |q| async move { q.set_host_delay(&host, delay).await },
                     Box::new(host_info_out),
+                )
+            }
+
+            /// A named crawl's counts (pending, ready, delayed, leased, dead, done, seen,
+            /// seeded_total), exact, summed over the shards; zeros for a crawl never seeded.
+            fn crawl_stats(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.crawl_stats(&crawl).await },
+                    Box::new(crawl_stats_out),
                 )
             }
 

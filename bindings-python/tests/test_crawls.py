@@ -16,8 +16,14 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
         assert q.seed(["http://a.com/x"], crawl=crawl).duplicates == 1
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
+    assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
+                                    "seen": 1, "seeded_total": 1}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
+    assert (q.crawl_stats("red")["done"], q.crawl_stats("blue")["done"]) == (1, 1)
+    assert q.crawl_stats("never")["seen"] == 0
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.crawl_stats("a:b")
 
 
 def test_two_crawls_on_one_host_take_turns_at_its_delay(redis_server: RedisServer, name: str) -> None:
@@ -65,6 +71,7 @@ def test_async_crawls(redis_server: RedisServer, name: str) -> None:
         assert (acked, report.added, link.crawl) == (True, 1, "jobs")
         await aq.ack(link)
         assert await aq.is_finished() is True
+        assert (await aq.crawl_stats("jobs"))["done"] == 2
         aq.close()
 
     asyncio.run(main())

@@ -63,6 +63,16 @@ def test_readme_worker_crawls_the_site(private_redis: RedisServer, site: str) ->
     assert out.stdout.strip() == "4 pages crawled, 1 dead"
 
 
+def test_readme_named_crawls_take_turns(private_redis: RedisServer) -> None:
+    code = readme_python_block("## Many crawls on one queue")
+    env = dict(os.environ, REDIS_URL=private_redis.url)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    # the comment in the block says what it prints
+    expected = re.search(r"# (\[.*\])", code).group(1)
+    assert out.stdout.strip() == expected
+
+
 def test_readme_crawlee_crawler_crawls_the_site_and_gives_back_its_leases_on_sigterm(
     private_redis: RedisServer, site: str, tmp_path: Path
 ) -> None:

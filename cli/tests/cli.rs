@@ -124,6 +124,34 @@ async fn seed_reports_exact_counts_and_invalid_line_numbers() {
 }
 
 #[tokio::test]
+async fn seed_into_a_named_crawl() {
+    let name = unique("seed-crawl");
+    let file = temp_file(
+        "crawl.txt",
+        b"https://example.com/a\nhttps://example.com/b\n",
+    );
+    let path = file.to_str().unwrap();
+    let out = crawlq(&["-q", &name, "seed", path, "--crawl", "news", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_out(&out)["added"], 2);
+    // the same URLs: duplicates in that crawl, new in the default one
+    let again = crawlq(&["-q", &name, "seed", path, "--crawl", "news", "--json"]);
+    assert_eq!(json_out(&again)["duplicates"], 2);
+    let default = crawlq(&["-q", &name, "seed", path, "--json"]);
+    assert_eq!(json_out(&default)["added"], 2);
+    let q = queue(&name).await;
+    let news = q.crawl_stats("news").await.unwrap();
+    assert_eq!((news.pending(), news.seen, news.seeded_total), (2, 2, 2));
+    let leased = q.lease(10, std::time::Duration::ZERO).await.unwrap();
+    assert!(leased.iter().any(|l| l.crawl.as_deref() == Some("news")));
+    // a name out of its rules is refused, nothing seeded
+    let bad = crawlq(&["-q", &name, "seed", path, "--crawl", "a:b"]);
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(stderr(&bad).contains("crawl name"), "{}", stderr(&bad));
+    assert_eq!(q.stats().await.unwrap().seen, 4);
+}
+
+#[tokio::test]
 async fn seed_in_small_batches_maps_every_invalid_line_and_writes_them_to_a_file() {
     let name = unique("batches");
     let file = temp_file("batches.txt", SEED_FILE);

@@ -54,6 +54,10 @@ if revisit_at then
   records = call_chunked('HMGET', K_LEASES, lease_keys)
   expect_zsets({ K_LEASED, K_DELAYED, K_HOSTITEMS })
   expect_types({ K_REVISITS, 'set', K_HOSTDELAYED, 'hash' })
+elseif CRAWL.on() then
+  -- a named crawl's items are counted per crawl: their records say which
+  expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
+  records = call_chunked('HMGET', K_LEASES, lease_keys)
 end
 -- A live lease has its key in `leased` and its record in `leases`. The keys are removed from
 -- `leased` first: when every one was there (the usual case) they are all live and the call needs
@@ -107,6 +111,9 @@ for i = 0, n - 1 do
     local a = 4 + i * 4
     local host = ARGV[a + 1]
     local again = records and records[i + 1] and revisit_at and rec_rebuild(records[i + 1], NOW, 0, nil, nil)
+    local crawl = records and CRAWL.of(records[i + 1])
+    CRAWL.count(crawl, 'leased', -1)
+    CRAWL.count(crawl, again and 'delayed' or 'done', 1)
     if again then
       revisit_members[#revisit_members + 1] = int(revisit_at)
       revisit_members[#revisit_members + 1] = again

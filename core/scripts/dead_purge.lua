@@ -36,6 +36,7 @@ if #ids > 0 then
   local records = redis.call('HMGET', K_DEADREC, unpack(ids))
   for i = 1, #ids do
     local host = records[i] and select(3, rec_head(records[i]))
+    CRAWL.count(CRAWL.of(records[i]), 'dead', -1)
     if host then
       tally(purged, host, 1)
     end

@@ -41,6 +41,7 @@ for i, id in ipairs(ids) do
     redis.call('HDEL', K_DEADREC, id)
     redis.call('ZREM', K_DEAD, id)
     host_count_add(K_HOSTDEAD, host, -1)
+    CRAWL.count(CRAWL.of(fresh), 'dead', -1)
     requeued = requeued + 1
     flags[i] = 1
   else

@@ -88,6 +88,7 @@ local function empty_crawl_lanes(budget)
     redis.call('LTRIM', lane, int(#recs), '-1')
     removed_n = removed_n + #recs
     local prio = string.match(member, '^(%-?%d+):')
+    CRAWL.count(string.sub(member, #prio + 2), 'ready', -#recs)
     local head = redis.call('LINDEX', lane, '0')
     CRAWL.relist(member, host, priority_number(prio), head)
     if not head then
@@ -123,6 +124,7 @@ function steps.leases()
     if is_ours(pairs_[i + 1]) then
       gone[#gone + 1] = pairs_[i]
       forget_live(pairs_[i + 1])
+      CRAWL.count(CRAWL.of(pairs_[i + 1]), 'leased', -1)
     end
   end
   call_chunked('HDEL', K_LEASES, gone)
@@ -147,6 +149,7 @@ function steps.delayed()
       gone[#gone + 1] = rec
       ids[#ids + 1] = rec_id(rec)
       forget_live(rec)
+      CRAWL.count(CRAWL.of(rec), 'delayed', -1)
     end
   end
   call_chunked('ZREM', K_DELAYED, gone)
@@ -177,6 +180,7 @@ function steps.dead()
       if recs[i] and is_ours(recs[i]) then
         gone[#gone + 1] = id
         note_identity(recs[i])
+        CRAWL.count(CRAWL.of(recs[i]), 'dead', -1)
       end
     end
   end

@@ -213,6 +213,9 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
   -- the host's virtual time is the tag it serves (CRAWL.tag); a foreign value at its key only
   -- loses that (pcall: the lease goes on)
   redis.pcall('HSET', CRAWL.tags(host), '*', int((CRAWL.tag_ts(rec))))
+  local crawl = string.sub(member, #prio + 2)
+  CRAWL.count(crawl, 'ready', -1)
+  CRAWL.count(crawl, 'leased', 1)
   return '*', rec, best
 end
 

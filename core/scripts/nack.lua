@@ -104,11 +104,12 @@ local function bury(lease_key, rec, fresh, reason)
 end
 
 -- The item is retried after d ms: ready now (already in its lane: enqueue_ready), or delayed.
-local function retry_in(fresh, host, d)
+local function retry_in(fresh, host, d, crawl)
   if d > 0 then
     delayed_members[#delayed_members + 1] = int(NOW + d)
     delayed_members[#delayed_members + 1] = fresh
     add_delayed(host, 1)
+    CRAWL.count(crawl, 'delayed', 1)
   else
     immediate = immediate + 1
   end
@@ -125,7 +126,8 @@ for i = 0, n - 1 do
   else
     answered[lease_key] = true
     gone[#gone + 1] = lease_key
-    local id, _, host, _, attempt = rec_head(rec)
+    local id, _, host, _, attempt, _, _, crawl = rec_head(rec)
+    CRAWL.count(crawl, 'leased', -1)
     local failures = attempt
     if id and not rate_limited then
       failures = attempt + 1
@@ -157,7 +159,7 @@ for i = 0, n - 1 do
       bury(lease_key, rec, fresh, reason)
       out[i + 1] = 'dead'
     else
-      retry_in(fresh, host, d)
+      retry_in(fresh, host, d, crawl)
       out[i + 1] = 'retried'
     end
   end

@@ -26,6 +26,7 @@ for i = 0, n - 1 do
   if rec and not answered[lease_key] then
     answered[lease_key] = true
     gone[#gone + 1] = lease_key
+    CRAWL.count(CRAWL.of(rec), 'leased', -1)
     if flights then
       local _, _, host = rec_head(rec)
       if host then

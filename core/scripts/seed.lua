@@ -137,20 +137,29 @@ end
 -- the error reply to send, if any; fills host_was_empty for a host whose lanes were all empty,
 -- and lists each host with its best new rank for SEED.schedule.
 function SEED.push_crawl(host_was_empty)
-  local crawl, lengths, others = SEED.crawl, {}, {}
+  local crawl, lengths, others, tags = SEED.crawl, {}, {}, {}
   for _, host in ipairs(SEED.zhosts) do
     local recs, listed = SEED.zrecs[host], CRAWL.lanes(host)
-    local foreign
+    local foreign, any_empty, all_empty = nil, false, true
     for i = 1, #recs, 3 do
       local lane = CRAWL.lane(CRAWL.member(recs[i], crawl), host)
       if lengths[lane] == nil then
-        lengths[lane] = redis.pcall('LLEN', lane)
-        foreign = foreign or type(lengths[lane]) == 'table' and lane
+        local len = redis.pcall('LLEN', lane)
+        lengths[lane] = len
+        foreign = foreign or type(len) == 'table' and lane
+        any_empty, all_empty = any_empty or len == 0, all_empty and len == 0
       end
     end
-    others[host] = redis.pcall('ZCARD', listed)
+    -- the host's crawl lanes are written (and so read first) only for a new lane; whether
+    -- the host had ready items only matters when every lane of the call is new
+    others[host] = any_empty and redis.pcall('ZCARD', listed) or 1
+    if not all_empty and type(others[host]) ~= 'table' then
+      others[host] = 1
+    end
+    -- (the host's tags, read once: CRAWL.tag)
+    tags[host] = redis.pcall('HMGET', CRAWL.tags(host), '*', crawl)
     foreign = foreign or type(others[host]) == 'table' and listed
-      or type(redis.pcall('HLEN', CRAWL.tags(host))) == 'table' and CRAWL.tags(host)
+      or tags[host].err and CRAWL.tags(host)
     if foreign then
       SEED.undo_items(seed_n)
       return redis.error_reply('CRAWLQ_CORRUPT key ' .. foreign .. ' holds a '
@@ -160,14 +169,14 @@ function SEED.push_crawl(host_was_empty)
   end
   own_format(PROTOCOL_DIGITS)
   for _, host in ipairs(SEED.zhosts) do
-    SEED.push_crawl_host(host, lengths, others[host], host_was_empty)
+    SEED.push_crawl_host(host, lengths, others[host], tags[host], host_was_empty)
   end
 end
 
 -- One host's part of SEED.push_crawl: its records tagged and pushed lane by lane.
-function SEED.push_crawl_host(host, lengths, others, host_was_empty)
+function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
   local crawl, recs = SEED.crawl, SEED.zrecs[host]
-  local tag, best = CRAWL.tag(crawl, host, #recs / 3) - 1, nil
+  local tag, best = CRAWL.tag(crawl, host, #recs / 3, false, known_tags) - 1, nil
   -- the records of each lane, lanes in first-seen order
   local by_lane, lanes = {}, {}
   for i = 1, #recs, 3 do
@@ -433,6 +442,12 @@ function SEED.finish(born, forgotten, new_hosts, layout)
   end
   counter('seen', seen_added)
   counter('ready', added_ready)
+  if SEED.crawl then
+    CRAWL.count(SEED.crawl, 'ready', added_ready)
+    CRAWL.count(SEED.crawl, 'delayed', added_delayed)
+    CRAWL.count(SEED.crawl, 'seen', seen_added)
+    CRAWL.count(SEED.crawl, 'seeded_total', added)
+  end
   counter('hosts', new_hosts)
   counter('seeded_total', added)
   counter('duplicates_total', duplicates)

@@ -174,6 +174,7 @@ scripts! {
     RELEASE => ("release", "allow-oom"),
     RECLAIM => ("reclaim", "allow-oom"),
     STATS => ("stats", "no-writes"),
+    CRAWL_STATS => ("crawl_stats", "no-writes"),
     STATS_SHARDS => ("stats_shards", "no-writes,allow-cross-slot-keys", [stats_part: STATS]),
     DEAD_LIST => ("dead_list", "no-writes"),
     DEAD_REQUEUE => ("dead_requeue", "allow-oom"),

@@ -539,3 +539,56 @@ async fn a_crawls_delayed_item_gets_its_tag_when_it_comes_due() {
     let stats = check_invariants(&url, &q).await;
     assert_eq!((stats.done, stats.delayed), (2, 0));
 }
+
+/// Each named crawl's counts, exact through seeds, leases, acks, retries, dead letters and
+/// host deletion; summed over shards; zeros for a crawl never seeded.
+#[tokio::test]
+async fn each_crawls_stats_follow_its_items() {
+    let url = test_url();
+    let q = open(
+        "crawl-stats",
+        Config {
+            max_attempts: 1,
+            ..no_delay()
+        },
+    )
+    .await;
+    q.seed(&urls("a.com", 0, 3), &into("red")).await.unwrap();
+    q.seed(&urls("b.com", 0, 2), &into("red")).await.unwrap();
+    let later = SeedOptions {
+        delay: Duration::from_secs(60),
+        ..into("blue")
+    };
+    q.seed(&urls("a.com", 0, 2), &later).await.unwrap();
+    q.seed(&urls("a.com", 0, 2), &into("red")).await.unwrap(); // duplicates
+    let red = q.crawl_stats("red").await.unwrap();
+    assert_eq!(
+        (red.ready, red.delayed, red.seen, red.seeded_total),
+        (5, 0, 5, 5)
+    );
+    let blue = q.crawl_stats("blue").await.unwrap();
+    assert_eq!((blue.ready, blue.delayed, blue.pending()), (0, 2, 2));
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 5);
+    q.ack(&handles(&leases[..2])).await.unwrap();
+    let fail = NackOptions {
+        retry: false,
+        ..NackOptions::default()
+    };
+    q.nack(&[(leases[2].handle(), fail)]).await.unwrap();
+    let red = q.crawl_stats("red").await.unwrap();
+    assert_eq!((red.ready, red.leased, red.done, red.dead), (0, 2, 2, 1));
+    check_invariants(&url, &q).await;
+    // a.com deleted: its items of both crawls leave their counts
+    q.delete_host("a.com", false).await.unwrap();
+    let (red, blue) = (
+        q.crawl_stats("red").await.unwrap(),
+        q.crawl_stats("blue").await.unwrap(),
+    );
+    check_invariants(&url, &q).await;
+    assert_eq!(blue.pending() + blue.leased + blue.dead, 0);
+    assert_eq!(red.done, 2, "done is a count of what happened: it stays");
+    assert_eq!(q.crawl_stats("never").await.unwrap(), CrawlStats::default());
+    let err = q.crawl_stats("a:b").await.unwrap_err();
+    assert_eq!(err.code(), "INVALID_ARGUMENT");
+}

@@ -148,6 +148,18 @@ class DeadLetter(TypedDict):
     raw: Optional[str]
     """The stored record, when it could not be decoded (the other fields are what could be read)."""
 
+class CrawlStats(TypedDict):
+    """A named crawl's counts (``crawl_stats``), exact."""
+    pending: int
+    ready: int
+    delayed: int
+    leased: int
+    dead: int
+    done: int
+    seen: int
+    """URLs the crawl added to the seen set, forgotten ones included."""
+    seeded_total: int
+
 class HostInfo(TypedDict):
     host: str
     delay: Optional[float]
@@ -494,6 +506,8 @@ class Queue:
         """Delete the dead letters with these ids, or every one (they stay seen), in calls of at
         most 500 so that none holds Redis for long; returns how many were deleted."""
     def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
+    def crawl_stats(self, crawl: str) -> CrawlStats:
+        """A named crawl's counts, summed over the shards; zeros for a crawl never seeded."""
     def host_info(self, host: str) -> HostInfo: ...
     def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo:
         """Set a host's delay from its robots.txt Crawl-delay (None: it has none now),
@@ -705,6 +719,7 @@ class AsyncQueue:
         """Delete the dead letters with these ids, or every one (they stay seen), in calls of at
         most 500; returns how many were deleted."""
     async def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
+    async def crawl_stats(self, crawl: str) -> CrawlStats: ...
     async def host_info(self, host: str) -> HostInfo: ...
     async def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...

@@ -64,6 +64,21 @@ local function counter(field, delta)
   end
 end
 
+-- A named crawl's counts (docs/PROTOCOL.md section 1, `c:<crawl>`): its items ready, delayed,
+-- leased and dead, done, its seen URLs and seeded_total, kept by every move of its records (the
+-- default crawl's are in `meta`). CRAWL.of: the crawl of a record, nil for the default crawl's
+-- (and in a queue without crawls, whose records are not read for it).
+function CRAWL.of(rec)
+  if rec and CRAWL.on() then
+    return (select(8, rec_head(rec)))
+  end
+end
+function CRAWL.count(crawl, field, delta)
+  if crawl and delta ~= 0 then
+    redis.call('HINCRBY', BASE .. ':c:' .. crawl, field, int(delta))
+  end
+end
+
 -- The seen and live sets are split in levels of small integer sets (Redis intsets). Level l has
 -- 1024 * 8^l buckets and takes new members until meta.seen reaches 384 per bucket on average,
 -- which keeps every bucket under the default set-max-intset-entries (512). Earlier levels are

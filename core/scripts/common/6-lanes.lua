@@ -75,10 +75,11 @@ end
 -- the crawl's last tag there (or the virtual time, if later), so a crawl that queued much on
 -- the host is served in turn with the others instead of first. The crawl's last tag is left at
 -- the last of the n. An item put back at the front (release) gets the virtual time: it is
--- next. A rank holds 2^37 tags per priority.
-function CRAWL.tag(crawl, host, n, at_front)
+-- next. A rank holds 2^37 tags per priority. known: the host's `*` and crawl fields, when the
+-- caller read them.
+function CRAWL.tag(crawl, host, n, at_front, known)
   local tags = CRAWL.tags(host)
-  local v, last = unpack(redis.call('HMGET', tags, '*', crawl))
+  local v, last = unpack(known or redis.call('HMGET', tags, '*', crawl))
   v = tonumber(v or '0') or 0
   if at_front then
     return v
@@ -105,6 +106,7 @@ function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
   local tag = CRAWL.tag(crawl, host, 1, at_front)
   redis.call(at_front and 'LPUSH' or 'RPUSH', lane, CRAWL.retag(rec, tag))
   counter('ready', 1)
+  CRAWL.count(crawl, 'ready', 1)
   if before > 0 and not at_front then
     return host
   end
@@ -216,6 +218,7 @@ local function to_dead(id, rec)
   redis.call('ZADD', K_DEAD, NOW_DIGITS, id)
   redis.call('HSET', K_DEADREC, id, rec)
   counter('dead_total', 1)
+  CRAWL.count(CRAWL.of(rec), 'dead', 1)
   local _, _, host = rec_head(rec)
   if host then
     host_count_add(K_HOSTDEAD, host, 1)

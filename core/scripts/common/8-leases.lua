@@ -22,7 +22,8 @@ local function reclaim_leases(lease_keys, max_attempts)
   for i, lease_key in ipairs(lease_keys) do
     local rec = recs[i]
     if rec then
-      local _, _, host, _, attempt = rec_head(rec)
+      local _, _, host, _, attempt, _, _, crawl = rec_head(rec)
+      CRAWL.count(crawl, 'leased', -1)
       if flights and host then
         FLIGHT.answered(host, 1, lease_key)
       end
@@ -63,6 +64,7 @@ local function promote_due(expired, due_items, due_hosts, max_attempts, any_paus
     local level
     local promoted = {}
     for _, rec in ipairs(due_items) do
+      CRAWL.count(CRAWL.of(rec), 'delayed', -1)
       local host = enqueue_ready(rec, false)
       if host then
         tally(promoted, host, -1)

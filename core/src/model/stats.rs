@@ -137,6 +137,50 @@ pub struct DeadLetter {
     pub raw: Option<String>,
 }
 
+/// The counts of one named crawl ([`crate::Queue::crawl_stats`]), exact and O(1) per shard:
+/// kept by every script that moves one of its items (docs/crawls.md, "Stats").
+///
+/// ```
+/// let s = crawlq::CrawlStats { ready: 2, delayed: 1, ..Default::default() };
+/// assert_eq!(s.pending(), 3);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CrawlStats {
+    /// Queued in its crawl lanes, leasable as soon as politeness allows.
+    pub ready: u64,
+    /// Waiting for their delay, retry backoff or revisit.
+    pub delayed: u64,
+    /// Leased now (including expired leases not yet reclaimed).
+    pub leased: u64,
+    /// Dead letters.
+    pub dead: u64,
+    /// Acked (a revisit counts when it is acked again too).
+    pub done: u64,
+    /// URLs the crawl added to the seen set, forgotten ones included.
+    pub seen: u64,
+    /// Items its seeds queued (forced re-adds included).
+    pub seeded_total: u64,
+}
+
+impl CrawlStats {
+    /// ready + delayed: queued and not leased.
+    pub fn pending(&self) -> u64 {
+        self.ready + self.delayed
+    }
+
+    /// The sum of two shards' counts.
+    pub(crate) fn add(mut self, other: CrawlStats) -> CrawlStats {
+        self.ready += other.ready;
+        self.delayed += other.delayed;
+        self.leased += other.leased;
+        self.dead += other.dead;
+        self.done += other.done;
+        self.seen += other.seen;
+        self.seeded_total += other.seeded_total;
+        self
+    }
+}
+
 /// A page of dead letters, oldest first.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeadPage {

@@ -25,6 +25,30 @@ impl Ops {
         self.call(&scripts::STATS, 0)
     }
 
+    /// A named crawl's counts in this shard: the `crawl_stats` script.
+    pub fn crawl_stats(&self, crawl: &str) -> Result<ScriptCall> {
+        crate::normalize::check_crawl(crawl).map_err(Error::InvalidArgument)?;
+        let mut call = self.call(&scripts::CRAWL_STATS, 1);
+        call.args.push(crawl.as_bytes().to_vec());
+        Ok(call)
+    }
+
+    /// The reply of [`Ops::crawl_stats`].
+    pub fn decode_crawl_stats(&self, reply: Reply) -> Result<crate::CrawlStats> {
+        let items = reply.array()?;
+        expect_len(&items, 7, "crawl_stats")?;
+        let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
+        Ok(crate::CrawlStats {
+            ready: n(0)?,
+            delayed: n(1)?,
+            leased: n(2)?,
+            dead: n(3)?,
+            done: n(4)?,
+            seen: n(5)?,
+            seeded_total: n(6)?,
+        })
+    }
+
     /// Stats of this shard and of `others` (shards of the same queue on the same node) in one
     /// atomic call (docs/PROTOCOL.md section 9, "Readings").
     pub fn stats_shards(&self, others: &[&Ops]) -> ScriptCall {

@@ -52,6 +52,28 @@ impl<E: Executor> Queue<E> {
         futures_util::future::try_join_all(layout.all().iter().map(call)).await
     }
 
+    /// A named crawl's counts ([`crate::SeedOptions::crawl`]), exact and O(1) per shard: the
+    /// sums over the shards. A crawl never seeded answers zeros.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let s = q.crawl_stats("customer-42").await?;
+    /// println!("{} pending, {} leased, {} done", s.pending(), s.leased, s.done);
+    /// # Ok(()) }
+    /// ```
+    pub async fn crawl_stats(&self, crawl: &str) -> Result<crate::CrawlStats> {
+        let layout = self.layout().await?;
+        let per_shard = self
+            .each_shard(layout, |ops| async move {
+                let reply = self.exec.eval(ops.crawl_stats(crawl)?).await?;
+                ops.decode_crawl_stats(reply)
+            })
+            .await?;
+        Ok(per_shard
+            .into_iter()
+            .fold(crate::CrawlStats::default(), crate::CrawlStats::add))
+    }
+
     /// Depth and counters, exact and O(1) per shard: the sums over the shards, and (with
     /// several shards) each shard's own in [`Stats::shards`].
     pub async fn stats(&self) -> Result<Stats> {

@@ -554,6 +554,17 @@ impl Truth {
     }
 }
 
+/// Every element of a list.
+async fn lrange_all(conn: &mut crawlq::redis_exec::Connection, key: &str) -> Vec<Vec<u8>> {
+    redis::cmd("LRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
 /// The invariant checker for one shard (base): every lease with its record and deadline, every
 /// record in exactly one place, every host with ready items scheduled exactly once, every
 /// non-empty lane's head age in `heads`.
@@ -586,13 +597,7 @@ async fn shard_truth(
         Default::default();
     let mut lanes = 0u64;
     for lane in nodes.keys(base, ":l:*").await {
-        let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
-            .arg(&lane)
-            .arg(0)
-            .arg(-1)
-            .query_async(&mut *conn)
-            .await
-            .unwrap();
+        let records = lrange_all(conn, &lane).await;
         assert!(!records.is_empty(), "empty lane {lane} left behind");
         let (prio, host) = lane[base.len() + 3..].split_once(':').unwrap();
         for r in &records {
@@ -639,14 +644,10 @@ async fn shard_truth(
     // order of their tags; its head's rank listed in the host's crawl lanes `hl:<host>` and its
     // age in `heads` under `*<priority>:<crawl>:<host>`.
     let mut crawl_lanes = 0u64;
+    // per named crawl: its items ready, delayed, leased and dead, by the records
+    let mut per_crawl: std::collections::BTreeMap<String, [u64; 4]> = Default::default();
     for lane in nodes.keys(base, ":lz:*").await {
-        let records: Vec<Vec<u8>> = redis::cmd("LRANGE")
-            .arg(&lane)
-            .arg(0)
-            .arg(-1)
-            .query_async(&mut *conn)
-            .await
-            .unwrap();
+        let records = lrange_all(conn, &lane).await;
         assert!(!records.is_empty(), "empty crawl lane {lane} left behind");
         let member_and_host = &lane[base.len() + 4..];
         let (prio, rest) = member_and_host.split_once(':').unwrap();
@@ -698,6 +699,7 @@ async fn shard_truth(
         crawl_lanes += 1;
         lanes += 1;
         t.ready += records.len() as u64;
+        per_crawl.entry(crawl.to_string()).or_default()[0] += records.len() as u64;
         hosts.insert(host.to_string());
     }
     // A host's priority set lists every priority of its non-empty lanes; a host whose only lane
@@ -789,6 +791,9 @@ async fn shard_truth(
     for r in &delayed {
         let item = crawlq::wire::salvage_record(r);
         count_host(&item.host, 1, 0);
+        if let Some(crawl) = item.crawl {
+            per_crawl.entry(crawl).or_default()[1] += 1;
+        }
         place(item.id, "delayed");
     }
     t.delayed = delayed.len() as u64;
@@ -821,7 +826,11 @@ async fn shard_truth(
             "lease key names its item"
         );
         place(id.to_string(), "a lease");
-        count_host(&crawlq::wire::salvage_record(r).host, 0, 0);
+        let item = crawlq::wire::salvage_record(r);
+        count_host(&item.host, 0, 0);
+        if let Some(crawl) = item.crawl {
+            per_crawl.entry(crawl).or_default()[2] += 1;
+        }
     }
     t.leased = leases.len() as u64;
     let dead_ids: Vec<String> = redis::cmd("ZRANGE")
@@ -846,9 +855,32 @@ async fn shard_truth(
         .await
         .unwrap();
     for (_, r) in &dead_recs {
-        count_host(&crawlq::wire::salvage_record(r).host, 0, 1);
+        let item = crawlq::wire::salvage_record(r);
+        count_host(&item.host, 0, 1);
+        if let Some(crawl) = item.crawl {
+            per_crawl.entry(crawl).or_default()[3] += 1;
+        }
     }
     t.dead = dead_records;
+    // each named crawl's counts (`c:<crawl>`) are what its records say
+    for counted in nodes.keys(base, ":c:*").await {
+        per_crawl
+            .entry(counted[base.len() + 3..].to_string())
+            .or_default();
+    }
+    for (crawl, truth) in &per_crawl {
+        let counts: Vec<Option<i64>> = redis::cmd("HMGET")
+            .arg(key(&format!("c:{crawl}")))
+            .arg(&["ready", "delayed", "leased", "dead"][..])
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        let counts: Vec<u64> = counts.iter().map(|c| c.unwrap_or(0) as u64).collect();
+        assert_eq!(
+            counts, truth,
+            "crawl {crawl}: ready, delayed, leased and dead counts against its records"
+        );
+    }
     // the per-host counts list_hosts reads
     let items: Vec<(String, f64)> = redis::cmd("ZRANGE")
         .arg(key("hostitems"))

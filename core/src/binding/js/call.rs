@@ -108,6 +108,9 @@ pub enum JsCall {
     HostInfo {
         host: String,
     },
+    CrawlStats {
+        crawl: String,
+    },
     ListHosts {
         cursor: Option<String>,
         limit: usize,
@@ -352,6 +355,9 @@ impl JsCall {
             "hostInfo" => JsCall::HostInfo {
                 host: a.string(0, "host")?,
             },
+            "crawlStats" => JsCall::CrawlStats {
+                crawl: a.string(0, "crawl")?,
+            },
             "listHosts" => {
                 let (cursor, limit) = j::host_page_args(a.json(0))?;
                 JsCall::ListHosts { cursor, limit }
@@ -483,6 +489,9 @@ impl JsCall {
             JsCall::PauseHost { host, duration } => info(q.pause_host(&host, duration).await?),
             JsCall::ResumeHost { host } => info(q.resume_host(&host).await?),
             JsCall::HostInfo { host } => info(q.host_info(&host).await?),
+            JsCall::CrawlStats { crawl } => {
+                j::crawl_stats_to_json(&q.crawl_stats(&crawl).await?, camel)
+            }
             JsCall::ListHosts { cursor, limit } => {
                 j::host_page_to_json(&q.list_hosts(cursor.as_deref(), limit).await?, camel)
             }

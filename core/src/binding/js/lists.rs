@@ -121,6 +121,9 @@ macro_rules! js_queue_methods {
                 "lease calls wake.";
             host_info "hostInfo" (host) "host: string" "Promise<HostInfo>"
                 "Politeness state of a host.";
+            crawl_stats "crawlStats" (crawl) "crawl: string" "Promise<CrawlStats>"
+                "A named crawl's counts, exact, summed over the shards; zeros for a crawl never"
+                "seeded.";
             list_hosts "listHosts" (options) "options?: { cursor?: string | null; limit?: number }" "Promise<HostPage>"
                 "A page of the hosts holding items (queued, leased or dead), the most items first,"
                 "with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the"

@@ -188,6 +188,7 @@ mod tests {
                     // what a call needs to be prepared with every other argument absent
                     "ttlMs" => JsArg::Json(json!(1000)),
                     "host" | "url" => JsArg::Json(json!("a.com")),
+                    "crawl" => JsArg::Json(json!("jobs")),
                     "items" | "links" | "requests" => JsArg::Json(json!([])),
                     _ => JsArg::Json(Value::Null),
                 })
