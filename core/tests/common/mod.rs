@@ -554,6 +554,16 @@ impl Truth {
     }
 }
 
+/// A member's score in a sorted set.
+async fn zscore(conn: &mut crawlq::redis_exec::Connection, key: &str, member: &str) -> Option<f64> {
+    redis::cmd("ZSCORE")
+        .arg(key)
+        .arg(member)
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
 /// Every element of a list.
 async fn lrange_all(conn: &mut crawlq::redis_exec::Connection, key: &str) -> Vec<Vec<u8>> {
     redis::cmd("LRANGE")
@@ -621,14 +631,8 @@ async fn shard_truth(
         } else {
             format!("{prio}:{host}")
         };
-        let head_score: Option<f64> = redis::cmd("ZSCORE")
-            .arg(key("heads"))
-            .arg(&member)
-            .query_async(&mut *conn)
-            .await
-            .unwrap();
         assert_eq!(
-            head_score,
+            zscore(conn, &key("heads"), &member).await,
             Some(head.ts as f64),
             "lane {lane}: its head's age in heads (member {member:?})"
         );
@@ -672,23 +676,12 @@ async fn shard_truth(
         let head = crawlq::wire::salvage_record(&records[0]);
         t.oldest_head_ts = Some(t.oldest_head_ts.map_or(head.ts, |o| o.min(head.ts)));
         let member = format!("{prio}:{crawl}");
-        let head_score: Option<f64> = redis::cmd("ZSCORE")
-            .arg(key("heads"))
-            .arg(format!("*{member}:{host}"))
-            .query_async(&mut *conn)
-            .await
-            .unwrap();
         assert_eq!(
-            head_score,
+            zscore(conn, &key("heads"), &format!("*{member}:{host}")).await,
             Some(head.ts as f64),
             "crawl lane {lane}: its head's age in heads"
         );
-        let listed: Option<f64> = redis::cmd("ZSCORE")
-            .arg(key(&format!("hl:{host}")))
-            .arg(&member)
-            .query_async(&mut *conn)
-            .await
-            .unwrap();
+        let listed = zscore(conn, &key(&format!("hl:{host}")), &member).await;
         let rank =
             (32767 - prio.parse::<i64>().unwrap()) as f64 * 137_438_953_472.0 + tags[0] as f64;
         assert_eq!(
