@@ -123,9 +123,6 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
         .done()
 }
 
-/// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until,
-/// paused, paused_until, budget, budget_used, budget_remaining, deleting, in_flight_limit,
-/// in_flight, full, delay_from_robots, delay_after, delay_factor.
 /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total.
 pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
     Out::new(style)
@@ -140,6 +137,9 @@ pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
         .done()
 }
 
+/// Politeness state of a host: host, delay (override), adaptive_extra, ready, held_until,
+/// paused, paused_until, budget, budget_used, budget_remaining, deleting, in_flight_limit,
+/// in_flight, full, delay_from_robots, delay_after, delay_factor.
 pub fn host_info_to_json(h: &HostInfo, style: Style) -> Value {
     Out::new(style)
         .value("host", h.host.clone())
