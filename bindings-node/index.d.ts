@@ -345,6 +345,12 @@ export interface CrawlStats {
   /** URLs the crawl added to the seen set, forgotten ones included. */
   seen: number
   seededTotal: number
+  /** The most of its items leased at once (`setCrawlCap`); `null`: no cap. */
+  cap: number | null
+  /** Paused by `pauseCrawl`. */
+  paused: boolean
+  /** Hosts held back because their ready items are all of crawls paused or at their cap. */
+  heldHosts: number
 }
 
 export interface HostInfo {
@@ -654,9 +660,25 @@ export declare class Queue {
   hostInfo(host: string): Promise<HostInfo>
   /**
    * A named crawl's counts, exact, summed over the shards; zeros for a crawl never
-   * seeded.
+   * seeded; with its cap, whether it is paused and the hosts held for it.
    */
   crawlStats(crawl: string): Promise<CrawlStats>
+  /**
+   * Cap a named crawl: at most `cap` of its items leased at once by all workers
+   * together (`null`: no cap). Other crawls on its hosts are leased meanwhile. With
+   * several shards the cap is split among them and must be at least the shard count.
+   * Resolves with the crawl's stats.
+   */
+  setCrawlCap(crawl: string, cap: number | null): Promise<CrawlStats>
+  /**
+   * Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in
+   * hand may be answered, seeds go on, other crawls are leased as before.
+   */
+  pauseCrawl(crawl: string): Promise<void>
+  /** Resume a paused crawl: the hosts held for it go back to be leased. */
+  resumeCrawl(crawl: string): Promise<void>
+  /** The queue's named crawls, sorted: each that seeded an item or has a cap or pause. */
+  crawls(): Promise<string[]>
   /**
    * A page of the hosts holding items (queued, leased or dead), the most items first,
    * with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the

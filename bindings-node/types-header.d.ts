@@ -345,6 +345,12 @@ export interface CrawlStats {
   /** URLs the crawl added to the seen set, forgotten ones included. */
   seen: number
   seededTotal: number
+  /** The most of its items leased at once (`setCrawlCap`); `null`: no cap. */
+  cap: number | null
+  /** Paused by `pauseCrawl`. */
+  paused: boolean
+  /** Hosts held back because their ready items are all of crawls paused or at their cap. */
+  heldHosts: number
 }
 
 export interface HostInfo {

@@ -231,9 +231,35 @@ final class Queue
      * A named crawl's counts, exact, summed over the shards; zeros for a crawl never seeded.
      * `seen` counts the URLs the crawl added, forgotten ones included.
      *
-     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, seeded_total: int}
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, seeded_total: int, cap: int|null, paused: bool, held_hosts: int}
      */
     public function crawlStats(string $crawl): mixed {}
+
+    /**
+     * Cap a named crawl: at most `$cap` of its items leased at once by all workers together
+     * (null: no cap); other crawls on its hosts are leased meanwhile. With several shards the
+     * cap is split among them and must be at least the shard count. Returns the crawl's stats.
+     *
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, seeded_total: int, cap: int|null, paused: bool, held_hosts: int}
+     * @throws InvalidArgumentException when `$cap` is below 1 or below the shard count, or the name is not a crawl name
+     */
+    public function setCrawlCap(string $crawl, ?int $cap = null): mixed {}
+
+    /**
+     * Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in hand
+     * may be answered, seeds go on, other crawls are leased as before.
+     */
+    public function pauseCrawl(string $crawl): void {}
+
+    /** Resume a paused crawl: the hosts held for it go back to be leased. */
+    public function resumeCrawl(string $crawl): void {}
+
+    /**
+     * The queue's named crawls, sorted: each that seeded an item or has a cap or pause.
+     *
+     * @return list<string>
+     */
+    public function crawls(): array {}
 
     /**
      * Politeness state of a host.

@@ -214,7 +214,7 @@ stage_lint() {
 # with 3 shards: side by side, as each has its own redis-server and mostly waits on it and on the
 # clock. Then those suites on the cluster with 8 shards, one binary at a time (side by side, they
 # would load the one cluster they share until its calls time out).
-SHARD_SUITES="--test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache --test crawls"
+SHARD_SUITES="--test invariants --test limits --test catalog --test hosts --test in_flight --test delay_after --test host_turn --test ack_with_links --test seen_cache --test crawls --test crawl_limits"
 stage_core() {
   local packages="-p crawlq -p crawlq-cli --target $CRAWLQ_TARGET"
   tools/cargo_tests.py --jobs 3 --first cli,limits,shards,invariants \

@@ -599,8 +599,53 @@ test('named crawls: one item per crawl, the crawl on every lease, a page\'s link
   assert.equal(links.added, 1)
   const [link] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(link.crawl, 'red')
-  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2 })
+  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2, cap: null, paused: false, heldHosts: 0 })
   await assert.rejects(q.crawlStats('a:b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
+  q.close()
+})
+
+test('crawl caps and pauses: a cap holds under 16 workers, a paused crawl waits while others are leased', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  const spread = (prefix, hosts, perHost) => Array.from({ length: perHost * hosts }, (_, i) => `http://h${i % hosts}.com/${prefix}${Math.floor(i / hosts)}`)
+  await q.seed(spread('big', 30, 8), { crawl: 'big' })
+  await q.seed(spread('small', 30, 2), { crawl: 'small' })
+  const stats = await q.setCrawlCap('big', 3)
+  assert.deepEqual([stats.cap, stats.paused], [3, false])
+  let inHand = 0
+  let most = 0
+  let done = 0
+  const worker = async () => {
+    for (let idle = 0; idle < 10;) {
+      const leases = await q.lease({ max: 1, waitMs: 50 })
+      if (leases.length === 0) { idle++; continue }
+      idle = 0
+      const big = leases[0].crawl === 'big'
+      if (big) { inHand++; most = Math.max(most, inHand) }
+      await new Promise(resolve => setTimeout(resolve, 3))
+      if (big) inHand--
+      await q.ack(leases)
+      done++
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, worker))
+  assert.equal(done, 300)
+  assert.ok(most >= 2 && most <= 3, `${most} leases of the capped crawl in hand at once`)
+  const big = await q.crawlStats('big')
+  assert.deepEqual([big.done, big.leased, big.heldHosts, big.cap], [240, 0, 0, 3])
+
+  await q.seed(spread('p', 4, 2), { crawl: 'paused' })
+  await q.seed(spread('o', 4, 1), { crawl: 'other' })
+  assert.equal(await q.pauseCrawl('paused'), undefined)
+  const leased = await q.lease({ max: 20, waitMs: 0 })
+  assert.deepEqual([...new Set(leased.map(l => l.crawl))], ['other'])
+  const paused = await q.crawlStats('paused')
+  assert.deepEqual([paused.paused, paused.ready, paused.heldHosts], [true, 8, 4])
+  assert.deepEqual(await q.crawls(), ['big', 'other', 'paused', 'small'])
+  await q.resumeCrawl('paused')
+  assert.deepEqual((await q.lease({ max: 20, waitMs: 0 })).map(l => l.crawl), Array(8).fill('paused'))
+  await assert.rejects(q.setCrawlCap('big', 0), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
+  await assert.rejects(q.pauseCrawl('a b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
+  assert.equal((await q.setCrawlCap('big', null)).cap, null)
   q.close()
 })

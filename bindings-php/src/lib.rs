@@ -678,10 +678,43 @@ impl Queue {
     }
 
     /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total;
-    /// exact, summed over the shards; zeros for a crawl never seeded.
+    /// exact, summed over the shards; zeros for a crawl never seeded; with cap, paused and
+    /// held_hosts.
     pub fn crawl_stats(&self, crawl: Text) -> PhpResult<Zval> {
         let stats = runtime::block_on(self.handle.queue()?.crawl_stats(&crawl)).map_err(throw)?;
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
+    }
+
+    /// Cap a named crawl: at most `cap` of its items leased at once by all workers together
+    /// (null: no cap). Returns the crawl's stats.
+    pub fn set_crawl_cap(&self, crawl: Text, cap: Option<i64>) -> PhpResult<Zval> {
+        let cap = cap
+            .map(|n| {
+                u64::try_from(n).map_err(|_| {
+                    throw(crawlq::Error::InvalidArgument(format!(
+                        "cap must be a whole number from 1 or null, got {n}"
+                    )))
+                })
+            })
+            .transpose()?;
+        let stats =
+            runtime::block_on(self.handle.queue()?.set_crawl_cap(&crawl, cap)).map_err(throw)?;
+        Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
+    }
+
+    /// Pause a named crawl: none of its items is leased until resumed.
+    pub fn pause_crawl(&self, crawl: Text) -> PhpResult<()> {
+        runtime::block_on(self.handle.queue()?.pause_crawl(&crawl)).map_err(throw)
+    }
+
+    /// Resume a paused crawl: the hosts held for it go back to be leased.
+    pub fn resume_crawl(&self, crawl: Text) -> PhpResult<()> {
+        runtime::block_on(self.handle.queue()?.resume_crawl(&crawl)).map_err(throw)
+    }
+
+    /// The queue's named crawls, sorted.
+    pub fn crawls(&self) -> PhpResult<Vec<String>> {
+        runtime::block_on(self.handle.queue()?.crawls()).map_err(throw)
     }
 
     /// Politeness state of a host: host, delay, adaptive_extra, ready, held_until.

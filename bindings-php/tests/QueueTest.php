@@ -654,6 +654,44 @@ final class QueueTest extends TestCase
         $this->assertNull(\Crawlq\resolve_url('not a url', '/x'));
     }
 
+    public function testACrawlsCapHoldsWithSixteenLeasesOutAndAPausedCrawlWaits(): void
+    {
+        $q = $this->open(['host_delay' => 0.0]);
+        $spread = fn (string $p, int $hosts, int $per) => array_map(
+            fn ($i) => sprintf('http://h%d.com/%s%d', $i % $hosts, $p, intdiv($i, $hosts)), range(0, $hosts * $per - 1));
+        $q->seed($spread('big', 20, 4), ['crawl' => 'big']);
+        $q->seed($spread('small', 20, 1), ['crawl' => 'small']);
+        $stats = $q->setCrawlCap('big', 3);
+        $this->assertSame([3, false], [$stats['cap'], $stats['paused']]);
+        // sixteen workers' leases out at once: at most 3 of them of the capped crawl
+        $out = [];
+        for ($w = 0; $w < 16; $w++) {
+            $out = array_merge($out, $q->lease(1, 0.0));
+        }
+        $crawls = array_count_values(array_map(fn ($l) => $l->crawl, $out));
+        $this->assertSame(['big' => 3, 'small' => 13], [ 'big' => $crawls['big'], 'small' => $crawls['small']]);
+        $this->assertSame(3, $q->crawlStats('big')['leased']);
+        // an answer frees a slot: the next lease may take the capped crawl again
+        $q->ack(array_values(array_filter($out, fn ($l) => $l->crawl === 'big'))[0]);
+        $next = $q->lease(1, 0.0);
+        $this->assertSame('big', $next[0]->crawl);
+
+        $q->pauseCrawl('big');
+        $this->assertTrue($q->crawlStats('big')['paused']);
+        $rest = $q->lease(100, 0.0);
+        $this->assertSame(['small'], array_values(array_unique(array_map(fn ($l) => $l->crawl, $rest))));
+        $this->assertSame(['big', 'small'], $q->crawls());
+        $q->resumeCrawl('big');
+        $this->assertSame(null, $q->setCrawlCap('big', null)['cap']);
+        $this->assertCount(76, $q->lease(100, 0.0));
+        try {
+            $q->setCrawlCap('big', 0);
+            $this->fail('a cap of 0 accepted');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('at least 1', $e->getMessage());
+        }
+    }
+
     public function testNamedCrawlsKeepOneItemPerCrawlAndAPagesLinksInItsCrawl(): void
     {
         $q = $this->open(['host_delay' => 0.0]);
@@ -670,7 +708,7 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
-        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2],
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0],
             $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);

@@ -481,13 +481,59 @@ macro_rules! queue_methods {
             }
 
             /// A named crawl's counts (pending, ready, delayed, leased, dead, done, seen,
-            /// seeded_total), exact, summed over the shards; zeros for a crawl never seeded.
+            /// seeded_total), exact, summed over the shards; zeros for a crawl never seeded;
+            /// with its cap, whether it is paused and the hosts held for it (held_hosts).
             fn crawl_stats(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,
                     &self.handle,
                     move |q| async move { q.crawl_stats(&crawl).await },
                     Box::new(crawl_stats_out),
+                )
+            }
+
+            /// Cap a named crawl: at most ``cap`` of its items leased at once by all workers
+            /// together (None: no cap); other crawls on its hosts are leased meanwhile. With
+            /// several shards the cap is split among them and must be at least the shard
+            /// count. Returns the crawl's stats.
+            fn set_crawl_cap(&self, py: Python<'_>, crawl: Text, cap: Option<Int>) -> PyResult<Py<PyAny>> {
+                let cap = cap.map(|n| crate::args::count(n, "cap").map(|n| n as u64)).transpose()?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_crawl_cap(&crawl, cap).await },
+                    Box::new(crawl_stats_out),
+                )
+            }
+
+            /// Pause a named crawl: none of its items is leased until ``resume_crawl``; its
+            /// leases in hand may be answered, seeds go on, other crawls are leased as before.
+            fn pause_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.pause_crawl(&crawl).await },
+                    Box::new(|py, ()| Ok(py.None())),
+                )
+            }
+
+            /// Resume a paused crawl: the hosts held for it go back to be leased.
+            fn resume_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.resume_crawl(&crawl).await },
+                    Box::new(|py, ()| Ok(py.None())),
+                )
+            }
+
+            /// The queue's named crawls, sorted: each that seeded an item or has a cap or pause.
+            fn crawls(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.crawls().await },
+                    Box::new(|py, names: Vec<String>| json_out(py, serde_json::json!(names))),
                 )
             }
 

@@ -17,7 +17,7 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
     assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
-                                    "seen": 1, "seeded_total": 1}
+                                    "seen": 1, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
     assert (q.crawl_stats("red")["done"], q.crawl_stats("blue")["done"]) == (1, 1)
@@ -75,3 +75,73 @@ def test_async_crawls(redis_server: RedisServer, name: str) -> None:
         aq.close()
 
     asyncio.run(main())
+
+
+def _spread(prefix: str, hosts: int, per_host: int) -> list[str]:
+    return [f"http://h{h}.com/{prefix}{i}" for i in range(per_host) for h in range(hosts)]
+
+
+def test_a_crawls_cap_holds_under_sixteen_async_workers(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, host_delay=0.0)
+        await aq.seed(_spread("big", 30, 8), crawl="big")
+        await aq.seed(_spread("small", 30, 2), crawl="small")
+        stats = await aq.set_crawl_cap("big", 3)
+        assert (stats["cap"], stats["paused"]) == (3, False)
+        in_hand, most, done = 0, 0, 0
+
+        async def worker() -> None:
+            nonlocal in_hand, most, done
+            idle = 0
+            while idle < 10:
+                leases = await aq.lease(1, wait=0.05)
+                if not leases:
+                    idle += 1
+                    continue
+                idle = 0
+                big = leases[0].crawl == "big"
+                if big:
+                    in_hand += 1
+                    most = max(most, in_hand)
+                await asyncio.sleep(0.003)
+                if big:
+                    in_hand -= 1
+                await aq.ack(leases)
+                done += 1
+
+        await asyncio.gather(*(worker() for _ in range(16)))
+        assert done == 300
+        assert 2 <= most <= 3, most
+        big = await aq.crawl_stats("big")
+        assert (big["done"], big["leased"], big["held_hosts"]) == (240, 0, 0)
+        aq.close()
+
+    asyncio.run(main())
+
+
+def test_a_paused_crawl_waits_while_the_others_are_leased(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=0.0)
+    q.seed(_spread("p", 4, 2), crawl="paused")
+    q.seed(_spread("o", 4, 1), crawl="other")
+    assert q.pause_crawl("paused") is None
+    leased = q.lease(20, wait=0)
+    assert sorted({lease.crawl for lease in leased}) == ["other"]
+    q.ack(leased)
+    stats = q.crawl_stats("paused")
+    assert (stats["paused"], stats["ready"], stats["held_hosts"]) == (True, 8, 4)
+    assert q.crawls() == ["other", "paused"]
+    q.resume_crawl("paused")
+    assert [lease.crawl for lease in q.lease(20, wait=0)] == ["paused"] * 8
+    assert q.crawl_stats("paused")["held_hosts"] == 0
+    q.close()
+
+
+def test_a_crawls_cap_is_checked(q: crawlq.Queue) -> None:
+    with pytest.raises(crawlq.InvalidArgumentError, match="at least 1"):
+        q.set_crawl_cap("c", 0)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.set_crawl_cap("c", -1)
+    with pytest.raises(crawlq.InvalidArgumentError, match="crawl name"):
+        q.pause_crawl("a b")
+    assert q.set_crawl_cap("c", 5)["cap"] == 5
+    assert q.set_crawl_cap("c", None)["cap"] is None

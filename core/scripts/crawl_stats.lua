@@ -3,8 +3,10 @@
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name
--- reply: {ready, delayed, leased, dead, done, seen, seeded_total}: the named crawl's counts in
---        this base (`c:<crawl>`, docs/PROTOCOL.md section 1); 0 each for a crawl with none
+-- reply: {ready, delayed, leased, dead, done, seen, seeded_total, cap, paused, held}: the named
+--        crawl's counts in this base (`c:<crawl>`, docs/PROTOCOL.md section 1; 0 each for a
+--        crawl with none), its cap share here (-1: none), whether it is paused (0/1) and how
+--        many hosts are held for it (`ch:<crawl>`)
 -- Every script that moves a named crawl's record keeps these (CRAWL.count); `seen` counts the
 -- URLs the crawl added, forgotten ones included (seen_forget does not know their crawl).
 
@@ -14,4 +16,11 @@ local out = {}
 for i = 1, 7 do
   out[i] = tonumber(fields[i] or '0') or 0
 end
+-- (a foreign value at a limits key reads as no limits)
+local cfg = redis.pcall('HGET', CRAWL.cfg_key(), ARGV[3])
+local cap, paused = string.match(type(cfg) == 'string' and cfg or '', '^(%d*):(%d*)$')
+local held = redis.pcall('SCARD', CRAWL.held_set(ARGV[3]))
+out[8] = tonumber(cap or '') or -1
+out[9] = paused == '1' and 1 or 0
+out[10] = type(held) == 'number' and held or 0
 return out

@@ -18,6 +18,8 @@
 
 -- The lease's steps (scripts.rs, STEPS_END): each call runs the body at the end.
 local LEASE = {}
+-- the most hosts one call holds for blocked crawls (LEASE.limited_item)
+LEASE.HOLDS_MAX = 1000
 
 -- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled
 -- until a timed pause ends. Every read that decides what to write comes first; then the types
@@ -155,8 +157,12 @@ end
 -- The host's next item when it may have crawl lanes (CRAWL.on): the head of its best crawl
 -- lane when that ranks at or before the host's rank (which is its best head's), else its
 -- lanes' next (LEASE.lane_item); either way the host's next rank is the best of both. Answers
--- as LEASE.lane_item; a crawl lane's member in `heads` is CRAWL.head(crawl, host).
+-- as LEASE.lane_item; a crawl lane's member in `heads` is CRAWL.head(crawl, host). With crawls
+-- paused or capped in the shard, LEASE.limited_item instead.
 function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
+  if CRAWL.limited() then
+    return LEASE.limited_item(host, head_of, head_lanes)
+  end
   local listed = redis.pcall('ZRANGE', CRAWL.lanes(host), '0', '1', 'WITHSCORES')
   if listed.err then
     hold_corrupt_host(host)
@@ -170,7 +176,62 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
     end
     return top, rec, best
   end
-  local member = listed[1]
+  return LEASE.crawl_pop(host, listed[1], listed[4] and listed[4] + 0, nil, head_of, head_lanes)
+end
+
+-- LEASE.crawl_item when some crawl is paused or capped (CRAWL.limited): the best lane of a
+-- crawl that is not blocked, among the host's first 64 crawl lanes, or its default crawl's
+-- lanes when they rank first. A host with neither is held for the blocked crawls it has lanes
+-- of (CRAWL.hold: no lease, nil). The host's next rank counts every lane, blocked or not, so a
+-- host keeps its place while a crawl's cap holds it back.
+function LEASE.limited_item(host, head_of, head_lanes)
+  local listed = redis.pcall('ZRANGE', CRAWL.lanes(host), '0', '63', 'WITHSCORES')
+  if listed.err then
+    hold_corrupt_host(host)
+    return nil
+  end
+  local pick, blocked = nil, {}
+  for i = 1, #listed, 2 do
+    local crawl = string.match(listed[i], '^%-?%d+:(.*)$')
+    if not CRAWL.blocked(crawl) then
+      pick = i
+      break
+    end
+    blocked[#blocked + 1] = crawl
+  end
+  local lanes = false
+  if redis.call('EXISTS', hp_key(host), lane_key(host, 0)) > 0 then
+    local ok, best = pcall(lanes_best, host)
+    if not ok then
+      hold_corrupt_host(host)
+      return nil
+    end
+    lanes = best or false
+  end
+  local pick_rank = pick and listed[pick + 1] + 0
+  if lanes and (not pick_rank or lanes < pick_rank) then
+    local top, rec, best = LEASE.lane_item(host, lanes, head_of, head_lanes)
+    if top and best ~= false then
+      best = CRAWL.better(best, listed[2] and listed[2] + 0)
+    end
+    return top, rec, best
+  end
+  if not pick then
+    CRAWL.hold(host, blocked)
+    return nil
+  end
+  -- the best of the other crawl lanes: the first, or (this one being the first) the second
+  local other = listed[2]
+  if pick == 1 then
+    other = listed[4]
+  end
+  return LEASE.crawl_pop(host, listed[pick], other and other + 0, lanes, head_of, head_lanes)
+end
+
+-- Lease the head of a host's crawl lane `member`. others: the best rank of the host's other
+-- crawl lanes (nil: none); lanes: the rank of its default crawl's best head (false: none; nil:
+-- not read yet). Answers as LEASE.lane_item.
+function LEASE.crawl_pop(host, member, others, lanes, head_of, head_lanes)
   local lane = CRAWL.lane(member, host)
   local rec = redis.pcall('LPOP', lane)
   if type(rec) == 'table' then
@@ -182,7 +243,7 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
     head_lanes[#head_lanes + 1] = heads_member
   end
   -- the host's next rank: its next crawl lane's head, this lane's next, or a lane's head
-  local best = listed[4] and listed[4] + 0
+  local best = others
   local following = rec and redis.call('LINDEX', lane, '0')
   local prio = string.match(member, '^(%-?%d+):')
   if following then
@@ -197,14 +258,18 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
     redis.call('ZREM', CRAWL.lanes(host), member)
     redis.pcall('HDEL', CRAWL.tags(host), string.sub(member, #prio + 2))
   end
-  -- (most hosts of a crawl have no lane of the default crawl: one read says so)
-  if redis.call('EXISTS', hp_key(host), lane_key(host, 0)) > 0 then
-    local ok, lanes = pcall(lanes_best, host)
-    if not ok then
-      best = false
-    else
-      best = CRAWL.better(best, lanes)
+  if lanes == nil then
+    -- (most hosts of a crawl have no lane of the default crawl: one read says so)
+    if redis.call('EXISTS', hp_key(host), lane_key(host, 0)) > 0 then
+      local ok
+      ok, lanes = pcall(lanes_best, host)
+      if not ok then
+        best = false
+      end
     end
+  end
+  if best ~= false then
+    best = CRAWL.better(best, lanes)
   end
   if not rec then
     -- a crawl lane listed without records (left by an interrupted writer): passed over
@@ -310,7 +375,8 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
   local batch, at, batch_last = nil, 1, 0
   local soon_rank, soon_host, back
   local soon_n = 0
-  while count < max_items do
+  -- (hosts held for blocked crawls: at most HOLDS_MAX a call, the rest left to the next)
+  while count < max_items and (CRAWL.holds or 0) < LEASE.HOLDS_MAX do
     -- the next host to lease from, and its rank: from the batch or `soon`, whichever ranks
     -- first, else from a new batch
     local host, host_rank
@@ -401,6 +467,7 @@ local reclaimed, reclaimed_dead, any_override, any_adaptive = LEASE.promote(ARGV
 local out = { NOW, -1, reclaimed, reclaimed_dead }
 if LEASE.take(max_items, ttl, default_delay, flights, any_override or any_adaptive, any_override,
     any_adaptive, out) == 0 then
-  out[2] = next_due()
+  -- (a call that stopped at its bound of holds says to look again now)
+  out[2] = (CRAWL.holds or 0) >= LEASE.HOLDS_MAX and NOW or next_due()
 end
 return reported_state(out)

@@ -408,6 +408,8 @@ function SEED.schedule(host_was_empty)
     if not held[i] then
       ranks[#ranks + 1] = int(host_rank[host])
       ranks[#ranks + 1] = host
+    else
+      CRAWL.queued_on_held(host, held[i])
     end
   end
   for first = 1, #ranks, 4000 do
@@ -447,6 +449,10 @@ function SEED.finish(born, forgotten, new_hosts, layout)
     CRAWL.count(SEED.crawl, 'delayed', added_delayed)
     CRAWL.count(SEED.crawl, 'seen', seen_added)
     CRAWL.count(SEED.crawl, 'seeded_total', added)
+    if added > 0 then
+      -- (crawls_list; a foreign value there only loses the listing)
+      redis.pcall('SADD', BASE .. ':crawls', SEED.crawl)
+    end
   end
   counter('hosts', new_hosts)
   counter('seeded_total', added)

@@ -45,6 +45,7 @@ const COMMON: &str = concat!(
     include_str!("../scripts/common/5-sets.lua"),
     include_str!("../scripts/common/6-lanes.lua"),
     include_str!("../scripts/common/7-flight.lua"),
+    include_str!("../scripts/common/7-crawl-limits.lua"),
     include_str!("../scripts/common/8-leases.lua"),
     include_str!("../scripts/common/9-begin.lua")
 );
@@ -175,6 +176,8 @@ scripts! {
     RECLAIM => ("reclaim", "allow-oom"),
     STATS => ("stats", "no-writes"),
     CRAWL_STATS => ("crawl_stats", "no-writes"),
+    CRAWL_CONFIG => ("crawl_config", "allow-oom"),
+    CRAWLS_LIST => ("crawls_list", "no-writes"),
     STATS_SHARDS => ("stats_shards", "no-writes,allow-cross-slot-keys", [stats_part: STATS]),
     DEAD_LIST => ("dead_list", "no-writes"),
     DEAD_REQUEUE => ("dead_requeue", "allow-oom"),

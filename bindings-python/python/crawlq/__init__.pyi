@@ -159,6 +159,11 @@ class CrawlStats(TypedDict):
     seen: int
     """URLs the crawl added to the seen set, forgotten ones included."""
     seeded_total: int
+    cap: Optional[int]
+    """The most of its items leased at once (``set_crawl_cap``); None: no cap."""
+    paused: bool
+    held_hosts: int
+    """Hosts held back because their ready items are all of crawls paused or at their cap."""
 
 class HostInfo(TypedDict):
     host: str
@@ -508,6 +513,15 @@ class Queue:
     def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     def crawl_stats(self, crawl: str) -> CrawlStats:
         """A named crawl's counts, summed over the shards; zeros for a crawl never seeded."""
+    def set_crawl_cap(self, crawl: str, cap: Optional[int]) -> CrawlStats:
+        """Cap a named crawl: at most ``cap`` of its items leased at once by all workers
+        together (None: no cap). With several shards, ``cap`` must be at least the shard count."""
+    def pause_crawl(self, crawl: str) -> None:
+        """Pause a named crawl: none of its items is leased until ``resume_crawl``."""
+    def resume_crawl(self, crawl: str) -> None:
+        """Resume a paused crawl: the hosts held for it go back to be leased."""
+    def crawls(self) -> list[str]:
+        """The queue's named crawls, sorted."""
     def host_info(self, host: str) -> HostInfo: ...
     def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo:
         """Set a host's delay from its robots.txt Crawl-delay (None: it has none now),
@@ -720,6 +734,10 @@ class AsyncQueue:
         most 500; returns how many were deleted."""
     async def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def crawl_stats(self, crawl: str) -> CrawlStats: ...
+    async def set_crawl_cap(self, crawl: str, cap: Optional[int]) -> CrawlStats: ...
+    async def pause_crawl(self, crawl: str) -> None: ...
+    async def resume_crawl(self, crawl: str) -> None: ...
+    async def crawls(self) -> list[str]: ...
     async def host_info(self, host: str) -> HostInfo: ...
     async def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...

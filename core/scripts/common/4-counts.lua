@@ -76,6 +76,9 @@ end
 function CRAWL.count(crawl, field, delta)
   if crawl and delta ~= 0 then
     redis.call('HINCRBY', BASE .. ':c:' .. crawl, field, int(delta))
+    if field == 'leased' and CRAWL.limited() then
+      CRAWL.leased_changed(crawl, delta)
+    end
   end
 end
 

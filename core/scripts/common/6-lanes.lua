@@ -117,8 +117,11 @@ function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
   if others == 0 and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0 then
     counter('hosts', 1)
   end
-  if not redis.call('ZSCORE', K_WAIT, host) then
+  local held = redis.call('ZSCORE', K_WAIT, host)
+  if not held then
     redis.call('ZADD', K_READY, 'LT', int(r), host)
+  else
+    CRAWL.queued_on_held(host, held)
   end
   return host
 end
@@ -187,7 +190,8 @@ local function enqueue_ready(rec, at_front)
   if at_front or len == 1 then
     -- this record is now the head of its lane: its age and the host's rank follow it
     local best
-    if not redis.call('ZSCORE', K_WAIT, host) then
+    local held = redis.call('ZSCORE', K_WAIT, host)
+    if not held then
       local ok, rank_or_error = pcall(host_best, host)
       if not ok then
         -- another lane of the host holds a foreign value: the record and a new lane's listing
@@ -205,6 +209,8 @@ local function enqueue_ready(rec, at_front)
     redis.call('ZADD', K_HEADS, int(ts), head_member(host, prio))
     if best then
       redis.call('ZADD', K_READY, int(best), host)
+    else
+      CRAWL.queued_on_held(host, held)
     end
   end
   if new_host then

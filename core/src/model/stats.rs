@@ -160,6 +160,14 @@ pub struct CrawlStats {
     pub seen: u64,
     /// Items its seeds queued (forced re-adds included).
     pub seeded_total: u64,
+    /// Its cap, the most of its items leased at once ([`crate::Queue::set_crawl_cap`]); `None`
+    /// for no cap.
+    pub cap: Option<u64>,
+    /// Whether it is paused ([`crate::Queue::pause_crawl`]).
+    pub paused: bool,
+    /// Hosts held back because every ready item they have is of crawls that are paused or at
+    /// their cap, this one among them.
+    pub held_hosts: u64,
 }
 
 impl CrawlStats {
@@ -177,8 +185,25 @@ impl CrawlStats {
         self.done += other.done;
         self.seen += other.seen;
         self.seeded_total += other.seeded_total;
+        self.cap = match (self.cap, other.cap) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.paused |= other.paused;
+        self.held_hosts += other.held_hosts;
         self
     }
+}
+
+/// A change to a named crawl's limits in one shard (`crawl_config`, docs/PROTOCOL.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrawlChange {
+    /// The shard's share of the crawl's cap (`None`: no cap).
+    Cap(Option<u64>),
+    Pause,
+    Resume,
+    /// No change: release hosts held for the crawl if it is not blocked.
+    Release,
 }
 
 /// A page of dead letters, oldest first.

@@ -36,7 +36,7 @@ impl Ops {
     /// The reply of [`Ops::crawl_stats`].
     pub fn decode_crawl_stats(&self, reply: Reply) -> Result<crate::CrawlStats> {
         let items = reply.array()?;
-        expect_len(&items, 7, "crawl_stats")?;
+        expect_len(&items, 10, "crawl_stats")?;
         let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
         Ok(crate::CrawlStats {
             ready: n(0)?,
@@ -46,7 +46,51 @@ impl Ops {
             done: n(4)?,
             seen: n(5)?,
             seeded_total: n(6)?,
+            cap: u64::try_from(items[7].int()?).ok(),
+            paused: items[8].int()? == 1,
+            held_hosts: n(9)?,
         })
+    }
+
+    /// A change to a named crawl's limits in this shard (`cap`: this shard's share of the
+    /// crawl's cap): the `crawl_config` script, which then releases up to 250 hosts held for
+    /// the crawl if it is not blocked.
+    pub fn crawl_config(&self, crawl: &str, change: &CrawlChange) -> Result<ScriptCall> {
+        crate::normalize::check_crawl(crawl).map_err(Error::InvalidArgument)?;
+        let mut call = self.call(&scripts::CRAWL_CONFIG, 3);
+        call.args.push(crawl.as_bytes().to_vec());
+        match change {
+            CrawlChange::Cap(share) => {
+                call.args.push(b"cap".to_vec());
+                call.args.push(
+                    share
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                        .into_bytes(),
+                );
+            }
+            CrawlChange::Pause => call.args.push(b"pause".to_vec()),
+            CrawlChange::Resume => call.args.push(b"resume".to_vec()),
+            CrawlChange::Release => call.args.push(Vec::new()),
+        }
+        Ok(call)
+    }
+
+    /// The reply of [`Ops::crawl_config`]: (hosts released, hosts still held).
+    pub fn decode_crawl_config(&self, reply: Reply) -> Result<(u64, u64)> {
+        let items = reply.array()?;
+        expect_len(&items, 4, "crawl_config")?;
+        Ok((items[0].uint()?, items[1].uint()?))
+    }
+
+    /// The crawls this shard knows: the `crawls_list` script.
+    pub fn crawls_list(&self) -> ScriptCall {
+        self.call(&scripts::CRAWLS_LIST, 0)
+    }
+
+    /// The reply of [`Ops::crawls_list`].
+    pub fn decode_crawls_list(&self, reply: Reply) -> Result<Vec<String>> {
+        reply.array()?.into_iter().map(|r| r.text()).collect()
     }
 
     /// Stats of this shard and of `others` (shards of the same queue on the same node) in one

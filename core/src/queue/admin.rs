@@ -74,6 +74,116 @@ impl<E: Executor> Queue<E> {
             .fold(crate::CrawlStats::default(), crate::CrawlStats::add))
     }
 
+    /// Cap a named crawl: at most `cap` of its items leased at once, by all workers together
+    /// (`None` removes the cap). A lease passes over a capped crawl's items while it is at its
+    /// cap and takes the next crawl's on the same host; a host with nothing else waits, held,
+    /// until an answer takes the crawl under its cap. With several shards the cap is split
+    /// among them (each shard leases at most its share, the shares summing to `cap`), so `cap`
+    /// must be at least the shard count. Hosts held for the crawl are released when the cap
+    /// rises. Answers the crawl's stats after the change.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.set_crawl_cap("customer-42", Some(16)).await?; // a customer's plan: 16 fetches at once
+    /// assert_eq!(q.crawl_stats("customer-42").await?.cap, Some(16));
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_crawl_cap(&self, crawl: &str, cap: Option<u64>) -> Result<crate::CrawlStats> {
+        let layout = self.layout().await?;
+        let shards = layout.count() as u64;
+        if let Some(cap) = cap {
+            if cap == 0 {
+                return Err(Error::InvalidArgument(
+                    "a crawl's cap must be at least 1 (pause_crawl stops a crawl)".into(),
+                ));
+            }
+            if cap < shards {
+                return Err(Error::InvalidArgument(format!(
+                    "a crawl's cap ({cap}) must be at least the queue's shard count ({shards}): \
+                     each shard leases at most its share of it"
+                )));
+            }
+        }
+        self.crawl_change(layout, crawl, |shard| {
+            crate::CrawlChange::Cap(cap.map(|cap| cap_share(cap, shards, shard as u64)))
+        })
+        .await?;
+        self.crawl_stats(crawl).await
+    }
+
+    /// Pause a named crawl: none of its items is leased until [`Queue::resume_crawl`]; leases
+    /// of it already handed out may be answered, seeds go on, and other crawls on the same
+    /// hosts are leased as before (a host with only this crawl's items waits, held).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.pause_crawl("customer-42").await?; // out of credit
+    /// q.resume_crawl("customer-42").await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn pause_crawl(&self, crawl: &str) -> Result<()> {
+        let layout = self.layout().await?;
+        self.crawl_change(layout, crawl, |_| crate::CrawlChange::Pause)
+            .await
+    }
+
+    /// Resume a paused crawl: the hosts held for it go back to be leased (250 a call per
+    /// shard, as many calls as it takes) and blocked lease calls wake. Resuming a crawl that
+    /// is not paused changes nothing.
+    pub async fn resume_crawl(&self, crawl: &str) -> Result<()> {
+        let layout = self.layout().await?;
+        self.crawl_change(layout, crawl, |_| crate::CrawlChange::Resume)
+            .await
+    }
+
+    /// Apply a change to a crawl's limits in every shard, then release the hosts held for it
+    /// in bounded calls while any are released.
+    async fn crawl_change(
+        &self,
+        layout: &Layout,
+        crawl: &str,
+        change: impl Fn(usize) -> crate::CrawlChange,
+    ) -> Result<()> {
+        let change = &change;
+        self.each_shard(layout, |ops| async move {
+            let mut next = change(ops.shard_index());
+            loop {
+                let call = ops.crawl_config(crawl, &next)?;
+                let (released, left) = ops.decode_crawl_config(self.eval_on(ops, call).await?)?;
+                if released == 0 || left == 0 {
+                    return Ok(());
+                }
+                next = crate::CrawlChange::Release;
+            }
+        })
+        .await?;
+        self.flush_reports(layout, 32).await;
+        Ok(())
+    }
+
+    /// The named crawls of the queue, sorted: each that seeded an item or has a cap or pause
+    /// (one call per shard).
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// for crawl in q.crawls().await? {
+    ///     println!("{crawl}: {} pending", q.crawl_stats(&crawl).await?.pending());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn crawls(&self) -> Result<Vec<String>> {
+        let layout = self.layout().await?;
+        let per_shard = self
+            .each_shard(layout, |ops| async move {
+                ops.decode_crawls_list(self.exec.eval(ops.crawls_list()).await?)
+            })
+            .await?;
+        let mut names: Vec<String> = per_shard.into_iter().flatten().collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
     /// Depth and counters, exact and O(1) per shard: the sums over the shards, and (with
     /// several shards) each shard's own in [`Stats::shards`].
     pub async fn stats(&self) -> Result<Stats> {
@@ -353,4 +463,10 @@ impl<E: Executor> Queue<E> {
         }
         Ok(items)
     }
+}
+
+/// Shard `shard`'s share of a crawl's cap over `shards` shards: the shares differ by at most one
+/// and sum to `cap`.
+fn cap_share(cap: u64, shards: u64, shard: u64) -> u64 {
+    cap / shards + u64::from(shard < cap % shards)
 }

@@ -578,6 +578,74 @@ async fn lrange_all(conn: &mut crawlq::redis_exec::Connection, key: &str) -> Vec
 /// The invariant checker for one shard (base): every lease with its record and deadline, every
 /// record in exactly one place, every host with ready items scheduled exactly once, every
 /// non-empty lane's head age in `heads`.
+/// A host held in `wait` until further notice is paused, at its in-flight limit, being deleted,
+/// or held for blocked crawls (docs/PROTOCOL.md section 3, "Crawl caps and pauses"): then it is
+/// marked so, listed for a crawl, and every ready item it has is of a crawl that is paused or
+/// at its cap, so nothing leasable waits behind the hold.
+async fn held_forever(
+    conn: &mut crawlq::redis_exec::Connection,
+    base: &str,
+    host: &str,
+    has_default_lanes: bool,
+    host_crawls: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) {
+    for other in ["hostpause", "hostfull", "hostdeleting"] {
+        let there: bool = redis::cmd("HEXISTS")
+            .arg(format!("{base}:{other}"))
+            .arg(host)
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        if there {
+            return;
+        }
+    }
+    let marked: bool = redis::cmd("HEXISTS")
+        .arg(format!("{base}:crawlheld"))
+        .arg(host)
+        .query_async(&mut *conn)
+        .await
+        .unwrap();
+    assert!(marked, "host {host} held in wait for no reason");
+    assert!(
+        !has_default_lanes,
+        "host {host} held for crawls with default-crawl items ready"
+    );
+    let mut listed_for_one = false;
+    for crawl in host_crawls.get(host).into_iter().flatten() {
+        let cfg: Option<String> = redis::cmd("HGET")
+            .arg(format!("{base}:crawlcfg"))
+            .arg(crawl)
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        let leased: Option<u64> = redis::cmd("HGET")
+            .arg(format!("{base}:c:{crawl}"))
+            .arg("leased")
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        let cfg = cfg.unwrap_or_default();
+        let (cap, paused) = cfg.split_once(':').unwrap_or(("", ""));
+        let blocked = paused == "1" || cap.parse::<u64>().is_ok_and(|c| leased.unwrap_or(0) >= c);
+        assert!(
+            blocked,
+            "host {host} held although crawl {crawl} may lease ({cfg:?}, {leased:?} leased)"
+        );
+        let listed: bool = redis::cmd("SISMEMBER")
+            .arg(format!("{base}:ch:{crawl}"))
+            .arg(host)
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        listed_for_one |= listed;
+    }
+    assert!(
+        listed_for_one,
+        "host {host} held but listed for none of its crawls"
+    );
+}
+
 async fn shard_truth(
     conn: &mut crawlq::redis_exec::Connection,
     nodes: &mut Nodes,
@@ -648,6 +716,9 @@ async fn shard_truth(
     // order of their tags; its head's rank listed in the host's crawl lanes `hl:<host>` and its
     // age in `heads` under `*<priority>:<crawl>:<host>`.
     let mut crawl_lanes = 0u64;
+    // per host: the crawls it has lanes of
+    let mut host_crawls: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
     // per named crawl: its items ready, delayed, leased and dead, by the records
     let mut per_crawl: std::collections::BTreeMap<String, [u64; 4]> = Default::default();
     for lane in nodes.keys(base, ":lz:*").await {
@@ -693,6 +764,10 @@ async fn shard_truth(
         lanes += 1;
         t.ready += records.len() as u64;
         per_crawl.entry(crawl.to_string()).or_default()[0] += records.len() as u64;
+        host_crawls
+            .entry(host.to_string())
+            .or_default()
+            .insert(crawl.to_string());
         hosts.insert(host.to_string());
     }
     // A host's priority set lists every priority of its non-empty lanes; a host whose only lane
@@ -756,6 +831,16 @@ async fn shard_truth(
             in_ready.is_some() != in_wait.is_some(),
             "host {host} scheduled exactly once (ready {in_ready:?}, wait {in_wait:?})"
         );
+        if in_wait == Some(9_007_199_254_740_991.0) {
+            held_forever(
+                conn,
+                base,
+                host,
+                lane_prios.contains_key(host),
+                &host_crawls,
+            )
+            .await;
+        }
     }
     let ready_hosts: Vec<String> = redis::cmd("ZRANGE")
         .arg(key("ready"))

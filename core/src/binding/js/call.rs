@@ -111,6 +111,17 @@ pub enum JsCall {
     CrawlStats {
         crawl: String,
     },
+    SetCrawlCap {
+        crawl: String,
+        cap: Option<u64>,
+    },
+    PauseCrawl {
+        crawl: String,
+    },
+    ResumeCrawl {
+        crawl: String,
+    },
+    Crawls,
     ListHosts {
         cursor: Option<String>,
         limit: usize,
@@ -358,6 +369,17 @@ impl JsCall {
             "crawlStats" => JsCall::CrawlStats {
                 crawl: a.string(0, "crawl")?,
             },
+            "setCrawlCap" => JsCall::SetCrawlCap {
+                crawl: a.string(0, "crawl")?,
+                cap: count(&a, 1, "cap")?,
+            },
+            "pauseCrawl" => JsCall::PauseCrawl {
+                crawl: a.string(0, "crawl")?,
+            },
+            "resumeCrawl" => JsCall::ResumeCrawl {
+                crawl: a.string(0, "crawl")?,
+            },
+            "crawls" => JsCall::Crawls,
             "listHosts" => {
                 let (cursor, limit) = j::host_page_args(a.json(0))?;
                 JsCall::ListHosts { cursor, limit }
@@ -492,6 +514,18 @@ impl JsCall {
             JsCall::CrawlStats { crawl } => {
                 j::crawl_stats_to_json(&q.crawl_stats(&crawl).await?, camel)
             }
+            JsCall::SetCrawlCap { crawl, cap } => {
+                j::crawl_stats_to_json(&q.set_crawl_cap(&crawl, cap).await?, camel)
+            }
+            JsCall::PauseCrawl { crawl } => {
+                q.pause_crawl(&crawl).await?;
+                return Ok(JsReply::Undefined);
+            }
+            JsCall::ResumeCrawl { crawl } => {
+                q.resume_crawl(&crawl).await?;
+                return Ok(JsReply::Undefined);
+            }
+            JsCall::Crawls => json!(q.crawls().await?),
             JsCall::ListHosts { cursor, limit } => {
                 j::host_page_to_json(&q.list_hosts(cursor.as_deref(), limit).await?, camel)
             }

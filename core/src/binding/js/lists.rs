@@ -123,7 +123,19 @@ macro_rules! js_queue_methods {
                 "Politeness state of a host.";
             crawl_stats "crawlStats" (crawl) "crawl: string" "Promise<CrawlStats>"
                 "A named crawl's counts, exact, summed over the shards; zeros for a crawl never"
-                "seeded.";
+                "seeded; with its cap, whether it is paused and the hosts held for it.";
+            set_crawl_cap "setCrawlCap" (crawl, cap) "crawl: string, cap: number | null" "Promise<CrawlStats>"
+                "Cap a named crawl: at most `cap` of its items leased at once by all workers"
+                "together (`null`: no cap). Other crawls on its hosts are leased meanwhile. With"
+                "several shards the cap is split among them and must be at least the shard count."
+                "Resolves with the crawl's stats.";
+            pause_crawl "pauseCrawl" (crawl) "crawl: string" "Promise<void>"
+                "Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in"
+                "hand may be answered, seeds go on, other crawls are leased as before.";
+            resume_crawl "resumeCrawl" (crawl) "crawl: string" "Promise<void>"
+                "Resume a paused crawl: the hosts held for it go back to be leased.";
+            crawls "crawls" () "" "Promise<string[]>"
+                "The queue's named crawls, sorted: each that seeded an item or has a cap or pause.";
             list_hosts "listHosts" (options) "options?: { cursor?: string | null; limit?: number }" "Promise<HostPage>"
                 "A page of the hosts holding items (queued, leased or dead), the most items first,"
                 "with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the"

@@ -123,7 +123,8 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
         .done()
 }
 
-/// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total.
+/// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total, and
+/// its limits: cap (null: none), paused, held_hosts.
 pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
     Out::new(style)
         .value("pending", s.pending())
@@ -134,6 +135,9 @@ pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
         .value("done", s.done)
         .value("seen", s.seen)
         .value("seeded_total", s.seeded_total)
+        .value("cap", s.cap)
+        .value("paused", s.paused)
+        .value("held_hosts", s.held_hosts)
         .done()
 }
 

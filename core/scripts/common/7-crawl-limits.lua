@@ -1,0 +1,136 @@
+-- Crawl limits (docs/PROTOCOL.md section 3, "Crawl caps and pauses"): a named crawl may be
+-- paused or capped (the most of its items leased at once in this shard: the shard's share of
+-- the crawl's cap, given by the client). `<base>:crawlcfg` holds them (crawl ->
+-- '<cap digits or empty>:<"1" when paused or empty>'; a crawl with neither has no field, so a
+-- queue with no limits reads one HLEN per lease call and nothing more). A crawl is blocked
+-- while it is paused or has as many items leased as its cap. A lease passes over the lanes of
+-- blocked crawls (the next lane of its host is taken instead); a host whose lanes are all of
+-- blocked crawls is held in `wait` at PAUSED_FOREVER, marked in `<base>:crawlheld` (host ->
+-- '1') and listed in `<base>:ch:<crawl>` for each crawl it waits on, until an answer takes one
+-- of them under its cap, a resume or a new cap releases it, or an item of any crawl is queued
+-- on it (which puts it back in `ready`: the next lease looks again).
+
+function CRAWL.cfg_key()
+  return BASE .. ':crawlcfg'
+end
+function CRAWL.held_key()
+  return BASE .. ':crawlheld'
+end
+function CRAWL.held_set(crawl)
+  return BASE .. ':ch:' .. crawl
+end
+
+-- Whether any crawl of this shard is paused or capped, read once per call (CRAWL.limits,
+-- reset by begin()).
+function CRAWL.limited()
+  if CRAWL.limits == nil then
+    -- (a foreign value at the key: no limits, as without it)
+    local n = CRAWL.on() and redis.pcall('HLEN', CRAWL.cfg_key())
+    CRAWL.limits = type(n) == 'number' and n > 0
+  end
+  return CRAWL.limits
+end
+
+-- A crawl's limits and leased count, read once per call ({cap = n or nil, paused = bool,
+-- leased = n}; false for a crawl with no limits). CRAWL.count keeps `leased` current.
+function CRAWL.limits_of(crawl)
+  CRAWL.state = CRAWL.state or {}
+  local s = CRAWL.state[crawl]
+  if s == nil then
+    local cfg = redis.pcall('HGET', CRAWL.cfg_key(), crawl)
+    s = false
+    if type(cfg) == 'string' then
+      local cap, paused = string.match(cfg, '^(%d*):(%d*)$')
+      s = {
+        cap = tonumber(cap or ''),
+        paused = paused == '1',
+        leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0,
+      }
+    end
+    CRAWL.state[crawl] = s
+  end
+  return s
+end
+
+function CRAWL.blocked(crawl)
+  local s = CRAWL.limits_of(crawl)
+  return s and (s.paused or (s.cap ~= nil and s.leased >= s.cap)) or false
+end
+
+-- Hold a host whose ready lanes are all of the blocked crawls `crawls` (see above). A foreign
+-- value at the mark or a crawl's set (nothing could release the host) holds it as a host whose
+-- lane holds one: paused until resumed.
+function CRAWL.hold(host, crawls)
+  CRAWL.holds = (CRAWL.holds or 0) + 1
+  local marked = redis.pcall('HSET', CRAWL.held_key(), host, '1')
+  for _, crawl in ipairs(crawls) do
+    if type(marked) == 'table' then
+      break
+    end
+    marked = redis.pcall('SADD', CRAWL.held_set(crawl), host)
+  end
+  if type(marked) == 'table' then
+    hold_corrupt_host(host)
+    return
+  end
+  redis.call('ZADD', K_WAIT, int(PAUSED_FOREVER), host)
+end
+
+-- Put a host held for blocked crawls back in `ready` at its rank, waking a blocked lease call.
+-- A host no longer marked (released before), or held since for another reason (paused, at its
+-- in-flight limit, being deleted), is left as it is.
+function CRAWL.unhold(host)
+  if redis.pcall('HDEL', CRAWL.held_key(), host) ~= 1 then
+    return
+  end
+  local score = redis.call('ZSCORE', K_WAIT, host)
+  if not score or score + 0 < PAUSED_FOREVER or redis.call('HGET', FLIGHT.full, host)
+    or redis.call('HGET', K_HOSTPAUSE, host) or redis.call('HGET', K_HOSTDELETING, host) then
+    return
+  end
+  redis.call('ZREM', K_WAIT, host)
+  ready_at_rank(host)
+  wake(1)
+  FLIGHT.freed_at = NOW
+end
+
+-- A host held in `wait` (at `score`) got a new ready item: if it was held for blocked crawls,
+-- it is put back in `ready` (the next lease looks at its lanes again).
+function CRAWL.queued_on_held(host, score)
+  if score and score + 0 >= PAUSED_FOREVER and CRAWL.on() then
+    CRAWL.unhold(host)
+  end
+end
+
+-- Release hosts held for `crawl` once it is not blocked: at most `limit` (default: its free
+-- slots under its cap, at most 250). Returns how many were released and how many stay held.
+function CRAWL.release(crawl, limit)
+  local key = CRAWL.held_set(crawl)
+  local waiting = redis.pcall('SCARD', key)
+  if type(waiting) ~= 'number' then
+    return 0, 0
+  end
+  if waiting == 0 or CRAWL.blocked(crawl) then
+    return 0, waiting
+  end
+  local s = CRAWL.limits_of(crawl)
+  local n = limit or (s and s.cap and s.cap - s.leased) or 250
+  n = math.max(1, math.min(n, 250))
+  local hosts = redis.call('SPOP', key, int(n))
+  for _, host in ipairs(hosts) do
+    CRAWL.unhold(host)
+  end
+  return #hosts, waiting - #hosts
+end
+
+-- A crawl's leased count changed by `delta` (CRAWL.count): kept in the call's limits, and an
+-- answer that takes the crawl under its cap releases hosts held for it.
+function CRAWL.leased_changed(crawl, delta)
+  local s = CRAWL.state and CRAWL.state[crawl]
+  if s then
+    s.leased = s.leased + delta
+  end
+  if delta < 0 then
+    CRAWL.release(crawl)
+  end
+end

@@ -1,0 +1,244 @@
+//! Crawl caps and pauses (docs/crawls.md, "Caps and pauses"): a capped crawl never has more
+//! items leased than its cap, whatever the number of workers; a paused crawl has none leased;
+//! other crawls on the same hosts go on; held hosts come back when the crawl may lease again.
+mod common;
+
+use common::*;
+use crawlq::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+fn into(crawl: &str) -> SeedOptions {
+    SeedOptions {
+        crawl: Some(crawl.into()),
+        ..SeedOptions::default()
+    }
+}
+
+fn no_delay() -> Config {
+    Config {
+        host_delay: Duration::ZERO,
+        ..config()
+    }
+}
+
+/// `per_host` URLs on each of `hosts` hosts, in host order.
+fn spread(prefix: &str, hosts: usize, per_host: usize) -> Vec<SeedItem> {
+    (0..per_host)
+        .flat_map(|i| {
+            (0..hosts).map(move |h| SeedItem::from(format!("http://h{h}.com/{prefix}{i}")))
+        })
+        .collect()
+}
+
+/// Lease one at a time until nothing is leasable, acking each; the crawls leased in order.
+async fn drain(q: &Queue<RedisExecutor>) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    loop {
+        let got = q.lease(1, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            return out;
+        }
+        q.ack(&handles(&got)).await.unwrap();
+        out.extend(got.into_iter().map(|l| l.crawl));
+    }
+}
+
+#[tokio::test]
+async fn a_crawls_cap_holds_under_sixteen_workers() {
+    let url = test_url();
+    let q = Arc::new(open("crawl-cap-16", no_delay()).await);
+    let shards = q.shard_count().await.unwrap() as u64;
+    let cap = 4.max(shards);
+    q.seed(&spread("big", 40, 10), &into("big")).await.unwrap();
+    q.seed(&spread("small", 40, 3), &into("small"))
+        .await
+        .unwrap();
+    let stats = q.set_crawl_cap("big", Some(cap)).await.unwrap();
+    assert_eq!((stats.cap, stats.paused), (Some(cap), false));
+
+    // each worker counts its leases of the capped crawl from the lease's return to just
+    // before its ack: a lower bound of what Redis counts, so it may never pass the cap
+    let in_hand = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..16 {
+        let (q, in_hand, most, done) = (q.clone(), in_hand.clone(), most.clone(), done.clone());
+        workers.push(tokio::spawn(async move {
+            let mut idle = 0;
+            while idle < 20 {
+                let got = q.lease(1, Duration::from_millis(50)).await.unwrap();
+                let Some(lease) = got.first() else {
+                    idle += 1;
+                    continue;
+                };
+                idle = 0;
+                let big = lease.crawl.as_deref() == Some("big");
+                if big {
+                    let now = in_hand.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                }
+                tokio::time::sleep(Duration::from_millis(3)).await;
+                if big {
+                    in_hand.fetch_sub(1, Ordering::SeqCst);
+                }
+                q.ack(&handles(&got)).await.unwrap();
+                done.fetch_add(1, Ordering::SeqCst);
+            }
+        }));
+    }
+    // Redis's own count, read while the workers run
+    let mut seen_leased = 0;
+    while done.load(Ordering::SeqCst) < 520 {
+        let s = q.crawl_stats("big").await.unwrap();
+        assert!(
+            s.leased <= cap,
+            "{} of the crawl leased at once, cap {cap}",
+            s.leased
+        );
+        seen_leased = seen_leased.max(s.leased);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for w in workers {
+        w.await.unwrap();
+    }
+    let most = most.load(Ordering::SeqCst) as u64;
+    assert!(
+        most <= cap,
+        "{most} leases of the crawl in hand at once, cap {cap}"
+    );
+    assert!(most >= 2.min(cap), "the cap was used: {most} at once");
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.done, stats.pending, stats.leased), (520, 0, 0));
+    let big = q.crawl_stats("big").await.unwrap();
+    assert_eq!((big.done, big.held_hosts, big.leased), (400, 0, 0));
+    assert!(seen_leased <= cap);
+}
+
+#[tokio::test]
+async fn a_capped_crawls_hosts_wait_and_come_back_on_its_answers() {
+    let url = test_url();
+    // (one shard: which hosts wait depends only on the lease order)
+    let q = open(
+        "crawl-cap-hold",
+        Config {
+            shards: None,
+            ..no_delay()
+        },
+    )
+    .await;
+    q.seed(&spread("a", 3, 2), &into("capped")).await.unwrap();
+    q.set_crawl_cap("capped", Some(1)).await.unwrap();
+    let first = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(first.len(), 1, "one at a time under a cap of 1");
+    let s = q.crawl_stats("capped").await.unwrap();
+    assert_eq!((s.leased, s.ready, s.held_hosts), (1, 5, 3));
+    check_invariants(&url, &q).await;
+    // an item of another crawl on a held host takes it back to be leased
+    q.seed(&items(&["http://h1.com/other"]), &into("other"))
+        .await
+        .unwrap();
+    let other = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(other.len(), 1);
+    assert_eq!(other[0].crawl.as_deref(), Some("other"));
+    // the answer frees the slot: a held host comes back and the next item is leased
+    q.ack(&handles(&first)).await.unwrap();
+    q.ack(&handles(&other)).await.unwrap();
+    let next = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].crawl.as_deref(), Some("capped"));
+    check_invariants(&url, &q).await;
+    // a higher cap releases the held hosts at once
+    q.set_crawl_cap("capped", Some(10)).await.unwrap();
+    let rest = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(rest.len(), 4);
+    q.ack(&handles(&next)).await.unwrap();
+    q.ack(&handles(&rest)).await.unwrap();
+    let s = q.crawl_stats("capped").await.unwrap();
+    assert_eq!((s.done, s.held_hosts, s.cap), (6, 0, Some(10)));
+    q.set_crawl_cap("capped", None).await.unwrap();
+    assert_eq!(q.crawl_stats("capped").await.unwrap().cap, None);
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn a_paused_crawl_leases_nothing_while_the_others_go_on() {
+    let url = test_url();
+    let q = open("crawl-pause", no_delay()).await;
+    q.seed(&spread("p", 20, 3), &into("paused")).await.unwrap();
+    q.seed(&spread("o", 10, 2), &into("other")).await.unwrap();
+    q.seed(&spread("d", 5, 1), &SeedOptions::default())
+        .await
+        .unwrap();
+    q.pause_crawl("paused").await.unwrap();
+    let leased = drain(&q).await;
+    assert_eq!(
+        leased.len(),
+        25,
+        "the other crawls' items and the default crawl's"
+    );
+    assert!(leased.iter().all(|c| c.as_deref() != Some("paused")));
+    let s = q.crawl_stats("paused").await.unwrap();
+    assert!(s.paused);
+    assert_eq!((s.ready, s.leased, s.held_hosts), (60, 0, 20));
+    check_invariants(&url, &q).await;
+    // seeds go on while paused; the hosts they touch are looked at again and held again
+    q.seed(&spread("p2-", 20, 1), &into("paused"))
+        .await
+        .unwrap();
+    assert!(drain(&q).await.is_empty());
+    q.resume_crawl("paused").await.unwrap();
+    let s = q.crawl_stats("paused").await.unwrap();
+    assert_eq!((s.paused, s.held_hosts), (false, 0));
+    let leased = drain(&q).await;
+    assert_eq!(leased.len(), 80);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.pending, stats.leased, stats.done), (0, 0, 105));
+}
+
+#[tokio::test]
+async fn a_paused_crawls_leases_in_hand_may_be_answered_and_its_retries_wait() {
+    let url = test_url();
+    let q = open("crawl-pause-leased", no_delay()).await;
+    q.seed(&spread("x", 2, 2), &into("c")).await.unwrap();
+    let got = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(got.len(), 2);
+    q.pause_crawl("c").await.unwrap();
+    assert!(q.ack(&handles(&got[..1])).await.unwrap()[0]);
+    q.release(&handles(&got[1..])).await.unwrap();
+    assert!(q.lease(4, Duration::ZERO).await.unwrap().is_empty());
+    let s = q.crawl_stats("c").await.unwrap();
+    assert_eq!((s.done, s.ready, s.leased), (1, 3, 0));
+    check_invariants(&url, &q).await;
+    q.resume_crawl("c").await.unwrap();
+    assert_eq!(drain(&q).await.len(), 3);
+}
+
+#[tokio::test]
+async fn crawls_are_listed_and_limits_checked() {
+    let q = open("crawl-list", no_delay()).await;
+    assert!(q.crawls().await.unwrap().is_empty());
+    q.seed(&items(&["http://a.com/1"]), &into("zeta"))
+        .await
+        .unwrap();
+    q.seed(&items(&["http://b.com/1"]), &into("alpha"))
+        .await
+        .unwrap();
+    q.pause_crawl("paused-before-seeding").await.unwrap();
+    assert_eq!(
+        q.crawls().await.unwrap(),
+        ["alpha", "paused-before-seeding", "zeta"]
+    );
+    let shards = q.shard_count().await.unwrap() as u64;
+    for bad in [0, shards - 1] {
+        if bad == 0 || bad < shards {
+            let err = q.set_crawl_cap("alpha", Some(bad)).await.unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        }
+    }
+    let err = q.pause_crawl("bad name").await.unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert_eq!(q.crawl_stats("alpha").await.unwrap().cap, None);
+}
