@@ -409,6 +409,16 @@ export interface HostPage {
   cursor: string | null
 }
 
+export interface CrawlDeletion {
+  crawl: string
+  ready: number
+  delayed: number
+  /** Leases removed: their acks reject with ERR_CRAWLQ_LEASE_LOST. */
+  leased: number
+  dead: number
+  removed: number
+}
+
 export interface HostDeletion {
   host: string
   ready: number
@@ -679,6 +689,12 @@ export declare class Queue {
   resumeCrawl(crawl: string): Promise<void>
   /** The queue's named crawls, sorted: each that seeded an item or has a cap or pause. */
   crawls(): Promise<string[]>
+  /**
+   * Delete a named crawl: its items (its leases answer lost), counts, limits and
+   * listing, in bounded calls while workers run; other crawls are not touched. Its URLs
+   * stay seen under its name; seeds into it are refused while the deletion runs.
+   */
+  deleteCrawl(crawl: string): Promise<CrawlDeletion>
   /**
    * A page of the hosts holding items (queued, leased or dead), the most items first,
    * with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the

@@ -409,6 +409,16 @@ export interface HostPage {
   cursor: string | null
 }
 
+export interface CrawlDeletion {
+  crawl: string
+  ready: number
+  delayed: number
+  /** Leases removed: their acks reject with ERR_CRAWLQ_LEASE_LOST. */
+  leased: number
+  dead: number
+  removed: number
+}
+
 export interface HostDeletion {
   host: string
   ready: number

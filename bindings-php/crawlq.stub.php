@@ -255,6 +255,16 @@ final class Queue
     public function resumeCrawl(string $crawl): void {}
 
     /**
+     * Delete a named crawl: its ready, delayed, leased and dead items (its leases answer
+     * lost), its counts, limits and listing, in bounded calls while workers run; other crawls
+     * are not touched. Its URLs stay seen under its name; seeds into it are refused while the
+     * deletion runs.
+     *
+     * @return array{crawl: string, ready: int, delayed: int, leased: int, dead: int, removed: int}
+     */
+    public function deleteCrawl(string $crawl): mixed {}
+
+    /**
      * The queue's named crawls, sorted: each that seeded an item or has a cap or pause.
      *
      * @return list<string>

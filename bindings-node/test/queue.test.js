@@ -649,3 +649,40 @@ test('crawl caps and pauses: a cap holds under 16 workers, a paused crawl waits 
   assert.equal((await q.setCrawlCap('big', null)).cap, null)
   q.close()
 })
+
+test('deleting a crawl mid-drain with 8 workers running leaves the other crawl whole', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  const spread = (prefix, hosts, perHost) => Array.from({ length: perHost * hosts }, (_, i) => `http://h${i % hosts}.com/${prefix}${Math.floor(i / hosts)}`)
+  await q.seed(spread('doomed', 10, 20), { crawl: 'doomed' })
+  await q.seed(spread('kept', 10, 10), { crawl: 'kept' })
+  const done = { doomed: 0, kept: 0 }
+  let lost = 0
+  const worker = async () => {
+    for (let idle = 0; idle < 10;) {
+      const leases = await q.lease({ max: 2, waitMs: 50 })
+      if (leases.length === 0) { idle++; continue }
+      idle = 0
+      await new Promise(resolve => setTimeout(resolve, 2))
+      for (const lease of leases) {
+        let acked
+        try { acked = await q.ack(lease) } catch (e) { if (e.code !== 'ERR_CRAWLQ_LEASE_LOST') throw e; acked = false }
+        if (acked === true || (Array.isArray(acked) && acked[0])) done[lease.crawl]++
+        else { assert.equal(lease.crawl, 'doomed'); lost++ }
+      }
+    }
+  }
+  const deleter = async () => {
+    while (done.doomed + done.kept < 30) await new Promise(resolve => setTimeout(resolve, 2))
+    return q.deleteCrawl('doomed')
+  }
+  const [gone] = await Promise.all([deleter(), ...Array.from({ length: 8 }, worker)])
+  assert.equal(gone.crawl, 'doomed')
+  assert.equal(done.doomed + gone.ready + gone.leased, 200)
+  assert.equal(gone.leased, lost)
+  assert.equal(done.kept, 100)
+  assert.equal((await q.crawlStats('kept')).done, 100)
+  assert.equal((await q.crawlStats('doomed')).seededTotal, 0)
+  assert.deepEqual(await q.crawls(), ['kept'])
+  assert.equal((await q.stats()).pending, 0)
+  q.close()
+})

@@ -712,6 +712,12 @@ impl Queue {
         runtime::block_on(self.handle.queue()?.resume_crawl(&crawl)).map_err(throw)
     }
 
+    /// Delete a named crawl: its items, counts, limits and listing; other crawls untouched.
+    pub fn delete_crawl(&self, crawl: Text) -> PhpResult<Zval> {
+        let gone = runtime::block_on(self.handle.queue()?.delete_crawl(&crawl)).map_err(throw)?;
+        Ok(zval_of(&json::crawl_deletion_to_json(&gone, Style::Snake)))
+    }
+
     /// The queue's named crawls, sorted.
     pub fn crawls(&self) -> PhpResult<Vec<String>> {
         runtime::block_on(self.handle.queue()?.crawls()).map_err(throw)

@@ -692,6 +692,28 @@ final class QueueTest extends TestCase
         }
     }
 
+    public function testDeletingACrawlWithLeasesOutLeavesTheOtherCrawlWhole(): void
+    {
+        $q = $this->open(['host_delay' => 0.0]);
+        $urls = fn (string $p) => array_map(fn ($i) => sprintf('http://h%d.com/%s%d', $i % 5, $p, $i), range(0, 19));
+        $q->seed($urls('d'), ['crawl' => 'doomed']);
+        $q->seed($urls('k'), ['crawl' => 'kept']);
+        $out = $q->lease(10, 0.0);
+        $doomedOut = array_values(array_filter($out, fn ($l) => $l->crawl === 'doomed'));
+        $keptOut = array_values(array_filter($out, fn ($l) => $l->crawl === 'kept'));
+        $gone = $q->deleteCrawl('doomed');
+        $this->assertSame(['crawl' => 'doomed', 'ready' => 20 - count($doomedOut), 'delayed' => 0,
+            'leased' => count($doomedOut), 'dead' => 0, 'removed' => 20], $gone);
+        // an ack of a removed lease answers lost
+        $this->assertFalse($q->ack($doomedOut[0]));
+        foreach ($keptOut as $lease) {
+            $q->ack($lease);
+        }
+        $this->assertCount(20 - count($keptOut), $q->lease(100, 0.0));
+        $this->assertSame(['kept'], $q->crawls());
+        $this->assertSame(0, $q->crawlStats('doomed')['seeded_total']);
+    }
+
     public function testNamedCrawlsKeepOneItemPerCrawlAndAPagesLinksInItsCrawl(): void
     {
         $q = $this->open(['host_delay' => 0.0]);

@@ -527,6 +527,20 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Delete a named crawl: its items (its leases answer lost), counts, limits and
+            /// listing, in bounded calls while workers run; other crawls are not touched. Its
+            /// URLs stay seen under its name.
+            fn delete_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.delete_crawl(&crawl).await },
+                    Box::new(|py, gone: crawlq::CrawlDeletion| {
+                        json_out(py, json::crawl_deletion_to_json(&gone, Style::Snake))
+                    }),
+                )
+            }
+
             /// The queue's named crawls, sorted: each that seeded an item or has a cap or pause.
             fn crawls(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
                 <$mode>::run(

@@ -145,3 +145,52 @@ def test_a_crawls_cap_is_checked(q: crawlq.Queue) -> None:
         q.pause_crawl("a b")
     assert q.set_crawl_cap("c", 5)["cap"] == 5
     assert q.set_crawl_cap("c", None)["cap"] is None
+
+
+def test_deleting_a_crawl_mid_drain_leaves_the_others_whole(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, host_delay=0.0)
+        await aq.seed(_spread("doomed", 10, 20), crawl="doomed")
+        await aq.seed(_spread("kept", 10, 10), crawl="kept")
+        done: dict[str, int] = {"doomed": 0, "kept": 0}
+        lost = 0
+
+        async def worker() -> None:
+            nonlocal lost
+            idle = 0
+            while idle < 10:
+                leases = await aq.lease(2, wait=0.05)
+                if not leases:
+                    idle += 1
+                    continue
+                idle = 0
+                await asyncio.sleep(0.002)
+                for lease in leases:
+                    try:
+                        acked = await aq.ack(lease)
+                    except crawlq.LeaseLostError:
+                        acked = False
+                    if acked:
+                        done[lease.crawl] += 1
+                    else:
+                        assert lease.crawl == "doomed"
+                        lost += 1
+
+        async def delete_when_started() -> crawlq.CrawlDeletion:
+            while sum(done.values()) < 30:
+                await asyncio.sleep(0.002)
+            return await aq.delete_crawl("doomed")
+
+        results = await asyncio.gather(delete_when_started(), *(worker() for _ in range(8)))
+        gone = results[0]
+        assert gone["crawl"] == "doomed" and gone["removed"] > 0
+        assert done["doomed"] + gone["ready"] + gone["leased"] == 200
+        assert gone["leased"] == lost
+        assert done["kept"] == 100
+        assert (await aq.crawl_stats("kept"))["done"] == 100
+        assert (await aq.crawl_stats("doomed"))["seeded_total"] == 0
+        assert await aq.crawls() == ["kept"]
+        assert (await aq.stats())["pending"] == 0
+        aq.close()
+
+    asyncio.run(main())

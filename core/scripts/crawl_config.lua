@@ -12,6 +12,10 @@
 
 local crawl, change = ARGV[3], ARGV[4]
 expect_types({ CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash', CRAWL.held_set(crawl), 'set' })
+local stored = redis.call('HGET', CRAWL.cfg_key(), crawl)
+if change ~= '' and stored and string.match(stored, ':d$') then
+  fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: its limits cannot change')
+end
 local s = CRAWL.limits_of(crawl) or { leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0 }
 if change == 'cap' then
   s.cap = ARGV[5] ~= '' and tonumber(ARGV[5]) or nil

@@ -18,9 +18,10 @@ for i = 1, 7 do
 end
 -- (a foreign value at a limits key reads as no limits)
 local cfg = redis.pcall('HGET', CRAWL.cfg_key(), ARGV[3])
-local cap, paused = string.match(type(cfg) == 'string' and cfg or '', '^(%d*):(%d*)$')
+local cap, paused = string.match(type(cfg) == 'string' and cfg or '', '^(%d*):(%w*)$')
 local held = redis.pcall('SCARD', CRAWL.held_set(ARGV[3]))
 out[8] = tonumber(cap or '') or -1
-out[9] = paused == '1' and 1 or 0
+-- ('d': being deleted, which leases nothing either)
+out[9] = (paused == '1' or paused == 'd') and 1 or 0
 out[10] = type(held) == 'number' and held or 0
 return out

@@ -73,31 +73,6 @@ local function checked_priorities()
   return prios
 end
 
--- Empty the host's crawl lanes, at most `budget` records; returns how many were removed.
-local function empty_crawl_lanes(budget)
-  local removed_n = 0
-  for _, member in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
-    if budget <= removed_n then
-      break
-    end
-    local lane = CRAWL.lane(member, host)
-    local recs = redis.call('LRANGE', lane, '0', int(budget - removed_n - 1))
-    for _, rec in ipairs(recs) do
-      forget_live(rec)
-    end
-    redis.call('LTRIM', lane, int(#recs), '-1')
-    removed_n = removed_n + #recs
-    local prio = string.match(member, '^(%-?%d+):')
-    CRAWL.count(string.sub(member, #prio + 2), 'ready', -#recs)
-    local head = redis.call('LINDEX', lane, '0')
-    CRAWL.relist(member, host, priority_number(prio), head)
-    if not head then
-      redis.call('HDEL', CRAWL.tags(host), string.sub(member, #prio + 2))
-    end
-  end
-  return removed_n
-end
-
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
   K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_HOSTPAUSE, 'hash', K_HOSTDELETING, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
@@ -225,7 +200,7 @@ function steps.lanes()
     end
   end
   if CRAWL.on() and budget > 0 then
-    local n = empty_crawl_lanes(budget)
+    local n = CRAWL.empty_lanes(host, budget, nil, forget_live)
     budget = budget - n
     removed.ready = removed.ready + n
   end

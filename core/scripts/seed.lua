@@ -70,6 +70,11 @@ function SEED.start(argv)
       fail('INVALID', 'item count ' .. argv[3] .. ' is not N or N/<crawl>')
     end
     seed_n, SEED.crawl = n + 0, crawl
+    -- a crawl being deleted (crawl_delete) takes nothing new
+    local limits = redis.pcall('HGET', CRAWL.cfg_key(), crawl)
+    if type(limits) == 'string' and string.match(limits, ':d$') then
+      fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: nothing can be seeded into it until its deletion ends')
+    end
   end
   seed_hits, seed_hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
   seen = seen_count()

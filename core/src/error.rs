@@ -192,6 +192,8 @@ impl Error {
             Error::Protocol(tail("CRAWLQ_PROTOCOL"))
         } else if message.contains("CRAWLQ_CORRUPT") {
             Error::Corrupt(tail("CRAWLQ_CORRUPT"))
+        } else if message.contains("CRAWLQ_REFUSED") {
+            Error::InvalidArgument(tail("CRAWLQ_REFUSED"))
         } else if message.contains("WRONGTYPE") {
             Error::Corrupt(format!(
                 "a key of the queue holds a value of the wrong type ({})",

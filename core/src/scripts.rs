@@ -178,6 +178,7 @@ scripts! {
     CRAWL_STATS => ("crawl_stats", "no-writes"),
     CRAWL_CONFIG => ("crawl_config", "allow-oom"),
     CRAWLS_LIST => ("crawls_list", "no-writes"),
+    CRAWL_DELETE => ("crawl_delete", "allow-oom"),
     STATS_SHARDS => ("stats_shards", "no-writes,allow-cross-slot-keys", [stats_part: STATS]),
     DEAD_LIST => ("dead_list", "no-writes"),
     DEAD_REQUEUE => ("dead_requeue", "allow-oom"),

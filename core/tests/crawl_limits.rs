@@ -242,3 +242,176 @@ async fn crawls_are_listed_and_limits_checked() {
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert_eq!(q.crawl_stats("alpha").await.unwrap().cap, None);
 }
+
+#[tokio::test]
+async fn deleting_a_crawl_mid_drain_leaves_the_other_crawls_whole() {
+    let url = test_url();
+    let q = Arc::new(open("crawl-delete", no_delay()).await);
+    q.seed(&spread("doomed", 20, 20), &into("doomed"))
+        .await
+        .unwrap();
+    q.seed(&spread("kept", 20, 10), &into("kept"))
+        .await
+        .unwrap();
+    q.seed(&spread("plain", 20, 2), &SeedOptions::default())
+        .await
+        .unwrap();
+    // each crawl's delayed items and dead letters too
+    let later = SeedOptions {
+        delay: Duration::from_secs(3600),
+        ..into("doomed")
+    };
+    q.seed(&spread("doomed-later", 5, 1), &later).await.unwrap();
+    let later_kept = SeedOptions {
+        delay: Duration::from_secs(3600),
+        ..into("kept")
+    };
+    q.seed(&spread("kept-later", 5, 1), &later_kept)
+        .await
+        .unwrap();
+    let mut doomed_dead = 0;
+    let mut kept_dead = 0;
+    while doomed_dead < 3 || kept_dead < 3 {
+        let got = q.lease(1, Duration::ZERO).await.unwrap();
+        let crawl = got[0].crawl.clone().unwrap_or_default();
+        let count = if crawl == "doomed" {
+            &mut doomed_dead
+        } else {
+            &mut kept_dead
+        };
+        if *count < 3 && !crawl.is_empty() {
+            dead_letter(&q, &got, |_| "gone".into()).await;
+            *count += 1;
+        } else {
+            q.release(&handles(&got)).await.unwrap();
+        }
+    }
+    let kept_before = q.crawl_stats("kept").await.unwrap();
+    assert_eq!((kept_before.dead, kept_before.delayed), (3, 5));
+
+    // workers run before, during and after the deletion
+    let done = Arc::new(AtomicUsize::new(0));
+    let lost = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..8 {
+        let (q, done, lost) = (q.clone(), done.clone(), lost.clone());
+        workers.push(tokio::spawn(async move {
+            let mut acked: Vec<Option<String>> = Vec::new();
+            let mut idle = 0;
+            while idle < 20 {
+                let got = q.lease(2, Duration::from_millis(50)).await.unwrap();
+                if got.is_empty() {
+                    idle += 1;
+                    continue;
+                }
+                idle = 0;
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                for (lease, ok) in got.iter().zip(q.ack(&handles(&got)).await.unwrap()) {
+                    if ok {
+                        done.fetch_add(1, Ordering::SeqCst);
+                        acked.push(lease.crawl.clone());
+                    } else {
+                        lost.fetch_add(1, Ordering::SeqCst);
+                        assert_eq!(
+                            lease.crawl.as_deref(),
+                            Some("doomed"),
+                            "only the deleted crawl's leases are lost"
+                        );
+                    }
+                }
+            }
+            acked
+        }));
+    }
+    while done.load(Ordering::SeqCst) < 60 {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let gone = q.delete_crawl("doomed").await.unwrap();
+    assert_eq!(gone.crawl, "doomed");
+    assert_eq!((gone.delayed, gone.dead), (5, 3));
+    assert!(gone.ready > 0, "{gone:?}");
+    let mut acked = Vec::new();
+    for w in workers {
+        acked.extend(w.await.unwrap());
+    }
+    let acked_doomed = acked
+        .iter()
+        .filter(|c| c.as_deref() == Some("doomed"))
+        .count() as u64;
+    assert_eq!(
+        acked_doomed + gone.removed() - gone.dead + doomed_dead as u64,
+        400 + 5,
+        "each of the deleted crawl's items acked, removed or dead before"
+    );
+    assert_eq!(gone.leased, lost.load(Ordering::SeqCst) as u64);
+    let kept = q.crawl_stats("kept").await.unwrap();
+    assert_eq!(
+        (kept.done, kept.dead, kept.delayed, kept.ready, kept.leased),
+        (197, 3, 5, 0, 0)
+    );
+    assert_eq!(kept.seeded_total, kept_before.seeded_total);
+    assert_eq!(
+        acked.iter().filter(|c| c.is_none()).count(),
+        40,
+        "the default crawl's items all acked"
+    );
+    let doomed = q.crawl_stats("doomed").await.unwrap();
+    assert_eq!(
+        doomed,
+        CrawlStats::default(),
+        "nothing of the deleted crawl is left"
+    );
+    assert_eq!(q.crawls().await.unwrap(), ["kept"]);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!(
+        (stats.ready, stats.leased, stats.delayed, stats.dead),
+        (0, 0, 5, 3)
+    );
+    // the name may be seeded again; its URLs stay seen under it
+    let again = q
+        .seed(
+            &items(&["http://h0.com/doomed0", "http://h0.com/new"]),
+            &into("doomed"),
+        )
+        .await
+        .unwrap();
+    assert_eq!((again.added, again.duplicates), (1, 1));
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn seeds_into_a_crawl_being_deleted_are_refused_whole() {
+    // (one shard on the shared server: the test writes the mark itself)
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&shared().url(), &unique("crawl-delete-refuse"), one_shard)
+        .await
+        .unwrap();
+    q.seed(&spread("a", 2, 2), &into("c")).await.unwrap();
+    // the first step's mark, as a deletion that is still running leaves it
+    let base = q.ops().keys().base().to_string();
+    shared().cli(&["HSET", &format!("{base}:crawlcfg"), "c", ":d"]);
+    let err = q
+        .seed(&items(&["http://x.com/1"]), &into("c"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert!(err.to_string().contains("being deleted"), "{err}");
+    assert!(
+        q.lease(10, Duration::ZERO).await.unwrap().is_empty(),
+        "nothing of it leased"
+    );
+    let err = q.pause_crawl("c").await.unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert_eq!(q.delete_crawl("c").await.unwrap().ready, 4);
+    assert_eq!(
+        q.seed(&items(&["http://x.com/1"]), &into("c"))
+            .await
+            .unwrap()
+            .added,
+        1
+    );
+    check_invariants(&shared().url(), &q).await;
+}

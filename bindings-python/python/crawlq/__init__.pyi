@@ -220,6 +220,15 @@ class HostPage(TypedDict):
     cursor: Optional[str]
     """Pass it to list_hosts for the next page; None after the last one."""
 
+class CrawlDeletion(TypedDict):
+    crawl: str
+    ready: int
+    delayed: int
+    leased: int
+    """Leases removed: their acks raise LeaseLostError."""
+    dead: int
+    removed: int
+
 class HostDeletion(TypedDict):
     host: str
     ready: int
@@ -522,6 +531,10 @@ class Queue:
         """Resume a paused crawl: the hosts held for it go back to be leased."""
     def crawls(self) -> list[str]:
         """The queue's named crawls, sorted."""
+    def delete_crawl(self, crawl: str) -> CrawlDeletion:
+        """Delete a named crawl: its items (its leases answer lost), counts, limits and
+        listing, in bounded calls while workers run; other crawls are not touched. Its URLs
+        stay seen under its name."""
     def host_info(self, host: str) -> HostInfo: ...
     def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo:
         """Set a host's delay from its robots.txt Crawl-delay (None: it has none now),
@@ -738,6 +751,7 @@ class AsyncQueue:
     async def pause_crawl(self, crawl: str) -> None: ...
     async def resume_crawl(self, crawl: str) -> None: ...
     async def crawls(self) -> list[str]: ...
+    async def delete_crawl(self, crawl: str) -> CrawlDeletion: ...
     async def host_info(self, host: str) -> HostInfo: ...
     async def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...

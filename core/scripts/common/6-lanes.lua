@@ -69,6 +69,36 @@ function CRAWL.relist(member, host, prio, head)
   end
 end
 
+-- Empty a host's crawl lanes (only those of `only`, a crawl name, unless nil), at most `budget`
+-- records, each passed to `each` (the caller forgets its live member); the lanes are relisted
+-- or unlisted and the crawls' ready counts kept. Returns how many records were removed.
+function CRAWL.empty_lanes(host, budget, only, each)
+  local removed_n = 0
+  for _, member in ipairs(redis.call('ZRANGE', CRAWL.lanes(host), '0', '-1')) do
+    if budget <= removed_n then
+      break
+    end
+    local prio = string.match(member, '^(%-?%d+):')
+    local crawl = string.sub(member, #prio + 2)
+    if not only or crawl == only then
+      local lane = CRAWL.lane(member, host)
+      local recs = redis.call('LRANGE', lane, '0', int(budget - removed_n - 1))
+      for _, rec in ipairs(recs) do
+        each(rec)
+      end
+      redis.call('LTRIM', lane, int(#recs), '-1')
+      removed_n = removed_n + #recs
+      CRAWL.count(crawl, 'ready', -#recs)
+      local head = redis.call('LINDEX', lane, '0')
+      CRAWL.relist(member, host, priority_number(prio), head)
+      if not head then
+        redis.call('HDEL', CRAWL.tags(host), crawl)
+      end
+    end
+  end
+  return removed_n
+end
+
 -- The first of `n` consecutive tags for a crawl's items queued on a host now (start-time fair
 -- queuing, one server per host): the host's virtual time (the tag of its last leased crawl
 -- item) for a crawl with nothing queued on the host, which so goes next there; else one past

@@ -1,7 +1,8 @@
 -- Crawl limits (docs/PROTOCOL.md section 3, "Crawl caps and pauses"): a named crawl may be
 -- paused or capped (the most of its items leased at once in this shard: the shard's share of
 -- the crawl's cap, given by the client). `<base>:crawlcfg` holds them (crawl ->
--- '<cap digits or empty>:<"1" when paused or empty>'; a crawl with neither has no field, so a
+-- '<cap digits or empty>:<"1" when paused, "d" while being deleted, or empty>'; a crawl with
+-- neither has no field, so a
 -- queue with no limits reads one HLEN per lease call and nothing more). A crawl is blocked
 -- while it is paused or has as many items leased as its cap. A lease passes over the lanes of
 -- blocked crawls (the next lane of its host is taken instead); a host whose lanes are all of
@@ -40,10 +41,11 @@ function CRAWL.limits_of(crawl)
     local cfg = redis.pcall('HGET', CRAWL.cfg_key(), crawl)
     s = false
     if type(cfg) == 'string' then
-      local cap, paused = string.match(cfg, '^(%d*):(%d*)$')
+      local cap, paused = string.match(cfg, '^(%d*):(%w*)$')
       s = {
         cap = tonumber(cap or ''),
-        paused = paused == '1',
+        -- ('d': being deleted, crawl_delete; leased no more, as if paused)
+        paused = paused == '1' or paused == 'd',
         leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0,
       }
     end

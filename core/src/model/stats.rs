@@ -195,6 +195,37 @@ impl CrawlStats {
     }
 }
 
+/// What [`crate::Queue::delete_crawl`] removed, summed over its steps and shards.
+///
+/// ```
+/// let gone = crawlq::CrawlDeletion { ready: 3, leased: 1, ..Default::default() };
+/// assert_eq!(gone.removed(), 4);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CrawlDeletion {
+    pub crawl: String,
+    pub ready: u64,
+    pub delayed: u64,
+    /// Leases removed: their acks answer lost.
+    pub leased: u64,
+    pub dead: u64,
+}
+
+impl CrawlDeletion {
+    /// Items removed in all.
+    pub fn removed(&self) -> u64 {
+        self.ready + self.delayed + self.leased + self.dead
+    }
+
+    /// Count one step (one `crawl_delete` call) into this total.
+    pub fn add_step(&mut self, step: &CrawlDeletion) {
+        self.ready += step.ready;
+        self.delayed += step.delayed;
+        self.leased += step.leased;
+        self.dead += step.dead;
+    }
+}
+
 /// A change to a named crawl's limits in one shard (`crawl_config`, docs/PROTOCOL.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CrawlChange {

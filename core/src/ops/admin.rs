@@ -83,6 +83,43 @@ impl Ops {
         Ok((items[0].uint()?, items[1].uint()?))
     }
 
+    /// One step of a crawl's deletion in this shard: the `crawl_delete` script.
+    pub fn crawl_delete(
+        &self,
+        crawl: &str,
+        step: &str,
+        cursor: &str,
+        limit: usize,
+    ) -> Result<ScriptCall> {
+        crate::normalize::check_crawl(crawl).map_err(Error::InvalidArgument)?;
+        let mut call = self.call(&scripts::CRAWL_DELETE, 4);
+        call.args.push(crawl.as_bytes().to_vec());
+        call.args.push(step.as_bytes().to_vec());
+        call.args.push(cursor.as_bytes().to_vec());
+        call.args.push(limit.to_string().into_bytes());
+        Ok(call)
+    }
+
+    /// The reply of [`Ops::crawl_delete`]: the next step and cursor (`None`: done) and what this
+    /// step removed.
+    pub fn decode_crawl_delete(
+        &self,
+        reply: Reply,
+    ) -> Result<(Option<(String, String)>, crate::CrawlDeletion)> {
+        let items = reply.array()?;
+        expect_len(&items, 6, "crawl_delete")?;
+        let step = items[0].text()?;
+        let removed = crate::CrawlDeletion {
+            crawl: String::new(),
+            ready: items[2].uint()?,
+            delayed: items[3].uint()?,
+            leased: items[4].uint()?,
+            dead: items[5].uint()?,
+        };
+        let next = (!step.is_empty()).then(|| items[1].text().map(|c| (step, c)));
+        Ok((next.transpose()?, removed))
+    }
+
     /// The crawls this shard knows: the `crawls_list` script.
     pub fn crawls_list(&self) -> ScriptCall {
         self.call(&scripts::CRAWLS_LIST, 0)

@@ -401,7 +401,9 @@ impl Ops {
             match script.name {
                 "lease" | "ack_lease" | "ack_seed_lease" => Some(ReportKind::Set),
                 "seed" | "ack_seed" | "nack" | "ack" | "release" | "dead_requeue" | "reclaim"
-                | "pause" | "host_config" | "crawl_config" => Some(ReportKind::Lower),
+                | "pause" | "host_config" | "crawl_config" | "crawl_delete" => {
+                    Some(ReportKind::Lower)
+                }
                 _ => None,
             }
         } else {

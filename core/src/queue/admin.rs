@@ -136,6 +136,50 @@ impl<E: Executor> Queue<E> {
             .await
     }
 
+    /// Delete a named crawl: its ready, delayed, leased and dead items, its counts, limits
+    /// and listing. Runs as bounded calls (at most 500 entries each, every shard at once) while
+    /// workers go on: the crawl is marked first, so none of its items is leased meanwhile and
+    /// seeds into it are refused (`InvalidArgument`) until the deletion ends; its leases
+    /// removed answer lost when acked. Other crawls' items and the hosts' settings are not
+    /// touched. The crawl's URLs stay in the seen set under its name: seeding one into a new
+    /// crawl of the same name is a duplicate unless forced, so give a re-run a new name.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let gone = q.delete_crawl("customer-42").await?; // the customer left
+    /// println!("removed {} items", gone.removed());
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_crawl(&self, crawl: &str) -> Result<crate::CrawlDeletion> {
+        const STEP_LIMIT: usize = 500;
+        let layout = self.layout().await?;
+        let per_shard = self
+            .each_shard(layout, |ops| async move {
+                let mut total = crate::CrawlDeletion::default();
+                let (mut step, mut cursor) = ("leases".to_string(), "0".to_string());
+                loop {
+                    let call = ops.crawl_delete(crawl, &step, &cursor, STEP_LIMIT)?;
+                    let (next, removed) =
+                        ops.decode_crawl_delete(self.eval_on(ops, call).await?)?;
+                    total.add_step(&removed);
+                    match next {
+                        Some((s, c)) => (step, cursor) = (s, c),
+                        None => return Ok(total),
+                    }
+                }
+            })
+            .await?;
+        self.flush_reports(layout, 32).await;
+        let mut total = crate::CrawlDeletion {
+            crawl: crawl.to_string(),
+            ..Default::default()
+        };
+        for shard in &per_shard {
+            total.add_step(shard);
+        }
+        Ok(total)
+    }
+
     /// Apply a change to a crawl's limits in every shard, then release the hosts held for it
     /// in bounded calls while any are released.
     async fn crawl_change(

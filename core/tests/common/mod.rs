@@ -627,7 +627,9 @@ async fn held_forever(
             .unwrap();
         let cfg = cfg.unwrap_or_default();
         let (cap, paused) = cfg.split_once(':').unwrap_or(("", ""));
-        let blocked = paused == "1" || cap.parse::<u64>().is_ok_and(|c| leased.unwrap_or(0) >= c);
+        let blocked = paused == "1"
+            || paused == "d"
+            || cap.parse::<u64>().is_ok_and(|c| leased.unwrap_or(0) >= c);
         assert!(
             blocked,
             "host {host} held although crawl {crawl} may lease ({cfg:?}, {leased:?} leased)"

@@ -122,6 +122,9 @@ pub enum JsCall {
         crawl: String,
     },
     Crawls,
+    DeleteCrawl {
+        crawl: String,
+    },
     ListHosts {
         cursor: Option<String>,
         limit: usize,
@@ -380,6 +383,9 @@ impl JsCall {
                 crawl: a.string(0, "crawl")?,
             },
             "crawls" => JsCall::Crawls,
+            "deleteCrawl" => JsCall::DeleteCrawl {
+                crawl: a.string(0, "crawl")?,
+            },
             "listHosts" => {
                 let (cursor, limit) = j::host_page_args(a.json(0))?;
                 JsCall::ListHosts { cursor, limit }
@@ -526,6 +532,9 @@ impl JsCall {
                 return Ok(JsReply::Undefined);
             }
             JsCall::Crawls => json!(q.crawls().await?),
+            JsCall::DeleteCrawl { crawl } => {
+                j::crawl_deletion_to_json(&q.delete_crawl(&crawl).await?, camel)
+            }
             JsCall::ListHosts { cursor, limit } => {
                 j::host_page_to_json(&q.list_hosts(cursor.as_deref(), limit).await?, camel)
             }

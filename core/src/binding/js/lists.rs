@@ -136,6 +136,10 @@ macro_rules! js_queue_methods {
                 "Resume a paused crawl: the hosts held for it go back to be leased.";
             crawls "crawls" () "" "Promise<string[]>"
                 "The queue's named crawls, sorted: each that seeded an item or has a cap or pause.";
+            delete_crawl "deleteCrawl" (crawl) "crawl: string" "Promise<CrawlDeletion>"
+                "Delete a named crawl: its items (its leases answer lost), counts, limits and"
+                "listing, in bounded calls while workers run; other crawls are not touched. Its URLs"
+                "stay seen under its name; seeds into it are refused while the deletion runs.";
             list_hosts "listHosts" (options) "options?: { cursor?: string | null; limit?: number }" "Promise<HostPage>"
                 "A page of the hosts holding items (queued, leased or dead), the most items first,"
                 "with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the"

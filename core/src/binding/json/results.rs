@@ -210,6 +210,18 @@ pub fn host_deletion_to_json(d: &HostDeletion, style: Style) -> Value {
         .done()
 }
 
+/// What a crawl's deletion removed: crawl, ready, delayed, leased, dead, removed.
+pub fn crawl_deletion_to_json(d: &crate::CrawlDeletion, style: Style) -> Value {
+    Out::new(style)
+        .value("crawl", d.crawl.clone())
+        .value("ready", d.ready)
+        .value("delayed", d.delayed)
+        .value("leased", d.leased)
+        .value("dead", d.dead)
+        .value("removed", d.removed())
+        .done()
+}
+
 /// What a reclaim did: requeued, dead, remaining.
 pub fn reclaim_to_json(r: &ReclaimReport, style: Style) -> Value {
     Out::new(style)

@@ -1,0 +1,203 @@
+-- crawlq script: crawl_delete
+-- protocol: 7
+-- flags: allow-oom
+-- KEYS: the queue's meta key (see common/1-prelude.lua)
+-- ARGV: 1 base, 2 clock, 3 crawl name, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
+--       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at, and
+--       records removed, per call)
+-- reply: {next step ('' when done), next cursor, ready removed, delayed removed, leased removed,
+--         dead removed}
+-- Deleting a named crawl takes several bounded calls, in this order of steps. The first call
+-- ('leases', cursor '0') marks the crawl as being deleted (`crawlcfg` field '<cap>:d'): from
+-- then on none of its items is leased (its lanes are passed over, as a paused crawl's) and
+-- seeds into it are refused (CRAWLQ_REFUSED), so its items can only leave. 'leases', 'delayed'
+-- and 'dead' walk the whole set with HSCAN/ZSCAN (a step whose crawl count is 0 is skipped);
+-- 'lanes' walks the hosts holding items (`hostitems`) and empties the crawl's lanes on each,
+-- rescheduling the host at its next head (or unscheduling it when it has none left); 'finish'
+-- removes the crawl's counts, limits, listing and holds. Other crawls' items, and the hosts'
+-- politeness, settings and other lanes, are not touched. Removed items leave the live set; their
+-- URLs stay in the seen set under the crawl's name. A removed lease is gone: its ack answers 0
+-- (lost). Every counter stays exact at each step.
+
+local crawl, step, cursor, limit = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local removed = { ready = 0, delayed = 0, leased = 0, dead = 0 }
+local level
+local function forget_live(rec)
+  level = level or current_level(seen_count())
+  live_remove_rec(rec, level)
+end
+local function is_ours(rec)
+  return CRAWL.of(rec) == crawl
+end
+local function reply(next_step, next_cursor)
+  return reported({ next_step, next_cursor, removed.ready, removed.delayed, removed.leased, removed.dead }, -1)
+end
+-- a step with nothing of the crawl left in its set is skipped
+local function none_in(field)
+  return (tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, field) or '0') or 0) <= 0
+end
+
+expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
+  K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
+  K_HOSTDEAD, 'hash', K_REVISITS, 'set', K_WAKE, 'list', CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash',
+  BASE .. ':c:' .. crawl, 'hash', BASE .. ':crawls', 'set', CRAWL.held_set(crawl), 'set' })
+local flights = FLIGHT.any()
+
+local steps = {}
+
+function steps.leases()
+  if cursor == '0' then
+    local stored = redis.call('HGET', CRAWL.cfg_key(), crawl) or ':'
+    redis.call('HSET', CRAWL.cfg_key(), crawl, string.match(stored, '^(%d*):') .. ':d')
+  end
+  if none_in('leased') then
+    return reply('delayed', '0')
+  end
+  local scan = redis.call('HSCAN', K_LEASES, cursor, 'COUNT', limit)
+  local pairs_ = scan[2]
+  local gone, per_host = {}, {}
+  for i = 1, #pairs_, 2 do
+    local rec = pairs_[i + 1]
+    if is_ours(rec) then
+      gone[#gone + 1] = pairs_[i]
+      forget_live(rec)
+      CRAWL.count(crawl, 'leased', -1)
+      local _, _, host = rec_head(rec)
+      tally(per_host, host, -1)
+      if flights then
+        -- its slot under the host's in-flight limit is free
+        FLIGHT.answered(host, 1, pairs_[i])
+      end
+    end
+  end
+  call_chunked('HDEL', K_LEASES, gone)
+  call_chunked('ZREM', K_LEASED, gone)
+  tally_flush(per_host, host_items_add)
+  removed.leased = #gone
+  if scan[1] ~= '0' then
+    return reply('leases', scan[1])
+  end
+  return reply('delayed', '0')
+end
+
+function steps.delayed()
+  if none_in('delayed') then
+    return reply('dead', '0')
+  end
+  local scan = redis.call('ZSCAN', K_DELAYED, cursor, 'COUNT', limit)
+  local members = scan[2]
+  local gone, ids, per_host = {}, {}, {}
+  for i = 1, #members, 2 do
+    local rec = members[i]
+    if is_ours(rec) then
+      gone[#gone + 1] = rec
+      ids[#ids + 1] = rec_id(rec)
+      forget_live(rec)
+      CRAWL.count(crawl, 'delayed', -1)
+      local _, _, host = rec_head(rec)
+      tally(per_host, host, -1)
+    end
+  end
+  call_chunked('ZREM', K_DELAYED, gone)
+  if #ids > 0 and redis.call('SCARD', K_REVISITS) > 0 then
+    call_chunked('SREM', K_REVISITS, ids)
+  end
+  tally_flush(per_host, add_delayed)
+  tally_flush(per_host, host_items_add)
+  removed.delayed = #gone
+  if scan[1] ~= '0' then
+    return reply('delayed', scan[1])
+  end
+  return reply('dead', '0')
+end
+
+function steps.dead()
+  if none_in('dead') then
+    return reply('lanes', '0')
+  end
+  local scan = redis.call('ZSCAN', K_DEAD, cursor, 'COUNT', limit)
+  local ids = {}
+  for i = 1, #scan[2], 2 do
+    ids[#ids + 1] = scan[2][i]
+  end
+  local gone, per_host = {}, {}
+  if #ids > 0 then
+    local recs = call_chunked('HMGET', K_DEADREC, ids)
+    for i, id in ipairs(ids) do
+      if recs[i] and is_ours(recs[i]) then
+        gone[#gone + 1] = id
+        CRAWL.count(crawl, 'dead', -1)
+        local _, _, host = rec_head(recs[i])
+        tally(per_host, host, -1)
+      end
+    end
+  end
+  call_chunked('ZREM', K_DEAD, gone)
+  call_chunked('HDEL', K_DEADREC, gone)
+  tally_flush(per_host, function(host, n) host_count_add(K_HOSTDEAD, host, n) end)
+  tally_flush(per_host, host_items_add)
+  removed.dead = #gone
+  if scan[1] ~= '0' then
+    return reply('dead', scan[1])
+  end
+  return reply('lanes', '0')
+end
+
+-- The crawl's lanes on one host emptied, at most `budget` records: the host keeps its place at
+-- its next head's rank, leaves `ready` (and the hosts count) when it has none left, and a host
+-- held for blocked crawls is looked at again (CRAWL.unhold). Returns how many were removed.
+local function empty_on(host, budget)
+  local lz = CRAWL.lanes(host)
+  local had_lanes = redis.call('EXISTS', hp_key(host), lane_key(host, 0), lz) > 0
+  local n = CRAWL.empty_lanes(host, budget, crawl, forget_live)
+  if n == 0 then
+    return 0
+  end
+  host_items_add(host, -n)
+  if had_lanes and redis.call('EXISTS', hp_key(host), lane_key(host, 0), lz) == 0 then
+    counter('hosts', -1)
+  end
+  if redis.call('ZSCORE', K_READY, host) then
+    redis.call('ZREM', K_READY, host)
+    ready_at_rank(host)
+  else
+    CRAWL.unhold(host)
+  end
+  return n
+end
+
+function steps.lanes()
+  if none_in('ready') then
+    return reply('finish', '0')
+  end
+  local scan = redis.call('ZSCAN', K_HOSTITEMS, cursor, 'COUNT', limit)
+  local budget = limit
+  for i = 1, #scan[2], 2 do
+    local n = empty_on(scan[2][i], budget)
+    budget = budget - n
+    removed.ready = removed.ready + n
+    if budget <= 0 then
+      -- (the same hosts again next call: a host's lanes may hold more than one call's budget)
+      counter('ready', -removed.ready)
+      return reply('lanes', cursor)
+    end
+  end
+  counter('ready', -removed.ready)
+  if scan[1] ~= '0' then
+    return reply('lanes', scan[1])
+  end
+  return reply('finish', '0')
+end
+
+function steps.finish()
+  redis.call('HDEL', CRAWL.cfg_key(), crawl)
+  redis.call('SREM', BASE .. ':crawls', crawl)
+  redis.call('UNLINK', BASE .. ':c:' .. crawl, CRAWL.held_set(crawl))
+  return reply('', '0')
+end
+
+local run = steps[step]
+if not run then
+  return redis.error_reply('CRAWLQ_PROTOCOL crawl_delete: unknown step ' .. step)
+end
+return run()
