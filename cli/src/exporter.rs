@@ -39,6 +39,73 @@ pub struct ExporterArgs {
     /// cardinality stays bounded however many hosts a crawl has.
     #[arg(long, value_name = "K", default_value_t = 10)]
     top_hosts: usize,
+    /// Per-crawl series (crawlq_crawl_pending, _ready, _delayed, _leased, _dead, _done, _seen,
+    /// _seeded_total, _paused, _cap, _held_hosts) for at most this many named crawls of each
+    /// queue, the first by name (0: none): one call per crawl and shard at each scrape.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_crawls: usize,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CrawlLabel {
+    queue: String,
+    crawl: String,
+}
+
+/// The per-crawl gauges: (metric name, help, value; None: no sample).
+fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<u64>); 10] {
+    [
+        (
+            "crawlq_crawl_pending",
+            "A named crawl's items waiting to be leased (crawl_stats pending)",
+            Some(c.pending()),
+        ),
+        (
+            "crawlq_crawl_ready",
+            "A named crawl's ready items (crawl_stats ready)",
+            Some(c.ready),
+        ),
+        (
+            "crawlq_crawl_delayed",
+            "A named crawl's delayed items (crawl_stats delayed)",
+            Some(c.delayed),
+        ),
+        (
+            "crawlq_crawl_leased",
+            "A named crawl's items leased now (crawl_stats leased)",
+            Some(c.leased),
+        ),
+        (
+            "crawlq_crawl_dead",
+            "A named crawl's dead letters (crawl_stats dead)",
+            Some(c.dead),
+        ),
+        (
+            "crawlq_crawl_done",
+            "A named crawl's items acked (crawl_stats done)",
+            Some(c.done),
+        ),
+        (
+            "crawlq_crawl_seen",
+            "URLs a named crawl added to the seen set (crawl_stats seen)",
+            Some(c.seen),
+        ),
+        (
+            "crawlq_crawl_paused",
+            "1 while a named crawl is paused (crawl_stats paused)",
+            Some(u64::from(c.paused)),
+        ),
+        (
+            "crawlq_crawl_cap",
+            "A named crawl's cap, the most of its items leased at once; absent without one (crawl_stats cap)",
+            c.cap,
+        ),
+        (
+            "crawlq_crawl_held_hosts",
+            "Hosts held back because their ready items are all of crawls paused or at their cap, this one among them (crawl_stats held_hosts)",
+            Some(c.held_hosts),
+        ),
+    ]
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -235,6 +302,7 @@ struct Exporter {
     discovery: Option<Mutex<Discovery>>,
     config: Config,
     top_hosts: usize,
+    max_crawls: usize,
     /// Connected on the first scrape that reaches Redis; kept for the following ones.
     connection: LazyConnection,
 }
@@ -281,6 +349,22 @@ impl Exporter {
             Vec::new()
         };
         Ok((stats, paused, top))
+    }
+
+    /// The first `max_crawls` named crawls of a queue with their stats.
+    async fn read_crawls(
+        &self,
+        q: &Queue<Arc<RedisExecutor>>,
+    ) -> crawlq::Result<Vec<(String, crawlq::CrawlStats)>> {
+        if self.max_crawls == 0 {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for crawl in q.crawls().await?.into_iter().take(self.max_crawls) {
+            let stats = q.crawl_stats(&crawl).await?;
+            out.push((crawl, stats));
+        }
+        Ok(out)
     }
 
     /// `/healthz`: whether Redis answers a PING through the exporter's connection.
@@ -364,6 +448,21 @@ impl Exporter {
             }
         }
 
+        let mut crawl_families = Vec::new();
+        let crawl_seeded = Family::<CrawlLabel, Counter>::default();
+        if self.max_crawls > 0 {
+            for (name, help, _) in crawl_gauges(&crawlq::CrawlStats::default()) {
+                let family = Family::<CrawlLabel, Gauge>::default();
+                registry.register(name, help, family.clone());
+                crawl_families.push(family);
+            }
+            registry.register(
+                "crawlq_crawl_seeded",
+                "Items a named crawl's seeds queued (crawl_stats seeded_total)",
+                crawl_seeded.clone(),
+            );
+        }
+
         let exec = self.executor().await;
         let queues = match &exec {
             Ok(exec) => self.queues(exec).await.unwrap_or_else(|e| {
@@ -378,13 +477,35 @@ impl Exporter {
             };
             let stats = match &exec {
                 Ok(exec) => match Queue::with_executor(exec.clone(), queue, self.config.clone()) {
-                    Ok(q) => self.read_queue(&q).await,
+                    Ok(q) => match self.read_queue(&q).await {
+                        Ok(read) => Ok((read, self.read_crawls(&q).await)),
+                        Err(e) => Err(e),
+                    },
                     Err(e) => Err(e),
                 },
                 Err(e) => Err(e.clone()),
             };
             match stats {
-                Ok((s, is_paused, top)) => {
+                Ok(((s, is_paused, top), crawls)) => {
+                    match crawls {
+                        Ok(crawls) => {
+                            for (crawl, c) in &crawls {
+                                let label = CrawlLabel {
+                                    queue: queue.clone(),
+                                    crawl: crawl.clone(),
+                                };
+                                for (family, (_, _, value)) in
+                                    crawl_families.iter().zip(crawl_gauges(c))
+                                {
+                                    if let Some(value) = value {
+                                        family.get_or_create(&label).set(value as i64);
+                                    }
+                                }
+                                crawl_seeded.get_or_create(&label).inc_by(c.seeded_total);
+                            }
+                        }
+                        Err(e) => eprintln!("crawlq exporter: queue {queue}: its crawls: {e}"),
+                    }
                     for h in &top {
                         let label = HostLabel {
                             queue: queue.clone(),
@@ -469,6 +590,7 @@ pub async fn run(
     let exporter = Arc::new(Exporter {
         connection: LazyConnection::new(redis_url, &config),
         queues: queues.to_vec(),
+        max_crawls: args.max_crawls,
         discovery: args.discover.map(|pattern| {
             Mutex::new(Discovery {
                 pattern,

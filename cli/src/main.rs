@@ -5,6 +5,7 @@
 //! queue except through them (`import-list` only moves items of the foreign list it migrates).
 
 mod connection;
+mod crawls;
 mod error;
 mod exporter;
 mod foreign;
@@ -88,6 +89,10 @@ enum Command {
     /// its budget or its in-flight limit.
     #[command(subcommand)]
     Hosts(inspect::HostsCommand),
+    /// The named crawls of the queue: list them with their counts, show one, cap, pause,
+    /// resume or delete one.
+    #[command(subcommand)]
+    Crawls(crawls::CrawlsCommand),
     /// The items the next lease calls would take (one per host), or one host's ready items in
     /// the order its leases take them (--host), without leasing them.
     Peek(inspect::PeekArgs),
@@ -147,6 +152,7 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Reclaim(args) => inspect::reclaim(&open(g, config).await?, args).await,
         Command::HostDelay(args) => inspect::host_delay(&open(g, config).await?, args).await,
         Command::Hosts(command) => inspect::hosts(&open(g, config).await?, command).await,
+        Command::Crawls(command) => crawls::run(&open(g, config).await?, command).await,
         Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
         Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
         Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,

@@ -152,6 +152,55 @@ async fn seed_into_a_named_crawl() {
 }
 
 #[tokio::test]
+async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
+    let name = unique("crawls-cmd");
+    let file = temp_file(
+        "crawls.txt",
+        b"https://a.example/1\nhttps://b.example/1\nhttps://c.example/1\n",
+    );
+    let path = file.to_str().unwrap();
+    for crawl in ["news", "shop"] {
+        let out = crawlq(&["-q", &name, "seed", path, "--crawl", crawl]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let ls = crawlq(&["-q", &name, "crawls", "ls"]);
+    let text = String::from_utf8_lossy(&ls.stdout).to_string();
+    assert!(text.starts_with("2 crawls"), "{text}");
+    assert!(text.contains("news") && text.contains("shop"), "{text}");
+    let capped = crawlq(&["-q", &name, "crawls", "cap", "news", "2", "--json"]);
+    assert_eq!(capped.status.code(), Some(0), "{}", stderr(&capped));
+    assert_eq!(json_out(&capped)["cap"], 2);
+    let bad = crawlq(&["-q", &name, "crawls", "cap", "news", "lots"]);
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(stderr(&bad).contains("not a cap"), "{}", stderr(&bad));
+    let zero = crawlq(&["-q", &name, "crawls", "cap", "news", "0"]);
+    assert_ne!(zero.status.code(), Some(0));
+    assert!(stderr(&zero).contains("at least 1"), "{}", stderr(&zero));
+    let paused = crawlq(&["-q", &name, "crawls", "pause", "shop"]);
+    assert_eq!(paused.status.code(), Some(0), "{}", stderr(&paused));
+    let q = queue(&name).await;
+    assert!(q.crawl_stats("shop").await.unwrap().paused);
+    let lines = crawlq(&["-q", &name, "crawls", "ls", "--json"]);
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&lines.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[1]["crawl"].as_str(), rows[1]["paused"].as_bool()),
+        (Some("shop"), Some(true))
+    );
+    let resumed = crawlq(&["-q", &name, "crawls", "resume", "shop"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert!(!q.crawl_stats("shop").await.unwrap().paused);
+    let rm = crawlq(&["-q", &name, "crawls", "rm", "news", "--json"]);
+    assert_eq!(rm.status.code(), Some(0), "{}", stderr(&rm));
+    assert_eq!(json_out(&rm)["removed"], 3);
+    assert_eq!(q.crawls().await.unwrap(), ["shop"]);
+    assert_eq!(q.stats().await.unwrap().pending, 3);
+}
+
+#[tokio::test]
 async fn seed_in_small_batches_maps_every_invalid_line_and_writes_them_to_a_file() {
     let name = unique("batches");
     let file = temp_file("batches.txt", SEED_FILE);
@@ -1220,6 +1269,57 @@ async fn exporter_serves_prometheus_metrics_per_queue() {
     );
 }
 
+#[tokio::test]
+async fn exporter_serves_series_per_named_crawl() {
+    let name = unique("metrics-crawls");
+    let q = queue(&name).await;
+    for (crawl, n) in [("alpha", 3), ("beta", 2)] {
+        let urls: Vec<String> = (0..n)
+            .map(|i| format!("https://c{i}.example/{crawl}"))
+            .collect();
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let opts = SeedOptions {
+            crawl: Some(crawl.into()),
+            ..SeedOptions::default()
+        };
+        q.seed(&common::items(&urls), &opts).await.unwrap();
+    }
+    q.set_crawl_cap("alpha", Some(5)).await.unwrap();
+    q.pause_crawl("beta").await.unwrap();
+    let mut exporter = Exporter::start(shared(), &[&name]);
+    let (status, _, body) = http_get(&exporter.address, "/metrics");
+    assert_eq!(status, 200);
+    let scrape = prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).unwrap();
+    let value = |metric: &str, crawl: &str| -> Option<f64> {
+        scrape
+            .samples
+            .iter()
+            .find(|s| s.metric == metric && s.labels.get("crawl") == Some(crawl))
+            .map(|s| match s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                ref other => panic!("{metric}: unexpected {other:?}"),
+            })
+    };
+    assert_eq!(value("crawlq_crawl_pending", "alpha"), Some(3.0));
+    assert_eq!(value("crawlq_crawl_ready", "beta"), Some(2.0));
+    assert_eq!(value("crawlq_crawl_seeded_total", "alpha"), Some(3.0));
+    assert_eq!(value("crawlq_crawl_cap", "alpha"), Some(5.0));
+    assert_eq!(value("crawlq_crawl_cap", "beta"), None, "no cap: no sample");
+    assert_eq!(value("crawlq_crawl_paused", "beta"), Some(1.0));
+    assert_eq!(value("crawlq_crawl_paused", "alpha"), Some(0.0));
+    let _ = exporter.child.kill();
+    let _ = exporter.child.wait();
+    // --max-crawls bounds the series: the first crawls by name
+    let mut exporter = Exporter::start_with(shared(), &[&name], &["--max-crawls", "1"]);
+    let (_, _, body) = http_get(&exporter.address, "/metrics");
+    assert!(body.contains("crawl=\"alpha\""), "{body}");
+    assert!(!body.contains("crawl=\"beta\""), "{body}");
+    let _ = exporter.child.kill();
+    let _ = exporter.child.wait();
+}
+
 #[test]
 fn exporter_reports_down_while_redis_is_unreachable() {
     let mut server = RedisServer::start();
@@ -1385,6 +1485,10 @@ impl Exporter {
         // exporter options after the subcommand
         if let Some(at) = args.iter().position(|a| *a == "--discover") {
             let moved: Vec<&str> = args.drain(at..at + 4).collect();
+            args.extend(moved);
+        }
+        if let Some(at) = args.iter().position(|a| *a == "--max-crawls") {
+            let moved: Vec<&str> = args.drain(at..at + 2).collect();
             args.extend(moved);
         }
         let mut child = crawlq_command(server, &args)

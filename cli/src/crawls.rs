@@ -1,0 +1,156 @@
+//! `crawls`: the named crawls of a queue (docs/crawls.md): list them with their counts, show
+//! one, cap, pause, resume or delete it.
+
+use crate::error::CliError;
+use crate::format::count;
+use clap::Subcommand;
+use crawlq::{CrawlStats, Queue, RedisExecutor, Style, binding::json};
+
+#[derive(Debug, Subcommand)]
+pub enum CrawlsCommand {
+    /// List the named crawls with their counts.
+    Ls {
+        /// JSON lines: one object per crawl, its name under "crawl" (snake_case, as the Python
+        /// binding's crawl_stats()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one crawl's counts and limits.
+    Show {
+        crawl: String,
+        /// JSON (snake_case, as the Python binding's crawl_stats()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a crawl's cap, the most of its items leased at once by all workers together
+    /// ("none": no cap). With several shards it must be at least the shard count.
+    Cap {
+        crawl: String,
+        /// A whole number from 1, or "none".
+        cap: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pause a crawl: none of its items is leased until `crawls resume` (seeding goes on).
+    Pause { crawl: String },
+    /// Resume a paused crawl.
+    Resume { crawl: String },
+    /// Delete a crawl: its ready, delayed, leased and dead items, its counts and limits, in
+    /// bounded steps while workers run (its leases answer lost). Other crawls are not touched.
+    Rm {
+        crawl: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8, CliError> {
+    match command {
+        CrawlsCommand::Ls { json } => {
+            let names = q.crawls().await?;
+            if !json {
+                println!("{} crawls", count(names.len() as u64));
+                println!(
+                    "{:<32} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  limits",
+                    "crawl", "pending", "ready", "delayed", "leased", "dead", "done"
+                );
+            }
+            for name in names {
+                let stats = q.crawl_stats(&name).await?;
+                if json {
+                    let mut out = json::crawl_stats_to_json(&stats, Style::Snake);
+                    out["crawl"] = name.into();
+                    println!("{out}");
+                } else {
+                    println!(
+                        "{:<32} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
+                        name,
+                        count(stats.pending()),
+                        count(stats.ready),
+                        count(stats.delayed),
+                        count(stats.leased),
+                        count(stats.dead),
+                        count(stats.done),
+                        limits(&stats)
+                    );
+                }
+            }
+        }
+        CrawlsCommand::Show { crawl, json } => show(&crawl, &q.crawl_stats(&crawl).await?, json),
+        CrawlsCommand::Cap { crawl, cap, json } => {
+            let cap = match cap.as_str() {
+                "none" => None,
+                text => Some(text.parse().map_err(|_| {
+                    CliError::Usage(format!(
+                        "{text:?} is not a cap: give a whole number from 1, or \"none\""
+                    ))
+                })?),
+            };
+            show(&crawl, &q.set_crawl_cap(&crawl, cap).await?, json);
+        }
+        CrawlsCommand::Pause { crawl } => {
+            q.pause_crawl(&crawl).await?;
+            println!("paused crawl {crawl}");
+        }
+        CrawlsCommand::Resume { crawl } => {
+            q.resume_crawl(&crawl).await?;
+            println!("resumed crawl {crawl}");
+        }
+        CrawlsCommand::Rm { crawl, json } => {
+            let gone = q.delete_crawl(&crawl).await?;
+            if json {
+                println!("{}", json::crawl_deletion_to_json(&gone, Style::Snake));
+            } else {
+                println!(
+                    "deleted crawl {}: {} items removed ({} ready, {} delayed, {} leased, {} dead)",
+                    gone.crawl,
+                    count(gone.removed()),
+                    count(gone.ready),
+                    count(gone.delayed),
+                    count(gone.leased),
+                    count(gone.dead)
+                );
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn limits(s: &CrawlStats) -> String {
+    let mut out = Vec::new();
+    if s.paused {
+        out.push("paused".to_string());
+    }
+    if let Some(cap) = s.cap {
+        out.push(format!("cap {}", count(cap)));
+    }
+    if s.held_hosts > 0 {
+        out.push(format!("{} hosts held", count(s.held_hosts)));
+    }
+    if out.is_empty() {
+        "-".into()
+    } else {
+        out.join(", ")
+    }
+}
+
+fn show(crawl: &str, s: &CrawlStats, json: bool) {
+    if json {
+        println!("{}", json::crawl_stats_to_json(s, Style::Snake));
+        return;
+    }
+    println!("crawl {crawl}");
+    for (what, n) in [
+        ("pending", s.pending()),
+        ("ready", s.ready),
+        ("delayed", s.delayed),
+        ("leased", s.leased),
+        ("dead", s.dead),
+        ("done", s.done),
+        ("seen", s.seen),
+        ("seeded", s.seeded_total),
+    ] {
+        println!("  {what:<8} {}", count(n));
+    }
+    println!("  limits   {}", limits(s));
+}
