@@ -351,6 +351,8 @@ export interface CrawlStats {
   paused: boolean
   /** Hosts held back because their ready items are all of crawls paused or at their cap. */
   heldHosts: number
+  /** Its share of each host against the other crawls there (`setCrawlWeight`); 1 by default. */
+  weight: number
 }
 
 export interface HostInfo {
@@ -680,6 +682,12 @@ export declare class Queue {
    * Resolves with the crawl's stats.
    */
   setCrawlCap(crawl: string, cap: number | null): Promise<CrawlStats>
+  /**
+   * Weigh a named crawl against the others on its hosts: each host's leases go to the
+   * crawls with due work there in proportion to their weights (`null`: the default, 1),
+   * for the items queued from now on. Resolves with the crawl's stats.
+   */
+  setCrawlWeight(crawl: string, weight: number | null): Promise<CrawlStats>
   /**
    * Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in
    * hand may be answered, seeds go on, other crawls are leased as before.

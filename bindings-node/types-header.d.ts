@@ -351,6 +351,8 @@ export interface CrawlStats {
   paused: boolean
   /** Hosts held back because their ready items are all of crawls paused or at their cap. */
   heldHosts: number
+  /** Its share of each host against the other crawls there (`setCrawlWeight`); 1 by default. */
+  weight: number
 }
 
 export interface HostInfo {

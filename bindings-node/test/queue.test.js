@@ -599,7 +599,7 @@ test('named crawls: one item per crawl, the crawl on every lease, a page\'s link
   assert.equal(links.added, 1)
   const [link] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(link.crawl, 'red')
-  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2, cap: null, paused: false, heldHosts: 0 })
+  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2, cap: null, paused: false, heldHosts: 0, weight: 1 })
   await assert.rejects(q.crawlStats('a:b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
   q.close()
@@ -647,6 +647,8 @@ test('crawl caps and pauses: a cap holds under 16 workers, a paused crawl waits 
   await assert.rejects(q.setCrawlCap('big', 0), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.pauseCrawl('a b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   assert.equal((await q.setCrawlCap('big', null)).cap, null)
+  assert.equal((await q.setCrawlWeight('big', 2)).weight, 2)
+  await assert.rejects(q.setCrawlWeight('big', 1001), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   q.close()
 })
 

@@ -702,6 +702,23 @@ impl Queue {
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
     }
 
+    /// Weigh a named crawl against the others on its hosts (null: the default, 1). Returns the
+    /// crawl's stats.
+    pub fn set_crawl_weight(&self, crawl: Text, weight: Option<i64>) -> PhpResult<Zval> {
+        let weight = weight
+            .map(|n| {
+                u64::try_from(n).map_err(|_| {
+                    throw(crawlq::Error::InvalidArgument(format!(
+                        "weight must be a whole number from 1 or null, got {n}"
+                    )))
+                })
+            })
+            .transpose()?;
+        let stats = runtime::block_on(self.handle.queue()?.set_crawl_weight(&crawl, weight))
+            .map_err(throw)?;
+        Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
+    }
+
     /// Pause a named crawl: none of its items is leased until resumed.
     pub fn pause_crawl(&self, crawl: Text) -> PhpResult<()> {
         runtime::block_on(self.handle.queue()?.pause_crawl(&crawl)).map_err(throw)

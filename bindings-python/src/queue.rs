@@ -506,6 +506,19 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Weigh a named crawl against the others on its hosts: each host's leases go to
+            /// the crawls with due work there in proportion to their weights (None: the
+            /// default, 1), for the items queued from now on. Returns the crawl's stats.
+            fn set_crawl_weight(&self, py: Python<'_>, crawl: Text, weight: Option<Int>) -> PyResult<Py<PyAny>> {
+                let weight = weight.map(|n| crate::args::count(n, "weight").map(|n| n as u64)).transpose()?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_crawl_weight(&crawl, weight).await },
+                    Box::new(crawl_stats_out),
+                )
+            }
+
             /// Pause a named crawl: none of its items is leased until ``resume_crawl``; its
             /// leases in hand may be answered, seeds go on, other crawls are leased as before.
             fn pause_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {

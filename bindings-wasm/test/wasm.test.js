@@ -199,6 +199,7 @@ test('a crawl capped and paused through wasm holds for the native addon\'s lease
   await qa.seed(urls, { crawl: 'capped' })
   await qa.seed(urls.map(u => `${u}?other`), { crawl: 'other' })
   assert.equal((await qa.setCrawlCap('capped', 2)).cap, 2)
+  assert.equal((await qa.setCrawlWeight('other', 2)).weight, 2)
   const leases = []
   for (let w = 0; w < 16; w++) leases.push(...await (w % 2 ? qa : qb).lease({ max: 1, waitMs: 0 }))
   const count = crawl => leases.filter(l => l.crawl === crawl).length

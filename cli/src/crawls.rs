@@ -17,6 +17,7 @@ pub enum CrawlsCommand {
     },
     /// Show one crawl's counts and limits.
     Show {
+        /// The crawl's name.
         crawl: String,
         /// JSON (snake_case, as the Python binding's crawl_stats()).
         #[arg(long)]
@@ -25,20 +26,41 @@ pub enum CrawlsCommand {
     /// Set a crawl's cap, the most of its items leased at once by all workers together
     /// ("none": no cap). With several shards it must be at least the shard count.
     Cap {
+        /// The crawl's name.
         crawl: String,
         /// A whole number from 1, or "none".
         cap: String,
+        /// JSON (snake_case, as the Python binding's set_crawl_cap()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a crawl's weight: on each host, crawls with due work are leased from in proportion
+    /// to their weights ("default": 1). It orders the items queued from now on.
+    Weight {
+        /// The crawl's name.
+        crawl: String,
+        /// A whole number from 1 to 1000, or "default".
+        weight: String,
+        /// JSON (snake_case, as the Python binding's set_crawl_weight()).
         #[arg(long)]
         json: bool,
     },
     /// Pause a crawl: none of its items is leased until `crawls resume` (seeding goes on).
-    Pause { crawl: String },
+    Pause {
+        /// The crawl's name.
+        crawl: String,
+    },
     /// Resume a paused crawl.
-    Resume { crawl: String },
+    Resume {
+        /// The crawl's name.
+        crawl: String,
+    },
     /// Delete a crawl: its ready, delayed, leased and dead items, its counts and limits, in
     /// bounded steps while workers run (its leases answer lost). Other crawls are not touched.
     Rm {
+        /// The crawl's name.
         crawl: String,
+        /// JSON (snake_case, as the Python binding's delete_crawl()).
         #[arg(long)]
         json: bool,
     },
@@ -88,6 +110,21 @@ pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8,
             };
             show(&crawl, &q.set_crawl_cap(&crawl, cap).await?, json);
         }
+        CrawlsCommand::Weight {
+            crawl,
+            weight,
+            json,
+        } => {
+            let weight = match weight.as_str() {
+                "default" => None,
+                text => Some(text.parse().map_err(|_| {
+                    CliError::Usage(format!(
+                        "{text:?} is not a weight: give a whole number from 1 to 1000, or \"default\""
+                    ))
+                })?),
+            };
+            show(&crawl, &q.set_crawl_weight(&crawl, weight).await?, json);
+        }
         CrawlsCommand::Pause { crawl } => {
             q.pause_crawl(&crawl).await?;
             println!("paused crawl {crawl}");
@@ -123,6 +160,9 @@ fn limits(s: &CrawlStats) -> String {
     }
     if let Some(cap) = s.cap {
         out.push(format!("cap {}", count(cap)));
+    }
+    if s.weight != 1 {
+        out.push(format!("weight {}", s.weight));
     }
     if s.held_hosts > 0 {
         out.push(format!("{} hosts held", count(s.held_hosts)));

@@ -176,6 +176,9 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     let zero = crawlq(&["-q", &name, "crawls", "cap", "news", "0"]);
     assert_ne!(zero.status.code(), Some(0));
     assert!(stderr(&zero).contains("at least 1"), "{}", stderr(&zero));
+    let weighed = crawlq(&["-q", &name, "crawls", "weight", "shop", "3", "--json"]);
+    assert_eq!(weighed.status.code(), Some(0), "{}", stderr(&weighed));
+    assert_eq!(json_out(&weighed)["weight"], 3);
     let paused = crawlq(&["-q", &name, "crawls", "pause", "shop"]);
     assert_eq!(paused.status.code(), Some(0), "{}", stderr(&paused));
     let q = queue(&name).await;

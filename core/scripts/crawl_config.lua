@@ -3,7 +3,8 @@
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name, 4 change: 'cap' (ARGV 5: this shard's share of the
---       crawl's cap as digits, '' for none), 'pause', 'resume', or '' (none: only release)
+--       crawl's cap as digits, '' for none), 'weight' (ARGV 5: the crawl's weight as digits,
+--       '' for the default, 1), 'pause', 'resume', or '' (none: only release)
 -- reply: {hosts released, hosts still held for the crawl, cap (-1: none), paused (0/1)}
 -- A crawl's limits in this shard (common/7-crawl-limits.lua): the change is written, then, if
 -- the crawl is not blocked now, at most 250 of the hosts held for it go back to `ready` (the
@@ -11,10 +12,20 @@
 -- loses its field, so a shard with no limits left reads nothing more for them.
 
 local crawl, change = ARGV[3], ARGV[4]
-expect_types({ CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash', CRAWL.held_set(crawl), 'set' })
+expect_types({ CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash', CRAWL.held_set(crawl), 'set',
+  BASE .. ':crawlweight', 'hash' })
 local stored = redis.call('HGET', CRAWL.cfg_key(), crawl)
 if change ~= '' and stored and string.match(stored, ':d$') then
   fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: its limits cannot change')
+end
+if change == 'weight' then
+  -- (a weight changes the tags of items queued from now on: CRAWL.tag)
+  if ARGV[5] == '' or ARGV[5] == '1' then
+    redis.call('HDEL', BASE .. ':crawlweight', crawl)
+  else
+    redis.call('HSET', BASE .. ':crawlweight', crawl, ARGV[5])
+  end
+  change = ''
 end
 local s = CRAWL.limits_of(crawl) or { leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0 }
 if change == 'cap' then

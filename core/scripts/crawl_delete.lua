@@ -14,7 +14,7 @@
 -- and 'dead' walk the whole set with HSCAN/ZSCAN (a step whose crawl count is 0 is skipped);
 -- 'lanes' walks the hosts holding items (`hostitems`) and empties the crawl's lanes on each,
 -- rescheduling the host at its next head (or unscheduling it when it has none left); 'finish'
--- removes the crawl's counts, limits, listing and holds. Other crawls' items, and the hosts'
+-- removes the crawl's counts, limits, weight, listing and holds. Other crawls' items, and the hosts'
 -- politeness, settings and other lanes, are not touched. Removed items leave the live set; their
 -- URLs stay in the seen set under the crawl's name. A removed lease is gone: its ack answers 0
 -- (lost). Every counter stays exact at each step.
@@ -191,6 +191,7 @@ end
 
 function steps.finish()
   redis.call('HDEL', CRAWL.cfg_key(), crawl)
+  redis.pcall('HDEL', BASE .. ':crawlweight', crawl)
   redis.call('SREM', BASE .. ':crawls', crawl)
   redis.call('UNLINK', BASE .. ':c:' .. crawl, CRAWL.held_set(crawl))
   return reply('', '0')

@@ -181,11 +181,14 @@ end
 -- One host's part of SEED.push_crawl: its records tagged and pushed lane by lane.
 function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
   local crawl, recs = SEED.crawl, SEED.zrecs[host]
-  local tag, best = CRAWL.tag(crawl, host, #recs / 3, false, known_tags) - 1, nil
+  local unit, w = CRAWL.tag(crawl, host, #recs / 3, false, known_tags)
+  local best
+  unit = unit - 1
   -- the records of each lane, lanes in first-seen order
   local by_lane, lanes = {}, {}
   for i = 1, #recs, 3 do
-    tag = tag + 1
+    unit = unit + 1
+    local tag = w == 1 and unit or math.floor(unit / w)
     local prio = recs[i]
     local lane_recs = by_lane[prio]
     if not lane_recs then

@@ -415,3 +415,41 @@ async fn seeds_into_a_crawl_being_deleted_are_refused_whole() {
     );
     check_invariants(&shared().url(), &q).await;
 }
+
+#[tokio::test]
+async fn a_crawl_of_weight_three_gets_three_leases_to_one_on_each_host() {
+    let url = test_url();
+    // one host, delay 0: the lease order is the host's fair order
+    let q = open(
+        "crawl-weight",
+        Config {
+            host_delay: Duration::ZERO,
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    let stats = q.set_crawl_weight("heavy", Some(3)).await.unwrap();
+    assert_eq!(stats.weight, 3);
+    q.seed(&spread("h", 1, 12), &into("heavy")).await.unwrap();
+    q.seed(&spread("l", 1, 12), &into("light")).await.unwrap();
+    let order: Vec<String> = drain(&q)
+        .await
+        .into_iter()
+        .take(16)
+        .map(|c| c.unwrap())
+        .collect();
+    let heavy = order.iter().filter(|c| *c == "heavy").count();
+    assert_eq!(heavy, 12, "{order:?}");
+    // in every window of 4 leases while both have items: 3 of the heavy crawl
+    for window in order[..12].chunks(4) {
+        let h = window.iter().filter(|c| *c == "heavy").count();
+        assert_eq!(h, 3, "{order:?}");
+    }
+    check_invariants(&url, &q).await;
+    for bad in [0, 1001] {
+        let err = q.set_crawl_weight("heavy", Some(bad)).await.unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    }
+    assert_eq!(q.set_crawl_weight("heavy", None).await.unwrap().weight, 1);
+    assert_eq!(q.crawl_stats("never").await.unwrap(), CrawlStats::default());
+}

@@ -164,6 +164,8 @@ class CrawlStats(TypedDict):
     paused: bool
     held_hosts: int
     """Hosts held back because their ready items are all of crawls paused or at their cap."""
+    weight: int
+    """Its share of each host against the other crawls there (``set_crawl_weight``); 1 by default."""
 
 class HostInfo(TypedDict):
     host: str
@@ -525,6 +527,9 @@ class Queue:
     def set_crawl_cap(self, crawl: str, cap: Optional[int]) -> CrawlStats:
         """Cap a named crawl: at most ``cap`` of its items leased at once by all workers
         together (None: no cap). With several shards, ``cap`` must be at least the shard count."""
+    def set_crawl_weight(self, crawl: str, weight: Optional[int]) -> CrawlStats:
+        """Weigh a named crawl against the others on its hosts: leases in proportion to the
+        weights (None: the default, 1), for the items queued from now on."""
     def pause_crawl(self, crawl: str) -> None:
         """Pause a named crawl: none of its items is leased until ``resume_crawl``."""
     def resume_crawl(self, crawl: str) -> None:
@@ -748,6 +753,7 @@ class AsyncQueue:
     async def set_host_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def crawl_stats(self, crawl: str) -> CrawlStats: ...
     async def set_crawl_cap(self, crawl: str, cap: Optional[int]) -> CrawlStats: ...
+    async def set_crawl_weight(self, crawl: str, weight: Optional[int]) -> CrawlStats: ...
     async def pause_crawl(self, crawl: str) -> None: ...
     async def resume_crawl(self, crawl: str) -> None: ...
     async def crawls(self) -> list[str]: ...

@@ -99,24 +99,46 @@ function CRAWL.empty_lanes(host, budget, only, each)
   return removed_n
 end
 
--- The first of `n` consecutive tags for a crawl's items queued on a host now (start-time fair
--- queuing, one server per host): the host's virtual time (the tag of its last leased crawl
--- item) for a crawl with nothing queued on the host, which so goes next there; else one past
--- the crawl's last tag there (or the virtual time, if later), so a crawl that queued much on
--- the host is served in turn with the others instead of first. The crawl's last tag is left at
--- the last of the n. An item put back at the front (release) gets the virtual time: it is
--- next. A rank holds 2^37 tags per priority. known: the host's `*` and crawl fields, when the
--- caller read them.
+-- A crawl's weight (`crawlweight`, crawl -> a whole number; 1 when absent), read once per call
+-- (CRAWL.weighted: whether any crawl has one; CRAWL.weights: by crawl; reset by begin()).
+function CRAWL.weight(crawl)
+  if CRAWL.weighted == nil then
+    local n = redis.pcall('HLEN', BASE .. ':crawlweight')
+    CRAWL.weighted, CRAWL.weights = type(n) == 'number' and n > 0, {}
+  end
+  if not CRAWL.weighted then
+    return 1
+  end
+  local w = CRAWL.weights[crawl]
+  if not w then
+    local stored = redis.pcall('HGET', BASE .. ':crawlweight', crawl)
+    w = math.max(1, type(stored) == 'string' and tonumber(stored) or 1)
+    CRAWL.weights[crawl] = w
+  end
+  return w
+end
+
+-- The first of `n` consecutive units for a crawl's items queued on a host now, and the crawl's
+-- weight w: the i-th item (from 0) gets the tag floor((first + i) / w), so a crawl of weight w
+-- has w items to each tag of a crawl of weight 1 (start-time fair queuing, one server per host,
+-- tags of 1/w). A crawl with nothing queued on the host starts at the host's virtual time (the
+-- tag of its last leased crawl item), which so goes next there; else one unit past the crawl's
+-- last unit there (or the virtual time, if later), so a crawl that queued much on the host is
+-- served in turn with the others instead of first. The crawl's last unit is left at the last
+-- of the n. An item put back at the front (release) gets the virtual time: it is next. A rank
+-- holds 2^37 tags per priority. known: the host's `*` and crawl fields, when the caller read
+-- them.
 function CRAWL.tag(crawl, host, n, at_front, known)
   local tags = CRAWL.tags(host)
   local v, last = unpack(known or redis.call('HMGET', tags, '*', crawl))
-  v = tonumber(v or '0') or 0
+  local w = CRAWL.weight(crawl)
+  v = (tonumber(v or '0') or 0) * w
   if at_front then
-    return v
+    return v, w
   end
   local first = last and math.max(v, (tonumber(last) or 0) + 1) or v
   redis.call('HSET', tags, crawl, int(first + n - 1))
-  return first
+  return first, w
 end
 
 -- enqueue_ready for a record of a named crawl: with a new tag, at the end of its crawl lane on
@@ -133,7 +155,8 @@ function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
     return false
   end
   own_format(PROTOCOL_DIGITS)
-  local tag = CRAWL.tag(crawl, host, 1, at_front)
+  local unit, w = CRAWL.tag(crawl, host, 1, at_front)
+  local tag = math.floor(unit / w)
   redis.call(at_front and 'LPUSH' or 'RPUSH', lane, CRAWL.retag(rec, tag))
   counter('ready', 1)
   CRAWL.count(crawl, 'ready', 1)

@@ -110,7 +110,7 @@ local function begin(keys, argv)
   -- (one string.byte for a call without flags, the most common: a letter is above '9')
   local flag = string.byte(clock, 1)
   SPLIT, REPORT, FLIGHT.freed_at = 1, false, nil
-  CRAWL.limits, CRAWL.state, CRAWL.holds = nil, nil, nil
+  CRAWL.limits, CRAWL.state, CRAWL.holds, CRAWL.weighted = nil, nil, nil, nil
   if flag and flag > 57 then
     if flag == 115 then
       local dot = string.find(clock, '.', 2, true)

@@ -144,7 +144,7 @@ pub struct DeadLetter {
 /// let s = crawlq::CrawlStats { ready: 2, delayed: 1, ..Default::default() };
 /// assert_eq!(s.pending(), 3);
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CrawlStats {
     /// Queued in its crawl lanes, leasable as soon as politeness allows.
     pub ready: u64,
@@ -168,6 +168,28 @@ pub struct CrawlStats {
     /// Hosts held back because every ready item they have is of crawls that are paused or at
     /// their cap, this one among them.
     pub held_hosts: u64,
+    /// Its weight ([`crate::Queue::set_crawl_weight`]): its share of each host against the
+    /// other crawls with due work there; 1 by default.
+    pub weight: u64,
+}
+
+impl Default for CrawlStats {
+    /// A crawl with nothing: zeros, no cap, not paused, weight 1.
+    fn default() -> Self {
+        CrawlStats {
+            ready: 0,
+            delayed: 0,
+            leased: 0,
+            dead: 0,
+            done: 0,
+            seen: 0,
+            seeded_total: 0,
+            cap: None,
+            paused: false,
+            held_hosts: 0,
+            weight: 1,
+        }
+    }
 }
 
 impl CrawlStats {
@@ -191,6 +213,8 @@ impl CrawlStats {
         };
         self.paused |= other.paused;
         self.held_hosts += other.held_hosts;
+        // (the same in every shard)
+        self.weight = self.weight.max(other.weight);
         self
     }
 }
@@ -231,6 +255,8 @@ impl CrawlDeletion {
 pub enum CrawlChange {
     /// The shard's share of the crawl's cap (`None`: no cap).
     Cap(Option<u64>),
+    /// The crawl's weight (`None`: the default, 1).
+    Weight(Option<u64>),
     Pause,
     Resume,
     /// No change: release hosts held for the crawl if it is not blocked.

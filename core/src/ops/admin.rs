@@ -36,7 +36,7 @@ impl Ops {
     /// The reply of [`Ops::crawl_stats`].
     pub fn decode_crawl_stats(&self, reply: Reply) -> Result<crate::CrawlStats> {
         let items = reply.array()?;
-        expect_len(&items, 10, "crawl_stats")?;
+        expect_len(&items, 11, "crawl_stats")?;
         let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
         Ok(crate::CrawlStats {
             ready: n(0)?,
@@ -49,6 +49,7 @@ impl Ops {
             cap: u64::try_from(items[7].int()?).ok(),
             paused: items[8].int()? == 1,
             held_hosts: n(9)?,
+            weight: n(10)?,
         })
     }
 
@@ -64,6 +65,15 @@ impl Ops {
                 call.args.push(b"cap".to_vec());
                 call.args.push(
                     share
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                        .into_bytes(),
+                );
+            }
+            CrawlChange::Weight(weight) => {
+                call.args.push(b"weight".to_vec());
+                call.args.push(
+                    weight
                         .map(|n| n.to_string())
                         .unwrap_or_default()
                         .into_bytes(),

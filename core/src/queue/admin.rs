@@ -111,6 +111,36 @@ impl<E: Executor> Queue<E> {
         self.crawl_stats(crawl).await
     }
 
+    /// Weigh a named crawl against the others on the same hosts: on each host, crawls with due
+    /// work are leased from in proportion to their weights (a crawl of weight 3 gets three
+    /// leases to one of weight 1). `None` (or 1) is the default weight. The weight orders the
+    /// items queued from now on; those queued before keep their places. Answers the crawl's
+    /// stats after the change.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.set_crawl_weight("premium", Some(3)).await?;
+    /// assert_eq!(q.crawl_stats("premium").await?.weight, 3);
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_crawl_weight(
+        &self,
+        crawl: &str,
+        weight: Option<u64>,
+    ) -> Result<crate::CrawlStats> {
+        if let Some(w) = weight
+            && !(1..=MAX_CRAWL_WEIGHT).contains(&w)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "a crawl's weight must be from 1 to {MAX_CRAWL_WEIGHT}, got {w}"
+            )));
+        }
+        let layout = self.layout().await?;
+        self.crawl_change(layout, crawl, |_| crate::CrawlChange::Weight(weight))
+            .await?;
+        self.crawl_stats(crawl).await
+    }
+
     /// Pause a named crawl: none of its items is leased until [`Queue::resume_crawl`]; leases
     /// of it already handed out may be answered, seeds go on, and other crawls on the same
     /// hosts are leased as before (a host with only this crawl's items waits, held).
@@ -508,6 +538,10 @@ impl<E: Executor> Queue<E> {
         Ok(items)
     }
 }
+
+/// The largest crawl weight: a weight w divides each tag of a host in w (docs/crawls.md), and
+/// a rank holds 2^37 tags per priority.
+const MAX_CRAWL_WEIGHT: u64 = 1000;
 
 /// Shard `shard`'s share of a crawl's cap over `shards` shards: the shares differ by at most one
 /// and sum to `cap`.

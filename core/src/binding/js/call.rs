@@ -115,6 +115,10 @@ pub enum JsCall {
         crawl: String,
         cap: Option<u64>,
     },
+    SetCrawlWeight {
+        crawl: String,
+        weight: Option<u64>,
+    },
     PauseCrawl {
         crawl: String,
     },
@@ -376,6 +380,10 @@ impl JsCall {
                 crawl: a.string(0, "crawl")?,
                 cap: count(&a, 1, "cap")?,
             },
+            "setCrawlWeight" => JsCall::SetCrawlWeight {
+                crawl: a.string(0, "crawl")?,
+                weight: count(&a, 1, "weight")?,
+            },
             "pauseCrawl" => JsCall::PauseCrawl {
                 crawl: a.string(0, "crawl")?,
             },
@@ -522,6 +530,9 @@ impl JsCall {
             }
             JsCall::SetCrawlCap { crawl, cap } => {
                 j::crawl_stats_to_json(&q.set_crawl_cap(&crawl, cap).await?, camel)
+            }
+            JsCall::SetCrawlWeight { crawl, weight } => {
+                j::crawl_stats_to_json(&q.set_crawl_weight(&crawl, weight).await?, camel)
             }
             JsCall::PauseCrawl { crawl } => {
                 q.pause_crawl(&crawl).await?;

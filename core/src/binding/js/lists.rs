@@ -129,6 +129,10 @@ macro_rules! js_queue_methods {
                 "together (`null`: no cap). Other crawls on its hosts are leased meanwhile. With"
                 "several shards the cap is split among them and must be at least the shard count."
                 "Resolves with the crawl's stats.";
+            set_crawl_weight "setCrawlWeight" (crawl, weight) "crawl: string, weight: number | null" "Promise<CrawlStats>"
+                "Weigh a named crawl against the others on its hosts: each host's leases go to the"
+                "crawls with due work there in proportion to their weights (`null`: the default, 1),"
+                "for the items queued from now on. Resolves with the crawl's stats.";
             pause_crawl "pauseCrawl" (crawl) "crawl: string" "Promise<void>"
                 "Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in"
                 "hand may be answered, seeds go on, other crawls are leased as before.";
