@@ -689,6 +689,23 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             seed_crawls(&q, urls(calls, 1000), crawls, concurrency).await?;
             put_lease_and_ack(&mut server, &mut out, label, &q, calls, concurrency).await?;
         }
+        // the same with every crawl capped (never reached): the leases look for a crawl that
+        // is not at its cap (docs/crawls.md, "Caps, pauses and weights")
+        server.flush().await?;
+        let q = open(url, Config::default()).await?;
+        seed_crawls(&q, urls(calls, 1000), 100, concurrency).await?;
+        for c in 0..100 {
+            q.set_crawl_cap(&format!("c{c}"), Some(1_000_000)).await?;
+        }
+        put_lease_and_ack(
+            &mut server,
+            &mut out,
+            "lease(1) + ack(1), 100 named crawls, each capped",
+            &q,
+            calls,
+            concurrency,
+        )
+        .await?;
     }
 
     if wanted("single") {

@@ -53,29 +53,20 @@ function steps.leases()
   if none_in('leased') then
     return reply('delayed', '0')
   end
-  local scan = redis.call('HSCAN', K_LEASES, cursor, 'COUNT', limit)
-  local pairs_ = scan[2]
-  local gone, per_host = {}, {}
-  for i = 1, #pairs_, 2 do
-    local rec = pairs_[i + 1]
-    if is_ours(rec) then
-      gone[#gone + 1] = pairs_[i]
-      forget_live(rec)
-      CRAWL.count(crawl, 'leased', -1)
-      local _, _, host = rec_head(rec)
-      tally(per_host, host, -1)
-      if flights then
-        -- its slot under the host's in-flight limit is free
-        FLIGHT.answered(host, 1, pairs_[i])
-      end
+  local per_host, next_cursor = {}, nil
+  removed.leased, next_cursor = REMOVE.leases(cursor, limit, is_ours, function(rec, lease_key)
+    forget_live(rec)
+    CRAWL.count(crawl, 'leased', -1)
+    local _, _, host = rec_head(rec)
+    tally(per_host, host, -1)
+    if flights then
+      -- its slot under the host's in-flight limit is free
+      FLIGHT.answered(host, 1, lease_key)
     end
-  end
-  call_chunked('HDEL', K_LEASES, gone)
-  call_chunked('ZREM', K_LEASED, gone)
+  end)
   tally_flush(per_host, host_items_add)
-  removed.leased = #gone
-  if scan[1] ~= '0' then
-    return reply('leases', scan[1])
+  if next_cursor ~= '0' then
+    return reply('leases', next_cursor)
   end
   return reply('delayed', '0')
 end
@@ -84,29 +75,17 @@ function steps.delayed()
   if none_in('delayed') then
     return reply('dead', '0')
   end
-  local scan = redis.call('ZSCAN', K_DELAYED, cursor, 'COUNT', limit)
-  local members = scan[2]
-  local gone, ids, per_host = {}, {}, {}
-  for i = 1, #members, 2 do
-    local rec = members[i]
-    if is_ours(rec) then
-      gone[#gone + 1] = rec
-      ids[#ids + 1] = rec_id(rec)
-      forget_live(rec)
-      CRAWL.count(crawl, 'delayed', -1)
-      local _, _, host = rec_head(rec)
-      tally(per_host, host, -1)
-    end
-  end
-  call_chunked('ZREM', K_DELAYED, gone)
-  if #ids > 0 and redis.call('SCARD', K_REVISITS) > 0 then
-    call_chunked('SREM', K_REVISITS, ids)
-  end
+  local per_host, next_cursor = {}, nil
+  removed.delayed, next_cursor = REMOVE.delayed(cursor, limit, is_ours, function(rec)
+    forget_live(rec)
+    CRAWL.count(crawl, 'delayed', -1)
+    local _, _, host = rec_head(rec)
+    tally(per_host, host, -1)
+  end)
   tally_flush(per_host, add_delayed)
   tally_flush(per_host, host_items_add)
-  removed.delayed = #gone
-  if scan[1] ~= '0' then
-    return reply('delayed', scan[1])
+  if next_cursor ~= '0' then
+    return reply('delayed', next_cursor)
   end
   return reply('dead', '0')
 end
@@ -115,30 +94,16 @@ function steps.dead()
   if none_in('dead') then
     return reply('lanes', '0')
   end
-  local scan = redis.call('ZSCAN', K_DEAD, cursor, 'COUNT', limit)
-  local ids = {}
-  for i = 1, #scan[2], 2 do
-    ids[#ids + 1] = scan[2][i]
-  end
-  local gone, per_host = {}, {}
-  if #ids > 0 then
-    local recs = call_chunked('HMGET', K_DEADREC, ids)
-    for i, id in ipairs(ids) do
-      if recs[i] and is_ours(recs[i]) then
-        gone[#gone + 1] = id
-        CRAWL.count(crawl, 'dead', -1)
-        local _, _, host = rec_head(recs[i])
-        tally(per_host, host, -1)
-      end
-    end
-  end
-  call_chunked('ZREM', K_DEAD, gone)
-  call_chunked('HDEL', K_DEADREC, gone)
+  local per_host, next_cursor = {}, nil
+  removed.dead, next_cursor = REMOVE.dead(cursor, limit, is_ours, function(rec)
+    CRAWL.count(crawl, 'dead', -1)
+    local _, _, host = rec_head(rec)
+    tally(per_host, host, -1)
+  end)
   tally_flush(per_host, function(host, n) host_count_add(K_HOSTDEAD, host, n) end)
   tally_flush(per_host, host_items_add)
-  removed.dead = #gone
-  if scan[1] ~= '0' then
-    return reply('dead', scan[1])
+  if next_cursor ~= '0' then
+    return reply('dead', next_cursor)
   end
   return reply('lanes', '0')
 end

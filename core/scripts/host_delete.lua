@@ -92,21 +92,13 @@ function steps.leases()
     redis.call('HSET', K_HOSTPAUSE, host, int(PAUSED_FOREVER) .. ':')
     redis.call('HSET', K_HOSTDELETING, host, deletion)
   end
-  local scan = redis.call('HSCAN', K_LEASES, cursor, 'COUNT', limit)
-  local pairs_ = scan[2]
-  local gone = {}
-  for i = 1, #pairs_, 2 do
-    if is_ours(pairs_[i + 1]) then
-      gone[#gone + 1] = pairs_[i]
-      forget_live(pairs_[i + 1])
-      CRAWL.count(CRAWL.of(pairs_[i + 1]), 'leased', -1)
-    end
-  end
-  call_chunked('HDEL', K_LEASES, gone)
-  call_chunked('ZREM', K_LEASED, gone)
-  removed.leased = #gone
-  if scan[1] ~= '0' then
-    return reply('leases', scan[1])
+  local next_cursor
+  removed.leased, next_cursor = REMOVE.leases(cursor, limit, is_ours, function(rec)
+    forget_live(rec)
+    CRAWL.count(CRAWL.of(rec), 'leased', -1)
+  end)
+  if next_cursor ~= '0' then
+    return reply('leases', next_cursor)
   end
   return reply('delayed', '0')
 end
@@ -115,26 +107,14 @@ function steps.delayed()
   if not redis.call('HGET', K_HOSTDELAYED, host) then
     return reply('dead', '0')
   end
-  local scan = redis.call('ZSCAN', K_DELAYED, cursor, 'COUNT', limit)
-  local members = scan[2]
-  local gone, ids = {}, {}
-  for i = 1, #members, 2 do
-    local rec = members[i]
-    if is_ours(rec) then
-      gone[#gone + 1] = rec
-      ids[#ids + 1] = rec_id(rec)
-      forget_live(rec)
-      CRAWL.count(CRAWL.of(rec), 'delayed', -1)
-    end
-  end
-  call_chunked('ZREM', K_DELAYED, gone)
-  if #ids > 0 and redis.call('SCARD', K_REVISITS) > 0 then
-    call_chunked('SREM', K_REVISITS, ids)
-  end
-  add_delayed(host, -#gone)
-  removed.delayed = #gone
-  if scan[1] ~= '0' then
-    return reply('delayed', scan[1])
+  local n, next_cursor = REMOVE.delayed(cursor, limit, is_ours, function(rec)
+    forget_live(rec)
+    CRAWL.count(CRAWL.of(rec), 'delayed', -1)
+  end)
+  add_delayed(host, -n)
+  removed.delayed = n
+  if next_cursor ~= '0' then
+    return reply('delayed', next_cursor)
   end
   return reply('dead', '0')
 end
@@ -143,28 +123,14 @@ function steps.dead()
   if not redis.call('HGET', K_HOSTDEAD, host) then
     return reply('lanes', '0')
   end
-  local scan = redis.call('ZSCAN', K_DEAD, cursor, 'COUNT', limit)
-  local ids = {}
-  for i = 1, #scan[2], 2 do
-    ids[#ids + 1] = scan[2][i]
-  end
-  local gone = {}
-  if #ids > 0 then
-    local recs = call_chunked('HMGET', K_DEADREC, ids)
-    for i, id in ipairs(ids) do
-      if recs[i] and is_ours(recs[i]) then
-        gone[#gone + 1] = id
-        note_identity(recs[i])
-        CRAWL.count(CRAWL.of(recs[i]), 'dead', -1)
-      end
-    end
-  end
-  call_chunked('ZREM', K_DEAD, gone)
-  call_chunked('HDEL', K_DEADREC, gone)
-  host_count_add(K_HOSTDEAD, host, -#gone)
-  removed.dead = #gone
-  if scan[1] ~= '0' then
-    return reply('dead', scan[1])
+  local n, next_cursor = REMOVE.dead(cursor, limit, is_ours, function(rec)
+    note_identity(rec)
+    CRAWL.count(CRAWL.of(rec), 'dead', -1)
+  end)
+  host_count_add(K_HOSTDEAD, host, -n)
+  removed.dead = n
+  if next_cursor ~= '0' then
+    return reply('dead', next_cursor)
   end
   return reply('lanes', '0')
 end

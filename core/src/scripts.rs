@@ -47,6 +47,7 @@ const COMMON: &str = concat!(
     include_str!("../scripts/common/7-flight.lua"),
     include_str!("../scripts/common/7-crawl-limits.lua"),
     include_str!("../scripts/common/8-leases.lua"),
+    include_str!("../scripts/common/8-removals.lua"),
     include_str!("../scripts/common/9-begin.lua")
 );
 

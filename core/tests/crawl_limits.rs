@@ -9,13 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-fn into(crawl: &str) -> SeedOptions {
-    SeedOptions {
-        crawl: Some(crawl.into()),
-        ..SeedOptions::default()
-    }
-}
-
 fn no_delay() -> Config {
     Config {
         host_delay: Duration::ZERO,

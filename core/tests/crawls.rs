@@ -7,13 +7,6 @@ use common::*;
 use crawlq::*;
 use std::time::Duration;
 
-fn into(crawl: &str) -> SeedOptions {
-    SeedOptions {
-        crawl: Some(crawl.into()),
-        ..SeedOptions::default()
-    }
-}
-
 fn no_delay() -> Config {
     Config {
         host_delay: Duration::ZERO,

@@ -229,6 +229,14 @@ pub fn config() -> Config {
     }
 }
 
+/// Seed options that put the items into the named crawl `crawl`.
+pub fn into(crawl: &str) -> crawlq::SeedOptions {
+    crawlq::SeedOptions {
+        crawl: Some(crawl.into()),
+        ..crawlq::SeedOptions::default()
+    }
+}
+
 pub fn items(urls: &[&str]) -> Vec<crawlq::SeedItem> {
     urls.iter().map(|u| (*u).into()).collect()
 }
