@@ -446,3 +446,124 @@ async fn a_crawl_of_weight_three_gets_three_leases_to_one_on_each_host() {
     assert_eq!(q.set_crawl_weight("heavy", None).await.unwrap().weight, 1);
     assert_eq!(q.crawl_stats("never").await.unwrap(), CrawlStats::default());
 }
+
+#[tokio::test]
+async fn a_capped_crawls_expired_leases_free_its_slots_and_release_its_hosts() {
+    let url = test_url();
+    let q = open(
+        "crawl-cap-expiry",
+        Config {
+            shards: None,
+            host_delay: Duration::ZERO,
+            lease_ttl: Duration::from_secs(30),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(&spread("x", 4, 2), &into("c")).await.unwrap();
+    q.set_crawl_cap("c", Some(2)).await.unwrap();
+    let held = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(held.len(), 2);
+    assert!(q.crawl_stats("c").await.unwrap().held_hosts > 0);
+    // the workers vanish: their leases expire and are taken back by the next lease call
+    q.set_fixed_clock(Some(T0 + 31_000));
+    let next = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(next.len(), 2, "the reclaimed slots are used again");
+    let s = q.crawl_stats("c").await.unwrap();
+    assert_eq!((s.leased, s.ready), (2, 6));
+    check_invariants(&url, &q).await;
+    q.ack(&handles(&next)).await.unwrap();
+    q.set_crawl_cap("c", None).await.unwrap();
+    assert_eq!(drain(&q).await.len(), 6);
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn a_cap_a_host_pause_and_an_in_flight_limit_hold_together() {
+    let url = test_url();
+    let q = open(
+        "crawl-cap-host-limits",
+        Config {
+            shards: None,
+            host_delay: Duration::ZERO,
+            host_in_flight: 1,
+            ..config()
+        },
+    )
+    .await;
+    q.seed(&spread("a", 3, 3), &into("capped")).await.unwrap();
+    q.seed(&spread("b", 3, 3), &into("free")).await.unwrap();
+    q.set_crawl_cap("capped", Some(1)).await.unwrap();
+    q.pause_host("h0.com", None).await.unwrap();
+    let first = q.lease(10, Duration::ZERO).await.unwrap();
+    // one item per host (in-flight limit 1), h0 paused, at most one of the capped crawl
+    assert_eq!(first.len(), 2, "{first:?}");
+    assert!(
+        first
+            .iter()
+            .all(|l| !l.url.as_deref().unwrap().contains("h0.com"))
+    );
+    assert!(
+        first
+            .iter()
+            .filter(|l| l.crawl.as_deref() == Some("capped"))
+            .count()
+            <= 1
+    );
+    check_invariants(&url, &q).await;
+    // answers free the in-flight slots and the cap's slot; the pause still holds h0
+    q.ack(&handles(&first)).await.unwrap();
+    let second = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(second.len(), 2);
+    assert!(
+        second
+            .iter()
+            .all(|l| !l.url.as_deref().unwrap().contains("h0.com"))
+    );
+    check_invariants(&url, &q).await;
+    q.ack(&handles(&second)).await.unwrap();
+    q.resume_host("h0.com").await.unwrap();
+    q.set_crawl_cap("capped", None).await.unwrap();
+    let mut done = first.len() + second.len();
+    loop {
+        let got = q.lease(10, Duration::ZERO).await.unwrap();
+        if got.is_empty() {
+            break;
+        }
+        done += got.len();
+        q.ack(&handles(&got)).await.unwrap();
+    }
+    assert_eq!(done, 18);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.pending, stats.leased, stats.done), (0, 0, 18));
+}
+
+#[tokio::test]
+async fn deleting_a_crawl_releases_the_hosts_held_for_it() {
+    let url = test_url();
+    let q = open(
+        "crawl-delete-held",
+        Config {
+            shards: None,
+            ..no_delay()
+        },
+    )
+    .await;
+    q.seed(&spread("p", 5, 2), &into("paused")).await.unwrap();
+    q.pause_crawl("paused").await.unwrap();
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    assert_eq!(q.crawl_stats("paused").await.unwrap().held_hosts, 5);
+    // another crawl's items arrive on two of the held hosts: those come back at once
+    q.seed(
+        &items(&["http://h1.com/o", "http://h2.com/o"]),
+        &into("other"),
+    )
+    .await
+    .unwrap();
+    check_invariants(&url, &q).await;
+    let gone = q.delete_crawl("paused").await.unwrap();
+    assert_eq!(gone.ready, 10);
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!((stats.ready, stats.hosts, stats.hosts_waiting), (2, 2, 0));
+    assert_eq!(drain(&q).await.len(), 2);
+}
