@@ -163,6 +163,13 @@ test('operation scenarios', async () => {
           case 'resume_host': got = toVector(await q.resumeHost(step.host)); break
           case 'peek': got = toVector(await q.peek({ limit: step.limit })); break
           case 'peek_host': got = toVector(await q.peekHost(step.host, { limit: step.limit, offset: step.offset })); break
+          case 'crawl_stats': got = toVector(await q.crawlStats(step.crawl)); break
+          case 'set_crawl_cap': got = toVector(await q.setCrawlCap(step.crawl, step.cap)); break
+          case 'set_crawl_weight': got = toVector(await q.setCrawlWeight(step.crawl, step.weight)); break
+          case 'pause_crawl': got = (await q.pauseCrawl(step.crawl)) ?? null; break
+          case 'resume_crawl': got = (await q.resumeCrawl(step.crawl)) ?? null; break
+          case 'crawls': got = await q.crawls(); break
+          case 'delete_crawl': got = toVector(await q.deleteCrawl(step.crawl)); break
           default: assert.fail(`unknown op ${step.op}`)
         }
       } catch (err) {

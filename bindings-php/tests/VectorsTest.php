@@ -227,6 +227,13 @@ final class VectorsTest extends TestCase
                         'resume_host' => self::toVector($q->resumeHost($step['host'])),
                         'peek' => self::toVector($q->peek($step['limit'])),
                         'peek_host' => self::toVector($q->peekHost($step['host'], $step['limit'], $step['offset'])),
+                        'crawl_stats' => self::toVector($q->crawlStats($step['crawl'])),
+                        'set_crawl_cap' => self::toVector($q->setCrawlCap($step['crawl'], $step['cap'])),
+                        'set_crawl_weight' => self::toVector($q->setCrawlWeight($step['crawl'], $step['weight'])),
+                        'pause_crawl' => $q->pauseCrawl($step['crawl']),
+                        'resume_crawl' => $q->resumeCrawl($step['crawl']),
+                        'crawls' => $q->crawls(),
+                        'delete_crawl' => self::toVector($q->deleteCrawl($step['crawl'])),
                     };
                 } catch (Crawlq\Exception $e) {
                     $this->assertSame($step['expect_error'] ?? null, $e->getCode(), "$where: " . $e->getMessage());

@@ -210,6 +210,20 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.peek(step["limit"]))
                 elif op == "peek_host":
                     got = to_vector(q.peek_host(step["host"], step["limit"], step["offset"]))
+                elif op == "crawl_stats":
+                    got = to_vector(q.crawl_stats(step["crawl"]))
+                elif op == "set_crawl_cap":
+                    got = to_vector(q.set_crawl_cap(step["crawl"], step["cap"]))
+                elif op == "set_crawl_weight":
+                    got = to_vector(q.set_crawl_weight(step["crawl"], step["weight"]))
+                elif op == "pause_crawl":
+                    got = q.pause_crawl(step["crawl"])
+                elif op == "resume_crawl":
+                    got = q.resume_crawl(step["crawl"])
+                elif op == "crawls":
+                    got = q.crawls()
+                elif op == "delete_crawl":
+                    got = to_vector(q.delete_crawl(step["crawl"]))
                 else:
                     raise AssertionError(f"unknown op {op}")
             except crawlq.CrawlqError as e:

@@ -518,6 +518,36 @@ async fn scenario_vectors() {
                         .map(|i| to_snake(&json::stored_item_to_json(i, Style::Camel)))
                         .collect(),
                     ),
+                    "crawl_stats" => to_snake(&json::crawl_stats_to_json(
+                        &q.crawl_stats(step["crawl"].as_str().unwrap()).await?,
+                        Style::Camel,
+                    )),
+                    "set_crawl_cap" => to_snake(&json::crawl_stats_to_json(
+                        &q.set_crawl_cap(step["crawl"].as_str().unwrap(), step["cap"].as_u64())
+                            .await?,
+                        Style::Camel,
+                    )),
+                    "set_crawl_weight" => to_snake(&json::crawl_stats_to_json(
+                        &q.set_crawl_weight(
+                            step["crawl"].as_str().unwrap(),
+                            step["weight"].as_u64(),
+                        )
+                        .await?,
+                        Style::Camel,
+                    )),
+                    "pause_crawl" => {
+                        q.pause_crawl(step["crawl"].as_str().unwrap()).await?;
+                        Value::Null
+                    }
+                    "resume_crawl" => {
+                        q.resume_crawl(step["crawl"].as_str().unwrap()).await?;
+                        Value::Null
+                    }
+                    "crawls" => serde_json::json!(q.crawls().await?),
+                    "delete_crawl" => to_snake(&json::crawl_deletion_to_json(
+                        &q.delete_crawl(step["crawl"].as_str().unwrap()).await?,
+                        Style::Camel,
+                    )),
                     other => panic!("unknown op {other}"),
                 })
             }
