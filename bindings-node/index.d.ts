@@ -353,6 +353,8 @@ export interface CrawlStats {
   heldHosts: number
   /** Its share of each host against the other crawls there (`setCrawlWeight`); 1 by default. */
   weight: number
+  /** The most of its items leased a second (`setCrawlRate`); `null`: no rate. */
+  rate: number | null
 }
 
 export interface HostInfo {
@@ -688,6 +690,13 @@ export declare class Queue {
    * for the items queued from now on. Resolves with the crawl's stats.
    */
   setCrawlWeight(crawl: string, weight: number | null): Promise<CrawlStats>
+  /**
+   * Limit a named crawl's rate: at most `perSecond` of its items leased a second by all
+   * workers together, spaced evenly (`null`: no rate); other crawls are leased
+   * meanwhile. With several shards each shard leases its share. Resolves with the
+   * crawl's stats.
+   */
+  setCrawlRate(crawl: string, perSecond: number | null): Promise<CrawlStats>
   /**
    * Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in
    * hand may be answered, seeds go on, other crawls are leased as before.

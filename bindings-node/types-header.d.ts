@@ -353,6 +353,8 @@ export interface CrawlStats {
   heldHosts: number
   /** Its share of each host against the other crawls there (`setCrawlWeight`); 1 by default. */
   weight: number
+  /** The most of its items leased a second (`setCrawlRate`); `null`: no rate. */
+  rate: number | null
 }
 
 export interface HostInfo {

@@ -719,6 +719,14 @@ impl Queue {
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
     }
 
+    /// Limit a named crawl's rate: at most `$per_second` of its items leased a second by all
+    /// workers together (null: no rate). Returns the crawl's stats.
+    pub fn set_crawl_rate(&self, crawl: Text, per_second: Option<f64>) -> PhpResult<Zval> {
+        let stats = runtime::block_on(self.handle.queue()?.set_crawl_rate(&crawl, per_second))
+            .map_err(throw)?;
+        Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
+    }
+
     /// Pause a named crawl: none of its items is leased until resumed.
     pub fn pause_crawl(&self, crawl: Text) -> PhpResult<()> {
         runtime::block_on(self.handle.queue()?.pause_crawl(&crawl)).map_err(throw)

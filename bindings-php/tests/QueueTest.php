@@ -684,6 +684,8 @@ final class QueueTest extends TestCase
         $q->resumeCrawl('big');
         $this->assertSame(null, $q->setCrawlCap('big', null)['cap']);
         $this->assertSame(2, $q->setCrawlWeight('big', 2)['weight']);
+        $this->assertSame(2.5, $q->setCrawlRate('big', 2.5)['rate']);
+        $this->assertSame(null, $q->setCrawlRate('big', null)['rate']);
         $this->assertCount(76, $q->lease(100, 0.0));
         try {
             $q->setCrawlCap('big', 0);
@@ -731,7 +733,7 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
-        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1],
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null],
             $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);

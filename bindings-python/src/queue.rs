@@ -519,6 +519,18 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Limit a named crawl's rate: at most ``per_second`` of its items leased a second
+            /// by all workers together, spaced evenly (None: no rate); other crawls are leased
+            /// meanwhile. Returns the crawl's stats.
+            fn set_crawl_rate(&self, py: Python<'_>, crawl: Text, per_second: Option<f64>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_crawl_rate(&crawl, per_second).await },
+                    Box::new(crawl_stats_out),
+                )
+            }
+
             /// Pause a named crawl: none of its items is leased until ``resume_crawl``; its
             /// leases in hand may be answered, seeds go on, other crawls are leased as before.
             fn pause_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {

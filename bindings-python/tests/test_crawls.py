@@ -17,7 +17,7 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
     assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
-                                    "seen": 1, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1}
+                                    "seen": 1, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1, "rate": None}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
     assert (q.crawl_stats("red")["done"], q.crawl_stats("blue")["done"]) == (1, 1)
@@ -143,6 +143,10 @@ def test_a_crawls_cap_is_checked(q: crawlq.Queue) -> None:
         q.set_crawl_cap("c", -1)
     with pytest.raises(crawlq.InvalidArgumentError, match="crawl name"):
         q.pause_crawl("a b")
+    assert q.set_crawl_rate("c", 2.5)["rate"] == 2.5
+    with pytest.raises(crawlq.InvalidArgumentError, match="rate"):
+        q.set_crawl_rate("c", 0.0)
+    assert q.set_crawl_rate("c", None)["rate"] is None
     assert q.set_crawl_weight("c", 4)["weight"] == 4
     with pytest.raises(crawlq.InvalidArgumentError, match="weight"):
         q.set_crawl_weight("c", 0)

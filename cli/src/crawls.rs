@@ -45,6 +45,17 @@ pub enum CrawlsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Set a crawl's rate: at most N of its items leased a second by all workers together
+    /// ("none": no rate).
+    Rate {
+        /// The crawl's name.
+        crawl: String,
+        /// Leases a second (a number above 0), or "none".
+        per_second: String,
+        /// JSON (snake_case, as the Python binding's set_crawl_rate()).
+        #[arg(long)]
+        json: bool,
+    },
     /// Pause a crawl: none of its items is leased until `crawls resume` (seeding goes on).
     Pause {
         /// The crawl's name.
@@ -125,6 +136,21 @@ pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8,
             };
             show(&crawl, &q.set_crawl_weight(&crawl, weight).await?, json);
         }
+        CrawlsCommand::Rate {
+            crawl,
+            per_second,
+            json,
+        } => {
+            let rate = match per_second.as_str() {
+                "none" => None,
+                text => Some(text.parse().map_err(|_| {
+                    CliError::Usage(format!(
+                        "{text:?} is not a rate: give leases a second (a number above 0), or \"none\""
+                    ))
+                })?),
+            };
+            show(&crawl, &q.set_crawl_rate(&crawl, rate).await?, json);
+        }
         CrawlsCommand::Pause { crawl } => {
             q.pause_crawl(&crawl).await?;
             println!("paused crawl {crawl}");
@@ -160,6 +186,9 @@ fn limits(s: &CrawlStats) -> String {
     }
     if let Some(cap) = s.cap {
         out.push(format!("cap {}", count(cap)));
+    }
+    if let Some(rate) = s.rate {
+        out.push(format!("{rate}/s"));
     }
     if s.weight != 1 {
         out.push(format!("weight {}", s.weight));

@@ -179,6 +179,9 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     let weighed = crawlq(&["-q", &name, "crawls", "weight", "shop", "3", "--json"]);
     assert_eq!(weighed.status.code(), Some(0), "{}", stderr(&weighed));
     assert_eq!(json_out(&weighed)["weight"], 3);
+    let rated = crawlq(&["-q", &name, "crawls", "rate", "shop", "2.5", "--json"]);
+    assert_eq!(rated.status.code(), Some(0), "{}", stderr(&rated));
+    assert_eq!(json_out(&rated)["rate"], 2.5);
     let paused = crawlq(&["-q", &name, "crawls", "pause", "shop"]);
     assert_eq!(paused.status.code(), Some(0), "{}", stderr(&paused));
     let q = queue(&name).await;

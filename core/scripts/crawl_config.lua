@@ -3,9 +3,12 @@
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name, 4 change: 'cap' (ARGV 5: this shard's share of the
---       crawl's cap as digits, '' for none), 'weight' (ARGV 5: the crawl's weight as digits,
+--       crawl's cap as digits, '' for none), 'rate' (ARGV 5: this shard's share of the crawl's
+--       rate, leases a second as a decimal number, '' for none), 'weight' (ARGV 5: the crawl's weight as digits,
 --       '' for the default, 1), 'pause', 'resume', or '' (none: only release)
 -- reply: {hosts released, hosts still held for the crawl, cap (-1: none), paused (0/1)}
+-- (A rate holds no host for long: a host whose lanes are held back by rates waits in `wait`
+-- until the earliest may lease again.)
 -- A crawl's limits in this shard (common/7-crawl-limits.lua): the change is written, then, if
 -- the crawl is not blocked now, at most 250 of the hosts held for it go back to `ready` (the
 -- client calls again with no change while some are left). A crawl with no cap and no pause
@@ -30,6 +33,11 @@ end
 local s = CRAWL.limits_of(crawl) or { leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0 }
 if change == 'cap' then
   s.cap = ARGV[5] ~= '' and tonumber(ARGV[5]) or nil
+elseif change == 'rate' then
+  s.rate = ARGV[5] ~= '' and tonumber(ARGV[5]) or nil
+  if not s.rate then
+    redis.call('HDEL', BASE .. ':crawltat', crawl)
+  end
 elseif change == 'pause' then
   s.paused = true
 elseif change == 'resume' then
@@ -37,8 +45,9 @@ elseif change == 'resume' then
 end
 CRAWL.state[crawl] = s
 if change ~= '' then
-  if s.cap or s.paused then
-    redis.call('HSET', CRAWL.cfg_key(), crawl, (s.cap and int(s.cap) or '') .. ':' .. (s.paused and '1' or ''))
+  if s.cap or s.paused or s.rate then
+    redis.call('HSET', CRAWL.cfg_key(), crawl, (s.cap and int(s.cap) or '') .. ':' .. (s.paused and '1' or '')
+      .. (s.rate and ':' .. string.format('%.17g', s.rate) or ''))
   else
     redis.call('HDEL', CRAWL.cfg_key(), crawl)
   end

@@ -157,6 +157,7 @@ end
 function steps.finish()
   redis.call('HDEL', CRAWL.cfg_key(), crawl)
   redis.pcall('HDEL', BASE .. ':crawlweight', crawl)
+  redis.pcall('HDEL', BASE .. ':crawltat', crawl)
   redis.call('SREM', BASE .. ':crawls', crawl)
   redis.call('UNLINK', BASE .. ':c:' .. crawl, CRAWL.held_set(crawl))
   return reply('', '0')

@@ -3,10 +3,11 @@
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name
--- reply: {ready, delayed, leased, dead, done, seen, seeded_total, cap, paused, held, weight}: the named
+-- reply: {ready, delayed, leased, dead, done, seen, seeded_total, cap, paused, held, weight, rate}: the named
 --        crawl's counts in this base (`c:<crawl>`, docs/PROTOCOL.md section 1; 0 each for a
 --        crawl with none), its cap share here (-1: none), whether it is paused (0/1) and how
---        many hosts are held for it (`ch:<crawl>`) and its weight (`crawlweight`, 1 when absent)
+--        many hosts are held for it (`ch:<crawl>`), its weight (`crawlweight`, 1 when absent) and
+--        its rate share here (leases a second, as text; '' for none)
 -- Every script that moves a named crawl's record keeps these (CRAWL.count); `seen` counts the
 -- URLs the crawl added, forgotten ones included (seen_forget does not know their crawl).
 
@@ -18,7 +19,7 @@ for i = 1, 7 do
 end
 -- (a foreign value at a limits key reads as no limits)
 local cfg = redis.pcall('HGET', CRAWL.cfg_key(), ARGV[3])
-local cap, paused = string.match(type(cfg) == 'string' and cfg or '', '^(%d*):(%w*)$')
+local cap, paused, rate = string.match(type(cfg) == 'string' and cfg or '', '^(%d*):(%w*):?([%d.]*)$')
 local held = redis.pcall('SCARD', CRAWL.held_set(ARGV[3]))
 out[8] = tonumber(cap or '') or -1
 -- ('d': being deleted, which leases nothing either)
@@ -26,4 +27,6 @@ out[9] = (paused == '1' or paused == 'd') and 1 or 0
 out[10] = type(held) == 'number' and held or 0
 local weight = redis.pcall('HGET', BASE .. ':crawlweight', ARGV[3])
 out[11] = type(weight) == 'string' and tonumber(weight) or 1
+-- (a decimal: as text, so Redis does not truncate it to an integer)
+out[12] = rate or ''
 return out

@@ -180,9 +180,10 @@ function LEASE.crawl_item(host, host_rank, head_of, head_lanes)
 end
 
 -- LEASE.crawl_item when some crawl is paused or capped (CRAWL.limited): the best lane of a
--- crawl that is not blocked, among the host's first 64 crawl lanes, or its default crawl's
--- lanes when they rank first. A host with neither is held for the blocked crawls it has lanes
--- of (CRAWL.hold: no lease, nil). The host's next rank counts every lane, blocked or not, so a
+-- crawl that is not blocked (nor held back by its rate), among the host's first 64 crawl lanes,
+-- or its default crawl's lanes when they rank first. A host with neither waits in `wait` until
+-- the earliest of its rate-held crawls may lease again, or (none) is held for the blocked
+-- crawls it has lanes of (CRAWL.hold); no lease, nil. The host's next rank counts every lane, blocked or not, so a
 -- host keeps its place while a crawl's cap holds it back.
 function LEASE.limited_item(host, head_of, head_lanes)
   local listed = redis.pcall('ZRANGE', CRAWL.lanes(host), '0', '63', 'WITHSCORES')
@@ -190,14 +191,18 @@ function LEASE.limited_item(host, head_of, head_lanes)
     hold_corrupt_host(host)
     return nil
   end
-  local pick, blocked = nil, {}
+  local pick, blocked, until_ms = nil, {}, nil
   for i = 1, #listed, 2 do
     local crawl = string.match(listed[i], '^%-?%d+:(.*)$')
-    if not CRAWL.blocked(crawl) then
+    local rate_wait = not CRAWL.blocked(crawl) and CRAWL.rate_wait(crawl)
+    if rate_wait then
+      until_ms = math.min(until_ms or rate_wait, rate_wait)
+    elseif not CRAWL.blocked(crawl) then
       pick = i
       break
+    else
+      blocked[#blocked + 1] = crawl
     end
-    blocked[#blocked + 1] = crawl
   end
   local lanes = false
   if redis.call('EXISTS', hp_key(host), lane_key(host, 0)) > 0 then
@@ -216,7 +221,12 @@ function LEASE.limited_item(host, head_of, head_lanes)
     end
     return top, rec, best
   end
-  if not pick then
+  if not pick and until_ms then
+    -- a crawl held back by its rate: the host waits until that crawl may lease again (it is
+    -- looked at again then, as any host whose delay ends)
+    redis.call('ZADD', K_WAIT, int(math.ceil(until_ms)), host)
+    return nil
+  elseif not pick then
     CRAWL.hold(host, blocked)
     return nil
   end

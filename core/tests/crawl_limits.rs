@@ -567,3 +567,74 @@ async fn deleting_a_crawl_releases_the_hosts_held_for_it() {
     assert_eq!((stats.ready, stats.hosts, stats.hosts_waiting), (2, 2, 0));
     assert_eq!(drain(&q).await.len(), 2);
 }
+
+#[tokio::test]
+async fn a_crawls_rate_spaces_its_leases_and_the_other_crawls_go_on() {
+    let url = test_url();
+    // (one shard: the whole rate is this shard's)
+    let q = open(
+        "crawl-rate",
+        Config {
+            shards: None,
+            host_delay: Duration::ZERO,
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    q.seed(&spread("r", 3, 3), &into("slow")).await.unwrap();
+    q.seed(&spread("o", 3, 1), &into("other")).await.unwrap();
+    let stats = q.set_crawl_rate("slow", Some(10.0)).await.unwrap();
+    assert_eq!(stats.rate, Some(10.0));
+    // at T0: one lease of the slow crawl, the other crawl's three, then the hosts wait
+    let first = q.lease(20, Duration::ZERO).await.unwrap();
+    let slow = |ls: &[Lease]| {
+        ls.iter()
+            .filter(|l| l.crawl.as_deref() == Some("slow"))
+            .count()
+    };
+    assert_eq!((slow(&first), first.len()), (1, 4), "{first:?}");
+    assert!(q.lease(20, Duration::ZERO).await.unwrap().is_empty());
+    check_invariants(&url, &q).await;
+    // each 100 ms (10 a second) one more
+    for step in 1..=3 {
+        q.set_fixed_clock(Some(T0 + step * 100 - 1));
+        assert!(
+            q.lease(20, Duration::ZERO).await.unwrap().is_empty(),
+            "step {step}"
+        );
+        q.set_fixed_clock(Some(T0 + step * 100));
+        let got = q.lease(20, Duration::ZERO).await.unwrap();
+        assert_eq!(slow(&got), 1, "step {step}: {got:?}");
+    }
+    check_invariants(&url, &q).await;
+    // without the rate the rest goes at once
+    assert_eq!(q.set_crawl_rate("slow", None).await.unwrap().rate, None);
+    q.set_fixed_clock(Some(T0 + 1000));
+    assert_eq!(q.lease(20, Duration::ZERO).await.unwrap().len(), 5);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let err = q.set_crawl_rate("slow", Some(bad)).await.unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    }
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn a_crawls_rate_is_shared_by_the_shards() {
+    let q = open("crawl-rate-shards", no_delay()).await;
+    let shards = q.shard_count().await.unwrap() as f64;
+    q.seed(&spread("r", 30, 2), &into("slow")).await.unwrap();
+    assert_eq!(
+        q.set_crawl_rate("slow", Some(3.0 * shards))
+            .await
+            .unwrap()
+            .rate,
+        Some(3.0 * shards)
+    );
+    // one lease call: at most one lease of the crawl per shard before the next time comes
+    let got = q.lease(60, Duration::ZERO).await.unwrap();
+    assert!(
+        !got.is_empty() && got.len() as f64 <= shards,
+        "{} leased at once with {shards} shards",
+        got.len()
+    );
+}

@@ -166,6 +166,8 @@ class CrawlStats(TypedDict):
     """Hosts held back because their ready items are all of crawls paused or at their cap."""
     weight: int
     """Its share of each host against the other crawls there (``set_crawl_weight``); 1 by default."""
+    rate: Optional[float]
+    """The most of its items leased a second (``set_crawl_rate``); None: no rate."""
 
 class HostInfo(TypedDict):
     host: str
@@ -530,6 +532,9 @@ class Queue:
     def set_crawl_weight(self, crawl: str, weight: Optional[int]) -> CrawlStats:
         """Weigh a named crawl against the others on its hosts: leases in proportion to the
         weights (None: the default, 1), for the items queued from now on."""
+    def set_crawl_rate(self, crawl: str, per_second: Optional[float]) -> CrawlStats:
+        """Limit a named crawl's rate: at most ``per_second`` of its items leased a second by all
+        workers together, spaced evenly (None: no rate)."""
     def pause_crawl(self, crawl: str) -> None:
         """Pause a named crawl: none of its items is leased until ``resume_crawl``."""
     def resume_crawl(self, crawl: str) -> None:
@@ -754,6 +759,7 @@ class AsyncQueue:
     async def crawl_stats(self, crawl: str) -> CrawlStats: ...
     async def set_crawl_cap(self, crawl: str, cap: Optional[int]) -> CrawlStats: ...
     async def set_crawl_weight(self, crawl: str, weight: Optional[int]) -> CrawlStats: ...
+    async def set_crawl_rate(self, crawl: str, per_second: Optional[float]) -> CrawlStats: ...
     async def pause_crawl(self, crawl: str) -> None: ...
     async def resume_crawl(self, crawl: str) -> None: ...
     async def crawls(self) -> list[str]: ...

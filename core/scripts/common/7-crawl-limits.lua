@@ -41,13 +41,18 @@ function CRAWL.limits_of(crawl)
     local cfg = redis.pcall('HGET', CRAWL.cfg_key(), crawl)
     s = false
     if type(cfg) == 'string' then
-      local cap, paused = string.match(cfg, '^(%d*):(%w*)$')
+      local cap, paused, rate = string.match(cfg, '^(%d*):(%w*):?([%d.]*)$')
       s = {
         cap = tonumber(cap or ''),
+        -- leases a second in this shard, and when the next may be (crawltat, ms)
+        rate = tonumber(rate or ''),
         -- ('d': being deleted, crawl_delete; leased no more, as if paused)
         paused = paused == '1' or paused == 'd',
         leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0,
       }
+      if s.rate then
+        s.tat = tonumber(redis.pcall('HGET', BASE .. ':crawltat', crawl) or '0') or 0
+      end
     end
     CRAWL.state[crawl] = s
   end
@@ -57,6 +62,15 @@ end
 function CRAWL.blocked(crawl)
   local s = CRAWL.limits_of(crawl)
   return s and (s.paused or (s.cap ~= nil and s.leased >= s.cap)) or false
+end
+
+-- When a crawl held back only by its rate may be leased again (ms), or nil: its next lease
+-- time (`crawltat`) has not come.
+function CRAWL.rate_wait(crawl)
+  local s = CRAWL.limits_of(crawl)
+  if s and s.rate and s.tat > NOW then
+    return s.tat
+  end
 end
 
 -- Hold a host whose ready lanes are all of the blocked crawls `crawls` (see above). A foreign
@@ -131,6 +145,11 @@ function CRAWL.leased_changed(crawl, delta)
   local s = CRAWL.state and CRAWL.state[crawl]
   if s then
     s.leased = s.leased + delta
+  end
+  if delta > 0 and s and s.rate and s.rate > 0 then
+    -- a lease under a rate: the next one of the crawl may be 1000 / rate ms after this one
+    s.tat = math.max(s.tat, NOW) + 1000 / s.rate * delta
+    redis.pcall('HSET', BASE .. ':crawltat', crawl, string.format('%.3f', s.tat))
   end
   if delta < 0 then
     CRAWL.release(crawl)

@@ -144,7 +144,7 @@ pub struct DeadLetter {
 /// let s = crawlq::CrawlStats { ready: 2, delayed: 1, ..Default::default() };
 /// assert_eq!(s.pending(), 3);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CrawlStats {
     /// Queued in its crawl lanes, leasable as soon as politeness allows.
     pub ready: u64,
@@ -171,6 +171,8 @@ pub struct CrawlStats {
     /// Its weight ([`crate::Queue::set_crawl_weight`]): its share of each host against the
     /// other crawls with due work there; 1 by default.
     pub weight: u64,
+    /// Its rate, the most leases a second ([`crate::Queue::set_crawl_rate`]); `None` for none.
+    pub rate: Option<f64>,
 }
 
 impl Default for CrawlStats {
@@ -188,6 +190,7 @@ impl Default for CrawlStats {
             paused: false,
             held_hosts: 0,
             weight: 1,
+            rate: None,
         }
     }
 }
@@ -215,6 +218,11 @@ impl CrawlStats {
         self.held_hosts += other.held_hosts;
         // (the same in every shard)
         self.weight = self.weight.max(other.weight);
+        // (the shards' shares of a rate sum back to it, but for the last bits of a float)
+        self.rate = match (self.rate, other.rate) {
+            (Some(a), Some(b)) => Some(((a + b) * 1e6).round() / 1e6),
+            (a, b) => a.or(b),
+        };
         self
     }
 }
@@ -251,12 +259,14 @@ impl CrawlDeletion {
 }
 
 /// A change to a named crawl's limits in one shard (`crawl_config`, docs/PROTOCOL.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CrawlChange {
     /// The shard's share of the crawl's cap (`None`: no cap).
     Cap(Option<u64>),
     /// The crawl's weight (`None`: the default, 1).
     Weight(Option<u64>),
+    /// The shard's share of the crawl's rate, leases a second (`None`: no rate).
+    Rate(Option<f64>),
     Pause,
     Resume,
     /// No change: release hosts held for the crawl if it is not blocked.

@@ -36,7 +36,7 @@ impl Ops {
     /// The reply of [`Ops::crawl_stats`].
     pub fn decode_crawl_stats(&self, reply: Reply) -> Result<crate::CrawlStats> {
         let items = reply.array()?;
-        expect_len(&items, 11, "crawl_stats")?;
+        expect_len(&items, 12, "crawl_stats")?;
         let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
         Ok(crate::CrawlStats {
             ready: n(0)?,
@@ -50,6 +50,7 @@ impl Ops {
             paused: items[8].int()? == 1,
             held_hosts: n(9)?,
             weight: n(10)?,
+            rate: items[11].text()?.parse().ok(),
         })
     }
 
@@ -75,6 +76,14 @@ impl Ops {
                 call.args.push(
                     weight
                         .map(|n| n.to_string())
+                        .unwrap_or_default()
+                        .into_bytes(),
+                );
+            }
+            CrawlChange::Rate(rate) => {
+                call.args.push(b"rate".to_vec());
+                call.args.push(
+                    rate.map(|r| format!("{r}"))
                         .unwrap_or_default()
                         .into_bytes(),
                 );

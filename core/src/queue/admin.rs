@@ -111,6 +111,38 @@ impl<E: Executor> Queue<E> {
         self.crawl_stats(crawl).await
     }
 
+    /// Limit a named crawl's rate: at most `per_second` of its items leased a second, by all
+    /// workers together, spaced evenly (`None` removes the rate). A lease passes over the crawl
+    /// until its next lease time; a host with nothing else waits until then. With several
+    /// shards each shard leases at most its share (`per_second / shards`), so a crawl whose
+    /// hosts sit in a few shards gets only those shards' shares. Answers the crawl's stats.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.set_crawl_rate("trial-customer", Some(2.0)).await?; // two pages a second
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_crawl_rate(
+        &self,
+        crawl: &str,
+        per_second: Option<f64>,
+    ) -> Result<crate::CrawlStats> {
+        if let Some(r) = per_second
+            && !(r.is_finite() && r > 0.0 && r <= MAX_CRAWL_RATE)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "a crawl's rate must be above 0 and at most {MAX_CRAWL_RATE} leases a second, got {r}"
+            )));
+        }
+        let layout = self.layout().await?;
+        let shards = layout.count() as f64;
+        self.crawl_change(layout, crawl, |_| {
+            crate::CrawlChange::Rate(per_second.map(|r| r / shards))
+        })
+        .await?;
+        self.crawl_stats(crawl).await
+    }
+
     /// Weigh a named crawl against the others on the same hosts: on each host, crawls with due
     /// work are leased from in proportion to their weights (a crawl of weight 3 gets three
     /// leases to one of weight 1). `None` (or 1) is the default weight. The weight orders the
@@ -542,6 +574,9 @@ impl<E: Executor> Queue<E> {
 /// The largest crawl weight: a weight w divides each tag of a host in w (docs/crawls.md), and
 /// a rank holds 2^37 tags per priority.
 const MAX_CRAWL_WEIGHT: u64 = 1000;
+
+/// The highest crawl rate, leases a second.
+const MAX_CRAWL_RATE: f64 = 1_000_000.0;
 
 /// Shard `shard`'s share of a crawl's cap over `shards` shards: the shares differ by at most one
 /// and sum to `cap`.

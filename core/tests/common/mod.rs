@@ -634,7 +634,8 @@ async fn held_forever(
             .await
             .unwrap();
         let cfg = cfg.unwrap_or_default();
-        let (cap, paused) = cfg.split_once(':').unwrap_or(("", ""));
+        let mut parts = cfg.split(':');
+        let (cap, paused) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let blocked = paused == "1"
             || paused == "d"
             || cap.parse::<u64>().is_ok_and(|c| leased.unwrap_or(0) >= c);

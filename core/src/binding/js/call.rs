@@ -119,6 +119,10 @@ pub enum JsCall {
         crawl: String,
         weight: Option<u64>,
     },
+    SetCrawlRate {
+        crawl: String,
+        per_second: Option<f64>,
+    },
     PauseCrawl {
         crawl: String,
     },
@@ -384,6 +388,10 @@ impl JsCall {
                 crawl: a.string(0, "crawl")?,
                 weight: count(&a, 1, "weight")?,
             },
+            "setCrawlRate" => JsCall::SetCrawlRate {
+                crawl: a.string(0, "crawl")?,
+                per_second: j::optional_number_arg(a.json(1), "perSecond")?,
+            },
             "pauseCrawl" => JsCall::PauseCrawl {
                 crawl: a.string(0, "crawl")?,
             },
@@ -533,6 +541,9 @@ impl JsCall {
             }
             JsCall::SetCrawlWeight { crawl, weight } => {
                 j::crawl_stats_to_json(&q.set_crawl_weight(&crawl, weight).await?, camel)
+            }
+            JsCall::SetCrawlRate { crawl, per_second } => {
+                j::crawl_stats_to_json(&q.set_crawl_rate(&crawl, per_second).await?, camel)
             }
             JsCall::PauseCrawl { crawl } => {
                 q.pause_crawl(&crawl).await?;

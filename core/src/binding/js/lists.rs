@@ -133,6 +133,11 @@ macro_rules! js_queue_methods {
                 "Weigh a named crawl against the others on its hosts: each host's leases go to the"
                 "crawls with due work there in proportion to their weights (`null`: the default, 1),"
                 "for the items queued from now on. Resolves with the crawl's stats.";
+            set_crawl_rate "setCrawlRate" (crawl, perSecond) "crawl: string, perSecond: number | null" "Promise<CrawlStats>"
+                "Limit a named crawl's rate: at most `perSecond` of its items leased a second by all"
+                "workers together, spaced evenly (`null`: no rate); other crawls are leased"
+                "meanwhile. With several shards each shard leases its share. Resolves with the"
+                "crawl's stats.";
             pause_crawl "pauseCrawl" (crawl) "crawl: string" "Promise<void>"
                 "Pause a named crawl: none of its items is leased until `resumeCrawl`; its leases in"
                 "hand may be answered, seeds go on, other crawls are leased as before.";

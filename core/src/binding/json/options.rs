@@ -388,6 +388,17 @@ pub fn optional_count_arg(value: &Value, name: &str) -> Result<Option<u64>> {
     }
 }
 
+/// An optional number (null or absent: none): a crawl's rate. Its range is checked by the
+/// operation.
+pub fn optional_number_arg(value: &Value, name: &str) -> Result<Option<f64>> {
+    match value {
+        Value::Null => Ok(None),
+        v => v.as_f64().map(Some).ok_or_else(|| {
+            Error::InvalidArgument(format!("{name} must be a number or null, got {v}"))
+        }),
+    }
+}
+
 /// [`duration_arg`] where null means "none" (a host delay back to the default).
 pub fn optional_duration_arg(value: &Value, name: &str, style: Style) -> Result<Option<Duration>> {
     match value {
