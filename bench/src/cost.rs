@@ -690,7 +690,7 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             put_lease_and_ack(&mut server, &mut out, label, &q, calls, concurrency).await?;
         }
         // the same with every crawl capped (never reached): the leases look for a crawl that
-        // is not at its cap (docs/crawls.md, "Caps, pauses and weights")
+        // is not at its cap (docs/crawls.md, "Operating crawls")
         server.flush().await?;
         let q = open(url, Config::default()).await?;
         seed_crawls(&q, urls(calls, 1000), 100, concurrency).await?;

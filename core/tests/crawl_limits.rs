@@ -1,6 +1,8 @@
-//! Crawl caps and pauses (docs/crawls.md, "Caps and pauses"): a capped crawl never has more
-//! items leased than its cap, whatever the number of workers; a paused crawl has none leased;
-//! other crawls on the same hosts go on; held hosts come back when the crawl may lease again.
+//! Operating named crawls (docs/crawls.md, "Operating crawls"): a capped crawl never has more
+//! items leased than its cap, whatever the number of workers; a paused crawl has none leased; a
+//! rated crawl's leases are spaced; weights share each host; a crawl deleted mid-drain leaves the
+//! others whole; other crawls on the same hosts go on; held hosts come back when the crawl may
+//! lease again.
 mod common;
 
 use common::*;

@@ -1,15 +1,17 @@
--- Crawl limits (docs/PROTOCOL.md section 3, "Crawl caps and pauses"): a named crawl may be
--- paused or capped (the most of its items leased at once in this shard: the shard's share of
--- the crawl's cap, given by the client). `<base>:crawlcfg` holds them (crawl ->
--- '<cap digits or empty>:<"1" when paused, "d" while being deleted, or empty>'; a crawl with
--- neither has no field, so a
--- queue with no limits reads one HLEN per lease call and nothing more). A crawl is blocked
--- while it is paused or has as many items leased as its cap. A lease passes over the lanes of
--- blocked crawls (the next lane of its host is taken instead); a host whose lanes are all of
--- blocked crawls is held in `wait` at PAUSED_FOREVER, marked in `<base>:crawlheld` (host ->
--- '1') and listed in `<base>:ch:<crawl>` for each crawl it waits on, until an answer takes one
--- of them under its cap, a resume or a new cap releases it, or an item of any crawl is queued
--- on it (which puts it back in `ready`: the next lease looks again).
+-- Crawl limits (docs/PROTOCOL.md section 3, "Crawl caps, pauses and weights"): a named crawl
+-- may be paused, capped (the most of its items leased at once in this shard: the shard's share
+-- of the crawl's cap, given by the client) or rated (the most leases a second in this shard).
+-- `<base>:crawlcfg` holds them (crawl -> '<cap digits or empty>:<"1" when paused, "d" while
+-- being deleted, or empty>[:<rate>]'; a crawl with none has no field, so a queue with no
+-- limits reads one HLEN per lease call and nothing more). A crawl is blocked while it is
+-- paused or has as many items leased as its cap, and held back by its rate until its next
+-- lease time (`<base>:crawltat`). A lease passes over the lanes of such crawls (the next lane
+-- of its host is taken instead). A host whose lanes are all of blocked crawls is held in
+-- `wait` at PAUSED_FOREVER, marked in `<base>:crawlheld` (host -> '1') and listed in
+-- `<base>:ch:<crawl>` for each crawl it waits on, until an answer takes one of them under its
+-- cap, a resume or a new cap releases it, or an item of any crawl is queued on it (which puts
+-- it back in `ready`: the next lease looks again); one with a crawl held back by its rate waits
+-- in `wait` until that crawl's next lease time instead.
 
 function CRAWL.cfg_key()
   return BASE .. ':crawlcfg'
@@ -21,7 +23,7 @@ function CRAWL.held_set(crawl)
   return BASE .. ':ch:' .. crawl
 end
 
--- Whether any crawl of this shard is paused or capped, read once per call (CRAWL.limits,
+-- Whether any crawl of this shard is paused, capped or rated, read once per call (CRAWL.limits,
 -- reset by begin()).
 function CRAWL.limited()
   if CRAWL.limits == nil then
@@ -33,7 +35,7 @@ function CRAWL.limited()
 end
 
 -- A crawl's limits and leased count, read once per call ({cap = n or nil, paused = bool,
--- leased = n}; false for a crawl with no limits). CRAWL.count keeps `leased` current.
+-- rate = n or nil, tat = ms (with a rate), leased = n}; false for a crawl with no limits). CRAWL.count keeps `leased` current.
 function CRAWL.limits_of(crawl)
   CRAWL.state = CRAWL.state or {}
   local s = CRAWL.state[crawl]

@@ -587,7 +587,7 @@ async fn lrange_all(conn: &mut crawlq::redis_exec::Connection, key: &str) -> Vec
 /// record in exactly one place, every host with ready items scheduled exactly once, every
 /// non-empty lane's head age in `heads`.
 /// A host held in `wait` until further notice is paused, at its in-flight limit, being deleted,
-/// or held for blocked crawls (docs/PROTOCOL.md section 3, "Crawl caps and pauses"): then it is
+/// or held for blocked crawls (docs/PROTOCOL.md section 3, "Crawl caps, pauses and weights"): then it is
 /// marked so, listed for a crawl, and every ready item it has is of a crawl that is paused or
 /// at its cap, so nothing leasable waits behind the hold.
 async fn held_forever(
