@@ -640,3 +640,40 @@ async fn a_crawls_rate_is_shared_by_the_shards() {
         got.len()
     );
 }
+
+#[tokio::test]
+async fn a_foreign_value_at_a_limits_key_is_reported_and_nothing_is_lost() {
+    // (one shard on the shared server: the test writes the keys itself)
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&shared().url(), &unique("crawl-limits-foreign"), one_shard)
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    q.seed(&spread("a", 2, 2), &into("c")).await.unwrap();
+    shared().cli(&["SET", &format!("{base}:crawlcfg"), "x"]);
+    // leasing goes on as without limits; a change of limits says what is wrong
+    let err = q.set_crawl_cap("c", Some(1)).await.unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    assert!(err.to_string().contains(":crawlcfg"), "{err}");
+    let got = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(got.len(), 4);
+    q.ack(&handles(&got)).await.unwrap();
+    shared().cli(&["DEL", &format!("{base}:crawlcfg")]);
+    // a host that should be held for a paused crawl while its mark holds a foreign value is
+    // held as a host whose key holds one (paused until resumed): nothing of it is lost
+    q.seed(&spread("b", 1, 2), &into("c")).await.unwrap();
+    q.pause_crawl("c").await.unwrap();
+    shared().cli(&["SET", &format!("{base}:crawlheld"), "x"]);
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    let info = q.host_info("h0.com").await.unwrap();
+    assert!(info.paused, "{info:?}");
+    shared().cli(&["DEL", &format!("{base}:crawlheld")]);
+    q.resume_crawl("c").await.unwrap();
+    q.resume_host("h0.com").await.unwrap();
+    let rest = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(rest.len(), 2);
+    check_invariants(&shared().url(), &q).await;
+}
