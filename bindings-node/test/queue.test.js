@@ -691,3 +691,18 @@ test('deleting a crawl mid-drain with 8 workers running leaves the other crawl w
   assert.equal((await q.stats()).pending, 0)
   q.close()
 })
+
+test('a worker leases from its chosen crawls only (leaseCrawls)', async () => {
+  const name = uniqueName('chosen')
+  const q = await crawlq.Queue.connect(redis.url, name, { hostDelayMs: 0 })
+  const spread = (prefix, hosts, perHost) => Array.from({ length: perHost * hosts }, (_, i) => `http://h${i % hosts}.com/${prefix}${Math.floor(i / hosts)}`)
+  await q.seed(spread('big', 50, 2), { crawl: 'big' })
+  await q.seed(['http://h49.com/small1', 'http://h48.com/small2'], { crawl: 'small' })
+  const worker = await crawlq.Queue.connect(redis.url, name, { hostDelayMs: 0, leaseCrawls: 'small' })
+  const leased = await worker.lease({ max: 10, waitMs: 500 })
+  assert.deepEqual(leased.map(l => l.crawl), ['small', 'small'])
+  assert.equal((await q.crawlStats('big')).leased, 0)
+  await assert.rejects(crawlq.Queue.connect(redis.url, name, { leaseCrawls: 'a:b' }), e => e.code === 'ERR_CRAWLQ_CONFIG')
+  worker.close()
+  q.close()
+})

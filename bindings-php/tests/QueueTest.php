@@ -717,6 +717,20 @@ final class QueueTest extends TestCase
         $this->assertSame(0, $q->crawlStats('doomed')['seeded_total']);
     }
 
+    public function testAWorkerLeasesFromItsChosenCrawlsOnly(): void
+    {
+        $name = unique_name('chosen');
+        $q = new Queue(shared_redis()->url(), $name, ['host_delay' => 0.0]);
+        $q->seed(array_map(fn ($i) => sprintf('http://h%d.com/big%d', $i % 50, $i), range(0, 99)), ['crawl' => 'big']);
+        $q->seed(['http://h49.com/small1', 'http://h48.com/small2'], ['crawl' => 'small']);
+        $worker = new Queue(shared_redis()->url(), $name, ['host_delay' => 0.0, 'lease_crawls' => 'small']);
+        $crawls = array_map(fn ($l) => $l->crawl, $worker->lease(10, 0.5));
+        $this->assertSame(['small', 'small'], $crawls);
+        $this->assertSame(0, $q->crawlStats('big')['leased']);
+        $this->expectException(Crawlq\ConfigException::class);
+        new Queue(shared_redis()->url(), $name, ['lease_crawls' => 'a:b']);
+    }
+
     public function testNamedCrawlsKeepOneItemPerCrawlAndAPagesLinksInItsCrawl(): void
     {
         $q = $this->open(['host_delay' => 0.0]);

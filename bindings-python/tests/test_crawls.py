@@ -202,3 +202,17 @@ def test_deleting_a_crawl_mid_drain_leaves_the_others_whole(redis_server: RedisS
         aq.close()
 
     asyncio.run(main())
+
+
+def test_a_worker_leases_from_its_chosen_crawls_only(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=0.0)
+    q.seed(_spread("big", 50, 2), crawl="big")
+    q.seed(["http://h49.com/small1", "http://h48.com/small2"], crawl="small")
+    worker = crawlq.Queue(redis_server.url, name, host_delay=0.0, lease_crawls="small")
+    leased = worker.lease(10, wait=0.5)
+    assert sorted(lease.crawl for lease in leased) == ["small", "small"]
+    assert q.crawl_stats("big")["leased"] == 0
+    with pytest.raises(crawlq.ConfigError, match="lease_crawls"):
+        crawlq.Queue(redis_server.url, name, lease_crawls="a:b")
+    worker.close()
+    q.close()

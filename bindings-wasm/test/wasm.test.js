@@ -238,3 +238,16 @@ test('a crawl deleted through wasm while the native addon holds its leases: thos
   qa.close()
   qb.close()
 })
+
+test('a wasm worker leasing from its chosen crawl takes only that crawl\'s items of a queue the native addon seeded', async () => {
+  const name = uniqueName('crawl-chosen')
+  const qb = await native.Queue.connect(redis.url, name, { hostDelayMs: 0 })
+  await qb.seed(Array.from({ length: 40 }, (_, i) => `http://h${i % 20}.com/big${i}`), { crawl: 'big' })
+  await qb.seed(['http://h19.com/small'], { crawl: 'small' })
+  const worker = await wasm.Queue.connect(redis.url, name, { hostDelayMs: 0, leaseCrawls: 'small' })
+  const leased = await worker.lease({ max: 10, waitMs: 500 })
+  assert.deepEqual(leased.map(l => l.crawl), ['small'])
+  assert.equal((await qb.crawlStats('big')).leased, 0)
+  worker.close()
+  qb.close()
+})

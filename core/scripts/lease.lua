@@ -7,7 +7,8 @@
 --       9 default in-flight limit per host ('0' or absent: none; a host's own in `hostlimit`
 --       comes first), 10 the workers' pacing ('<mode>:<factor>:<max ms>', mode 'lease' or
 --       'answer': whether a host's next lease waits its delay after the lease or after the
---       answer; absent: 'lease'; a host's own mode in `hostpacing` comes first)
+--       answer; absent: 'lease'; a host's own mode in `hostpacing` comes first), 11 (optional)
+--       the crawls to lease from, their names separated by spaces (absent or '': any crawl)
 -- reply: {now, next_due, reclaimed, reclaimed_dead, lease_key1, record1, lease_key2, ...}
 --        lease keys are '<token>:<id>'. next_due is the earliest time (ms) at which a delayed
 --        item, a held-back host or an expiring lease can change what is leasable, or -1; it is
@@ -294,7 +295,105 @@ function LEASE.crawl_pop(host, member, others, lanes, head_of, head_lanes)
   return '*', rec, best
 end
 
+-- Workers that lease from chosen crawls (ARGV[11]): the call's filter, {crawls = names, set =
+-- name -> true, seen = hosts looked at, wrapped = whether every crawl's scan went round, rounds}.
+function LEASE.filter(names)
+  local f = { crawls = {}, set = {}, seen = {}, wrapped = true, rounds = 0 }
+  for name in string.gmatch(names, '%S+') do
+    if not f.set[name] then
+      f.set[name] = true
+      f.crawls[#f.crawls + 1] = name
+    end
+  end
+  return f
+end
+
+-- The next hosts for a filtered lease, as ZPOPMIN answers them ({host, rank, ...}, taken out of
+-- `ready`), at most `wanted`: the ready hosts among the next 100 of each chosen crawl's hosts
+-- (`cq:<crawl>`), scanned from where the last call stopped (`cqcur`), so every host of the
+-- crawl is looked at in turn; at most 4 rounds a call. A host listed without any crawl lanes
+-- left is dropped from the set.
+function LEASE.candidates(filter, wanted)
+  if filter.rounds >= 4 then
+    return {}
+  end
+  filter.rounds = filter.rounds + 1
+  local found = {}
+  for _, crawl in ipairs(filter.crawls) do
+    local set = BASE .. ':cq:' .. crawl
+    local cursor = redis.call('HGET', BASE .. ':cqcur', crawl) or '0'
+    local scan = redis.pcall('SSCAN', set, cursor, 'COUNT', '100')
+    if not scan.err then
+      redis.call('HSET', BASE .. ':cqcur', crawl, scan[1])
+      if scan[1] ~= '0' then
+        filter.wrapped = false
+      end
+      for _, host in ipairs(scan[2]) do
+        if not filter.seen[host] then
+          filter.seen[host] = true
+          local score = redis.call('ZSCORE', K_READY, host)
+          if score then
+            found[#found + 1] = { score + 0, host }
+          elseif redis.call('EXISTS', CRAWL.lanes(host)) == 0 then
+            redis.call('SREM', set, host)
+          end
+        end
+      end
+    end
+  end
+  table.sort(found, function(a, b) return a[1] < b[1] end)
+  local batch = {}
+  for i = 1, math.min(#found, wanted) do
+    redis.call('ZREM', K_READY, found[i][2])
+    batch[#batch + 1] = found[i][2]
+    batch[#batch + 1] = found[i][1]
+  end
+  return batch
+end
+
+-- LEASE.crawl_item for a filtered lease: the best lane on the host of a chosen crawl that may
+-- lease (not blocked, not held back by its rate). A host with none goes back to `ready` as it
+-- was (nil: nothing leased, nothing held); a chosen crawl without a lane on it loses the host
+-- from its set.
+function LEASE.filtered_item(host, host_rank, filter, head_of, head_lanes)
+  local listed = redis.pcall('ZRANGE', CRAWL.lanes(host), '0', '63', 'WITHSCORES')
+  if listed.err then
+    hold_corrupt_host(host)
+    return nil
+  end
+  local pick, has = nil, {}
+  local limited = CRAWL.limited()
+  for i = 1, #listed, 2 do
+    local crawl = string.match(listed[i], '^%-?%d+:(.*)$')
+    if filter.set[crawl] then
+      has[crawl] = true
+      if not pick and not (limited and (CRAWL.blocked(crawl) or CRAWL.rate_wait(crawl))) then
+        pick = i
+      end
+    end
+  end
+  if #listed < 128 then
+    for _, crawl in ipairs(filter.crawls) do
+      if not has[crawl] then
+        redis.call('SREM', BASE .. ':cq:' .. crawl, host)
+      end
+    end
+  end
+  if not pick then
+    redis.call('ZADD', K_READY, int(host_rank), host)
+    return nil
+  end
+  local other = listed[2]
+  if pick == 1 then
+    other = listed[4]
+  end
+  return LEASE.crawl_pop(host, listed[pick], other and other + 0, nil, head_of, head_lanes)
+end
+
 function LEASE.next_item(host, host_rank, head_of, head_lanes)
+  if LEASE.chosen then
+    return LEASE.filtered_item(host, host_rank, LEASE.chosen, head_of, head_lanes)
+  end
   if CRAWL.on() then
     return LEASE.crawl_item(host, host_rank, head_of, head_lanes)
   end
@@ -406,7 +505,11 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
       end
       -- (a count of 1 is left out: the same pop, without a number to format)
       local wanted = max_items - count
-      batch = wanted == 1 and redis.call('ZPOPMIN', K_READY) or redis.call('ZPOPMIN', K_READY, int(wanted))
+      if LEASE.chosen then
+        batch = LEASE.candidates(LEASE.chosen, wanted)
+      else
+        batch = wanted == 1 and redis.call('ZPOPMIN', K_READY) or redis.call('ZPOPMIN', K_READY, int(wanted))
+      end
       if #batch == 0 then
         break
       end
@@ -464,6 +567,8 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
 end
 
 --- per call ---
+-- (the lease steps run in composite scripts too, which never pass a filter)
+LEASE.chosen = nil
 local reply, ready_hosts, lease_due, item_due, host_due = LEASE.idle()
 if reply then
   return reply
@@ -472,12 +577,17 @@ end
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 -- whether a lease may count in flight (a limit applies to some host): FLIGHT.leased
 local flights = FLIGHT.start(ARGV[9], ARGV[10])
+if ARGV[11] and ARGV[11] ~= '' then
+  LEASE.chosen = LEASE.filter(ARGV[11])
+end
 local reclaimed, reclaimed_dead, any_override, any_adaptive = LEASE.promote(ARGV, ready_hosts,
   lease_due, item_due, host_due)
 local out = { NOW, -1, reclaimed, reclaimed_dead }
 if LEASE.take(max_items, ttl, default_delay, flights, any_override or any_adaptive, any_override,
     any_adaptive, out) == 0 then
   -- (a call that stopped at its bound of holds says to look again now)
-  out[2] = (CRAWL.holds or 0) >= LEASE.HOLDS_MAX and NOW or next_due()
+  -- (and so does a filtered call whose scan of its crawls' hosts has not gone round)
+  local more = (CRAWL.holds or 0) >= LEASE.HOLDS_MAX or (LEASE.chosen and not LEASE.chosen.wrapped)
+  out[2] = more and NOW or next_due()
 end
 return reported_state(out)

@@ -210,6 +210,7 @@ function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
       local r = rank(priority_number(prio), lane_recs.first)
       redis.call('ZADD', CRAWL.lanes(host), int(r), member)
       redis.call('ZADD', K_HEADS, NOW_DIGITS, CRAWL.head(member, host))
+      CRAWL.index(crawl, host)
       lengths[lane] = #lane_recs
       best = CRAWL.better(best, r)
     end

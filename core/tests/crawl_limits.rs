@@ -677,3 +677,87 @@ async fn a_foreign_value_at_a_limits_key_is_reported_and_nothing_is_lost() {
     assert_eq!(rest.len(), 2);
     check_invariants(&shared().url(), &q).await;
 }
+
+#[tokio::test]
+async fn a_worker_leases_from_its_chosen_crawls_only() {
+    let url = test_url();
+    let q = open("crawl-chosen", no_delay()).await;
+    q.seed(&spread("big", 300, 2), &into("big")).await.unwrap();
+    // the small crawl's hosts come last in every order the big crawl's are leased in
+    let small: Vec<SeedItem> = (0..10)
+        .map(|i| SeedItem::from(format!("http://h{}.com/small{i}", 295 + i % 5)))
+        .collect();
+    q.seed(&small, &into("small")).await.unwrap();
+    q.seed(&items(&["http://h0.com/plain"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let worker = Queue::connect(
+        &url,
+        q.name(),
+        Config {
+            lease_crawls: vec!["small".into()],
+            ..no_delay()
+        },
+    )
+    .await
+    .unwrap();
+    let mut got = Vec::new();
+    for _ in 0..50 {
+        let batch = worker.lease(4, Duration::from_millis(20)).await.unwrap();
+        if batch.is_empty() && got.len() == 10 {
+            break;
+        }
+        worker.ack(&handles(&batch)).await.unwrap();
+        got.extend(batch);
+    }
+    assert_eq!(got.len(), 10);
+    assert!(got.iter().all(|l| l.crawl.as_deref() == Some("small")));
+    let big = q.crawl_stats("big").await.unwrap();
+    assert_eq!((big.ready, big.leased), (600, 0));
+    check_invariants(&url, &q).await;
+    // ack_and_lease keeps to the chosen crawls too; a worker of several takes from each
+    q.seed(&spread("more", 3, 1), &into("small")).await.unwrap();
+    let both = Queue::connect(
+        &url,
+        q.name(),
+        Config {
+            lease_crawls: vec!["small".into(), "big".into()],
+            ..no_delay()
+        },
+    )
+    .await
+    .unwrap();
+    let first = worker.lease(1, Duration::from_millis(50)).await.unwrap();
+    assert_eq!(first[0].crawl.as_deref(), Some("small"));
+    let opts = LeaseOptions {
+        max: 10,
+        wait: Duration::from_millis(50),
+        ttl: None,
+    };
+    let (acked, next) = worker.ack_and_lease(&handles(&first), &opts).await.unwrap();
+    assert_eq!(acked, [true]);
+    assert!(!next.is_empty() && next.iter().all(|l| l.crawl.as_deref() == Some("small")));
+    worker.ack(&handles(&next)).await.unwrap();
+    let mixed = both.lease(50, Duration::from_millis(50)).await.unwrap();
+    assert!(
+        mixed.iter().all(|l| l.crawl.as_deref() == Some("big")),
+        "small is drained"
+    );
+    assert!(!mixed.is_empty());
+    both.ack(&handles(&mixed)).await.unwrap();
+    // the default crawl's item is left to workers of every crawl
+    assert_eq!(q.stats().await.unwrap().ready, 600 - mixed.len() as u64 + 1);
+    check_invariants(&url, &q).await;
+    // a name out of its rules is refused when the worker connects
+    let err = Queue::connect(
+        &url,
+        q.name(),
+        Config {
+            lease_crawls: vec!["a:b".into()],
+            ..no_delay()
+        },
+    )
+    .await
+    .expect_err("refused");
+    assert_eq!(err.code(), "CONFIG", "{err}");
+}

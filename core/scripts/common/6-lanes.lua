@@ -162,6 +162,8 @@ function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
   CRAWL.count(crawl, 'ready', 1)
   if before > 0 and not at_front then
     return host
+  elseif before == 0 then
+    CRAWL.index(crawl, host)
   end
   -- the lane's new head: its listing and age, and the host's rank unless politeness holds it
   local r = rank(prio, tag)

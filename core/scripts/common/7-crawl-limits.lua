@@ -13,6 +13,13 @@
 -- it back in `ready`: the next lease looks again); one with a crawl held back by its rate waits
 -- in `wait` until that crawl's next lease time instead.
 
+-- Each crawl's hosts (`<base>:cq:<crawl>`, a set), for workers that lease from chosen crawls
+-- (lease.lua, LEASE.candidates): a host is added when a lane of the crawl is made on it, and
+-- removed lazily, when a lease finds it without one.
+function CRAWL.index(crawl, host)
+  redis.pcall('SADD', BASE .. ':cq:' .. crawl, host)
+end
+
 function CRAWL.cfg_key()
   return BASE .. ':crawlcfg'
 end

@@ -199,6 +199,11 @@ pub struct Config {
     pub min_replicas: u32,
     /// How long a call waits for `min_replicas` (default 1 s).
     pub replica_timeout: Duration,
+    /// The named crawls this worker leases from (empty, the default: every crawl and the
+    /// default crawl). As an option, their names separated by spaces. A worker that names
+    /// crawls leases only their items, looking at each crawl's hosts in turn (docs/crawls.md,
+    /// "Workers that lease from chosen crawls").
+    pub lease_crawls: Vec<String>,
     /// Shards the queue is split in, 1..=1024, by host (default: what the queue was created
     /// with, 1 for a new one). Fixed when the queue is created; opening it with another value
     /// is an [`Error::Config`]. Each shard has its own hash tag, so a Redis Cluster spreads them
@@ -248,6 +253,7 @@ impl Default for Config {
             tls_ca_file: None,
             min_replicas: 0,
             replica_timeout: Duration::from_secs(1),
+            lease_crawls: Vec::new(),
             shards: None,
             extend_every: Duration::ZERO,
             sort_query: false,
@@ -317,6 +323,9 @@ impl Config {
             ("tls_ca_file", Parsed::Text(p)) => self.tls_ca_file = Some(p),
             ("min_replicas", Parsed::Count(n)) => self.min_replicas = n as u32,
             ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
+            ("lease_crawls", Parsed::Text(names)) => {
+                self.lease_crawls = names.split_whitespace().map(str::to_string).collect()
+            }
             ("shards", Parsed::Count(n)) => self.shards = Some(n as u32),
             ("extend_every", Parsed::Duration(d)) => self.extend_every = d,
             ("revisit_after", Parsed::Duration(d)) => self.revisit_after = d,
@@ -359,6 +368,10 @@ impl Config {
                 self.extend_every.as_millis(),
                 self.lease_ttl.as_millis()
             ));
+        }
+        for name in &self.lease_crawls {
+            crate::normalize::check_crawl(name)
+                .map_err(|why| Error::Config(format!("lease_crawls: {why}")))?;
         }
         if self.min_replicas > 0 && self.replica_timeout.is_zero() {
             return bad("replica_timeout must be positive when min_replicas is set".into());
@@ -459,6 +472,13 @@ impl Config {
                 "tls_ca_file" => self.tls_ca_file.clone().map_or(Value::Null, Value::from),
                 "min_replicas" => Value::from(self.min_replicas),
                 "replica_timeout" => duration(self.replica_timeout),
+                "lease_crawls" => {
+                    if self.lease_crawls.is_empty() {
+                        Value::Null
+                    } else {
+                        Value::from(self.lease_crawls.join(" "))
+                    }
+                }
                 "shards" => self.shards.map_or(Value::Null, Value::from),
                 "extend_every" => duration(self.extend_every),
                 "revisit_after" => duration(self.revisit_after),

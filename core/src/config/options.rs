@@ -149,6 +149,10 @@ pub(super) const SPECS: &[Spec] = &[
         kind: Kind::Duration,
     },
     Spec {
+        snake: "lease_crawls",
+        kind: Kind::Text,
+    },
+    Spec {
         snake: "shards",
         kind: Kind::Count { min: 1, max: 1024 },
     },

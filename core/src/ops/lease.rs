@@ -5,8 +5,12 @@ use super::*;
 impl Ops {
     /// The lease call for up to `max` items with lease time `ttl`.
     pub fn lease(&self, max: usize, ttl: Duration) -> ScriptCall {
-        let mut call = self.call(&scripts::LEASE, 6);
+        let mut call = self.call(&scripts::LEASE, 9);
         self.push_lease_args(&mut call, max, ttl);
+        if !self.config.lease_crawls.is_empty() {
+            call.args
+                .push(self.config.lease_crawls.join(" ").into_bytes());
+        }
         call
     }
 
