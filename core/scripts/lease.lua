@@ -21,6 +21,8 @@
 local LEASE = {}
 -- the most hosts one call holds for blocked crawls (LEASE.limited_item)
 LEASE.HOLDS_MAX = 1000
+-- a filtered lease's filter (LEASE.filter), false for a lease from any crawl
+LEASE.chosen = false
 
 -- A paused queue (pause.lua) leases nothing, not even expired leases back: nothing scheduled
 -- until a timed pause ends. Every read that decides what to write comes first; then the types
@@ -567,8 +569,9 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
 end
 
 --- per call ---
--- (the lease steps run in composite scripts too, which never pass a filter)
-LEASE.chosen = nil
+-- (the lease steps run in composite scripts too, which never pass a filter; false, not nil:
+-- begin())
+LEASE.chosen = false
 local reply, ready_hosts, lease_due, item_due, host_due = LEASE.idle()
 if reply then
   return reply

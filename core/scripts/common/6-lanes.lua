@@ -102,7 +102,7 @@ end
 -- A crawl's weight (`crawlweight`, crawl -> a whole number; 1 when absent), read once per call
 -- (CRAWL.weighted: whether any crawl has one; CRAWL.weights: by crawl; reset by begin()).
 function CRAWL.weight(crawl)
-  if CRAWL.weighted == nil then
+  if CRAWL.weighted == 'unread' then
     local n = redis.pcall('HLEN', BASE .. ':crawlweight')
     CRAWL.weighted, CRAWL.weights = type(n) == 'number' and n > 0, {}
   end

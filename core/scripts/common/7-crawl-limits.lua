@@ -20,6 +20,10 @@ function CRAWL.index(crawl, host)
   redis.pcall('SADD', BASE .. ':cq:' .. crawl, host)
 end
 
+-- The per-call state (reset by begin()): its keys are there from the start (see begin()).
+CRAWL.limits, CRAWL.state, CRAWL.holds, CRAWL.weighted, CRAWL.weights = 'unread', false, 0, 'unread', false
+FLIGHT.freed_at = false
+
 function CRAWL.cfg_key()
   return BASE .. ':crawlcfg'
 end
@@ -33,7 +37,7 @@ end
 -- Whether any crawl of this shard is paused, capped or rated, read once per call (CRAWL.limits,
 -- reset by begin()).
 function CRAWL.limited()
-  if CRAWL.limits == nil then
+  if CRAWL.limits == 'unread' then
     -- (a foreign value at the key: no limits, as without it)
     local n = CRAWL.on() and redis.pcall('HLEN', CRAWL.cfg_key())
     CRAWL.limits = type(n) == 'number' and n > 0

@@ -109,8 +109,10 @@ local function begin(keys, argv)
   local clock = argv[2]
   -- (one string.byte for a call without flags, the most common: a letter is above '9')
   local flag = string.byte(clock, 1)
-  SPLIT, REPORT, FLIGHT.freed_at = 1, false, nil
-  CRAWL.limits, CRAWL.state, CRAWL.holds, CRAWL.weighted = nil, nil, nil, nil
+  -- (per-call fields are reset to false or a mark, never to nil: a key set to nil and set again
+  -- on the next call costs the table a rehash, measurably on every call)
+  SPLIT, REPORT, FLIGHT.freed_at = 1, false, false
+  CRAWL.limits, CRAWL.state, CRAWL.holds, CRAWL.weighted = 'unread', false, 0, 'unread'
   if flag and flag > 57 then
     if flag == 115 then
       local dot = string.find(clock, '.', 2, true)
