@@ -233,7 +233,12 @@ function LEASE.limited_item(host, head_of, head_lanes)
     CRAWL.hold(host, blocked)
     return nil
   end
-  -- the best of the other crawl lanes: the first, or (this one being the first) the second
+  return LEASE.pop_listed(host, listed, pick, lanes, head_of, head_lanes)
+end
+
+-- LEASE.crawl_pop of the lane at `pick` of a host's crawl lanes as ZRANGE WITHSCORES listed
+-- them, the best of the others being the first listed or (this one being the first) the second.
+function LEASE.pop_listed(host, listed, pick, lanes, head_of, head_lanes)
   local other = listed[2]
   if pick == 1 then
     other = listed[4]
@@ -385,11 +390,7 @@ function LEASE.filtered_item(host, host_rank, filter, head_of, head_lanes)
     redis.call('ZADD', K_READY, int(host_rank), host)
     return nil
   end
-  local other = listed[2]
-  if pick == 1 then
-    other = listed[4]
-  end
-  return LEASE.crawl_pop(host, listed[pick], other and other + 0, nil, head_of, head_lanes)
+  return LEASE.pop_listed(host, listed, pick, nil, head_of, head_lanes)
 end
 
 function LEASE.next_item(host, host_rank, head_of, head_lanes)
