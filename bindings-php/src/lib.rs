@@ -91,19 +91,12 @@ fn options_json(options: Option<&Zval>, what: &str) -> PhpResult<Value> {
     }
 }
 
-/// A budget (a count of URLs): 0 or more.
-fn budget_count(n: i64) -> PhpResult<u64> {
+/// A whole-number argument from PHP (a budget, a limit, a cap, a weight): negative is refused
+/// here, the operation checks the rest of its range.
+fn whole_number(n: i64, name: &str, from: u64) -> PhpResult<u64> {
     u64::try_from(n).map_err(|_| {
         throw(crawlq::Error::InvalidArgument(format!(
-            "urls must be a whole number from 0 or null, got {n}"
-        )))
-    })
-}
-
-fn in_flight_count(n: i64) -> PhpResult<u64> {
-    u64::try_from(n).map_err(|_| {
-        throw(crawlq::Error::InvalidArgument(format!(
-            "limit must be a whole number from 0 or null, got {n}"
+            "{name} must be a whole number from {from} or null, got {n}"
         )))
     })
 }
@@ -688,15 +681,7 @@ impl Queue {
     /// Cap a named crawl: at most `cap` of its items leased at once by all workers together
     /// (null: no cap). Returns the crawl's stats.
     pub fn set_crawl_cap(&self, crawl: Text, cap: Option<i64>) -> PhpResult<Zval> {
-        let cap = cap
-            .map(|n| {
-                u64::try_from(n).map_err(|_| {
-                    throw(crawlq::Error::InvalidArgument(format!(
-                        "cap must be a whole number from 1 or null, got {n}"
-                    )))
-                })
-            })
-            .transpose()?;
+        let cap = cap.map(|n| whole_number(n, "cap", 1)).transpose()?;
         let stats =
             runtime::block_on(self.handle.queue()?.set_crawl_cap(&crawl, cap)).map_err(throw)?;
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
@@ -705,15 +690,7 @@ impl Queue {
     /// Weigh a named crawl against the others on its hosts (null: the default, 1). Returns the
     /// crawl's stats.
     pub fn set_crawl_weight(&self, crawl: Text, weight: Option<i64>) -> PhpResult<Zval> {
-        let weight = weight
-            .map(|n| {
-                u64::try_from(n).map_err(|_| {
-                    throw(crawlq::Error::InvalidArgument(format!(
-                        "weight must be a whole number from 1 or null, got {n}"
-                    )))
-                })
-            })
-            .transpose()?;
+        let weight = weight.map(|n| whole_number(n, "weight", 1)).transpose()?;
         let stats = runtime::block_on(self.handle.queue()?.set_crawl_weight(&crawl, weight))
             .map_err(throw)?;
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
@@ -757,7 +734,7 @@ impl Queue {
     /// Set the most items of a host leased at once, across every worker (0: no limit whatever
     /// `host_in_flight`; null: back to it).
     pub fn set_host_in_flight(&self, host: Text, limit: Option<i64>) -> PhpResult<Zval> {
-        let limit = limit.map(in_flight_count).transpose()?;
+        let limit = limit.map(|n| whole_number(n, "limit", 0)).transpose()?;
         let info = runtime::block_on(self.handle.queue()?.set_host_in_flight(&host, limit))
             .map_err(throw)?;
         Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
@@ -812,7 +789,7 @@ impl Queue {
 
     /// Set the most new URLs a host may add (null: back to the queue's default).
     pub fn set_host_budget(&self, host: Text, urls: Option<i64>) -> PhpResult<Zval> {
-        let urls = urls.map(budget_count).transpose()?;
+        let urls = urls.map(|n| whole_number(n, "urls", 0)).transpose()?;
         let info =
             runtime::block_on(self.handle.queue()?.set_host_budget(&host, urls)).map_err(throw)?;
         Ok(zval_of(&json::host_info_to_json(&info, Style::Snake)))
@@ -820,7 +797,7 @@ impl Queue {
 
     /// Set the budget of every host without its own (null: no default).
     pub fn set_default_host_budget(&self, urls: Option<i64>) -> PhpResult<()> {
-        let urls = urls.map(budget_count).transpose()?;
+        let urls = urls.map(|n| whole_number(n, "urls", 0)).transpose()?;
         runtime::block_on(self.handle.queue()?.set_default_host_budget(urls)).map_err(throw)
     }
 

@@ -197,14 +197,14 @@ function LEASE.limited_item(host, head_of, head_lanes)
   local pick, blocked, until_ms = nil, {}, nil
   for i = 1, #listed, 2 do
     local crawl = string.match(listed[i], '^%-?%d+:(.*)$')
-    local rate_wait = not CRAWL.blocked(crawl) and CRAWL.rate_wait(crawl)
-    if rate_wait then
+    local rate_wait = CRAWL.rate_wait(crawl)
+    if CRAWL.blocked(crawl) then
+      blocked[#blocked + 1] = crawl
+    elseif rate_wait then
       until_ms = math.min(until_ms or rate_wait, rate_wait)
-    elseif not CRAWL.blocked(crawl) then
+    else
       pick = i
       break
-    else
-      blocked[#blocked + 1] = crawl
     end
   end
   local lanes = false
