@@ -17,7 +17,7 @@ export interface CrawlqRequestManagerOptions {
   statsCacheMs?: number
   /**
    * A request the crawler starts more than this many ms after its lease (held while the
-   * crawler fetched the host's robots.txt) first takes a turn of its host (default 100; see
+   * crawler fetched the host's robots.txt) first takes a turn of its host (default 50; see
    * `preNavigationHook`).
    */
   heldTurnMs?: number

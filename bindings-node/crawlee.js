@@ -73,7 +73,7 @@ class CrawlqRequestManager {
    *   pages are kept and sent with the next answer (an ack carrying them: one call per page
    *   instead of two); their `addedRequests` then say `wasAlreadyPresent: false` and
    *   `requestId: ''` (not known yet), and a URL crawlq refuses is a warning when sent
-   * @param {number} [options.heldTurnMs=100] a request the crawler starts later than this
+   * @param {number} [options.heldTurnMs=50] a request the crawler starts later than this
    *   after its lease (held for robots.txt) takes a turn of its host first (see
    *   `preNavigationHook`)
    * @param {string} [options.crawl] the named crawl the requests it seeds go into
@@ -121,7 +121,7 @@ class CrawlqRequestManager {
       await this.holdLateStart(context)
       this.holdRedirects(context, gotOptions)
     }
-    this.heldTurnMs = options.heldTurnMs ?? 100
+    this.heldTurnMs = options.heldTurnMs ?? 50
     this.linksWithAnswer = Boolean(options.linksWithAnswer)
     // links added while this process holds pages (linksWithAnswer): sent with the next answer
     this.links = []

@@ -326,7 +326,9 @@ test('preNavigationHook: a request the crawler held past heldTurnMs waits for it
   m.inFlight.get(late.id).handedAt -= 1000
   await m.queue.pauseHost('a.com')
   const crawler = { navigationTimeoutMillis: 150 }
-  // the prompt request started in its lease's turn: no new turn needed, the pause is not consulted
+  // the prompt request started in its lease's turn (as if handed over just now, however slow
+  // this machine is): no new turn needed, the pause is not consulted
+  m.inFlight.get(prompt.id).handedAt = Date.now()
   await m.preNavigationHook({ request: prompt, crawler }, {})
   await assert.rejects(m.preNavigationHook({ request: late, crawler }, {}), /no turn of the host of http:\/\/a\.com\/2 within 150 ms after the crawler held it/)
   await m.queue.resumeHost('a.com')

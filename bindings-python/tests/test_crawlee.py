@@ -4,6 +4,7 @@ and under a real BasicCrawler (the multi-process crawl of a local site is tests/
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 
 import pytest
@@ -313,7 +314,10 @@ def test_a_request_held_past_held_turn_waits_for_its_hosts_turn_and_fails_withou
         lease, crawl, handed_at = client._in_flight[late.unique_key]
         client._in_flight[late.unique_key] = (lease, crawl, handed_at - 1.0)
         await client.queue.pause_host("a.com")
-        # the prompt request started in its lease's turn: no new turn, the pause is not consulted
+        # the prompt request started in its lease's turn (as if handed over just now, however
+        # slow this machine is): no new turn, the pause is not consulted
+        lease, crawl, _ = client._in_flight[prompt.unique_key]
+        client._in_flight[prompt.unique_key] = (lease, crawl, time.monotonic())
         assert await client.hold_late_start(prompt, 0.05, timeout=0.15)
         with pytest.raises(RuntimeError, match=r"no turn of the host of http://a\.com/2 within 0\.15 s after the crawler held it"):
             await client.hold_late_start(late, 0.05, timeout=0.15)

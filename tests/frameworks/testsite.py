@@ -423,7 +423,8 @@ def check_held(requests: list[dict[str, Any]], delay: float) -> tuple[list[str],
     """What is wrong with a crawl of the HeldSite by crawlers paced `delay` per host, from the
     site's log, and the figures checked: every page fetched once with 200; the page requests to
     HELD_HOST (robots.txt, which each crawler process fetches itself, left out) arrive at least
-    `delay` apart, less 60 ms (a request arrives a little after its turn)."""
+    `delay` apart, less 80 ms: a request started within the adapters' held turn (50 ms) of its
+    lease goes at once, and a request arrives a little after it starts."""
     problems: list[str] = []
     pages = [r for r in requests if r["path"] != "/robots.txt"]
     want = {f"{GATE_HOST}/h/0": [200], **{f"{HELD_HOST}/c/{i}": [200] for i in range(HELD_PAGES)}}
@@ -436,7 +437,7 @@ def check_held(requests: list[dict[str, Any]], delay: float) -> tuple[list[str],
     held = sorted((r for r in pages if r["host"] == HELD_HOST), key=lambda r: r["t"])
     gaps = [(b["t"] - a["t"], a, b) for a, b in zip(held, held[1:])]
     for gap, a, b in gaps:
-        if gap < delay - 0.06:
+        if gap < delay - 0.08:
             problems.append(f"{HELD_HOST}: {b['path']} ({b['agent']}) arrived {gap * 1000:.0f} ms after {a['path']} ({a['agent']}), "
                             f"wanted >= {delay * 1000:.0f} ms")
     figures = {"smallest gap": min((g for g, _, _ in gaps), default=0.0),

@@ -479,7 +479,7 @@ class CrawlqStorageClient(StorageClient):
         other_storage: StorageClient | None = None,
         wait: float = 1.0,
         forefront_priority: int = 1,
-        held_turn: float = 0.1,
+        held_turn: float = 0.05,
         crawl: str | None = None,
         **queue_options: Any,
     ) -> None:
@@ -507,7 +507,7 @@ class CrawlqStorageClient(StorageClient):
 
     async def pre_navigation_hook(self, context: Any) -> None:
         """A Crawlee pre-navigation hook (``crawler.pre_navigation_hook(storage.pre_navigation_hook)``):
-        a request the crawler starts more than ``held_turn`` seconds (default 0.1) after its
+        a request the crawler starts more than ``held_turn`` seconds (default 0.05) after its
         lease, because it waited for the host's robots.txt (``respect_robots_txt_file``), first
         waits for a turn of its host (``wait_host_turn``), so the requests of a host leased
         during that fetch leave spaced by its delay instead of all at once when it arrives. A

@@ -29,7 +29,7 @@ async def main() -> None:
         # ?a=1&b=2 and ?b=2&a=1 are one page, as for every crawler of the test
         sort_query=True,
         lease_ttl=float(os.environ.get("LEASE_TTL", "30")),
-        held_turn=float(os.environ.get("HELD_TURN", "0.1")),
+        held_turn=float(os.environ.get("HELD_TURN", "0.05")),
     )
     crawler = BeautifulSoupCrawler(
         storage_client=storage,
