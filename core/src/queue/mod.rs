@@ -27,6 +27,7 @@ mod answer;
 mod dead;
 mod hosts;
 mod lease;
+mod pages;
 mod seed;
 
 /// `Send` on native targets, nothing on wasm32 (where JavaScript futures are not `Send`).
@@ -253,6 +254,9 @@ pub struct Queue<E> {
     view: std::sync::Mutex<Option<(u64, DuePick)>>,
     /// The known-seen cache ([`Config::seen_cache`]; off at 0).
     seen: crate::seen_cache::SeenCache,
+    /// Pages answered while a call carrying pages is on its way: sent together next
+    /// (`pages.rs`).
+    pages: pages::PageLine,
 }
 
 impl<E: Executor> Queue<E> {
@@ -280,6 +284,7 @@ impl<E: Executor> Queue<E> {
             held: Arc::default(),
             reports: std::sync::Mutex::default(),
             view: std::sync::Mutex::default(),
+            pages: pages::PageLine::default(),
         })
     }
 

@@ -1,0 +1,327 @@
+//! Pages answered at once by concurrent callers of one queue, sent to Redis as one call.
+//!
+//! [`Queue::ack_with_links_and_lease`] is the call a crawler makes once per page, and most of
+//! what it costs Redis is work done once per call whatever it carries (reading `meta`, the
+//! type checks, the lease's scans of expired leases and due items). So while one such call of
+//! a queue is on its way, the pages that other tasks answer meanwhile wait for it, then go
+//! together in the next call: one `ack_seed_lease` with every page's links (in the pages'
+//! order), every page's lease, and as many items leased as the pages ask for together. A page
+//! answered with no call on its way goes at once: a lone worker waits for nothing.
+//!
+//! The caller whose call carries the others hands each its share of the reply. When it is
+//! done, the first page still waiting carries the next call (with the pages waiting behind
+//! it), so no caller runs calls for others for longer than its own took. Only pages of one
+//! crawl, one lease time and one seen epoch of the known-seen cache go together (the script
+//! takes one of each per call), up to [`SEED_PER_CALL`] links and [`LEASE_PER_CALL`] leased
+//! items in all.
+
+use super::*;
+use futures_channel::oneshot;
+use std::collections::VecDeque;
+
+/// Most pages one call carries.
+const PAGES_PER_CALL: usize = 64;
+
+/// One page's part of a combined call.
+pub(super) struct PageSend {
+    /// The page's lease, routed to the queue's only shard.
+    pub lease: LeaseHandle,
+    /// Its links to send (those the known-seen cache did not answer).
+    pub send: Vec<PreparedItem>,
+    /// How many links the known-seen cache answered, and by which seen epoch.
+    pub hits: usize,
+    pub epoch_used: Option<String>,
+    /// How many items to lease for it (0: none, an `ack_with_links`), for how long.
+    pub ask: usize,
+    pub ttl: Option<Duration>,
+    /// The crawl its links go into.
+    pub crawl: Option<String>,
+}
+
+impl PageSend {
+    /// Whether `other` may go in one call with this page: the script takes one crawl for the
+    /// links, one lease time and one seen epoch for the cache's hits per call.
+    fn goes_with(&self, other: &PageSend) -> bool {
+        self.crawl == other.crawl
+            && self.epoch_used == other.epoch_used
+            && (self.ttl.is_none() || other.ttl.is_none() || self.ttl == other.ttl)
+    }
+}
+
+/// What a combined call answered for one page.
+pub(super) struct PageAnswered {
+    pub outcome: SeedOutcome,
+    pub acked: bool,
+    /// Its leased items, when it asked for some.
+    pub batch: Option<LeaseBatch>,
+}
+
+/// What a waiting page's caller is told: its share of a call's reply, or that it carries the
+/// next call.
+enum Handoff {
+    Answered(Result<PageAnswered>),
+    Lead,
+}
+
+struct Waiting {
+    page: PageSend,
+    tx: Option<oneshot::Sender<Handoff>>,
+}
+
+/// The pages of a queue waiting for the call on its way (see the module's comment).
+#[derive(Default)]
+pub(super) struct PageLine {
+    line: std::sync::Mutex<Line>,
+}
+
+#[derive(Default)]
+struct Line {
+    /// Whether a call carrying pages is on its way.
+    busy: bool,
+    waiting: VecDeque<Waiting>,
+}
+
+impl std::fmt::Debug for PageLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let line = self.lock();
+        f.debug_struct("PageLine")
+            .field("busy", &line.busy)
+            .field("waiting", &line.waiting.len())
+            .finish()
+    }
+}
+
+impl PageLine {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Line> {
+        self.line.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next call's pages: the first waiting one (the caller now carrying the call) and those
+    /// behind it that may go with it, within one call's limits.
+    fn take_batch(line: &mut Line) -> Vec<Waiting> {
+        let Some(first) = line.waiting.pop_front() else {
+            return Vec::new();
+        };
+        let (mut links, mut ask) = (first.page.send.len(), first.page.ask);
+        let mut batch = vec![first];
+        let mut kept = VecDeque::new();
+        while let Some(w) = line.waiting.pop_front() {
+            let fits = batch.len() < PAGES_PER_CALL
+                && links + w.page.send.len() <= SEED_PER_CALL
+                && ask + w.page.ask <= LEASE_PER_CALL
+                && batch.iter().all(|b| b.page.goes_with(&w.page));
+            if fits {
+                links += w.page.send.len();
+                ask += w.page.ask;
+                batch.push(w);
+            } else {
+                kept.push_back(w);
+            }
+        }
+        line.waiting = kept;
+        batch
+    }
+
+    /// The call is done: the first waiting page's caller carries the next one, or the line is
+    /// idle. A waiting caller that went away (its future dropped) takes its page with it.
+    fn hand_off(&self) {
+        let mut line = self.lock();
+        while let Some(first) = line.waiting.front_mut() {
+            let tx = first.tx.take().expect("a waiting page not yet told");
+            if tx.send(Handoff::Lead).is_ok() {
+                return;
+            }
+            line.waiting.pop_front();
+        }
+        line.busy = false;
+    }
+}
+
+/// Hands the line on when the call carrying pages ends, however it ends (its caller's future
+/// may be dropped mid-call: the pages it carried then answer an error, see `Queue::send_page`).
+struct Carrying<'a>(&'a PageLine);
+
+impl Drop for Carrying<'_> {
+    fn drop(&mut self) {
+        self.0.hand_off();
+    }
+}
+
+impl<E: Executor> Queue<E> {
+    /// Send one page's answer, with those of other callers waiting meanwhile (see the module's
+    /// comment); its share of the reply.
+    pub(super) async fn send_page(&self, page: PageSend) -> Result<PageAnswered> {
+        let rx = {
+            let mut line = self.pages.lock();
+            if line.busy {
+                let (tx, rx) = oneshot::channel();
+                line.waiting.push_back(Waiting { page, tx: Some(tx) });
+                Some(rx)
+            } else {
+                // (an idle line has nothing waiting: this page goes first, and at once)
+                line.busy = true;
+                line.waiting.push_front(Waiting { page, tx: None });
+                None
+            }
+        };
+        if let Some(rx) = rx {
+            match rx.await {
+                Ok(Handoff::Answered(answer)) => return answer,
+                Ok(Handoff::Lead) => {}
+                Err(oneshot::Canceled) => {
+                    return Err(Error::Unavailable(
+                        "the call carrying this page's answer was dropped before its reply \
+                         came: whether it ran is unknown (an unanswered lease comes back when \
+                         it expires)"
+                            .into(),
+                    ));
+                }
+            }
+        }
+        // this caller carries the call: its own page first, then those that go with it
+        let carrying = Carrying(&self.pages);
+        let batch = PageLine::take_batch(&mut self.pages.lock());
+        let (pages, txs): (Vec<PageSend>, Vec<_>) =
+            batch.into_iter().map(|w| (w.page, w.tx)).unzip();
+        let answers = self.send_pages(&pages).await;
+        drop(carrying);
+        let answers: Vec<Result<PageAnswered>> = match answers {
+            Ok(answers) => answers.into_iter().map(Ok).collect(),
+            Err(e) => pages.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let mut answers = answers.into_iter();
+        let own = answers
+            .next()
+            .expect("the carrying caller's page is the first");
+        for (tx, answer) in txs.into_iter().skip(1).zip(answers) {
+            if let Some(tx) = tx {
+                // (a caller that went away leaves its share unread)
+                let _ = tx.send(Handoff::Answered(answer));
+            }
+        }
+        own
+    }
+
+    /// One call for `pages` (on the queue's only shard): `ack_seed_lease`, or `ack_seed` when
+    /// none asks for items; each page's share of its reply, in order.
+    async fn send_pages(&self, pages: &[PageSend]) -> Result<Vec<PageAnswered>> {
+        let layout = self.layout().await?;
+        let ops = layout.shard(0);
+        let revisit = Revisit::After(self.config.revisit_after);
+        let leases: Vec<LeaseHandle> = pages.iter().map(|p| p.lease.clone()).collect();
+        let send: Vec<PreparedItem> = pages.iter().flat_map(|p| p.send.iter().cloned()).collect();
+        let ask: usize = pages.iter().map(|p| p.ask).sum();
+        let hits: usize = pages.iter().map(|p| p.hits).sum();
+        let ttl = pages.iter().find_map(|p| p.ttl);
+        let mut call = match ttl {
+            Some(ttl) if ask > 0 => ops.ack_seed_lease(&leases, revisit, &send, ask, ttl),
+            _ => ops.ack_seed(&leases, revisit, &send),
+        };
+        if let (true, Some(epoch)) = (hits > 0, &pages[0].epoch_used) {
+            Ops::add_cache_hits(&mut call, hits, epoch);
+        }
+        let reply = self.eval_on(ops, call).await?;
+        let (outcome, flags, batch) = match ttl {
+            Some(ttl) if ask > 0 => {
+                let (outcome, flags, batch) =
+                    ops.decode_ack_seed_lease(reply, pages.len(), send.len(), ttl)?;
+                (outcome, flags, Some(batch))
+            }
+            _ => {
+                let (outcome, flags) = ops.decode_ack_seed(reply, pages.len(), send.len())?;
+                (outcome, flags, None)
+            }
+        };
+        Ok(split_answer(pages, outcome, flags, batch))
+    }
+}
+
+/// A combined call's reply cut into each page's share: its links' outcome (their ids in order,
+/// its counts), its ack flag, and the leased items in turn up to what it asked for. The
+/// call's other lease figures (reclaimed items, undecodable records) go to the first page. A
+/// page left without items while the call leased some looks again at once (its `next_due_ms`
+/// is now): the call's own next due time is only known when nothing was leased.
+fn split_answer(
+    pages: &[PageSend],
+    outcome: SeedOutcome,
+    flags: Vec<bool>,
+    batch: Option<LeaseBatch>,
+) -> Vec<PageAnswered> {
+    let mut ids = outcome.ids.into_iter();
+    let mut shares = batch
+        .map(|batch| split_batch(pages, batch))
+        .into_iter()
+        .flatten();
+    pages
+        .iter()
+        .zip(flags)
+        .map(|(page, acked)| {
+            let mine: Vec<Seeded> = ids.by_ref().take(page.send.len()).collect();
+            let mut part = SeedOutcome {
+                added: 0,
+                duplicates: 0,
+                added_ready: 0,
+                ids: Vec::new(),
+                epoch: outcome.epoch.clone(),
+            };
+            for (seeded, item) in mine.iter().zip(&page.send) {
+                match seeded {
+                    Seeded::Added(_) => {
+                        part.added += 1;
+                        part.added_ready += u64::from(item.delay_ms == 0);
+                    }
+                    Seeded::Duplicate => part.duplicates += 1,
+                    Seeded::OverBudget => {}
+                }
+            }
+            part.ids = mine;
+            PageAnswered {
+                outcome: part,
+                acked,
+                batch: if page.ttl.is_some() {
+                    shares.next()
+                } else {
+                    None
+                },
+            }
+        })
+        .collect()
+}
+
+/// A combined call's leased items, one share per page that asked for items: in turn, up to
+/// what each asked for. The call's other lease figures (reclaimed items, undecodable records)
+/// go to the first share. A page left without items while the call leased some looks again
+/// at once (its `next_due_ms` is now): the call's own next due time is only known when nothing
+/// was leased.
+fn split_batch(pages: &[PageSend], batch: LeaseBatch) -> Vec<LeaseBatch> {
+    let any_leased = !batch.leases.is_empty();
+    let mut leases = batch.leases.into_iter();
+    let mut undecodable = Some(batch.undecodable);
+    let mut first = true;
+    pages
+        .iter()
+        .filter(|p| p.ttl.is_some())
+        .map(|page| {
+            let taken: Vec<Lease> = leases.by_ref().take(page.ask).collect();
+            let next_due_ms = if taken.is_empty() && any_leased {
+                Some(batch.now_ms)
+            } else {
+                batch.next_due_ms
+            };
+            let (reclaimed, reclaimed_dead) = if first {
+                (batch.reclaimed, batch.reclaimed_dead)
+            } else {
+                (0, 0)
+            };
+            first = false;
+            LeaseBatch {
+                now_ms: batch.now_ms,
+                next_due_ms,
+                reclaimed,
+                reclaimed_dead,
+                leases: taken,
+                undecodable: undecodable.take().unwrap_or_default(),
+            }
+        })
+        .collect()
+}

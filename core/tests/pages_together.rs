@@ -1,0 +1,232 @@
+//! Pages that concurrent callers answer with `ack_with_links_and_lease` while a call carrying
+//! pages is on its way go together in the next call: each page gets its own report, ack flag
+//! and leases; a failed call fails every page it carried; a caller that goes away strands
+//! nobody. (Each test polls the answers on one task, so which pages go together is fixed: the
+//! first goes alone, the rest wait for it and go in one call.)
+mod common;
+
+use common::*;
+use crawlq::*;
+use futures_util::future::join_all;
+use std::time::Duration;
+
+const NEXT: LeaseOptions = LeaseOptions {
+    max: 1,
+    wait: Duration::ZERO,
+    ttl: None,
+};
+
+/// A queue of its own server (its call counts are the test's) with `pages` pages leased.
+async fn leased_pages(
+    server: &RedisServer,
+    name: &str,
+    pages: usize,
+    config: Config,
+) -> (Queue<RedisExecutor>, Vec<Lease>) {
+    let q = Queue::connect(&server.url(), name, config).await.unwrap();
+    let urls: Vec<String> = (0..pages)
+        .map(|i| format!("http://p{i}.com/"))
+        .chain(["http://x.com/seen".to_string()])
+        .collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    q.seed(&items(&refs), &SeedOptions::default())
+        .await
+        .unwrap();
+    let mut leased = q.lease(pages, Duration::ZERO).await.unwrap();
+    leased.sort_by(|a, b| a.url.cmp(&b.url));
+    assert_eq!(leased.len(), pages);
+    (q, leased)
+}
+
+fn one_call_only() -> Config {
+    // several shards answer a page by calls per shard: nothing to put together
+    Config {
+        shards: None,
+        ..Config::default()
+    }
+}
+
+#[tokio::test]
+async fn pages_answered_meanwhile_go_in_one_call_each_with_its_own_report_and_lease() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-together", 5, one_call_only()).await;
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let links: Vec<Vec<SeedItem>> = (0..5)
+        .map(|i| {
+            let new = format!("http://n{i}.com/new");
+            items(&[
+                "http://x.com/seen",
+                &new,
+                "not a url",
+                "http://s.com/shared",
+            ])
+        })
+        .collect();
+    let q = &q;
+    let answers = join_all(pages.iter().zip(&links).map(|(page, links)| async move {
+        q.ack_with_links_and_lease(&page.handle(), links, &SeedOptions::default(), &NEXT)
+            .await
+    }))
+    .await;
+    assert_eq!(
+        calls_of(&server, "fcall") + calls_of(&server, "evalsha"),
+        2,
+        "the first page alone, the four answered meanwhile in one call"
+    );
+    let mut leased = Vec::new();
+    let mut ids = Vec::new();
+    for (i, answer) in answers.into_iter().enumerate() {
+        let (acked, report, next) = answer.unwrap();
+        assert!(acked, "page {i} acked");
+        // the shared link is new for the first page that carries it, a duplicate after
+        let (added, duplicates) = if i == 0 { (2, 1) } else { (1, 2) };
+        assert_eq!(
+            (report.added, report.duplicates),
+            (added, duplicates),
+            "page {i}"
+        );
+        assert_eq!(report.invalid.len(), 1);
+        assert_eq!(report.invalid[0].index, 2, "its index in its own page");
+        assert!(report.ids[0].is_none() && report.ids[1].is_some());
+        assert_eq!(report.ids[3].is_some(), i == 0);
+        ids.extend(report.ids.into_iter().flatten());
+        assert_eq!(next.len(), 1, "page {i} got its next page");
+        leased.extend(next);
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "every added link has an id of its own");
+    let mut urls: Vec<&str> = leased.iter().map(|l| l.url.as_deref().unwrap()).collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), 5, "no item leased twice");
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (
+            stats.done,
+            stats.leased,
+            stats.ready,
+            stats.duplicates_total
+        ),
+        (5, 5, 2, 9)
+    );
+}
+
+#[tokio::test]
+async fn a_stale_page_among_others_answers_lost_alone_and_its_links_are_still_seeded() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-stale", 3, one_call_only()).await;
+    // the second page was answered already: its lease is not live
+    assert_eq!(q.ack(&[pages[1].handle()]).await.unwrap(), vec![true]);
+    let q = &q;
+    let answers = join_all(pages.iter().enumerate().map(|(i, page)| {
+        let link = format!("http://l{i}.com/");
+        async move {
+            q.ack_with_links_and_lease(
+                &page.handle(),
+                &items(&[&link]),
+                &SeedOptions::default(),
+                &NEXT,
+            )
+            .await
+        }
+    }))
+    .await;
+    let flags: Vec<bool> = answers.iter().map(|a| a.as_ref().unwrap().0).collect();
+    assert_eq!(flags, vec![true, false, true]);
+    for answer in &answers {
+        assert_eq!(
+            answer.as_ref().unwrap().1.added,
+            1,
+            "every page's link seeded"
+        );
+    }
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.leased, stats.ready), (3, 3, 1));
+}
+
+#[tokio::test]
+async fn a_failed_call_fails_every_page_it_carried() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-failed", 3, one_call_only()).await;
+    // another program's value where the queue keeps its ready hosts
+    server.cli(&["DEL", "crawlq:{pages-failed}:ready"]);
+    server.cli(&["SET", "crawlq:{pages-failed}:ready", "not a zset"]);
+    let q = &q;
+    let answers = join_all(pages.iter().map(|page| async move {
+        q.ack_with_links_and_lease(
+            &page.handle(),
+            &items(&["http://z.com/"]),
+            &SeedOptions::default(),
+            &NEXT,
+        )
+        .await
+    }))
+    .await;
+    for answer in answers {
+        assert!(
+            matches!(answer, Err(Error::Corrupt(_))),
+            "each page answers the call's error: {answer:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_caller_that_goes_away_strands_no_other() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-gone", 4, one_call_only()).await;
+    let handles: Vec<LeaseHandle> = pages.iter().map(Lease::handle).collect();
+    let none = SeedOptions::default();
+    let answer = |i: usize| q.ack_with_links_and_lease(&handles[i], &[], &none, &NEXT);
+    // a waiting caller dropped before its turn: its page is not sent, the line goes on
+    let mut carrying = Box::pin(answer(0));
+    let mut waiting = Box::pin(answer(1));
+    assert!(futures_util::poll!(&mut carrying).is_pending());
+    assert!(futures_util::poll!(&mut waiting).is_pending());
+    drop(waiting);
+    assert!(carrying.await.unwrap().0);
+    // the carrying caller dropped mid-call: the waiting one carries its own page
+    let mut carrying = Box::pin(answer(2));
+    let mut waiting = Box::pin(answer(3));
+    assert!(futures_util::poll!(&mut carrying).is_pending());
+    assert!(futures_util::poll!(&mut waiting).is_pending());
+    drop(carrying);
+    let (acked, _, _) = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the line is not stranded")
+        .unwrap();
+    assert!(acked);
+    // pages 0 and 3 answered, page 1 never sent; page 2's call went or not
+    let stats = q.stats().await.unwrap();
+    assert!(stats.done == 2 || stats.done == 3, "{stats:?}");
+}
+
+#[tokio::test]
+async fn pages_answered_without_a_next_lease_go_with_those_that_lease() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-mixed", 4, one_call_only()).await;
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let q = &q;
+    let answers = join_all(pages.iter().enumerate().map(|(i, page)| async move {
+        let links = items(&[&format!("http://m{i}.com/")]);
+        if i % 2 == 1 {
+            let (acked, report) = q
+                .ack_with_links(&page.handle(), &links, &SeedOptions::default())
+                .await?;
+            Ok((acked, report, Vec::new()))
+        } else {
+            q.ack_with_links_and_lease(&page.handle(), &links, &SeedOptions::default(), &NEXT)
+                .await
+        }
+    }))
+    .await;
+    assert_eq!(calls_of(&server, "fcall") + calls_of(&server, "evalsha"), 2);
+    for (i, answer) in answers.into_iter().enumerate() {
+        let (acked, report, next) = answer.unwrap();
+        assert!(acked);
+        assert_eq!(report.added, 1);
+        assert_eq!(next.len(), usize::from(i % 2 == 0), "page {i}");
+    }
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.leased, stats.ready), (4, 2, 3));
+}
