@@ -478,6 +478,30 @@ test('ackWithRequests answers the page and seeds the crawl requests found on it'
   q.close()
 })
 
+test('pages answered by many loops at once go together, each with its own answer', async () => {
+  const q = await open()
+  await q.seed(Array.from({ length: 32 }, (_, i) => `http://p${i}.com/`))
+  const pages = await q.lease({ max: 32, waitMs: 0 })
+  const calls = () => {
+    const stats = redis.cli('INFO', 'commandstats')
+    return ['fcall', 'evalsha'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
+  }
+  const before = calls()
+  const answers = await Promise.all(pages.map((page, i) =>
+    q.ackWithLinksAndLease(page, [`http://n${i}.com/`, 'http://shared.com/', 'not a url'], { waitMs: 0 })))
+  // the pages answered while a call was on its way went in fewer calls than pages
+  assert.ok(calls() - before < 32, `${calls() - before} calls`)
+  assert.ok(answers.every((a) => a.acked))
+  assert.deepEqual(answers.map((a) => a.links.invalid.map((i) => i.index)), Array(32).fill([2]))
+  // each page's report is its own: one page added the shared link, the others found it
+  assert.deepEqual(answers.map((a) => a.links.added).sort(), [...Array(31).fill(1), 2])
+  const leased = answers.flatMap((a) => a.leases.map((l) => l.url))
+  assert.equal(new Set(leased).size, 32)
+  const stats = await q.stats()
+  assert.deepEqual([stats.done, stats.leased, stats.ready], [32, 32, 1])
+  q.close()
+})
+
 test('ackWithLinksAndLease answers the page, seeds its links and leases the next; bad arguments are refused', async () => {
   const q = await open()
   await q.seed(['http://a.com/'])

@@ -26,6 +26,36 @@ def test_a_page_answered_with_its_links_leases_the_next(redis_server: RedisServe
     asyncio.run(main())
 
 
+def test_pages_answered_by_many_tasks_at_once_go_together_each_with_its_own_answer(private_redis: RedisServer, name: str) -> None:
+    def script_calls() -> int:
+        return sum(int(line.split("calls=")[1].split(",")[0])
+                   for line in private_redis.cli("INFO", "commandstats").splitlines()
+                   if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")))
+
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(private_redis.url, name)
+        await aq.seed([f"http://p{i}.com/" for i in range(32)])
+        pages = await aq.lease(32, wait=0)
+        before = script_calls()
+        answers = await asyncio.gather(*(
+            aq.ack_with_links_and_lease(page, [f"http://n{i}.com/", "http://shared.com/", "not a url"], wait=0)
+            for i, page in enumerate(pages)))
+        # the pages answered while a call was on its way went in fewer calls than pages
+        assert script_calls() - before < 32
+        assert all(acked for acked, _, _ in answers)
+        assert [len(report.invalid) for _, report, _ in answers] == [1] * 32
+        assert [report.invalid[0].index for _, report, _ in answers] == [2] * 32
+        # each page's report is its own: one page added the shared link, the others found it
+        assert sorted(report.added for _, report, _ in answers) == [1] * 31 + [2]
+        leased = [lease.url for _, _, more in answers for lease in more]
+        assert len(leased) == len(set(leased)) == 32
+        stats = await aq.stats()
+        assert (stats["done"], stats["leased"], stats["ready"]) == (32, 32, 1)
+        aq.close()
+
+    asyncio.run(main())
+
+
 def test_every_operation(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name, fixed_clock=T0 / 1000, lease_ttl=30, max_attempts=2)

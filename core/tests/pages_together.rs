@@ -113,11 +113,38 @@ async fn pages_answered_meanwhile_go_in_one_call_each_with_its_own_report_and_le
 }
 
 #[tokio::test]
-async fn a_stale_page_among_others_answers_lost_alone_and_its_links_are_still_seeded() {
+async fn a_page_whose_lease_expired_and_was_taken_over_answers_lost_alone_and_its_links_are_still_seeded()
+ {
     let server = RedisServer::start();
-    let (q, pages) = leased_pages(&server, "pages-stale", 3, one_call_only()).await;
-    // the second page was answered already: its lease is not live
-    assert_eq!(q.ack(&[pages[1].handle()]).await.unwrap(), vec![true]);
+    let q = Queue::connect(
+        &server.url(),
+        "pages-stale",
+        Config {
+            fixed_clock_ms: Some(T0),
+            ..one_call_only()
+        },
+    )
+    .await
+    .unwrap();
+    q.seed(
+        &items(&["http://a.com/", "http://b.com/", "http://c.com/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let lease = |max: usize, secs: u64| LeaseOptions {
+        max,
+        wait: Duration::ZERO,
+        ttl: Some(Duration::from_secs(secs)),
+    };
+    let stale = q.lease_with(&lease(1, 1)).await.unwrap().remove(0);
+    let mut pages = q.lease_with(&lease(2, 60)).await.unwrap();
+    q.set_fixed_clock(Some(T0 + 2_000));
+    // another worker takes the expired page over
+    let fresh = q.lease_with(&lease(1, 60)).await.unwrap().remove(0);
+    assert_eq!(fresh.id, stale.id);
+    // the stale page answered second: it goes with the third, after the first
+    pages.insert(1, stale);
     let q = &q;
     let answers = join_all(pages.iter().enumerate().map(|(i, page)| {
         let link = format!("http://l{i}.com/");
@@ -133,16 +160,22 @@ async fn a_stale_page_among_others_answers_lost_alone_and_its_links_are_still_se
     }))
     .await;
     let flags: Vec<bool> = answers.iter().map(|a| a.as_ref().unwrap().0).collect();
-    assert_eq!(flags, vec![true, false, true]);
+    assert_eq!(
+        flags,
+        vec![true, false, true],
+        "only the stale page answers lost"
+    );
     for answer in &answers {
         assert_eq!(
             answer.as_ref().unwrap().1.added,
             1,
-            "every page's link seeded"
+            "every page's link seeded, the stale one's too"
         );
     }
+    // the new holder's lease stands
+    assert_eq!(q.ack(&[fresh.handle()]).await.unwrap(), vec![true]);
     let stats = q.stats().await.unwrap();
-    assert_eq!((stats.done, stats.leased, stats.ready), (3, 3, 1));
+    assert_eq!((stats.done, stats.leased, stats.ready), (3, 3, 0));
 }
 
 #[tokio::test]

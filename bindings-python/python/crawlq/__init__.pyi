@@ -474,7 +474,8 @@ class Queue:
         """``ack_with_links``, then lease up to ``max`` more items in the same round trip
         (waiting up to ``wait`` seconds when none is ready): ``(acked, report, leases)``. A
         worker's whole turn on a page in one call; the lease runs even when ``lease`` was not
-        live any more."""
+        live any more. Pages other threads or tasks answer through this queue while such a
+        call is on its way go together in the next call (each still gets its own answer)."""
     @overload
     def nack(
         self,
