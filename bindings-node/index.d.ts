@@ -344,7 +344,7 @@ export interface CrawlStats {
   leased: number
   dead: number
   done: number
-  /** URLs the crawl added to the seen set, forgotten ones included. */
+  /** URLs of the crawl in the seen set (less those a host deletion forgot). */
   seen: number
   seededTotal: number
   /** The most of its items leased at once (`setCrawlCap`); `null`: no cap. */
@@ -357,6 +357,8 @@ export interface CrawlStats {
   weight: number
   /** The most of its items leased a second (`setCrawlRate`); `null`: no rate. */
   rate: number | null
+  /** The most new URLs each host may add to it (`setCrawlHostBudget`); `null`: none. */
+  hostBudget: number | null
 }
 
 export interface HostInfo {
@@ -692,6 +694,13 @@ export declare class Queue {
    * for the items queued from now on. Resolves with the crawl's stats.
    */
   setCrawlWeight(crawl: string, weight: number | null): Promise<CrawlStats>
+  /**
+   * Give a named crawl a host budget: each host may add at most `urls` new URLs to the
+   * crawl (`null`: none). New URLs past it are refused per item (`budget_exhausted`)
+   * and not marked seen; the host's own budget holds as well. Resolves with the
+   * crawl's stats.
+   */
+  setCrawlHostBudget(crawl: string, urls: number | null): Promise<CrawlStats>
   /**
    * Limit a named crawl's rate: at most `perSecond` of its items leased a second by all
    * workers together, spaced evenly (`null`: no rate); other crawls are leased

@@ -344,7 +344,7 @@ export interface CrawlStats {
   leased: number
   dead: number
   done: number
-  /** URLs the crawl added to the seen set, forgotten ones included. */
+  /** URLs of the crawl in the seen set (less those a host deletion forgot). */
   seen: number
   seededTotal: number
   /** The most of its items leased at once (`setCrawlCap`); `null`: no cap. */
@@ -357,6 +357,8 @@ export interface CrawlStats {
   weight: number
   /** The most of its items leased a second (`setCrawlRate`); `null`: no rate. */
   rate: number | null
+  /** The most new URLs each host may add to it (`setCrawlHostBudget`); `null`: none. */
+  hostBudget: number | null
 }
 
 export interface HostInfo {

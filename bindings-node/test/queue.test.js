@@ -623,9 +623,26 @@ test('named crawls: one item per crawl, the crawl on every lease, a page\'s link
   assert.equal(links.added, 1)
   const [link] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(link.crawl, 'red')
-  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2, cap: null, paused: false, heldHosts: 0, weight: 1, rate: null })
+  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2, cap: null, paused: false, heldHosts: 0, weight: 1, rate: null, hostBudget: null })
   await assert.rejects(q.crawlStats('a:b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
+  q.close()
+})
+
+test('a crawl\'s host budget: new URLs past it refused per item and not marked seen, other crawls not counted', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  assert.equal((await q.setCrawlHostBudget('trial', 2)).hostBudget, 2)
+  const urls = ['http://a.com/0', 'http://a.com/1', 'http://a.com/2', 'http://b.com/0']
+  let report = await q.seed(urls, { crawl: 'trial' })
+  assert.equal(report.added, 3)
+  assert.deepEqual(report.invalid.map(i => [i.index, i.input, i.code]), [[2, 'http://a.com/2', 'budget_exhausted']])
+  assert.equal((await q.seed(urls, { crawl: 'full' })).added, 4)
+  await q.setCrawlHostBudget('trial', null)
+  report = await q.seed(urls, { crawl: 'trial' })
+  assert.deepEqual([report.added, report.duplicates, report.invalid.length], [1, 3, 0])
+  assert.equal((await q.crawlStats('trial')).hostBudget, null)
+  await assert.rejects(q.setCrawlHostBudget('trial', -1), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /urls/.test(e.message))
+  await assert.rejects(q.setCrawlHostBudget('a b', 1), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
   q.close()
 })
 

@@ -166,6 +166,7 @@ test('operation scenarios', async () => {
           case 'crawl_stats': got = toVector(await q.crawlStats(step.crawl)); break
           case 'set_crawl_cap': got = toVector(await q.setCrawlCap(step.crawl, step.cap)); break
           case 'set_crawl_weight': got = toVector(await q.setCrawlWeight(step.crawl, step.weight)); break
+          case 'set_crawl_host_budget': got = toVector(await q.setCrawlHostBudget(step.crawl, step.urls)); break
           case 'pause_crawl': got = (await q.pauseCrawl(step.crawl)) ?? null; break
           case 'resume_crawl': got = (await q.resumeCrawl(step.crawl)) ?? null; break
           case 'crawls': got = await q.crawls(); break

@@ -696,6 +696,15 @@ impl Queue {
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
     }
 
+    /// Give a named crawl a host budget: each host may add at most `$urls` new URLs to it
+    /// (null: no budget). Returns the crawl's stats.
+    pub fn set_crawl_host_budget(&self, crawl: Text, urls: Option<i64>) -> PhpResult<Zval> {
+        let urls = urls.map(|n| whole_number(n, "urls", 0)).transpose()?;
+        let stats = runtime::block_on(self.handle.queue()?.set_crawl_host_budget(&crawl, urls))
+            .map_err(throw)?;
+        Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))
+    }
+
     /// Limit a named crawl's rate: at most `$per_second` of its items leased a second by all
     /// workers together (null: no rate). Returns the crawl's stats.
     pub fn set_crawl_rate(&self, crawl: Text, per_second: Option<f64>) -> PhpResult<Zval> {

@@ -731,6 +731,26 @@ final class QueueTest extends TestCase
         new Queue(shared_redis()->url(), $name, ['lease_crawls' => 'a:b']);
     }
 
+    public function testACrawlsHostBudgetRefusesPerItemAndCountsOnlyItsOwnUrls(): void
+    {
+        $q = $this->open(['host_delay' => 0.0]);
+        $this->assertSame(1, $q->setCrawlHostBudget('trial', 1)['host_budget']);
+        $urls = ['http://a.com/1', 'http://a.com/2', 'http://b.com/1'];
+        $report = $q->seed($urls, ['crawl' => 'trial']);
+        $this->assertSame(2, $report->added);
+        $this->assertSame([[1, 'http://a.com/2', 'budget_exhausted']],
+            array_map(fn ($e) => [$e['index'], $e['input'], $e['code']], $report->invalid));
+        $this->assertSame(3, $q->seed($urls, ['crawl' => 'full'])->added);
+        $this->assertNull($q->setCrawlHostBudget('trial')['host_budget']);
+        $this->assertSame(1, $q->seed($urls, ['crawl' => 'trial'])->added);
+        try {
+            $q->setCrawlHostBudget('trial', -1);
+            $this->fail('a negative budget accepted');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('urls', $e->getMessage());
+        }
+    }
+
     public function testNamedCrawlsKeepOneItemPerCrawlAndAPagesLinksInItsCrawl(): void
     {
         $q = $this->open(['host_delay' => 0.0]);
@@ -747,7 +767,7 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
-        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null],
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null],
             $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);

@@ -230,6 +230,7 @@ final class VectorsTest extends TestCase
                         'crawl_stats' => self::toVector($q->crawlStats($step['crawl'])),
                         'set_crawl_cap' => self::toVector($q->setCrawlCap($step['crawl'], $step['cap'])),
                         'set_crawl_weight' => self::toVector($q->setCrawlWeight($step['crawl'], $step['weight'])),
+                        'set_crawl_host_budget' => self::toVector($q->setCrawlHostBudget($step['crawl'], $step['urls'])),
                         'pause_crawl' => $q->pauseCrawl($step['crawl']),
                         'resume_crawl' => $q->resumeCrawl($step['crawl']),
                         'crawls' => $q->crawls(),

@@ -519,6 +519,20 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Give a named crawl a host budget: each host may add at most ``urls`` new URLs
+            /// to the crawl (None: no budget). New URLs past it are refused per item
+            /// (``budget_exhausted``) and not marked seen; the host's own budget holds as well.
+            /// Returns the crawl's stats.
+            fn set_crawl_host_budget(&self, py: Python<'_>, crawl: Text, urls: Option<Int>) -> PyResult<Py<PyAny>> {
+                let urls = urls.map(|n| crate::args::count(n, "urls").map(|n| n as u64)).transpose()?;
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.set_crawl_host_budget(&crawl, urls).await },
+                    Box::new(crawl_stats_out),
+                )
+            }
+
             /// Limit a named crawl's rate: at most ``per_second`` of its items leased a second
             /// by all workers together, spaced evenly (None: no rate); other crawls are leased
             /// meanwhile. Returns the crawl's stats.

@@ -17,7 +17,7 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
     assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
-                                    "seen": 1, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1, "rate": None}
+                                    "seen": 1, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1, "rate": None, "host_budget": None}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
     assert (q.crawl_stats("red")["done"], q.crawl_stats("blue")["done"]) == (1, 1)
@@ -153,6 +153,39 @@ def test_a_crawls_cap_is_checked(q: crawlq.Queue) -> None:
     assert q.set_crawl_weight("c", None)["weight"] == 1
     assert q.set_crawl_cap("c", 5)["cap"] == 5
     assert q.set_crawl_cap("c", None)["cap"] is None
+
+
+def test_a_crawls_host_budget_refuses_per_item_and_counts_only_its_own_urls(q: crawlq.Queue) -> None:
+    assert q.set_crawl_host_budget("trial", 2)["host_budget"] == 2
+    urls = [f"http://a.com/{i}" for i in range(4)] + ["http://b.com/0"]
+    report = q.seed(urls, crawl="trial")
+    assert report.added == 3
+    assert [(bad.index, bad.code) for bad in report.invalid] == [(2, "budget_exhausted"), (3, "budget_exhausted")]
+    assert report.ids[2:4] == [None, None]
+    # another crawl on the same host is not counted; the refused URLs were not marked seen
+    assert q.seed(urls, crawl="full").added == 5
+    assert q.set_crawl_host_budget("trial", 3)["host_budget"] == 3
+    report = q.seed(urls, crawl="trial")
+    assert (report.added, report.duplicates, [bad.index for bad in report.invalid]) == (1, 3, [3])
+    assert q.crawl_stats("trial")["seeded_total"] == 4
+    assert q.set_crawl_host_budget("trial", None)["host_budget"] is None
+    assert q.seed(urls, crawl="trial").added == 1
+    with pytest.raises(crawlq.InvalidArgumentError, match="urls"):
+        q.set_crawl_host_budget("trial", -1)
+    with pytest.raises(crawlq.InvalidArgumentError, match="crawl name"):
+        q.set_crawl_host_budget("a b", 1)
+
+
+def test_async_crawl_host_budget(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        stats = await aq.set_crawl_host_budget("trial", 1)
+        assert stats["host_budget"] == 1
+        report = await aq.seed(["http://a.com/1", "http://a.com/2"], crawl="trial")
+        assert (report.added, [bad.code for bad in report.invalid]) == (1, ["budget_exhausted"])
+        aq.close()
+
+    asyncio.run(main())
 
 
 def test_deleting_a_crawl_mid_drain_leaves_the_others_whole(redis_server: RedisServer, name: str) -> None:

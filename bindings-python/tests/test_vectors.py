@@ -216,6 +216,8 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = to_vector(q.set_crawl_cap(step["crawl"], step["cap"]))
                 elif op == "set_crawl_weight":
                     got = to_vector(q.set_crawl_weight(step["crawl"], step["weight"]))
+                elif op == "set_crawl_host_budget":
+                    got = to_vector(q.set_crawl_host_budget(step["crawl"], step["urls"]))
                 elif op == "pause_crawl":
                     got = q.pause_crawl(step["crawl"])
                 elif op == "resume_crawl":

@@ -214,6 +214,10 @@ test('a crawl capped and paused through wasm holds for the native addon\'s lease
   assert.equal((await qa.crawlStats('other')).paused, true)
   await qb.resumeCrawl('other')
   assert.equal((await qa.lease({ max: 50, waitMs: 0 })).length, 2)
+  // a host budget set through wasm refuses the native addon's seed past it
+  assert.equal((await qa.setCrawlHostBudget('trial', 1)).hostBudget, 1)
+  const trial = await qb.seed(['http://h0.com/t1', 'http://h0.com/t2'], { crawl: 'trial' })
+  assert.deepEqual([trial.added, trial.invalid.map(i => i.code)], [1, ['budget_exhausted']])
   qa.close()
   qb.close()
 })

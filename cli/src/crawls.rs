@@ -1,5 +1,5 @@
 //! `crawls`: the named crawls of a queue (docs/crawls.md): list them with their counts, show
-//! one, cap, pause, resume or delete it.
+//! one, cap, weigh, rate, budget, pause, resume or delete it.
 
 use crate::error::CliError;
 use crate::format::count;
@@ -53,6 +53,17 @@ pub enum CrawlsCommand {
         /// Leases a second (a number above 0), or "none".
         per_second: String,
         /// JSON (snake_case, as the Python binding's set_crawl_rate()).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a crawl's host budget: each host may add at most N new URLs to the crawl ("none":
+    /// no budget). New URLs past it are refused per item (budget_exhausted).
+    Budget {
+        /// The crawl's name.
+        crawl: String,
+        /// A whole number from 0, or "none".
+        urls: String,
+        /// JSON (snake_case, as the Python binding's set_crawl_host_budget()).
         #[arg(long)]
         json: bool,
     },
@@ -151,6 +162,17 @@ pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8,
             };
             show(&crawl, &q.set_crawl_rate(&crawl, rate).await?, json);
         }
+        CrawlsCommand::Budget { crawl, urls, json } => {
+            let urls = match urls.as_str() {
+                "none" => None,
+                text => Some(text.parse().map_err(|_| {
+                    CliError::Usage(format!(
+                        "{text:?} is not a budget: give a whole number from 0, or \"none\""
+                    ))
+                })?),
+            };
+            show(&crawl, &q.set_crawl_host_budget(&crawl, urls).await?, json);
+        }
         CrawlsCommand::Pause { crawl } => {
             q.pause_crawl(&crawl).await?;
             println!("paused crawl {crawl}");
@@ -192,6 +214,9 @@ fn limits(s: &CrawlStats) -> String {
     }
     if s.weight != 1 {
         out.push(format!("weight {}", s.weight));
+    }
+    if let Some(budget) = s.host_budget {
+        out.push(format!("{} URLs a host", count(budget)));
     }
     if s.held_hosts > 0 {
         out.push(format!("{} hosts held", count(s.held_hosts)));

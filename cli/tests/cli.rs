@@ -182,6 +182,16 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     let rated = crawlq(&["-q", &name, "crawls", "rate", "shop", "2.5", "--json"]);
     assert_eq!(rated.status.code(), Some(0), "{}", stderr(&rated));
     assert_eq!(json_out(&rated)["rate"], 2.5);
+    let budget = crawlq(&["-q", &name, "crawls", "budget", "shop", "100", "--json"]);
+    assert_eq!(budget.status.code(), Some(0), "{}", stderr(&budget));
+    assert_eq!(json_out(&budget)["host_budget"], 100);
+    let shown = crawlq(&["-q", &name, "crawls", "show", "shop"]);
+    let text = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(text.contains("100 URLs a host"), "{text}");
+    let bad = crawlq(&["-q", &name, "crawls", "budget", "shop", "-1"]);
+    assert_ne!(bad.status.code(), Some(0));
+    let none = crawlq(&["-q", &name, "crawls", "budget", "shop", "none", "--json"]);
+    assert_eq!(json_out(&none)["host_budget"], serde_json::Value::Null);
     let paused = crawlq(&["-q", &name, "crawls", "pause", "shop"]);
     assert_eq!(paused.status.code(), Some(0), "{}", stderr(&paused));
     let q = queue(&name).await;

@@ -5,7 +5,8 @@
 -- ARGV: 1 base, 2 clock, 3 crawl name, 4 change: 'cap' (ARGV 5: this shard's share of the
 --       crawl's cap as digits, '' for none), 'rate' (ARGV 5: this shard's share of the crawl's
 --       rate, leases a second as a decimal number, '' for none), 'weight' (ARGV 5: the crawl's weight as digits,
---       '' for the default, 1), 'pause', 'resume', or '' (none: only release)
+--       '' for the default, 1), 'budget' (ARGV 5: the most new URLs each host may add to the
+--       crawl, as digits, '' for none), 'pause', 'resume', or '' (none: only release)
 -- reply: {hosts released, hosts still held for the crawl, cap (-1: none), paused (0/1)}
 -- (A rate holds no host for long: a host whose lanes are held back by rates waits in `wait`
 -- until the earliest may lease again.)
@@ -16,7 +17,7 @@
 
 local crawl, change = ARGV[3], ARGV[4]
 expect_types({ CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash', CRAWL.held_set(crawl), 'set',
-  BASE .. ':crawlweight', 'hash' })
+  BASE .. ':crawlweight', 'hash', CRAWL.seed_key(), 'hash' })
 local stored = redis.call('HGET', CRAWL.cfg_key(), crawl)
 if change ~= '' and stored and string.match(stored, ':d$') then
   fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: its limits cannot change')
@@ -27,6 +28,17 @@ if change == 'weight' then
     redis.call('HDEL', BASE .. ':crawlweight', crawl)
   else
     redis.call('HSET', BASE .. ':crawlweight', crawl, ARGV[5])
+  end
+  change = ''
+elseif change == 'budget' then
+  -- (checked by the seeds from now on; `cu:<crawl>` keeps its counts when the budget goes, as
+  -- `hostused` does)
+  local gen = CRAWL.seed_config(redis.call('HGET', CRAWL.seed_key(), crawl))
+  local field = CRAWL.seed_field(gen, ARGV[5] ~= '' and ARGV[5] + 0)
+  if field then
+    redis.call('HSET', CRAWL.seed_key(), crawl, field)
+  else
+    redis.call('HDEL', CRAWL.seed_key(), crawl)
   end
   change = ''
 end

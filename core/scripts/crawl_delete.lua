@@ -14,10 +14,14 @@
 -- and 'dead' walk the whole set with HSCAN/ZSCAN (a step whose crawl count is 0 is skipped);
 -- 'lanes' walks the hosts holding items (`hostitems`) and empties the crawl's lanes on each,
 -- rescheduling the host at its next head (or unscheduling it when it has none left); 'finish'
--- removes the crawl's counts, limits, weight, listing and holds. Other crawls' items, and the hosts'
--- politeness, settings and other lanes, are not touched. Removed items leave the live set; their
--- URLs stay in the seen set under the crawl's name. A removed lease is gone: its ack answers 0
--- (lost). Every counter stays exact at each step.
+-- removes the crawl's counts, limits, weight, host budget and its counts (`cu:<crawl>`),
+-- listing and holds. Other crawls' items, and the hosts' politeness, settings and other
+-- lanes, are not touched. Removed items leave the live set. The crawl's seen URLs stay in the
+-- seen set but no longer count: 'finish' adds them to meta.forgotten (and to meta.hidden,
+-- which counts such members) and moves the crawl to its next generation (`crawlseed`), whose
+-- seeds mark URLs seen under other members, so a crawl of the same name starts with nothing
+-- seen. A removed lease is gone: its ack answers 0 (lost). Every counter stays exact at each
+-- step.
 
 local crawl, step, cursor, limit = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
 local removed = { ready = 0, delayed = 0, leased = 0, dead = 0 }
@@ -40,7 +44,8 @@ end
 expect_types({ K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset', K_DELAYED, 'zset', K_LEASED, 'zset',
   K_LEASES, 'hash', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTITEMS, 'zset', K_HOSTDELAYED, 'hash',
   K_HOSTDEAD, 'hash', K_REVISITS, 'set', K_WAKE, 'list', CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash',
-  BASE .. ':c:' .. crawl, 'hash', BASE .. ':crawls', 'set', CRAWL.held_set(crawl), 'set' })
+  BASE .. ':c:' .. crawl, 'hash', BASE .. ':crawls', 'set', CRAWL.held_set(crawl), 'set',
+  CRAWL.seed_key(), 'hash' })
 local flights = FLIGHT.any()
 
 local steps = {}
@@ -157,6 +162,23 @@ end
 function steps.finish()
   redis.call('HDEL', CRAWL.cfg_key(), crawl)
   redis.pcall('HDEL', BASE .. ':crawlweight', crawl)
+  -- its seen URLs: hidden behind a new generation (a seed into a crawl of the same name finds
+  -- them new) and counted forgotten, which changes the seen epoch (clients' caches of what is
+  -- seen start again); its host budget goes, its generation stays
+  local seen_n = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'seen') or '0') or 0
+  local gen = CRAWL.seed_config(redis.call('HGET', CRAWL.seed_key(), crawl))
+  if seen_n > 0 then
+    gen = gen + 1
+    counter('forgotten', seen_n)
+    counter('hidden', seen_n)
+  end
+  local field = CRAWL.seed_field(gen, false)
+  if field then
+    redis.call('HSET', CRAWL.seed_key(), crawl, field)
+  else
+    redis.call('HDEL', CRAWL.seed_key(), crawl)
+  end
+  redis.pcall('UNLINK', CRAWL.used_key(crawl))
   redis.pcall('HDEL', BASE .. ':crawltat', crawl)
   redis.pcall('HDEL', BASE .. ':cqcur', crawl)
   redis.pcall('UNLINK', BASE .. ':cq:' .. crawl)

@@ -3,13 +3,15 @@
 -- flags: no-writes
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name
--- reply: {ready, delayed, leased, dead, done, seen, seeded_total, cap, paused, held, weight, rate}: the named
+-- reply: {ready, delayed, leased, dead, done, seen, seeded_total, cap, paused, held, weight, rate,
+--        host budget}: the named
 --        crawl's counts in this base (`c:<crawl>`, docs/PROTOCOL.md section 1; 0 each for a
 --        crawl with none), its cap share here (-1: none), whether it is paused (0/1) and how
 --        many hosts are held for it (`ch:<crawl>`), its weight (`crawlweight`, 1 when absent) and
---        its rate share here (leases a second, as text; '' for none)
+--        its rate share here (leases a second, as text; '' for none), its host budget
+--        (`crawlseed`, -1: none)
 -- Every script that moves a named crawl's record keeps these (CRAWL.count); `seen` counts the
--- URLs the crawl added, forgotten ones included (seen_forget does not know their crawl).
+-- URLs the crawl has in the seen set (its seeds add them, seen_forget takes them off).
 
 local fields = redis.call('HMGET', BASE .. ':c:' .. ARGV[3], 'ready', 'delayed', 'leased', 'dead',
   'done', 'seen', 'seeded_total')
@@ -29,4 +31,7 @@ local weight = redis.pcall('HGET', BASE .. ':crawlweight', ARGV[3])
 out[11] = type(weight) == 'string' and tonumber(weight) or 1
 -- (a decimal: as text, so Redis does not truncate it to an integer)
 out[12] = rate or ''
+local field = redis.pcall('HGET', CRAWL.seed_key(), ARGV[3])
+local _, budget = CRAWL.seed_config(type(field) == 'string' and field or nil)
+out[13] = budget or -1
 return out

@@ -195,6 +195,10 @@ function steps.finish()
   redis.call('HDEL', K_HOSTPAUSE, host)
   redis.call('HDEL', K_HOSTBUDGET, host)
   redis.call('HDEL', K_HOSTUSED, host)
+  -- what it added to crawls with a host budget counts no more, as hostused
+  for _, crawl in ipairs(CRAWL.budgeted()) do
+    redis.pcall('HDEL', CRAWL.used_key(crawl), host)
+  end
   -- its leases are gone: nothing of it is in flight any more
   redis.call('HDEL', FLIGHT.limits, host)
   redis.call('HDEL', FLIGHT.counts, host)

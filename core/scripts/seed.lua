@@ -28,7 +28,10 @@
 -- Budgets: while the queue has a default budget (meta.budget) or any host one (hostbudget),
 -- every new URL ('a') counts in hostused[host]; a new URL of a host whose count has reached
 -- its budget (its own, else the default) is refused. Forced re-adds ('f') neither count nor
--- are refused.
+-- are refused. A named crawl with a host budget (`crawlbudget[crawl]`) counts its new URLs per
+-- host in `cu:<crawl>` the same way, and a new URL of a host that has added as many to the
+-- crawl is refused too (both budgets hold). A named crawl deleted before (its generation in
+-- `crawlseed`, above 0) marks its URLs seen under CRAWL.gen_member's members.
 
 -- The seed's steps (scripts.rs, STEPS_END): each call runs the body at the end.
 local SEED = {}
@@ -75,6 +78,18 @@ function SEED.start(argv)
     if type(limits) == 'string' and string.match(limits, ':d$') then
       fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: nothing can be seeded into it until its deletion ends')
     end
+    local field = redis.pcall('HGET', CRAWL.seed_key(), crawl)
+    if type(field) == 'table' then
+      expect_types({ CRAWL.seed_key(), 'hash' })
+    end
+    local gen
+    gen, SEED.crawl_budget = CRAWL.seed_config(field)
+    SEED.crawl_gen = gen > 0 and gen
+    if SEED.crawl_budget then
+      expect_types({ CRAWL.used_key(crawl), 'hash' })
+    end
+  else
+    SEED.crawl_budget, SEED.crawl_gen = false, false
   end
   seed_hits, seed_hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
   seen = seen_count()
@@ -85,10 +100,11 @@ function SEED.start(argv)
   ids_digits, default_budget, born, forgotten, layout = unpack(redis.call('HMGET', K_META, 'ids',
     'budget', 'born', 'forgotten', 'layout'))
   next_id = ids_digits and ids_digits + 0 or 0
-  budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
-  if budgets then
+  SEED.host_budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
+  if SEED.host_budgets then
     expect_types({ K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash' })
   end
+  budgets = SEED.host_budgets or SEED.crawl_budget ~= false
   first_id = next_id + 1
   seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
   level_size = seen_keys.size
@@ -226,14 +242,20 @@ function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
   end
 end
 
--- URLs a host may still add under its budget (false: it has none); read once per host and call.
+-- URLs a host may still add under its budget and the call's crawl's host budget, the smaller
+-- (false: it has neither); read once per host and call.
 function SEED.left_for(host)
   local left = budget_left[host]
   if left == nil then
-    local limit = redis.call('HGET', K_HOSTBUDGET, host) or default_budget
+    local limit = SEED.host_budgets and (redis.call('HGET', K_HOSTBUDGET, host) or default_budget)
     left = false
     if limit then
       left = math.max(tonumber(limit) - tonumber(redis.call('HGET', K_HOSTUSED, host) or '0'), 0)
+    end
+    if SEED.crawl_budget then
+      local crawl_left = math.max(SEED.crawl_budget
+        - tonumber(redis.call('HGET', CRAWL.used_key(SEED.crawl), host) or '0'), 0)
+      left = left and math.min(left, crawl_left) or crawl_left
     end
     budget_left[host] = left
     budget_used[host] = 0
@@ -259,8 +281,9 @@ function SEED.undo_items(upto)
     local a = 4 + i * 9
     local st = status[i + 1]
     if st == 'a' then
+      local fp = SEED.crawl_gen and CRAWL.gen_member(argv[a], SEED.crawl_gen) or argv[a]
       for l = level, 0, -1 do
-        if redis.pcall('SREM', seen_key(l, argv[a + 1] + 0), argv[a]) == 1 then
+        if redis.pcall('SREM', seen_key(l, argv[a + 1] + 0), fp) == 1 then
           break
         end
       end
@@ -471,7 +494,12 @@ function SEED.finish(born, forgotten, new_hosts, layout)
   tally_flush(host_delayed, add_delayed)
   for _, host in ipairs(budget_hosts) do
     if budget_used[host] > 0 then
-      redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
+      if SEED.host_budgets then
+        redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
+      end
+      if SEED.crawl_budget then
+        redis.call('HINCRBY', CRAWL.used_key(SEED.crawl), host, budget_used[host])
+      end
     end
   end
   wake(added_ready)
@@ -490,9 +518,13 @@ function SEED.items()
   local argv, status, budgets, lane_index, lane_recs = seed_argv, status, budgets, lane_index, lane_recs
   local host_rank, lanes, hosts = host_rank, lane_count, host_count
   local seen_now, id, ready, dups, over_n = seen, next_id, added_ready, duplicates, refused
+  local gen = SEED.crawl_gen
   for i = 0, seed_n - 1 do
     local a = 4 + i * 9
     local fp, bucket_hash, host = argv[a], argv[a + 1] + 0, argv[a + 2]
+    if gen then
+      fp = CRAWL.gen_member(fp, gen)
+    end
     local dup, over = false, false
     for l = 0, level - 1 do
       local key = seen_key(l, bucket_hash)

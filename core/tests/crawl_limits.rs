@@ -362,15 +362,60 @@ async fn deleting_a_crawl_mid_drain_leaves_the_other_crawls_whole() {
         (stats.ready, stats.leased, stats.delayed, stats.dead),
         (0, 0, 5, 3)
     );
-    // the name may be seeded again; its URLs stay seen under it
-    let again = q
-        .seed(
-            &items(&["http://h0.com/doomed0", "http://h0.com/new"]),
-            &into("doomed"),
-        )
-        .await
-        .unwrap();
-    assert_eq!((again.added, again.duplicates), (1, 1));
+    // the name may be seeded again, as a fresh crawl: its URLs are new to it
+    let urls = items(&["http://h0.com/doomed0", "http://h0.com/new"]);
+    let again = q.seed(&urls, &into("doomed")).await.unwrap();
+    assert_eq!((again.added, again.duplicates), (2, 0));
+    let again = q.seed(&urls, &into("doomed")).await.unwrap();
+    assert_eq!((again.added, again.duplicates), (0, 2));
+    assert_eq!(q.crawl_stats("doomed").await.unwrap().seen, 2);
+    let after = check_invariants(&url, &q).await;
+    assert_eq!(after.seen, stats.seen + 2);
+}
+
+#[tokio::test]
+async fn a_deleted_crawls_name_starts_a_fresh_crawl_each_time() {
+    let url = test_url();
+    let config = Config {
+        seen_cache: 1000,
+        ..no_delay()
+    };
+    let q = open("crawl-name-again", config).await;
+    let urls = spread("p", 4, 5);
+    q.seed(&urls, &into("job")).await.unwrap();
+    q.seed(&urls, &into("other")).await.unwrap();
+    q.seed(&urls, &SeedOptions::default()).await.unwrap();
+    let seen_before = q.stats().await.unwrap().seen;
+    // the cache knows every URL of the first run: it must not answer for the second
+    assert_eq!(q.seed(&urls, &into("job")).await.unwrap().duplicates, 20);
+    for run in 1..=3u64 {
+        let gone = q.delete_crawl("job").await.unwrap();
+        assert_eq!(gone.removed(), 20);
+        assert_eq!(q.crawl_stats("job").await.unwrap(), CrawlStats::default());
+        assert_eq!(
+            q.stats().await.unwrap().seen,
+            seen_before - 20,
+            "run {run}: its URLs are not seen"
+        );
+        let report = q.seed(&urls, &into("job")).await.unwrap();
+        assert_eq!((report.added, report.duplicates), (20, 0), "run {run}");
+        let report = q.seed(&urls, &into("job")).await.unwrap();
+        assert_eq!((report.added, report.duplicates), (0, 20), "run {run}");
+        assert_eq!(q.stats().await.unwrap().seen, seen_before, "run {run}");
+        check_invariants(&url, &q).await;
+    }
+    // the other crawls' URLs stayed seen all along
+    for other in [into("other"), SeedOptions::default()] {
+        assert_eq!(q.seed(&urls, &other).await.unwrap().duplicates, 20);
+    }
+
+    // a host deleted with its seen URLs forgotten: the fresh crawl's URLs of it are new again
+    let gone = q.delete_host("h1.com", true).await.unwrap();
+    assert_eq!(gone.forgotten, 15, "5 URLs of each of three crawls");
+    assert_eq!(q.crawl_stats("job").await.unwrap().seen, 15);
+    let report = q.seed(&urls, &into("job")).await.unwrap();
+    assert_eq!((report.added, report.duplicates), (5, 15));
+    assert_eq!(q.crawl_stats("job").await.unwrap().seen, 20);
     check_invariants(&url, &q).await;
 }
 
@@ -760,4 +805,111 @@ async fn a_worker_leases_from_its_chosen_crawls_only() {
     .await
     .expect_err("refused");
     assert_eq!(err.code(), "CONFIG", "{err}");
+}
+
+/// The indexes a seed refused over a budget.
+fn over_budget(report: &SeedReport) -> Vec<usize> {
+    assert!(
+        report
+            .invalid
+            .iter()
+            .all(|i| i.reason.code() == "budget_exhausted"),
+        "{report:?}"
+    );
+    report.invalid.iter().map(|i| i.index).collect()
+}
+
+#[tokio::test]
+async fn a_crawls_host_budget_holds_per_host_and_leaves_other_crawls_alone() {
+    let url = test_url();
+    let q = open("crawl-host-budget", no_delay()).await;
+    let stats = q.set_crawl_host_budget("trial", Some(2)).await.unwrap();
+    assert_eq!(stats.host_budget, Some(2));
+    // a crawl with only a budget is listed
+    assert_eq!(q.crawls().await.unwrap(), ["trial"]);
+
+    // 4 URLs on each of 3 hosts (index = i * 3 + host): the first two of each host come in
+    let batch = spread("p", 3, 4);
+    let report = q.seed(&batch, &into("trial")).await.unwrap();
+    assert_eq!(report.added, 6);
+    assert_eq!(over_budget(&report), (6..12).collect::<Vec<_>>());
+    // another crawl on the same hosts has no budget: all of it comes in
+    let report = q.seed(&batch, &into("full")).await.unwrap();
+    assert_eq!((report.added, report.invalid.len()), (6 + 6, 0));
+    assert_eq!(q.stats().await.unwrap().over_budget_total, 6);
+
+    // refused URLs were not marked seen: a larger budget lets the next of each host in
+    q.set_crawl_host_budget("trial", Some(3)).await.unwrap();
+    let report = q.seed(&batch, &into("trial")).await.unwrap();
+    assert_eq!((report.added, report.duplicates), (3, 6));
+    assert_eq!(over_budget(&report), (9..12).collect::<Vec<_>>());
+
+    // the host's own budget (all crawls together) holds beside the crawl's
+    q.set_host_budget("h1.com", Some(1)).await.unwrap();
+    q.set_crawl_host_budget("both", Some(5)).await.unwrap();
+    let on_h1: Vec<SeedItem> = (0..3)
+        .map(|i| SeedItem::from(format!("http://h1.com/both{i}")))
+        .collect();
+    let report = q.seed(&on_h1, &into("both")).await.unwrap();
+    assert_eq!((report.added, over_budget(&report)), (1, vec![1, 2]));
+    q.set_host_budget("h1.com", None).await.unwrap();
+
+    // no budget: the rest comes in; the counts stay (a budget set again goes on from them)
+    let stats = q.set_crawl_host_budget("trial", None).await.unwrap();
+    assert_eq!(stats.host_budget, None);
+    let report = q.seed(&batch, &into("trial")).await.unwrap();
+    assert_eq!((report.added, report.invalid.len()), (3, 0));
+    assert_eq!(q.crawl_stats("trial").await.unwrap().seeded_total, 12);
+    check_invariants(&url, &q).await;
+
+    // deleting the crawl removes its budget and counts: the name starts again without either
+    q.set_crawl_host_budget("trial", Some(1)).await.unwrap();
+    q.delete_crawl("trial").await.unwrap();
+    assert_eq!(q.crawl_stats("trial").await.unwrap().host_budget, None);
+    assert!(!q.crawls().await.unwrap().contains(&"trial".to_string()));
+    // (were its counts kept, each host would be past a budget of 1 already)
+    q.set_crawl_host_budget("trial", Some(1)).await.unwrap();
+    let report = q.seed(&spread("q", 3, 2), &into("trial")).await.unwrap();
+    assert_eq!((report.added, over_budget(&report)), (3, vec![3, 4, 5]));
+    let err = q
+        .set_crawl_host_budget("bad name", Some(1))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    check_invariants(&url, &q).await;
+}
+
+#[tokio::test]
+async fn a_foreign_value_at_a_crawl_budget_key_fails_the_seed_whole() {
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&shared().url(), &unique("crawl-budget-foreign"), one_shard)
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    shared().cli(&["SET", &format!("{base}:crawlseed"), "x"]);
+    let err = q.seed(&spread("a", 2, 2), &into("c")).await.unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    assert!(err.to_string().contains(":crawlseed"), "{err}");
+    assert_eq!(q.stats().await.unwrap().pending, 0);
+    // the default crawl does not read it
+    assert_eq!(
+        q.seed(&spread("a", 2, 2), &SeedOptions::default())
+            .await
+            .unwrap()
+            .added,
+        4
+    );
+    shared().cli(&["DEL", &format!("{base}:crawlseed")]);
+    q.set_crawl_host_budget("c", Some(1)).await.unwrap();
+    shared().cli(&["SET", &format!("{base}:cu:c"), "x"]);
+    let err = q.seed(&spread("b", 2, 2), &into("c")).await.unwrap_err();
+    assert_eq!(err.code(), "CORRUPT", "{err}");
+    assert!(err.to_string().contains(":cu:c"), "{err}");
+    shared().cli(&["DEL", &format!("{base}:cu:c")]);
+    let report = q.seed(&spread("b", 2, 2), &into("c")).await.unwrap();
+    assert_eq!((report.added, report.invalid.len()), (2, 2));
+    check_invariants(&shared().url(), &q).await;
 }

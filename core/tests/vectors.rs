@@ -535,6 +535,14 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
+                    "set_crawl_host_budget" => to_snake(&json::crawl_stats_to_json(
+                        &q.set_crawl_host_budget(
+                            step["crawl"].as_str().unwrap(),
+                            step["urls"].as_u64(),
+                        )
+                        .await?,
+                        Style::Camel,
+                    )),
                     "pause_crawl" => {
                         q.pause_crawl(step["crawl"].as_str().unwrap()).await?;
                         Value::Null

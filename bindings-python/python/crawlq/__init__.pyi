@@ -157,7 +157,7 @@ class CrawlStats(TypedDict):
     dead: int
     done: int
     seen: int
-    """URLs the crawl added to the seen set, forgotten ones included."""
+    """URLs of the crawl in the seen set (less those a host deletion forgot)."""
     seeded_total: int
     cap: Optional[int]
     """The most of its items leased at once (``set_crawl_cap``); None: no cap."""
@@ -168,6 +168,8 @@ class CrawlStats(TypedDict):
     """Its share of each host against the other crawls there (``set_crawl_weight``); 1 by default."""
     rate: Optional[float]
     """The most of its items leased a second (``set_crawl_rate``); None: no rate."""
+    host_budget: Optional[int]
+    """The most new URLs each host may add to it (``set_crawl_host_budget``); None: none."""
 
 class HostInfo(TypedDict):
     host: str
@@ -534,6 +536,10 @@ class Queue:
     def set_crawl_weight(self, crawl: str, weight: Optional[int]) -> CrawlStats:
         """Weigh a named crawl against the others on its hosts: leases in proportion to the
         weights (None: the default, 1), for the items queued from now on."""
+    def set_crawl_host_budget(self, crawl: str, urls: Optional[int]) -> CrawlStats:
+        """Give a named crawl a host budget: each host may add at most ``urls`` new URLs to it
+        (None: no budget). New URLs past it are refused per item (``budget_exhausted``) and not
+        marked seen; the host's own budget holds as well."""
     def set_crawl_rate(self, crawl: str, per_second: Optional[float]) -> CrawlStats:
         """Limit a named crawl's rate: at most ``per_second`` of its items leased a second by all
         workers together, spaced evenly (None: no rate)."""
@@ -762,6 +768,7 @@ class AsyncQueue:
     async def crawl_stats(self, crawl: str) -> CrawlStats: ...
     async def set_crawl_cap(self, crawl: str, cap: Optional[int]) -> CrawlStats: ...
     async def set_crawl_weight(self, crawl: str, weight: Optional[int]) -> CrawlStats: ...
+    async def set_crawl_host_budget(self, crawl: str, urls: Optional[int]) -> CrawlStats: ...
     async def set_crawl_rate(self, crawl: str, per_second: Optional[float]) -> CrawlStats: ...
     async def pause_crawl(self, crawl: str) -> None: ...
     async def resume_crawl(self, crawl: str) -> None: ...

@@ -33,6 +33,60 @@ end
 function CRAWL.held_set(crawl)
   return BASE .. ':ch:' .. crawl
 end
+-- What a seed into a named crawl reads (seed.lua): `<base>:crawlseed` (crawl ->
+-- '<generation>:<host budget>', each digits or empty). The generation (0 when empty) counts the
+-- crawl's deletions that hid its seen URLs (crawl_delete): a seen member of generation g > 0 is
+-- CRAWL.gen_member's. The host budget is the most new URLs each host may add to the crawl; its
+-- counts are in `<base>:cu:<crawl>` (host -> new URLs it added to the crawl while the crawl had
+-- a budget).
+function CRAWL.seed_key()
+  return BASE .. ':crawlseed'
+end
+-- A crawl's generation and host budget from its `crawlseed` field (false: absent).
+function CRAWL.seed_config(field)
+  local gen, budget = string.match(field or ':', '^(%d*):(%d*)$')
+  return tonumber(gen or '') or 0, tonumber(budget or '') or false
+end
+-- The crawls with a host budget (none when `crawlseed` holds a foreign value).
+function CRAWL.budgeted()
+  local all, out = redis.pcall('HGETALL', CRAWL.seed_key()), {}
+  if all.err then
+    return out
+  end
+  for i = 1, #all, 2 do
+    local _, budget = CRAWL.seed_config(all[i + 1])
+    if budget then
+      out[#out + 1] = all[i]
+    end
+  end
+  return out
+end
+-- The `crawlseed` field of a generation and a budget (false when neither is set).
+function CRAWL.seed_field(gen, budget)
+  if gen == 0 and not budget then
+    return false
+  end
+  return (gen > 0 and int(gen) or '') .. ':' .. (budget and int(budget) or '')
+end
+-- The seen member of a fingerprint `member` (a 64-bit decimal) in generation `gen` > 0: its last
+-- nine digits moved by a multiple of gen, modulo 10^9 (one to one, and still an integer, so the
+-- seen set's buckets stay Redis intsets). The members a crawl had before a deletion are
+-- so not those it has after: its URLs are new to it again.
+function CRAWL.gen_member(member, gen)
+  local n = #member
+  local shift = (gen * 387420489) % 1000000000
+  local first = string.byte(member, 1) == 45 and 2 or 1
+  if n - first < 9 then
+    -- (a number below 10^9: no high digits to keep, no padding)
+    return string.sub(member, 1, first - 1)
+      .. int((string.sub(member, first) + 0 + shift) % 1000000000)
+  end
+  return string.sub(member, 1, n - 9)
+    .. string.format('%09d', (string.sub(member, n - 8) + 0 + shift) % 1000000000)
+end
+function CRAWL.used_key(crawl)
+  return BASE .. ':cu:' .. crawl
+end
 
 -- Whether any crawl of this shard is paused, capped or rated, read once per call (CRAWL.limits,
 -- reset by begin()).

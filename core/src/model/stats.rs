@@ -156,7 +156,7 @@ pub struct CrawlStats {
     pub dead: u64,
     /// Acked (a revisit counts when it is acked again too).
     pub done: u64,
-    /// URLs the crawl added to the seen set, forgotten ones included.
+    /// URLs of the crawl in the seen set (less those a host deletion forgot).
     pub seen: u64,
     /// Items its seeds queued (forced re-adds included).
     pub seeded_total: u64,
@@ -173,6 +173,9 @@ pub struct CrawlStats {
     pub weight: u64,
     /// Its rate, the most leases a second ([`crate::Queue::set_crawl_rate`]); `None` for none.
     pub rate: Option<f64>,
+    /// Its host budget, the most new URLs each host may add to it
+    /// ([`crate::Queue::set_crawl_host_budget`]); `None` for none.
+    pub host_budget: Option<u64>,
 }
 
 impl Default for CrawlStats {
@@ -191,6 +194,7 @@ impl Default for CrawlStats {
             held_hosts: 0,
             weight: 1,
             rate: None,
+            host_budget: None,
         }
     }
 }
@@ -223,6 +227,8 @@ impl CrawlStats {
             (Some(a), Some(b)) => Some(((a + b) * 1e6).round() / 1e6),
             (a, b) => a.or(b),
         };
+        // (the same in every shard)
+        self.host_budget = self.host_budget.or(other.host_budget);
         self
     }
 }
@@ -267,6 +273,9 @@ pub enum CrawlChange {
     Weight(Option<u64>),
     /// The shard's share of the crawl's rate, leases a second (`None`: no rate).
     Rate(Option<f64>),
+    /// The most new URLs each host may add to the crawl (`None`: no budget); the same in every
+    /// shard.
+    HostBudget(Option<u64>),
     Pause,
     Resume,
     /// No change: release hosts held for the crawl if it is not blocked.

@@ -36,7 +36,7 @@ impl Ops {
     /// The reply of [`Ops::crawl_stats`].
     pub fn decode_crawl_stats(&self, reply: Reply) -> Result<crate::CrawlStats> {
         let items = reply.array()?;
-        expect_len(&items, 12, "crawl_stats")?;
+        expect_len(&items, 13, "crawl_stats")?;
         let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
         Ok(crate::CrawlStats {
             ready: n(0)?,
@@ -51,6 +51,7 @@ impl Ops {
             held_hosts: n(9)?,
             weight: n(10)?,
             rate: items[11].text()?.parse().ok(),
+            host_budget: u64::try_from(items[12].int()?).ok(),
         })
     }
 
@@ -84,6 +85,15 @@ impl Ops {
                 call.args.push(b"rate".to_vec());
                 call.args.push(
                     rate.map(|r| format!("{r}"))
+                        .unwrap_or_default()
+                        .into_bytes(),
+                );
+            }
+            CrawlChange::HostBudget(budget) => {
+                call.args.push(b"budget".to_vec());
+                call.args.push(
+                    budget
+                        .map(|n| n.to_string())
                         .unwrap_or_default()
                         .into_bytes(),
                 );

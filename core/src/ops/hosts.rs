@@ -293,14 +293,20 @@ impl Ops {
         Ok((next.transpose()?, removed, identities))
     }
 
-    /// Remove the fingerprints of these identities (keys, canonical URLs or host keys) from
-    /// the seen set.
+    /// Remove the fingerprints of these identities (keys, canonical URLs or host keys; a named
+    /// crawl's as `<crawl> NUL <identity>`, as `host_delete` answers them) from the seen set.
     pub fn seen_forget(&self, identities: &[String]) -> ScriptCall {
         let mut call = self.call(&scripts::SEEN_FORGET, identities.len() * 2);
         for identity in identities {
             let fp = normalize::Fingerprint::of(identity);
             call.args.push(fp.seen_member().to_string().into_bytes());
-            call.args.push(fp.bucket_hash().to_string().into_bytes());
+            let bucket = fp.bucket_hash().to_string();
+            // (the script finds the member of the crawl's generation, and counts it off the
+            // crawl's seen)
+            call.args.push(match identity.split_once('\0') {
+                Some((crawl, _)) => format!("{bucket}/{crawl}").into_bytes(),
+                None => bucket.into_bytes(),
+            });
         }
         call
     }

@@ -173,6 +173,31 @@ impl<E: Executor> Queue<E> {
         self.crawl_stats(crawl).await
     }
 
+    /// Give a named crawl a host budget: each host may add at most `urls` new URLs to the
+    /// crawl (`None` removes the budget). A seed into the crawl of a new URL past it is refused,
+    /// reported in the seed report's `invalid` list with the code `budget_exhausted` (the rest
+    /// of the batch is seeded), and not marked seen, so it comes in once the budget grows.
+    /// Duplicates and forced re-adds are not counted. The host's own budget
+    /// ([`Queue::set_host_budget`], for all crawls together) holds as well. New URLs count from
+    /// the time the crawl has a budget; removing it keeps the counts. Answers the crawl's stats.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.set_crawl_host_budget("trial-customer", Some(100)).await?; // 100 pages of each site
+    /// assert_eq!(q.crawl_stats("trial-customer").await?.host_budget, Some(100));
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_crawl_host_budget(
+        &self,
+        crawl: &str,
+        urls: Option<u64>,
+    ) -> Result<crate::CrawlStats> {
+        let layout = self.layout().await?;
+        self.crawl_change(layout, crawl, |_| crate::CrawlChange::HostBudget(urls))
+            .await?;
+        self.crawl_stats(crawl).await
+    }
+
     /// Pause a named crawl: none of its items is leased until [`Queue::resume_crawl`]; leases
     /// of it already handed out may be answered, seeds go on, and other crawls on the same
     /// hosts are leased as before (a host with only this crawl's items waits, held).

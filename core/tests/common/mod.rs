@@ -1015,6 +1015,14 @@ async fn shard_truth(
             .await
             .unwrap();
     }
+    // (members of deleted crawls' earlier generations stay in the set, counted in meta.hidden)
+    let hidden: Option<u64> = redis::cmd("HGET")
+        .arg(format!("{base}:meta"))
+        .arg("hidden")
+        .query_async(&mut *conn)
+        .await
+        .unwrap();
+    t.seen -= hidden.unwrap_or(0);
     for bucket in nodes.keys(base, ":v:*").await {
         t.live += redis::cmd("SCARD")
             .arg(&bucket)

@@ -119,6 +119,10 @@ pub enum JsCall {
         crawl: String,
         weight: Option<u64>,
     },
+    SetCrawlHostBudget {
+        crawl: String,
+        urls: Option<u64>,
+    },
     SetCrawlRate {
         crawl: String,
         per_second: Option<f64>,
@@ -388,6 +392,10 @@ impl JsCall {
                 crawl: a.string(0, "crawl")?,
                 weight: count(&a, 1, "weight")?,
             },
+            "setCrawlHostBudget" => JsCall::SetCrawlHostBudget {
+                crawl: a.string(0, "crawl")?,
+                urls: count(&a, 1, "urls")?,
+            },
             "setCrawlRate" => JsCall::SetCrawlRate {
                 crawl: a.string(0, "crawl")?,
                 per_second: j::optional_number_arg(a.json(1), "perSecond")?,
@@ -541,6 +549,9 @@ impl JsCall {
             }
             JsCall::SetCrawlWeight { crawl, weight } => {
                 j::crawl_stats_to_json(&q.set_crawl_weight(&crawl, weight).await?, camel)
+            }
+            JsCall::SetCrawlHostBudget { crawl, urls } => {
+                j::crawl_stats_to_json(&q.set_crawl_host_budget(&crawl, urls).await?, camel)
             }
             JsCall::SetCrawlRate { crawl, per_second } => {
                 j::crawl_stats_to_json(&q.set_crawl_rate(&crawl, per_second).await?, camel)

@@ -133,6 +133,11 @@ macro_rules! js_queue_methods {
                 "Weigh a named crawl against the others on its hosts: each host's leases go to the"
                 "crawls with due work there in proportion to their weights (`null`: the default, 1),"
                 "for the items queued from now on. Resolves with the crawl's stats.";
+            set_crawl_host_budget "setCrawlHostBudget" (crawl, urls) "crawl: string, urls: number | null" "Promise<CrawlStats>"
+                "Give a named crawl a host budget: each host may add at most `urls` new URLs to the"
+                "crawl (`null`: none). New URLs past it are refused per item (`budget_exhausted`)"
+                "and not marked seen; the host's own budget holds as well. Resolves with the"
+                "crawl's stats.";
             set_crawl_rate "setCrawlRate" (crawl, perSecond) "crawl: string, perSecond: number | null" "Promise<CrawlStats>"
                 "Limit a named crawl's rate: at most `perSecond` of its items leased a second by all"
                 "workers together, spaced evenly (`null`: no rate); other crawls are leased"

@@ -124,7 +124,8 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
 }
 
 /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total, and
-/// its limits: cap (null: none), paused, held_hosts, weight, rate (null: none).
+/// its limits: cap (null: none), paused, held_hosts, weight, rate (null: none), host_budget
+/// (null: none).
 pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
     Out::new(style)
         .value("pending", s.pending())
@@ -140,6 +141,7 @@ pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
         .value("held_hosts", s.held_hosts)
         .value("weight", s.weight)
         .value("rate", s.rate)
+        .value("host_budget", s.host_budget)
         .done()
 }
 
