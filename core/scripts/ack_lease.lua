@@ -5,7 +5,8 @@
 -- ARGV: 1 base, 2 clock, 3 lease count N, then 4 fields per lease as `ack` takes them, then the
 --       revisit as `ack` takes it ('0': none), then the 8 arguments `lease` takes from its ARGV 3:
 --       max items, lease ttl ms, default host delay ms, max attempts, reclaim limit, promote
---       limit, default in-flight limit per host, pacing
+--       limit, default in-flight limit per host, pacing, then, optionally, the crawls to lease
+--       from as `lease` takes them (its ARGV 11)
 -- reply: the `lease` reply with the N ack flags after its 4 fixed fields: {now, next_due,
 --        reclaimed, reclaimed_dead, N, flag1, ..., flagN, lease_key1, record1, ...}; flags as
 --        `ack` answers them (1 acked, 0 the lease is not live)
@@ -21,7 +22,8 @@ expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD })
 expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
 local flags = ack_part(ARGV)
 local leased = lease_part({ [3] = ARGV[at], [4] = ARGV[at + 1], [5] = ARGV[at + 2],
-  [6] = ARGV[at + 3], [7] = ARGV[at + 4], [8] = ARGV[at + 5], [9] = ARGV[at + 6], [10] = ARGV[at + 7] })
+  [6] = ARGV[at + 3], [7] = ARGV[at + 4], [8] = ARGV[at + 5], [9] = ARGV[at + 6], [10] = ARGV[at + 7],
+  [11] = ARGV[at + 8] })
 local out = { leased[1], leased[2], leased[3], leased[4], n }
 for i = 1, n do
   out[5 + i] = flags[i]

@@ -7,7 +7,8 @@
 --       `seed` takes them, then the 8 arguments `lease` takes from its ARGV 3: max items, lease
 --       ttl ms, default host delay ms, max attempts, reclaim limit, promote limit, default
 --       in-flight limit per host, pacing; then, optionally, the client's cache hits and their
---       seen epoch as `seed` takes them
+--       seen epoch as `seed` takes them ('0' and '' for none), and the crawls to lease from as
+--       `lease` takes them (its ARGV 11)
 -- reply: the `seed` reply for the M links, the N ack flags, then the `lease` reply: {status,
 --        added_ready, added_delayed, first_id, seen epoch, N, flag1, ..., flagN, now, next_due,
 --        reclaimed, reclaimed_dead, lease_key1, record1, ...}
@@ -45,7 +46,7 @@ local seeded = seed_part(links)
 local flags = ack_part(ARGV)
 local leased = lease_part({ [3] = ARGV[from], [4] = ARGV[from + 1], [5] = ARGV[from + 2],
   [6] = ARGV[from + 3], [7] = ARGV[from + 4], [8] = ARGV[from + 5], [9] = ARGV[from + 6],
-  [10] = ARGV[from + 7] })
+  [10] = ARGV[from + 7], [11] = ARGV[from + 10] })
 local out = { seeded[1], seeded[2], seeded[3], seeded[4], seeded[5], n }
 for i = 1, n do
   out[6 + i] = flags[i]

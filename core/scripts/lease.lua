@@ -305,7 +305,7 @@ end
 -- Workers that lease from chosen crawls (ARGV[11]): the call's filter, {crawls = names, set =
 -- name -> true, seen = hosts looked at, wrapped = whether every crawl's scan went round, rounds}.
 function LEASE.filter(names)
-  local f = { crawls = {}, set = {}, seen = {}, wrapped = true, rounds = 0 }
+  local f = { crawls = {}, set = {}, seen = {}, later = {}, wrapped = true, rounds = 0 }
   for name in string.gmatch(names, '%S+') do
     if not f.set[name] then
       f.set[name] = true
@@ -319,13 +319,18 @@ end
 -- `ready`), at most `wanted`: the ready hosts among the next 100 of each chosen crawl's hosts
 -- (`cq:<crawl>`), scanned from where the last call stopped (`cqcur`), so every host of the
 -- crawl is looked at in turn; at most 4 rounds a call. A host listed without any crawl lanes
--- left is dropped from the set.
+-- left is dropped from the set. The ready hosts a round found past `wanted` are kept, in rank
+-- order, for the next pull (a candidate may turn out to have no lane of a chosen crawl left:
+-- the next one is then taken instead of nothing).
 function LEASE.candidates(filter, wanted)
+  local found = filter.later
+  if #found > 0 then
+    return LEASE.pull_candidates(filter, found, wanted)
+  end
   if filter.rounds >= 4 then
     return {}
   end
   filter.rounds = filter.rounds + 1
-  local found = {}
   for _, crawl in ipairs(filter.crawls) do
     local set = BASE .. ':cq:' .. crawl
     local cursor = redis.call('HGET', BASE .. ':cqcur', crawl) or '0'
@@ -349,12 +354,19 @@ function LEASE.candidates(filter, wanted)
     end
   end
   table.sort(found, function(a, b) return a[1] < b[1] end)
-  local batch = {}
-  for i = 1, math.min(#found, wanted) do
+  return LEASE.pull_candidates(filter, found, wanted)
+end
+
+-- The first `wanted` of `found` ({rank, host} in rank order) taken out of `ready`, as ZPOPMIN
+-- answers them; the rest kept for the next pull.
+function LEASE.pull_candidates(filter, found, wanted)
+  local batch, n = {}, math.min(#found, wanted)
+  for i = 1, n do
     redis.call('ZREM', K_READY, found[i][2])
     batch[#batch + 1] = found[i][2]
     batch[#batch + 1] = found[i][1]
   end
+  filter.later = { unpack(found, n + 1) }
   return batch
 end
 
@@ -570,8 +582,8 @@ function LEASE.take(max_items, ttl, default_delay, flights, politeness, any_over
 end
 
 --- per call ---
--- (the lease steps run in composite scripts too, which never pass a filter; false, not nil:
--- begin())
+-- (the lease steps run in composite scripts too, which pass a filter only for a worker of
+-- chosen crawls; false, not nil: begin())
 LEASE.chosen = false
 local reply, ready_hosts, lease_due, item_due, host_due = LEASE.idle()
 if reply then

@@ -913,3 +913,71 @@ async fn a_foreign_value_at_a_crawl_budget_key_fails_the_seed_whole() {
     assert_eq!((report.added, report.invalid.len()), (2, 2));
     check_invariants(&shared().url(), &q).await;
 }
+
+#[tokio::test]
+async fn a_worker_of_chosen_crawls_answers_and_leases_in_one_call() {
+    // (a server of its own: its call counts are the test's)
+    let server = RedisServer::start();
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&server.url(), "chosen-combined", one_shard.clone())
+        .await
+        .unwrap();
+    q.seed(&spread("big", 50, 2), &into("big")).await.unwrap();
+    q.seed(&spread("small", 5, 2), &into("small"))
+        .await
+        .unwrap();
+    let worker = Queue::connect(
+        &server.url(),
+        "chosen-combined",
+        Config {
+            lease_crawls: vec!["small".into()],
+            ..one_shard
+        },
+    )
+    .await
+    .unwrap();
+    let next = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let mut page = worker.lease(1, Duration::ZERO).await.unwrap();
+    let mut taken = page.clone();
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let mut calls = 0;
+    // a page answered with its links and the next leased, then an answer and a lease
+    for round in 0..6 {
+        let handle = page[0].handle();
+        let (acked, got) = if round % 2 == 0 {
+            let link = format!("http://h{round}.com/found");
+            let (acked, report, got) = worker
+                .ack_with_links_and_lease(&handle, &items(&[&link]), &SeedOptions::default(), &next)
+                .await
+                .unwrap();
+            assert_eq!(report.added, 1);
+            (acked, got)
+        } else {
+            let (acked, got) = worker.ack_and_lease(&[handle], &next).await.unwrap();
+            (acked[0], got)
+        };
+        calls += 1;
+        assert!(acked, "round {round}");
+        assert_eq!(got.len(), 1, "round {round}");
+        taken.extend(got.iter().cloned());
+        page = got;
+    }
+    assert_eq!(
+        calls_of(&server, "fcall") + calls_of(&server, "evalsha"),
+        calls,
+        "one call per answer"
+    );
+    assert!(
+        taken.iter().all(|l| l.crawl.as_deref() == Some("small")),
+        "only the chosen crawl's items (the links went into it too, as a page's links do)"
+    );
+    assert_eq!(q.crawl_stats("big").await.unwrap().leased, 0);
+    check_invariants(&server.url(), &q).await;
+}

@@ -70,6 +70,19 @@ impl Ops {
         call
     }
 
+    /// Finish an `ack_seed_lease` call (after [`Ops::add_cache_hits`], if the cache answered
+    /// any): a worker with `lease_crawls` leases from its chosen crawls only, named after the
+    /// cache's two arguments (`0` and `''` when it answered none).
+    pub fn add_lease_crawls(&self, call: &mut ScriptCall, cache_hits_added: bool) {
+        if self.config.lease_crawls.is_empty() {
+            return;
+        }
+        if !cache_hits_added {
+            Self::add_cache_hits(call, 0, "");
+        }
+        self.push_lease_crawls(call);
+    }
+
     /// The reply of [`Ops::ack_seed_lease`] for `n` leases and `links` links: the links'
     /// outcome, the ack flags and the lease batch.
     pub fn decode_ack_seed_lease(

@@ -7,15 +7,22 @@ impl Ops {
     pub fn lease(&self, max: usize, ttl: Duration) -> ScriptCall {
         let mut call = self.call(&scripts::LEASE, 9);
         self.push_lease_args(&mut call, max, ttl);
+        self.push_lease_crawls(&mut call);
+        call
+    }
+
+    /// The crawls a worker leases from (`lease_crawls`), last in a lease call; nothing for a
+    /// worker of every crawl.
+    pub(super) fn push_lease_crawls(&self, call: &mut ScriptCall) {
         if !self.config.lease_crawls.is_empty() {
             call.args
                 .push(self.config.lease_crawls.join(" ").into_bytes());
         }
-        call
     }
 
-    /// Ack `leases` (as [`Ops::ack`]) and lease up to `max` items (as [`Ops::lease`]) in one
-    /// call: the `ack_lease` script. Decode with [`Ops::decode_ack_lease`].
+    /// Ack `leases` (as [`Ops::ack`]) and lease up to `max` items (as [`Ops::lease`], from the
+    /// chosen crawls of a worker with `lease_crawls`) in one call: the `ack_lease` script.
+    /// Decode with [`Ops::decode_ack_lease`].
     pub fn ack_lease(
         &self,
         leases: &[LeaseHandle],
@@ -30,6 +37,7 @@ impl Ops {
             Revisit::At(ms) => format!("@{ms}").into_bytes(),
         });
         self.push_lease_args(&mut call, max, ttl);
+        self.push_lease_crawls(&mut call);
         call
     }
 

@@ -276,12 +276,7 @@ impl<E: Executor> Queue<E> {
         let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
         let answered = std::slice::from_ref(lease);
         let routed = layout.route(answered)?;
-        // (a worker leasing from chosen crawls leases by its own call: the combined script
-        // leases from any crawl)
-        if layout.count() > 1
-            || prepared.len() > SEED_PER_CALL
-            || (next.is_some() && !self.config.lease_crawls.is_empty())
-        {
+        if layout.count() > 1 || prepared.len() > SEED_PER_CALL {
             let report = self.seed(links, opts).await?;
             return Ok(match next {
                 None => (self.ack(answered).await?[0], report, Vec::new()),

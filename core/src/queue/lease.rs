@@ -121,13 +121,7 @@ impl<E: Executor> Queue<E> {
         let started = self.exec.monotonic_ms();
         let layout = self.layout().await?;
         let parts = layout.route(acks)?;
-        // (a worker leasing from chosen crawls leases by its own call: the combined script
-        // leases from any crawl)
-        if acks.is_empty()
-            || acks.len() > LEASES_PER_CALL
-            || parts.len() != 1
-            || !self.config.lease_crawls.is_empty()
-        {
+        if acks.is_empty() || acks.len() > LEASES_PER_CALL || parts.len() != 1 {
             let flags = self.ack(acks).await?;
             return Ok((flags, self.lease_from(opts, ttl, started, None).await?));
         }

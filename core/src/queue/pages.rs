@@ -217,8 +217,13 @@ impl<E: Executor> Queue<E> {
             Some(ttl) if ask > 0 => ops.ack_seed_lease(&leases, revisit, &send, ask, ttl),
             _ => ops.ack_seed(&leases, revisit, &send),
         };
+        let mut hits_added = false;
         if let (true, Some(epoch)) = (hits > 0, &pages[0].epoch_used) {
             Ops::add_cache_hits(&mut call, hits, epoch);
+            hits_added = true;
+        }
+        if ttl.is_some() && ask > 0 {
+            ops.add_lease_crawls(&mut call, hits_added);
         }
         let reply = self.eval_on(ops, call).await?;
         let (outcome, flags, batch) = match ttl {
