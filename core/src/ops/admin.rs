@@ -62,42 +62,23 @@ impl Ops {
         crate::normalize::check_crawl(crawl).map_err(Error::InvalidArgument)?;
         let mut call = self.call(&scripts::CRAWL_CONFIG, 3);
         call.args.push(crawl.as_bytes().to_vec());
+        // (a setting's name, then its value: '' removes it)
+        fn setting(name: &str, value: Option<String>) -> [Vec<u8>; 2] {
+            [name.into(), value.unwrap_or_default().into_bytes()]
+        }
         match change {
-            CrawlChange::Cap(share) => {
-                call.args.push(b"cap".to_vec());
-                call.args.push(
-                    share
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                        .into_bytes(),
-                );
-            }
-            CrawlChange::Weight(weight) => {
-                call.args.push(b"weight".to_vec());
-                call.args.push(
-                    weight
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                        .into_bytes(),
-                );
-            }
-            CrawlChange::Rate(rate) => {
-                call.args.push(b"rate".to_vec());
-                call.args.push(
-                    rate.map(|r| format!("{r}"))
-                        .unwrap_or_default()
-                        .into_bytes(),
-                );
-            }
-            CrawlChange::HostBudget(budget) => {
-                call.args.push(b"budget".to_vec());
-                call.args.push(
-                    budget
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                        .into_bytes(),
-                );
-            }
+            CrawlChange::Cap(share) => call
+                .args
+                .extend(setting("cap", share.map(|n| n.to_string()))),
+            CrawlChange::Weight(weight) => call
+                .args
+                .extend(setting("weight", weight.map(|n| n.to_string()))),
+            CrawlChange::Rate(rate) => call
+                .args
+                .extend(setting("rate", rate.map(|r| format!("{r}")))),
+            CrawlChange::HostBudget(budget) => call
+                .args
+                .extend(setting("budget", budget.map(|n| n.to_string()))),
             CrawlChange::Pause => call.args.push(b"pause".to_vec()),
             CrawlChange::Resume => call.args.push(b"resume".to_vec()),
             CrawlChange::Release => call.args.push(Vec::new()),
