@@ -689,6 +689,50 @@ pub async fn cost(url: &str, n: usize, concurrency: usize) -> Result<Value> {
             seed_crawls(&q, urls(calls, 1000), crawls, concurrency).await?;
             put_lease_and_ack(&mut server, &mut out, label, &q, calls, concurrency).await?;
         }
+        // a worker that leases from one chosen crawl (`lease_crawls`), answering each item and
+        // taking the next (one call each since the combined scripts take the filter)
+        server.flush().await?;
+        let q = open(url, Config::default()).await?;
+        seed_crawls(&q, urls(calls, 1000), 2, concurrency).await?;
+        let worker = open(
+            url,
+            Config {
+                lease_crawls: vec!["c0".into()],
+                // (no politeness delay: the worker scans its crawl's hosts for a ready one, and
+                // on a queue of hosts all waiting their delay it would find none)
+                host_delay: Duration::ZERO,
+                ..Config::default()
+            },
+        )
+        .await?;
+        server.reset().await?;
+        together(concurrency, |_| {
+            let worker = worker.clone();
+            // (half of the crawl's items: a filtered lease scans at most 400 of its hosts a
+            // call, and with wait 0 a nearly drained crawl would answer none)
+            async move { ack_and_lease_one_by_one(&worker, calls / 4 / concurrency).await }
+        })
+        .await?;
+        put(
+            &mut out,
+            "ack + lease(1), a worker of one chosen crawl",
+            server
+                .script_usec("ack + lease(1), a worker of one chosen crawl")
+                .await?
+                / (calls / 4 / concurrency * concurrency) as f64,
+        );
+        // (and by two calls, lease then ack, for the ratio in one run)
+        server.flush().await?;
+        seed_crawls(&q, urls(calls, 1000), 2, concurrency).await?;
+        put_lease_and_ack(
+            &mut server,
+            &mut out,
+            "lease(1) + ack(1), a worker of one chosen crawl",
+            &worker,
+            calls / 4,
+            concurrency,
+        )
+        .await?;
         // the same with every crawl capped (never reached): the leases look for a crawl that
         // is not at its cap (docs/crawls.md, "Operating crawls")
         server.flush().await?;

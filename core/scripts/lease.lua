@@ -303,9 +303,12 @@ function LEASE.crawl_pop(host, member, others, lanes, head_of, head_lanes)
 end
 
 -- Workers that lease from chosen crawls (ARGV[11]): the call's filter, {crawls = names, set =
--- name -> true, seen = hosts looked at, wrapped = whether every crawl's scan went round, rounds}.
+-- name -> true, seen = hosts looked at, looked = how many, later = ready hosts found and not
+-- pulled yet, checks = hosts checked for lanes, wrapped = whether every crawl's scan went
+-- round, lapped = crawl -> true once a scan of it started from the beginning in this call}.
 function LEASE.filter(names)
-  local f = { crawls = {}, set = {}, seen = {}, later = {}, wrapped = true, rounds = 0 }
+  local f = { crawls = {}, set = {}, seen = {}, looked = 0, later = {}, checks = 0, wrapped = true,
+    lapped = {} }
   for name in string.gmatch(names, '%S+') do
     if not f.set[name] then
       f.set[name] = true
@@ -315,42 +318,71 @@ function LEASE.filter(names)
   return f
 end
 
+-- The most hosts of each chosen crawl a filtered lease looks at in a call, the fewest it asks a
+-- scan for, and the most hosts it checks for stale listing (EXISTS) in a call.
+LEASE.LOOK_MAX, LEASE.SCAN_MIN, LEASE.CHECKS_MAX = 400, 16, 8
+
 -- The next hosts for a filtered lease, as ZPOPMIN answers them ({host, rank, ...}, taken out of
--- `ready`), at most `wanted`: the ready hosts among the next 100 of each chosen crawl's hosts
--- (`cq:<crawl>`), scanned from where the last call stopped (`cqcur`), so every host of the
--- crawl is looked at in turn; at most 4 rounds a call. A host listed without any crawl lanes
--- left is dropped from the set. The ready hosts a round found past `wanted` are kept, in rank
--- order, for the next pull (a candidate may turn out to have no lane of a chosen crawl left:
--- the next one is then taken instead of nothing).
+-- `ready`), at most `wanted`: the ready hosts among each chosen crawl's next hosts
+-- (`cq:<crawl>`, SSCAN of max(wanted, 16) a round, their ready ranks read with one ZMSCORE),
+-- scanned from where the last call stopped (`cqcur`), so every host of the crawl is looked at
+-- in turn; rounds go on until `wanted` are found or 400 hosts a crawl were looked at. A host
+-- found neither ready nor with any crawl lanes left is dropped from the set (at most 8 checked
+-- a call). The ready hosts found past `wanted` are kept, in rank order, for the next pull (a
+-- candidate may turn out to have no lane of a chosen crawl left: the next one is then taken
+-- instead of nothing).
 function LEASE.candidates(filter, wanted)
   local found = filter.later
   if #found > 0 then
     return LEASE.pull_candidates(filter, found, wanted)
   end
-  if filter.rounds >= 4 then
-    return {}
-  end
-  filter.rounds = filter.rounds + 1
-  for _, crawl in ipairs(filter.crawls) do
-    local set = BASE .. ':cq:' .. crawl
-    local cursor = redis.call('HGET', BASE .. ':cqcur', crawl) or '0'
-    local scan = redis.pcall('SSCAN', set, cursor, 'COUNT', '100')
-    if not scan.err then
-      redis.call('HSET', BASE .. ':cqcur', crawl, scan[1])
-      if scan[1] ~= '0' then
-        filter.wrapped = false
-      end
-      for _, host in ipairs(scan[2]) do
-        if not filter.seen[host] then
-          filter.seen[host] = true
-          local score = redis.call('ZSCORE', K_READY, host)
-          if score then
-            found[#found + 1] = { score + 0, host }
-          elseif redis.call('EXISTS', CRAWL.lanes(host)) == 0 then
-            redis.call('SREM', set, host)
+  local count = int(math.max(wanted, LEASE.SCAN_MIN))
+  local limit, rounds = LEASE.LOOK_MAX * #filter.crawls, 0
+  while #found < wanted and filter.looked < limit and rounds < LEASE.LOOK_MAX / LEASE.SCAN_MIN do
+    local fresh_n, went_round = 0, true
+    rounds = rounds + 1
+    for _, crawl in ipairs(filter.crawls) do
+      local set = BASE .. ':cq:' .. crawl
+      local cursor = redis.call('HGET', BASE .. ':cqcur', crawl) or '0'
+      local scan = redis.pcall('SSCAN', set, cursor, 'COUNT', count)
+      if not scan.err then
+        redis.call('HSET', BASE .. ':cqcur', crawl, scan[1])
+        if scan[1] ~= '0' then
+          filter.wrapped = false
+        end
+        -- (a scan may end its lap with no host in its last answer: only one that went from
+        -- the start to the end in this call has looked at every host)
+        if cursor == '0' then
+          filter.lapped[crawl] = true
+        end
+        went_round = went_round and scan[1] == '0' and filter.lapped[crawl] == true
+        local fresh = {}
+        for _, host in ipairs(scan[2]) do
+          if not filter.seen[host] then
+            filter.seen[host] = true
+            fresh[#fresh + 1] = host
           end
         end
+        if #fresh > 0 then
+          local ranks = redis.call('ZMSCORE', K_READY, unpack(fresh))
+          for i, host in ipairs(fresh) do
+            if ranks[i] then
+              found[#found + 1] = { ranks[i] + 0, host }
+            elseif filter.checks < LEASE.CHECKS_MAX then
+              filter.checks = filter.checks + 1
+              if redis.call('EXISTS', CRAWL.lanes(host)) == 0 then
+                redis.call('SREM', set, host)
+              end
+            end
+          end
+          fresh_n = fresh_n + #fresh
+        end
       end
+    end
+    filter.looked = filter.looked + fresh_n
+    if fresh_n == 0 and went_round then
+      -- (every host of the crawls was looked at: a small set answers all of it at once)
+      break
     end
   end
   table.sort(found, function(a, b) return a[1] < b[1] end)

@@ -981,3 +981,51 @@ async fn a_worker_of_chosen_crawls_answers_and_leases_in_one_call() {
     assert_eq!(q.crawl_stats("big").await.unwrap().leased, 0);
     check_invariants(&server.url(), &q).await;
 }
+
+#[tokio::test]
+async fn a_worker_of_one_chosen_crawl_among_many_hosts_gets_an_item_on_every_call() {
+    // 500 hosts of the chosen crawl (a set Redis keeps as a hash table, scanned a few hosts at
+    // a time across calls, its scan going round mid-call), 500 of another crawl; half of the
+    // chosen crawl's items answered and leased one by one, with no wait: every call finds one
+    let server = RedisServer::start();
+    let one_shard = Config {
+        shards: None,
+        ..Config::default()
+    };
+    let q = Queue::connect(&server.url(), "chosen-many", one_shard.clone())
+        .await
+        .unwrap();
+    for c in 0..2 {
+        let mine: Vec<SeedItem> = (0..2000)
+            .skip(c)
+            .step_by(2)
+            .map(|i| SeedItem::from(format!("https://h{}.example/{i}", i % 1000)))
+            .collect();
+        q.seed(&mine, &into(&format!("c{c}"))).await.unwrap();
+    }
+    let worker = Queue::connect(
+        &server.url(),
+        "chosen-many",
+        Config {
+            lease_crawls: vec!["c0".into()],
+            host_delay: Duration::ZERO,
+            ..one_shard
+        },
+    )
+    .await
+    .unwrap();
+    let one = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let mut held = worker.lease_with(&one).await.unwrap();
+    for i in 1..500 {
+        let answered: Vec<LeaseHandle> = held.iter().map(Lease::handle).collect();
+        held = worker.ack_and_lease(&answered, &one).await.unwrap().1;
+        assert_eq!(held.len(), 1, "call {i}");
+        assert_eq!(held[0].crawl.as_deref(), Some("c0"));
+    }
+    assert_eq!(q.crawl_stats("c1").await.unwrap().ready, 1000);
+    check_invariants(&server.url(), &q).await;
+}
