@@ -34,12 +34,7 @@ elseif change == 'budget' then
   -- (checked by the seeds from now on; `cu:<crawl>` keeps its counts when the budget goes, as
   -- `hostused` does)
   local gen = CRAWL.seed_config(redis.call('HGET', CRAWL.seed_key(), crawl))
-  local field = CRAWL.seed_field(gen, ARGV[5] ~= '' and ARGV[5] + 0)
-  if field then
-    redis.call('HSET', CRAWL.seed_key(), crawl, field)
-  else
-    redis.call('HDEL', CRAWL.seed_key(), crawl)
-  end
+  CRAWL.write_seed_config(crawl, gen, ARGV[5] ~= '' and ARGV[5] + 0)
   change = ''
 end
 local s = CRAWL.limits_of(crawl) or { leased = tonumber(redis.call('HGET', BASE .. ':c:' .. crawl, 'leased') or '0') or 0 }

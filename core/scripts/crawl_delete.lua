@@ -172,12 +172,7 @@ function steps.finish()
     counter('forgotten', seen_n)
     counter('hidden', seen_n)
   end
-  local field = CRAWL.seed_field(gen, false)
-  if field then
-    redis.call('HSET', CRAWL.seed_key(), crawl, field)
-  else
-    redis.call('HDEL', CRAWL.seed_key(), crawl)
-  end
+  CRAWL.write_seed_config(crawl, gen, false)
   redis.pcall('UNLINK', CRAWL.used_key(crawl))
   redis.pcall('HDEL', BASE .. ':crawltat', crawl)
   redis.pcall('HDEL', BASE .. ':cqcur', crawl)

@@ -42,7 +42,7 @@ end
 function CRAWL.seed_key()
   return BASE .. ':crawlseed'
 end
--- A crawl's generation and host budget from its `crawlseed` field (false: absent).
+-- A crawl's generation and host budget from its `crawlseed` field (absent: 0 and false).
 function CRAWL.seed_config(field)
   local gen, budget = string.match(field or ':', '^(%d*):(%d*)$')
   return tonumber(gen or '') or 0, tonumber(budget or '') or false
@@ -61,12 +61,15 @@ function CRAWL.budgeted()
   end
   return out
 end
--- The `crawlseed` field of a generation and a budget (false when neither is set).
-function CRAWL.seed_field(gen, budget)
+-- Write a crawl's generation and host budget (false: none) to `crawlseed`; a crawl with neither
+-- has no field.
+function CRAWL.write_seed_config(crawl, gen, budget)
   if gen == 0 and not budget then
-    return false
+    redis.call('HDEL', CRAWL.seed_key(), crawl)
+  else
+    redis.call('HSET', CRAWL.seed_key(), crawl,
+      (gen > 0 and int(gen) or '') .. ':' .. (budget and int(budget) or ''))
   end
-  return (gen > 0 and int(gen) or '') .. ':' .. (budget and int(budget) or '')
 end
 -- The seen member of a fingerprint `member` (a 64-bit decimal) in generation `gen` > 0: its last
 -- nine digits moved by a multiple of gen, modulo 10^9 (one to one, and still an integer, so the
