@@ -186,6 +186,10 @@ class Redis:
         and its wall-clock durations grow whenever the server is preempted mid-command, as it is
         beside 16 busy clients on two cores."""
         info = dict(line.split(":", 1) for line in self.cli("INFO", "cpu").splitlines() if ":" in line)
+        # (servers before Redis 6.2 report only the process's CPU, which is the main thread's
+        # unless I/O threads are on)
+        if "used_cpu_user_main_thread" not in info:
+            return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
         return float(info["used_cpu_user_main_thread"]) + float(info["used_cpu_sys_main_thread"])
 
     def stop(self) -> None:
