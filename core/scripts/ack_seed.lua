@@ -39,4 +39,11 @@ local out = { seeded[1], seeded[2], seeded[3], seeded[4], seeded[5] }
 for i = 1, n do
   out[5 + i] = flags[i]
 end
+if REPORT then
+  -- on a shard of several, one lower report for both parts: the later epoch, and the earliest
+  -- time either made something leasable (-1 from a part that made nothing leasable)
+  local seed_at, ack_at = seeded[7], flags[n + 2]
+  out[6 + n] = math.max(seeded[6], flags[n + 1])
+  out[7 + n] = (seed_at < 0 or (ack_at >= 0 and ack_at < seed_at)) and ack_at or seed_at
+end
 return out

@@ -39,7 +39,7 @@ async fn leased_pages(
 }
 
 fn one_call_only() -> Config {
-    // several shards answer a page by calls per shard: nothing to put together
+    // one shard, whatever CRAWLQ_TEST_SHARDS says: the call counts below are one shard's
     Config {
         shards: None,
         ..Config::default()
@@ -262,4 +262,143 @@ async fn pages_answered_without_a_next_lease_go_with_those_that_lease() {
     }
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.done, stats.leased, stats.ready), (4, 2, 3));
+}
+
+/// The script calls `SLOWLOG` recorded (threshold 0) whose function name ends with `_<op>`.
+fn function_calls(server: &RedisServer, op: &str) -> usize {
+    let suffix = format!("_{op}");
+    server
+        .cli(&["SLOWLOG", "GET", "10000"])
+        .lines()
+        .filter(|line| line.trim().starts_with("crawlq_") && line.trim().ends_with(&suffix))
+        .count()
+}
+
+#[tokio::test]
+async fn pages_of_a_queue_of_several_shards_go_together_per_shard_and_links_of_other_shards_by_their_own_calls()
+ {
+    let server = RedisServer::start();
+    let config = Config {
+        shards: Some(3),
+        ..Config::default()
+    };
+    let (q, pages) = leased_pages(&server, "pages-shards", 12, config).await;
+    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
+    server.cli(&["SLOWLOG", "RESET"]);
+    // each page links to its own host (its shard) and to another host (any shard)
+    let links: Vec<Vec<SeedItem>> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, page)| {
+            let own = page.url.as_deref().unwrap().replace(".com/", ".com/next");
+            items(&[&own, &format!("http://elsewhere{i}.org/"), "not a url"])
+        })
+        .collect();
+    let q = &q;
+    let answers = join_all(pages.iter().zip(&links).map(|(page, links)| async move {
+        q.ack_with_links_and_lease(&page.handle(), links, &SeedOptions::default(), &NEXT)
+            .await
+    }))
+    .await;
+    let page_calls = function_calls(&server, "ack_seed_lease");
+    // 12 pages over 3 shards: in each shard the first goes alone, the others in one call
+    assert!(
+        (1..=6).contains(&page_calls),
+        "{page_calls} ack_seed_lease calls for 12 pages"
+    );
+    assert_eq!(
+        function_calls(&server, "ack_lease"),
+        0,
+        "no page acked apart"
+    );
+    assert!(
+        function_calls(&server, "seed") <= 12,
+        "the other shards' links"
+    );
+    let mut ids = Vec::new();
+    let mut leased = Vec::new();
+    for (i, answer) in answers.into_iter().enumerate() {
+        let (acked, report, next) = answer.unwrap();
+        assert!(acked, "page {i} acked");
+        assert_eq!((report.added, report.duplicates), (2, 0), "page {i}");
+        assert_eq!(report.invalid.len(), 1);
+        assert_eq!(report.invalid[0].index, 2);
+        assert!(
+            report.ids[0].is_some() && report.ids[1].is_some(),
+            "page {i}"
+        );
+        ids.extend(report.ids.into_iter().flatten());
+        assert_eq!(next.len(), 1, "page {i} got its next page");
+        leased.extend(next);
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 24, "every added link has an id of its own");
+    let mut urls: Vec<&str> = leased.iter().map(|l| l.url.as_deref().unwrap()).collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), 12, "no item leased twice");
+    let stats = check_invariants(&server.url(), q).await;
+    // the 12 pages and the one seen link seeded first, then 24 links; 12 answered, 12 leased
+    assert_eq!(
+        (stats.done, stats.leased, stats.ready, stats.seen),
+        (12, 12, 13, 37)
+    );
+    // what the shards hold is what the index says: every ready item is leased by workers
+    // that ask the queue, not only by those answering pages of its shard
+    let rest = q.lease(100, Duration::ZERO).await.unwrap();
+    assert_eq!(rest.len(), 13);
+}
+
+#[tokio::test]
+async fn links_a_page_queues_on_its_own_shard_are_leasable_by_other_workers_at_once() {
+    let server = RedisServer::start();
+    let config = Config {
+        shards: Some(3),
+        ..Config::default()
+    };
+    let worker = Queue::connect(&server.url(), "pages-index", config.clone())
+        .await
+        .unwrap();
+    let other = Queue::connect(&server.url(), "pages-index", config)
+        .await
+        .unwrap();
+    for with_next in [false, true] {
+        let page_url = format!("http://site-{with_next}.com/");
+        worker
+            .seed(&items(&[&page_url]), &SeedOptions::default())
+            .await
+            .unwrap();
+        let page = worker.lease(1, Duration::ZERO).await.unwrap().remove(0);
+        // the page's shard holds nothing ready now, and the queue's index says so
+        assert!(other.lease(1, Duration::ZERO).await.unwrap().is_empty());
+        let links: Vec<String> = (0..3).map(|i| format!("{page_url}{i}")).collect();
+        let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+        let expected = if with_next {
+            let (acked, report, next) = worker
+                .ack_with_links_and_lease(
+                    &page.handle(),
+                    &items(&refs),
+                    &SeedOptions::default(),
+                    &NEXT,
+                )
+                .await
+                .unwrap();
+            assert!(acked && report.added == 3 && next.len() == 1);
+            worker.ack(&[next[0].handle()]).await.unwrap();
+            2
+        } else {
+            let (acked, report) = worker
+                .ack_with_links(&page.handle(), &items(&refs), &SeedOptions::default())
+                .await
+                .unwrap();
+            assert!(acked && report.added == 3);
+            3
+        };
+        // a worker that only asks the queue (its index) finds them without waiting for a sweep
+        let found = other.lease(10, Duration::ZERO).await.unwrap();
+        assert_eq!(found.len(), expected, "with the next lease: {with_next}");
+        other.ack(&handles(&found)).await.unwrap();
+    }
 }

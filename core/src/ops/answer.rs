@@ -66,6 +66,8 @@ impl Ops {
     ) -> ScriptCall {
         let mut call = self.ack_seed(leases, revisit, links);
         call.script = &scripts::ACK_SEED_LEASE;
+        // (on a shard of several, the lease's report: the shard's whole state after the call)
+        call.report = call.report.map(|_| ReportKind::Set);
         self.push_lease_args(&mut call, max, ttl);
         call
     }

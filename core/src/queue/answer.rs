@@ -153,13 +153,16 @@ impl<E: Executor> Queue<E> {
     /// was reclaimed, or was answered): nothing found is lost, and whoever fetches the page
     /// again finds them duplicates.
     ///
-    /// One call when the queue has one shard and the valid links fit one call (250); otherwise
-    /// the links are seeded first (as [`Queue::seed`]) and the ack follows.
+    /// One call when the valid links fit one call (250): with several shards, one call on the
+    /// lease's shard with the links of that shard (the usual page: most links are to its own
+    /// site), and the other shards' links by seed calls of their own, sent beside it. With more
+    /// than 250 for the lease's shard, the links are seeded first (as [`Queue::seed`]) and the
+    /// ack follows.
     /// [`Queue::ack_with_links_and_lease`] also leases the next items in the same call.
     ///
     /// Pages that other tasks answer through this queue while such a call is on its way wait
-    /// for it and then go together, in one call (one crawl, one lease time per call; up to
-    /// 250 links and 64 pages): its fixed work in Redis is paid once for all of them, and each
+    /// for it and then go together, in one call (one shard, one crawl, one lease time per
+    /// call; up to 250 links and 64 pages): its fixed work in Redis is paid once for all of them, and each
     /// page still gets its own flag, report and leases. A page answered with no call on its
     /// way goes at once.
     ///
@@ -186,9 +189,10 @@ impl<E: Executor> Queue<E> {
     /// [`Queue::ack_with_links`], then lease the next items as [`Queue::lease_with`] does
     /// (`next`): a worker's whole turn on a page (its links, its ack, the next page) in one
     /// round trip. The lease waits as `lease_with` waits when nothing is due; it runs whether
-    /// or not the answered lease was still live. One call when the queue has one shard and
-    /// the valid links fit one call (250); otherwise the links are seeded first and the ack
-    /// and lease follow as [`Queue::ack_and_lease`].
+    /// or not the answered lease was still live. One call as [`Queue::ack_with_links`] says
+    /// (with several shards the next items come from the lease's shard first, then from the
+    /// others, as [`Queue::ack_and_lease`] takes them); past 250 links the links are seeded
+    /// first and the ack and lease follow as [`Queue::ack_and_lease`].
     ///
     /// ```no_run
     /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
@@ -276,7 +280,17 @@ impl<E: Executor> Queue<E> {
         let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
         let answered = std::slice::from_ref(lease);
         let routed = layout.route(answered)?;
-        if layout.count() > 1 || prepared.len() > SEED_PER_CALL {
+        let shard = routed[0].shard;
+        // (several shards: the links of the lease's shard go with the page, the others by seed
+        // calls of their own, sent beside it)
+        let (prepared, elsewhere): (Vec<PreparedItem>, Vec<PreparedItem>) = if layout.count() > 1 {
+            prepared
+                .into_iter()
+                .partition(|item| layout.of_host(&item.host) == shard)
+        } else {
+            (prepared, Vec::new())
+        };
+        if prepared.len() > SEED_PER_CALL {
             let report = self.seed(links, opts).await?;
             return Ok(match next {
                 None => (self.ack(answered).await?[0], report, Vec::new()),
@@ -288,21 +302,29 @@ impl<E: Executor> Queue<E> {
         }
         // links the known-seen cache holds are not sent, unless the reply's epoch says the
         // seen set may have shrunk since
-        let (known, epoch_used) = self.seen.known(0, &prepared);
+        let (known, epoch_used) = self.seen.known(shard, &prepared);
         let (send, hits) = split_known(&prepared, &known);
         // (with the pages other tasks answer meanwhile, in one call: pages.rs)
         let ask = next.map_or(0, |next| next.max.min(LEASE_PER_CALL));
-        let answer = self
-            .send_page(PageSend {
-                lease: routed[0].items[0].clone(),
-                send: send.clone(),
-                hits: hits.len(),
-                epoch_used: epoch_used.clone(),
-                ask,
-                ttl,
-                crawl: opts.crawl.clone(),
-            })
-            .await?;
+        let page = self.send_page(PageSend {
+            shard,
+            lease: routed[0].items[0].clone(),
+            send: send.clone(),
+            hits: hits.len(),
+            epoch_used: epoch_used.clone(),
+            ask,
+            ttl,
+            crawl: opts.crawl.clone(),
+        });
+        let others = async {
+            if elsewhere.is_empty() {
+                None
+            } else {
+                Some(self.seed_chunk(layout, elsewhere).await)
+            }
+        };
+        let (answer, others) = futures_util::future::join(page, others).await;
+        let answer = answer?;
         let (outcome, acked) = (answer.outcome, answer.acked);
         let batch = match (next, ttl, answer.batch) {
             (Some(next), Some(ttl), Some(batch)) => Some((next, ttl, ask, batch)),
@@ -310,23 +332,17 @@ impl<E: Executor> Queue<E> {
         };
         self.held.forget(answered);
         self.seen
-            .learn(0, outcome.epoch.as_deref(), &send, &outcome.ids);
-        let sent = seeded_items(layout, 0, &outcome.ids).collect();
+            .learn(shard, outcome.epoch.as_deref(), &send, &outcome.ids);
+        let sent = seeded_items(layout, shard, &outcome.ids).collect();
         let counts = SeedOutcome {
             ids: Vec::new(),
             ..outcome
         };
         let (counts, seeded, error) = self
-            .settle_known(layout, 0, &known, &hits, epoch_used, counts, sent, None)
+            .settle_known(layout, shard, &known, &hits, epoch_used, counts, sent, None)
             .await;
-        if let Some((_, e)) = error {
-            return Err(with_context(
-                e,
-                "the page was answered (and any next items leased, which go back when their \
-                 lease expires) and its links seeded except some the client knew as seen; \
-                 seeding those again is safe",
-            ));
-        }
+        // what the page's call and the other shards' calls made leasable
+        let mut markers = counts.added_ready;
         let mut report = SeedReport {
             added: counts.added,
             duplicates: counts.duplicates,
@@ -334,15 +350,42 @@ impl<E: Executor> Queue<E> {
             ids: vec![None; links.len()],
         };
         report_seeded(&mut report, links, &prepared, seeded);
+        let mut error = error.map(|(_, e)| e);
+        if let Some(chunk) = others {
+            markers += chunk.counts.added_ready;
+            report.added += chunk.counts.added;
+            report.duplicates += chunk.counts.duplicates;
+            report_seeded(&mut report, links, &chunk.sent, chunk.items);
+            error = error.or(chunk.error.map(|(_, e)| e));
+        }
+        if let Some(e) = error {
+            self.flush_reports(layout, markers).await;
+            return Err(with_context(
+                e,
+                "the page was answered (and any next items leased, which go back when their \
+                 lease expires) and its links seeded except some; seeding those again is safe",
+            ));
+        }
         report.invalid.sort_by_key(|i| i.index);
         let Some((next, ttl, ask, mut batch)) = batch else {
+            self.flush_reports(layout, markers).await;
             return Ok((acked, report, Vec::new()));
         };
-        layout.name_ids(&mut batch, 0);
-        self.drop_still_due(&[0], &mut batch);
-        // the rest of `max`, past one call's share, as ack_and_lease asks for it
+        layout.name_ids(&mut batch, shard);
+        // a shard still leasable after the call changes nothing in the index, unless the page
+        // queued ready items there (the index may have had it as empty)
+        if counts.added_ready == 0 {
+            self.drop_still_due(&[shard], &mut batch);
+        }
+        self.flush_reports(
+            layout,
+            markers + batch.reclaimed.saturating_sub(batch.reclaimed_dead),
+        )
+        .await;
+        // the rest of `max`, from the other shards or past one call's share, as ack_and_lease
+        // asks for it
         let got = batch.leases.len() + batch.undecodable.len();
-        if got < next.max && got == ask {
+        if got < next.max && (got == ask || layout.count() > 1) {
             let more = self.lease_once(next.max - got, ttl).await?;
             batch = batch.merge(more);
         }

@@ -256,7 +256,7 @@ pub struct Queue<E> {
     seen: crate::seen_cache::SeenCache,
     /// Pages answered while a call carrying pages is on its way: sent together next
     /// (`pages.rs`).
-    pages: pages::PageLine,
+    pages: pages::PageLines,
 }
 
 impl<E: Executor> Queue<E> {
@@ -284,7 +284,7 @@ impl<E: Executor> Queue<E> {
             held: Arc::default(),
             reports: std::sync::Mutex::default(),
             view: std::sync::Mutex::default(),
-            pages: pages::PageLine::default(),
+            pages: pages::PageLines::default(),
         })
     }
 

@@ -13,20 +13,25 @@
 //! it), so no caller runs calls for others for longer than its own took. Only pages of one
 //! crawl, one lease time and one seen epoch of the known-seen cache go together (the script
 //! takes one of each per call), up to [`SEED_PER_CALL`] links and [`LEASE_PER_CALL`] leased
-//! items in all.
+//! items in all. A queue of several shards has a line per shard: a page goes to its lease's
+//! shard, with the links of that shard (`Queue::answer_page` sends the others' by their own
+//! calls), and the pages of different shards go in calls of their own, side by side.
 
 use super::*;
 use futures_channel::oneshot;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Most pages one call carries.
 const PAGES_PER_CALL: usize = 64;
 
 /// One page's part of a combined call.
 pub(super) struct PageSend {
-    /// The page's lease, routed to the queue's only shard.
+    /// The shard of the page's lease, where the call goes.
+    pub shard: usize,
+    /// The page's lease, routed to that shard.
     pub lease: LeaseHandle,
-    /// Its links to send (those the known-seen cache did not answer).
+    /// Its links to send (those of its shard the known-seen cache did not answer).
     pub send: Vec<PreparedItem>,
     /// How many links the known-seen cache answered, and by which seen epoch.
     pub hits: usize,
@@ -68,10 +73,33 @@ struct Waiting {
     tx: Option<oneshot::Sender<Handoff>>,
 }
 
-/// The pages of a queue waiting for the call on its way (see the module's comment).
+/// The pages of a queue's shard waiting for the call on its way (see the module's comment).
 #[derive(Default)]
 pub(super) struct PageLine {
     line: std::sync::Mutex<Line>,
+}
+
+/// A queue's page lines, one per shard, made as pages first come for a shard.
+#[derive(Default)]
+pub(super) struct PageLines {
+    lines: std::sync::Mutex<Vec<Arc<PageLine>>>,
+}
+
+impl PageLines {
+    fn line(&self, shard: usize) -> Arc<PageLine> {
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        while lines.len() <= shard {
+            lines.push(Arc::default());
+        }
+        lines[shard].clone()
+    }
+}
+
+impl std::fmt::Debug for PageLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        f.debug_list().entries(lines.iter()).finish()
+    }
 }
 
 #[derive(Default)]
@@ -151,8 +179,9 @@ impl<E: Executor> Queue<E> {
     /// Send one page's answer, with those of other callers waiting meanwhile (see the module's
     /// comment); its share of the reply.
     pub(super) async fn send_page(&self, page: PageSend) -> Result<PageAnswered> {
+        let pages = self.pages.line(page.shard);
         let rx = {
-            let mut line = self.pages.lock();
+            let mut line = pages.lock();
             if line.busy {
                 let (tx, rx) = oneshot::channel();
                 line.waiting.push_back(Waiting { page, tx: Some(tx) });
@@ -179,8 +208,8 @@ impl<E: Executor> Queue<E> {
             }
         }
         // this caller carries the call: its own page first, then those that go with it
-        let carrying = Carrying(&self.pages);
-        let batch = PageLine::take_batch(&mut self.pages.lock());
+        let carrying = Carrying(&pages);
+        let batch = PageLine::take_batch(&mut pages.lock());
         let (pages, txs): (Vec<PageSend>, Vec<_>) =
             batch.into_iter().map(|w| (w.page, w.tx)).unzip();
         let answers = self.send_pages(&pages).await;
@@ -202,11 +231,11 @@ impl<E: Executor> Queue<E> {
         own
     }
 
-    /// One call for `pages` (on the queue's only shard): `ack_seed_lease`, or `ack_seed` when
-    /// none asks for items; each page's share of its reply, in order.
+    /// One call for `pages` (all of one shard): `ack_seed_lease`, or `ack_seed` when none asks
+    /// for items; each page's share of its reply, in order.
     async fn send_pages(&self, pages: &[PageSend]) -> Result<Vec<PageAnswered>> {
         let layout = self.layout().await?;
-        let ops = layout.shard(0);
+        let ops = layout.shard(pages[0].shard);
         let revisit = Revisit::After(self.config.revisit_after);
         let leases: Vec<LeaseHandle> = pages.iter().map(|p| p.lease.clone()).collect();
         let send: Vec<PreparedItem> = pages.iter().flat_map(|p| p.send.iter().cloned()).collect();

@@ -116,7 +116,11 @@ impl<E: Executor> Queue<E> {
     /// [`SEED_PER_CALL`] sent together (one round trip per shard, the shards concurrently). Every
     /// call is answered, so a failed one does not hide what the others applied: the counts and
     /// items are those of the calls that succeeded, with the first error and its shard.
-    async fn seed_chunk(&self, layout: &Layout, prepared: Vec<PreparedItem>) -> ChunkSeeded {
+    pub(super) async fn seed_chunk(
+        &self,
+        layout: &Layout,
+        prepared: Vec<PreparedItem>,
+    ) -> ChunkSeeded {
         let len = prepared.len();
         // one shard (the usual queue): the chunk as it is; several: a copy per shard
         let parts: Vec<(usize, Vec<usize>, std::borrow::Cow<'_, [PreparedItem]>)> =
@@ -321,12 +325,12 @@ pub(super) enum ItemSeeded {
 
 /// A seed chunk's result: the counts and items of the calls that succeeded (`None` for the
 /// items of a call that failed), and the first failure with its shard.
-struct ChunkSeeded {
+pub(super) struct ChunkSeeded {
     /// The chunk's items, handed back.
-    sent: Vec<PreparedItem>,
-    counts: SeedOutcome,
-    items: Vec<Option<ItemSeeded>>,
-    error: Option<(usize, Error)>,
+    pub sent: Vec<PreparedItem>,
+    pub counts: SeedOutcome,
+    pub items: Vec<Option<ItemSeeded>>,
+    pub error: Option<(usize, Error)>,
 }
 
 /// A call handed to the executor: still on its way, or already answered.
