@@ -155,13 +155,12 @@ impl<E: Executor> Queue<E> {
     ///
     /// One call when the valid links fit one call (250): with several shards, one call on the
     /// lease's shard with the links of that shard (the usual page: most links are to its own
-    /// site), and the other shards' links by seed calls of their own, sent beside it. With more
-    /// than 250 for the lease's shard, the links are seeded first (as [`Queue::seed`]) and the
-    /// ack follows.
+    /// site), and one on each other shard its links go to, sent beside it. With more than 250
+    /// for one shard, the links are seeded first (as [`Queue::seed`]) and the ack follows.
     /// [`Queue::ack_with_links_and_lease`] also leases the next items in the same call.
     ///
     /// Pages that other tasks answer through this queue while such a call is on its way wait
-    /// for it and then go together, in one call (one shard, one crawl, one lease time per
+    /// for it and then go together, in one call per shard (one crawl, one lease time per
     /// call; up to 250 links and 64 pages): its fixed work in Redis is paid once for all of them, and each
     /// page still gets its own flag, report and leases. A page answered with no call on its
     /// way goes at once.
@@ -281,16 +280,21 @@ impl<E: Executor> Queue<E> {
         let answered = std::slice::from_ref(lease);
         let routed = layout.route(answered)?;
         let shard = routed[0].shard;
-        // (several shards: the links of the lease's shard go with the page, the others by seed
-        // calls of their own, sent beside it)
-        let (prepared, elsewhere): (Vec<PreparedItem>, Vec<PreparedItem>) = if layout.count() > 1 {
-            prepared
-                .into_iter()
-                .partition(|item| layout.of_host(&item.host) == shard)
-        } else {
-            (prepared, Vec::new())
-        };
-        if prepared.len() > SEED_PER_CALL {
+        // the links by shard, the lease's first (with several shards, the links of other shards
+        // go in calls of their own, through those shards' lines, beside the page's)
+        let mut parts: Vec<(usize, Vec<PreparedItem>)> = vec![(shard, Vec::new())];
+        for item in prepared {
+            let s = if layout.count() > 1 {
+                layout.of_host(&item.host)
+            } else {
+                shard
+            };
+            match parts.iter_mut().find(|(p, _)| *p == s) {
+                Some((_, items)) => items.push(item),
+                None => parts.push((s, vec![item])),
+            }
+        }
+        if parts.iter().any(|(_, items)| items.len() > SEED_PER_CALL) {
             let report = self.seed(links, opts).await?;
             return Ok(match next {
                 None => (self.ack(answered).await?[0], report, Vec::new()),
@@ -300,63 +304,95 @@ impl<E: Executor> Queue<E> {
                 }
             });
         }
+        let ask = next.map_or(0, |next| next.max.min(LEASE_PER_CALL));
         // links the known-seen cache holds are not sent, unless the reply's epoch says the
         // seen set may have shrunk since
-        let (known, epoch_used) = self.seen.known(shard, &prepared);
-        let (send, hits) = split_known(&prepared, &known);
-        // (with the pages other tasks answer meanwhile, in one call: pages.rs)
-        let ask = next.map_or(0, |next| next.max.min(LEASE_PER_CALL));
-        let page = self.send_page(PageSend {
-            shard,
-            lease: routed[0].items[0].clone(),
-            send: send.clone(),
-            hits: hits.len(),
-            epoch_used: epoch_used.clone(),
-            ask,
-            ttl,
-            crawl: opts.crawl.clone(),
-        });
-        let others = async {
-            if elsewhere.is_empty() {
-                None
-            } else {
-                Some(self.seed_chunk(layout, elsewhere).await)
-            }
-        };
-        let (answer, others) = futures_util::future::join(page, others).await;
-        let answer = answer?;
-        let (outcome, acked) = (answer.outcome, answer.acked);
-        let batch = match (next, ttl, answer.batch) {
-            (Some(next), Some(ttl), Some(batch)) => Some((next, ttl, ask, batch)),
-            _ => None,
-        };
-        self.held.forget(answered);
-        self.seen
-            .learn(shard, outcome.epoch.as_deref(), &send, &outcome.ids);
-        let sent = seeded_items(layout, shard, &outcome.ids).collect();
-        let counts = SeedOutcome {
-            ids: Vec::new(),
-            ..outcome
-        };
-        let (counts, seeded, error) = self
-            .settle_known(layout, shard, &known, &hits, epoch_used, counts, sent, None)
-            .await;
-        // what the page's call and the other shards' calls made leasable
-        let mut markers = counts.added_ready;
+        let parts: Vec<PagePart> = parts
+            .into_iter()
+            .map(|(s, items)| {
+                let (known, epoch_used) = self.seen.known(s, &items);
+                let (send, hits) = split_known(&items, &known);
+                let own = s == shard;
+                PagePart {
+                    send: PageSend {
+                        shard: s,
+                        lease: own.then(|| routed[0].items[0].clone()),
+                        send,
+                        hits: hits.len(),
+                        epoch_used,
+                        ask: if own { ask } else { 0 },
+                        ttl: if own { ttl } else { None },
+                        crawl: opts.crawl.clone(),
+                    },
+                    items,
+                    known,
+                    hits,
+                }
+            })
+            .collect();
+        // (each with the pages other tasks answer meanwhile on its shard, in one call: pages.rs)
+        let answers = futures_util::future::join_all(
+            parts.iter().map(|part| self.send_page(part.send.clone())),
+        )
+        .await;
         let mut report = SeedReport {
-            added: counts.added,
-            duplicates: counts.duplicates,
+            added: 0,
+            duplicates: 0,
             invalid,
             ids: vec![None; links.len()],
         };
-        report_seeded(&mut report, links, &prepared, seeded);
-        let mut error = error.map(|(_, e)| e);
-        if let Some(chunk) = others {
-            markers += chunk.counts.added_ready;
-            report.added += chunk.counts.added;
-            report.duplicates += chunk.counts.duplicates;
-            report_seeded(&mut report, links, &chunk.sent, chunk.items);
-            error = error.or(chunk.error.map(|(_, e)| e));
+        // what the calls made leasable: on the lease's shard, and in all
+        let (mut own_ready, mut markers) = (0, 0);
+        let (mut acked, mut batch, mut error) = (false, None, None);
+        for (part, answer) in parts.into_iter().zip(answers) {
+            let answer = match answer {
+                Ok(answer) => answer,
+                // the lease's shard: the page's answer is unknown
+                Err(e) if part.send.shard == shard => return Err(e),
+                Err(e) => {
+                    error.get_or_insert(e);
+                    continue;
+                }
+            };
+            let s = part.send.shard;
+            if s == shard {
+                acked = answer.acked;
+                self.held.forget(answered);
+                batch = match (next, ttl, answer.batch) {
+                    (Some(next), Some(ttl), Some(batch)) => Some((next, ttl, ask, batch)),
+                    _ => None,
+                };
+            }
+            let outcome = answer.outcome;
+            self.seen
+                .learn(s, outcome.epoch.as_deref(), &part.send.send, &outcome.ids);
+            let sent = seeded_items(layout, s, &outcome.ids).collect();
+            let counts = SeedOutcome {
+                ids: Vec::new(),
+                ..outcome
+            };
+            let (counts, seeded, part_error) = self
+                .settle_known(
+                    layout,
+                    s,
+                    &part.known,
+                    &part.hits,
+                    part.send.epoch_used,
+                    counts,
+                    sent,
+                    None,
+                )
+                .await;
+            if s == shard {
+                own_ready = counts.added_ready;
+            }
+            markers += counts.added_ready;
+            report.added += counts.added;
+            report.duplicates += counts.duplicates;
+            report_seeded(&mut report, links, &part.items, seeded);
+            if let Some((_, e)) = part_error {
+                error.get_or_insert(e);
+            }
         }
         if let Some(e) = error {
             self.flush_reports(layout, markers).await;
@@ -374,7 +410,7 @@ impl<E: Executor> Queue<E> {
         layout.name_ids(&mut batch, shard);
         // a shard still leasable after the call changes nothing in the index, unless the page
         // queued ready items there (the index may have had it as empty)
-        if counts.added_ready == 0 {
+        if own_ready == 0 {
             self.drop_still_due(&[shard], &mut batch);
         }
         self.flush_reports(
@@ -646,4 +682,14 @@ impl<E: Executor> Queue<E> {
         bytes[8..].copy_from_slice(&nonce.to_le_bytes());
         (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
     }
+}
+
+/// One shard's part of a page's answer: what goes through that shard's line (the page's lease
+/// with it on the lease's shard), the part's links, which of them the known-seen cache held,
+/// and those it held.
+struct PagePart {
+    send: PageSend,
+    items: Vec<PreparedItem>,
+    known: Vec<bool>,
+    hits: Vec<PreparedItem>,
 }

@@ -14,8 +14,8 @@
 //! crawl, one lease time and one seen epoch of the known-seen cache go together (the script
 //! takes one of each per call), up to [`SEED_PER_CALL`] links and [`LEASE_PER_CALL`] leased
 //! items in all. A queue of several shards has a line per shard: a page goes to its lease's
-//! shard, with the links of that shard (`Queue::answer_page` sends the others' by their own
-//! calls), and the pages of different shards go in calls of their own, side by side.
+//! shard with its links of that shard, its links of each other shard go to that shard's line
+//! without a lease (`Queue::answer_page`), and the lines' calls go side by side.
 
 use super::*;
 use futures_channel::oneshot;
@@ -25,13 +25,15 @@ use std::sync::Arc;
 /// Most pages one call carries.
 const PAGES_PER_CALL: usize = 64;
 
-/// One page's part of a combined call.
+/// One page's part of a combined call on one shard.
+#[derive(Clone)]
 pub(super) struct PageSend {
-    /// The shard of the page's lease, where the call goes.
+    /// The shard where the call goes.
     pub shard: usize,
-    /// The page's lease, routed to that shard.
-    pub lease: LeaseHandle,
-    /// Its links to send (those of its shard the known-seen cache did not answer).
+    /// The page's lease, routed to that shard; none for the part of a page's links that go
+    /// to another shard than its lease's.
+    pub lease: Option<LeaseHandle>,
+    /// Its links to send (those of this shard the known-seen cache did not answer).
     pub send: Vec<PreparedItem>,
     /// How many links the known-seen cache answered, and by which seen epoch.
     pub hits: usize,
@@ -237,7 +239,7 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let ops = layout.shard(pages[0].shard);
         let revisit = Revisit::After(self.config.revisit_after);
-        let leases: Vec<LeaseHandle> = pages.iter().map(|p| p.lease.clone()).collect();
+        let leases: Vec<LeaseHandle> = pages.iter().filter_map(|p| p.lease.clone()).collect();
         let send: Vec<PreparedItem> = pages.iter().flat_map(|p| p.send.iter().cloned()).collect();
         let ask: usize = pages.iter().map(|p| p.ask).sum();
         let hits: usize = pages.iter().map(|p| p.hits).sum();
@@ -258,11 +260,11 @@ impl<E: Executor> Queue<E> {
         let (outcome, flags, batch) = match ttl {
             Some(ttl) if ask > 0 => {
                 let (outcome, flags, batch) =
-                    ops.decode_ack_seed_lease(reply, pages.len(), send.len(), ttl)?;
+                    ops.decode_ack_seed_lease(reply, leases.len(), send.len(), ttl)?;
                 (outcome, flags, Some(batch))
             }
             _ => {
-                let (outcome, flags) = ops.decode_ack_seed(reply, pages.len(), send.len())?;
+                let (outcome, flags) = ops.decode_ack_seed(reply, leases.len(), send.len())?;
                 (outcome, flags, None)
             }
         };
@@ -271,7 +273,8 @@ impl<E: Executor> Queue<E> {
 }
 
 /// A combined call's reply cut into each page's share: its links' outcome (their ids in order,
-/// its counts), its ack flag, and the leased items in turn up to what it asked for. The
+/// its counts), its ack flag (false for a part without a lease), and the leased items in turn
+/// up to what it asked for. The
 /// call's other lease figures (reclaimed items, undecodable records) go to the first page. A
 /// page left without items while the call leased some looks again at once (its `next_due_ms`
 /// is now): the call's own next due time is only known when nothing was leased.
@@ -282,14 +285,15 @@ fn split_answer(
     batch: Option<LeaseBatch>,
 ) -> Vec<PageAnswered> {
     let mut ids = outcome.ids.into_iter();
+    let mut flags = flags.into_iter();
     let mut shares = batch
         .map(|batch| split_batch(pages, batch))
         .into_iter()
         .flatten();
     pages
         .iter()
-        .zip(flags)
-        .map(|(page, acked)| {
+        .map(|page| {
+            let acked = page.lease.is_some() && flags.next().unwrap_or(false);
             let mine: Vec<Seeded> = ids.by_ref().take(page.send.len()).collect();
             let mut part = SeedOutcome {
                 added: 0,
