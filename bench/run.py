@@ -28,6 +28,7 @@ is taken from bindings-node/, the wasm package from bindings-wasm/pkg/, BullMQ f
 bench/node_modules/.
 
     python bench/run.py [--n 100000] [--rounds 3] [--concurrency 1,16] [--only crawlq-rust,bullmq]
+                        [--against OLD_CRAWLQ_BENCH]
                         [--phases queue,crawl]
     python bench/run.py --smoke        N = 1,000, one round: checks every runner; no timing is judged
 """
@@ -99,7 +100,7 @@ def bench_bin() -> str:
     return str(Path(os.environ.get("CRAWLQ_BENCH_BIN", "crawlq-bench")).resolve())
 
 
-def systems() -> list[System]:
+def systems(against: str | None = None) -> list[System]:
     bench = bench_bin()
     php = ["php", "-d", "extension=" + str(Path(os.environ.get("CRAWLQ_PHP_EXTENSION", "crawlq.so")).resolve()), str(RUNNERS / "crawlq_php.php")]
     node = ["node", str(RUNNERS / "crawlq_js.mjs")]
@@ -121,7 +122,8 @@ def systems() -> list[System]:
         System("list", "list: LPUSH / BRPOPLPUSH + LREM", [bench, "list"], [bench, "list"]),
         System("list-pipelined", "list: LPUSH pipelined x1000", [bench, "list"], None),
         System("rq", "RQ enqueue_many", [sys.executable, str(RUNNERS / "rq_seed.py")], None),
-    ]
+    ] + ([System("crawlq-against", f"crawlq (Rust API), {Path(against).name}", [against, "crawlq"],
+                 [against, "crawlq"], crawlq=True, crawl=[against, "crawlq"])] if against else [])
 
 
 @dataclass
@@ -397,7 +399,7 @@ def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ce
     target("Redis bytes per queued URL, crawlq / BullMQ (~95 chars)", m / mb if m and mb else None, 1 / 3, at_most=True)
     target("Redis bytes per done URL", get(rust, "mem_done"), 40, at_most=True, unit="B")
     for s in chosen:
-        if s.crawlq and s.name != rust:
+        if s.crawlq and s.name not in (rust, "crawlq-against"):
             for metric in ("seed95", f"drain_c{max(concurrency)}", "crawl90"):
                 v, r = get(s.name, metric), get(rust, metric)
                 target(f"{s.label} / Rust, {metric}", v / r if v and r else None, 0.8)
@@ -416,11 +418,14 @@ def main() -> None:
                         help="comma-separated: queue (seed, drain), crawl (the crawl-shaped workload)")
     parser.add_argument("--smoke", action="store_true", help="N = 1,000, one round: checks every runner; no timing is judged")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--against", help="another build of crawlq-bench, run as the system crawlq-against "
+                        "(its Rust API) beside this one's, round by round")
     args = parser.parse_args()
     if args.smoke:
         args.n, args.rounds = 1000, 1
     concurrency = [int(c) for c in args.concurrency.split(",")]
-    chosen = [s for s in systems() if not args.only or s.name in args.only.split(",")]
+    against = str(Path(args.against).resolve()) if args.against else None
+    chosen = [s for s in systems(against) if not args.only or s.name in args.only.split(",")]
 
     def log(message: str) -> None:
         print(f"  {message}", file=sys.stderr, flush=True)
