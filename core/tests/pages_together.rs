@@ -38,6 +38,18 @@ async fn leased_pages(
     (q, leased)
 }
 
+/// Every added link has an id of its own (`added` of them in `ids`), and no item was leased
+/// twice (`pages` of them in `leased`).
+fn assert_all_distinct(mut ids: Vec<String>, added: usize, leased: &[Lease], pages: usize) {
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), added, "every added link has an id of its own");
+    let mut urls: Vec<&str> = leased.iter().map(|l| l.url.as_deref().unwrap()).collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), pages, "no item leased twice");
+}
+
 fn one_call_only() -> Config {
     // one shard, whatever CRAWLQ_TEST_SHARDS says: the call counts below are one shard's
     Config {
@@ -93,13 +105,7 @@ async fn pages_answered_meanwhile_go_in_one_call_each_with_its_own_report_and_le
         assert_eq!(next.len(), 1, "page {i} got its next page");
         leased.extend(next);
     }
-    ids.sort();
-    ids.dedup();
-    assert_eq!(ids.len(), 6, "every added link has an id of its own");
-    let mut urls: Vec<&str> = leased.iter().map(|l| l.url.as_deref().unwrap()).collect();
-    urls.sort();
-    urls.dedup();
-    assert_eq!(urls.len(), 5, "no item leased twice");
+    assert_all_distinct(ids, 6, &leased, 5);
     let stats = q.stats().await.unwrap();
     assert_eq!(
         (
@@ -333,13 +339,7 @@ async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_lin
         assert_eq!(next.len(), 1, "page {i} got its next page");
         leased.extend(next);
     }
-    ids.sort();
-    ids.dedup();
-    assert_eq!(ids.len(), 24, "every added link has an id of its own");
-    let mut urls: Vec<&str> = leased.iter().map(|l| l.url.as_deref().unwrap()).collect();
-    urls.sort();
-    urls.dedup();
-    assert_eq!(urls.len(), 12, "no item leased twice");
+    assert_all_distinct(ids, 24, &leased, 12);
     let stats = check_invariants(&server.url(), q).await;
     // the 12 pages and the one seen link seeded first, then 24 links; 12 answered, 12 leased
     assert_eq!(
