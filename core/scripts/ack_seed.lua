@@ -34,6 +34,11 @@ else
   end
 end
 local seeded = seed_part(links)
+if seeded.err then
+  -- a foreign value the seed met after it began writing: it took its writes back, and the
+  -- call answers its error before the acks (and the lease) change anything
+  return seeded
+end
 local flags = ack_part(ARGV)
 local out = { seeded[1], seeded[2], seeded[3], seeded[4], seeded[5] }
 for i = 1, n do

@@ -43,6 +43,11 @@ else
 end
 links[4 + m * 9], links[5 + m * 9] = ARGV[from + 8], ARGV[from + 9]
 local seeded = seed_part(links)
+if seeded.err then
+  -- a foreign value the seed met after it began writing: it took its writes back, and the
+  -- call answers its error before the acks (and the lease) change anything
+  return seeded
+end
 local flags = ack_part(ARGV)
 local leased = lease_part({ [3] = ARGV[from], [4] = ARGV[from + 1], [5] = ARGV[from + 2],
   [6] = ARGV[from + 3], [7] = ARGV[from + 4], [8] = ARGV[from + 5], [9] = ARGV[from + 6],

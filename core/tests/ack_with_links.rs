@@ -47,7 +47,12 @@ async fn a_page_is_acked_and_its_links_seeded_in_one_call() {
     if test_shards().unwrap_or(1) == 1 {
         assert_eq!(calls, 1, "one script call");
     } else {
-        assert!(calls > 1, "several shards: the links first, then the ack");
+        // the call on the page's shard with its links there, one on b.com's shard if another,
+        // and the report of what they queued to the queue's index
+        assert!(
+            (2..=3).contains(&calls),
+            "{calls} calls with several shards"
+        );
     }
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.done, stats.ready, stats.leased), (1, 3, 0));

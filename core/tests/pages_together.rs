@@ -403,3 +403,39 @@ async fn links_a_page_queues_on_its_own_shard_are_leasable_by_other_workers_at_o
         other.ack(&handles(&found)).await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_page_whose_links_meet_a_foreign_value_fails_whole_and_stays_leased() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-foreign", 2, one_call_only()).await;
+    // another program's value where the queue keeps a host's lane: the seed finds it after it
+    // marked the link seen, and takes that back
+    server.cli(&["SET", "crawlq:{pages-foreign}:l:0:lane.com", "not a list"]);
+    let links = items(&["http://ok.com/", "http://lane.com/"]);
+    for page in &pages {
+        let answer = q
+            .ack_with_links_and_lease(&page.handle(), &links, &SeedOptions::default(), &NEXT)
+            .await;
+        assert!(
+            matches!(&answer, Err(Error::Corrupt(m)) if m.contains("l:0:lane.com")),
+            "{answer:?}"
+        );
+        let answer = q
+            .ack_with_links(&page.handle(), &links, &SeedOptions::default())
+            .await;
+        assert!(matches!(answer, Err(Error::Corrupt(_))), "{answer:?}");
+    }
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (stats.done, stats.leased, stats.ready, stats.seen),
+        (0, 2, 1, 3),
+        "nothing acked, leased or seeded by the failed calls"
+    );
+    // once the value is gone, the same answers go through
+    server.cli(&["DEL", "crawlq:{pages-foreign}:l:0:lane.com"]);
+    let (acked, report) = q
+        .ack_with_links(&pages[0].handle(), &links, &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(acked && report.added == 2);
+}

@@ -161,9 +161,9 @@ impl<E: Executor> Queue<E> {
     ///
     /// Pages that other tasks answer through this queue while such a call is on its way wait
     /// for it and then go together, in one call per shard (one crawl, one lease time per
-    /// call; up to 250 links and 64 pages): its fixed work in Redis is paid once for all of them, and each
-    /// page still gets its own flag, report and leases. A page answered with no call on its
-    /// way goes at once.
+    /// call; up to 250 links and 64 pages): its fixed work in Redis is paid once for all of
+    /// them, and each page still gets its own flag, report and leases. A page answered with
+    /// no call on its way goes at once.
     ///
     /// ```no_run
     /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
