@@ -618,6 +618,8 @@ struct Watched {
     server: std::sync::Arc<RedisServer>,
     log: std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
     handed: std::sync::atomic::AtomicU64,
+    /// The server's script calls before the seed.
+    before: std::sync::atomic::AtomicU64,
 }
 
 impl queue::Executor for Watched {
@@ -639,9 +641,20 @@ impl queue::Executor for Watched {
 
     async fn yield_now(&self) {
         self.inner.yield_now().await;
-        // a blocking look from outside the runtime: only what was written before it counts
-        let ran = calls_of(&self.server, "fcall");
+        // a blocking look from outside the runtime: only what was written before it counts.
+        // (A call written just before the look can reach the server's event loop in the same
+        // turn as the look and be run after it: the look is repeated for a moment. On a
+        // current-thread runtime nothing is written meanwhile, as the runtime is blocked here.)
         let handed = self.handed.load(std::sync::atomic::Ordering::SeqCst);
+        let before = self.before.load(std::sync::atomic::Ordering::SeqCst);
+        let mut ran = calls_of(&self.server, "fcall");
+        for _ in 0..40 {
+            if ran - before >= handed {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            ran = calls_of(&self.server, "fcall");
+        }
         self.log.lock().unwrap().push((handed, ran));
     }
 }
@@ -662,6 +675,7 @@ async fn seed_in_chunks_watched() -> Vec<(u64, u64)> {
         server: server.clone(),
         log: log.clone(),
         handed: Default::default(),
+        before: Default::default(),
     };
     let q = Queue::with_executor(exec, "chunks", config).unwrap();
     let urls: Vec<SeedItem> = (0..150)
@@ -669,6 +683,9 @@ async fn seed_in_chunks_watched() -> Vec<(u64, u64)> {
         .collect();
     q.stats().await.unwrap(); // loads the functions library: every later call is one FCALL
     let before = calls_of(&server, "fcall");
+    q.executor()
+        .before
+        .store(before, std::sync::atomic::Ordering::SeqCst);
     let report = q.seed(&urls, &SeedOptions::default()).await.unwrap();
     assert_eq!(report.added, 150);
     let log = log.lock().unwrap().clone();
