@@ -38,6 +38,20 @@ async fn leased_pages(
     (q, leased)
 }
 
+/// Each page answered with its links and the next lease, the answers polled together on one
+/// task (so the first goes alone and the others wait for it).
+async fn answer_together(
+    q: &Queue<RedisExecutor>,
+    pages: &[Lease],
+    links: &[Vec<SeedItem>],
+) -> Vec<Result<(bool, SeedReport, Vec<Lease>)>> {
+    join_all(pages.iter().zip(links).map(|(page, links)| async move {
+        q.ack_with_links_and_lease(&page.handle(), links, &SeedOptions::default(), &NEXT)
+            .await
+    }))
+    .await
+}
+
 /// Every added link has an id of its own (`added` of them in `ids`), and no item was leased
 /// twice (`pages` of them in `leased`).
 fn assert_all_distinct(mut ids: Vec<String>, added: usize, leased: &[Lease], pages: usize) {
@@ -74,12 +88,7 @@ async fn pages_answered_meanwhile_go_in_one_call_each_with_its_own_report_and_le
             ])
         })
         .collect();
-    let q = &q;
-    let answers = join_all(pages.iter().zip(&links).map(|(page, links)| async move {
-        q.ack_with_links_and_lease(&page.handle(), links, &SeedOptions::default(), &NEXT)
-            .await
-    }))
-    .await;
+    let answers = answer_together(&q, &pages, &links).await;
     assert_eq!(
         calls_of(&server, "fcall") + calls_of(&server, "evalsha"),
         2,
@@ -302,12 +311,7 @@ async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_lin
             items(&[&own, &format!("http://elsewhere{i}.org/"), "not a url"])
         })
         .collect();
-    let q = &q;
-    let answers = join_all(pages.iter().zip(&links).map(|(page, links)| async move {
-        q.ack_with_links_and_lease(&page.handle(), links, &SeedOptions::default(), &NEXT)
-            .await
-    }))
-    .await;
+    let answers = answer_together(&q, &pages, &links).await;
     let page_calls = function_calls(&server, "ack_seed_lease");
     // 12 pages over 3 shards: in each shard the first call goes alone, the others in one
     assert!(
@@ -340,7 +344,7 @@ async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_lin
         leased.extend(next);
     }
     assert_all_distinct(ids, 24, &leased, 12);
-    let stats = check_invariants(&server.url(), q).await;
+    let stats = check_invariants(&server.url(), &q).await;
     // the 12 pages and the one seen link seeded first, then 24 links; 12 answered, 12 leased
     assert_eq!(
         (stats.done, stats.leased, stats.ready, stats.seen),
