@@ -403,29 +403,23 @@ impl<E: Executor> Queue<E> {
             ));
         }
         report.invalid.sort_by_key(|i| i.index);
-        let Some((next, ttl, ask, mut batch)) = batch else {
+        let Some((next, ttl, ask, batch)) = batch else {
             self.flush_reports(layout, markers).await;
             return Ok((acked, report, Vec::new()));
         };
-        layout.name_ids(&mut batch, shard);
-        // a shard still leasable after the call changes nothing in the index, unless the page
-        // queued ready items there (the index may have had it as empty)
-        if own_ready == 0 {
-            self.drop_still_due(&[shard], &mut batch);
-        }
-        self.flush_reports(
-            layout,
-            markers + batch.reclaimed.saturating_sub(batch.reclaimed_dead),
-        )
-        .await;
-        // the rest of `max`, from the other shards or past one call's share, as ack_and_lease
-        // asks for it
-        let got = batch.leases.len() + batch.undecodable.len();
-        if got < next.max && (got == ask || layout.count() > 1) {
-            let more = self.lease_once(next.max - got, ttl).await?;
-            batch = batch.merge(more);
-        }
-        let leases = self.lease_from(next, ttl, started, Some(batch)).await?;
+        let leases = self
+            .finish_combined_lease(
+                layout,
+                shard,
+                batch,
+                ask,
+                next,
+                ttl,
+                started,
+                markers,
+                own_ready > 0,
+            )
+            .await?;
         Ok((acked, report, leases))
     }
 

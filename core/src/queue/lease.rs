@@ -133,23 +133,48 @@ impl<E: Executor> Queue<E> {
         let reply = self
             .eval_on(ops, ops.ack_lease(&part.items, revisit, ask, ttl))
             .await?;
-        let (flags, mut batch) = ops.decode_ack_lease(reply, acks.len(), ttl)?;
+        let (flags, batch) = ops.decode_ack_lease(reply, acks.len(), ttl)?;
         self.held.forget(acks);
-        layout.name_ids(&mut batch, s);
-        self.drop_still_due(&[s], &mut batch);
-        self.flush_reports(layout, batch.reclaimed.saturating_sub(batch.reclaimed_dead))
-            .await;
-        // the rest of `max`, from the other shards or past one call's share, as lease_once
-        // would have asked for it
+        let leases = self
+            .finish_combined_lease(layout, s, batch, ask, opts, ttl, started, 0, false)
+            .await?;
+        Ok((flags, leases))
+    }
+
+    /// The leases of a call that answered and leased on shard `shard` (`batch`, asked for
+    /// `ask` of `opts.max`), finished as a lease call finishes them: ids named, the shard
+    /// reports sent (with `markers` wake markers for what the call queued; the shard's own is
+    /// not when it is still leasable, unless the call queued ready items there, `queued_here`,
+    /// as the index may have had it as empty), the rest of `max` from the other shards or
+    /// past one call's share, and the wait as [`Queue::lease_with`] waits.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn finish_combined_lease(
+        &self,
+        layout: &Layout,
+        shard: usize,
+        mut batch: LeaseBatch,
+        ask: usize,
+        opts: &LeaseOptions,
+        ttl: Duration,
+        started: u64,
+        markers: u64,
+        queued_here: bool,
+    ) -> Result<Vec<Lease>> {
+        layout.name_ids(&mut batch, shard);
+        if !queued_here {
+            self.drop_still_due(&[shard], &mut batch);
+        }
+        self.flush_reports(
+            layout,
+            markers + batch.reclaimed.saturating_sub(batch.reclaimed_dead),
+        )
+        .await;
         let got = batch.leases.len() + batch.undecodable.len();
         if got < opts.max && (got == ask || layout.count() > 1) {
             let more = self.lease_once(opts.max - got, ttl).await?;
             batch = batch.merge(more);
         }
-        Ok((
-            flags,
-            self.lease_from(opts, ttl, started, Some(batch)).await?,
-        ))
+        self.lease_from(opts, ttl, started, Some(batch)).await
     }
 
     /// [`Queue::ack_and_lease`] for the bindings: the acks as [`Answers`] (one flag for a
