@@ -27,6 +27,13 @@ Scenarios (each on redis-server processes of its own):
                      killed mid-drain and its replica takes over; idle workers then log no error
   cluster_client_kill  the same queue on 3 masters: every client of every master killed again
                      and again; a call cut after it ran is reported, never sent again
+  crawl_workers_killed, crawl_sigstop, crawl_client_kill, crawl_cluster_client_kill
+                     the same faults while the workers crawl: only page 0-7 are seeded, every
+                     page is found as the one link to it (page i links to 2i+1 and 2i+2, and to
+                     five seeded pages, seen before), and each page is answered with its links
+                     and the next lease in one call (ack_with_links_and_lease; the Python and
+                     Node.js workers run 2 tasks on one queue, so pages go together): no link of
+                     an answered page may be lost, so every page must be crawled
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+from urllib.parse import urlsplit
 
 import redis
 import redis.cluster
@@ -63,6 +71,9 @@ WORKERS = Path(__file__).resolve().parent / "workers"
 # the faults themselves (a dead letter would hide a loss).
 OPTIONS = {"lease_ttl": 2.0, "command_timeout": 1.0, "connect_timeout": 1.0, "max_attempts": 100}
 LANGUAGES = ["python", "node", "wasm", "php"]
+# crawl scenarios: the pages seeded (every other one is found as a link), and the tasks each
+# Python or Node.js worker runs on its one queue
+CRAWL_SEEDS, CRAWL_TASKS = 8, 2
 
 
 def free_port() -> int:
@@ -280,6 +291,8 @@ class Run:
     figures: dict[str, object] = field(default_factory=dict)
     # a queue split in this many shards (over a Redis Cluster), 1: unsharded
     shards: int = 1
+    # the workers crawl `urls` (found as links from the seeded first 8) instead of draining them
+    crawl: bool = False
 
     def ledger(self, i: int) -> Path:
         return self.tmp / f"worker-{i}.jsonl"
@@ -292,6 +305,10 @@ class Run:
 
     def start_worker(self, i: int, lang: str) -> None:
         env = dict(os.environ, CRAWLQ_FAULT_OPTIONS=json.dumps(OPTIONS))
+        if self.crawl:
+            hosts = len({urlsplit(u).hostname for u in self.urls})
+            env["CRAWLQ_FAULT_CRAWL"] = json.dumps({"items": len(self.urls), "hosts": hosts, "seeds": CRAWL_SEEDS,
+                                                     "tasks": CRAWL_TASKS})
         args = [self.url, self.queue, str(self.ledger(i)), str(self.tmp / "stop"), str(self.slow_ms)]
         if lang == "python":
             cmd = [sys.executable, str(WORKERS / "worker.py"), *args]
@@ -429,7 +446,8 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
     stats = stats_of(run.url, run.queue)
     check(stats is not None, "Redis answers after the faults")
     check((stats["pending"], stats["leased"]) == (0, 0), f"the queue drained (pending {stats['pending']}, leased {stats['leased']})")
-    check(stats["done"] + stats["dead"] == len(run.urls), f"0 lost: done {stats['done']} + dead {stats['dead']} = {len(run.urls)} seeded")
+    check(stats["done"] + stats["dead"] == len(run.urls), f"0 lost: done {stats['done']} + dead {stats['dead']} = {len(run.urls)} "
+          + ("pages of the crawl" if run.crawl else "seeded"))
     missing = [u for u in run.urls if u not in by_url]
     dead_urls = {d["url"] for d in crawlq.Queue(run.url, run.queue, **OPTIONS).dead(limit=len(run.urls) + 1)}
     missing = [u for u in missing if u not in dead_urls]
@@ -478,10 +496,11 @@ def errors_logged(run: Run) -> list[dict]:
 
 
 def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], None], lost_writes: bool,
-             size: dict, replica: bool = False, cluster: tuple[int, int] | None = None) -> dict:
+             size: dict, replica: bool = False, cluster: tuple[int, int] | None = None, crawl: bool = False) -> dict:
     """One scenario: a redis-server (with a replica behind a movable address, or a Redis
     Cluster of (masters, replicas) holding an 8-shard queue), workers of every language, the
-    fault, the drain, then the checks. On a cluster the workers then stay idle on the empty
+    fault, the drain (or with `crawl`, the crawl: only the first pages are seeded, the workers
+    find the others as links), then the checks. On a cluster the workers then stay idle on the empty
     queue for 2 s, which must log no error (a waiting lease never fails for a node that went
     away)."""
     print(f"scenario {name}")
@@ -507,10 +526,12 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
     random.Random(name).shuffle(urls)
     # (the WebAssembly build drives one Redis server, not a cluster)
     languages = [lang for lang in LANGUAGES if lang != "wasm"] if cluster else LANGUAGES
-    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], languages, shards=8 if cluster else 1)
+    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], languages, shards=8 if cluster else 1, crawl=crawl)
+    # (a crawl seeds its first pages: page i is h<i % hosts>, /page/<i>)
+    seeds = [u for u in urls if int(u.rsplit("/", 1)[1]) < CRAWL_SEEDS] if crawl else urls
     started = time.monotonic()
     try:
-        run.figures["refused_seeds"] = seed_all(url, run.queue, urls, time.monotonic() + 60, run.shards)
+        run.figures["refused_seeds"] = seed_all(url, run.queue, seeds, time.monotonic() + 60, run.shards)
         for i in range(size["workers"]):
             run.start_worker(i, languages[i % len(languages)])
         fault(run, servers)
@@ -520,6 +541,8 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
             if stats and stats["pending"] == 0 and stats["leased"] == 0:
                 if stats["done"] + stats["dead"] >= len(urls):
                     break
+                # nothing queued or leased, and pages never found: links of answered pages lost
+                check(not crawl, f"the crawl found every page ({stats['done'] + stats['dead']} of {len(urls)} done or dead)")
                 # Redis lost seeds with its writes: seed again (idempotent), as a crawler would
                 run.figures["reseeded"] = run.figures.get("reseeded", 0) + 1
                 seed_all(url, run.queue, urls, deadline)
@@ -734,6 +757,11 @@ def main() -> None:
         "replica_promotion": lambda: scenario("replica_promotion", ["--repl-diskless-sync-delay", "0"], promote_replica, True, size, replica=True),
         "cluster_home_failover": lambda: scenario("cluster_home_failover", [], fail_over_home, True, size, cluster=(3, 1)),
         "cluster_client_kill": lambda: scenario("cluster_client_kill", [], kill_cluster_clients(5 * repeat), False, size, cluster=(3, 0)),
+        "crawl_workers_killed": lambda: scenario("crawl_workers_killed", [], kill_workers(3 * repeat), False, size, crawl=True),
+        "crawl_sigstop": lambda: scenario("crawl_sigstop", [], stop_redis(repeat), False, size, crawl=True),
+        "crawl_client_kill": lambda: scenario("crawl_client_kill", [], kill_clients(5 * repeat), False, size, crawl=True),
+        "crawl_cluster_client_kill": lambda: scenario("crawl_cluster_client_kill", [], kill_cluster_clients(5 * repeat), False, size,
+                                                      cluster=(3, 0), crawl=True),
     }
     chosen = [s for s in args.only.split(",") if s] or list(scenarios)
     started = time.monotonic()

@@ -155,8 +155,10 @@ impl<E: Executor> Queue<E> {
     ///
     /// One call when the valid links fit one call (250): with several shards, one call on the
     /// lease's shard with the links of that shard (the usual page: most links are to its own
-    /// site), and one on each other shard its links go to, sent beside it. With more than 250
-    /// for one shard, the links are seeded first (as [`Queue::seed`]) and the ack follows.
+    /// site), after one on each other shard its links go to. The page is answered only once
+    /// those are in: when one fails, the call answers its error and the page stays leased
+    /// (answered again, its links that went in are duplicates). With more than 250 for one
+    /// shard, the links are seeded first (as [`Queue::seed`]) and the ack follows.
     /// [`Queue::ack_with_links_and_lease`] also leases the next items in the same call.
     ///
     /// Pages that other tasks answer through this queue while such a call is on its way wait
@@ -281,7 +283,7 @@ impl<E: Executor> Queue<E> {
         let routed = layout.route(answered)?;
         let shard = routed[0].shard;
         // the links by shard, the lease's first (with several shards, the links of other shards
-        // go in calls of their own, through those shards' lines, beside the page's)
+        // go in calls of their own, through those shards' lines, before the page's)
         let mut parts: Vec<(usize, Vec<PreparedItem>)> = vec![(shard, Vec::new())];
         for item in prepared {
             let s = if layout.count() > 1 {
@@ -330,76 +332,71 @@ impl<E: Executor> Queue<E> {
                 }
             })
             .collect();
-        // (each with the pages other tasks answer meanwhile on its shard, in one call: pages.rs)
-        let answers = futures_util::future::join_all(
-            parts.iter().map(|part| self.send_page(part.send.clone())),
-        )
-        .await;
         let mut report = SeedReport {
             added: 0,
             duplicates: 0,
             invalid,
             ids: vec![None; links.len()],
         };
-        // what the calls made leasable: on the lease's shard, and in all
-        let (mut own_ready, mut markers) = (0, 0);
-        let (mut acked, mut batch, mut error) = (false, None, None);
-        for (part, answer) in parts.into_iter().zip(answers) {
-            let answer = match answer {
-                Ok(answer) => answer,
-                // the lease's shard: the page's answer is unknown
-                Err(e) if part.send.shard == shard => return Err(e),
+        // (each with the pages other tasks answer meanwhile on its shard, in one call: pages.rs)
+        let (own, others): (Vec<PagePart>, Vec<PagePart>) =
+            parts.into_iter().partition(|part| part.send.shard == shard);
+        // The links of other shards go in first, and the page is answered only once they are
+        // in: a page acked with some of its links lost would never be crawled again, while a
+        // page left leased is answered again (its links then come back as duplicates).
+        let answers = futures_util::future::join_all(
+            others.iter().map(|part| self.send_page(part.send.clone())),
+        )
+        .await;
+        let (mut markers, mut error) = (0, None);
+        for (part, answer) in others.iter().zip(answers) {
+            match answer {
+                Ok(answer) => {
+                    let (added_ready, part_error) = self
+                        .settle_page_part(layout, part, answer.outcome, links, &mut report)
+                        .await;
+                    markers += added_ready;
+                    if let Some(e) = part_error {
+                        error.get_or_insert(e);
+                    }
+                }
                 Err(e) => {
                     error.get_or_insert(e);
-                    continue;
                 }
-            };
-            let s = part.send.shard;
-            if s == shard {
-                acked = answer.acked;
-                self.held.forget(answered);
-                batch = match (next, ttl, answer.batch) {
-                    (Some(next), Some(ttl), Some(batch)) => Some((next, ttl, ask, batch)),
-                    _ => None,
-                };
-            }
-            let outcome = answer.outcome;
-            self.seen
-                .learn(s, outcome.epoch.as_deref(), &part.send.send, &outcome.ids);
-            let sent = seeded_items(layout, s, &outcome.ids).collect();
-            let counts = SeedOutcome {
-                ids: Vec::new(),
-                ..outcome
-            };
-            let (counts, seeded, part_error) = self
-                .settle_known(
-                    layout,
-                    s,
-                    &part.known,
-                    &part.hits,
-                    part.send.epoch_used,
-                    counts,
-                    sent,
-                    None,
-                )
-                .await;
-            if s == shard {
-                own_ready = counts.added_ready;
-            }
-            markers += counts.added_ready;
-            report.added += counts.added;
-            report.duplicates += counts.duplicates;
-            report_seeded(&mut report, links, &part.items, seeded);
-            if let Some((_, e)) = part_error {
-                error.get_or_insert(e);
             }
         }
         if let Some(e) = error {
             self.flush_reports(layout, markers).await;
             return Err(with_context(
                 e,
+                "the page was not answered (it stays leased, and its links that went in come \
+                 back as duplicates when it is answered again)",
+            ));
+        }
+        let own = own
+            .into_iter()
+            .next()
+            .expect("the lease's shard has a part");
+        // the lease's shard: on an error the page's answer is unknown
+        let answer = self.send_page(own.send.clone()).await?;
+        let acked = answer.acked;
+        self.held.forget(answered);
+        let batch = match (next, ttl, answer.batch) {
+            (Some(next), Some(ttl), Some(batch)) => Some((next, ttl, ask, batch)),
+            _ => None,
+        };
+        let (own_ready, own_error) = self
+            .settle_page_part(layout, &own, answer.outcome, links, &mut report)
+            .await;
+        markers += own_ready;
+        if let Some(e) = own_error {
+            self.flush_reports(layout, markers).await;
+            return Err(with_context(
+                e,
                 "the page was answered (and any next items leased, which go back when their \
-                 lease expires) and its links seeded except some; seeding those again is safe",
+                 lease expires) and its links seeded, except some the known-seen cache held \
+                 back and sent again because the seen set had changed; seeding those again is \
+                 safe",
             ));
         }
         report.invalid.sort_by_key(|i| i.index);
@@ -421,6 +418,44 @@ impl<E: Executor> Queue<E> {
             )
             .await?;
         Ok((acked, report, leases))
+    }
+
+    /// One part of a page's answer (its links of one shard, `outcome` its call's seed answer)
+    /// into the page's `report`: the known-seen cache learns what the call said, and the links
+    /// it held back are settled (`settle_known`). Returns the ready items the part added and
+    /// the error of a settling call, if one failed.
+    async fn settle_page_part(
+        &self,
+        layout: &Layout,
+        part: &PagePart,
+        outcome: SeedOutcome,
+        links: &[SeedItem],
+        report: &mut SeedReport,
+    ) -> (u64, Option<Error>) {
+        let s = part.send.shard;
+        self.seen
+            .learn(s, outcome.epoch.as_deref(), &part.send.send, &outcome.ids);
+        let sent = seeded_items(layout, s, &outcome.ids).collect();
+        let counts = SeedOutcome {
+            ids: Vec::new(),
+            ..outcome
+        };
+        let (counts, seeded, part_error) = self
+            .settle_known(
+                layout,
+                s,
+                &part.known,
+                &part.hits,
+                part.send.epoch_used.clone(),
+                counts,
+                sent,
+                None,
+            )
+            .await;
+        report.added += counts.added;
+        report.duplicates += counts.duplicates;
+        report_seeded(report, links, &part.items, seeded);
+        (counts.added_ready, part_error.map(|(_, e)| e))
     }
 
     /// The counts and items, in the part's order (`known`: which of its items the known-seen
