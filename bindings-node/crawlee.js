@@ -262,7 +262,7 @@ class CrawlqRequestManager {
       if (links.length === 0) {
         await this.queue.ack(held.lease)
       } else {
-        const { links: report } = await this.queue.ackWithRequests(held.lease, links)
+        const { links: report } = await this.keptUnlessSent(links, () => this.queue.ackWithRequests(held.lease, links))
         this.warnRefused(report, links)
       }
     }
@@ -314,10 +314,26 @@ class CrawlqRequestManager {
     return links
   }
 
+  /**
+   * The call `send` of kept links taken out (`links`); if it fails they are kept again, ahead of
+   * those found meanwhile, for the next answer: some belong to pages other calls answer, which
+   * would lose them (sent again after a call that went in after all, they are duplicates).
+   */
+  async keptUnlessSent (links, send) {
+    try {
+      return await send()
+    } catch (err) {
+      this.links.unshift(...links)
+      throw err
+    }
+  }
+
   /** Seed the kept links on their own (before an answer that is not an ack, or a close). */
   async sendLinks () {
     const links = this.takeLinks()
-    if (links.length > 0) this.warnRefused(await this.queue.seedRequests(links, this.seedOptions), links)
+    if (links.length > 0) {
+      this.warnRefused(await this.keptUnlessSent(links, () => this.queue.seedRequests(links, this.seedOptions)), links)
+    }
   }
 
   warnRefused (report, links) {

@@ -338,6 +338,31 @@ test('preNavigationHook: a request the crawler held past heldTurnMs waits for it
   await m.close()
 })
 
+test('linksWithAnswer: links kept for an answer that fails are kept for the next one', async () => {
+  const name = uniqueName('crawlee-kept')
+  const queue = await crawlq.Queue.connect(redis.url, name, quick)
+  const m = new CrawlqRequestManager(queue, { waitMs: 200, releaseOnSignal: false, linksWithAnswer: true })
+  await m.addRequestsBatched(['http://a.com/', 'http://b.com/'])
+  const first = await m.fetchNextRequest()
+  const second = await m.fetchNextRequest()
+  // found while both pages are held: kept for the next answer
+  await m.addRequestsBatched(['http://x.com/found'])
+  // another program's value where the queue keeps x.com's lane: the answer fails whole
+  const lane = `crawlq:{${name}}:l:0:x.com`
+  redis.cli('SET', lane, 'not a list')
+  await assert.rejects(m.markRequestHandled(first), err => err.code === 'ERR_CRAWLQ_CORRUPT')
+  let stats = await queue.stats()
+  assert.deepEqual([stats.done, stats.seen], [0, 2], 'nothing acked or seeded by the failed answer')
+  redis.cli('DEL', lane)
+  // the next answer carries the kept link: found on a page of this process, it is not lost
+  await m.markRequestHandled(second)
+  stats = await queue.stats()
+  assert.deepEqual([stats.done, stats.seen, stats.ready], [1, 3, 1], 'the second page acked with the kept link')
+  const [next] = await queue.lease({ max: 1, waitMs: 0 })
+  assert.equal(next.url, 'http://x.com/found')
+  await m.close()
+})
+
 test('linksWithAnswer: links added while a page is held go with its ack in one call; a failed page sends them first', async () => {
   const queue = await crawlq.Queue.connect(redis.url, uniqueName('crawlee-links'), { ...quick, maxPayloadBytes: 4096 })
   const m = new CrawlqRequestManager(queue, { waitMs: 200, releaseOnSignal: false, linksWithAnswer: true })

@@ -340,6 +340,32 @@ class _Context:
         self.request = request
 
 
+def test_links_kept_for_an_answer_that_fails_are_kept_for_the_next_one(private_redis: RedisServer, name: str) -> None:
+    async def main() -> None:
+        client = await CrawlqStorageClient(private_redis.url, name, wait=0.2).create_rq_client()
+        await client.add_batch_of_requests([Request.from_url("http://a.com/"), Request.from_url("http://b.com/")])
+        first, second = await client.fetch_next_request(), await client.fetch_next_request()
+        assert first is not None and second is not None
+        # found while both pages are held: kept for the next answer
+        await client.add_batch_of_requests([Request.from_url("http://x.com/found")])
+        # another program's value where the queue keeps x.com's lane: the answer fails whole
+        lane = f"crawlq:{{{name}}}:l:0:x.com"
+        private_redis.cli("SET", lane, "not a list")
+        with pytest.raises(crawlq.CorruptError):
+            await client.mark_request_as_handled(first)
+        stats = await client.queue.stats()
+        assert (stats["done"], stats["seen"]) == (0, 2), "nothing acked or seeded by the failed answer"
+        private_redis.cli("DEL", lane)
+        # the next answer carries the kept link: found on a page of this process, it is not lost
+        await client.mark_request_as_handled(second)
+        stats = await client.queue.stats()
+        assert (stats["done"], stats["seen"], stats["ready"]) == (1, 3, 1), "the second page acked with the kept link"
+        (lease,) = await client.queue.lease(1, wait=0)
+        assert lease.url == "http://x.com/found"
+
+    asyncio.run(main())
+
+
 def test_links_added_while_a_page_is_held_go_with_its_ack_in_one_call(private_redis: RedisServer, name: str) -> None:
     async def main() -> None:
         client = await CrawlqStorageClient(private_redis.url, name, wait=0.2, max_payload_bytes=4096).create_rq_client()

@@ -66,12 +66,14 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import crawlq
+
+T = TypeVar("T")
 
 try:
     from crawlee import Request, RequestState
@@ -367,9 +369,20 @@ class CrawlqRequestQueueClient(RequestQueueClient):
             return await self.queue.nack(lease, **options)
         return await self.queue.nack(lease, rate_limited=status == 429, retry_after_header=retry_after, **options)
 
-    def _take_links(self) -> tuple[list[Any], list[str]]:
+    def _take_links(self) -> list[tuple[Any, str]]:
         kept, self._links = self._links, []
-        return [item for item, _ in kept], [url for _, url in kept]
+        return kept
+
+    async def _kept_unless_sent(self, kept: list[tuple[Any, str]], send: Awaitable[T]) -> T:
+        """The call `send` of kept links taken out (`kept`); if it fails they are kept again,
+        ahead of those found meanwhile, for the next answer: some belong to pages other calls
+        answer, which would lose them (sent again after a call that went in after all, they
+        are duplicates)."""
+        try:
+            return await send
+        except BaseException:
+            self._links[:0] = kept
+            raise
 
     @staticmethod
     def _warn_refused(report: Any, urls: list[str]) -> None:
@@ -378,17 +391,20 @@ class CrawlqRequestQueueClient(RequestQueueClient):
 
     async def _send_links(self) -> None:
         """Seed the kept links on their own (before an answer that is not an ack)."""
-        items, urls = self._take_links()
-        if items:
-            self._warn_refused(await self.queue.seed_requests(items, crawl=self._crawl), urls)
+        kept = self._take_links()
+        if kept:
+            items = [item for item, _ in kept]
+            report = await self._kept_unless_sent(kept, self.queue.seed_requests(items, crawl=self._crawl))
+            self._warn_refused(report, [url for _, url in kept])
 
     async def _ack(self, lease: Any) -> bool:
         """Ack a page with the kept links: one call."""
-        items, urls = self._take_links()
-        if not items:
+        kept = self._take_links()
+        if not kept:
             return bool(await self.queue.ack(lease))
-        acked, report = await self.queue.ack_with_requests(lease, items)
-        self._warn_refused(report, urls)
+        items = [item for item, _ in kept]
+        acked, report = await self._kept_unless_sent(kept, self.queue.ack_with_requests(lease, items))
+        self._warn_refused(report, [url for _, url in kept])
         return bool(acked)
 
     async def mark_request_as_handled(self, request: Request) -> ProcessedRequest | None:
