@@ -15,8 +15,9 @@
 //! takes one of each per call), up to [`SEED_PER_CALL`] links and [`LEASE_PER_CALL`] leased
 //! items in all. A queue of several shards has a line per shard: a page goes to its lease's
 //! shard with its links of that shard, its links of each other shard go to that shard's line
-//! without a lease (`Queue::answer_page`), and the lines' calls go side by side.
+//! without a lease (`Queue::answer_page`), and the page's call follows once those are in.
 
+use super::seed::{report_seeded, seeded_items, split_known};
 use super::*;
 use futures_channel::oneshot;
 use std::collections::VecDeque;
@@ -362,4 +363,220 @@ fn split_batch(pages: &[PageSend], batch: LeaseBatch) -> Vec<LeaseBatch> {
             }
         })
         .collect()
+}
+
+impl<E: Executor> Queue<E> {
+    /// [`Queue::ack_with_links`], and with `next` [`Queue::ack_with_links_and_lease`].
+    pub(super) async fn answer_page(
+        &self,
+        lease: &LeaseHandle,
+        links: &[SeedItem],
+        opts: &SeedOptions,
+        next: Option<&LeaseOptions>,
+    ) -> Result<(bool, SeedReport, Vec<Lease>)> {
+        let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
+        let started = self.exec.monotonic_ms();
+        let layout = self.layout().await?;
+        // a page's links go into its crawl unless the options name one
+        let inherited;
+        let opts = match (&opts.crawl, &lease.crawl) {
+            (None, Some(crawl)) => {
+                inherited = SeedOptions {
+                    crawl: Some(crawl.clone()),
+                    ..opts.clone()
+                };
+                &inherited
+            }
+            _ => opts,
+        };
+        let defaults = self.home.seed_defaults(opts)?;
+        let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
+        let answered = std::slice::from_ref(lease);
+        let routed = layout.route(answered)?;
+        let shard = routed[0].shard;
+        // the links by shard, the lease's first (with several shards, the links of other shards
+        // go in calls of their own, through those shards' lines, before the page's)
+        let mut parts: Vec<(usize, Vec<PreparedItem>)> = vec![(shard, Vec::new())];
+        for item in prepared {
+            let s = if layout.count() > 1 {
+                layout.of_host(&item.host)
+            } else {
+                shard
+            };
+            match parts.iter_mut().find(|(p, _)| *p == s) {
+                Some((_, items)) => items.push(item),
+                None => parts.push((s, vec![item])),
+            }
+        }
+        if parts.iter().any(|(_, items)| items.len() > SEED_PER_CALL) {
+            let report = self.seed(links, opts).await?;
+            return Ok(match next {
+                None => (self.ack(answered).await?[0], report, Vec::new()),
+                Some(next) => {
+                    let (acked, leases) = self.ack_and_lease(answered, next).await?;
+                    (acked[0], report, leases)
+                }
+            });
+        }
+        let ask = next.map_or(0, |next| next.max.min(LEASE_PER_CALL));
+        // links the known-seen cache holds are not sent, unless the reply's epoch says the
+        // seen set may have shrunk since
+        let parts: Vec<PagePart> = parts
+            .into_iter()
+            .map(|(s, items)| {
+                let (known, epoch_used) = self.seen.known(s, &items);
+                let (send, hits) = split_known(&items, &known);
+                let own = s == shard;
+                PagePart {
+                    send: PageSend {
+                        shard: s,
+                        lease: own.then(|| routed[0].items[0].clone()),
+                        send,
+                        hits: hits.len(),
+                        epoch_used,
+                        ask: if own { ask } else { 0 },
+                        ttl: if own { ttl } else { None },
+                        crawl: opts.crawl.clone(),
+                    },
+                    items,
+                    known,
+                    hits,
+                }
+            })
+            .collect();
+        let mut report = SeedReport {
+            added: 0,
+            duplicates: 0,
+            invalid,
+            ids: vec![None; links.len()],
+        };
+        // (each with the pages other tasks answer meanwhile on its shard, in one call: pages.rs)
+        let (own, others): (Vec<PagePart>, Vec<PagePart>) =
+            parts.into_iter().partition(|part| part.send.shard == shard);
+        // The links of other shards go in first, and the page is answered only once they are
+        // in: a page acked with some of its links lost would never be crawled again, while a
+        // page left leased is answered again (its links then come back as duplicates).
+        let answers = futures_util::future::join_all(
+            others.iter().map(|part| self.send_page(part.send.clone())),
+        )
+        .await;
+        let (mut markers, mut error) = (0, None);
+        for (part, answer) in others.iter().zip(answers) {
+            match answer {
+                Ok(answer) => {
+                    let (added_ready, part_error) = self
+                        .settle_page_part(layout, part, answer.outcome, links, &mut report)
+                        .await;
+                    markers += added_ready;
+                    if let Some(e) = part_error {
+                        error.get_or_insert(e);
+                    }
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = error {
+            self.flush_reports(layout, markers).await;
+            return Err(with_context(
+                e,
+                "the page was not answered (it stays leased, and its links that went in come \
+                 back as duplicates when it is answered again)",
+            ));
+        }
+        let own = own
+            .into_iter()
+            .next()
+            .expect("the lease's shard has a part");
+        // the lease's shard: on an error the page's answer is unknown
+        let answer = self.send_page(own.send.clone()).await?;
+        let acked = answer.acked;
+        self.held.forget(answered);
+        let batch = match (next, ttl, answer.batch) {
+            (Some(next), Some(ttl), Some(batch)) => Some((next, ttl, ask, batch)),
+            _ => None,
+        };
+        let (own_ready, own_error) = self
+            .settle_page_part(layout, &own, answer.outcome, links, &mut report)
+            .await;
+        markers += own_ready;
+        if let Some(e) = own_error {
+            self.flush_reports(layout, markers).await;
+            return Err(with_context(
+                e,
+                "the page was answered (and any next items leased, which go back when their \
+                 lease expires) and its links seeded, except some the known-seen cache held \
+                 back and sent again because the seen set had changed; seeding those again is \
+                 safe",
+            ));
+        }
+        report.invalid.sort_by_key(|i| i.index);
+        let Some((next, ttl, ask, batch)) = batch else {
+            self.flush_reports(layout, markers).await;
+            return Ok((acked, report, Vec::new()));
+        };
+        let leases = self
+            .finish_combined_lease(
+                layout,
+                shard,
+                batch,
+                ask,
+                next,
+                ttl,
+                started,
+                markers,
+                own_ready > 0,
+            )
+            .await?;
+        Ok((acked, report, leases))
+    }
+
+    /// One part of a page's answer (its links of one shard, `outcome` its call's seed answer)
+    /// into the page's `report`: the known-seen cache learns what the call said, and the links
+    /// it held back are settled (`settle_known`). Returns the ready items the part added and
+    /// the error of a settling call, if one failed.
+    async fn settle_page_part(
+        &self,
+        layout: &Layout,
+        part: &PagePart,
+        outcome: SeedOutcome,
+        links: &[SeedItem],
+        report: &mut SeedReport,
+    ) -> (u64, Option<Error>) {
+        let s = part.send.shard;
+        self.seen
+            .learn(s, outcome.epoch.as_deref(), &part.send.send, &outcome.ids);
+        let sent = seeded_items(layout, s, &outcome.ids).collect();
+        let counts = SeedOutcome {
+            ids: Vec::new(),
+            ..outcome
+        };
+        let (counts, seeded, part_error) = self
+            .settle_known(
+                layout,
+                s,
+                &part.known,
+                &part.hits,
+                part.send.epoch_used.clone(),
+                counts,
+                sent,
+                None,
+            )
+            .await;
+        report.added += counts.added;
+        report.duplicates += counts.duplicates;
+        report_seeded(report, links, &part.items, seeded);
+        (counts.added_ready, part_error.map(|(_, e)| e))
+    }
+}
+
+/// One shard's part of a page's answer: what goes through that shard's line (the page's lease
+/// with it on the lease's shard), the part's links, which of them the known-seen cache held,
+/// and those it held.
+struct PagePart {
+    send: PageSend,
+    items: Vec<PreparedItem>,
+    known: Vec<bool>,
+    hits: Vec<PreparedItem>,
 }

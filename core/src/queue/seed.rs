@@ -261,6 +261,46 @@ impl<E: Executor> Queue<E> {
     pub fn request_items(&self, requests: &[CrawlRequest]) -> Vec<SeedItem> {
         requests.iter().map(|r| self.home.request_item(r)).collect()
     }
+
+    /// The counts and items, in the part's order (`known`: which of its items the known-seen
+    /// cache held), of a part whose other items were sent (`counts`, `sent`: their calls'
+    /// answers, `error`: a failed one) and whose cache hits (`hits`) were not: the hits are
+    /// duplicates while the epoch the calls answered is the one the cache knew them under
+    /// (`epoch_used`); otherwise the seen set may have shrunk since, and they go to Redis too.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn settle_known(
+        &self,
+        layout: &Layout,
+        shard: usize,
+        known: &[bool],
+        hits: &[PreparedItem],
+        epoch_used: Option<String>,
+        mut counts: SeedOutcome,
+        sent: Vec<Option<ItemSeeded>>,
+        mut error: Option<(usize, Error)>,
+    ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
+        let mut again = None;
+        let moved = counts.epoch != epoch_used;
+        if !hits.is_empty() && error.is_none() && moved {
+            self.seen.count_resent(hits.len());
+            let (more, items, more_error) = self.seed_calls(layout, shard, hits, None).await;
+            counts = counts.then(more);
+            error = more_error;
+            again = Some(items.into_iter());
+        } else {
+            counts.duplicates += hits.len() as u64;
+        }
+        let mut sent = sent.into_iter();
+        let items = known
+            .iter()
+            .map(|k| match (k, again.as_mut()) {
+                (false, _) => sent.next().flatten(),
+                (true, Some(again)) => again.next().flatten(),
+                (true, None) => Some(ItemSeeded::Duplicate),
+            })
+            .collect();
+        (counts, items, error)
+    }
 }
 
 /// A part's items split by the known-seen cache's answer (`known`): those to send, and those
