@@ -15,9 +15,11 @@
 --        leased now), 'd' duplicate (not added: seen before without force, or queued or leased
 --        now), 'b' over its host's budget (not added, not marked seen); added items got the
 --        record ids first_id, first_id + 1, ... in the order of the call; the seen epoch
---        (`<meta.born>:<meta.forgotten>`, '' and '0' when absent) changes whenever the seen
---        set may have shrunk (a member forgotten, the queue made again under its name), so a
---        client may cache what the seen set holds for as long as it stays the same
+--        (`<meta.born>:<meta.forgotten>`, '' and '0' when absent, then in a functions library
+--        `:<sec>.<usec>`, when the server's Lua state began) changes whenever the seen set may
+--        have shrunk (a member forgotten, the queue made again under its name, the server
+--        restarted or replaced by a replica, which may have lost writes), so a client may cache
+--        what the seen set holds for as long as it stays the same
 -- Cache hits are counted (seen_cache_hits_total, which stats adds to duplicates_total) only while
 -- the seen epoch is still the one they were judged by; otherwise the client sends those items
 -- again.
@@ -453,7 +455,7 @@ end
 -- The call's counts and ids into meta and the counters; the reply.
 function SEED.finish(born, forgotten, new_hosts, layout)
   local added = added_ready + added_delayed
-  if seed_hits > 0 and seed_hits_epoch == (born or '') .. ':' .. (forgotten or '0') then
+  if seed_hits > 0 and seed_hits_epoch == SEED.epoch(born, forgotten) then
     counter('seen_cache_hits_total', seed_hits)
   end
   own_format(SEED.crawl and added > 0 and PROTOCOL_DIGITS or nil)
@@ -504,7 +506,7 @@ function SEED.finish(born, forgotten, new_hosts, layout)
   end
   wake(added_ready)
   return reported({ table.concat(status), added_ready, added_delayed, first_id,
-    (born or '') .. ':' .. (forgotten or '0') },
+    SEED.epoch(born, forgotten) },
     added_ready > 0 and NOW or first_due)
 end
 
@@ -602,6 +604,12 @@ function SEED.items()
   end
   seen_added, seen, next_id = seen_now - seen, seen_now, id
   added_ready, duplicates, refused, lane_count, host_count = ready, dups, over_n, lanes, hosts
+end
+
+-- The seen epoch: meta's born and forgotten ('' and '0' when absent), then this server's Lua
+-- state (LUA_STATE: '' with EVAL).
+function SEED.epoch(born, forgotten)
+  return (born or '') .. ':' .. (forgotten or '0') .. LUA_STATE
 end
 
 -- The whole call: its items, then the lanes, the hosts and the counts. Returns the reply.

@@ -231,7 +231,8 @@ pub fn library() -> &'static Library {
         }
         let name: &'static str =
             Box::leak(format!("crawlq_{}", &code.digest().to_string()[..16]).into_boxed_str());
-        let mut source = format!("#!lua name={name}\n{COMMON}\n");
+        // (a library's Lua state lives from call to call: its first call marks it, LUA_STATE)
+        let mut source = format!("#!lua name={name}\n{COMMON}\nLUA_STATE = false\n");
         for script in ALL {
             source.push_str(script.steps());
         }

@@ -3,12 +3,21 @@
 //! a seed of one of them is answered "duplicate" without reaching Redis. It never answers for
 //! an epoch it was not filled in: every seed reply carries the shard's epoch, and a reply whose
 //! epoch differs from the one a call's cache hits were judged by makes the caller send those
-//! items after all (docs/PROTOCOL.md, `seed`).
+//! items after all (docs/PROTOCOL.md, `seed`). The epoch also changes when the server restarts
+//! or a replica takes over, when Redis may have lost writes the cache learned from; scripts run
+//! by EVAL cannot tell that, and the cache then keeps nothing.
 
 use crate::ops::{PreparedItem, Seeded};
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Whether a seen epoch names the server's Lua state too (`<born>:<forgotten>:<state>`, as a
+/// functions library answers), so that it changes when the server restarts or a replica takes
+/// over; under one without (`<born>:<forgotten>`, scripts run by EVAL) the cache keeps nothing.
+fn tells_restarts(epoch: &str) -> bool {
+    epoch.matches(':').count() >= 2
+}
 
 /// Counters of a [`SeenCache`] (`Queue::seen_cache_stats`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,6 +113,15 @@ impl SeenCache {
             return;
         };
         let mut shards = self.shards.lock().expect("seen cache");
+        if !tells_restarts(epoch) {
+            // scripts run by EVAL (a server without Redis Functions, the WebAssembly build):
+            // the epoch cannot tell a restart that lost writes, so nothing is kept under it
+            if let Some(seen) = shards.get_mut(&shard) {
+                seen.fingerprints.clear();
+                seen.epoch = None;
+            }
+            return;
+        }
         let seen = shards.entry(shard).or_default();
         if seen.epoch.as_deref() != Some(epoch) {
             if seen.epoch.is_some() {

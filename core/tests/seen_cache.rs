@@ -199,3 +199,78 @@ async fn pages_answered_with_links_use_the_cache_and_stay_exact() {
     assert_eq!(report.ids.iter().filter(|i| i.is_some()).count(), 19);
     assert_eq!(warm.seen_cache_stats().resent, 20);
 }
+
+#[tokio::test]
+async fn a_restart_that_lost_writes_makes_the_cache_send_its_links_again() {
+    // a server of its own: it is restarted from an older snapshot
+    let mut server = RedisServer::start();
+    let config = Config {
+        seen_cache: 10_000,
+        shards: None,
+        ..Config::default()
+    };
+    let q = Queue::connect(&server.url(), "seen-cache-lost", config)
+        .await
+        .unwrap();
+    let page = items(&["http://site.com/"]);
+    q.seed(&page, &SeedOptions::default()).await.unwrap();
+    let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    server.cli(&["SAVE"]);
+    // the page's links, confirmed seen and cached: then Redis loses them (killed, and restarted
+    // from the snapshot taken before, as after an AOF's lost last second or a replica's lag)
+    let links = items(&["http://site.com/a", "http://other.com/b"]);
+    let (acked, report) = q
+        .ack_with_links(&lease.handle(), &links, &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(acked && report.added == 2);
+    assert_eq!(q.seen_cache_stats().entries, 3, "the page and its links");
+    server.restart();
+    // the page comes back leased (the snapshot's state); answered again, its links are not
+    // answered from the cache: the seen epoch changed with the server's restart
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let (acked, report) = loop {
+        match q
+            .ack_with_links(&lease.handle(), &links, &SeedOptions::default())
+            .await
+        {
+            Ok(answer) => break answer,
+            Err(e) => assert!(std::time::Instant::now() < deadline, "{e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(acked, "the snapshot's lease is live again");
+    assert_eq!((report.added, report.duplicates), (2, 0), "{report:?}");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.seen, stats.ready, stats.done), (3, 2, 1));
+    // and the cache works again under the new epoch
+    let hits = q.seen_cache_stats().hits;
+    let again = q.seed(&links, &SeedOptions::default()).await.unwrap();
+    assert_eq!(again.duplicates, 2);
+    assert_eq!(q.seen_cache_stats().hits, hits + 2);
+}
+
+#[tokio::test]
+async fn scripts_run_by_eval_keep_nothing_in_the_cache() {
+    // a user refused functions: the scripts run by EVALSHA, whose epoch cannot tell a restart
+    let server = RedisServer::start();
+    server.cli(&[
+        "ACL", "SETUSER", "evalonly", "on", ">pw", "~*", "&*", "+@all", "-fcall",
+    ]);
+    let url = format!("redis://evalonly:pw@127.0.0.1:{}/0", server.port);
+    let config = Config {
+        seen_cache: 10_000,
+        shards: None,
+        ..Config::default()
+    };
+    let q = Queue::connect(&url, "seen-cache-eval", config)
+        .await
+        .unwrap();
+    let links = urls("a.com", 5);
+    assert_eq!(seed(&q, &links).await.added, 5);
+    let again = seed(&q, &links).await;
+    assert_eq!((again.added, again.duplicates), (0, 5));
+    let s = q.seen_cache_stats();
+    assert_eq!((s.entries, s.hits), (0, 0), "every link went to Redis");
+    assert_eq!(q.stats().await.unwrap().seen_cache_hits_total, 0);
+}

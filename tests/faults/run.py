@@ -27,13 +27,15 @@ Scenarios (each on redis-server processes of its own):
                      killed mid-drain and its replica takes over; idle workers then log no error
   cluster_client_kill  the same queue on 3 masters: every client of every master killed again
                      and again; a call cut after it ran is reported, never sent again
-  crawl_workers_killed, crawl_sigstop, crawl_client_kill, crawl_cluster_client_kill
+  crawl_workers_killed, crawl_aof_everysec, crawl_sigstop, crawl_client_kill, crawl_cluster_client_kill
                      the same faults while the workers crawl: only page 0-7 are seeded, every
                      page is found as the one link to it (page i links to 2i+1 and 2i+2, and to
                      five seeded pages, seen before), and each page is answered with its links
                      and the next lease in one call (ack_with_links_and_lease; the Python and
                      Node.js workers run 2 tasks on one queue, so pages go together): no link of
-                     an answered page may be lost, so every page must be crawled
+                     an answered page may be lost, so every page must be crawled; the workers
+                     use the known-seen cache, which must not answer for links Redis lost
+                     (crawl_aof_everysec)
 """
 
 from __future__ import annotations
@@ -293,6 +295,8 @@ class Run:
     shards: int = 1
     # the workers crawl `urls` (found as links from the seeded first 8) instead of draining them
     crawl: bool = False
+    # what was seeded (a crawl: its first pages; otherwise `urls`)
+    seeds: list[str] = field(default_factory=list)
 
     def ledger(self, i: int) -> Path:
         return self.tmp / f"worker-{i}.jsonl"
@@ -306,6 +310,8 @@ class Run:
     def start_worker(self, i: int, lang: str) -> None:
         env = dict(os.environ, CRAWLQ_FAULT_OPTIONS=json.dumps(OPTIONS))
         if self.crawl:
+            # as the framework adapters open their queues: with the known-seen cache
+            env["CRAWLQ_FAULT_OPTIONS"] = json.dumps({**OPTIONS, "seen_cache": 100_000})
             hosts = len({urlsplit(u).hostname for u in self.urls})
             env["CRAWLQ_FAULT_CRAWL"] = json.dumps({"items": len(self.urls), "hosts": hosts, "seeds": CRAWL_SEEDS,
                                                      "tasks": CRAWL_TASKS})
@@ -526,9 +532,10 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
     random.Random(name).shuffle(urls)
     # (the WebAssembly build drives one Redis server, not a cluster)
     languages = [lang for lang in LANGUAGES if lang != "wasm"] if cluster else LANGUAGES
-    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], languages, shards=8 if cluster else 1, crawl=crawl)
     # (a crawl seeds its first pages: page i is h<i % hosts>, /page/<i>)
     seeds = [u for u in urls if int(u.rsplit("/", 1)[1]) < CRAWL_SEEDS] if crawl else urls
+    run = Run(name, url, f"fault-{name}", urls, tmp, size["slow_ms"], languages, shards=8 if cluster else 1, crawl=crawl,
+              seeds=seeds)
     started = time.monotonic()
     try:
         run.figures["refused_seeds"] = seed_all(url, run.queue, seeds, time.monotonic() + 60, run.shards)
@@ -545,7 +552,7 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
                 check(not crawl, f"the crawl found every page ({stats['done'] + stats['dead']} of {len(urls)} done or dead)")
                 # Redis lost seeds with its writes: seed again (idempotent), as a crawler would
                 run.figures["reseeded"] = run.figures.get("reseeded", 0) + 1
-                seed_all(url, run.queue, urls, deadline)
+                seed_all(url, run.queue, seeds, deadline)
             if time.monotonic() > deadline:
                 raise SystemExit(f"FAILED: {name} did not drain: {stats}")
             time.sleep(0.2)
@@ -631,7 +638,7 @@ def kill_redis(times: int, lost_writes: bool) -> Callable[[Run, dict], None]:
             time.sleep(0.3)
             servers["primary"].start()
             if lost_writes:
-                seed_all(run.url, run.queue, run.urls, time.monotonic() + 60)
+                seed_all(run.url, run.queue, run.seeds, time.monotonic() + 60)
         run.figures["redis_kills"] = times
     return fault
 
@@ -758,6 +765,8 @@ def main() -> None:
         "cluster_home_failover": lambda: scenario("cluster_home_failover", [], fail_over_home, True, size, cluster=(3, 1)),
         "cluster_client_kill": lambda: scenario("cluster_client_kill", [], kill_cluster_clients(5 * repeat), False, size, cluster=(3, 0)),
         "crawl_workers_killed": lambda: scenario("crawl_workers_killed", [], kill_workers(3 * repeat), False, size, crawl=True),
+        "crawl_aof_everysec": lambda: scenario("crawl_aof_everysec", [*aof, "--appendfsync", "everysec"], kill_redis(repeat, True), True, size,
+                                               crawl=True),
         "crawl_sigstop": lambda: scenario("crawl_sigstop", [], stop_redis(repeat), False, size, crawl=True),
         "crawl_client_kill": lambda: scenario("crawl_client_kill", [], kill_clients(5 * repeat), False, size, crawl=True),
         "crawl_cluster_client_kill": lambda: scenario("crawl_cluster_client_kill", [], kill_cluster_clients(5 * repeat), False, size,

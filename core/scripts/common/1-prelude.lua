@@ -32,6 +32,13 @@ local function runtime_globals()
 end
 local redis = redis
 local string, math, table, tonumber, type, unpack, ipairs, select
+-- This server's Lua state, as part of the seen epoch (seed.lua, SEED.epoch): a library's first
+-- call sets it from the server's clock (the library's source sets it to false after this
+-- prelude). A restart, a replica taking over or the library loaded again starts a new state,
+-- and so a new epoch: Redis may have lost writes then (an AOF's last second, a replica's lag),
+-- seen members among them, which clients' caches must not answer for. With EVAL (no library)
+-- it stays '': each call is a state of its own.
+local LUA_STATE = ''
 
 -- Per-call state, set by begin() at the start of every call. The helpers below read it as
 -- upvalues, so they are defined once: when the scripts run as a Redis Functions library the

@@ -74,6 +74,10 @@ local function begin(keys, argv)
   -- (in a library, once: the runtime API and libraries stay the same from call to call)
   if not string then
     redis, string, math, table, tonumber, type, unpack, ipairs, select = runtime_globals()
+    if LUA_STATE == false then
+      local t = redis.call('TIME')
+      LUA_STATE = ':' .. t[1] .. '.' .. t[2]
+    end
   end
   K_META = keys[1]
   -- The key names follow the base: set again only when it is not the last call's (most

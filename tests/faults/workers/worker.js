@@ -22,7 +22,8 @@ const camel = {
   lease_ttl: ['leaseTtlMs', 1000],
   command_timeout: ['commandTimeoutMs', 1000],
   connect_timeout: ['connectTimeoutMs', 1000],
-  max_attempts: ['maxAttempts', 1]
+  max_attempts: ['maxAttempts', 1],
+  seen_cache: ['seenCache', 1]
 }
 
 async function main () {
