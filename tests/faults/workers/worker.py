@@ -29,6 +29,12 @@ def log(**entry: object) -> None:
         ledger.write(json.dumps(entry) + "\n")
 
 
+def log_error(err: "crawlq.CrawlqError", during: str) -> None:
+    """An error the worker goes on after (a short pause first)."""
+    log(ev="error", code=err.code, during=during, message=str(err)[:200])
+    time.sleep(0.1)
+
+
 def log_leases(leases: list) -> None:
     for lease in leases:
         log(ev="lease", id=lease.id, url=lease.url, token=lease.token,
@@ -54,8 +60,7 @@ def drain() -> None:
                 q = crawlq.Queue(url, name, **options)
             leases = q.lease(5, wait=0.5)
         except crawlq.CrawlqError as err:
-            log(ev="error", code=err.code, during="lease", message=str(err)[:200])
-            time.sleep(0.1)
+            log_error(err, "lease")
             continue
         log_leases(leases)
         for lease in leases:
@@ -73,8 +78,7 @@ def crawl_task(q: "crawlq.Queue") -> None:
             try:
                 leases = q.lease(1, wait=0.5)
             except crawlq.CrawlqError as err:
-                log(ev="error", code=err.code, during="lease", message=str(err)[:200])
-                time.sleep(0.1)
+                log_error(err, "lease")
                 continue
             log_leases(leases)
             held = leases[0] if leases else None
@@ -101,8 +105,7 @@ else:
         try:
             queue = crawlq.Queue(url, name, **options)
         except crawlq.CrawlqError as err:
-            log(ev="error", code=err.code, during="connect", message=str(err)[:200])
-            time.sleep(0.1)
+            log_error(err, "connect")
     tasks = [threading.Thread(target=crawl_task, args=(queue,)) for _ in range(crawl["tasks"])]
     for t in tasks:
         t.start()
