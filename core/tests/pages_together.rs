@@ -64,6 +64,14 @@ fn assert_all_distinct(mut ids: Vec<String>, added: usize, leased: &[Lease], pag
     assert_eq!(urls.len(), pages, "no item leased twice");
 }
 
+/// A queue of 3 shards on one Redis, whatever CRAWLQ_TEST_SHARDS says.
+fn three_shards() -> Config {
+    Config {
+        shards: Some(3),
+        ..Config::default()
+    }
+}
+
 fn one_call_only() -> Config {
     // one shard, whatever CRAWLQ_TEST_SHARDS says: the call counts below are one shard's
     Config {
@@ -294,10 +302,7 @@ fn function_calls(server: &RedisServer, op: &str) -> usize {
 async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_links_to_other_shards()
 {
     let server = RedisServer::start();
-    let config = Config {
-        shards: Some(3),
-        ..Config::default()
-    };
+    let config = three_shards();
     let (q, pages) = leased_pages(&server, "pages-shards", 12, config).await;
     server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
     server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
@@ -360,10 +365,7 @@ async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_lin
 #[tokio::test]
 async fn links_a_page_queues_on_its_own_shard_are_leasable_by_other_workers_at_once() {
     let server = RedisServer::start();
-    let config = Config {
-        shards: Some(3),
-        ..Config::default()
-    };
+    let config = three_shards();
     let worker = Queue::connect(&server.url(), "pages-index", config.clone())
         .await
         .unwrap();
@@ -448,10 +450,7 @@ async fn a_page_whose_links_meet_a_foreign_value_fails_whole_and_stays_leased() 
 #[tokio::test]
 async fn a_page_whose_links_to_another_shard_fail_is_not_answered_and_stays_leased() {
     let server = RedisServer::start();
-    let config = Config {
-        shards: Some(3),
-        ..Config::default()
-    };
+    let config = three_shards();
     let (q, pages) = leased_pages(&server, "pages-other-shard", 1, config).await;
     let layout = q.layout().await.unwrap();
     let page = &pages[0];
