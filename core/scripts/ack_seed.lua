@@ -15,6 +15,9 @@
 -- bodies). The links are seeded whether or not a lease is still live: a page answered after
 -- its lease expired still adds what it found (whoever fetches the page again finds them
 -- duplicates). Like `seed`, the call is refused whole while Redis is out of memory.
+-- Cache hits judged by a seen epoch that is not the queue's any more refuse the call before it
+-- changes anything (CRAWLQ_EPOCH): those links may have left the seen set, and the client sends
+-- them with the page (SEED.run).
 
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
@@ -33,6 +36,8 @@ else
     links[3 + i] = ARGV[at + i]
   end
 end
+-- (a page's answer: cache hits judged by a moved epoch refuse the call, `seed` in PROTOCOL.md)
+links[m * 9 + 6] = true
 local seeded = seed_part(links)
 if seeded.err then
   -- a foreign value the seed met after it began writing: it took its writes back, and the

@@ -19,6 +19,9 @@
 -- them fails the call before anything changes. As with `ack_seed`, the links are seeded
 -- whether or not the lease is still live, and the call is refused whole while Redis is out of
 -- memory.
+-- Cache hits judged by a seen epoch that is not the queue's any more refuse the call before it
+-- changes anything (CRAWLQ_EPOCH): those links may have left the seen set, and the client sends
+-- them with the page (SEED.run).
 
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
@@ -42,6 +45,8 @@ else
   end
 end
 links[4 + m * 9], links[5 + m * 9] = ARGV[from + 8], ARGV[from + 9]
+-- (a page's answer: cache hits judged by a moved epoch refuse the call, `seed` in PROTOCOL.md)
+links[6 + m * 9] = true
 local seeded = seed_part(links)
 if seeded.err then
   -- a foreign value the seed met after it began writing: it took its writes back, and the

@@ -41,7 +41,9 @@ local SEED = {}
 -- One call's state, set by SEED.start and shared by the steps (library-level locals: nothing
 -- to pass or index on every item).
 local seed_argv, seed_n
--- the client's cache hits: their count, and the seen epoch they were judged by
+-- the client's cache hits: their count, and the seen epoch they were judged by (SEED.answers:
+-- whether the call answers pages, `ack_seed` and `ack_seed_lease` setting the slot after the
+-- epoch to true, whose hits must hold before anything is acked)
 local seed_hits, seed_hits_epoch
 -- the seen set's size and level, and the current level's bucket keys (the prelude's level_keys)
 local seen, level, level_end, seen_keys, live_keys, level_size
@@ -94,6 +96,7 @@ function SEED.start(argv)
     SEED.crawl_budget, SEED.crawl_gen = false, false
   end
   seed_hits, seed_hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
+  SEED.answers = argv[6 + seed_n * 9] == true
   seen = seen_count()
   level, level_end = current_level(seen)
   expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
@@ -614,6 +617,14 @@ end
 
 -- The whole call: its items, then the lanes, the hosts and the counts. Returns the reply.
 function SEED.run(born, forgotten, layout)
+  if SEED.answers and seed_hits > 0 and seed_hits_epoch ~= SEED.epoch(born, forgotten) then
+    -- Links a client's cache held back by an epoch that has moved may have left the seen set
+    -- (a restart that lost writes). A page's answer is refused before it changes anything, so
+    -- that the client sends them with the page: acked first, they would be lost if the call
+    -- sending them after the ack failed.
+    return redis.error_reply('CRAWLQ_EPOCH ' .. SEED.epoch(born, forgotten) .. ' is the seen '
+      .. 'epoch now, not ' .. seed_hits_epoch .. ': send the links the cache held back too')
+  end
   local err = SEED.items()
   if err then
     return err

@@ -204,6 +204,21 @@ impl Error {
         }
     }
 
+    /// The queue's seen epoch, when this is a page's answer refused because the known-seen
+    /// cache's hits were judged by an epoch that has moved since (`CRAWLQ_EPOCH`, see
+    /// `ack_seed` in docs/PROTOCOL.md): the call changed nothing, and goes again with those
+    /// links.
+    pub(crate) fn moved_seen_epoch(&self) -> Option<&str> {
+        let Error::Server(message) = self else {
+            return None;
+        };
+        let at = message.find("CRAWLQ_EPOCH")? + "CRAWLQ_EPOCH".len();
+        message[at..]
+            .trim_start_matches(['"', ':', ' '])
+            .split_whitespace()
+            .next()
+    }
+
     /// The kind of this error in [`ERROR_KINDS`].
     pub fn kind(&self) -> &'static ErrorKind {
         ERROR_KINDS
@@ -383,5 +398,23 @@ mod tests {
                 "docs/PROTOCOL.md lacks the row\n{row}"
             );
         }
+    }
+
+    #[test]
+    fn a_refused_answer_names_the_seen_epoch_it_met() {
+        // as the redis crate and a plain transport give the script's error
+        for message in [
+            "CRAWLQ_EPOCH 17:0:9.5 is the seen epoch now, not 17:0:8.1: send the links",
+            "\"CRAWLQ_EPOCH\": 17:0:9.5 is the seen epoch now, not 17:0:8.1 script: x",
+        ] {
+            let e = Error::from_server_reply(message);
+            assert_eq!(e.code(), "SERVER");
+            assert_eq!(e.moved_seen_epoch(), Some("17:0:9.5"));
+        }
+        assert_eq!(Error::Server("OOM".into()).moved_seen_epoch(), None);
+        assert_eq!(
+            Error::Corrupt("CRAWLQ_EPOCH x".into()).moved_seen_epoch(),
+            None
+        );
     }
 }

@@ -496,3 +496,51 @@ async fn a_page_whose_links_to_another_shard_fail_is_not_answered_and_stays_leas
     assert!(acked && report.added == 2, "{report:?}");
     check_invariants(&server.url(), &q).await;
 }
+
+#[tokio::test]
+async fn links_another_shard_forgot_are_sent_before_the_page_is_answered() {
+    // the page's links on another shard, held back by the known-seen cache, then forgotten
+    // there (that shard's epoch moves): its call is refused, and they go again, all of them,
+    // before the page's own call
+    let server = RedisServer::start();
+    let config = Config {
+        seen_cache: 10_000,
+        ..three_shards()
+    };
+    let (q, pages) = leased_pages(&server, "pages-other-epoch", 1, config).await;
+    let layout = q.layout().await.unwrap();
+    let own = layout.of_host("p0.com");
+    let host = (0..)
+        .map(|i| format!("far{i}.org"))
+        .find(|h| layout.of_host(h) != own)
+        .unwrap();
+    let links: Vec<String> = (0..3).map(|i| format!("http://{host}/{i}")).collect();
+    let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+    q.seed(&items(&refs), &SeedOptions::default())
+        .await
+        .unwrap();
+    let other = Queue::connect(&server.url(), "pages-other-epoch", three_shards())
+        .await
+        .unwrap();
+    other.delete_host(&host, true).await.unwrap();
+    let (acked, report, next) = q
+        .ack_with_links_and_lease(
+            &pages[0].handle(),
+            &items(&refs),
+            &SeedOptions::default(),
+            &NEXT,
+        )
+        .await
+        .unwrap();
+    assert!(acked, "{report:?}");
+    assert_eq!((report.added, report.duplicates), (3, 0), "{report:?}");
+    assert_eq!(q.seen_cache_stats().resent, 3);
+    assert!(
+        server
+            .cli(&["INFO", "errorstats"])
+            .contains("errorstat_CRAWLQ_EPOCH:count=1"),
+        "the links' call was refused once, then sent again"
+    );
+    assert_eq!(next.len(), 1);
+    check_invariants(&server.url(), &q).await;
+}

@@ -251,6 +251,95 @@ async fn a_restart_that_lost_writes_makes_the_cache_send_its_links_again() {
 }
 
 #[tokio::test]
+async fn links_held_back_by_a_moved_epoch_go_in_the_call_that_answers_their_page() {
+    // A page answered after the seen epoch moved: the links the cache held back may have left
+    // the seen set, and they go in the page's own call. When they cannot go in, the page is not
+    // acked: it stays leased and is answered again, and no link is lost.
+    let server = RedisServer::start();
+    let config = Config {
+        seen_cache: 10_000,
+        shards: None,
+        ..Config::default()
+    };
+    let name = "seen-cache-answer-moved";
+    let warm = Queue::connect(&server.url(), name, config.clone())
+        .await
+        .unwrap();
+    let other = Queue::connect(&server.url(), name, Config::default())
+        .await
+        .unwrap();
+    seed(&warm, &["http://page.com/".to_string()]).await;
+    let page = warm.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let link = "http://gone.com/x".to_string();
+    seed(&warm, std::slice::from_ref(&link)).await;
+    // another client deletes the link's host with its seen URLs: the epoch moves, and the
+    // warm client's cache still holds the link; then another program's value takes the lane
+    // the link would go to
+    other.delete_host("gone.com", true).await.unwrap();
+    let base = warm
+        .layout()
+        .await
+        .unwrap()
+        .shard(0)
+        .keys()
+        .base()
+        .to_string();
+    let lane = format!("{base}:l:0:gone.com");
+    server.cli(&["SET", &lane, "not a list"]);
+    let links = items(&[link.as_str()]);
+    for with_next in [false, true] {
+        let answer = if with_next {
+            warm.ack_with_links_and_lease(
+                &page.handle(),
+                &links,
+                &SeedOptions::default(),
+                &LeaseOptions::default(),
+            )
+            .await
+            .map(|(acked, report, _)| (acked, report))
+        } else {
+            warm.ack_with_links(&page.handle(), &links, &SeedOptions::default())
+                .await
+        };
+        assert!(
+            matches!(&answer, Err(Error::Corrupt(m)) if m.contains(&lane)),
+            "{answer:?}"
+        );
+    }
+    let stats = warm.stats().await.unwrap();
+    assert_eq!(
+        (stats.leased, stats.done, stats.seen),
+        (1, 0, 1),
+        "the page stays leased and the link is not seen"
+    );
+    assert_eq!(
+        warm.seen_cache_stats().resent,
+        1,
+        "sent once the cache was refused"
+    );
+    assert!(
+        server
+            .cli(&["INFO", "errorstats"])
+            .contains("errorstat_CRAWLQ_EPOCH:count=1"),
+        "the first answer was refused before it changed anything"
+    );
+    // once the lane is free, answering the page again adds the link, in one call
+    server.cli(&["DEL", &lane]);
+    let calls = calls_of(&server, "fcall");
+    let (acked, report) = warm
+        .ack_with_links(&page.handle(), &links, &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        acked && (report.added, report.duplicates) == (1, 0),
+        "{report:?}"
+    );
+    assert_eq!(calls_of(&server, "fcall"), calls + 1);
+    let stats = warm.stats().await.unwrap();
+    assert_eq!((stats.done, stats.ready, stats.seen), (1, 1, 2));
+}
+
+#[tokio::test]
 async fn scripts_run_by_eval_keep_nothing_in_the_cache() {
     // a user refused functions: the scripts run by EVALSHA, whose epoch cannot tell a restart
     let server = RedisServer::start();

@@ -456,10 +456,10 @@ impl<E: Executor> Queue<E> {
         // The links of other shards go in first, and the page is answered only once they are
         // in: a page acked with some of its links lost would never be crawled again, while a
         // page left leased is answered again (its links then come back as duplicates).
-        let answers = futures_util::future::join_all(
-            others.iter().map(|part| self.send_page(part.send.clone())),
-        )
-        .await;
+        let mut others = others;
+        let answers =
+            futures_util::future::join_all(others.iter_mut().map(|part| self.send_part(part)))
+                .await;
         let (mut markers, mut error) = (0, None);
         for (part, answer) in others.iter().zip(answers) {
             match answer {
@@ -485,12 +485,12 @@ impl<E: Executor> Queue<E> {
                  back as duplicates when it is answered again)",
             ));
         }
-        let own = own
+        let mut own = own
             .into_iter()
             .next()
             .expect("the lease's shard has a part");
         // the lease's shard: on an error the page's answer is unknown
-        let answer = self.send_page(own.send.clone()).await?;
+        let answer = self.send_part(&mut own).await?;
         let acked = answer.acked;
         self.held.forget(answered);
         let batch = match (next, ttl, answer.batch) {
@@ -530,6 +530,29 @@ impl<E: Executor> Queue<E> {
             )
             .await?;
         Ok((acked, report, leases))
+    }
+
+    /// Send one part of a page's answer ([`Queue::send_page`]). A call refused because the
+    /// known-seen cache's hits were judged by a seen epoch that has moved (a restart may have
+    /// lost them from the seen set) changed nothing: the cache starts over under the queue's
+    /// epoch, and the part goes again with every link, so the links it held back go in the
+    /// same call that answers the page.
+    async fn send_part(&self, part: &mut PagePart) -> Result<PageAnswered> {
+        let error = match self.send_page(part.send.clone()).await {
+            Err(e) if part.send.hits > 0 => e,
+            answered => return answered,
+        };
+        let Some(epoch) = error.moved_seen_epoch() else {
+            return Err(error);
+        };
+        self.seen.learn(part.send.shard, Some(epoch), &[], &[]);
+        self.seen.count_resent(part.hits.len());
+        part.send.send = part.items.clone();
+        part.send.hits = 0;
+        part.send.epoch_used = None;
+        part.known = vec![false; part.items.len()];
+        part.hits.clear();
+        self.send_page(part.send.clone()).await
     }
 
     /// One part of a page's answer (its links of one shard, `outcome` its call's seed answer)
