@@ -15,13 +15,24 @@ dts += `
 /** A reply of a script call: what the Redis client returns. */
 export type Reply = null | number | string | Uint8Array | Reply[]
 
+/** The Redis function that runs an operation, and the library that defines it. */
+export interface ScriptFunction {
+  name: string
+  library: string
+}
+
 /**
  * What a queue needs from a Redis client. Reject with an Error whose \`kind\` is 'server'
  * (Redis answered with an error), 'timeout' or 'unavailable'.
  */
 export interface Transport {
-  /** EVALSHA \`sha\` with keys and args; on a NOSCRIPT error, EVAL \`source\` instead. */
-  evalScript(sha: string, source: string, keys: string[], args: string[]): Promise<Reply>
+  /**
+   * With \`fn\`: FCALL \`fn.name\` with keys and args (on "ERR Function not found", FUNCTION LOAD
+   * REPLACE \`fn.library\` first). Without it, or where Redis or the ACL refuses functions:
+   * EVALSHA \`sha\` with keys and args; on a NOSCRIPT error, EVAL \`source\` instead. The
+   * known-seen cache keeps links only under functions.
+   */
+  evalScript(sha: string, source: string, keys: string[], args: string[], fn?: ScriptFunction): Promise<Reply>
   /** BLPOP \`key\` for up to \`timeoutSeconds\` on a connection of its own; true if woken. */
   blockingWait(key: string, timeoutSeconds: number): Promise<boolean>
   /** Optional: resolves once the client has sent what it was handed (a seed calls it after each chunk, so Redis runs one while the next is normalized). */

@@ -1,10 +1,12 @@
 //! The executor of the WebAssembly build: every command is built and every reply decoded by
-//! the core; a JavaScript transport only runs one script call (EVALSHA, falling back to EVAL
-//! on NOSCRIPT) and one blocking wait.
+//! the core; a JavaScript transport only runs one script call (FCALL of the operation's Redis
+//! function when it takes `fn`, else EVALSHA, falling back to EVAL on NOSCRIPT) and one
+//! blocking wait.
 //!
 //! ```ts
 //! interface Transport {
-//!   evalScript(sha: string, source: string, keys: string[], args: string[]): Promise<Reply>
+//!   evalScript(sha: string, source: string, keys: string[], args: string[],
+//!              fn?: { name: string, library: string }): Promise<Reply>
 //!   blockingWait(key: string, timeoutSeconds: number): Promise<boolean>
 //!   yieldNow?(): Promise<void>
 //!   close?(): Promise<void>
@@ -18,7 +20,9 @@
 
 use crawlq::ops::{Reply, ScriptCall};
 use crawlq::{Error, Executor, Result};
-use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -28,6 +32,11 @@ pub struct JsTransport {
     eval_script: Function,
     blocking_wait: Function,
     yield_now: Option<Function>,
+    /// Per script, its source and its function (`{name, library}`) as JavaScript values, made
+    /// once: each is a handle passed to every call, where a string made from Rust's would be
+    /// copied into JavaScript on every call (the library is about 240 KB).
+    scripts: RefCell<HashMap<&'static str, (JsValue, JsValue)>>,
+    library: JsValue,
 }
 
 impl JsTransport {
@@ -43,7 +52,27 @@ impl JsTransport {
             blocking_wait: method("blockingWait")?,
             yield_now: method("yieldNow").ok(),
             this: transport,
+            scripts: RefCell::default(),
+            library: JsValue::from_str(crawlq::scripts::library().source),
         })
+    }
+
+    /// The script's source and its function (`{name, library}`), as JavaScript values.
+    fn script_values(&self, script: &'static crawlq::scripts::Script) -> (JsValue, JsValue) {
+        self.scripts
+            .borrow_mut()
+            .entry(script.name)
+            .or_insert_with(|| {
+                let function = Object::new();
+                let _ = Reflect::set(
+                    &function,
+                    &JsValue::from_str("name"),
+                    &JsValue::from_str(script.function_name()),
+                );
+                let _ = Reflect::set(&function, &JsValue::from_str("library"), &self.library);
+                (JsValue::from_str(script.source()), function.into())
+            })
+            .clone()
     }
 
     pub fn object(&self) -> &JsValue {
@@ -104,15 +133,17 @@ impl Executor for JsTransport {
     async fn eval(&self, call: ScriptCall) -> Result<Reply> {
         let keys: Array = call.keys.iter().map(|k| JsValue::from_str(k)).collect();
         let args: Array = call.args.iter().map(|a| text(a)).collect();
+        let (source, function) = self.script_values(call.script);
+        let call_args = Array::of5(
+            &JsValue::from_str(call.script.sha1()),
+            &source,
+            &keys,
+            &args,
+            &function,
+        );
         let promise = self
             .eval_script
-            .call4(
-                &self.this,
-                &JsValue::from_str(call.script.sha1()),
-                &JsValue::from_str(call.script.source()),
-                &keys,
-                &args,
-            )
+            .apply(&self.this, &call_args)
             .map_err(|e| transport_error(e, call.script.name))?;
         let value = JsFuture::from(Promise::resolve(&promise))
             .await

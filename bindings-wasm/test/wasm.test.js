@@ -1,7 +1,7 @@
 'use strict'
 // What only the WebAssembly build has to show: it and the native addon share a queue with
-// identical stored bytes; the ioredis transport and the ES-module entry work; and its one
-// documented limitation.
+// identical stored bytes; the ioredis transport and the ES-module entry work; the transports
+// run Redis functions (scripts where they are refused); and its one documented limitation.
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
 const { execFile } = require('node:child_process')
@@ -77,9 +77,36 @@ test('the ioredis transport runs a queue too', async () => {
   setTimeout(() => { q.seed(['http://io.example/3']) }, 200)
   assert.equal((await later).length, 1, 'a blocked wait is woken by a seed')
   assert.ok(Date.now() - started < 5000)
-  redis.cli('SCRIPT', 'FLUSH')
-  assert.equal((await q.stats()).leased, 1, 'NOSCRIPT falls back to EVAL')
+  redis.cli('FUNCTION', 'FLUSH')
+  assert.equal((await q.stats()).leased, 1, 'a missing function library is loaded again')
   await q.close()
+})
+
+test('the transports run Redis functions, so the seen cache keeps links; scripts where functions are refused', async () => {
+  const name = uniqueName('functions')
+  const links = Array.from({ length: 10 }, (_, i) => `http://fn.example/${i}`)
+  for (const transport of [wasm.nodeRedisTransport, wasm.ioredisTransport]) {
+    const q = new wasm.Queue(await transport(redis.url), name, { seenCache: 1000 })
+    await q.seed(links)
+    const again = await q.seed(links)
+    assert.deepEqual([again.added, again.duplicates], [0, 10])
+    assert.deepEqual(await q.seenCacheStats(), { entries: 10, hits: 10, misses: 10, resent: 0, resets: 0 })
+    await q.close()
+  }
+  // a user refused FCALL: the same operations as scripts (EVALSHA), whose seen epoch cannot
+  // tell a restart that lost writes, so the cache keeps nothing and every link goes to Redis
+  redis.cli('ACL', 'SETUSER', 'scriptsonly', 'on', '>pw', '~*', '&*', '+@all', '-fcall', '-function')
+  const url = redis.url.replace('redis://', 'redis://scriptsonly:pw@')
+  for (const transport of [wasm.nodeRedisTransport, wasm.ioredisTransport]) {
+    const q = new wasm.Queue(await transport(url), name, { seenCache: 1000 })
+    const again = await q.seed(links)
+    assert.deepEqual([again.added, again.duplicates], [0, 10])
+    const more = await q.seed(links)
+    assert.deepEqual([more.added, more.duplicates], [0, 10])
+    assert.deepEqual(await q.seenCacheStats(), { entries: 0, hits: 0, misses: 20, resent: 0, resets: 0 })
+    await q.close()
+  }
+  redis.cli('ACL', 'DELUSER', 'scriptsonly')
 })
 
 test('both transports take a unix socket URL, as the native bindings do', async () => {
@@ -140,8 +167,9 @@ test('a transport without the two methods is refused', () => {
   assert.throws(() => new wasm.Queue({ evalScript () {} }, 'q', {}), err => err instanceof TypeError && /blockingWait/.test(err.message))
 })
 
+// the operations Redis ran: functions (FCALL), as the built-in transports send them
 function scriptCalls () {
-  const line = redis.cli('INFO', 'commandstats').split('\n').find(l => l.startsWith('cmdstat_evalsha:'))
+  const line = redis.cli('INFO', 'commandstats').split('\n').find(l => l.startsWith('cmdstat_fcall:'))
   return line ? Number(/calls=(\d+)/.exec(line)[1]) : 0
 }
 

@@ -36,6 +36,9 @@ function withTimeout (promise, ms) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
+// What fcallOnce answers when functions are refused.
+const REFUSED = Symbol('functions refused')
+
 /**
  * A transport over a client: `run(args)` sends one command on the shared connection,
  * `duplicate()` opens a connection for blocking waits, `isReplyError(err)` tells Redis's
@@ -62,11 +65,17 @@ class ClientTransport {
   // A script Redis certainly did not run (it was loading its data set, busy with another
   // script, or asked to try again) is sent again until retryForMs has passed, as the native
   // client does.
-  async evalScript (sha, source, keys, args) {
+  async evalScript (sha, source, keys, args, fn) {
     const deadline = Date.now() + this.retryForMs
     let delay = 50
     for (;;) {
       try {
+        if (fn && this.functions !== false) {
+          const reply = await this.fcallOnce(fn, keys, args)
+          if (reply !== REFUSED) return reply
+          // the server (Redis before 7) or the user's ACL refuses functions: scripts from now on
+          this.functions = false
+        }
         return await this.evalOnce(sha, source, keys, args)
       } catch (err) {
         const notRun = this.isReplyError(err.cause ?? err) && /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN)\b/.test(err.message)
@@ -74,6 +83,29 @@ class ClientTransport {
         await new Promise(resolve => setTimeout(resolve, delay))
         delay = Math.min(delay * 2, 1000)
       }
+    }
+  }
+
+  // The operation as a Redis function, as the native clients run it (its seen epoch tells a
+  // server restart, so the known-seen cache can keep what it learns): FCALL, and when Redis
+  // does not have the function, FUNCTION LOAD of the library that defines it, then FCALL
+  // again. REFUSED when Redis or the ACL will not run functions (nothing ran).
+  async fcallOnce (fn, keys, args) {
+    const send = command => withTimeout(this.run(command), this.commandTimeoutMs)
+    const fcall = () => send(['FCALL', fn.name, String(keys.length), ...keys, ...args])
+    const refused = err => this.isReplyError(err) && /^(NOPERM|ERR unknown (sub)?command)/.test(err.message)
+    try {
+      return await fcall()
+    } catch (err) {
+      if (refused(err)) return REFUSED
+      if (!(this.isReplyError(err) && /^ERR Function not found/.test(err.message))) throw this.classify(err)
+    }
+    try {
+      await send(['FUNCTION', 'LOAD', 'REPLACE', fn.library])
+      return await fcall()
+    } catch (err) {
+      if (refused(err)) return REFUSED
+      throw this.classify(err)
     }
   }
 

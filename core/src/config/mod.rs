@@ -182,8 +182,9 @@ pub struct Config {
     /// cache is dropped whenever the queue's seen set may have shrunk (a seen epoch every seed
     /// answers: a member forgotten, the queue made again, and the server restarted or replaced
     /// by a replica, which may have lost writes); a full cache starts again empty. Where scripts
-    /// run by EVAL (a server without Redis Functions, a user refused them, the WebAssembly
-    /// build) the epoch cannot tell a restart, and the cache keeps nothing.
+    /// run by EVAL (a server without Redis Functions, a user refused them, a WebAssembly
+    /// transport that runs scripts alone) the epoch cannot tell a restart, and the cache keeps
+    /// nothing.
     pub seen_cache: usize,
     /// Expired leases reclaimed at most per lease call (default 100; values above
     /// [`crate::RECLAIM_PER_CALL`] act as that).
