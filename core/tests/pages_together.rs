@@ -544,3 +544,44 @@ async fn links_another_shard_forgot_are_sent_before_the_page_is_answered() {
     assert_eq!(next.len(), 1);
     check_invariants(&server.url(), &q).await;
 }
+
+#[tokio::test]
+async fn pages_that_went_with_a_refused_one_are_sent_again_too() {
+    // Pages answered together after the seen epoch moved, one with a link the cache held back
+    // and one without: their call is refused, and both go again (the second with no hits of
+    // its own), each acked with its links.
+    let server = RedisServer::start();
+    let config = Config {
+        seen_cache: 10_000,
+        ..one_call_only()
+    };
+    let (q, pages) = leased_pages(&server, "pages-refused-together", 3, config).await;
+    q.seed(&items(&["http://gone.com/x"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let other = Queue::connect(&server.url(), "pages-refused-together", one_call_only())
+        .await
+        .unwrap();
+    other.delete_host("gone.com", true).await.unwrap();
+    // the first page goes alone; the other two wait for it and go together
+    let links = vec![
+        Vec::new(),
+        items(&["http://gone.com/x"]),
+        items(&["http://fresh.com/y"]),
+    ];
+    let answers = answer_together(&q, &pages, &links).await;
+    for (i, answer) in answers.into_iter().enumerate() {
+        let (acked, report, _) = answer.unwrap_or_else(|e| panic!("page {i}: {e}"));
+        assert!(acked, "page {i}");
+        assert_eq!(report.added, links[i].len() as u64, "page {i}: {report:?}");
+    }
+    assert!(
+        server
+            .cli(&["INFO", "errorstats"])
+            .contains("errorstat_CRAWLQ_EPOCH:count=1"),
+        "the two pages' call was refused once"
+    );
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.seen), (3, 6), "{stats:?}");
+    check_invariants(&server.url(), &q).await;
+}

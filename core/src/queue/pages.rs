@@ -536,15 +536,14 @@ impl<E: Executor> Queue<E> {
     /// known-seen cache's hits were judged by a seen epoch that has moved (a restart may have
     /// lost them from the seen set) changed nothing: the cache starts over under the queue's
     /// epoch, and the part goes again with every link, so the links it held back go in the
-    /// same call that answers the page.
+    /// same call that answers the page. (A part without hits of its own is refused too when
+    /// it went with one that had some.)
     async fn send_part(&self, part: &mut PagePart) -> Result<PageAnswered> {
         let error = match self.send_page(part.send.clone()).await {
-            Err(e) if part.send.hits > 0 => e,
+            Err(e) if e.moved_seen_epoch().is_some() => e,
             answered => return answered,
         };
-        let Some(epoch) = error.moved_seen_epoch() else {
-            return Err(error);
-        };
+        let epoch = error.moved_seen_epoch().unwrap_or_default();
         self.seen.learn(part.send.shard, Some(epoch), &[], &[]);
         self.seen.count_resent(part.hits.len());
         part.send.send = part.items.clone();
