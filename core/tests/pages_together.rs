@@ -72,6 +72,14 @@ fn three_shards() -> Config {
     }
 }
 
+/// `config` with a known-seen cache.
+fn cached(config: Config) -> Config {
+    Config {
+        seen_cache: 10_000,
+        ..config
+    }
+}
+
 fn one_call_only() -> Config {
     // one shard, whatever CRAWLQ_TEST_SHARDS says: the call counts below are one shard's
     Config {
@@ -467,14 +475,7 @@ async fn a_page_whose_links_to_another_shard_fail_is_not_answered_and_stays_leas
     server.cli(&["SET", &lane, "not a list"]);
     let links = items(&["http://p0.com/next", &format!("http://{host}/")]);
     for with_next in [false, true] {
-        let answer = if with_next {
-            q.ack_with_links_and_lease(&page.handle(), &links, &SeedOptions::default(), &NEXT)
-                .await
-                .map(|(acked, report, _)| (acked, report))
-        } else {
-            q.ack_with_links(&page.handle(), &links, &SeedOptions::default())
-                .await
-        };
+        let answer = answer_page(&q, &page.handle(), &links, with_next).await;
         assert!(
             matches!(&answer, Err(Error::Corrupt(m)) if m.contains(&lane) && m.contains("not answered")),
             "{answer:?}"
@@ -503,10 +504,7 @@ async fn links_another_shard_forgot_are_sent_before_the_page_is_answered() {
     // there (that shard's epoch moves): its call is refused, and they go again, all of them,
     // before the page's own call
     let server = RedisServer::start();
-    let config = Config {
-        seen_cache: 10_000,
-        ..three_shards()
-    };
+    let config = cached(three_shards());
     let (q, pages) = leased_pages(&server, "pages-other-epoch", 1, config).await;
     let layout = q.layout().await.unwrap();
     let own = layout.of_host("p0.com");
@@ -535,10 +533,9 @@ async fn links_another_shard_forgot_are_sent_before_the_page_is_answered() {
     assert!(acked, "{report:?}");
     assert_eq!((report.added, report.duplicates), (3, 0), "{report:?}");
     assert_eq!(q.seen_cache_stats().resent, 3);
-    assert!(
-        server
-            .cli(&["INFO", "errorstats"])
-            .contains("errorstat_CRAWLQ_EPOCH:count=1"),
+    assert_eq!(
+        errors_of(&server, "CRAWLQ_EPOCH"),
+        1,
         "the links' call was refused once, then sent again"
     );
     assert_eq!(next.len(), 1);
@@ -551,10 +548,7 @@ async fn pages_that_went_with_a_refused_one_are_sent_again_too() {
     // and one without: their call is refused, and both go again (the second with no hits of
     // its own), each acked with its links.
     let server = RedisServer::start();
-    let config = Config {
-        seen_cache: 10_000,
-        ..one_call_only()
-    };
+    let config = cached(one_call_only());
     let (q, pages) = leased_pages(&server, "pages-refused-together", 3, config).await;
     q.seed(&items(&["http://gone.com/x"]), &SeedOptions::default())
         .await
@@ -575,10 +569,9 @@ async fn pages_that_went_with_a_refused_one_are_sent_again_too() {
         assert!(acked, "page {i}");
         assert_eq!(report.added, links[i].len() as u64, "page {i}: {report:?}");
     }
-    assert!(
-        server
-            .cli(&["INFO", "errorstats"])
-            .contains("errorstat_CRAWLQ_EPOCH:count=1"),
+    assert_eq!(
+        errors_of(&server, "CRAWLQ_EPOCH"),
+        1,
         "the two pages' call was refused once"
     );
     let stats = q.stats().await.unwrap();

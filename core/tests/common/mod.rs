@@ -164,19 +164,52 @@ fn spawn(port: u16, dir: &std::path::Path, extra: &[&str]) -> Option<Child> {
 
 static SHARED: OnceLock<RedisServer> = OnceLock::new();
 
-/// The server shared by the tests of one binary. A static is never dropped, so the server is
-/// stopped (and its directory removed) by an exit handler: it must not outlive the test run.
+/// A page's answer with `links`, and with the next lease (one item at most) when `with_next`:
+/// its ack flag and links' report.
+pub async fn answer_page(
+    q: &crawlq::Queue<crawlq::RedisExecutor>,
+    page: &crawlq::LeaseHandle,
+    links: &[crawlq::SeedItem],
+    with_next: bool,
+) -> crawlq::Result<(bool, crawlq::SeedReport)> {
+    let opts = crawlq::SeedOptions::default();
+    if with_next {
+        let next = crawlq::LeaseOptions {
+            max: 1,
+            wait: std::time::Duration::ZERO,
+            ttl: None,
+        };
+        q.ack_with_links_and_lease(page, links, &opts, &next)
+            .await
+            .map(|(acked, report, _)| (acked, report))
+    } else {
+        q.ack_with_links(page, links, &opts).await
+    }
+}
+
 /// Calls of `command` in INFO commandstats of `server` (0 when it never ran).
 pub fn calls_of(server: &RedisServer, command: &str) -> u64 {
-    let stats = server.cli(&["INFO", "commandstats"]);
-    let prefix = format!("cmdstat_{command}:calls=");
-    stats
+    info_count(server, "commandstats", &format!("cmdstat_{command}:calls="))
+}
+
+/// Errors of `code` (the first word of the error reply, as `CRAWLQ_EPOCH`) that `server` answered
+/// since it started, from INFO errorstats.
+pub fn errors_of(server: &RedisServer, code: &str) -> u64 {
+    info_count(server, "errorstats", &format!("errorstat_{code}:count="))
+}
+
+/// The count after `prefix` (up to a comma) in INFO `section` of `server`; 0 when absent.
+fn info_count(server: &RedisServer, section: &str, prefix: &str) -> u64 {
+    server
+        .cli(&["INFO", section])
         .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .map(|rest| rest.split(',').next().unwrap().parse().unwrap())
+        .find_map(|l| l.strip_prefix(prefix))
+        .map(|rest| rest.split(',').next().unwrap().trim().parse().unwrap())
         .unwrap_or(0)
 }
 
+/// The server shared by the tests of one binary. A static is never dropped, so the server is
+/// stopped (and its directory removed) by an exit handler: it must not outlive the test run.
 pub fn shared() -> &'static RedisServer {
     SHARED.get_or_init(|| {
         let server = RedisServer::start();
