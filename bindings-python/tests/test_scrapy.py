@@ -3,6 +3,9 @@ spider processes on the local test site) is tests/frameworks/run.py."""
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import pytest
 
 scrapy = pytest.importorskip("scrapy")
@@ -284,8 +287,6 @@ def test_robots_txt_feeds_the_crawl_delay_and_holds_no_burst(redis_server: Redis
 
 def _next(scheduler: Scheduler) -> scrapy.Request:
     """The scheduler's next request (its fetch-ahead thread may hold it for a moment)."""
-    import time
-
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         request = scheduler.next_request()
@@ -293,6 +294,14 @@ def _next(scheduler: Scheduler) -> scrapy.Request:
             return request
         time.sleep(0.01)
     raise AssertionError("no request within 5 s")
+
+
+def _answered(scheduler: Any) -> None:
+    """Wait until the scheduler's answers on their way are back and read."""
+    deadline = time.monotonic() + 10
+    while scheduler.answers_on_their_way():
+        assert time.monotonic() < deadline, "an answer never came back"
+        time.sleep(0.01)
 
 
 def test_a_page_is_acked_with_the_requests_its_callback_yields_in_one_call(redis_server: RedisServer, name: str) -> None:
@@ -336,6 +345,10 @@ def test_a_page_is_acked_with_the_requests_its_callback_yields_in_one_call(redis
         scheduler.queue = real
         assert out == [{"title": "kept"}], "items pass, requests are the frontier's"
         assert calls == ["ack_with_requests"], "the page's ack and its links: one call"
+        # the answer went from a thread: the spider waits for it, and its report is read on
+        # the reactor's thread once it is back
+        assert scheduler.has_pending_requests()
+        _answered(scheduler)
         assert dropped == ["http://a.example/"], "the page itself was seen; the ignored one never scheduled"
         assert (scheduler.stats.get_value("crawlq/seeded"), scheduler.stats.get_value("crawlq/duplicates")) == (2, 1)
         stats = q.stats()
@@ -357,3 +370,33 @@ def test_a_page_is_acked_with_the_requests_its_callback_yields_in_one_call(redis
         assert (stats["done"], stats["seen"], stats["pending"] + stats["leased"], stats["retried_total"]) == (1, 3, 2, 1)
     finally:
         scheduler.close("finished")
+
+
+def test_answers_go_from_threads_and_closing_waits_for_them(redis_server: RedisServer, name: str) -> None:
+    from scrapy.http import HtmlResponse
+
+    from crawlq.scrapy import SpiderMiddleware
+
+    base = {"SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+            "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    with pytest.raises(NotConfigured, match="CRAWLQ_ANSWER_THREADS"):
+        _open({**base, "CRAWLQ_QUEUE": name, "CRAWLQ_ANSWER_THREADS": -1}, redis_server)
+    q = crawlq.Queue(redis_server.url, name)
+    for threads, queue_name in [(8, name), (0, name + "-on-reactor")]:
+        scheduler = _open({**base, "CRAWLQ_QUEUE": queue_name, "CRAWLQ_ANSWER_THREADS": threads}, redis_server)
+        middleware = SpiderMiddleware.from_crawler(scheduler.crawler)
+        scheduler.enqueue_request(scrapy.Request("http://t.example/"))
+        page = _next(scheduler)
+        response = HtmlResponse(page.url, request=page, body=b"")
+        list(middleware.process_spider_output(response, iter([scrapy.Request("http://t.example/next")]), None))
+        if threads == 0:
+            # answered on this thread before the output was consumed
+            assert scheduler.answers_on_their_way() == 0
+            assert scheduler.stats.get_value("crawlq/acked") == 1
+        # closing at once: the answer on its way goes in first, then what is held is released
+        scheduler.close("finished")
+        assert scheduler.stats.get_value("crawlq/acked") == 1
+        assert scheduler.stats.get_value("crawlq/seeded") == 2, "the page, then its link"
+        stats = crawlq.Queue(redis_server.url, queue_name).stats()
+        assert (stats["done"], stats["seen"], stats["pending"], stats["leased"]) == (1, 2, 1, 0), (threads, stats)
+    q.close()

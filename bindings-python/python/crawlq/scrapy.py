@@ -12,6 +12,7 @@ Settings (``settings.py`` or ``custom_settings``)::
     CRAWLQ_QUEUE = "%(spider)s"        # the queue's name; %(spider)s is the spider's name
     CRAWLQ_OPTIONS = {"host_delay": 1.0, "max_attempts": 3}   # crawlq.Queue keyword options
     CRAWLQ_CRAWL = None                # a named crawl to seed into (docs/crawls.md); None: none
+    CRAWLQ_ANSWER_THREADS = 8          # pages answered at once off the reactor (0: on it)
 
 What happens to a request:
 
@@ -32,7 +33,11 @@ What happens to a request:
   gathers the requests the callback yields and seeds them with the page's ack in one call
   (``Queue.ack_with_requests``), so a page costs one round trip however many links it has and
   the frontier never looks empty while they are on their way (``request_scheduled`` is sent
-  as each is yielded, ``request_dropped`` for those the frontier had seen). A callback that
+  as each is yielded, ``request_dropped`` for those the frontier had seen, once the answer is
+  back). The answer goes from one of ``CRAWLQ_ANSWER_THREADS`` threads, so the reactor never
+  waits for Redis and the pages answered meanwhile go to Redis together in one call; the
+  spider does not close while an answer is on its way, and closing waits for them (0: each
+  answer is sent on the reactor thread, as it returns). A callback that
   raises seeds what it yielded so far and nacks the page (retried with crawlq's backoff, dead
   after ``max_attempts``). A response
   that ``HttpErrorMiddleware`` refuses (404, 410, ...) is a dead letter at once (reason
@@ -64,9 +69,11 @@ from __future__ import annotations
 
 import logging
 import math
+import queue as queue_module
 import threading
 import time
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -275,6 +282,16 @@ class Scheduler:
         self.robots_user_agent: str = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT") or "*"
         self.robots_hold: float = settings.getfloat("DOWNLOAD_TIMEOUT", 180.0)
         self._robots_held: dict[str, str] = {}
+        # pages answered from threads (CRAWLQ_ANSWER_THREADS): how many are on their way, and
+        # those back, whose reports are read on the reactor thread (_read_answers)
+        self.answer_threads: int = settings.getint("CRAWLQ_ANSWER_THREADS", 8)
+        if self.answer_threads < 0:
+            raise NotConfigured(f"CRAWLQ_ANSWER_THREADS must be 0 or more, got {self.answer_threads}")
+        self._answerer: Optional[ThreadPoolExecutor] = None
+        self._answering = 0
+        self._answered: queue_module.SimpleQueue[tuple[crawlq.Lease, Optional[str], list[Request], Future[Any]]] = (
+            queue_module.SimpleQueue()
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Scheduler:
@@ -295,6 +312,8 @@ class Scheduler:
             self.crawler.signals.connect(self._on_robots_parsed, signal=robots_parsed)
         self._fetcher = threading.Thread(target=self._fetch_ahead, name="crawlq-fetch-ahead", daemon=True)
         self._fetcher.start()
+        if self.answer_threads > 0:
+            self._answerer = ThreadPoolExecutor(self.answer_threads, thread_name_prefix="crawlq-answer")
         logger.info("crawlq frontier %s at %s", name, self.redis_url, extra={"spider": spider})
 
     def close(self, reason: str) -> None:
@@ -303,6 +322,10 @@ class Scheduler:
         self._ahead_taken.set()
         if self._fetcher is not None:
             self._fetcher.join(timeout=5)
+        if self._answerer is not None:
+            # the answers on their way go in before anything is released or closed
+            self._answerer.shutdown(wait=True)
+            self._read_answers()
         if self.queue is None:
             return
         with self._ahead_lock:
@@ -321,6 +344,10 @@ class Scheduler:
         """True until the whole frontier is finished (read at most every CRAWLQ_IDLE_POLL s)."""
         if self._ahead:
             return True
+        if self._answering:
+            self._read_answers()
+            if self._answering:
+                return True  # the links of an answer on its way may be all that is left
         if self._in_flight:
             # The engine asks only when nothing is downloading or being scraped here, so a
             # lease still held belongs to a request that ended where no middleware of ours saw
@@ -394,7 +421,7 @@ class Scheduler:
             return
         if found:
             try:
-                self._seed_found(found, None)
+                self._seed_found(found)
             except crawlq.CrawlqError as exc:
                 logger.error("crawlq: could not seed the %d request(s) found on %s: %s", len(found), request.url, exc)
                 self.stats.inc_value("crawlq/seed_errors")
@@ -403,21 +430,58 @@ class Scheduler:
                          retry_after=retry_after, crawl_request=request.meta.get(REQUEST_META))
 
     def _ack_with_found(self, lease: crawlq.Lease, url: Optional[str], found: list[Request]) -> None:
-        """Ack a page and seed the requests found on it, in one call."""
+        """Ack a page and seed the requests found on it, in one call: from a thread of the
+        answerer when there is one (its report is read on the reactor thread, _read_answers)."""
         del self._in_flight[lease.id]
         assert self.queue is not None
-        try:
-            self._seed_found(found, lease)
-        except crawlq.CrawlqError as exc:
-            # The page is still leased: it comes back (and its links with it) when its lease
-            # expires.
-            logger.error("crawlq: could not answer the lease of %s: %s", url, exc)
-            self.stats.inc_value("crawlq/answer_errors")
+        encoded, kept = self._encode_found(found)
+        if self._answerer is None:
+            try:
+                acked, report = self.queue.ack_with_requests(lease, encoded)  # type: ignore[arg-type]
+            except crawlq.CrawlqError as exc:
+                self._answer_failed(url, exc)
+                return
+            self._read_report(kept, report, lease, acked)
+            return
+        self._answering += 1
 
-    def _seed_found(self, found: list[Request], lease: Optional[crawlq.Lease]) -> None:
-        """Seed the requests found on a page (with the page's ack when ``lease`` is given): one
-        call; ``request_dropped`` for each one the frontier had seen or refused."""
-        assert self.queue is not None
+        def back(future: Future[Any]) -> None:
+            self._answered.put((lease, url, kept, future))
+            reactor.callFromThread(self._read_answers)
+
+        self._answerer.submit(self.queue.ack_with_requests, lease, encoded).add_done_callback(back)  # type: ignore[arg-type]
+
+    def answers_on_their_way(self) -> int:
+        """How many pages' answers are on their way from the answerer's threads
+        (``CRAWLQ_ANSWER_THREADS``); the reports of those back are read first."""
+        self._read_answers()
+        return self._answering
+
+    def _read_answers(self) -> None:
+        """Reactor thread: the reports of the answers that came back from the answerer's
+        threads (stats, ``request_dropped``, waking the engine for the links added)."""
+        while True:
+            try:
+                lease, url, kept, future = self._answered.get_nowait()
+            except queue_module.Empty:
+                return
+            self._answering -= 1
+            try:
+                acked, report = future.result()
+            except crawlq.CrawlqError as exc:
+                self._answer_failed(url, exc)
+                continue
+            self._read_report(kept, report, lease, acked)
+
+    def _answer_failed(self, url: Optional[str], exc: Exception) -> None:
+        # The page is still leased: it comes back (and its links with it) when its lease
+        # expires.
+        logger.error("crawlq: could not answer the lease of %s: %s", url, exc)
+        self.stats.inc_value("crawlq/answer_errors")
+
+    def _encode_found(self, found: list[Request]) -> tuple[list[dict[str, Any]], list[Request]]:
+        """The crawl requests of the requests found on a page, and those requests;
+        ``request_dropped`` for each one that cannot be one."""
         encoded, kept = [], []
         for request in found:
             crawl_request = self._encode(request)
@@ -426,10 +490,22 @@ class Scheduler:
                 continue
             encoded.append(crawl_request)
             kept.append(request)
-        if lease is None:
-            report = self.queue.seed_requests(encoded, crawl=self.crawl)  # type: ignore[arg-type]
-        else:
-            acked, report = self.queue.ack_with_requests(lease, encoded)  # type: ignore[arg-type]
+        return encoded, kept
+
+    def _seed_found(self, found: list[Request]) -> None:
+        """Seed the requests found on a page without answering it: one call; ``request_dropped``
+        for each one the frontier had seen or refused."""
+        assert self.queue is not None
+        encoded, kept = self._encode_found(found)
+        report = self.queue.seed_requests(encoded, crawl=self.crawl)  # type: ignore[arg-type]
+        self._read_report(kept, report, None, True)
+
+    def _read_report(
+        self, kept: list[Request], report: crawlq.SeedReport, lease: Optional[crawlq.Lease], acked: bool
+    ) -> None:
+        """What a seed of the requests `kept` answered (with the ack of `lease`, if any):
+        stats, ``request_dropped`` for each one the frontier had seen or refused."""
+        if lease is not None:
             self.stats.inc_value("crawlq/acked" if acked else "crawlq/lost")
             if not acked:
                 logger.warning("crawlq: lease of %s was lost before its ack (expired and taken back)", lease.url)
