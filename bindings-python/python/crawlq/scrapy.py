@@ -416,7 +416,7 @@ class Scheduler:
         the requests its callback yielded, seeded with the ack in one call (before a nack)."""
         found = list(found)
         lease = request.meta.get(LEASE_META)
-        if lease is not None and retry is None and found and lease.id in self._in_flight:
+        if lease is not None and retry is None and (found or self._answerer is not None) and lease.id in self._in_flight:
             self._ack_with_found(lease, request.url, found)
             return
         if found:
@@ -430,8 +430,9 @@ class Scheduler:
                          retry_after=retry_after, crawl_request=request.meta.get(REQUEST_META))
 
     def _ack_with_found(self, lease: crawlq.Lease, url: Optional[str], found: list[Request]) -> None:
-        """Ack a page and seed the requests found on it, in one call: from a thread of the
-        answerer when there is one (its report is read on the reactor thread, _read_answers)."""
+        """Ack a page and seed the requests found on it (none, maybe), in one call: from a
+        thread of the answerer when there is one (its report is read on the reactor thread,
+        _read_answers)."""
         del self._in_flight[lease.id]
         assert self.queue is not None
         encoded, kept = self._encode_found(found)
@@ -449,7 +450,9 @@ class Scheduler:
             self._answered.put((lease, url, kept, future))
             reactor.callFromThread(self._read_answers)
 
-        self._answerer.submit(self.queue.ack_with_requests, lease, encoded).add_done_callback(back)  # type: ignore[arg-type]
+        # (a page without links too: its ack then goes with the others answered meanwhile)
+        answer = self._answerer.submit(self.queue.ack_with_requests, lease, encoded)  # type: ignore[arg-type]
+        answer.add_done_callback(back)
 
     def answers_on_their_way(self) -> int:
         """How many pages' answers are on their way from the answerer's threads
