@@ -413,7 +413,9 @@ class Scheduler:
         """Answer a request's lease once: ack (``retry`` None), nack for a retry (True) or
         to dead letters (False); ``retry_after`` (a Retry-After header's text) holds the retry
         and the host that long. Later calls for the same request change nothing. ``found``:
-        the requests its callback yielded, seeded with the ack in one call (before a nack)."""
+        the requests its callback yielded, seeded with the ack in one call (before a nack).
+        With ``CRAWLQ_ANSWER_THREADS`` above 0 an ack is sent from the answerer's threads and
+        may still be on its way when this returns (``answers_on_their_way()``)."""
         found = list(found)
         lease = request.meta.get(LEASE_META)
         if lease is not None and retry is None and (found or self._answerer is not None) and lease.id in self._in_flight:
