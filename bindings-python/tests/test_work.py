@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import crawlq
@@ -80,8 +82,6 @@ def test_breaking_out_of_the_loop_releases_too(q: crawlq.Queue) -> None:
 
 
 def test_extend_every_keeps_leases_alive_while_python_code_runs(redis_server: RedisServer, name: str) -> None:
-    import time
-
     q = crawlq.Queue(redis_server.url, name, lease_ttl=0.6, extend_every=0.15)
     q.seed(["http://a.com/1", "http://b.com/2", "http://c.com/3"])
     leases = q.lease(3, wait=0)
@@ -132,7 +132,8 @@ def test_sigterm_releases_held_leases_with_the_documented_handler(redis_server: 
     q = crawlq.Queue(redis_server.url, name)
     q.seed(["http://a.com/1", "http://b.com/2", "http://c.com/3"])
     child = subprocess.Popen([sys.executable, "-c", f"""
-import signal, sys, time, crawlq
+import faulthandler, signal, sys, time, crawlq
+faulthandler.register(signal.SIGUSR1)  # (the test asks for the stacks if this never exits)
 q = crawlq.Queue({redis_server.url!r}, {name!r})
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # SIGTERM unwinds like Ctrl-C
 try:
@@ -141,11 +142,18 @@ try:
     time.sleep(60)
 finally:
     print("released", q.release_held(), flush=True)
-"""], stdout=subprocess.PIPE, text=True)
+"""], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "holding"
     assert q.stats()["leased"] == 2
     child.send_signal(signal.SIGTERM)
-    out, _ = child.communicate(timeout=30)
+    try:
+        out, _ = child.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        child.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        child.kill()
+        out, err = child.communicate()
+        pytest.fail(f"the worker did not exit after SIGTERM; its output: {out!r}; its threads:\n{err}")
     assert (child.returncode, out.strip()) == (0, "released 2")
     stats = q.stats()
     assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 3, 2)
