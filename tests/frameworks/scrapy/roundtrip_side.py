@@ -96,6 +96,8 @@ def main() -> None:
                 out = view(request)
                 out["own"] = {"callback": request.callback.__name__, "cb_kwargs": request.cb_kwargs}
                 scheduler.finish(request)
+                while scheduler.answers_on_their_way():  # (an ack goes from the answerer's threads)
+                    time.sleep(0.01)
             stats = scheduler.queue.stats()
             out["answer"] = {"retried": stats["retried_total"], "done": stats["done"]}
         finally:
