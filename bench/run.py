@@ -181,6 +181,15 @@ class Redis:
                 usec += int(dict(f.split("=") for f in fields.split(","))["usec"])
         return usec / 1e6
 
+    def script_calls(self) -> int:
+        """Script calls (FCALL, EVALSHA, EVAL) since the last CONFIG RESETSTAT."""
+        calls = 0
+        for line in self.cli("INFO", "commandstats").splitlines():
+            name, _, fields = line.partition(":")
+            if name in ("cmdstat_fcall", "cmdstat_evalsha", "cmdstat_eval"):
+                calls += int(dict(f.split("=") for f in fields.split(","))["calls"])
+        return calls
+
     def main_thread_cpu_seconds(self) -> float:
         """The CPU time Redis's main thread has run so far (user + system): every command, script
         and client read and write. Not `INFO commandstats` summed over every command: a script's
@@ -289,10 +298,15 @@ def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list
             queue = f"crawl-{s.name}"
             redis.flush()
             run_runner([*s.crawl, s.crawl_seed_op, redis.url, queue, str(w.files["pool"])], s.env, CRAWL_POOL)
+            redis.cli("CONFIG", "RESETSTAT")
             cpu_before = redis.main_thread_cpu_seconds()
             rate = run_runner([*s.crawl, "crawl", redis.url, queue, str(c), str(w.files[f"pages{seen}"])], s.env, w.pages)
             results[(s.name, f"crawl{seen}")].append(rate)
             results[(s.name, f"crawl{seen}_us")].append((redis.main_thread_cpu_seconds() - cpu_before) / w.pages * 1e6)
+            if s.crawlq:
+                # how many pages went together in a call: a call's own work (its checks, reads of
+                # meta, the lease's scan) is shared by its pages (bench/README.md)
+                results[(s.name, f"crawl{seen}_per_call")].append(w.pages / max(redis.script_calls(), 1))
             log(f"{s.name}: crawl, {seen} % of links seen: {rate:,.0f} pages/s")
 
 
@@ -306,7 +320,7 @@ def drain_cmd(s: System, redis_url: str, queue: str, concurrency: int, batch: in
 def fmt(value: float, unit: str) -> str:
     if unit == "B":
         return f"{value:,.1f}"
-    if unit == "µs":
+    if unit in ("µs", "x"):
         return f"{value:,.2f}"
     return f"{value:,.0f}"
 
@@ -350,6 +364,7 @@ def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ce
     for seen in CRAWL_SEEN:
         table(f"crawl, {seen} % of links seen before, concurrency {max(concurrency)} (pages/s)", f"crawl{seen}", "/s")
         table(f"crawl, {seen} % of links seen before: Redis CPU µs per page (main thread)", f"crawl{seen}_us", "µs")
+        table(f"crawl, {seen} % of links seen before: pages per script call (crawlq)", f"crawl{seen}_per_call", "x")
 
     c = {k: statistics.median(v) for k, v in ceil.items()}
     lines.append("| ceiling (redis-benchmark) | median |")
