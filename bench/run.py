@@ -172,23 +172,19 @@ class Redis:
         info = self.cli("INFO", "server")
         return next(line.split(":")[1] for line in info.splitlines() if line.startswith("redis_version:"))
 
-    def script_seconds(self) -> float:
-        """Redis's time in script calls (FCALL, EVALSHA, EVAL) since the last CONFIG RESETSTAT."""
-        usec = 0
+    def script_stat(self, field: str) -> int:
+        """A field of `INFO commandstats` (`usec`, `calls`) summed over the script calls (FCALL,
+        EVALSHA, EVAL) since the last CONFIG RESETSTAT."""
+        total = 0
         for line in self.cli("INFO", "commandstats").splitlines():
             name, _, fields = line.partition(":")
             if name in ("cmdstat_fcall", "cmdstat_evalsha", "cmdstat_eval"):
-                usec += int(dict(f.split("=") for f in fields.split(","))["usec"])
-        return usec / 1e6
+                total += int(dict(f.split("=") for f in fields.split(","))[field])
+        return total
 
-    def script_calls(self) -> int:
-        """Script calls (FCALL, EVALSHA, EVAL) since the last CONFIG RESETSTAT."""
-        calls = 0
-        for line in self.cli("INFO", "commandstats").splitlines():
-            name, _, fields = line.partition(":")
-            if name in ("cmdstat_fcall", "cmdstat_evalsha", "cmdstat_eval"):
-                calls += int(dict(f.split("=") for f in fields.split(","))["calls"])
-        return calls
+    def script_seconds(self) -> float:
+        """Redis's time in script calls since the last CONFIG RESETSTAT."""
+        return self.script_stat("usec") / 1e6
 
     def main_thread_cpu_seconds(self) -> float:
         """The CPU time Redis's main thread has run so far (user + system): every command, script
@@ -306,7 +302,7 @@ def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list
             if s.crawlq:
                 # how many pages went together in a call: a call's own work (its checks, reads of
                 # meta, the lease's scan) is shared by its pages (bench/README.md)
-                results[(s.name, f"crawl{seen}_per_call")].append(w.pages / max(redis.script_calls(), 1))
+                results[(s.name, f"crawl{seen}_per_call")].append(w.pages / max(redis.script_stat("calls"), 1))
             log(f"{s.name}: crawl, {seen} % of links seen: {rate:,.0f} pages/s")
 
 
