@@ -84,7 +84,9 @@ impl fmt::Display for InvalidReason {
             }
             InvalidReason::InvalidPayload(m) => write!(f, "payload is not storable as JSON: {m}"),
             InvalidReason::InvalidPriority(p) => {
-                write!(f, "priority {p} is not an integer within -32768..=32767")
+                // (`p` is the value given, or why a binding could not read it: after the colon
+                // both read as a sentence)
+                write!(f, "priority is not an integer within -32768..=32767: {p}")
             }
             InvalidReason::InvalidDelay(m) => write!(f, "invalid delay: {m}"),
             InvalidReason::InvalidKey(m) => write!(f, "invalid key: {m}"),

@@ -251,6 +251,10 @@ async fn priorities_out_of_range_are_refused() {
     let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
     assert_eq!(report.added, 1);
     assert_eq!(report.invalid[0].reason.code(), "invalid_priority");
+    assert_eq!(
+        report.invalid[0].reason.to_string(),
+        "priority is not an integer within -32768..=32767: 40000"
+    );
     let err = q
         .seed(
             &items(&["http://a.com/3"]),

@@ -169,6 +169,13 @@ pub(super) fn item_delay(
 ///     {"url": "http://a.com/", "delay": -1}, "http://b.com/"]), Style::Snake).unwrap();
 /// assert_eq!(items[0].refused.as_ref().unwrap().code(), "invalid_delay");
 /// assert!(items[1].refused.is_none());
+///
+/// // a priority the binding could not read: the reason says why
+/// let why = crawlq::binding::json::unreadable("items[0].priority is NaN, which is not JSON");
+/// let items = seed_items_from_json(
+///     &serde_json::json!([{"url": "http://a.com/", "priority": why}]), Style::Snake).unwrap();
+/// assert_eq!(items[0].refused.as_ref().unwrap().to_string(),
+///     "priority is not an integer within -32768..=32767: items[0].priority is NaN, which is not JSON");
 /// ```
 pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>> {
     let items = match value {
