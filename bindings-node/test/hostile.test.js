@@ -51,6 +51,7 @@ async function run (q, lease, raw) {
       const items = Array.isArray(c.items) ? c.items.map(seedFields) : c.items
       return q.seed(items, c.options ? seedFields(c.options) : undefined)
     }
+    case 'ack_with_links': return q.ackWithLinks(lease, c.items.map(seedFields))
     case 'lease': {
       const opts = { max: c.max, waitMs: ms(c.wait) }
       if ('ttl' in c) opts.ttlMs = ms(c.ttl)
@@ -113,8 +114,12 @@ for (const c of table.cases) {
       assert.equal(redis.cli('DEBUG', 'DIGEST'), before, 'a refused call changed nothing')
       return
     }
-    const answer = await run(q, lease, c)
-    if (c.call === 'seed') {
+    let answer = await run(q, lease, c)
+    if (c.call === 'ack_with_links') {
+      assert.equal(answer.acked, expect.acked)
+      answer = answer.links
+    }
+    if (c.call === 'seed' || c.call === 'ack_with_links') {
       assert.equal(answer.added, expect.added)
       assert.deepEqual(answer.invalid.map(i => [i.index, i.code]), expect.invalid)
     }

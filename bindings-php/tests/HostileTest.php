@@ -53,6 +53,8 @@ final class HostileTest extends TestCase
         switch ($c['call']) {
             case 'seed':
                 return $q->seed($c['items'], $c['options'] ?? null);
+            case 'ack_with_links':
+                return $q->ackWithLinks($lease, $c['items']);
             case 'lease':
                 return $q->lease($c['max'], (float) $c['wait'], array_key_exists('ttl', $c) ? (float) $c['ttl'] : null);
             case 'nack':
@@ -117,7 +119,11 @@ final class HostileTest extends TestCase
             return;
         }
         $answer = self::call($q, $lease, $case);
-        if ($case['call'] === 'seed') {
+        if ($case['call'] === 'ack_with_links') {
+            $this->assertSame($expect['acked'], $answer['acked']);
+            $answer = $answer['links'];
+        }
+        if ($case['call'] === 'seed' || $case['call'] === 'ack_with_links') {
             $this->assertSame($expect['added'], $answer->added);
             $this->assertSame($expect['invalid'], array_map(fn ($i) => [$i['index'], $i['code']], $answer->invalid));
         }

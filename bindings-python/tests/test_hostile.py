@@ -43,6 +43,8 @@ def run(q: crawlq.Queue, lease: crawlq.Lease, case: dict[str, Any], url: str) ->
     if call == "seed":
         options = c.get("options", {})
         return q.seed(c["items"], **options)
+    if call == "ack_with_links":
+        return q.ack_with_links(lease, c["items"])
     if call == "lease":
         kwargs = {"max": c["max"], "wait": c["wait"]}
         if "ttl" in c:
@@ -90,7 +92,10 @@ def test_hostile_input(redis_server, case: dict[str, Any]) -> None:
         assert redis_server.cli("DEBUG", "DIGEST") == before, "a refused call changed nothing"
         return
     answer = run(q, lease, case, redis_server.url)
-    if case["call"] == "seed":
+    if case["call"] == "ack_with_links":
+        acked, answer = answer
+        assert acked is expect["acked"]
+    if case["call"] in ("seed", "ack_with_links"):
         assert answer.added == expect["added"]
         assert [[i.index, i.code] for i in answer.invalid] == expect["invalid"]
     if "host" in expect:

@@ -89,12 +89,15 @@ pub fn unreadable(why: &str) -> Value {
 
 /// Whether a binding's converter, failing on the value at `field` of the object at `parent`,
 /// should put [`unreadable`] there instead of failing the call: the object is a seed item
-/// (`items[3]`, or `items['3']` as PHP paths spell it) and the field one of [`ITEM_FIELDS`].
+/// (`items[3]`, or `items['3']` as PHP paths spell it; `links[3]`, a page's link, is seeded as
+/// one) and the field one of [`ITEM_FIELDS`].
 ///
 /// ```
 /// use crawlq::binding::json::is_item_field;
 /// assert!(is_item_field("items[3]", "payload"));
 /// assert!(is_item_field("items['12']", "delay"));
+/// assert!(is_item_field("links[0]", "priority"));
+/// assert!(!is_item_field("links[0]", "url"));
 /// assert!(!is_item_field("items[3]", "url"));
 /// assert!(!is_item_field("items[3].payload", "delay"));
 /// assert!(is_item_field("requests[0]", "user_data"));
@@ -103,6 +106,9 @@ pub fn is_item_field(parent: &str, field: &str) -> bool {
     let (list, fields): (&str, &[&str]) = if parent.starts_with("requests[") {
         // every field of a crawl request but its URL (`seed_requests`)
         ("requests[", &REQUEST_FIELDS)
+    } else if parent.starts_with("links[") {
+        // a page's links (`ack_with_links`): seed items
+        ("links[", &ITEM_FIELDS)
     } else {
         ("items[", &ITEM_FIELDS)
     };
