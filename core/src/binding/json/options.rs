@@ -138,6 +138,8 @@ pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptio
 /// let value = serde_json::json!({"priority": 2, "max": 5, "waitMs": 0});
 /// let (seed, lease) = seed_and_lease_options_from_json(&value, Style::Camel).unwrap();
 /// assert_eq!((seed.priority, lease.max, lease.wait.as_millis()), (2, 5, 0));
+/// let unknown = seed_and_lease_options_from_json(&serde_json::json!({"bogus": 1}), Style::Camel);
+/// assert!(unknown.unwrap_err().to_string().ends_with("; and the lease's: max, waitMs, ttlMs"));
 /// ```
 pub fn seed_and_lease_options_from_json(
     value: &Value,
@@ -149,10 +151,16 @@ pub fn seed_and_lease_options_from_json(
         let of_lease = key == "max" || key.starts_with("wait") || key.starts_with("ttl");
         if of_lease { &mut lease } else { &mut seed }.insert(key.clone(), v.clone());
     }
-    Ok((
-        seed_options_from_json(&Value::Object(seed), style)?,
-        lease_options_from_json(&Value::Object(lease), style)?,
-    ))
+    // (an unknown name is refused by the seed's reader, which knows only its own names)
+    let seed = seed_options_from_json(&Value::Object(seed), style).map_err(|e| match e {
+        Error::InvalidArgument(m) if m.starts_with("unknown ") => Error::InvalidArgument(format!(
+            "{m}; and the lease's: max, {}, {}",
+            field_name("wait", true, style),
+            field_name("ttl", true, style)
+        )),
+        other => other,
+    })?;
+    Ok((seed, lease_options_from_json(&Value::Object(lease), style)?))
 }
 
 /// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
