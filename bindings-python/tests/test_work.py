@@ -143,17 +143,22 @@ try:
 finally:
     print("released", q.release_held(), flush=True)
 """], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert child.stdout.readline().strip() == "holding"
+    first = child.stdout.readline().strip()
+    if first != "holding":
+        # (it failed before holding its leases: say how, from its stderr)
+        child.kill()
+        out, err = child.communicate()
+        pytest.fail(f"the worker did not start holding; its output: {first + out!r}; its stderr:\n{err}")
     assert q.stats()["leased"] == 2
     child.send_signal(signal.SIGTERM)
     try:
-        out, _ = child.communicate(timeout=30)
+        out, err = child.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         child.send_signal(signal.SIGUSR1)
         time.sleep(1)
         child.kill()
         out, err = child.communicate()
         pytest.fail(f"the worker did not exit after SIGTERM; its output: {out!r}; its threads:\n{err}")
-    assert (child.returncode, out.strip()) == (0, "released 2")
+    assert (child.returncode, out.strip()) == (0, "released 2"), err
     stats = q.stats()
     assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 3, 2)

@@ -96,7 +96,11 @@ def main() -> None:
                 out = view(request)
                 out["own"] = {"callback": request.callback.__name__, "cb_kwargs": request.cb_kwargs}
                 scheduler.finish(request)
-                while scheduler.answers_on_their_way():  # (an ack goes from the answerer's threads)
+                # (an ack goes from the answerer's threads; bounded, so a lost one fails here)
+                answered_by = time.monotonic() + 10
+                while scheduler.answers_on_their_way():
+                    if time.monotonic() > answered_by:
+                        raise SystemExit("the ack was still on its way after 10 s")
                     time.sleep(0.01)
             stats = scheduler.queue.stats()
             out["answer"] = {"retried": stats["retried_total"], "done": stats["done"]}
