@@ -104,7 +104,10 @@ fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
         let name = crate::convert::text(key)?;
         let value = match to_json(&v) {
             Err(e) if json::is_item_field(&parent, &name) => {
-                json::unreadable(&e.value(item.py()).to_string())
+                // (where, then why: the converter's error without its class's prefix)
+                let why = e.value(item.py()).to_string();
+                let why = why.strip_prefix("invalid argument: ").unwrap_or(&why);
+                json::unreadable(&format!("{parent}['{name}']: {why}"))
             }
             other => other?,
         };

@@ -24,6 +24,15 @@ def test_seed_reports_added_duplicates_and_invalid(q: crawlq.Queue) -> None:
     assert sorted(l.id for l in leases) == sorted([report.ids[0], report.ids[3]]), "a lease carries its seed's id"
 
 
+def test_an_item_field_that_is_not_json_refuses_that_item_and_says_where(q: crawlq.Queue) -> None:
+    report = q.seed(["http://a.com/1", {"url": "http://a.com/2", "priority": math.nan}])
+    assert report.added == 1
+    [(index, code, reason)] = [(i.index, i.code, i.reason) for i in report.invalid]
+    assert (index, code) == (1, "invalid_priority")
+    assert reason == ("priority is not an integer within -32768..=32767: "
+                      "items[1]['priority']: NaN and infinite floats are not JSON")
+
+
 def test_seed_accepts_one_string_and_dict_items(q: crawlq.Queue) -> None:
     assert q.seed("http://one.com/").added == 1, "a str is one item, not its characters"
     report = q.seed([{"url": "http://a.com/", "priority": 5, "payload": {"k": [1, 2.5, None, True]}},
