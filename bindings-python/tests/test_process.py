@@ -55,7 +55,11 @@ def test_many_threads_share_one_queue(q: crawlq.Queue) -> None:
 
 
 def run_script(body: str, url: str, name: str) -> subprocess.CompletedProcess[str]:
-    script = textwrap.dedent(body).format(url=url, name=name)
+    # (Ctrl-C raises KeyboardInterrupt in the child as at a terminal even when this run was
+    # started in the background: a shell starts a background job with SIGINT ignored, and a
+    # Python started so never installs its handler)
+    script = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    script += textwrap.dedent(body).format(url=url, name=name)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
 
 
