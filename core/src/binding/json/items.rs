@@ -13,15 +13,20 @@ use super::*;
 pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions> {
     let map = as_object(value, "seed options")?;
     let mut f = Fields::new("seed", &map, style);
-    let opts = SeedOptions {
+    let opts = seed_fields(&mut f)?;
+    f.finish()?;
+    Ok(opts)
+}
+
+/// The seed options among an options object's fields (the caller refuses the unknown ones).
+pub(super) fn seed_fields(f: &mut Fields<'_>) -> Result<SeedOptions> {
+    Ok(SeedOptions {
         priority: f.int("priority")?.unwrap_or(0),
         delay: f.duration("delay")?.unwrap_or_default(),
         payload: f.raw("payload"),
         force: f.bool("force")?.unwrap_or(false),
         crawl: f.string("crawl")?,
-    };
-    f.finish()?;
-    Ok(opts)
+    })
 }
 
 /// What kind of JSON value `v` is, for type errors ("got a number").

@@ -109,6 +109,13 @@ pub fn delete_host_options(options: &Value, style: Style) -> Result<bool> {
 pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptions> {
     let map = as_object(value, "lease options")?;
     let mut f = Fields::new("lease", &map, style);
+    let opts = lease_fields(&mut f)?;
+    f.finish()?;
+    Ok(opts)
+}
+
+/// The lease options among an options object's fields (the caller refuses the unknown ones).
+fn lease_fields(f: &mut Fields<'_>) -> Result<LeaseOptions> {
     let defaults = LeaseOptions::default();
     let max = match f.int("max")? {
         None => defaults.max,
@@ -119,13 +126,11 @@ pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptio
             )));
         }
     };
-    let opts = LeaseOptions {
+    Ok(LeaseOptions {
         max,
         wait: f.duration("wait")?.unwrap_or(defaults.wait),
         ttl: f.duration("ttl")?,
-    };
-    f.finish()?;
-    Ok(opts)
+    })
 }
 
 /// The options of an answer with links that leases the next items
@@ -139,28 +144,21 @@ pub fn lease_options_from_json(value: &Value, style: Style) -> Result<LeaseOptio
 /// let (seed, lease) = seed_and_lease_options_from_json(&value, Style::Camel).unwrap();
 /// assert_eq!((seed.priority, lease.max, lease.wait.as_millis()), (2, 5, 0));
 /// let unknown = seed_and_lease_options_from_json(&serde_json::json!({"bogus": 1}), Style::Camel);
-/// assert!(unknown.unwrap_err().to_string().ends_with("; and the lease's: max, waitMs, ttlMs"));
+/// assert!(unknown.unwrap_err().to_string().ends_with("known: priority, delayMs, payload, force, crawl, max, waitMs, ttlMs"));
 /// ```
 pub fn seed_and_lease_options_from_json(
     value: &Value,
     style: Style,
 ) -> Result<(SeedOptions, LeaseOptions)> {
     let map = as_object(value, "options")?;
-    let (mut lease, mut seed) = (Map::new(), Map::new());
-    for (key, v) in map.iter() {
-        let of_lease = key == "max" || key.starts_with("wait") || key.starts_with("ttl");
-        if of_lease { &mut lease } else { &mut seed }.insert(key.clone(), v.clone());
-    }
-    // (an unknown name is refused by the seed's reader, which knows only its own names)
-    let seed = seed_options_from_json(&Value::Object(seed), style).map_err(|e| match e {
-        Error::InvalidArgument(m) if m.starts_with("unknown ") => Error::InvalidArgument(format!(
-            "{m}; and the lease's: max, {}, {}",
-            field_name("wait", true, style),
-            field_name("ttl", true, style)
-        )),
-        other => other,
-    })?;
-    Ok((seed, lease_options_from_json(&Value::Object(lease), style)?))
+    // (one reader for both, so an unknown name is refused with every name it knows)
+    let mut f = Fields::new("seed", &map, style);
+    let seed = seed_fields(&mut f)?;
+    f.what = "lease";
+    let lease = lease_fields(&mut f)?;
+    f.what = "seed or lease";
+    f.finish()?;
+    Ok((seed, lease))
 }
 
 /// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
