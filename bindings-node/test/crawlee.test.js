@@ -306,9 +306,11 @@ test('a CheerioCrawler with preNavigationHook: each redirect hop waits for its h
     assert.equal(starts.length, 3)
     for (let i = 1; i < starts.length; i++) {
       // A hop arrives after its turn (whole ms on the Redis and the local clock); the next
-      // lease comes its delay after the turn, which is a little before the hop arrived.
+      // lease comes its delay after the turn, which is before the hop arrived: on two busy
+      // cores a hop once arrived 62 ms after its turn. A lease not spaced from the hop's turn
+      // would come within a few ms of the hop, far under the delay less this slack.
       const hopBefore = starts[i - 1].path === '/middle' || starts[i - 1].path === '/landing'
-      const slack = hopBefore ? 60 : 5
+      const slack = hopBefore ? 120 : 5
       assert.ok(starts[i].at - starts[i - 1].at >= delay - slack, `${host}: ${JSON.stringify(log)}`)
     }
   }
