@@ -1,7 +1,7 @@
 //! Python arguments as the core's values: keyword arguments become the JSON options the core's
 //! `style` parsers read (durations in seconds), and `Lease` objects become lease handles.
 
-use crate::convert::{Int, from_json, to_json};
+use crate::convert::{Int, from_json, to_json, to_json_or_reason};
 use crate::errors::to_pyerr;
 use crate::types::Lease;
 use crawlq::config::number_value;
@@ -102,14 +102,13 @@ fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
             .cast::<PyString>()
             .map_err(|_| PyTypeError::new_err(format!("{parent} has a key that is not a str")))?;
         let name = crate::convert::text(key)?;
-        let value = match to_json(&v) {
-            Err(e) if json::is_item_field(&parent, &name) => {
-                // (where, then why: the converter's error without its class's prefix)
-                let why = e.value(item.py()).to_string();
-                let why = why.strip_prefix("invalid argument: ").unwrap_or(&why);
-                json::unreadable(&format!("{parent}['{name}']: {why}"))
+        let value = match to_json_or_reason(&v) {
+            Ok(value) => value,
+            // (an item's field the queue refuses alone, with where and why)
+            Err(why) if json::is_item_field(&parent, &name) => {
+                json::unreadable(&format!("{parent}['{name}']: {}", why.reason(item.py())))
             }
-            other => other?,
+            Err(why) => return Err(why.into_pyerr()),
         };
         map.insert(name, value);
     }

@@ -78,12 +78,56 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
 /// A JSON value from dict / list / tuple / str / int / float / bool / None; bytes and
 /// bytearray become `{"$bytes": base64}` (crawlq::wire::BYTES_KEY), read back as bytes.
 pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    to_json_at(obj, 0).map_err(Unconvertible::into_pyerr)
+}
+
+/// Why a value could not become JSON, kept apart from the exception it becomes so that a
+/// caller can put a field's path before the reason (an item's field the queue refuses alone).
+pub enum Unconvertible {
+    /// A value of a type JSON has that JSON cannot hold (NaN, an infinity, an int past 64
+    /// bits, nesting too deep): crawlq's InvalidArgumentError (a ValueError).
+    Value(String),
+    /// A value of a type JSON does not have: a TypeError.
+    Type(String),
+    /// Python itself failed (a key's text, an iterator that raised): passed on as it is.
+    Python(PyErr),
+}
+
+impl From<PyErr> for Unconvertible {
+    fn from(e: PyErr) -> Self {
+        Unconvertible::Python(e)
+    }
+}
+
+impl Unconvertible {
+    /// The reason alone, without an exception class's prefix.
+    pub fn reason(&self, py: Python<'_>) -> String {
+        match self {
+            Unconvertible::Value(why) | Unconvertible::Type(why) => why.clone(),
+            Unconvertible::Python(e) => e.value(py).to_string(),
+        }
+    }
+
+    /// The exception the reason is when it fails the whole call.
+    pub fn into_pyerr(self) -> PyErr {
+        match self {
+            Unconvertible::Value(why) => {
+                crate::errors::to_pyerr(crawlq::Error::InvalidArgument(why))
+            }
+            Unconvertible::Type(why) => PyTypeError::new_err(why),
+            Unconvertible::Python(e) => e,
+        }
+    }
+}
+
+/// [`to_json`] with the reason kept as [`Unconvertible`].
+pub fn to_json_or_reason(obj: &Bound<'_, PyAny>) -> Result<Value, Unconvertible> {
     to_json_at(obj, 0)
 }
 
-fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertible> {
     if depth > MAX_DEPTH {
-        return Err(bad_value(format!(
+        return Err(Unconvertible::Value(format!(
             "payload nested deeper than {MAX_DEPTH} levels"
         )));
     }
@@ -100,12 +144,14 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(bad_value("integers in payloads must fit in 64 bits".into()));
+        return Err(Unconvertible::Value(
+            "integers in payloads must fit in 64 bits".into(),
+        ));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Number::from_f64(f.value())
             .map(Value::Number)
-            .ok_or_else(|| bad_value("NaN and infinite floats are not JSON".into()));
+            .ok_or_else(|| Unconvertible::Value("NaN and infinite floats are not JSON".into()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(text(s)?));
@@ -120,7 +166,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = k.cast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!("payload keys must be str, got {}", type_name(&k)))
+                Unconvertible::Type(format!("payload keys must be str, got {}", type_name(&k)))
             })?;
             // a lone surrogate is one U+FFFD, as everywhere else (text)
             map.insert(text(key)?, to_json_at(&v, depth + 1)?);
@@ -134,17 +180,10 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         }
         return Ok(Value::Array(items));
     }
-    Err(PyTypeError::new_err(format!(
+    Err(Unconvertible::Type(format!(
         "payloads must be JSON-compatible (dict, list, tuple, str, int, float, bool, None) or bytes, got {}",
         type_name(obj)
     )))
-}
-
-/// A value of a type JSON has that JSON cannot hold (NaN, an infinity, an int past 64 bits,
-/// nesting too deep): crawlq's InvalidArgumentError (a ValueError), where a value of another
-/// type is a TypeError.
-fn bad_value(message: String) -> PyErr {
-    crate::errors::to_pyerr(crawlq::Error::InvalidArgument(message))
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
