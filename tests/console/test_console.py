@@ -554,3 +554,64 @@ def test_without_a_token_only_loopback_names_are_answered(redis_url, shop):
         assert status == 403 and shop.stats()["dead"] == dead
     finally:
         console.stop()
+
+
+def test_named_crawls_are_listed_with_their_figures_and_paused_from_their_page(redis_url, browser):
+    q = crawlq.Queue(redis_url, "jobs", **OPTIONS)
+    assert q.seed([f"https://n{i % 3}.example/news/{i}" for i in range(6)], crawl="news").added == 6
+    assert q.seed([f"https://n{i % 3}.example/shop/{i}" for i in range(4)], crawl="shop").added == 4
+    q.set_crawl_cap("shop", 3)
+    crawlq.Queue(redis_url, "plain", **OPTIONS).seed(["https://p.example/"])
+    console = Console(redis_url)
+    try:
+        # a few readings of the sampler while news is worked, for its rates
+        for _ in range(4):
+            leases = q.lease(1, wait=0.2)
+            q.ack(leases)
+            time.sleep(0.3)
+        news, shop = q.crawl_stats("news"), q.crawl_stats("shop")
+        browser.get(console.base + "/q/jobs")
+        follow(browser, browser.find_element(By.ID, "crawls-link"))
+        assert browser.current_url.endswith("/q/jobs/crawls")
+        rows = {r.get_attribute("data-crawl"): [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+                for r in browser.find_elements(By.CSS_SELECTOR, "#crawls tr[data-crawl]")}
+        assert set(rows) == {"news", "shop"}
+        for name, stats in (("news", news), ("shop", shop)):
+            assert rows[name][1:7] == [str(stats[k]) for k in ("pending", "ready", "delayed", "leased", "dead", "done")], (name, rows[name], stats)
+        assert rows["shop"][9] == "cap 3", rows["shop"]
+        assert rows["news"][9] == "-", rows["news"]
+        done = sum(stats["done"] for stats in (news, shop))
+        assert done == 4
+        worked = "news" if news["done"] else "shop"
+        assert float(rows[worked][7]) > 0, f"{worked}'s acks counted into its done/s: {rows[worked]}"
+        shot(browser, "crawls")
+
+        follow(browser, browser.find_element(By.LINK_TEXT, "shop"))
+        assert number(browser, "#crawl-pending") == shop["pending"]
+        assert text(browser, "#crawl-cap") == "3"
+        assert text(browser, "#crawl-paused") == "no"
+        assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart")) == 2
+        assert click_action(browser, "pause-crawl") == "paused crawl shop"
+        assert text(browser, "#crawl-paused") == "yes"
+        assert q.crawl_stats("shop")["paused"]
+        leases = q.lease(20, wait=0.3)
+        assert leases and {l.crawl for l in leases} == {"news"}, "a paused crawl is not leased"
+        q.release(leases)
+        shot(browser, "crawl")
+        assert click_action(browser, "resume-crawl") == "resumed crawl shop"
+        assert text(browser, "#crawl-paused") == "no"
+        leases = q.lease(20, wait=0.3)
+        assert "shop" in {l.crawl for l in leases}, "leased again once resumed"
+        q.release(leases)
+
+        status, _, _ = http(console.base + "/q/jobs/crawl/nosuch")
+        assert status == 404, "a crawl the queue does not have is not found"
+        status, body, _ = http(console.base + "/q/jobs/action", {"action": "pause-crawl", "back": "/q/jobs", "confirm": "yes"})
+        assert status == 400 and "pause-crawl needs a crawl" in body, (status, body[:500])
+        status, body, _ = http(console.base + "/q/plain")
+        assert status == 200 and 'id="crawls-link"' not in body, "a queue without named crawls has no crawls link"
+        log = console.log_lines()
+        assert any("action=pause-crawl queue=jobs crawl=shop: paused crawl shop" in l for l in log), log
+        assert any("action=resume-crawl queue=jobs crawl=shop: resumed crawl shop" in l for l in log), log
+    finally:
+        console.stop()

@@ -17,7 +17,25 @@ pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, 
             Ok(())
         }
     };
+    let crawl = request.field("crawl").unwrap_or("");
+    let needs_crawl = || {
+        if crawl.is_empty() {
+            Err(format!("{action} needs a crawl"))
+        } else {
+            Ok(())
+        }
+    };
     Ok(match action {
+        "pause-crawl" => {
+            needs_crawl()?;
+            format!(
+                "Pause crawl {crawl} of {queue}? None of its items is leased until it is resumed; other crawls go on."
+            )
+        }
+        "resume-crawl" => {
+            needs_crawl()?;
+            format!("Resume crawl {crawl} of {queue}?")
+        }
         "pause-queue" => {
             format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
         }
@@ -113,7 +131,16 @@ pub async fn perform(
     host: &str,
 ) -> crawlq::Result<String> {
     let invalid = |text: String| crawlq::Error::InvalidArgument(text);
+    let crawl = request.field("crawl").unwrap_or("");
     Ok(match action {
+        "pause-crawl" => {
+            q.pause_crawl(crawl).await?;
+            format!("paused crawl {crawl}")
+        }
+        "resume-crawl" => {
+            q.resume_crawl(crawl).await?;
+            format!("resumed crawl {crawl}")
+        }
         "pause-queue" => {
             q.pause().await?;
             format!("paused queue {}", q.name())

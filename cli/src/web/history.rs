@@ -1,7 +1,7 @@
 //! The console's memory of the last hour: each queue's figures sampled at a fixed interval,
 //! the rates between samples, and the charts drawn from them (inline SVG, no script).
 
-use crawlq::Stats;
+use crawlq::{CrawlStats, Stats};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
 
@@ -32,6 +32,28 @@ impl Sample {
             nacked_total: s.nacked_total,
         }
     }
+
+    /// A reading of a named crawl, at the Redis time of the queue's reading beside it: its
+    /// acks are its `done` (a crawl counts no nacks), so its rates are seeded and done per
+    /// second.
+    pub fn of_crawl(c: &CrawlStats, at_ms: i64) -> Sample {
+        Sample {
+            at_ms,
+            pending: c.pending(),
+            leased: c.leased,
+            dead: c.dead,
+            done: c.done,
+            seeded_total: c.seeded_total,
+            acked_total: c.done,
+            nacked_total: 0,
+        }
+    }
+}
+
+/// The history key of a queue's named crawl (a NUL byte apart from the queue's name: no
+/// queue is named so).
+pub fn crawl_key(queue: &str, crawl: &str) -> String {
+    format!("{queue}\0{crawl}")
 }
 
 /// Per-second rates between two samples.
@@ -109,9 +131,21 @@ impl History {
         Rates::between(first, last)
     }
 
-    /// Forget queues no longer shown.
+    /// Forget queues no longer shown, and their crawls.
     pub fn retain(&mut self, queues: &[String]) {
-        self.queues.retain(|name, _| queues.contains(name));
+        self.queues.retain(|name, _| {
+            let queue = name.split_once('\0').map_or(name.as_str(), |(q, _)| q);
+            queues.iter().any(|q| q == queue)
+        });
+    }
+
+    /// Forget a queue's crawls that are not among `crawls` (deleted, or no longer sampled).
+    pub fn retain_crawls(&mut self, queue: &str, crawls: &[String]) {
+        let prefix = crawl_key(queue, "");
+        self.queues.retain(|name, _| {
+            name.strip_prefix(&prefix)
+                .is_none_or(|crawl| crawls.iter().any(|c| c == crawl))
+        });
     }
 }
 
@@ -239,6 +273,42 @@ mod tests {
         assert_eq!(r.acked, 0.0);
         assert!(Rates::between(&sample(5, 1), &sample(5, 2)).is_none());
         assert!(History::new(1).recent_rates("none", 1).is_none());
+    }
+
+    #[test]
+    fn crawls_are_kept_with_their_queue_and_dropped_when_gone() {
+        let mut h = History::new(3_600_000);
+        let crawl = CrawlStats {
+            ready: 2,
+            delayed: 1,
+            done: 5,
+            seeded_total: 8,
+            ..CrawlStats::default()
+        };
+        h.record("q", sample(0, 0));
+        h.record(&crawl_key("q", "a"), Sample::of_crawl(&crawl, 0));
+        let later = CrawlStats {
+            done: 25,
+            seeded_total: 18,
+            ..crawl
+        };
+        h.record(&crawl_key("q", "a"), Sample::of_crawl(&later, 10_000));
+        h.record(&crawl_key("q", "b"), Sample::of_crawl(&crawl, 0));
+        let r = h.recent_rates(&crawl_key("q", "a"), 60_000).unwrap();
+        assert_eq!((r.acked, r.seeded, r.nacked), (2.0, 1.0, 0.0));
+        assert_eq!(h.samples(&crawl_key("q", "a"))[1].pending, 3);
+        h.retain(&["q".to_string()]);
+        assert_eq!(
+            h.samples(&crawl_key("q", "b")).len(),
+            1,
+            "kept with its queue"
+        );
+        h.retain_crawls("q", &["a".to_string()]);
+        assert!(h.samples(&crawl_key("q", "b")).is_empty(), "a crawl gone");
+        assert_eq!(h.samples(&crawl_key("q", "a")).len(), 2);
+        assert_eq!(h.samples("q").len(), 1, "the queue's own readings stay");
+        h.retain(&[]);
+        assert!(h.samples(&crawl_key("q", "a")).is_empty());
     }
 
     #[test]

@@ -38,6 +38,9 @@ const DEAD_PAGE: usize = 100;
 const HOST_ITEMS_PAGE: usize = 50;
 /// Dead letters read to requeue those of one reason.
 const REASON_SCAN: usize = 1000;
+/// Named crawls on a page of the crawls page, and the most of a queue's crawls (the first by
+/// name) the sampler reads for their rates and charts: each one a call.
+const CRAWLS_PAGE: usize = 100;
 
 #[derive(Debug, Args)]
 pub struct WebArgs {
@@ -275,12 +278,30 @@ impl Console {
             let Ok(q) = Queue::with_executor(exec.clone(), name, self.config.clone()) else {
                 continue;
             };
-            if let Ok(stats) = q.stats().await {
-                self.history
-                    .lock()
-                    .expect("not poisoned")
-                    .record(name, Sample::of(&stats));
+            let Ok(stats) = q.stats().await else {
+                continue;
+            };
+            self.history
+                .lock()
+                .expect("not poisoned")
+                .record(name, Sample::of(&stats));
+            // the named crawls' readings, at the Redis time of the queue's
+            let Ok(mut crawls) = q.crawls().await else {
+                continue;
+            };
+            crawls.truncate(CRAWLS_PAGE);
+            for crawl in &crawls {
+                if let Ok(c) = q.crawl_stats(crawl).await {
+                    self.history.lock().expect("not poisoned").record(
+                        &history::crawl_key(name, crawl),
+                        Sample::of_crawl(&c, stats.now_ms),
+                    );
+                }
             }
+            self.history
+                .lock()
+                .expect("not poisoned")
+                .retain_crawls(name, &crawls);
         }
         self.history.lock().expect("not poisoned").retain(&queues);
     }
@@ -383,6 +404,8 @@ impl Console {
             ("GET", ["q", queue]) => self.queue_page(request, queue).await,
             ("GET", ["q", queue, "hosts"]) => self.hosts_page(request, queue).await,
             ("GET", ["q", queue, "host", host]) => self.host_page(request, queue, host).await,
+            ("GET", ["q", queue, "crawls"]) => self.crawls_page(request, queue).await,
+            ("GET", ["q", queue, "crawl", crawl]) => self.crawl_page(request, queue, crawl).await,
             ("GET", ["q", queue, "dead"]) => self.dead_page(request, queue).await,
             ("GET", ["q", queue, "dead", id]) => self.dead_letter_page(request, queue, id).await,
             ("POST", ["q", queue, "action"]) => self.action(request, queue).await,
@@ -470,9 +493,10 @@ impl Console {
             } else {
                 Vec::new()
             };
-            crawlq::Result::Ok((stats, paused, next, nodes))
+            let crawls = q.crawls().await?.len();
+            crawlq::Result::Ok((stats, paused, next, nodes, crawls))
         };
-        let (stats, paused, next, nodes) = match read.await {
+        let (stats, paused, next, nodes, crawls) = match read.await {
             Ok(read) => read,
             Err(e) => return self.failed(&e),
         };
@@ -490,6 +514,7 @@ impl Console {
             history: &history,
             next: &next,
             shard_nodes: &nodes,
+            crawls,
         };
         let refresh = request.query("live").map(|_| 10);
         Response::html(200, pages::queue(&self.frame(request, refresh), &view))
@@ -691,6 +716,79 @@ impl Console {
         }
     }
 
+    async fn crawls_page(&self, request: &Request, name: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let offset = request.offset();
+        let read = async {
+            let names = q.crawls().await?;
+            let mut rows = Vec::new();
+            for crawl in names.iter().skip(offset).take(CRAWLS_PAGE) {
+                rows.push((crawl.clone(), q.crawl_stats(crawl).await?));
+            }
+            crawlq::Result::Ok((names.len(), rows))
+        };
+        let (total, read) = match read.await {
+            Ok(read) => read,
+            Err(e) => return self.failed(&e),
+        };
+        let rows: Vec<pages::CrawlRow> = {
+            let history = self.history.lock().expect("not poisoned");
+            read.into_iter()
+                .map(|(crawl, stats)| pages::CrawlRow {
+                    rates: history.recent_rates(&history::crawl_key(name, &crawl), 60_000),
+                    name: crawl,
+                    stats,
+                })
+                .collect()
+        };
+        let view = pages::CrawlsView {
+            queue: name,
+            rows: &rows,
+            total,
+            offset,
+            page_size: CRAWLS_PAGE,
+        };
+        let refresh = request.query("live").map(|_| 10);
+        Response::html(200, pages::crawls(&self.frame(request, refresh), &view))
+    }
+
+    async fn crawl_page(&self, request: &Request, name: &str, crawl: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let read = async {
+            let listed = q.crawls().await?.iter().any(|c| c == crawl);
+            let stats = q.crawl_stats(crawl).await?;
+            crawlq::Result::Ok((listed, stats, q.stats().await?.now_ms))
+        };
+        let (stats, now_ms) = match read.await {
+            Ok((true, stats, now_ms)) => (stats, now_ms),
+            Ok((false, ..)) => {
+                return self.not_found(&format!("No crawl {crawl:?} in {name}."));
+            }
+            Err(e) => return self.failed(&e),
+        };
+        let key = history::crawl_key(name, crawl);
+        let (samples, rates) = {
+            let mut history = self.history.lock().expect("not poisoned");
+            history.record(&key, Sample::of_crawl(&stats, now_ms));
+            (history.samples(&key), history.recent_rates(&key, 60_000))
+        };
+        let view = pages::CrawlView {
+            queue: name,
+            crawl,
+            stats: &stats,
+            rates,
+            samples: &samples,
+        };
+        let refresh = request.query("live").map(|_| 10);
+        Response::html(200, pages::crawl(&self.frame(request, refresh), &view))
+    }
+
     async fn dead_page(&self, request: &Request, name: &str) -> Response {
         let q = match self.queue(name).await {
             Ok(q) => q,
@@ -813,11 +911,13 @@ impl Console {
             );
         }
         let done = actions::perform(&q, action, request, host).await;
-        let target = if host.is_empty() {
-            String::new()
-        } else {
-            format!(" host={host}")
-        };
+        let mut target = String::new();
+        if !host.is_empty() {
+            target = format!(" host={host}");
+        }
+        if let Some(crawl) = request.field("crawl").filter(|c| !c.is_empty()) {
+            target.push_str(&format!(" crawl={crawl}"));
+        }
         match done {
             Ok(outcome) => {
                 log_line(

@@ -4,7 +4,7 @@
 use super::history::{Rates, Sample, Series, chart, escape};
 use crate::format::{ago, clip, count, duration};
 use crawlq::wire::StoredItem;
-use crawlq::{DeadLetter, HostCounts, HostInfo, Stats};
+use crawlq::{CrawlStats, DeadLetter, HostCounts, HostInfo, Stats};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -25,6 +25,10 @@ pub fn queue_path(queue: &str) -> String {
 
 pub fn host_path(queue: &str, host: &str) -> String {
     format!("/q/{}/host/{}", segment(queue), segment(host))
+}
+
+pub fn crawl_path(queue: &str, crawl: &str) -> String {
+    format!("/q/{}/crawl/{}", segment(queue), segment(crawl))
 }
 
 /// What every page shares: the header, the read-only mark, a message of the last action.
@@ -321,6 +325,8 @@ pub struct QueueView<'a> {
     pub history: &'a History<'a>,
     pub next: &'a [StoredItem],
     pub shard_nodes: &'a [String],
+    /// How many named crawls the queue has.
+    pub crawls: usize,
 }
 
 pub fn queue(frame: &Frame, v: &QueueView) -> String {
@@ -370,9 +376,17 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
     } else {
         action_button(frame, v.name, "pause-queue", &[], "Pause queue", &path)
     });
+    let crawls = if v.crawls > 0 {
+        format!(
+            " · <a href=\"{path}/crawls\" id=\"crawls-link\">Crawls ({})</a>",
+            count(v.crawls as u64)
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         body,
-        " <a href=\"{path}/hosts\">Hosts ({})</a> · <a href=\"{path}/dead\">Dead letters ({})</a> · {}</div>",
+        " <a href=\"{path}/hosts\">Hosts ({})</a> · <a href=\"{path}/dead\">Dead letters ({})</a>{crawls} · {}</div>",
         count(s.hosts),
         count(s.dead),
         live_link(frame, &path)
@@ -574,6 +588,244 @@ pub fn hosts(frame: &Frame, v: &HostsView) -> String {
         &[
             (path.clone(), v.queue.to_string()),
             (format!("{path}/hosts"), "hosts".into()),
+        ],
+        &body,
+    )
+}
+
+/// One named crawl of the crawls page: its counts and limits, and its rates over the last
+/// minute of the console's readings.
+pub struct CrawlRow {
+    pub name: String,
+    pub stats: CrawlStats,
+    pub rates: Option<Rates>,
+}
+
+pub struct CrawlsView<'a> {
+    pub queue: &'a str,
+    pub rows: &'a [CrawlRow],
+    /// How many crawls the queue has.
+    pub total: usize,
+    pub offset: usize,
+    pub page_size: usize,
+}
+
+/// A crawl's limits in a few words: paused, its cap, weight, rate and host budget ("-": none).
+fn crawl_limits(c: &CrawlStats) -> String {
+    let mut parts = Vec::new();
+    if c.paused {
+        parts.push("paused".to_string());
+    }
+    if let Some(cap) = c.cap {
+        parts.push(format!("cap {}", count(cap)));
+    }
+    if c.weight != 1 {
+        parts.push(format!("weight {}", c.weight));
+    }
+    if let Some(rate) = c.rate {
+        parts.push(format!("{}/s", per_second(rate)));
+    }
+    if let Some(budget) = c.host_budget {
+        parts.push(format!("host budget {}", count(budget)));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn rate_text(rates: Option<Rates>, f: fn(&Rates) -> f64) -> String {
+    rates.map_or("-".into(), |r| per_second(f(&r)))
+}
+
+pub fn crawls(frame: &Frame, v: &CrawlsView) -> String {
+    let path = queue_path(v.queue);
+    let mut body = format!(
+        "<p id=\"crawls-shown\">{} named crawls; shown: {} to {}, by name. Rates are over the console's last minute of readings (of the first {} crawls). {}</p>",
+        count(v.total as u64),
+        count(v.offset as u64 + u64::from(!v.rows.is_empty())),
+        count((v.offset + v.rows.len()) as u64),
+        count(v.page_size as u64),
+        live_link(frame, &format!("{path}/crawls"))
+    );
+    body.push_str("<table id=\"crawls\"><tr><th>crawl</th><th class=\"n\">pending</th><th class=\"n\">ready</th><th class=\"n\">delayed</th><th class=\"n\">leased</th><th class=\"n\">dead</th><th class=\"n\">done</th><th class=\"n\">done/s</th><th class=\"n\">seeded/s</th><th>limits</th></tr>");
+    for row in v.rows {
+        let c = &row.stats;
+        let _ = write!(
+            body,
+            "<tr data-crawl=\"{}\"><td><a href=\"{}\">{}</a></td>",
+            escape(&row.name),
+            escape(&crawl_path(v.queue, &row.name)),
+            escape(&clip(&row.name, 80))
+        );
+        for n in [c.pending(), c.ready, c.delayed, c.leased, c.dead, c.done] {
+            let _ = write!(body, "<td class=\"n\">{}</td>", count(n));
+        }
+        let _ = write!(
+            body,
+            "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            rate_text(row.rates, |r| r.acked),
+            rate_text(row.rates, |r| r.seeded),
+            escape(&crawl_limits(c))
+        );
+    }
+    body.push_str("</table>");
+    if v.offset > 0 {
+        let _ = write!(
+            body,
+            "<a href=\"{path}/crawls?offset={}\">Previous</a> ",
+            v.offset.saturating_sub(v.page_size)
+        );
+    }
+    if v.offset + v.rows.len() < v.total {
+        let _ = write!(
+            body,
+            "<a id=\"next-page\" href=\"{path}/crawls?offset={}\">Next</a>",
+            v.offset + v.rows.len()
+        );
+    }
+    layout(
+        frame,
+        &format!("Crawls of {}", v.queue),
+        &[
+            (path.clone(), v.queue.to_string()),
+            (format!("{path}/crawls"), "crawls".into()),
+        ],
+        &body,
+    )
+}
+
+/// A named crawl's page: its counts, limits, rates and charts of the console's readings.
+pub struct CrawlView<'a> {
+    pub queue: &'a str,
+    pub crawl: &'a str,
+    pub stats: &'a CrawlStats,
+    pub rates: Option<Rates>,
+    pub samples: &'a [Sample],
+}
+
+pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
+    let (c, queue, crawl) = (v.stats, v.queue, v.crawl);
+    let path = crawl_path(queue, crawl);
+    let mut body = String::from("<div class=\"cards\">");
+    for (label, value, id) in [
+        ("pending", c.pending(), "crawl-pending"),
+        ("ready", c.ready, "crawl-ready"),
+        ("delayed", c.delayed, "crawl-delayed"),
+        ("leased", c.leased, "crawl-leased"),
+        ("dead", c.dead, "crawl-dead"),
+        ("done", c.done, "crawl-done"),
+        ("seen", c.seen, "crawl-seen"),
+        ("seeded", c.seeded_total, "crawl-seeded"),
+        ("held hosts", c.held_hosts, "crawl-held-hosts"),
+    ] {
+        card(&mut body, label, &count(value), id);
+    }
+    card(
+        &mut body,
+        "done/s",
+        &rate_text(v.rates, |r| r.acked),
+        "crawl-done-rate",
+    );
+    card(
+        &mut body,
+        "seeded/s",
+        &rate_text(v.rates, |r| r.seeded),
+        "crawl-seeded-rate",
+    );
+    body.push_str("</div><h2>Limits</h2><table id=\"crawl\">");
+    for (label, value, id) in [
+        (
+            "paused",
+            if c.paused { "yes" } else { "no" }.to_string(),
+            "crawl-paused",
+        ),
+        (
+            "cap (most leased at once)",
+            c.cap.map_or("none".into(), count),
+            "crawl-cap",
+        ),
+        ("weight", c.weight.to_string(), "crawl-weight"),
+        (
+            "rate (most leases a second)",
+            c.rate.map_or("none".into(), per_second),
+            "crawl-rate",
+        ),
+        (
+            "host budget (most new URLs per host)",
+            c.host_budget.map_or("none".into(), count),
+            "crawl-host-budget",
+        ),
+    ] {
+        let _ = write!(
+            body,
+            "<tr><th>{label}</th><td id=\"{id}\">{}</td></tr>",
+            escape(&value)
+        );
+    }
+    body.push_str("</table>");
+    if !frame.read_only {
+        body.push_str("<h2>Actions</h2><div class=\"actions\">");
+        body.push_str(&if c.paused {
+            action_button(
+                frame,
+                queue,
+                "resume-crawl",
+                &[("crawl", crawl)],
+                "Resume crawl",
+                &path,
+            )
+        } else {
+            action_button(
+                frame,
+                queue,
+                "pause-crawl",
+                &[("crawl", crawl)],
+                "Pause crawl",
+                &path,
+            )
+        });
+        body.push_str("</div>");
+    }
+    let series = |f: fn(&Sample) -> u64| -> Vec<(i64, f64)> {
+        v.samples.iter().map(|x| (x.at_ms, f(x) as f64)).collect()
+    };
+    let rate_series = |f: fn(&Rates) -> f64| -> Vec<(i64, f64)> {
+        v.samples
+            .windows(2)
+            .filter_map(|w| Rates::between(&w[0], &w[1]).map(|r| (w[1].at_ms, f(&r))))
+            .collect()
+    };
+    let _ = write!(
+        body,
+        "<h2>History</h2><p class=\"muted\">The console's own readings, every few seconds since it started (at most the last hour). {}</p><div class=\"charts\">",
+        live_link(frame, &path)
+    );
+    body.push_str(&chart(
+        "Depth",
+        &[
+            ("pending", PENDING, series(|x| x.pending)),
+            ("leased", LEASED, series(|x| x.leased)),
+            ("dead", DEAD, series(|x| x.dead)),
+        ],
+    ));
+    body.push_str(&chart(
+        "Throughput per second",
+        &[
+            ("done", LEASED, rate_series(|r| r.acked)),
+            ("seeded", PENDING, rate_series(|r| r.seeded)),
+        ],
+    ));
+    body.push_str("</div>");
+    let queue_path = queue_path(queue);
+    layout(
+        frame,
+        &format!("Crawl {crawl}"),
+        &[
+            (queue_path.clone(), queue.to_string()),
+            (format!("{queue_path}/crawls"), "crawls".into()),
+            (path.clone(), crawl.to_string()),
         ],
         &body,
     )
