@@ -556,7 +556,7 @@ def test_without_a_token_only_loopback_names_are_answered(redis_url, shop):
         console.stop()
 
 
-def test_named_crawls_are_listed_with_their_figures_and_paused_from_their_page(redis_url, browser):
+def test_named_crawls_are_listed_and_paused_limited_and_deleted_from_their_page(redis_url, browser):
     q = crawlq.Queue(redis_url, "jobs", **OPTIONS)
     assert q.seed([f"https://n{i % 3}.example/news/{i}" for i in range(6)], crawl="news").added == 6
     assert q.seed([f"https://n{i % 3}.example/shop/{i}" for i in range(4)], crawl="shop").added == 4
@@ -604,6 +604,30 @@ def test_named_crawls_are_listed_with_their_figures_and_paused_from_their_page(r
         assert "shop" in {l.crawl for l in leases}, "leased again once resumed"
         q.release(leases)
 
+        # its limits set from its page, each confirmed first
+        for action, field, value in (("crawl-cap", "cap", "5"), ("crawl-weight", "weight", "2"),
+                                     ("crawl-rate", "rate", "2.5"), ("crawl-host-budget", "budget", "40")):
+            form = browser.find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]').find_element(By.XPATH, "..")
+            form.find_element(By.NAME, field).send_keys(value)
+            assert click_action(browser, action).startswith("set crawl shop's")
+        stats = q.crawl_stats("shop")
+        assert (stats["cap"], stats["weight"], stats["rate"], stats["host_budget"]) == (5, 2, 2.5, 40), stats
+        assert (text(browser, "#crawl-cap"), text(browser, "#crawl-weight")) == ("5", "2")
+        form = browser.find_element(By.CSS_SELECTOR, 'button[data-action="crawl-cap"]').find_element(By.XPATH, "..")
+        form.find_element(By.NAME, "cap").send_keys("none")
+        assert click_action(browser, "crawl-cap") == "set crawl shop's cap"
+        assert q.crawl_stats("shop")["cap"] is None
+        status, body, _ = http(console.base + "/q/jobs/action",
+                               {"action": "crawl-weight", "crawl": "shop", "weight": "0", "back": "/q/jobs"})
+        assert status == 400 and "not a weight from 1" in body, "refused before its confirmation"
+
+        # deleted from its page: back to the crawls, without it
+        pending = q.crawl_stats("shop")["pending"]
+        assert click_action(browser, "delete-crawl") == f"deleted crawl shop: {pending} ready, 0 delayed, 0 leased, 0 dead"
+        assert urllib.parse.urlsplit(browser.current_url).path == "/q/jobs/crawls"
+        assert [r.get_attribute("data-crawl") for r in browser.find_elements(By.CSS_SELECTOR, "#crawls tr[data-crawl]")] == ["news"]
+        assert q.crawl_stats("shop")["pending"] == 0
+
         status, _, _ = http(console.base + "/q/jobs/crawl/nosuch")
         assert status == 404, "a crawl the queue does not have is not found"
         status, body, _ = http(console.base + "/q/jobs/action", {"action": "pause-crawl", "back": "/q/jobs", "confirm": "yes"})
@@ -613,5 +637,6 @@ def test_named_crawls_are_listed_with_their_figures_and_paused_from_their_page(r
         log = console.log_lines()
         assert any("action=pause-crawl queue=jobs crawl=shop: paused crawl shop" in l for l in log), log
         assert any("action=resume-crawl queue=jobs crawl=shop: resumed crawl shop" in l for l in log), log
+        assert any("action=delete-crawl queue=jobs crawl=shop: deleted crawl shop" in l for l in log), log
     finally:
         console.stop()

@@ -36,6 +36,46 @@ pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, 
             needs_crawl()?;
             format!("Resume crawl {crawl} of {queue}?")
         }
+        "crawl-cap" => {
+            needs_crawl()?;
+            match budget_value(request.field("cap"))? {
+                None => format!("Remove crawl {crawl}'s cap?"),
+                Some(n) => format!(
+                    "Cap crawl {crawl}: at most {n} of its items leased at once, by all workers?"
+                ),
+            }
+        }
+        "crawl-weight" => {
+            needs_crawl()?;
+            match weight_value(request.field("weight"))? {
+                None => format!("Set crawl {crawl}'s weight back to the default, 1?"),
+                Some(w) => format!(
+                    "Set crawl {crawl}'s weight to {w} (its share of each host against the other crawls there)?"
+                ),
+            }
+        }
+        "crawl-rate" => {
+            needs_crawl()?;
+            match rate_value(request.field("rate"))? {
+                None => format!("Remove crawl {crawl}'s rate?"),
+                Some(r) => format!("Limit crawl {crawl} to {r} leases a second?"),
+            }
+        }
+        "crawl-host-budget" => {
+            needs_crawl()?;
+            match budget_value(request.field("budget"))? {
+                None => format!("Remove crawl {crawl}'s host budget?"),
+                Some(n) => format!(
+                    "Set crawl {crawl}'s host budget to {n} new URLs per host (the hosts' own budgets hold too)?"
+                ),
+            }
+        }
+        "delete-crawl" => {
+            needs_crawl()?;
+            format!(
+                "Delete crawl {crawl} of {queue}: its ready, delayed, leased and dead items, counts and limits (its URLs stay seen under its name)? This cannot be undone."
+            )
+        }
         "pause-queue" => {
             format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
         }
@@ -112,6 +152,28 @@ fn delay_value(text: Option<&str>) -> Result<Option<Duration>, String> {
     }
 }
 
+fn weight_value(text: Option<&str>) -> Result<Option<u64>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Err("give a weight from 1, or default".into()),
+        Some("default") => Ok(None),
+        Some(t) => match t.parse::<u64>() {
+            Ok(w) if w >= 1 => Ok(Some(w)),
+            _ => Err(format!("not a weight from 1: {t:?}")),
+        },
+    }
+}
+
+fn rate_value(text: Option<&str>) -> Result<Option<f64>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Err("give leases a second, or none".into()),
+        Some("none") => Ok(None),
+        Some(t) => match t.parse::<f64>() {
+            Ok(r) if r.is_finite() && r > 0.0 => Ok(Some(r)),
+            _ => Err(format!("not a rate above 0: {t:?}")),
+        },
+    }
+}
+
 fn budget_value(text: Option<&str>) -> Result<Option<u64>, String> {
     match text.map(str::trim) {
         None | Some("") => Err("give a number of URLs, or none".into()),
@@ -140,6 +202,33 @@ pub async fn perform(
         "resume-crawl" => {
             q.resume_crawl(crawl).await?;
             format!("resumed crawl {crawl}")
+        }
+        "crawl-cap" => {
+            let cap = budget_value(request.field("cap")).map_err(invalid)?;
+            q.set_crawl_cap(crawl, cap).await?;
+            format!("set crawl {crawl}'s cap")
+        }
+        "crawl-weight" => {
+            let weight = weight_value(request.field("weight")).map_err(invalid)?;
+            q.set_crawl_weight(crawl, weight).await?;
+            format!("set crawl {crawl}'s weight")
+        }
+        "crawl-rate" => {
+            let rate = rate_value(request.field("rate")).map_err(invalid)?;
+            q.set_crawl_rate(crawl, rate).await?;
+            format!("set crawl {crawl}'s rate")
+        }
+        "crawl-host-budget" => {
+            let budget = budget_value(request.field("budget")).map_err(invalid)?;
+            q.set_crawl_host_budget(crawl, budget).await?;
+            format!("set crawl {crawl}'s host budget")
+        }
+        "delete-crawl" => {
+            let gone = q.delete_crawl(crawl).await?;
+            format!(
+                "deleted crawl {crawl}: {} ready, {} delayed, {} leased, {} dead",
+                gone.ready, gone.delayed, gone.leased, gone.dead
+            )
         }
         "pause-queue" => {
             q.pause().await?;
@@ -238,5 +327,14 @@ mod tests {
         assert_eq!(budget_value(Some("none")), Ok(None));
         assert_eq!(budget_value(Some("500")), Ok(Some(500)));
         assert!(budget_value(Some("-5")).is_err());
+        assert_eq!(weight_value(Some("default")), Ok(None));
+        assert_eq!(weight_value(Some("3")), Ok(Some(3)));
+        assert!(weight_value(Some("1.5")).is_err());
+        assert!(weight_value(Some("0")).is_err());
+        assert_eq!(rate_value(Some("none")), Ok(None));
+        assert_eq!(rate_value(Some(" 2.5")), Ok(Some(2.5)));
+        assert!(rate_value(Some("0")).is_err());
+        assert!(rate_value(Some("inf")).is_err());
+        assert!(rate_value(None).is_err());
     }
 }

@@ -127,11 +127,12 @@ pub fn action_button(
     form
 }
 
-/// A form of an action that takes one typed value (a delay, a budget).
-fn host_input(
+/// A form of an action that takes one typed value (a delay, a budget, a cap) for what
+/// `target` names (`("host", name)` or `("crawl", name)`).
+fn value_input(
     frame: &Frame,
     queue: &str,
-    host: &str,
+    (target, name): (&str, &str),
     action: &str,
     field: &str,
     (placeholder, label): (&str, &str),
@@ -141,9 +142,9 @@ fn host_input(
         return String::new();
     }
     format!(
-        "<form class=\"inline\" method=\"post\" action=\"{}/action\"><input type=\"hidden\" name=\"action\" value=\"{action}\"><input type=\"hidden\" name=\"host\" value=\"{}\"><input type=\"hidden\" name=\"back\" value=\"{}\"><input type=\"text\" name=\"{field}\" placeholder=\"{}\" size=\"10\"><button type=\"submit\" data-action=\"{action}\">{}</button></form>",
+        "<form class=\"inline\" method=\"post\" action=\"{}/action\"><input type=\"hidden\" name=\"action\" value=\"{action}\"><input type=\"hidden\" name=\"{target}\" value=\"{}\"><input type=\"hidden\" name=\"back\" value=\"{}\"><input type=\"text\" name=\"{field}\" placeholder=\"{}\" size=\"10\"><button type=\"submit\" data-action=\"{action}\">{}</button></form>",
         escape(&queue_path(queue)),
-        escape(host),
+        escape(name),
         escape(back),
         escape(placeholder),
         escape(label)
@@ -151,7 +152,10 @@ fn host_input(
 }
 
 fn is_destructive(action: &str) -> bool {
-    matches!(action, "delete-host" | "purge-dead" | "purge-reason")
+    matches!(
+        action,
+        "delete-host" | "delete-crawl" | "purge-dead" | "purge-reason"
+    )
 }
 
 /// The confirmation an action asks for: what it will do, and the same form again with
@@ -786,6 +790,35 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
                 &path,
             )
         });
+        for (action, field, words) in [
+            ("crawl-cap", "cap", ("leases or none", "Set cap")),
+            ("crawl-weight", "weight", ("1.. or default", "Set weight")),
+            ("crawl-rate", "rate", ("per second or none", "Set rate")),
+            (
+                "crawl-host-budget",
+                "budget",
+                ("URLs or none", "Set host budget"),
+            ),
+        ] {
+            body.push_str(&value_input(
+                frame,
+                queue,
+                ("crawl", crawl),
+                action,
+                field,
+                words,
+                &path,
+            ));
+        }
+        body.push_str("<br>");
+        body.push_str(&action_button(
+            frame,
+            queue,
+            "delete-crawl",
+            &[("crawl", crawl)],
+            "Delete crawl",
+            &format!("{}/crawls", queue_path(queue)),
+        ));
         body.push_str("</div>");
     }
     let series = |f: fn(&Sample) -> u64| -> Vec<(i64, f64)> {
@@ -960,19 +993,19 @@ pub fn host(frame: &Frame, v: &HostView) -> String {
                 &path,
             )
         });
-        body.push_str(&host_input(
+        body.push_str(&value_input(
             frame,
             queue,
-            host,
+            ("host", host),
             "host-delay",
             "delay",
             ("seconds or default", "Set delay"),
             &path,
         ));
-        body.push_str(&host_input(
+        body.push_str(&value_input(
             frame,
             queue,
-            host,
+            ("host", host),
             "host-budget",
             "budget",
             ("URLs or none", "Set budget"),
