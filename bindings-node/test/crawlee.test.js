@@ -59,6 +59,26 @@ test('the crawl option seeds into a named crawl, de-duplicated within it', async
   queue.close()
 })
 
+test('leaseCrawls in the queue options makes the manager fetch only its crawls', async () => {
+  const name = uniqueName('crawlee-lease-crawls')
+  const plain = await crawlq.Queue.connect(redis.url, name, quick)
+  await plain.seed(['http://a.com/default/0', 'http://a.com/default/1'])
+  await plain.seed(['http://a.com/news/0', 'http://a.com/news/1'], { crawl: 'news' })
+  const queue = await crawlq.Queue.connect(redis.url, name, { ...quick, hostDelayMs: 0, leaseCrawls: 'shop' })
+  const m = new CrawlqRequestManager(queue, { waitMs: 200, releaseOnSignal: false, crawl: 'shop' })
+  await m.addRequestsBatched(['http://b.com/shop/0', 'http://b.com/shop/1'])
+  const fetched = []
+  for (let request; (request = await m.fetchNextRequest()) !== null;) {
+    fetched.push(request.url)
+    await m.markRequestHandled(request)
+  }
+  assert.deepEqual(fetched.sort(), ['http://b.com/shop/0', 'http://b.com/shop/1'], "its crawl's requests only")
+  assert.equal((await plain.crawlStats('news')).pending, 2)
+  assert.equal((await plain.stats()).pending, 4)
+  queue.close()
+  plain.close()
+})
+
 test('a fetched request is rebuilt whole: method, bytes body, headers, userData, label; its lease rides along', async () => {
   const m = await manage()
   const body = Buffer.from([0, 1, 2, 255])

@@ -208,9 +208,12 @@ final class LaravelTest extends TestCase
         $unextended = ['queue' => unique_name('laravel'), 'options' => ['extend_every' => 0] + $connection['options']] + $connection;
         // the same queue, its jobs in a named crawl
         $crawled = ['crawl' => 'shop'] + $connection;
+        // the same queue, a worker that takes only that crawl's jobs
+        $shopOnly = ['options' => ['lease_crawls' => 'shop'] + $connection['options']] + $crawled;
         $app->instance('config', new Illuminate\Config\Repository(['queue' => [
             'default' => 'crawlq',
-            'connections' => ['crawlq' => $connection, 'unextended' => $unextended, 'crawled' => $crawled],
+            'connections' => ['crawlq' => $connection, 'unextended' => $unextended, 'crawled' => $crawled,
+                'shop-only' => $shopOnly],
         ]]));
         $app->register(Illuminate\Bus\BusServiceProvider::class);
         $app->register(Illuminate\Queue\QueueServiceProvider::class);
@@ -268,6 +271,23 @@ final class LaravelTest extends TestCase
         $crawls = array_map(fn ($l) => $l->crawl ?? '', $q->frontier()->lease(10, 0.0));
         sort($crawls);
         $this->assertSame(['', 'shop', 'shop'], $crawls);
+    }
+
+    public function testLeaseCrawlsInTheConnectionsOptionsMakesItsWorkersTakeOnlyThoseCrawls(): void
+    {
+        $q = $this->queue();
+        $q->push(new CrawlTestJob('http://a.com/default'));
+        $shop = $this->manager->connection('shop-only');
+        $shop->push(new CrawlTestJob('http://a.com/shop/1'));
+        $shop->push(new CrawlTestJob('http://b.com/shop/2'));
+        for ($i = 0; $i < 3; $i++) {
+            $this->work(3, 0, 'shop-only');
+        }
+        $ran = array_keys(Ran::$log);
+        sort($ran);
+        $this->assertSame(['http://a.com/shop/1', 'http://b.com/shop/2'], $ran, 'its crawl\'s jobs only');
+        $this->assertSame(0, $q->frontier()->crawlStats('shop')['pending']);
+        $this->assertSame(1, $q->size(), 'the default crawl\'s job is left for other workers');
     }
 
     public function testAJobSetsTheSharedFieldsOfItsRequest(): void

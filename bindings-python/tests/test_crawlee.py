@@ -70,6 +70,23 @@ def test_the_crawl_option_seeds_into_a_named_crawl(redis_server: RedisServer, na
     asyncio.run(main())
 
 
+def test_lease_crawls_makes_the_client_fetch_only_its_crawls(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        q = crawlq.Queue(redis_server.url, name)
+        q.seed([f"http://a.com/default/{i}" for i in range(3)])
+        q.seed([f"http://a.com/news/{i}" for i in range(3)], crawl="news")
+        client = await storage(redis_server, name, crawl="shop", lease_crawls="shop").create_rq_client()
+        await client.add_batch_of_requests([Request.from_url(f"http://b.com/shop/{i}") for i in range(2)])
+        fetched = []
+        while (request := await client.fetch_next_request()) is not None:
+            fetched.append(request.url)
+            await client.mark_request_as_handled(request)
+        assert sorted(fetched) == ["http://b.com/shop/0", "http://b.com/shop/1"], "its crawl's requests only"
+        assert q.crawl_stats("news")["pending"] == 3 and q.stats()["pending"] == 6
+
+    asyncio.run(main())
+
+
 def test_retry_count_travels_with_the_request_and_a_release_keeps_it(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         first = await storage(redis_server, name).create_rq_client()

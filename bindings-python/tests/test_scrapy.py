@@ -156,6 +156,29 @@ def test_crawlq_crawl_seeds_into_a_named_crawl(redis_server: RedisServer, name: 
     assert sorted(lease.crawl or "" for lease in leases) == ["", "news"]
 
 
+def test_lease_crawls_in_crawlq_options_makes_the_spider_take_only_its_crawls(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name)
+    q.seed([f"http://a.example/default/{i}" for i in range(3)])
+    q.seed([f"http://a.example/shop/{i}" for i in range(3)], crawl="shop")
+    q.seed([f"http://b.example/news/{i}" for i in range(2)], crawl="news")
+    settings = {"CRAWLQ_QUEUE": name, "CRAWLQ_CRAWL": "news", "CRAWLQ_OPTIONS": {"lease_crawls": "news", "host_delay": 0},
+                "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    scheduler = _open(settings, redis_server)
+    try:
+        assert scheduler.enqueue_request(scrapy.Request("http://c.example/news/found")) is True
+        taken = []
+        while (request := scheduler.next_request()) is not None:
+            taken.append(request)
+        assert sorted(r.url for r in taken) == ["http://b.example/news/0", "http://b.example/news/1",
+                                                "http://c.example/news/found"], "its crawl's requests only"
+        assert {r.meta[LEASE_META].crawl for r in taken} == {"news"}
+    finally:
+        scheduler.close("shutdown")
+    assert {c: q.crawl_stats(c)["pending"] for c in ("shop", "news")} == {"shop": 3, "news": 3}, "released on close"
+    assert q.stats()["pending"] == 9, "the default crawl's 3 were not taken"
+
+
 def test_leases_in_flight_are_kept_alive_by_the_queue_and_an_undecodable_item_is_never_held(
     redis_server: RedisServer, name: str
 ) -> None:
