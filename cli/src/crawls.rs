@@ -201,7 +201,8 @@ pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8,
     Ok(0)
 }
 
-fn limits(s: &CrawlStats) -> String {
+/// A crawl's limits in a few words ("-": none), as `crawls ls` and the web console show them.
+pub fn limits(s: &CrawlStats) -> String {
     let mut out = Vec::new();
     if s.paused {
         out.push("paused".to_string());

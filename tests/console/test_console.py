@@ -640,3 +640,39 @@ def test_named_crawls_are_listed_and_paused_limited_and_deleted_from_their_page(
         assert any("action=delete-crawl queue=jobs crawl=shop: deleted crawl shop" in l for l in log), log
     finally:
         console.stop()
+
+
+def test_long_listings_page_by_offset(redis_url):
+    q = crawlq.Queue(redis_url, "long", **OPTIONS)
+    for i in range(101):
+        assert q.seed([f"https://crawls.example/{i}"], crawl=f"c{i:03d}").added == 1
+    assert q.seed([f"https://one.example/{i:02d}" for i in range(51)]).added == 51
+    assert q.seed([f"https://gone{i}.example/" for i in range(101)], crawl="dying").added == 101
+    leases = q.lease(300, wait=0.5)
+    assert len(leases) == 253
+    for lease in leases:
+        if lease.crawl == "dying":
+            q.nack(lease, retry=False, reason="gone")
+        else:
+            q.release(lease)
+    assert q.stats()["dead"] == 101
+    console = Console(redis_url)
+    try:
+        next_link = re.compile(r'<a id="next-page" href="([^"]+)">Next</a>')
+        for path, row, first_page, second_page in (
+            ("/q/long/crawls", r'<tr data-crawl="([^"]+)"', 100, 2),  # 102 crawls: "dying" too
+            ("/q/long/host/one.example", r'<td class="url">([^<]+)</td>', 50, 1),
+            ("/q/long/dead", r'<tr data-id="([^"]+)"', 100, 1),
+        ):
+            status, body, _ = http(console.base + path)
+            assert status == 200, (path, body[:300])
+            assert len(re.findall(row, body)) == first_page, path
+            assert "Previous" not in body
+            nxt = next_link.search(body)
+            assert nxt, f"{path}: a Next link"
+            status, body, _ = http(console.base + nxt.group(1).replace("&amp;", "&"))
+            assert status == 200
+            assert len(re.findall(row, body)) == second_page, (path, nxt.group(1))
+            assert "Previous" in body and not next_link.search(body), f"{path}: the last page"
+    finally:
+        console.stop()

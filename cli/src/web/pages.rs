@@ -269,6 +269,32 @@ fn live_link(frame: &Frame, path: &str) -> String {
     }
 }
 
+/// The Previous and Next links of a listing paged by offset (`path` takes `?offset=`):
+/// `shown` items from `offset`, `more` when there are others after them; nothing for a single
+/// page.
+fn pager(path: &str, offset: usize, shown: usize, page_size: usize, more: bool) -> String {
+    let mut links = Vec::new();
+    if offset > 0 {
+        links.push(format!(
+            "<a href=\"{}?offset={}\">Previous</a>",
+            escape(path),
+            offset.saturating_sub(page_size)
+        ));
+    }
+    if more {
+        links.push(format!(
+            "<a id=\"next-page\" href=\"{}?offset={}\">Next</a>",
+            escape(path),
+            offset + shown
+        ));
+    }
+    if links.is_empty() {
+        String::new()
+    } else {
+        format!("<p>{}</p>", links.join(" · "))
+    }
+}
+
 fn per_second(v: f64) -> String {
     if v >= 10.0 {
         count(v.round() as u64)
@@ -614,31 +640,6 @@ pub struct CrawlsView<'a> {
     pub page_size: usize,
 }
 
-/// A crawl's limits in a few words: paused, its cap, weight, rate and host budget ("-": none).
-fn crawl_limits(c: &CrawlStats) -> String {
-    let mut parts = Vec::new();
-    if c.paused {
-        parts.push("paused".to_string());
-    }
-    if let Some(cap) = c.cap {
-        parts.push(format!("cap {}", count(cap)));
-    }
-    if c.weight != 1 {
-        parts.push(format!("weight {}", c.weight));
-    }
-    if let Some(rate) = c.rate {
-        parts.push(format!("{}/s", per_second(rate)));
-    }
-    if let Some(budget) = c.host_budget {
-        parts.push(format!("host budget {}", count(budget)));
-    }
-    if parts.is_empty() {
-        "-".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
 fn rate_text(rates: Option<Rates>, f: fn(&Rates) -> f64) -> String {
     rates.map_or("-".into(), |r| per_second(f(&r)))
 }
@@ -671,24 +672,18 @@ pub fn crawls(frame: &Frame, v: &CrawlsView) -> String {
             "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
             rate_text(row.rates, |r| r.acked),
             rate_text(row.rates, |r| r.seeded),
-            escape(&crawl_limits(c))
+            escape(&crate::crawls::limits(c))
         );
     }
     body.push_str("</table>");
-    if v.offset > 0 {
-        let _ = write!(
-            body,
-            "<a href=\"{path}/crawls?offset={}\">Previous</a> ",
-            v.offset.saturating_sub(v.page_size)
-        );
-    }
-    if v.offset + v.rows.len() < v.total {
-        let _ = write!(
-            body,
-            "<a id=\"next-page\" href=\"{path}/crawls?offset={}\">Next</a>",
-            v.offset + v.rows.len()
-        );
-    }
+    let more = v.offset + v.rows.len() < v.total;
+    body.push_str(&pager(
+        &format!("{path}/crawls"),
+        v.offset,
+        v.rows.len(),
+        v.page_size,
+        more,
+    ));
     layout(
         frame,
         &format!("Crawls of {}", v.queue),
@@ -1038,24 +1033,8 @@ pub fn host(frame: &Frame, v: &HostView) -> String {
         count(info.ready)
     );
     items_table(&mut body, queue, v.items);
-    let mut links = Vec::new();
-    if v.offset > 0 {
-        links.push(format!(
-            "<a href=\"{}?offset={}\">Previous</a>",
-            escape(&path),
-            v.offset.saturating_sub(v.page_size)
-        ));
-    }
-    if v.items.len() == v.page_size && ((v.offset + v.items.len()) as u64) < info.ready {
-        links.push(format!(
-            "<a id=\"next-page\" href=\"{}?offset={}\">Next</a>",
-            escape(&path),
-            v.offset + v.items.len()
-        ));
-    }
-    if !links.is_empty() {
-        let _ = write!(body, "<p>{}</p>", links.join(" · "));
-    }
+    let more = v.items.len() == v.page_size && ((v.offset + v.items.len()) as u64) < info.ready;
+    body.push_str(&pager(&path, v.offset, v.items.len(), v.page_size, more));
     let qpath = queue_path(queue);
     layout(
         frame,
@@ -1192,21 +1171,9 @@ pub fn dead(frame: &Frame, v: &DeadView) -> String {
         );
     }
     body.push_str("</table>");
-    let mut links = Vec::new();
-    if v.offset > 0 && v.reason.is_none() {
-        links.push(format!(
-            "<a href=\"{path}?offset={}\">Previous</a>",
-            v.offset.saturating_sub(v.page_size)
-        ));
-    }
-    if v.reason.is_none() && ((v.offset + v.letters.len()) as u64) < v.total {
-        links.push(format!(
-            "<a id=\"next-page\" href=\"{path}?offset={}\">Next</a>",
-            v.offset + v.letters.len()
-        ));
-    }
-    if !links.is_empty() {
-        let _ = write!(body, "<p>{}</p>", links.join(" · "));
+    if v.reason.is_none() {
+        let more = ((v.offset + v.letters.len()) as u64) < v.total;
+        body.push_str(&pager(&path, v.offset, v.letters.len(), v.page_size, more));
     }
     layout(
         frame,
