@@ -78,6 +78,18 @@ pub fn layout(frame: &Frame, title: &str, crumbs: &[(String, String)], body: &st
     html
 }
 
+/// Rows of a two-column table: a label, and its value in a cell of that id.
+fn field_rows<const N: usize>(out: &mut String, rows: [(&str, String, &str); N]) {
+    for (label, value, id) in rows {
+        let _ = write!(
+            out,
+            "<tr><th>{}</th><td id=\"{id}\">{}</td></tr>",
+            escape(label),
+            escape(&value)
+        );
+    }
+}
+
 fn card(out: &mut String, label: &str, value: &str, id: &str) {
     let _ = write!(
         out,
@@ -734,35 +746,32 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
         "crawl-seeded-rate",
     );
     body.push_str("</div><h2>Limits</h2><table id=\"crawl\">");
-    for (label, value, id) in [
-        (
-            "paused",
-            if c.paused { "yes" } else { "no" }.to_string(),
-            "crawl-paused",
-        ),
-        (
-            "cap (most leased at once)",
-            c.cap.map_or("none".into(), count),
-            "crawl-cap",
-        ),
-        ("weight", c.weight.to_string(), "crawl-weight"),
-        (
-            "rate (most leases a second)",
-            c.rate.map_or("none".into(), per_second),
-            "crawl-rate",
-        ),
-        (
-            "host budget (most new URLs per host)",
-            c.host_budget.map_or("none".into(), count),
-            "crawl-host-budget",
-        ),
-    ] {
-        let _ = write!(
-            body,
-            "<tr><th>{label}</th><td id=\"{id}\">{}</td></tr>",
-            escape(&value)
-        );
-    }
+    field_rows(
+        &mut body,
+        [
+            (
+                "paused",
+                if c.paused { "yes" } else { "no" }.to_string(),
+                "crawl-paused",
+            ),
+            (
+                "cap (most leased at once)",
+                c.cap.map_or("none".into(), count),
+                "crawl-cap",
+            ),
+            ("weight", c.weight.to_string(), "crawl-weight"),
+            (
+                "rate (most leases a second)",
+                c.rate.map_or("none".into(), per_second),
+                "crawl-rate",
+            ),
+            (
+                "host budget (most new URLs per host)",
+                c.host_budget.map_or("none".into(), count),
+                "crawl-host-budget",
+            ),
+        ],
+    );
     body.push_str("</table>");
     if !frame.read_only {
         body.push_str("<h2>Actions</h2><div class=\"actions\">");
@@ -941,30 +950,27 @@ pub fn host(frame: &Frame, v: &HostView) -> String {
             p.factor.map_or(String::new(), |f| format!(", factor {f}"))
         )
     });
-    for (label, value, id) in [
-        ("ready", count(info.ready), "host-ready"),
-        ("paused", paused, "host-paused"),
-        ("held", held, "host-held"),
-        ("delay", delay_text(info, default_delay), "host-delay"),
-        ("in flight", in_flight, "host-in-flight"),
-        ("delay after", pacing, "host-pacing"),
-        ("budget", budget, "host-budget"),
-        (
-            "being deleted",
-            if info.deleting {
-                "yes".into()
-            } else {
-                "no".into()
-            },
-            "host-deleting",
-        ),
-    ] {
-        let _ = write!(
-            body,
-            "<tr><th>{label}</th><td id=\"{id}\">{}</td></tr>",
-            escape(&value)
-        );
-    }
+    field_rows(
+        &mut body,
+        [
+            ("ready", count(info.ready), "host-ready"),
+            ("paused", paused, "host-paused"),
+            ("held", held, "host-held"),
+            ("delay", delay_text(info, default_delay), "host-delay"),
+            ("in flight", in_flight, "host-in-flight"),
+            ("delay after", pacing, "host-pacing"),
+            ("budget", budget, "host-budget"),
+            (
+                "being deleted",
+                if info.deleting {
+                    "yes".into()
+                } else {
+                    "no".into()
+                },
+                "host-deleting",
+            ),
+        ],
+    );
     body.push_str("</table>");
     if !frame.read_only {
         body.push_str("<h2>Actions</h2><div class=\"actions\">");
