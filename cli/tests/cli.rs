@@ -1074,6 +1074,17 @@ async fn grafana_dashboard_and_alerts_name_only_metrics_the_exporter_serves() {
     )
     .await
     .unwrap();
+    // and of a named crawl with a cap, so that the per-crawl series are served too
+    q.seed(
+        &common::items(&["https://g2.example/"]),
+        &SeedOptions {
+            crawl: Some("g".into()),
+            ..SeedOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    q.set_crawl_cap("g", Some(4)).await.unwrap();
     let exporter = Exporter::start(shared(), &[&name]);
     let (status, _, body) = http_get(&exporter.address, "/metrics");
     assert_eq!(status, 200);
