@@ -1149,6 +1149,19 @@ async fn grafana_dashboard_and_alerts_name_only_metrics_the_exporter_serves() {
         assert!(!names.is_empty(), "alert expr {expr}");
         queried.extend(names);
     }
+    // and Prometheus reads the rules (promtool comes with the prometheus package setup.sh
+    // installs)
+    let checked = std::process::Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(root.join("crawlq-alerts.yml"))
+        .output()
+        .expect("promtool runs (apt install prometheus)");
+    assert!(
+        checked.status.success(),
+        "promtool check rules: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
     let unknown: Vec<&String> = queried.iter().filter(|m| !served.contains(*m)).collect();
     assert!(
         unknown.is_empty(),

@@ -640,6 +640,15 @@ def test_named_crawls_are_listed_and_paused_limited_and_deleted_from_their_page(
         assert any("action=delete-crawl queue=jobs crawl=shop: deleted crawl shop" in l for l in log), log
     finally:
         console.stop()
+    read_only = Console(redis_url, "--read-only")
+    try:
+        status, body, _ = http(read_only.base + "/q/jobs/crawl/news")
+        assert status == 200 and "data-action" not in body, "no action offered"
+        status, body, _ = http(read_only.base + "/q/jobs/action", {"action": "pause-crawl", "crawl": "news", "confirm": "yes"})
+        assert status == 403 and "read-only" in body
+        assert not q.crawl_stats("news")["paused"]
+    finally:
+        read_only.stop()
 
 
 def test_long_listings_page_by_offset(redis_url):
