@@ -38,7 +38,7 @@ pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, 
         }
         "crawl-cap" => {
             needs_crawl()?;
-            match budget_value(request.field("cap"))? {
+            match count_value(request.field("cap"), "leases")? {
                 None => format!("Remove crawl {crawl}'s cap?"),
                 Some(n) => format!(
                     "Cap crawl {crawl}: at most {n} of its items leased at once, by all workers?"
@@ -174,15 +174,20 @@ fn rate_value(text: Option<&str>) -> Result<Option<f64>, String> {
     }
 }
 
-fn budget_value(text: Option<&str>) -> Result<Option<u64>, String> {
+/// A count of a form (a budget in URLs, a cap in leases), or "none".
+fn count_value(text: Option<&str>, of: &str) -> Result<Option<u64>, String> {
     match text.map(str::trim) {
-        None | Some("") => Err("give a number of URLs, or none".into()),
+        None | Some("") => Err(format!("give a number of {of}, or none")),
         Some("none") => Ok(None),
         Some(t) => t
             .parse()
             .map(Some)
-            .map_err(|_| format!("not a number of URLs: {t:?}")),
+            .map_err(|_| format!("not a number of {of}: {t:?}")),
     }
+}
+
+fn budget_value(text: Option<&str>) -> Result<Option<u64>, String> {
+    count_value(text, "URLs")
 }
 
 /// Do a confirmed action; what it did, for the log and the page.
@@ -204,7 +209,7 @@ pub async fn perform(
             format!("resumed crawl {crawl}")
         }
         "crawl-cap" => {
-            let cap = budget_value(request.field("cap")).map_err(invalid)?;
+            let cap = count_value(request.field("cap"), "leases").map_err(invalid)?;
             q.set_crawl_cap(crawl, cap).await?;
             format!("set crawl {crawl}'s cap")
         }
@@ -327,6 +332,10 @@ mod tests {
         assert_eq!(budget_value(Some("none")), Ok(None));
         assert_eq!(budget_value(Some("500")), Ok(Some(500)));
         assert!(budget_value(Some("-5")).is_err());
+        assert_eq!(
+            count_value(Some("x"), "leases"),
+            Err("not a number of leases: \"x\"".to_string())
+        );
         assert_eq!(weight_value(Some("default")), Ok(None));
         assert_eq!(weight_value(Some("3")), Ok(Some(3)));
         assert!(weight_value(Some("1.5")).is_err());
