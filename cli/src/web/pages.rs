@@ -825,35 +825,22 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
         ));
         body.push_str("</div>");
     }
-    let series = |f: fn(&Sample) -> u64| -> Vec<(i64, f64)> {
-        v.samples.iter().map(|x| (x.at_ms, f(x) as f64)).collect()
-    };
-    let rate_series = |f: fn(&Rates) -> f64| -> Vec<(i64, f64)> {
-        v.samples
-            .windows(2)
-            .filter_map(|w| Rates::between(&w[0], &w[1]).map(|r| (w[1].at_ms, f(&r))))
-            .collect()
-    };
+    // the queue page's charts of the same readings: a crawl counts no nacks, and its acks
+    // are its done
+    let (depth, mut throughput) = History::of_samples(v.samples);
+    throughput.retain(|(name, _, _)| *name != "nacked");
+    for line in &mut throughput {
+        if line.0 == "acked" {
+            line.0 = "done";
+        }
+    }
     let _ = write!(
         body,
         "<h2>History</h2><p class=\"muted\">The console's own readings, every few seconds since it started (at most the last hour). {}</p><div class=\"charts\">",
         live_link(frame, &path)
     );
-    body.push_str(&chart(
-        "Depth",
-        &[
-            ("pending", PENDING, series(|x| x.pending)),
-            ("leased", LEASED, series(|x| x.leased)),
-            ("dead", DEAD, series(|x| x.dead)),
-        ],
-    ));
-    body.push_str(&chart(
-        "Throughput per second",
-        &[
-            ("done", LEASED, rate_series(|r| r.acked)),
-            ("seeded", PENDING, rate_series(|r| r.seeded)),
-        ],
-    ));
+    body.push_str(&chart("Depth", &depth));
+    body.push_str(&chart("Throughput per second", &throughput));
     body.push_str("</div>");
     let queue_path = queue_path(queue);
     layout(
