@@ -47,8 +47,9 @@ export interface QueueOptions {
   seedBatch?: number
   /**
    * Fingerprints of URLs Redis confirmed seen that this client keeps, so a seed of one of them
-   * is answered "duplicate" without reaching Redis (default 0: no cache; exact: dropped when
-   * the queue's seen set may have shrunk, or the server restarted or was replaced by a replica).
+   * is answered "duplicate" without reaching Redis (default 0: no cache; at most that many, all
+   * shards of the queue together; exact: dropped when the queue's seen set may have shrunk, or
+   * the server restarted or was replaced by a replica).
    */
   seenCache?: number
   /** Expired leases reclaimed at most per lease call (default 100). */

@@ -30,7 +30,7 @@ pub struct SeenCacheStats {
     pub misses: u64,
     /// Links sent again because the seen epoch had changed under their hit.
     pub resent: u64,
-    /// Times a shard's cache was dropped (a new epoch, or full).
+    /// Times a shard's part of the cache was dropped (a new epoch, or the cache full).
     pub resets: u64,
 }
 
@@ -40,10 +40,36 @@ struct ShardSeen {
     fingerprints: HashSet<i64>,
 }
 
+/// What the cache holds: each shard's part, and how many fingerprints they hold together (the
+/// bound is the whole cache's, however many shards the queue has).
+#[derive(Default)]
+struct Held {
+    shards: HashMap<usize, ShardSeen>,
+    entries: usize,
+}
+
+impl Held {
+    /// Drop one shard's fingerprints (a new epoch, or room for others).
+    fn clear(&mut self, shard: usize) {
+        if let Some(seen) = self.shards.get_mut(&shard) {
+            self.entries -= seen.fingerprints.len();
+            seen.fingerprints.clear();
+        }
+    }
+
+    /// The shard holding the most fingerprints.
+    fn fullest(&self) -> Option<usize> {
+        self.shards
+            .iter()
+            .max_by_key(|(_, seen)| seen.fingerprints.len())
+            .map(|(shard, _)| *shard)
+    }
+}
+
 /// See the module documentation.
 pub struct SeenCache {
     capacity: usize,
-    shards: Mutex<HashMap<usize, ShardSeen>>,
+    held: Mutex<Held>,
     hits: AtomicU64,
     misses: AtomicU64,
     resent: AtomicU64,
@@ -60,11 +86,11 @@ impl std::fmt::Debug for SeenCache {
 }
 
 impl SeenCache {
-    /// A cache of at most `capacity` fingerprints per shard (0: off).
+    /// A cache of at most `capacity` fingerprints, all shards together (0: off).
     pub fn new(capacity: usize) -> SeenCache {
         SeenCache {
             capacity,
-            shards: Mutex::new(HashMap::new()),
+            held: Mutex::new(Held::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             resent: AtomicU64::new(0),
@@ -82,8 +108,8 @@ impl SeenCache {
         if !self.enabled() {
             return (vec![false; items.len()], None);
         }
-        let shards = self.shards.lock().expect("seen cache");
-        let Some(seen) = shards.get(&shard).filter(|s| s.epoch.is_some()) else {
+        let held = self.held.lock().expect("seen cache");
+        let Some(seen) = held.shards.get(&shard).filter(|s| s.epoch.is_some()) else {
             self.misses.fetch_add(items.len() as u64, Ordering::Relaxed);
             return (vec![false; items.len()], None);
         };
@@ -101,7 +127,8 @@ impl SeenCache {
     /// Learn what a seed reply of `shard` (at `epoch`) says of the `items` it was sent: an item
     /// added, or a duplicate not forced, is in the seen set now (an item over its host's budget
     /// is not; a forced duplicate may be queued without being seen). A new epoch drops what
-    /// was known before.
+    /// was known before. A full cache drops the part of its fullest shard (exact, and a miss
+    /// only costs a Redis lookup).
     pub fn learn(
         &self,
         shard: usize,
@@ -112,23 +139,23 @@ impl SeenCache {
         let (Some(epoch), true) = (epoch, self.enabled()) else {
             return;
         };
-        let mut shards = self.shards.lock().expect("seen cache");
+        let mut held = self.held.lock().expect("seen cache");
         if !tells_restarts(epoch) {
             // scripts run by EVAL (a server without Redis Functions, the WebAssembly build):
             // the epoch cannot tell a restart that lost writes, so nothing is kept under it
-            if let Some(seen) = shards.get_mut(&shard) {
-                seen.fingerprints.clear();
+            held.clear(shard);
+            if let Some(seen) = held.shards.get_mut(&shard) {
                 seen.epoch = None;
             }
             return;
         }
-        let seen = shards.entry(shard).or_default();
+        let seen = held.shards.entry(shard).or_default();
         if seen.epoch.as_deref() != Some(epoch) {
             if seen.epoch.is_some() {
                 self.resets.fetch_add(1, Ordering::Relaxed);
             }
-            seen.fingerprints.clear();
             seen.epoch = Some(epoch.to_string());
+            held.clear(shard);
         }
         for (item, what) in items.iter().zip(seeded) {
             let in_seen_set = match what {
@@ -136,13 +163,21 @@ impl SeenCache {
                 Seeded::Duplicate => !item.force,
                 Seeded::OverBudget => false,
             };
-            if in_seen_set {
-                if seen.fingerprints.len() >= self.capacity {
-                    // full: start again (exact, and a miss only costs a Redis lookup)
-                    seen.fingerprints.clear();
-                    self.resets.fetch_add(1, Ordering::Relaxed);
-                }
-                seen.fingerprints.insert(item.seen_member);
+            if !in_seen_set {
+                continue;
+            }
+            if held.entries >= self.capacity
+                && let Some(fullest) = held.fullest()
+            {
+                held.clear(fullest);
+                self.resets.fetch_add(1, Ordering::Relaxed);
+            }
+            let seen = held
+                .shards
+                .get_mut(&shard)
+                .expect("the shard's part, made above");
+            if seen.fingerprints.insert(item.seen_member) {
+                held.entries += 1;
             }
         }
     }
@@ -153,13 +188,7 @@ impl SeenCache {
     }
 
     pub fn stats(&self) -> SeenCacheStats {
-        let entries = self
-            .shards
-            .lock()
-            .expect("seen cache")
-            .values()
-            .map(|s| s.fingerprints.len() as u64)
-            .sum();
+        let entries = self.held.lock().expect("seen cache").entries as u64;
         SeenCacheStats {
             entries,
             hits: self.hits.load(Ordering::Relaxed),

@@ -350,3 +350,37 @@ async fn scripts_run_by_eval_keep_nothing_in_the_cache() {
     assert_eq!((s.entries, s.hits), (0, 0), "every link went to Redis");
     assert_eq!(q.stats().await.unwrap().seen_cache_hits_total, 0);
 }
+
+/// The cache's size is the whole client's, however many shards the queue has: a full cache
+/// drops its fullest shard's part, and what it keeps still answers.
+#[tokio::test]
+async fn the_size_limit_holds_across_shards() {
+    let name = unique("seen-cache-bound");
+    let config = Config {
+        seen_cache: 100,
+        shards: Some(4),
+        ..config()
+    };
+    let q = Queue::connect(&test_url(), &name, config).await.unwrap();
+    // 400 URLs over 40 hosts, so every shard gets some, in calls of 20
+    let links: Vec<String> = (0..400)
+        .map(|i| format!("http://h{}.com/{i}", i % 40))
+        .collect();
+    for chunk in links.chunks(20) {
+        assert_eq!(seed(&q, chunk).await.added, 20);
+        let s = q.seen_cache_stats();
+        assert!(s.entries <= 100, "{s:?}");
+    }
+    let s = q.seen_cache_stats();
+    assert!(s.resets > 0 && s.entries > 0, "{s:?}");
+    // the last links were kept (their shards' parts were not the fullest when it filled):
+    // seeded again, some are answered from the cache, and Redis agrees on every one
+    let last = &links[380..];
+    let again = seed(&q, last).await;
+    assert_eq!((again.added, again.duplicates), (0, 20));
+    assert!(
+        q.seen_cache_stats().hits > s.hits,
+        "{:?}",
+        q.seen_cache_stats()
+    );
+}

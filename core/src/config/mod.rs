@@ -178,10 +178,12 @@ pub struct Config {
     /// [`crate::SEED_PER_CALL`] each, so a large batch never holds Redis long.
     pub seed_batch: usize,
     /// Fingerprints this client keeps of URLs Redis confirmed seen, so that seeding one of
-    /// them again answers "duplicate" without sending it (default 0: no cache). Exact: the
-    /// cache is dropped whenever the queue's seen set may have shrunk (a seen epoch every seed
-    /// answers: a member forgotten, the queue made again, and the server restarted or replaced
-    /// by a replica, which may have lost writes); a full cache starts again empty. Where scripts
+    /// them again answers "duplicate" without sending it (default 0: no cache). The bound is
+    /// the client's, all shards of the queue together. Exact: the cache is dropped whenever the
+    /// queue's seen set may have shrunk (a seen epoch every seed answers: a member forgotten,
+    /// the queue made again, and the server restarted or replaced by a replica, which may have
+    /// lost writes); a full cache drops the part of its fullest shard (with one shard: it
+    /// starts again empty). Where scripts
     /// run by EVAL (a server without Redis Functions, a user refused them, a WebAssembly
     /// transport that runs scripts alone) the epoch cannot tell a restart, and the cache keeps
     /// nothing.
