@@ -163,7 +163,8 @@ impl SeenCache {
                 Seeded::Duplicate => !item.force,
                 Seeded::OverBudget => false,
             };
-            if !in_seen_set {
+            let held_already = held.shards[&shard].fingerprints.contains(&item.seen_member);
+            if !in_seen_set || held_already {
                 continue;
             }
             if held.entries >= self.capacity
@@ -176,9 +177,8 @@ impl SeenCache {
                 .shards
                 .get_mut(&shard)
                 .expect("the shard's part, made above");
-            if seen.fingerprints.insert(item.seen_member) {
-                held.entries += 1;
-            }
+            seen.fingerprints.insert(item.seen_member);
+            held.entries += 1;
         }
     }
 
