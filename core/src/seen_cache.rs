@@ -30,39 +30,77 @@ pub struct SeenCacheStats {
     pub misses: u64,
     /// Links sent again because the seen epoch had changed under their hit.
     pub resent: u64,
-    /// Times a shard's part of the cache was dropped (a new epoch, or the cache full).
+    /// Times part of the cache was dropped: a shard's part for a new epoch, or the older
+    /// half of what it held, to make room.
     pub resets: u64,
 }
 
+/// One shard's part: the epoch it was learned under, and its fingerprints in two
+/// generations (see [`Held`]).
 #[derive(Default)]
 struct ShardSeen {
     epoch: Option<String>,
-    fingerprints: HashSet<i64>,
+    recent: HashSet<i64>,
+    older: HashSet<i64>,
+}
+
+impl ShardSeen {
+    fn holds(&self, fingerprint: i64) -> bool {
+        self.recent.contains(&fingerprint) || self.older.contains(&fingerprint)
+    }
 }
 
 /// What the cache holds: each shard's part, and how many fingerprints they hold together (the
-/// bound is the whole cache's, however many shards the queue has).
+/// bound is the whole cache's, however many shards the queue has). Fingerprints go into the
+/// recent generation; when it holds half the bound (or the whole cache the bound), the older
+/// generation is dropped and the recent one becomes it. A fingerprint found in the older
+/// generation moves back to the recent one, so the links a crawl meets again and again (a
+/// site's navigation) stay while the ones met once make room.
 #[derive(Default)]
 struct Held {
     shards: HashMap<usize, ShardSeen>,
+    /// Fingerprints held, both generations of every shard.
     entries: usize,
+    /// Fingerprints of the recent generation, every shard.
+    recent: usize,
 }
 
 impl Held {
-    /// Drop one shard's fingerprints (a new epoch, or room for others).
+    /// Drop one shard's fingerprints (a new epoch).
     fn clear(&mut self, shard: usize) {
         if let Some(seen) = self.shards.get_mut(&shard) {
-            self.entries -= seen.fingerprints.len();
-            seen.fingerprints.clear();
+            self.entries -= seen.recent.len() + seen.older.len();
+            self.recent -= seen.recent.len();
+            seen.recent.clear();
+            seen.older.clear();
         }
     }
 
-    /// The shard holding the most fingerprints.
-    fn fullest(&self) -> Option<usize> {
-        self.shards
-            .iter()
-            .max_by_key(|(_, seen)| seen.fingerprints.len())
-            .map(|(shard, _)| *shard)
+    /// Make room for one more fingerprint in a cache of `capacity`: the older generation is
+    /// dropped while the recent one is half the bound or the whole cache is full. Returns how
+    /// many generations held something when dropped.
+    fn make_room(&mut self, capacity: usize) -> u64 {
+        let half = capacity - capacity / 2;
+        let mut dropped = 0;
+        while self.entries >= capacity || self.recent >= half {
+            dropped += u64::from(self.entries > self.recent);
+            for seen in self.shards.values_mut() {
+                seen.older = std::mem::take(&mut seen.recent);
+            }
+            self.entries = self.recent;
+            self.recent = 0;
+        }
+        dropped
+    }
+
+    /// Put `fingerprint` in `shard`'s recent generation (it is in neither).
+    fn insert(&mut self, shard: usize, fingerprint: i64, capacity: usize) -> u64 {
+        let dropped = self.make_room(capacity);
+        let seen = self.shards.entry(shard).or_default();
+        seen.recent.insert(fingerprint);
+        self.entries += 1;
+        self.recent += 1;
+        dropped
     }
 }
 
@@ -108,26 +146,37 @@ impl SeenCache {
         if !self.enabled() {
             return (vec![false; items.len()], None);
         }
-        let held = self.held.lock().expect("seen cache");
+        let mut held = self.held.lock().expect("seen cache");
         let Some(seen) = held.shards.get(&shard).filter(|s| s.epoch.is_some()) else {
             self.misses.fetch_add(items.len() as u64, Ordering::Relaxed);
             return (vec![false; items.len()], None);
         };
+        let epoch = seen.epoch.clone();
         let known: Vec<bool> = items
             .iter()
-            .map(|i| !i.force && seen.fingerprints.contains(&i.seen_member))
+            .map(|i| !i.force && seen.holds(i.seen_member))
             .collect();
+        // (the older generation's hits move to the recent one: met again, kept longer)
+        let mut dropped = 0;
+        for (item, _) in items.iter().zip(&known).filter(|(_, k)| **k) {
+            let seen = held.shards.get_mut(&shard).expect("looked up above");
+            if seen.older.remove(&item.seen_member) {
+                held.entries -= 1;
+                dropped += held.insert(shard, item.seen_member, self.capacity);
+            }
+        }
+        self.resets.fetch_add(dropped, Ordering::Relaxed);
         let hits = known.iter().filter(|k| **k).count() as u64;
         self.hits.fetch_add(hits, Ordering::Relaxed);
         self.misses
             .fetch_add(items.len() as u64 - hits, Ordering::Relaxed);
-        (known, seen.epoch.clone())
+        (known, epoch)
     }
 
     /// Learn what a seed reply of `shard` (at `epoch`) says of the `items` it was sent: an item
     /// added, or a duplicate not forced, is in the seen set now (an item over its host's budget
     /// is not; a forced duplicate may be queued without being seen). A new epoch drops what
-    /// was known before. A full cache drops the part of its fullest shard (exact, and a miss
+    /// was known before. A full cache drops its older generation ([`Held`]; exact, and a miss
     /// only costs a Redis lookup).
     pub fn learn(
         &self,
@@ -163,22 +212,11 @@ impl SeenCache {
                 Seeded::Duplicate => !item.force,
                 Seeded::OverBudget => false,
             };
-            let held_already = held.shards[&shard].fingerprints.contains(&item.seen_member);
-            if !in_seen_set || held_already {
+            if !in_seen_set || held.shards[&shard].holds(item.seen_member) {
                 continue;
             }
-            if held.entries >= self.capacity
-                && let Some(fullest) = held.fullest()
-            {
-                held.clear(fullest);
-                self.resets.fetch_add(1, Ordering::Relaxed);
-            }
-            let seen = held
-                .shards
-                .get_mut(&shard)
-                .expect("the shard's part, made above");
-            seen.fingerprints.insert(item.seen_member);
-            held.entries += 1;
+            let dropped = held.insert(shard, item.seen_member, self.capacity);
+            self.resets.fetch_add(dropped, Ordering::Relaxed);
         }
     }
 

@@ -384,3 +384,34 @@ async fn the_size_limit_holds_across_shards() {
         q.seen_cache_stats()
     );
 }
+
+/// A full cache drops the links met once before those met again: a link every page repeats (a
+/// site's navigation) keeps being answered from the cache while new links fill it many times.
+#[tokio::test]
+async fn links_met_again_outlast_a_full_cache() {
+    let name = unique("seen-cache-generations");
+    let config = Config {
+        seen_cache: 100,
+        ..config()
+    };
+    let q = Queue::connect(&test_url(), &name, config).await.unwrap();
+    let navigation = urls("site.com", 5);
+    assert_eq!(seed(&q, &navigation).await.added, 5);
+    for page in 0..20 {
+        // each page: the navigation again, and 30 links never seen before
+        let mut links = navigation.clone();
+        links.extend((0..30).map(|i| format!("http://site.com/p{page}/{i}")));
+        let before = q.seen_cache_stats();
+        let report = seed(&q, &links).await;
+        assert_eq!((report.added, report.duplicates), (30, 5), "page {page}");
+        let after = q.seen_cache_stats();
+        assert_eq!(after.hits - before.hits, 5, "page {page}: {after:?}");
+        assert!(after.entries <= 100, "{after:?}");
+    }
+    // 605 links went through a cache of 100: it made room many times
+    assert!(
+        q.seen_cache_stats().resets >= 5,
+        "{:?}",
+        q.seen_cache_stats()
+    );
+}

@@ -182,11 +182,11 @@ pub struct Config {
     /// the client's, all shards of the queue together. Exact: the cache is dropped whenever the
     /// queue's seen set may have shrunk (a seen epoch every seed answers: a member forgotten,
     /// the queue made again, and the server restarted or replaced by a replica, which may have
-    /// lost writes); a full cache drops the part of its fullest shard (with one shard: it
-    /// starts again empty). Where scripts
-    /// run by EVAL (a server without Redis Functions, a user refused them, a WebAssembly
-    /// transport that runs scripts alone) the epoch cannot tell a restart, and the cache keeps
-    /// nothing.
+    /// lost writes); a full cache drops the older half of what it holds, and a fingerprint
+    /// met again is kept as new (a site's navigation stays while links met once go). Where
+    /// scripts run by EVAL (a server without Redis Functions, a user refused them, a
+    /// WebAssembly transport that runs scripts alone) the epoch cannot tell a restart, and the
+    /// cache keeps nothing.
     pub seen_cache: usize,
     /// Expired leases reclaimed at most per lease call (default 100; values above
     /// [`crate::RECLAIM_PER_CALL`] act as that).
