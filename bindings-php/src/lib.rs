@@ -524,27 +524,14 @@ impl Queue {
         options: Option<&Zval>,
     ) -> PhpResult<Zval> {
         let (links, _) = seed_arg(links, None, "links")?;
-        let mut options = match options_json(options, "options")? {
-            Value::Null => serde_json::Map::new(),
-            Value::Object(map) => map,
-            other => {
-                return Err(throw(crawlq::Error::InvalidArgument(format!(
-                    "options must be an array of options, got {other}"
-                ))));
-            }
-        };
-        for given in ["max", "wait"] {
-            if options.contains_key(given) {
-                return Err(throw(crawlq::Error::InvalidArgument(format!(
-                    "options: {given} is an argument of ackWithLinksAndLease, not an option"
-                ))));
-            }
-        }
-        options.insert("max".into(), max.into());
-        options.insert("wait".into(), number_value(wait));
-        let (opts, next) =
-            json::seed_and_lease_options_from_json(&Value::Object(options), Style::Snake)
-                .map_err(throw)?;
+        let (opts, next) = json::seed_and_lease_arguments_from_json(
+            &options_json(options, "options")?,
+            max,
+            number_value(wait),
+            "ackWithLinksAndLease",
+            Style::Snake,
+        )
+        .map_err(throw)?;
         let handle = lease.core.handle();
         let (acked, report, leases) = runtime::block_on(
             self.handle

@@ -480,12 +480,22 @@ final class QueueTest extends TestCase
         $q = $this->open();
         $q->seed(['http://a.com/']);
         [$lease] = $q->lease(1, 0.0);
-        foreach ([[0, 0.0, null], [1, 0.0, ['max' => 2]], [1, -1.0, null], [1, 0.0, ['nope' => 1]]] as [$max, $wait, $options]) {
+        $refused = [
+            [0, 0.0, null, 'max must be within 1..=10000, got 0'],
+            [1, 0.0, ['max' => 2], 'max is an argument of ackWithLinksAndLease, not an option'],
+            [1, 0.0, ['wait' => 2], 'wait is an argument of ackWithLinksAndLease, not an option'],
+            [1, -1.0, null, '"wait" must be a non-negative number of seconds'],
+            // (the names $options may hold: max and wait are arguments)
+            [1, 0.0, ['nope' => 1], 'unknown seed or lease option "nope"; known: priority, delay, payload, force, crawl, ttl'],
+            [1, 0.0, ['ttl'], 'options must be a map of option names'],
+        ];
+        foreach ($refused as [$max, $wait, $options, $message]) {
             try {
                 $q->ackWithLinksAndLease($lease, ['http://b.com/'], $max, $wait, $options);
                 $this->fail('accepted: ' . json_encode([$max, $wait, $options]));
             } catch (Crawlq\InvalidArgumentException $e) {
                 $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+                $this->assertStringContainsString($message, $e->getMessage());
             }
         }
         $r = $q->ackWithLinksAndLease($lease, ['http://b.com/', 'http://c.com/', 'http://a.com/'], 5, 0.0, ['priority' => 3, 'ttl' => 2.0]);

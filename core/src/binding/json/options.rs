@@ -161,6 +161,69 @@ pub fn seed_and_lease_options_from_json(
     Ok((seed, lease))
 }
 
+/// [`seed_and_lease_options_from_json`] for a binding whose call takes `max` and `wait` as
+/// arguments of their own (PHP's `ackWithLinksAndLease($lease, $links, $max, $wait,
+/// $options)`): `options` holds the rest, and either name there is refused as an argument of
+/// `call`; an unknown name is refused with the names `options` may hold.
+///
+/// ```
+/// use crawlq::{Style, binding::{json::seed_and_lease_arguments_from_json}};
+/// use serde_json::json;
+/// let (seed, lease) = seed_and_lease_arguments_from_json(&json!({"priority": 2}), 5, json!(0), "f", Style::Snake).unwrap();
+/// assert_eq!((seed.priority, lease.max, lease.wait.as_millis()), (2, 5, 0));
+/// let given = seed_and_lease_arguments_from_json(&json!({"max": 3}), 5, json!(0), "f", Style::Snake);
+/// assert!(given.unwrap_err().to_string().contains("max is an argument of f, not an option"));
+/// let unknown = seed_and_lease_arguments_from_json(&json!({"bogus": 1}), 5, json!(0), "f", Style::Snake);
+/// assert!(unknown.unwrap_err().to_string().ends_with("known: priority, delay, payload, force, crawl, ttl"));
+/// ```
+pub fn seed_and_lease_arguments_from_json(
+    options: &Value,
+    max: i64,
+    wait: Value,
+    call: &str,
+    style: Style,
+) -> Result<(SeedOptions, LeaseOptions)> {
+    let mut map = match options {
+        Value::Null => Map::new(),
+        Value::Object(map) => map.clone(),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "options must be a map of option names to values, got {other}"
+            )));
+        }
+    };
+    let arguments = [
+        (field_name("max", false, style), Value::from(max)),
+        (field_name("wait", true, style), wait),
+    ];
+    for (name, value) in arguments {
+        if map.contains_key(&name) {
+            return Err(Error::InvalidArgument(format!(
+                "options: {name} is an argument of {call}, not an option"
+            )));
+        }
+        map.insert(name, value);
+    }
+    let mut f = Fields::new("seed", &map, style);
+    let seed = seed_fields(&mut f)?;
+    f.what = "lease";
+    let lease = lease_fields(&mut f)?;
+    f.what = "seed or lease";
+    // (refused as `finish` refuses it, listing only the names `options` may hold)
+    if let Some(unknown) = map.keys().find(|k| !f.known.contains(k)) {
+        let max_wait = [
+            field_name("max", false, style),
+            field_name("wait", true, style),
+        ];
+        f.known.retain(|k| !max_wait.contains(k));
+        return Err(Error::InvalidArgument(format!(
+            "unknown seed or lease option {unknown:?}; known: {}",
+            f.known.join(", ")
+        )));
+    }
+    Ok((seed, lease))
+}
+
 /// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
 /// payload. `retry_after` is the text of an HTTP `Retry-After` header (seconds or an
 /// HTTP-date, [`crate::RetryAfter`]; anything else is refused); in Snake style a number of
