@@ -85,8 +85,15 @@ pub fn requests_json(requests: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// integer past 64 bits, an object that is not JSON) is marked unreadable, so the core refuses
 /// that item only (`crawlq::binding::json::is_item_field`).
 fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
-    if !item.is_instance_of::<PyDict>() {
+    if item.is_instance_of::<PyString>() {
         return to_json(item);
+    }
+    if !item.is_instance_of::<PyDict>() {
+        // (named in Python's terms: the core's check would name the JSON type)
+        let kind = item.get_type().name()?;
+        return Err(PyTypeError::new_err(format!(
+            "items[{index}] must be a str or a dict, got {kind}"
+        )));
     }
     dict_to_json(item, &format!("items[{index}]"))
 }

@@ -157,8 +157,10 @@ def test_non_finite_floats_and_huge_ints(q: crawlq.Queue) -> None:
         q.seed(["http://a.com/"], payload={"x": 2**70})
     with pytest.raises(TypeError):
         q.seed(["http://a.com/"], payload={"x": object()})
-    with pytest.raises(TypeError):
-        q.seed([42])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^items\[1\] must be a str or a dict, got int$"):
+        q.seed(["http://a.com/", 42])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^items\[0\] must be a str or a dict, got bytes$"):
+        q.seed([b"http://a.com/"])  # type: ignore[list-item]
     with pytest.raises(TypeError):
         q.ack("not a lease")  # type: ignore[call-overload]
 
