@@ -737,6 +737,14 @@ export declare class Queue {
    * the removed items can be seeded again). Safe while workers run.
    */
   deleteHost(host: string, options?: { forgetSeen?: boolean }): Promise<HostDeletion>
+  /**
+   * Delete the whole queue: every shard's items, dead letters, host and crawl settings,
+   * counters and seen set; resolves with how many Redis keys were deleted. Rejects with
+   * `ERR_CRAWLQ_INVALID_ARGUMENT` while items are leased unless `evenIfLeased`: stop the
+   * workers first, as a worker still running makes parts of the queue again. The queue
+   * opened again under its name is a new one: its URLs can be seeded again.
+   */
+  removeQueue(options?: { evenIfLeased?: boolean }): Promise<number>
   /** The next items lease would take (one per leasable host), without leasing them. */
   peek(options?: { limit?: number }): Promise<QueuedItem[]>
   /**

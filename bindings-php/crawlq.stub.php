@@ -471,6 +471,17 @@ final class Queue
     public function deleteHost(string $host, bool $forget_seen = false): mixed {}
 
     /**
+     * Delete the whole queue: every shard's items, dead letters, host and crawl settings,
+     * counters and seen set. Refused while items are leased unless `$even_if_leased`: stop the
+     * workers first, as a worker still running makes parts of the queue again. The queue opened
+     * again under its name is a new one: its URLs can be seeded again.
+     *
+     * @return int how many Redis keys were deleted
+     * @throws InvalidArgumentException while items are leased and `$even_if_leased` is false
+     */
+    public function removeQueue(bool $even_if_leased = false): int {}
+
+    /**
      * The next items lease would take (one per leasable host), without leasing them.
      *
      * @return list<array{id: string, url: string|null, host: string, payload: mixed, priority: int,

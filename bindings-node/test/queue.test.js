@@ -351,6 +351,23 @@ test('listHosts pages the hosts holding items, the most first, with exact counts
   await assert.rejects(q.listHosts({ cursor: 3 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
 })
 
+test('removeQueue refuses while items are leased, then deletes every shard and the seen set', async () => {
+  const q = await open({ shards: 3, seenCache: 1000 })
+  const urls = []
+  for (let h = 0; h < 6; h++) for (let i = 0; i < 5; i++) urls.push(`http://h${h}.com/${i}`)
+  await q.seed(urls)
+  const [lease] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.removeQueue(), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /has 1 leased items/.test(e.message))
+  await assert.rejects(q.removeQueue({ force: true }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /unknown option "force"; known: evenIfLeased/.test(e.message))
+  assert.equal((await q.stats()).pending, 29, 'a refused removal changes nothing')
+  assert.ok(await q.removeQueue({ evenIfLeased: true }) > 3)
+  assert.equal(redis.cli('--scan', '--pattern', `*{${q.name}[}:]*`), '', 'no key of the queue or its shards is left')
+  assert.equal(await q.ack(lease), false, 'a lease of the removed queue answers lost')
+  // the same client seeds the same URLs into the queue made again: its cache does not answer
+  const again = await q.seed(urls)
+  assert.deepEqual([again.added, again.duplicates], [30, 0])
+})
+
 test('deleteHost mid-crawl: its leases answer lost and every count stays exact', async () => {
   const q = await open()
   const seed = []

@@ -865,6 +865,16 @@ impl Queue {
         Ok(zval_of(&json::host_deletion_to_json(&gone, Style::Snake)))
     }
 
+    /// Delete the whole queue (every shard's items, dead letters, settings, counters and seen
+    /// set): how many Redis keys were deleted. Refused while items are leased unless
+    /// `$even_if_leased`.
+    #[php(defaults(even_if_leased = false))]
+    pub fn remove_queue(&self, even_if_leased: bool) -> PhpResult<i64> {
+        let q = self.handle.queue()?;
+        let deleted = runtime::block_on(q.remove_queue(even_if_leased)).map_err(throw)?;
+        Ok(i64::try_from(deleted).unwrap_or(i64::MAX))
+    }
+
     /// The next items lease would take (one per leasable host), without leasing them.
     #[php(defaults(limit = 10))]
     pub fn peek(&self, limit: i64) -> PhpResult<Zval> {

@@ -290,6 +290,56 @@ final class LaravelTest extends TestCase
         $this->assertSame(1, $q->size(), 'the default crawl\'s job is left for other workers');
     }
 
+    /** `php artisan queue:clear $connection --queue=$queue --force`: its exit status and output. */
+    private function queueClear(string $connection, string $queue): array
+    {
+        // (the command asks the environment before it looks at --force)
+        $this->app->instance('env', 'testing');
+        $command = new Illuminate\Queue\Console\ClearCommand();
+        $command->setLaravel($this->app);
+        $output = new Symfony\Component\Console\Output\BufferedOutput();
+        $input = new Symfony\Component\Console\Input\ArrayInput(['connection' => $connection, '--queue' => $queue, '--force' => true]);
+        $status = $command->run($input, $output);
+        return [$status, trim($output->fetch())];
+    }
+
+    public function testQueueClearRemovesTheQueueSoItsUrlsCanBeQueuedAgain(): void
+    {
+        $q = $this->queue();
+        $name = $q->getQueue(null);
+        foreach (['http://a.com/1', 'http://a.com/2', 'http://b.com/1'] as $url) {
+            $this->assertIsString($q->push(new CrawlTestJob($url)));
+        }
+        $lease = $q->frontier()->lease(1, 0.0)[0];
+        try {
+            $q->clear(null);
+            $this->fail('cleared while a job was leased');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('has 1 leased items: stop its workers first', $e->getMessage());
+        }
+        $this->assertSame(3, $q->size(), 'a refused clear changes nothing');
+        $q->frontier()->release($lease);
+        $this->assertSame([0, "Cleared 3 jobs from the [$name] queue"], $this->queueClear('crawlq', $name));
+        $this->assertSame(0, $q->size());
+        $this->assertSame(0, $q->frontier()->stats()['seen']);
+        // the same connection (its known-seen cache knew the URLs) queues them again
+        $this->assertIsString($q->push(new CrawlTestJob('http://a.com/1')));
+        $this->assertSame(1, $q->size());
+    }
+
+    public function testQueueClearOnACrawlConnectionDeletesOnlyItsCrawl(): void
+    {
+        $q = $this->queue();
+        $name = $q->getQueue(null);
+        $q->push(new CrawlTestJob('http://a.com/default'));
+        $shop = $this->manager->connection('crawled');
+        $shop->push(new CrawlTestJob('http://a.com/shop/1'));
+        $shop->push(new CrawlTestJob('http://b.com/shop/2'));
+        $this->assertSame([0, "Cleared 2 jobs from the [$name] queue"], $this->queueClear('crawled', $name));
+        $this->assertSame(1, $q->size(), 'the default crawl\'s job is left');
+        $this->assertSame('http://a.com/default', $q->frontier()->lease(1, 0.0)[0]->url);
+    }
+
     public function testAJobSetsTheSharedFieldsOfItsRequest(): void
     {
         $q = $this->queue();

@@ -475,6 +475,31 @@ final class QueueTest extends TestCase
         $q->ackWithRequests($lease, 'http://a.com/form');
     }
 
+    public function testRemoveQueueRefusesWhileLeasedThenDeletesEveryShard(): void
+    {
+        $name = unique_name('remove');
+        $q = new Crawlq\Queue(shared_redis()->url(), $name, ['shards' => 3, 'seen_cache' => 1000]);
+        $urls = [];
+        foreach (range(0, 5) as $h) {
+            foreach (range(0, 4) as $i) {
+                $urls[] = "http://h$h.com/$i";
+            }
+        }
+        $q->seed($urls);
+        [$lease] = $q->lease(1, 0.0);
+        try {
+            $q->removeQueue();
+            $this->fail('removed while an item was leased');
+        } catch (Crawlq\InvalidArgumentException $e) {
+            $this->assertStringContainsString('has 1 leased items: stop its workers first', $e->getMessage());
+        }
+        $this->assertSame(29, $q->stats()['pending'], 'a refused removal changes nothing');
+        $this->assertGreaterThan(3, $q->removeQueue(true));
+        $this->assertFalse($q->ack($lease), 'a lease of the removed queue answers lost');
+        $again = $q->seed($urls);
+        $this->assertSame([30, 0], [$again->added, $again->duplicates], 'the same client seeds them into the queue made again');
+    }
+
     public function testAckWithLinksAndLeaseAnswersThePageSeedsItsLinksAndLeasesTheNext(): void
     {
         $q = $this->open();

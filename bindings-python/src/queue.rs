@@ -787,6 +787,18 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Delete the whole queue: every shard's items, dead letters, settings, counters
+            /// and seen set. Refused while items are leased unless `even_if_leased`.
+            #[pyo3(signature = (*, even_if_leased = false))]
+            fn remove_queue(&self, py: Python<'_>, even_if_leased: bool) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.remove_queue(even_if_leased).await },
+                    Box::new(|py, deleted: u64| Ok(deleted.into_pyobject(py)?.into_any().unbind())),
+                )
+            }
+
             /// The next items lease would take (one per leasable host), without leasing them.
             #[pyo3(signature = (limit = Int(10)), text_signature = "($self, /, limit=10)")]
             fn peek(&self, py: Python<'_>, limit: Int) -> PyResult<Py<PyAny>> {

@@ -387,6 +387,38 @@ def test_delete_host_mid_crawl_keeps_counts_exact(redis_server: RedisServer, nam
     assert q.seed("http://h3.com/0").duplicates == 1, "its URLs stay seen"
 
 
+def test_remove_queue_refuses_while_leased_then_removes_every_shard(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, shards=3, seen_cache=1000)
+    other = crawlq.Queue(redis_server.url, name + "-other")
+    other.seed("http://kept.com/")
+    q.seed([f"http://h{h}.com/{i}" for h in range(6) for i in range(5)])
+    [lease] = q.lease(1, wait=0)
+    with pytest.raises(crawlq.InvalidArgumentError, match="has 1 leased items: stop its workers first"):
+        q.remove_queue()
+    assert q.stats()["pending"] == 29, "a refused removal changes nothing"
+    assert q.remove_queue(even_if_leased=True) > 3, "keys of the queue's base and of its 3 shards"
+    left = redis_server.cli("--scan", "--pattern", f"*{{{name}[}}:]*").split()
+    assert left == [], "no key of the queue or its shards is left"
+    assert q.ack(lease) is False, "a lease of the removed queue answers lost"
+    # the same client seeds the same URLs into the queue made again: its cache does not answer
+    # for the old queue's seen set
+    report = q.seed([f"http://h{h}.com/{i}" for h in range(6) for i in range(5)])
+    assert (report.added, report.duplicates) == (30, 0)
+    fresh = crawlq.Queue(redis_server.url, name)
+    seen_fresh = fresh.stats()
+    assert (len(seen_fresh["shards"]), seen_fresh["pending"]) == (3, 30), "the queue made again keeps its shards"
+    assert other.stats()["pending"] == 1, "another queue is untouched"
+
+    async def run() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name + "-async")
+        await aq.seed("http://a.com/")
+        assert await aq.remove_queue() >= 1
+        assert (await aq.stats())["seen"] == 0
+
+    import asyncio
+    asyncio.run(run())
+
+
 def test_in_flight_limits_hold_under_sixteen_threads_and_answers_free_slots(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, host_in_flight=2)
     info = q.set_host_in_flight("one.com", 1)

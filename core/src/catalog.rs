@@ -6,8 +6,8 @@
 //! `{<queue>:<s>}` for a queue of protocol 4) are recognised by the shard count and tags their
 //! queue stores, so they are not listed as queues of their own.
 
-use crate::error::{Error, Result};
-use crate::queue::Queue;
+use crate::error::Result;
+use crate::queue::{Executor, Queue};
 use crate::redis_exec::{RedisExecutor, redis, to_error};
 use std::collections::BTreeMap;
 
@@ -76,49 +76,15 @@ pub async fn list_queues(exec: &RedisExecutor, prefix: &str) -> Result<Vec<Queue
         .collect())
 }
 
-/// Delete every key of the queue (all its shards, its items, counters, dead letters and seen
-/// set); returns how many keys were deleted. Workers still running recreate parts of it on
-/// their next call: stop them first. Refuses ([`Error::InvalidArgument`]) while items are
-/// leased unless `even_if_leased`.
+/// Delete every key of the queue: [`Queue::remove_queue`], for tools that list queues here.
 ///
 /// ```no_run
 /// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
 /// let deleted = crawlq::catalog::remove_queue(&q, false).await?;
 /// # Ok(()) }
 /// ```
-pub async fn remove_queue(q: &Queue<RedisExecutor>, even_if_leased: bool) -> Result<u64> {
-    let stats = q.stats().await?;
-    if stats.leased > 0 && !even_if_leased {
-        return Err(Error::InvalidArgument(format!(
-            "queue {} has {} leased items: stop its workers first (or remove it anyway)",
-            q.name(),
-            stats.leased
-        )));
-    }
-    // the queue's own base (its meta, the wake list of a sharded queue) and each shard's
-    let layout = q.layout().await?;
-    let mut bases = vec![q.ops().keys().base().to_string()];
-    if layout.count() > 1 {
-        bases.extend(layout.all().iter().map(|ops| ops.keys().base().to_string()));
-    }
-    let mut conn = q.executor().connection();
-    let mut deleted = 0u64;
-    for base in &bases {
-        let keys = q
-            .executor()
-            .scan_keys(&format!("{}:*", glob_escape(base)))
-            .await?;
-        // one slot per base, so one UNLINK per chunk works in a cluster too
-        for chunk in keys.chunks(1000) {
-            let n: u64 = redis::cmd("UNLINK")
-                .arg(chunk)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| to_error(e, "deleting the queue's keys"))?;
-            deleted += n;
-        }
-    }
-    Ok(deleted)
+pub async fn remove_queue<E: Executor>(q: &Queue<E>, even_if_leased: bool) -> Result<u64> {
+    q.remove_queue(even_if_leased).await
 }
 
 /// `text` with SCAN's glob characters escaped, to match it literally.

@@ -197,6 +197,7 @@ scripts! {
     HOSTS_LIST_SHARDS => ("hosts_list_shards", "no-writes,allow-cross-slot-keys", [hosts_list_part: HOSTS_LIST]),
     HOST_DELETE => ("host_delete", "allow-oom"),
     SEEN_FORGET => ("seen_forget", "allow-oom"),
+    QUEUE_REMOVE => ("queue_remove", "allow-oom"),
 }
 
 /// Every operation as one Redis Functions library (Redis 7+): `#!lua name=<name>`, the

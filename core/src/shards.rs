@@ -25,6 +25,7 @@ pub enum ShardTags {
 #[derive(Debug)]
 pub struct Layout {
     shards: Vec<Ops>,
+    tags: ShardTags,
 }
 
 /// Items of one call that belong to one shard: their positions in the caller's list, and
@@ -59,6 +60,7 @@ impl Layout {
         };
         let reporting = shards.len() > 1;
         Ok(Layout {
+            tags,
             shards: shards
                 .into_iter()
                 .enumerate()
@@ -76,6 +78,11 @@ impl Layout {
 
     pub fn count(&self) -> usize {
         self.shards.len()
+    }
+
+    /// How the shards' hash tags are spelled.
+    pub fn tags(&self) -> ShardTags {
+        self.tags
     }
 
     pub fn shard(&self, s: usize) -> &Ops {

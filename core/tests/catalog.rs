@@ -88,6 +88,44 @@ async fn queues_are_listed_once_each_with_their_shards_and_removed_without_a_tra
 }
 
 #[tokio::test]
+async fn a_queue_of_many_keys_is_removed_in_bounded_steps_and_its_handle_makes_it_again() {
+    let prefix = unique("catalog-many");
+    let shards = test_shards().unwrap_or(2).max(2);
+    let big = queue(&prefix, "big", Some(shards)).await;
+    let neighbour = queue(&prefix, "bigger", None).await;
+    // a lane key per host: thousands of the queue's keys, over several SCAN steps of 1,000,
+    // with another queue's keys (a name the first one is a prefix of) among them
+    let hosts: Vec<SeedItem> = (0..3000)
+        .map(|i| format!("https://h{i}.example/p").into())
+        .collect();
+    big.seed(&hosts, &SeedOptions::default()).await.unwrap();
+    neighbour
+        .seed(&hosts[..1500], &SeedOptions::default())
+        .await
+        .unwrap();
+    let deleted = big.remove_queue(false).await.unwrap();
+    assert!(deleted > 3000, "one lane key per host at least: {deleted}");
+    let left = big
+        .executor()
+        .scan_keys(&format!("{prefix}:{{big[}}:]*"))
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{} keys left behind", left.len());
+    assert_eq!(neighbour.stats().await.unwrap().pending, 1500);
+
+    // the same handle seeds again: the queue is made again with its shards, which a client
+    // that does not say how many finds
+    let report = big
+        .seed(&hosts[..10], &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (10, 0));
+    let other_client = queue(&prefix, "big", None).await;
+    assert_eq!(other_client.shard_count().await.unwrap(), shards as usize);
+    assert_eq!(other_client.stats().await.unwrap().pending, 10);
+}
+
+#[tokio::test]
 async fn a_paused_queue_leases_nothing_until_resumed_and_resume_wakes_a_blocked_lease() {
     let q = std::sync::Arc::new(open("paused", config()).await);
     q.seed(

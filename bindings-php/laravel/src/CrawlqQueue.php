@@ -5,6 +5,7 @@ namespace Crawlq\Laravel;
 use Crawlq\Lease;
 use Crawlq\Queue as Frontier;
 use Crawlq\SeedReport;
+use Illuminate\Contracts\Queue\ClearableQueue;
 use Illuminate\Contracts\Queue\Queue as QueueContract;
 use Illuminate\Queue\Queue;
 
@@ -23,7 +24,7 @@ use Illuminate\Queue\Queue;
  * $this->job->deleteWithLinks($jobs);     // in a job: ack it and queue what its page links, one round trip
  * ```
  */
-class CrawlqQueue extends Queue implements QueueContract
+class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
 {
     /** The fields of a crawl request every framework reads, which a job's crawlFields() may set. */
     private const SHARED_FIELDS = ['method', 'headers', 'body', 'user_data', 'label', 'depth', 'found_on'];
@@ -98,6 +99,31 @@ class CrawlqQueue extends Queue implements QueueContract
     public function size($queue = null): int
     {
         $stats = $this->frontier($queue)->stats();
+        return $stats['pending'] + $stats['leased'];
+    }
+
+    /**
+     * Delete a queue's jobs (`php artisan queue:clear crawlq --queue=...`): how many were
+     * queued or leased.
+     *
+     * On a connection with a `crawl`, its crawl is deleted (deleteCrawl: its items, dead ones
+     * too, while workers run; other crawls are not touched, and its URLs stay seen under its
+     * name). Otherwise the whole crawlq queue is removed (removeQueue: every item, whichever
+     * framework queued it, dead letters, host settings and the seen set, so its URLs can be
+     * queued again); that is refused with a Crawlq\InvalidArgumentException while jobs are
+     * leased: stop the workers first.
+     *
+     * @param string|null $queue
+     */
+    public function clear($queue): int
+    {
+        $frontier = $this->frontier($queue);
+        if ($this->crawl !== null) {
+            $gone = $frontier->deleteCrawl($this->crawl);
+            return $gone['ready'] + $gone['delayed'] + $gone['leased'];
+        }
+        $stats = $frontier->stats();
+        $frontier->removeQueue();
         return $stats['pending'] + $stats['leased'];
     }
 

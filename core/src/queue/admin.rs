@@ -1,8 +1,58 @@
-//! The whole queue: stats, whether it is finished, reclaim of expired leases, pause and resume, peek.
+//! The whole queue: stats, whether it is finished, reclaim of expired leases, pause and resume, peek,
+//! removal.
 
 use super::*;
 
 impl<E: Executor> Queue<E> {
+    /// Delete every key of the queue (all its shards, its items, counters, dead letters and seen
+    /// set); returns how many keys were deleted. Workers still running recreate parts of it on
+    /// their next call: stop them first. Refuses ([`Error::InvalidArgument`]) while items are
+    /// leased unless `even_if_leased`. A queue opened again under the name is a new one: a URL it
+    /// held can be seeded again, by this client too (its known-seen cache is cleared by the new
+    /// queue's seen epoch).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let deleted = q.remove_queue(false).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn remove_queue(&self, even_if_leased: bool) -> Result<u64> {
+        let stats = self.stats().await?;
+        if stats.leased > 0 && !even_if_leased {
+            return Err(Error::InvalidArgument(format!(
+                "queue {} has {} leased items: stop its workers first (or remove it anyway)",
+                self.name(),
+                stats.leased
+            )));
+        }
+        // the queue's own base (its meta, the wake list of a sharded queue) and each shard's, each
+        // walked by bounded calls (queue_remove) on the node that holds it
+        let layout = self.layout().await?;
+        let mut bases = vec![self.ops()];
+        if layout.count() > 1 {
+            bases.extend(layout.all());
+        }
+        // (set first: a removal that fails part way has removed some of the home too)
+        self.removed.store(true, Ordering::Release);
+        let mut deleted = 0u64;
+        for ops in bases {
+            let mut cursor = "0".to_string();
+            loop {
+                let reply = self
+                    .exec
+                    .eval(ops.queue_remove(&cursor, REMOVE_SCAN_COUNT))
+                    .await?;
+                let (next, n) = ops.decode_queue_remove(reply)?;
+                deleted += n;
+                if next == "0" {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(deleted)
+    }
+
     /// Recover up to `limit` expired leases now, in every shard (lease calls also do this,
     /// bounded).
     pub async fn reclaim(&self, limit: usize) -> Result<ReclaimReport> {
@@ -608,3 +658,6 @@ const MAX_CRAWL_RATE: f64 = 1_000_000.0;
 fn cap_share(cap: u64, shards: u64, shard: u64) -> u64 {
     cap / shards + u64::from(shard < cap % shards)
 }
+
+/// The SCAN COUNT of each `queue_remove` call: about that many keys of the node looked at.
+const REMOVE_SCAN_COUNT: usize = 1000;

@@ -17,7 +17,7 @@ use crate::shards::{Layout, Part, reassemble};
 use crate::wire::StoredItem;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
@@ -238,6 +238,9 @@ pub struct Queue<E> {
     home: Ops,
     /// The shards, learnt from Redis on first use ([`Queue::layout`]).
     layout: OnceLock<Layout>,
+    /// Set by [`Queue::remove_queue`]: the queue's home, where its shard count is kept, has to
+    /// be written again before the layout is used (the next call makes the queue again).
+    removed: AtomicBool,
     state: Arc<CallState>,
     exec: E,
     jitter_nonce: AtomicU64,
@@ -277,6 +280,7 @@ impl<E: Executor> Queue<E> {
             config,
             home,
             layout: OnceLock::new(),
+            removed: AtomicBool::new(false),
             state,
             exec,
             jitter_nonce: AtomicU64::new(0),
@@ -343,6 +347,9 @@ impl<E: Executor> Queue<E> {
     /// [`Error::Config`].
     pub async fn layout(&self) -> Result<&Layout> {
         if let Some(layout) = self.layout.get() {
+            if self.removed.load(Ordering::Acquire) {
+                return self.make_again(layout).await;
+            }
             return Ok(layout);
         }
         let asked = self.config.shards.unwrap_or(0);
@@ -361,6 +368,29 @@ impl<E: Executor> Queue<E> {
         };
         let layout = Layout::new(&self.name, &self.config, count, tags, &self.state)?;
         Ok(self.layout.get_or_init(|| layout))
+    }
+
+    /// The first call after [`Queue::remove_queue`]: a queue of several shards gets its shard
+    /// count back in its home (so that other clients find its shards), the same count and
+    /// tags this client's layout has, or the call is refused.
+    async fn make_again<'a>(&'a self, layout: &'a Layout) -> Result<&'a Layout> {
+        if layout.count() > 1 {
+            let reply = self
+                .exec
+                .eval(self.home.shards(layout.count() as u32))
+                .await?;
+            let (stored, tags) = self.home.decode_shards(reply)?;
+            if stored as usize != layout.count() || tags != layout.tags() {
+                return Err(Error::Config(format!(
+                    "queue {:?} was removed and made again with {stored} shards; this client \
+                     had {}: open the queue again",
+                    self.name,
+                    layout.count()
+                )));
+            }
+        }
+        self.removed.store(false, Ordering::Release);
+        Ok(layout)
     }
 
     /// Number of shards (reads the layout).

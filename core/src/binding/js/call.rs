@@ -145,6 +145,9 @@ pub enum JsCall {
         host: String,
         forget_seen: bool,
     },
+    RemoveQueue {
+        even_if_leased: bool,
+    },
     Peek {
         limit: usize,
     },
@@ -418,6 +421,9 @@ impl JsCall {
                 host: a.string(0, "host")?,
                 forget_seen: j::delete_host_options(a.json(1), camel)?,
             },
+            "removeQueue" => JsCall::RemoveQueue {
+                even_if_leased: j::remove_queue_options(a.json(0), camel)?,
+            },
             "peek" => {
                 let [limit] = j::counts_from_json(a.json(0), &[("limit", defaults::PEEK_LIMIT)])?;
                 JsCall::Peek { limit }
@@ -573,6 +579,9 @@ impl JsCall {
             }
             JsCall::DeleteHost { host, forget_seen } => {
                 j::host_deletion_to_json(&q.delete_host(&host, forget_seen).await?, camel)
+            }
+            JsCall::RemoveQueue { even_if_leased } => {
+                json!(q.remove_queue(even_if_leased).await?)
             }
             JsCall::Peek { limit } => j::stored_items_to_json(&q.peek(limit).await?, camel),
             JsCall::PeekHost {

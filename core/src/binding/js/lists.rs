@@ -163,6 +163,12 @@ macro_rules! js_queue_methods {
                 "Delete a host: its ready, delayed, leased and dead items and its settings (delay,"
                 "pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then"
                 "the removed items can be seeded again). Safe while workers run.";
+            remove_queue "removeQueue" (options) "options?: { evenIfLeased?: boolean }" "Promise<number>"
+                "Delete the whole queue: every shard's items, dead letters, host and crawl settings,"
+                "counters and seen set; resolves with how many Redis keys were deleted. Rejects with"
+                "`ERR_CRAWLQ_INVALID_ARGUMENT` while items are leased unless `evenIfLeased`: stop the"
+                "workers first, as a worker still running makes parts of the queue again. The queue"
+                "opened again under its name is a new one: its URLs can be seeded again.";
             peek "peek" (options) "options?: { limit?: number }" "Promise<QueuedItem[]>"
                 "The next items lease would take (one per leasable host), without leasing them.";
             peek_host "peekHost" (host, options) "host: string, options?: { limit?: number, offset?: number }" "Promise<QueuedItem[]>"

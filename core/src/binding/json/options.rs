@@ -83,7 +83,25 @@ pub fn host_page_args(options: &Value) -> Result<(Option<String>, usize)> {
 /// assert!(delete_host_options(&serde_json::json!({"forget": true}), Style::Camel).is_err());
 /// ```
 pub fn delete_host_options(options: &Value, style: Style) -> Result<bool> {
-    let name = field_name("forget_seen", false, style);
+    only_flag_option(options, "forget_seen", style)
+}
+
+/// The options of remove_queue: `even_if_leased` (`evenIfLeased` in camelCase), default false.
+///
+/// ```
+/// use crawlq::{Style, binding::{json::remove_queue_options}};
+/// assert!(remove_queue_options(&serde_json::json!({"evenIfLeased": true}), Style::Camel).unwrap());
+/// assert!(!remove_queue_options(&serde_json::Value::Null, Style::Camel).unwrap());
+/// assert!(remove_queue_options(&serde_json::json!({"force": true}), Style::Camel).is_err());
+/// ```
+pub fn remove_queue_options(options: &Value, style: Style) -> Result<bool> {
+    only_flag_option(options, "even_if_leased", style)
+}
+
+/// Options that hold one flag (`snake`, spelled in `style`), false when absent; any other name
+/// is refused.
+fn only_flag_option(options: &Value, snake: &str, style: Style) -> Result<bool> {
+    let name = field_name(snake, false, style);
     let map = as_object(options, "options")?;
     if let Some(unknown) = map.keys().find(|k| **k != name) {
         return Err(Error::InvalidArgument(format!(
