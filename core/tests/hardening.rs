@@ -608,6 +608,11 @@ async fn the_documented_least_privilege_user_runs_every_operation() {
     );
     q.purge_dead().await.unwrap();
     assert_eq!(q.stats().await.unwrap().done, 4);
+    // removing the queue: every key of its prefix, none of another's
+    server.cli(&["SET", "other:{acl}:meta", "x"]);
+    assert!(q.remove_queue(false).await.unwrap() > 0);
+    assert_eq!(server.cli(&["--scan", "--pattern", "crawlq:*"]), "");
+    assert_eq!(server.cli(&["EXISTS", "other:{acl}:meta"]), "1");
     // ... all of them as functions, none as a script
     let stats = server.cli(&["INFO", "commandstats"]);
     assert!(stats.contains("cmdstat_fcall:"), "{stats}");
