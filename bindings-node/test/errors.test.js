@@ -174,12 +174,18 @@ test('values that are not JSON are TypeErrors (numbers JSON cannot hold: argumen
   }
   await assert.rejects(q.seed([42]), err => err instanceof TypeError && err.code === 'ERR_INVALID_ARG_TYPE' && /items\[0\]/.test(err.message))
   await assert.rejects(q.seed(7), err => err instanceof TypeError)
+  // a page's links are named as the argument they are
+  await q.seed('http://page.com/')
+  const [page] = await q.lease({ waitMs: 0 })
+  await assert.rejects(q.ackWithLinks(page, ['http://a.com/', 42]), err => err instanceof TypeError && err.message === 'links[1] must be a string or an object, got a number')
+  await assert.rejects(q.ackWithLinksAndLease(page, 7), err => err instanceof TypeError && /^links must be/.test(err.message))
+  assert.equal(await q.release(page), true, 'the refused answers changed nothing')
   // an item's own field that cannot be read refuses that item only
   const refused = await q.seed([{ url: 'http://a.com/', payload: () => 1 }])
   assert.deepEqual(refused.invalid.map(i => [i.index, i.code]), [[0, 'invalid_payload']])
   assert.match(refused.invalid[0].reason, /items\[0\]\.payload is a function/)
   await assert.rejects(q.requeueDead([1, 2]), err => err instanceof TypeError)
-  assert.equal((await q.stats()).seen, 0)
+  assert.equal((await q.stats()).seen, 1, 'the page alone')
   const big = await crawlq.Queue.connect(redis.url, uniqueName('big'), { maxPayloadBytes: 32 })
   const report = await big.seed([{ url: 'http://a.com/1', payload: 'x'.repeat(100) }, 'http://a.com/2'])
   assert.deepEqual([report.added, report.invalid[0].code], [1, 'payload_too_large'])

@@ -266,6 +266,16 @@ final class ErrorsTest extends TestCase
             }
         }
         $this->assertSame(0, $q->stats()['seen']);
+        // a page's links are named as the argument they are
+        $q->seed('http://page.com/');
+        [$page] = $q->lease(1, 0.0);
+        try {
+            $q->ackWithLinks($page, ['http://a.com/', 42]);
+            $this->fail('a link that is a number was accepted');
+        } catch (TypeError $e) {
+            $this->assertSame('links[1] must be a string or an object, got a number', $e->getMessage());
+        }
+        $this->assertSame(1, $q->stats()['seen'], 'the page alone: nothing of the refused answer was sent');
         $small = $this->open(['max_payload_bytes' => 32]);
         $report = $small->seed([['url' => 'http://a.com/1', 'payload' => str_repeat('x', 100)], 'http://a.com/2']);
         $this->assertSame([1, 'payload_too_large'], [$report->added, $report->invalid[0]['code']]);

@@ -15,8 +15,11 @@ use pyo3::types::{PyDict, PyString};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// A seed call's items (the argument `name`: `items`, or `links` for a page's links) and its
+/// batch options.
 pub fn seed_args(
     items: &Bound<'_, PyAny>,
+    name: &str,
     priority: Int,
     delay: f64,
     payload: Option<&Bound<'_, PyAny>>,
@@ -27,19 +30,22 @@ pub fn seed_args(
         to_json(items)?
     } else if items.is_instance_of::<PyDict>() {
         // iterating a dict would seed its keys as hosts
-        return Err(PyTypeError::new_err(
-            "items must be an iterable of URLs or hosts (str or dict): put one item dict in a list",
-        ));
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an iterable of URLs or hosts (str or dict): put one item dict in a list"
+        )));
     } else {
-        let not_items =
-            |_| PyTypeError::new_err("items must be an iterable of URLs or hosts (str or dict)");
+        let not_items = |_| {
+            PyTypeError::new_err(format!(
+                "{name} must be an iterable of URLs or hosts (str or dict)"
+            ))
+        };
         let mut list = Vec::new();
         for (index, item) in items.try_iter().map_err(not_items)?.enumerate() {
-            list.push(item_to_json(&item?, index)?);
+            list.push(item_to_json(&item?, name, index)?);
         }
         Value::Array(list)
     };
-    if let Some(problem) = json::seed_items_type_error(&items_json) {
+    if let Some(problem) = json::seed_items_type_error(&items_json, name) {
         return Err(PyTypeError::new_err(problem));
     }
     let items = json::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
@@ -84,7 +90,7 @@ pub fn requests_json(requests: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// One seed item as JSON: a dict's priority, delay, payload or key that is not JSON (a NaN, an
 /// integer past 64 bits, an object that is not JSON) is marked unreadable, so the core refuses
 /// that item only (`crawlq::binding::json::is_item_field`).
-fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
+fn item_to_json(item: &Bound<'_, PyAny>, name: &str, index: usize) -> PyResult<Value> {
     if item.is_instance_of::<PyString>() {
         return to_json(item);
     }
@@ -92,10 +98,10 @@ fn item_to_json(item: &Bound<'_, PyAny>, index: usize) -> PyResult<Value> {
         // (named in Python's terms: the core's check would name the JSON type)
         let kind = item.get_type().name()?;
         return Err(PyTypeError::new_err(format!(
-            "items[{index}] must be a str or a dict, got {kind}"
+            "{name}[{index}] must be a str or a dict, got {kind}"
         )));
     }
-    dict_to_json(item, &format!("items[{index}]"))
+    dict_to_json(item, &format!("{name}[{index}]"))
 }
 
 /// A dict at `parent` (`items[3]`, `requests[0]`) as a JSON object, its fields that are not JSON

@@ -114,7 +114,7 @@ macro_rules! queue_methods {
                 force: bool,
                 crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
-                let (items, opts) = seed_args(items, priority, delay, payload, force, crawl)?;
+                let (items, opts) = seed_args(items, "items", priority, delay, payload, force, crawl)?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -226,7 +226,7 @@ macro_rules! queue_methods {
                 crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
                 let (arg, handle) = LeaseArg::extract_one(lease)?;
-                let (links, opts) = seed_args(links, priority, delay, payload, force, crawl)?;
+                let (links, opts) = seed_args(links, "links", priority, delay, payload, force, crawl)?;
                 <$mode>::run(
                     py,
                     &self.handle,
@@ -286,7 +286,7 @@ macro_rules! queue_methods {
             ) -> PyResult<Py<PyAny>> {
                 let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let next = lease_args(max, wait, ttl)?;
-                let (links, opts) = seed_args(links, priority, delay, payload, force, crawl)?;
+                let (links, opts) = seed_args(links, "links", priority, delay, payload, force, crawl)?;
                 <$mode>::leasing(
                     py,
                     &self.handle,

@@ -161,6 +161,14 @@ def test_non_finite_floats_and_huge_ints(q: crawlq.Queue) -> None:
         q.seed(["http://a.com/", 42])  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"^items\[0\] must be a str or a dict, got bytes$"):
         q.seed([b"http://a.com/"])  # type: ignore[list-item]
+    # a page's links are named as the argument they are
+    q.seed("http://page.com/")
+    [page] = q.lease(1, wait=0)
+    with pytest.raises(TypeError, match=r"^links\[1\] must be a str or a dict, got int$"):
+        q.ack_with_links(page, ["http://a.com/", 42])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^links must be an iterable"):
+        q.ack_with_links_and_lease(page, 7)  # type: ignore[arg-type]
+    assert q.release(page), "the refused answers changed nothing"
     with pytest.raises(TypeError):
         q.ack("not a lease")  # type: ignore[call-overload]
 

@@ -199,14 +199,15 @@ impl Args {
         }
     }
 
-    /// Seed items at `i` (a value that is not a list of items is a type error), with the seed
-    /// options at `options` (none: the defaults).
+    /// Seed items at `i`, the argument `name` (a value that is not a list of items is a type
+    /// error), with the seed options at `options` (none: the defaults).
     fn seed(
         &self,
         i: usize,
+        name: &str,
         options: Option<usize>,
     ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
-        if let Some(problem) = j::seed_items_type_error(self.json(i)) {
+        if let Some(problem) = j::seed_items_type_error(self.json(i), name) {
             return Err(ArgError::Type(problem));
         }
         let opts = j::seed_options_from_json(
@@ -261,7 +262,7 @@ impl JsCall {
             };
         Ok(match method {
             "seed" => {
-                let (items, opts) = a.seed(0, Some(1))?;
+                let (items, opts) = a.seed(0, "items", Some(1))?;
                 JsCall::Seed { items, opts }
             }
             "seedRequests" => {
@@ -298,7 +299,7 @@ impl JsCall {
             }
             "ackWithLinks" => {
                 let lease = a.lease(0)?;
-                let (links, opts) = a.seed(1, Some(2))?;
+                let (links, opts) = a.seed(1, "links", Some(2))?;
                 JsCall::AckWithLinks { lease, links, opts }
             }
             "ackWithRequests" => {
@@ -308,7 +309,7 @@ impl JsCall {
             }
             "ackWithLinksAndLease" => {
                 let lease = a.lease(0)?;
-                let (links, _) = a.seed(1, None)?;
+                let (links, _) = a.seed(1, "links", None)?;
                 let (opts, next) = j::seed_and_lease_options_from_json(a.json(2), camel)?;
                 JsCall::AckWithLinksAndLease {
                     lease,

@@ -44,13 +44,13 @@ pub fn json_kind(v: &Value) -> &'static str {
 /// The type problem of a seed batch, if any: every item must be a string or an object. A
 /// binding reports it as its language's type error (Python `TypeError`, JavaScript
 /// `TypeError` with code `ERR_INVALID_ARG_TYPE`); [`seed_items_from_json`] would report it
-/// as an argument error.
+/// as an argument error. `name` is the argument's (`items`, or `links` for a page's links).
 ///
 /// ```
 /// let bad = serde_json::json!(["http://a.com/", 42]);
-/// assert_eq!(crawlq::binding::json::seed_items_type_error(&bad).unwrap(), "items[1] must be a string or an object, got a number");
+/// assert_eq!(crawlq::binding::json::seed_items_type_error(&bad, "links").unwrap(), "links[1] must be a string or an object, got a number");
 /// ```
-pub fn seed_items_type_error(items: &Value) -> Option<String> {
+pub fn seed_items_type_error(items: &Value, name: &str) -> Option<String> {
     let kind = json_kind;
     match items {
         Value::String(_) => None,
@@ -59,12 +59,12 @@ pub fn seed_items_type_error(items: &Value) -> Option<String> {
             .position(|v| !(v.is_string() || v.is_object()))
             .map(|i| {
                 format!(
-                    "items[{i}] must be a string or an object, got {}",
+                    "{name}[{i}] must be a string or an object, got {}",
                     kind(&list[i])
                 )
             }),
         other => Some(format!(
-            "items must be a string or an array of strings and objects, got {}",
+            "{name} must be a string or an array of strings and objects, got {}",
             kind(other)
         )),
     }
