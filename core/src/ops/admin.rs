@@ -1,8 +1,24 @@
-//! Whole-queue calls: reclaim, stats, pause, peek.
+//! Whole-queue calls: reclaim, stats, pause, peek, removal.
 
 use super::*;
 
 impl Ops {
+    /// One step of removing this base's keys: a SCAN step from `cursor` (`"0"` to start) of
+    /// about `count` keys, those of the base unlinked.
+    pub fn queue_remove(&self, cursor: &str, count: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::QUEUE_REMOVE, 2);
+        call.args.push(cursor.as_bytes().to_vec());
+        call.args.push(count.to_string().into_bytes());
+        call
+    }
+
+    /// The reply of [`Ops::queue_remove`]: (the next cursor, `"0"` when done; keys deleted).
+    pub fn decode_queue_remove(&self, reply: Reply) -> Result<(String, u64)> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "queue_remove")?;
+        Ok((items[0].text()?, items[1].uint()?))
+    }
+
     pub fn reclaim(&self, limit: usize) -> ScriptCall {
         let mut call = self.call(&scripts::RECLAIM, 2);
         call.args.push(limit.to_string().into_bytes());

@@ -128,22 +128,6 @@ impl Ops {
         items[2..].iter().map(|f| Ok(f.int()? == 1)).collect()
     }
 
-    /// One step of removing this base's keys: a SCAN step from `cursor` (`"0"` to start) of
-    /// about `count` keys, those of the base unlinked.
-    pub fn queue_remove(&self, cursor: &str, count: usize) -> ScriptCall {
-        let mut call = self.call(&scripts::QUEUE_REMOVE, 2);
-        call.args.push(cursor.as_bytes().to_vec());
-        call.args.push(count.to_string().into_bytes());
-        call
-    }
-
-    /// The reply of [`Ops::queue_remove`]: (the next cursor, `"0"` when done; keys deleted).
-    pub fn decode_queue_remove(&self, reply: Reply) -> Result<(String, u64)> {
-        let items = reply.array()?;
-        expect_len(&items, 2, "queue_remove")?;
-        Ok((items[0].text()?, items[1].uint()?))
-    }
-
     /// The reply of [`Ops::dead_purge`]: (removed, dead letters left).
     pub fn decode_dead_purge(&self, reply: Reply) -> Result<(u64, u64)> {
         let items = reply.array()?;
