@@ -103,19 +103,32 @@ async fn a_queue_of_many_keys_is_removed_in_bounded_steps_and_its_handle_makes_i
         .seed(&hosts[..1500], &SeedOptions::default())
         .await
         .unwrap();
-    let deleted = big.remove_queue(false).await.unwrap();
+    let keys_of_big = || async {
+        neighbour
+            .executor()
+            .scan_keys(&format!("{prefix}:{{big[}}:]*"))
+            .await
+            .unwrap()
+    };
+
+    // removed by a handle that did not ask for a shard count (it read the queue's): reading
+    // through it afterwards does not make the queue again
+    let reader = queue(&prefix, "big", None).await;
+    assert_eq!(reader.stats().await.unwrap().pending, 3000);
+    let deleted = reader.remove_queue(false).await.unwrap();
     assert!(deleted > 3000, "one lane key per host at least: {deleted}");
-    let left = big
-        .executor()
-        .scan_keys(&format!("{prefix}:{{big[}}:]*"))
-        .await
-        .unwrap();
+    assert_eq!(reader.stats().await.unwrap().pending, 0);
+    let left = keys_of_big().await;
     assert!(left.is_empty(), "{} keys left behind", left.len());
     assert_eq!(neighbour.stats().await.unwrap().pending, 1500);
 
-    // the same handle seeds again: the queue is made again with its shards, which a client
-    // that does not say how many finds
-    let report = big
+    // removed by a handle that asked for its shards: seeding through it again makes the queue
+    // again with them, which a client that does not say how many finds
+    let owner = queue(&prefix, "big", Some(shards)).await;
+    owner.seed(&hosts, &SeedOptions::default()).await.unwrap();
+    assert!(owner.remove_queue(false).await.unwrap() > 3000);
+    assert!(keys_of_big().await.is_empty());
+    let report = owner
         .seed(&hosts[..10], &SeedOptions::default())
         .await
         .unwrap();

@@ -124,6 +124,8 @@ class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
         }
         $stats = $frontier->stats();
         $frontier->removeQueue();
+        // (the next job opens the queue again, as a new one)
+        unset($this->frontiers[$this->getQueue($queue)]);
         return $stats['pending'] + $stats['leased'];
     }
 

@@ -615,7 +615,9 @@ class Queue:
         counters and seen set); returns how many Redis keys were deleted. Refused
         (``InvalidArgumentError``) while items are leased unless ``even_if_leased``: stop the
         workers first, as a worker still running makes parts of the queue again. The queue
-        opened again under its name is a new one: its URLs can be seeded again."""
+        opened again under its name is a new one: its URLs can be seeded again. This handle
+        goes on with its shards: opened with ``shards``, it makes the queue again with them;
+        otherwise open the queue again before seeding a queue that had several."""
     def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     def peek_host(self, host: str, limit: int = 10, offset: int = 0) -> list[QueuedItem]:
         """One host's ready items in the order its leases take them, from the offset-th on

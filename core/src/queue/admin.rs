@@ -9,7 +9,10 @@ impl<E: Executor> Queue<E> {
     /// their next call: stop them first. Refuses ([`Error::InvalidArgument`]) while items are
     /// leased unless `even_if_leased`. A queue opened again under the name is a new one: a URL it
     /// held can be seeded again, by this client too (its known-seen cache is cleared by the new
-    /// queue's seen epoch).
+    /// queue's seen epoch). This client goes on with its shard layout: one that asked for a
+    /// count (`Config::shards`) makes the queue again with it at its next call, as it would a
+    /// new queue; one that did not reads the queue as it finds it, so open the queue again
+    /// before seeding through it if it had several shards.
     ///
     /// ```no_run
     /// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {

@@ -238,8 +238,8 @@ pub struct Queue<E> {
     home: Ops,
     /// The shards, learnt from Redis on first use ([`Queue::layout`]).
     layout: OnceLock<Layout>,
-    /// Set by [`Queue::remove_queue`]: the queue's home, where its shard count is kept, has to
-    /// be written again before the layout is used (the next call makes the queue again).
+    /// Set by [`Queue::remove_queue`]: the queue's home, where its shard count is kept, is read
+    /// (or, by a client that asks for a count, written) again before the layout is used.
     removed: AtomicBool,
     state: Arc<CallState>,
     exec: E,
@@ -370,16 +370,20 @@ impl<E: Executor> Queue<E> {
         Ok(self.layout.get_or_init(|| layout))
     }
 
-    /// The first call after [`Queue::remove_queue`]: a queue of several shards gets its shard
-    /// count back in its home (so that other clients find its shards), the same count and
-    /// tags this client's layout has, or the call is refused.
+    /// A call after [`Queue::remove_queue`] on a queue of several shards: as on a new queue, a
+    /// client that asks for a shard count (`config.shards`) writes it back in the queue's home
+    /// at once, so other clients find its shards; another one only reads it, until a client
+    /// makes the queue again. Its count and tags must be this client's layout's, or the call
+    /// is refused.
     async fn make_again<'a>(&'a self, layout: &'a Layout) -> Result<&'a Layout> {
         if layout.count() > 1 {
-            let reply = self
-                .exec
-                .eval(self.home.shards(layout.count() as u32))
-                .await?;
+            let asked = self.config.shards.map_or(0, |_| layout.count() as u32);
+            let reply = self.exec.eval(self.home.shards(asked)).await?;
             let (stored, tags) = self.home.decode_shards(reply)?;
+            if stored == 0 {
+                // (not made again yet: its shards read as empty until it is)
+                return Ok(layout);
+            }
             if stored as usize != layout.count() || tags != layout.tags() {
                 return Err(Error::Config(format!(
                     "queue {:?} was removed and made again with {stored} shards; this client \
