@@ -158,6 +158,7 @@ test('operation scenarios', async () => {
           case 'resume': got = await q.resume(); break
           case 'is_paused': got = await q.isPaused(); break
           case 'list_hosts': got = toVector(await q.listHosts({ cursor: step.cursor, limit: step.limit })); break
+          case 'remove_queue': got = await q.removeQueue({ evenIfLeased: step.even_if_leased ?? false }); break
           case 'delete_host': got = toVector(await q.deleteHost(step.host, { forgetSeen: step.forget_seen ?? false })); break
           case 'pause_host': got = toVector(await q.pauseHost(step.host, step.duration_ms)); break
           case 'resume_host': got = toVector(await q.resumeHost(step.host)); break

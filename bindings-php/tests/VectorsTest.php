@@ -222,6 +222,7 @@ final class VectorsTest extends TestCase
                         'resume' => $q->resume(),
                         'is_paused' => $q->isPaused(),
                         'list_hosts' => self::toVector($q->listHosts($step['cursor'], $step['limit'])),
+                        'remove_queue' => $q->removeQueue($step['even_if_leased'] ?? false),
                         'delete_host' => self::toVector($q->deleteHost($step['host'], $step['forget_seen'] ?? false)),
                         'pause_host' => self::toVector($q->pauseHost($step['host'], $step['duration_ms'] === null ? null : $step['duration_ms'] / 1000)),
                         'resume_host' => self::toVector($q->resumeHost($step['host'])),

@@ -200,6 +200,8 @@ def test_scenarios(redis_server: RedisServer, name: str) -> None:
                     got = q.is_paused()
                 elif op == "list_hosts":
                     got = to_vector(q.list_hosts(step["cursor"], step["limit"]))
+                elif op == "remove_queue":
+                    got = q.remove_queue(even_if_leased=step.get("even_if_leased", False))
                 elif op == "delete_host":
                     got = to_vector(q.delete_host(step["host"], forget_seen=step.get("forget_seen", False)))
                 elif op == "pause_host":

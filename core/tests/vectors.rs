@@ -434,6 +434,10 @@ async fn scenario_vectors() {
                         .await?,
                         Style::Camel,
                     )),
+                    "remove_queue" => json!(
+                        q.remove_queue(step["even_if_leased"].as_bool().unwrap_or(false))
+                            .await?
+                    ),
                     "delete_host" => to_snake(&json::host_deletion_to_json(
                         &q.delete_host(
                             step["host"].as_str().unwrap(),
