@@ -202,13 +202,27 @@ impl<'a> Fields<'a> {
 
     /// Refuse any field that was not asked for.
     fn finish(self) -> Result<()> {
+        self.finish_listing_without(&[])
+    }
+
+    /// [`Fields::finish`], the refusal listing the known names but `unlisted` (fields a
+    /// binding's call takes as arguments of their own).
+    fn finish_listing_without(self, unlisted: &[String]) -> Result<()> {
         match self.map.keys().find(|k| !self.known.contains(k)) {
             None => Ok(()),
-            Some(k) => Err(Error::InvalidArgument(format!(
-                "unknown {} option {k:?}; known: {}",
-                self.what,
-                self.known.join(", ")
-            ))),
+            Some(k) => {
+                let listed: Vec<&str> = self
+                    .known
+                    .iter()
+                    .filter(|name| !unlisted.contains(name))
+                    .map(String::as_str)
+                    .collect();
+                Err(Error::InvalidArgument(format!(
+                    "unknown {} option {k:?}; known: {}",
+                    self.what,
+                    listed.join(", ")
+                )))
+            }
         }
     }
 }

@@ -169,13 +169,22 @@ pub fn seed_and_lease_options_from_json(
     style: Style,
 ) -> Result<(SeedOptions, LeaseOptions)> {
     let map = as_object(value, "options")?;
-    // (one reader for both, so an unknown name is refused with every name it knows)
-    let mut f = Fields::new("seed", &map, style);
+    seed_and_lease_fields(&map, style, &[])
+}
+
+/// Seed and lease options read by one reader, so an unknown name is refused with every name it
+/// knows (but `unlisted`).
+fn seed_and_lease_fields(
+    map: &Map<String, Value>,
+    style: Style,
+    unlisted: &[String],
+) -> Result<(SeedOptions, LeaseOptions)> {
+    let mut f = Fields::new("seed", map, style);
     let seed = seed_fields(&mut f)?;
     f.what = "lease";
     let lease = lease_fields(&mut f)?;
     f.what = "seed or lease";
-    f.finish()?;
+    f.finish_listing_without(unlisted)?;
     Ok((seed, lease))
 }
 
@@ -210,36 +219,19 @@ pub fn seed_and_lease_arguments_from_json(
             )));
         }
     };
-    let arguments = [
-        (field_name("max", false, style), Value::from(max)),
-        (field_name("wait", true, style), wait),
+    let names = [
+        field_name("max", false, style),
+        field_name("wait", true, style),
     ];
-    for (name, value) in arguments {
-        if map.contains_key(&name) {
+    for (name, value) in names.iter().zip([Value::from(max), wait]) {
+        if map.contains_key(name) {
             return Err(Error::InvalidArgument(format!(
                 "options: {name} is an argument of {call}, not an option"
             )));
         }
-        map.insert(name, value);
+        map.insert(name.clone(), value);
     }
-    let mut f = Fields::new("seed", &map, style);
-    let seed = seed_fields(&mut f)?;
-    f.what = "lease";
-    let lease = lease_fields(&mut f)?;
-    f.what = "seed or lease";
-    // (refused as `finish` refuses it, listing only the names `options` may hold)
-    if let Some(unknown) = map.keys().find(|k| !f.known.contains(k)) {
-        let max_wait = [
-            field_name("max", false, style),
-            field_name("wait", true, style),
-        ];
-        f.known.retain(|k| !max_wait.contains(k));
-        return Err(Error::InvalidArgument(format!(
-            "unknown seed or lease option {unknown:?}; known: {}",
-            f.known.join(", ")
-        )));
-    }
-    Ok((seed, lease))
+    seed_and_lease_fields(&map, style, &names)
 }
 
 /// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
