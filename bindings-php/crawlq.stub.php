@@ -475,8 +475,8 @@ final class Queue
      * counters and seen set. Refused while items are leased unless `$even_if_leased`: stop the
      * workers first, as a worker still running makes parts of the queue again. The queue opened
      * again under its name is a new one: its URLs can be seeded again. This object goes on with
-     * its shards: opened with `shards`, it makes the queue again with them; otherwise open the
-     * queue again before seeding a queue that had several.
+     * its shards: its next seed (or, opened with `shards`, its next call) makes the queue again
+     * with them; its reads before that make nothing again.
      *
      * @return int how many Redis keys were deleted
      * @throws InvalidArgumentException while items are leased and `$even_if_leased` is false

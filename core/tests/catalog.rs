@@ -121,6 +121,22 @@ async fn a_queue_of_many_keys_is_removed_in_bounded_steps_and_its_handle_makes_i
     let left = keys_of_big().await;
     assert!(left.is_empty(), "{} keys left behind", left.len());
     assert_eq!(neighbour.stats().await.unwrap().pending, 1500);
+    let fresh = queue(&prefix, "big", None).await;
+    assert_eq!(
+        fresh.shard_count().await.unwrap(),
+        1,
+        "reads made nothing again"
+    );
+    // seeding through that handle makes the queue again with the shards it knew, which a
+    // client opened afterwards finds, with the items
+    let report = reader
+        .seed(&hosts[..5], &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((report.added, report.duplicates), (5, 0));
+    let later = queue(&prefix, "big", None).await;
+    assert_eq!(later.shard_count().await.unwrap(), shards as usize);
+    assert_eq!(later.stats().await.unwrap().pending, 5);
 
     // removed by a handle that asked for its shards: seeding through it again makes the queue
     // again with them, which a client that does not say how many finds

@@ -616,8 +616,8 @@ class Queue:
         (``InvalidArgumentError``) while items are leased unless ``even_if_leased``: stop the
         workers first, as a worker still running makes parts of the queue again. The queue
         opened again under its name is a new one: its URLs can be seeded again. This handle
-        goes on with its shards: opened with ``shards``, it makes the queue again with them;
-        otherwise open the queue again before seeding a queue that had several."""
+        goes on with its shards: its next seed (or, opened with ``shards``, its next call)
+        makes the queue again with them; its reads before that make nothing again."""
     def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     def peek_host(self, host: str, limit: int = 10, offset: int = 0) -> list[QueuedItem]:
         """One host's ready items in the order its leases take them, from the offset-th on

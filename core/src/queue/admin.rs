@@ -9,10 +9,10 @@ impl<E: Executor> Queue<E> {
     /// their next call: stop them first. Refuses ([`Error::InvalidArgument`]) while items are
     /// leased unless `even_if_leased`. A queue opened again under the name is a new one: a URL it
     /// held can be seeded again, by this client too (its known-seen cache is cleared by the new
-    /// queue's seen epoch). This client goes on with its shard layout: one that asked for a
-    /// count (`Config::shards`) makes the queue again with it at its next call, as it would a
-    /// new queue; one that did not reads the queue as it finds it, so open the queue again
-    /// before seeding through it if it had several shards.
+    /// queue's seen epoch). This client goes on with its shard layout: its next seed (or
+    /// page's links), or its next call of any kind if it asked for a count
+    /// (`Config::shards`), makes the queue again with it, as it would a new queue; its reads
+    /// before that make nothing again (a monitor does not bring a removed queue back).
     ///
     /// ```no_run
     /// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {

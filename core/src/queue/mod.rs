@@ -346,9 +346,21 @@ impl<E: Executor> Queue<E> {
     /// `config.shards`, else 1). A queue created with another count than `config.shards` is an
     /// [`Error::Config`].
     pub async fn layout(&self) -> Result<&Layout> {
+        self.layout_as(false).await
+    }
+
+    /// [`Queue::layout`] for a call that adds items (a seed, a page's links): after
+    /// [`Queue::remove_queue`] this client writes its shard count back in the queue's home
+    /// whether it asked for one or not, so the items it adds to its shards are found by every
+    /// client.
+    pub(crate) async fn layout_to_add(&self) -> Result<&Layout> {
+        self.layout_as(true).await
+    }
+
+    async fn layout_as(&self, adding: bool) -> Result<&Layout> {
         if let Some(layout) = self.layout.get() {
             if self.removed.load(Ordering::Acquire) {
-                return self.make_again(layout).await;
+                return self.make_again(layout, adding).await;
             }
             return Ok(layout);
         }
@@ -371,13 +383,15 @@ impl<E: Executor> Queue<E> {
     }
 
     /// A call after [`Queue::remove_queue`] on a queue of several shards: as on a new queue, a
-    /// client that asks for a shard count (`config.shards`) writes it back in the queue's home
-    /// at once, so other clients find its shards; another one only reads it, until a client
-    /// makes the queue again. Its count and tags must be this client's layout's, or the call
-    /// is refused.
-    async fn make_again<'a>(&'a self, layout: &'a Layout) -> Result<&'a Layout> {
+    /// client that asks for a shard count (`config.shards`), or that adds items (`adding`),
+    /// writes its count back in the queue's home at once, so other clients find its shards;
+    /// another call only reads it (a monitor's reads do not make the queue appear again),
+    /// until a client makes the queue again. Its count and tags must be this client's
+    /// layout's, or the call is refused.
+    async fn make_again<'a>(&'a self, layout: &'a Layout, adding: bool) -> Result<&'a Layout> {
         if layout.count() > 1 {
-            let asked = self.config.shards.map_or(0, |_| layout.count() as u32);
+            let writes = adding || self.config.shards.is_some();
+            let asked = if writes { layout.count() as u32 } else { 0 };
             let reply = self.exec.eval(self.home.shards(asked)).await?;
             let (stored, tags) = self.home.decode_shards(reply)?;
             if stored == 0 {

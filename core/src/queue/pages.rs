@@ -376,7 +376,7 @@ impl<E: Executor> Queue<E> {
     ) -> Result<(bool, SeedReport, Vec<Lease>)> {
         let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
         let started = self.exec.monotonic_ms();
-        let layout = self.layout().await?;
+        let layout = self.layout_to_add().await?;
         // a page's links go into its crawl unless the options name one
         let inherited;
         let opts = match (&opts.crawl, &lease.crawl) {

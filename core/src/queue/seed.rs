@@ -24,7 +24,7 @@ impl<E: Executor> Queue<E> {
     where
         F: FnMut(SeedProgress) + MaybeSend,
     {
-        let layout = self.layout().await?;
+        let layout = self.layout_to_add().await?;
         let defaults = self.home.seed_defaults(opts)?;
         let chunk_len = self.config.seed_batch.max(1);
         let mut report = SeedReport {
