@@ -20,6 +20,7 @@ from pathlib import Path
 
 import crawlq
 import pytest
+import redis
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -685,3 +686,53 @@ def test_long_listings_page_by_offset(redis_url):
             assert "Previous" in body and not next_link.search(body), f"{path}: the last page"
     finally:
         console.stop()
+
+
+def test_a_queue_is_removed_from_its_page_once_its_workers_hold_nothing(redis_url, browser):
+    raw = redis.Redis.from_url(redis_url)
+    q = crawlq.Queue(redis_url, "gone", **OPTIONS)
+    urls = [f"https://g{i % 3}.example/{i}" for i in range(9)]
+    assert q.seed(urls[:6]).added == 6
+    assert q.seed(urls[6:], crawl="news").added == 3
+    q.set_host_delay("g1.example", 2.0)
+    held = q.lease(1, wait=1.0)
+    assert len(held) == 1
+    neighbour = crawlq.Queue(redis_url, "gone-not", **OPTIONS)
+    assert neighbour.seed(urls[:2]).added == 2
+    console = Console(redis_url)
+    try:
+        browser.get(console.base + "/q/gone")
+        # refused while an item is leased: nothing is removed
+        follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[data-action="remove-queue"]'))
+        assert "Refused while items are leased" in text(browser, "#confirm-what")
+        follow(browser, browser.find_element(By.ID, "confirm"))
+        assert "Not done" in browser.title or "Not done" in browser.page_source
+        assert "1 leased items: stop its workers first" in browser.page_source
+        stats = q.stats()
+        assert (stats["pending"], stats["leased"]) == (8, 1), stats
+
+        q.release(held)
+        browser.get(console.base + "/q/gone")
+        flash = click_action(browser, "remove-queue")
+        assert re.fullmatch(r"removed queue gone: \d+ Redis keys deleted", flash), flash
+        assert int(flash.split(": ")[1].split()[0]) > 9
+        assert urllib.parse.urlsplit(browser.current_url).path == "/", "back to the list"
+        listed = [r.get_attribute("data-queue") for r in browser.find_elements(By.CSS_SELECTOR, "#queues tr[data-queue]")]
+        assert "gone" not in listed and "gone-not" in listed, listed
+        assert list(raw.scan_iter(match="crawlq:{gone}*")) == []
+        assert neighbour.stats()["pending"] == 2, "a queue whose name starts the same is untouched"
+        # the console's readings after the removal make nothing again
+        time.sleep(1.2)
+        assert list(raw.scan_iter(match="crawlq:{gone}*")) == []
+        # a new queue under the name: its URLs seeded again
+        again = crawlq.Queue(redis_url, "gone", **OPTIONS)
+        assert again.seed(urls[:6]).added == 6
+        assert again.seed(urls[6:], crawl="news").added == 3
+        assert again.crawl_stats("news")["pending"] == 3
+        log = console.log_lines()
+        assert any("action=remove-queue queue=gone: refused" in l or "action=remove-queue queue=gone: failed" in l for l in log), log
+        assert any("action=remove-queue queue=gone: removed queue gone" in l for l in log), log
+    finally:
+        console.stop()
+        for name in ("gone", "gone-not"):
+            crawlq.Queue(redis_url, name, **OPTIONS).remove_queue(even_if_leased=True)

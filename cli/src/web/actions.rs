@@ -79,6 +79,9 @@ pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, 
         "pause-queue" => {
             format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
         }
+        "remove-queue" => format!(
+            "Remove queue {queue}: every item (ready, delayed, dead), its host and crawl settings, counters and seen set (its URLs can then be seeded again)? Refused while items are leased: stop its workers first. This cannot be undone."
+        ),
         "resume-queue" => format!("Resume queue {queue}?"),
         "pause-host" => {
             needs_host()?;
@@ -234,6 +237,10 @@ pub async fn perform(
                 "deleted crawl {crawl}: {} ready, {} delayed, {} leased, {} dead",
                 gone.ready, gone.delayed, gone.leased, gone.dead
             )
+        }
+        "remove-queue" => {
+            let keys = q.remove_queue(false).await?;
+            format!("removed queue {}: {keys} Redis keys deleted", q.name())
         }
         "pause-queue" => {
             q.pause().await?;

@@ -113,6 +113,14 @@ impl History {
         }
     }
 
+    /// Drop a queue's readings and its crawls' (the queue was removed: a queue made again under
+    /// its name starts from nothing).
+    pub fn forget(&mut self, queue: &str) {
+        let crawls = crawl_key(queue, "");
+        self.queues
+            .retain(|key, _| key != queue && !key.starts_with(&crawls));
+    }
+
     pub fn samples(&self, queue: &str) -> Vec<Sample> {
         self.queues
             .get(queue)
@@ -242,6 +250,19 @@ mod tests {
             acked_total,
             nacked_total: 0,
         }
+    }
+
+    #[test]
+    fn a_removed_queue_is_forgotten_with_its_crawls_and_no_other_queue() {
+        let mut h = History::new(3_600_000);
+        for key in ["q", "q2", &crawl_key("q", "news"), &crawl_key("q2", "news")] {
+            h.record(key, sample(0, 0));
+        }
+        h.forget("q");
+        assert!(h.samples("q").is_empty());
+        assert!(h.samples(&crawl_key("q", "news")).is_empty());
+        assert_eq!(h.samples("q2").len(), 1);
+        assert_eq!(h.samples(&crawl_key("q2", "news")).len(), 1);
     }
 
     #[test]

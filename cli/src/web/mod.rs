@@ -202,6 +202,17 @@ impl Console {
         queues
     }
 
+    /// A queue removed through the console: not listed until a discovery finds it again (a
+    /// queue named on the command line stays listed), its readings dropped.
+    fn forget_queue(&self, name: &str) {
+        self.found
+            .lock()
+            .expect("not poisoned")
+            .0
+            .retain(|n| n != name);
+        self.history.lock().expect("not poisoned").forget(name);
+    }
+
     /// An open queue, if the console shows it (a name it does not show is not found: the
     /// console never reads a queue it was not started for).
     async fn queue(&self, name: &str) -> Result<Queue<Arc<RedisExecutor>>, Response> {
@@ -240,10 +251,12 @@ impl Console {
             crawlq::Error::InvalidArgument(_) | crawlq::Error::Config(_) => 400,
             _ => 502,
         };
-        Response::html(
-            status,
-            pages::message(&frame, "Redis error", &e.to_string()),
-        )
+        let title = if status == 400 {
+            "Not done"
+        } else {
+            "Redis error"
+        };
+        Response::html(status, pages::message(&frame, title, &e.to_string()))
     }
 
     /// One reading of every queue (and a discovery, when due), for the charts and rates.
@@ -920,6 +933,9 @@ impl Console {
         }
         match done {
             Ok(outcome) => {
+                if action == "remove-queue" {
+                    self.forget_queue(name);
+                }
                 log_line(
                     &request.remote,
                     action,

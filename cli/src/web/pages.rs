@@ -166,7 +166,7 @@ fn value_input(
 fn is_destructive(action: &str) -> bool {
     matches!(
         action,
-        "delete-host" | "delete-crawl" | "purge-dead" | "purge-reason"
+        "delete-host" | "delete-crawl" | "purge-dead" | "purge-reason" | "remove-queue"
     )
 }
 
@@ -418,6 +418,15 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
     } else {
         action_button(frame, v.name, "pause-queue", &[], "Pause queue", &path)
     });
+    // (back to the list of queues: this page is gone once it is done)
+    body.push_str(&action_button(
+        frame,
+        v.name,
+        "remove-queue",
+        &[],
+        "Remove queue",
+        "/",
+    ));
     let crawls = if v.crawls > 0 {
         format!(
             " · <a href=\"{path}/crawls\" id=\"crawls-link\">Crawls ({})</a>",
