@@ -743,8 +743,8 @@ export declare class Queue {
    * `ERR_CRAWLQ_INVALID_ARGUMENT` while items are leased unless `evenIfLeased`: stop the
    * workers first, as a worker still running makes parts of the queue again. The queue
    * opened again under its name is a new one: its URLs can be seeded again. This handle
-   * goes on with its shards: opened with `shards`, it makes the queue again with them;
-   * otherwise open the queue again before seeding a queue that had several.
+   * goes on with its shards: its next seed (or, opened with `shards`, its next call)
+   * makes the queue again with them; its reads before that make nothing again.
    */
   removeQueue(options?: { evenIfLeased?: boolean }): Promise<number>
   /** The next items lease would take (one per leasable host), without leasing them. */
