@@ -588,6 +588,11 @@ export declare class Queue {
   stats(): Promise<Stats>
   /** A page of dead letters, oldest first. */
   dead(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>
+  /**
+   * The dead letters with these ids, in the order given (`null` for an id that is not a
+   * dead letter: unknown, requeued or purged). One round trip per shard the ids name.
+   */
+  deadLetters(ids: string[]): Promise<Array<DeadLetter | null>>
   /** Queue dead letters again (the given ids, or all); resolves with how many. */
   requeueDead(ids?: string[]): Promise<number>
   /**

@@ -182,6 +182,16 @@ final class Queue
     public function dead(int $limit = 100, int $offset = 0): mixed {}
 
     /**
+     * The dead letters with these ids, in the order given (null for an id that is not a dead
+     * letter: unknown, requeued or purged). One round trip per shard the ids name.
+     *
+     * @param list<string> $ids
+     * @return list<array{id: string, url: string|null, host: string, key: string|null, payload: mixed,
+     *     priority: int, attempts: int, last_error: string|null, died_at: float}|null>
+     */
+    public function deadLetters(array $ids): mixed {}
+
+    /**
      * Queue dead letters again with fresh attempts: the given ids, or all of them.
      *
      * @param list<string>|null $ids
@@ -680,6 +690,16 @@ function connection_count(): int {}
  * @throws ProtocolException for a host item or a request this version cannot read
  */
 function request_of(Lease $lease): mixed {}
+
+/**
+ * The crawl request of a dead letter (an array as Queue::dead() or Queue::deadLetters() return
+ * it), read as request_of() reads a lease's.
+ *
+ * @param array{url: string|null, payload: mixed} $dead
+ * @return array{url: string, method: string, headers: list<array{0: string, 1: string}>, body: string|null, user_data: array<string, mixed>, label: string|null, depth: int, retries: int, found_on: string|null, frameworks: array<string, mixed>}
+ * @throws ProtocolException for a host item or a request this version cannot read
+ */
+function request_of_dead_letter(mixed $dead): mixed {}
 
 /**
  * The payload a crawl request is stored as (what a nack or release stores to keep an updated

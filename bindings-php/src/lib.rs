@@ -604,6 +604,22 @@ impl Queue {
         )))
     }
 
+    /// The dead letters with these ids, in the order given (null for an id that is not a dead
+    /// letter: unknown, requeued or purged).
+    pub fn dead_letters(&self, ids: Vec<Text>) -> PhpResult<Zval> {
+        let ids: Vec<String> = ids.into_iter().map(|t| t.0).collect();
+        let found = runtime::block_on(self.handle.queue()?.dead_letters(&ids)).map_err(throw)?;
+        Ok(zval_of(&Value::Array(
+            found
+                .iter()
+                .map(|d| {
+                    d.as_ref()
+                        .map_or(Value::Null, |d| json::dead_letter_to_json(d, Style::Snake))
+                })
+                .collect(),
+        )))
+    }
+
     /// Queue dead letters again (the given ids, or all); returns how many.
     pub fn requeue_dead(&self, ids: Option<Vec<Text>>) -> PhpResult<i64> {
         let ids: Option<Vec<String>> = ids.map(|ids| ids.into_iter().map(|t| t.0).collect());
@@ -1068,6 +1084,17 @@ pub fn request_of(lease: &Lease) -> PhpResult<Zval> {
     Ok(zval_of(&request))
 }
 
+/// The crawl request of a dead letter (an array as dead() or deadLetters() return it), as
+/// request_of reads a lease's: what a failed-job store shows of it.
+#[php_function]
+#[php(name = "Crawlq\\request_of_dead_letter")]
+pub fn request_of_dead_letter(dead: &Zval) -> PhpResult<Zval> {
+    let value = to_json(dead, "dead").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
+    let url = value.get("url").and_then(Value::as_str);
+    let request = json::request_of_item(url, value.get("payload"), Style::Snake).map_err(throw)?;
+    Ok(zval_of(&request))
+}
+
 /// The payload a crawl request (an array as request_of returns it) is stored as: what a nack
 /// or release stores to keep an updated request (its retries, its framework's fields).
 #[php_function]
@@ -1177,6 +1204,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .function(wrap_function!(normalize))
         .function(wrap_function!(shard_of))
         .function(wrap_function!(request_of))
+        .function(wrap_function!(request_of_dead_letter))
         .function(wrap_function!(request_payload))
         .function(wrap_function!(request_update))
         .function(wrap_function!(default_options))

@@ -142,6 +142,8 @@ final class QueueTest extends TestCase
         $this->assertSame([['http://n.com/2', 1, 'HTTP 404'], ['http://n.com/1', 2, 'HTTP 503']],
             array_map(fn ($d) => [$d['url'], $d['attempts'], $d['last_error']], $dead));
         $this->assertSame(T0 / 1000.0, $dead[0]['died_at']);
+        $this->assertSame([$dead[1], null, $dead[0]], $q->deadLetters([$dead[1]['id'], 'nope', $dead[0]['id']]));
+        $this->assertSame([], $q->deadLetters([]));
         $this->assertSame('http://n.com/1', $q->dead(1, 1)[0]['url']);
         $this->assertSame(1, $q->requeueDead([$dead[0]['id'], 'nope']));
         $this->assertSame(1, $q->requeueDead());

@@ -390,6 +390,23 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// The dead letters with these ids, in the order given (None for an id that is not
+            /// a dead letter: unknown, requeued or purged).
+            fn dead_letters(&self, py: Python<'_>, ids: Vec<Text>) -> PyResult<Py<PyAny>> {
+                let ids: Vec<String> = ids.into_iter().map(|t| t.0).collect();
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.dead_letters(&ids).await },
+                    Box::new(|py, found: Vec<Option<crawlq::DeadLetter>>| {
+                        let items = found.iter().map(|d| {
+                            d.as_ref().map_or(Value::Null, |d| json::dead_letter_to_json(d, Style::Snake))
+                        });
+                        json_out(py, Value::Array(items.collect()))
+                    }),
+                )
+            }
+
             /// Queue dead letters again (the given ids, or all); returns how many.
             #[pyo3(signature = (ids = None))]
             fn requeue_dead(&self, py: Python<'_>, ids: Option<Vec<Text>>) -> PyResult<Py<PyAny>> {

@@ -77,7 +77,9 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         assert (stats["done"], stats["ready"], stats["dead"]) == (2, 1, 1)
         dead = await aq.dead()
         assert dead[0]["last_error"] == "gone"
+        assert await aq.dead_letters([dead[0]["id"], "nope"]) == [dead[0], None]
         assert await aq.requeue_dead() == 1
+        assert await aq.dead_letters([dead[0]["id"]]) == [None], "requeued: not a dead letter now"
         assert [p["url"] for p in await aq.peek()] == ["http://a.com/2", "http://b.com/1"]
         again = await aq.lease(2, wait=0)
         aq._set_fixed_clock(T0 + 31_000)

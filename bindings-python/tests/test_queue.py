@@ -129,6 +129,10 @@ def test_nack_retry_backoff_and_dead_letters(redis_server: RedisServer, name: st
     assert [(d["url"], d["attempts"], d["last_error"]) for d in dead] == [
         ("http://n.com/2", 1, "HTTP 404"), ("http://n.com/1", 2, "HTTP 503")]
     assert dead[0]["died_at"] == T0 / 1000
+    assert q.dead_letters([dead[1]["id"], "nope", dead[0]["id"]]) == [dead[1], None, dead[0]]
+    assert q.dead_letters([]) == []
+    with pytest.raises(TypeError):
+        q.dead_letters(dead[0]["id"])  # one id is still a list of them
     assert q.dead(limit=1, offset=1)[0]["url"] == "http://n.com/1"
     assert q.requeue_dead([dead[0]["id"], "nope"]) == 1
     assert q.requeue_dead() == 1

@@ -54,6 +54,9 @@ pub enum JsCall {
         limit: usize,
         offset: usize,
     },
+    DeadLetters {
+        ids: Vec<String>,
+    },
     RequeueDead {
         ids: Option<Vec<String>>,
     },
@@ -331,6 +334,11 @@ impl JsCall {
                 )?;
                 JsCall::Dead { limit, offset }
             }
+            "deadLetters" => JsCall::DeadLetters {
+                ids: a
+                    .ids(0)?
+                    .ok_or_else(|| ArgError::Type("ids must be an array of strings".into()))?,
+            },
             "requeueDead" => JsCall::RequeueDead { ids: a.ids(0)? },
             "purgeDead" => JsCall::PurgeDead { ids: a.ids(0)? },
             "isFinished" => JsCall::IsFinished,
@@ -510,6 +518,16 @@ impl JsCall {
                         .collect(),
                 )
             }
+            JsCall::DeadLetters { ids } => Value::Array(
+                q.dead_letters(&ids)
+                    .await?
+                    .iter()
+                    .map(|d| {
+                        d.as_ref()
+                            .map_or(Value::Null, |d| j::dead_letter_to_json(d, camel))
+                    })
+                    .collect(),
+            ),
             JsCall::RequeueDead { ids } => json!(q.requeue_dead(ids.as_deref()).await?),
             JsCall::PurgeDead { ids } => json!(calls::purge_dead(q, ids.as_deref()).await?),
             JsCall::IsFinished => json!(q.is_finished().await?),

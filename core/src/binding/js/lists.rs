@@ -60,6 +60,9 @@ macro_rules! js_queue_methods {
                 "Depth and counters, exact and O(1).";
             dead "dead" (options) "options?: { limit?: number; offset?: number }" "Promise<DeadLetter[]>"
                 "A page of dead letters, oldest first.";
+            dead_letters "deadLetters" (ids) "ids: string[]" "Promise<Array<DeadLetter | null>>"
+                "The dead letters with these ids, in the order given (`null` for an id that is not a"
+                "dead letter: unknown, requeued or purged). One round trip per shard the ids name.";
             requeue_dead "requeueDead" (ids) "ids?: string[]" "Promise<number>"
                 "Queue dead letters again (the given ids, or all); resolves with how many.";
             purge_dead "purgeDead" (ids) "ids?: string[]" "Promise<number>"
