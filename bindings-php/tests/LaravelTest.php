@@ -212,6 +212,7 @@ final class LaravelTest extends TestCase
         $shopOnly = ['options' => ['lease_crawls' => 'shop'] + $connection['options']] + $crawled;
         $app->instance('config', new Illuminate\Config\Repository(['queue' => [
             'default' => 'crawlq',
+            'failed' => ['driver' => 'crawlq', 'connection' => 'crawlq'],
             'connections' => ['crawlq' => $connection, 'unextended' => $unextended, 'crawled' => $crawled,
                 'shop-only' => $shopOnly],
         ]]));
@@ -295,12 +296,65 @@ final class LaravelTest extends TestCase
     {
         // (the command asks the environment before it looks at --force)
         $this->app->instance('env', 'testing');
-        $command = new Illuminate\Queue\Console\ClearCommand();
+        return $this->artisan(new Illuminate\Queue\Console\ClearCommand(), ['connection' => $connection, '--queue' => $queue, '--force' => true]);
+    }
+
+    /** Laravel's console command run with `$arguments`: its exit status and output. */
+    private function artisan(Illuminate\Console\Command $command, array $arguments = []): array
+    {
         $command->setLaravel($this->app);
         $output = new Symfony\Component\Console\Output\BufferedOutput();
-        $input = new Symfony\Component\Console\Input\ArrayInput(['connection' => $connection, '--queue' => $queue, '--force' => true]);
-        $status = $command->run($input, $output);
+        $status = $command->run(new Symfony\Component\Console\Input\ArrayInput($arguments), $output);
         return [$status, trim($output->fetch())];
+    }
+
+    public function testLaravelsFailedJobCommandsSeeTheDeadLettersAndRetryQueuesTheItemAgain(): void
+    {
+        $q = $this->queue();
+        $name = $q->getQueue(null);
+        $frontier = $q->frontier();
+        $this->assertInstanceOf(Crawlq\Laravel\CrawlqFailedJobProvider::class, $this->app['queue.failer']);
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\ListFailedCommand());
+        $this->assertSame([0, 'No failed jobs!'], [$status, $out]);
+        // a Laravel job that failed, and an item another language queued, dead-lettered there
+        $q->push(new CrawlTestJob('http://e.com/gone'));
+        $this->work();
+        $frontier->seed([['url' => 'http://g.com/py', 'payload' => ['from' => 'python']]]);
+        $frontier->nack($frontier->lease(1, 0.0)[0], ['retry' => false, 'reason' => 'HTTP 404']);
+        [$gone, $py] = array_column($frontier->dead(), 'id');
+
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\ListFailedCommand());
+        $this->assertSame(0, $status);
+        $rows = array_values(array_filter(array_map(fn ($l) => array_map('trim', explode('|', trim($l, "| \t"))), explode("\n", $out)), fn ($r) => in_array($r[0], [$gone, $py], true)));
+        $this->assertSame([[$gone, 'crawlq', $name, CrawlTestJob::class], [$py, 'crawlq', $name, 'crawlq: http://g.com/py']],
+            array_map(fn ($r) => array_slice($r, 0, 4), $rows), $out);
+        $found = $this->app['queue.failer']->find($gone);
+        $this->assertSame('HTTP 410', $found->exception);
+        $this->assertSame(CrawlTestJob::class, json_decode($found->payload, true)['displayName']);
+        $this->assertNull($this->app['queue.failer']->find('12345678'), 'not a dead letter');
+
+        // queue:retry queues the item itself again (its URL pushed anew would be a duplicate)
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\RetryCommand(), ['id' => [$gone]]);
+        $this->assertSame([0, "The failed job [$gone] has been pushed back onto the queue!"], [$status, $out]);
+        $stats = $frontier->stats();
+        $this->assertSame([1, 1], [$stats['ready'], $stats['dead']]);
+        $this->work();
+        $this->assertSame(['run 1', 'failed: HTTP 410', 'run 1', 'failed: HTTP 410'],
+            array_map(fn ($l) => substr($l, 0, str_starts_with($l, 'run') ? 5 : 99), Ran::$log['http://e.com/gone']), 'ran again with fresh attempts');
+        $this->assertSame(2, $frontier->stats()['dead'], 'and failed again');
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\RetryCommand(), ['id' => ['12345678']]);
+        $this->assertSame('Unable to find failed job with ID [12345678].', $out);
+
+        // queue:forget purges one, queue:flush the rest
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\ForgetFailedCommand(), ['id' => $py]);
+        $this->assertSame('Failed job deleted successfully!', $out);
+        $this->assertSame([$gone], array_column($frontier->dead(), 'id'));
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\ForgetFailedCommand(), ['id' => $py]);
+        $this->assertSame('No failed job matches the given ID.', $out);
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\FlushFailedCommand());
+        $this->assertSame('All failed jobs deleted successfully!', $out);
+        $this->assertSame([], $frontier->dead());
+        $this->assertNull($q->push(new CrawlTestJob('http://e.com/gone')), 'a purged dead letter stays seen');
     }
 
     public function testQueueClearRemovesTheQueueSoItsUrlsCanBeQueuedAgain(): void

@@ -312,6 +312,22 @@ def run_laravel(redis: RedisServer, tmp: Path) -> None:
         "laravel", redis, tmp, [worker["command"]] * 2, worker["env"], worker["reason_404"],
         seed=worker["seed"], stop_when_finished=True, log_problems=worker["log_problems"],
     )
+    # Laravel's failed-job commands on the finished frontier (the driver's failed-job store):
+    # the 404s are listed as the app's job, and one retried is queued again
+    artisan = worker["seed"][:4]
+    env = {**os.environ, **worker["env"], "CRAWLQ_URL": redis.url, "CRAWLQ_QUEUE": "laravel-site"}
+    q = crawlq.Queue(redis.url, "laravel-site")
+    dead = q.dead(limit=1000)
+    listed = subprocess.run([*artisan, "queue:failed"], env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
+    rows = [line for line in listed.stdout.splitlines() if "App\\Jobs\\FetchPage" in line]
+    check(listed.returncode == 0 and len(rows) == len(dead) > 0 and all(any(f"| {d['id']} " in r for r in rows) for d in dead),
+          f"laravel: queue:failed lists the {len(dead)} dead letters:\n{listed.stdout}{listed.stderr}")
+    retried = subprocess.run([*artisan, "queue:retry", dead[0]["id"]], env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
+    stats = q.stats()
+    check(retried.returncode == 0 and (stats["ready"], stats["dead"]) == (1, len(dead) - 1),
+          f"laravel: queue:retry queued the dead letter again ({stats}):\n{retried.stdout}{retried.stderr}")
+    print(f"laravel: queue:failed listed the {len(dead)} dead letters; queue:retry queued one again")
+    q.close()
 
 
 MIXED = ["scrapy", "crawlee", "crawlee-python", "laravel"]

@@ -154,6 +154,12 @@ class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
     public function pushRaw($payload, $queue = null, array $options = [])
     {
         $decoded = json_decode($payload, true);
+        $dead = is_array($decoded) ? ($decoded['crawlq']['dead'] ?? null) : null;
+        if (is_string($dead)) {
+            // `queue:retry` of a dead letter (CrawlqFailedJobProvider): the item itself is queued
+            // again with fresh attempts; its URL pushed anew would be a duplicate
+            return $this->frontier($queue)->requeueDead([$dead]) > 0 ? $dead : null;
+        }
         $report = $this->frontier($queue)->seedRequests([$this->item($decoded, $options['delay'] ?? null)], $this->seedOptions());
         if ($report->invalid) {
             throw InvalidCrawlJobException::fromSeedReport($report->invalid[0]);

@@ -20,6 +20,6 @@ return [
             ],
         ],
     ],
-    // Failed jobs are crawlq's dead letters (Queue::connection('crawlq')->frontier()->dead()).
-    'failed' => ['driver' => 'null'],
+    // Failed jobs are crawlq's dead letters: `queue:failed`, `queue:retry`, ... see them.
+    'failed' => ['driver' => 'crawlq', 'connection' => 'crawlq'],
 ];

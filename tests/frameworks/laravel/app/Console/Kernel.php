@@ -8,10 +8,15 @@ use Illuminate\Foundation\Console\Kernel as ConsoleKernel;
 
 class Kernel extends ConsoleKernel
 {
-    // The queue worker alone: Laravel's full command set wants a database this app has not.
+    // The queue worker and the failed-job commands (crawlq's failed-job store: no database):
+    // Laravel's full command set wants a database this app has not.
     protected $commands = [
         \Illuminate\Queue\Console\WorkCommand::class,
         \Illuminate\Queue\Console\RestartCommand::class,
+        \Illuminate\Queue\Console\ListFailedCommand::class,
+        \Illuminate\Queue\Console\RetryCommand::class,
+        \Illuminate\Queue\Console\ForgetFailedCommand::class,
+        \Illuminate\Queue\Console\FlushFailedCommand::class,
     ];
 
     protected function commands()
