@@ -189,7 +189,7 @@ mod tests {
                     "ttlMs" => JsArg::Json(json!(1000)),
                     "host" | "url" => JsArg::Json(json!("a.com")),
                     "crawl" => JsArg::Json(json!("jobs")),
-                    "items" | "links" | "requests" => JsArg::Json(json!([])),
+                    "items" | "links" | "requests" | "ids" => JsArg::Json(json!([])),
                     _ => JsArg::Json(Value::Null),
                 })
                 .collect();
