@@ -105,8 +105,8 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
 
     /**
      * A dead letter as Laravel's failed-job commands read one. Its payload is the Laravel job's
-     * (or, for an item another framework queued, one naming the connection's handler), with the
-     * dead letter's id under `crawlq.dead`: CrawlqQueue::pushRaw requeues that item when
+     * (for an item another framework queued, one whose `job` is `crawlq: <url>`), with the dead
+     * letter's id under `crawlq.dead`: CrawlqQueue::pushRaw requeues that item when
      * `queue:retry` pushes it back.
      *
      * @param array<string, mixed> $dead
