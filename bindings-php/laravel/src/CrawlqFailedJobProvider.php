@@ -115,12 +115,13 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
     {
         try {
             $request = \Crawlq\request_of_dead_letter($dead);
-            $payload = CrawlqJob::isLaravelRequest($request)
-                ? $request['frameworks']['laravel']
-                : ['displayName' => $request['label'] ?? $dead['url'], 'job' => 'crawlq: ' . ($dead['url'] ?? $dead['host'])];
         } catch (\Crawlq\Exception) {
-            $payload = ['displayName' => $dead['url'] ?? $dead['host'], 'job' => 'crawlq: ' . ($dead['url'] ?? $dead['host'])];
+            $request = null; // a host item, or a request this version cannot read
         }
+        $what = $dead['url'] ?? $dead['host'];
+        $payload = $request !== null && CrawlqJob::isLaravelRequest($request)
+            ? $request['frameworks']['laravel']
+            : ['displayName' => $request['label'] ?? $what, 'job' => "crawlq: {$what}"];
         $payload['crawlq'] = ['dead' => $dead['id'], 'url' => $dead['url']];
         // (the order of Laravel's own rows: queue:failed shows them by position)
         return (object) [
