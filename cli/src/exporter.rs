@@ -628,7 +628,7 @@ pub async fn run(
         }
     });
     // Ctrl-C or SIGTERM (a container stopping) ends the exporter with status 0.
-    crate::serve::until_stopped(&server, worker).await
+    crate::serve::until_stopped(&server, worker, 1).await
 }
 
 #[cfg(test)]

@@ -19,11 +19,12 @@ pub fn header(name: &str, value: &str) -> tiny_http::Header {
     tiny_http::Header::from_bytes(name, value).expect("a valid header")
 }
 
-/// Wait for Ctrl-C or SIGTERM (a container stopping: status 0), or for the thread serving the
-/// requests to end (an error), then unblock the server.
+/// Wait for Ctrl-C or SIGTERM (a container stopping: status 0), or for the `threads` threads
+/// serving the requests (`worker`) to end (an error), then unblock each of them.
 pub async fn until_stopped(
     server: &tiny_http::Server,
     mut worker: tokio::task::JoinHandle<()>,
+    threads: usize,
 ) -> Result<u8, CliError> {
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| CliError::io("installing the SIGTERM handler", e))?;
@@ -35,6 +36,8 @@ pub async fn until_stopped(
             Err(e) => Err(CliError::io("the HTTP server stopped", std::io::Error::other(e))),
         },
     };
-    server.unblock();
+    for _ in 0..threads {
+        server.unblock();
+    }
     ended
 }

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -476,6 +477,41 @@ def test_history_comes_from_prometheus_scraping_the_exporter(redis_url, browser)
         exporter.kill()
         exporter.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_a_page_waiting_on_prometheus_holds_no_other_page(redis_url, shop):
+    """A Prometheus that takes the connection and never answers keeps the queue page waiting
+    (the console reads it for at most 5 s); the console's pages that do not read Prometheus are
+    answered meanwhile."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    silent.settimeout(30)
+    console = Console(redis_url, "--prometheus", f"http://127.0.0.1:{silent.getsockname()[1]}")
+    slow: dict = {}
+
+    def load_queue_page():
+        started = time.monotonic()
+        with urllib.request.urlopen(console.base + "/q/shop?range=1h", timeout=60) as r:
+            slow["status"], slow["body"] = r.status, r.read().decode()
+        slow["took"] = time.monotonic() - started
+
+    waiting = threading.Thread(target=load_queue_page)
+    try:
+        waiting.start()
+        asked, _ = silent.accept()  # the queue page is waiting on Prometheus from here on
+        for path, expected in [("/", "shop"), ("/q/shop/hosts", "shop"), ("/q/shop/dead", "shop")]:
+            status, body, _ = http(console.base + path)
+            assert status == 200 and expected in body, (path, status, body[:300])
+        assert waiting.is_alive(), "the other pages were answered while the queue page waited"
+        waiting.join(60)
+        asked.close()
+        assert slow["status"] == 200 and "Prometheus could not be read" in slow["body"], slow
+        assert slow["took"] >= 4.5, slow["took"]
+    finally:
+        waiting.join(60)
+        console.stop()
+        silent.close()
 
 
 def test_a_redis_that_goes_away_is_an_error_page_until_it_is_back():

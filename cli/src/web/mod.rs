@@ -1088,31 +1088,56 @@ pub async fn run(
     };
     let runtime = tokio::runtime::Handle::current();
     let serving = server.clone();
-    // tiny_http is blocking: requests are served one at a time on a thread of their own, each
-    // page read on the async runtime.
+    // tiny_http is blocking: requests are served by a few threads of their own, each page read
+    // on the async runtime, so that a slow page (a crawl's deletion, a Prometheus that does
+    // not answer) holds one thread and not the console.
     let worker = tokio::task::spawn_blocking(move || {
-        for mut request in serving.incoming_requests() {
-            let parsed = read_request(&mut request);
-            let answer = runtime.block_on(console.handle(&parsed));
-            let mut response = tiny_http::Response::from_string(answer.body)
-                .with_status_code(answer.status)
-                .with_header(crate::serve::header("Content-Type", answer.content_type))
-                .with_header(crate::serve::header("X-Frame-Options", "DENY"))
-                .with_header(crate::serve::header(
-                    "Content-Security-Policy",
-                    "default-src 'self'; style-src 'self'; img-src 'self' data:",
-                ))
-                .with_header(crate::serve::header("Referrer-Policy", "same-origin"));
-            for (name, value) in &answer.headers {
-                response = response.with_header(crate::serve::header(name, value));
+        std::thread::scope(|scope| {
+            for _ in 0..SERVING_THREADS {
+                scope.spawn(|| serve_requests(&serving, &runtime, &console));
             }
-            let _ = request.respond(response);
-        }
+        })
     });
     // Ctrl-C or SIGTERM ends the console with status 0.
-    let ended = crate::serve::until_stopped(&server, worker).await;
+    let ended = crate::serve::until_stopped(&server, worker, SERVING_THREADS).await;
     sampler.abort();
     ended
+}
+
+/// The threads that serve the console's requests: this many pages are answered at once, a
+/// request past them waits for one to end.
+const SERVING_THREADS: usize = 4;
+
+/// One serving thread: answer requests until the server is unblocked. A thread that ends (a
+/// panic included) unblocks the others, so the console stops whole rather than serving on
+/// with fewer threads.
+fn serve_requests(server: &tiny_http::Server, runtime: &tokio::runtime::Handle, console: &Console) {
+    struct StopOthers<'a>(&'a tiny_http::Server);
+    impl Drop for StopOthers<'_> {
+        fn drop(&mut self) {
+            for _ in 1..SERVING_THREADS {
+                self.0.unblock();
+            }
+        }
+    }
+    let _stop_others = StopOthers(server);
+    for mut request in server.incoming_requests() {
+        let parsed = read_request(&mut request);
+        let answer = runtime.block_on(console.handle(&parsed));
+        let mut response = tiny_http::Response::from_string(answer.body)
+            .with_status_code(answer.status)
+            .with_header(crate::serve::header("Content-Type", answer.content_type))
+            .with_header(crate::serve::header("X-Frame-Options", "DENY"))
+            .with_header(crate::serve::header(
+                "Content-Security-Policy",
+                "default-src 'self'; style-src 'self'; img-src 'self' data:",
+            ))
+            .with_header(crate::serve::header("Referrer-Policy", "same-origin"));
+        for (name, value) in &answer.headers {
+            response = response.with_header(crate::serve::header(name, value));
+        }
+        let _ = request.respond(response);
+    }
 }
 
 #[cfg(test)]
