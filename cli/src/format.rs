@@ -15,6 +15,15 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count and its noun: "1 line", "1,200 lines".
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", count(n))
+    }
+}
+
 /// A duration in the largest units that keep it short: "850ms", "12.5s", "3m 12s", "2h 5m",
 /// "3d 4h".
 pub fn duration(d: Duration) -> String {
@@ -66,6 +75,13 @@ pub fn rate(delta: u64, elapsed: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plurals_follow_the_count() {
+        assert_eq!(plural(1, "line"), "1 line");
+        assert_eq!(plural(0, "line"), "0 lines");
+        assert_eq!(plural(1200, "line"), "1,200 lines");
+    }
 
     #[test]
     fn counts_get_thousands_separators() {

@@ -479,6 +479,57 @@ def test_history_comes_from_prometheus_scraping_the_exporter(redis_url, browser)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def test_urls_seeded_from_a_page_report_each_refused_line_by_number(redis_url, browser):
+    """The seed form of a queue page and of a crawl page: lines as `crawlq seed` reads them,
+    the counts and each refused line's number in the message, a bad priority or an oversized
+    form refused with nothing seeded."""
+    q = crawlq.Queue(redis_url, "sown", **OPTIONS)
+    assert q.seed(["https://sown.example/old"]).added == 1
+    assert q.seed(["https://sown.example/c"], crawl="c1").added == 1
+    console = Console(redis_url)
+    try:
+        browser.get(console.base + "/q/sown")
+        lines = "https://a.example/1\n\n# a comment\nftp://bad.example/\nhttps://a.example/1\nexample.org\nhttps://sown.example/old"
+        browser.find_element(By.CSS_SELECTOR, "form.seed textarea").send_keys(lines)
+        browser.find_element(By.CSS_SELECTOR, 'form.seed input[name="priority"]').send_keys("5")
+        browser.execute_script("arguments[0].scrollIntoView()", browser.find_element(By.CSS_SELECTOR, "form.seed"))
+        shot(browser, "seed-form")
+        follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[data-action="seed"]'))
+        assert "Seed 5 lines into queue sown at priority 5?" in text(browser, "#confirm-what")
+        shot(browser, "seed-confirm")
+        follow(browser, browser.find_element(By.ID, "confirm"))
+        assert text(browser, ".flash") == (
+            "seeded 5 lines into queue sown: 2 added, 2 duplicates, 1 invalid (line 4: unsupported_scheme)"
+        )
+        heads = {item["host"]: item["priority"] for item in q.peek(10)}  # (a host's first item)
+        assert heads == {"a.example": 5, "example.org": 5, "sown.example": 0}, heads
+
+        browser.get(console.base + "/q/sown/crawl/c1")
+        browser.find_element(By.CSS_SELECTOR, "form.seed textarea").send_keys("https://b.example/x\nhttps://sown.example/c")
+        follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[data-action="seed"]'))
+        assert "into crawl c1 of sown?" in text(browser, "#confirm-what")
+        follow(browser, browser.find_element(By.ID, "confirm"))
+        assert text(browser, ".flash") == "seeded 2 lines into crawl c1: 1 added, 1 duplicates, 0 invalid"
+        assert q.crawl_stats("c1")["pending"] == 2
+
+        before = q.stats()["seeded_total"]
+        for form, status, said in [
+            ({"urls": "https://c.example/", "priority": "high"}, 400, "a priority is a whole number"),
+            ({"urls": "\n# nothing\n"}, 400, "give one URL or host per line"),
+            ({"urls": "https://c.example/", "crawl": "bad:name"}, 400, "crawl"),
+            ({"urls": "https://c.example/" + "x" * (1024 * 1024)}, 413, "at most 1 MiB"),
+        ]:
+            answer = http(console.base + "/q/sown/action", {"action": "seed", "confirm": "yes", **form})
+            assert answer[0] == status and said in answer[1], (form.get("priority"), answer[0], answer[1][:400])
+        assert q.stats()["seeded_total"] == before, "a refused seed seeds nothing"
+        log = console.log_lines()
+        assert any("action=seed queue=sown: seeded 5 lines" in l for l in log), log
+        assert any("action=seed queue=sown crawl=c1: seeded 2 lines" in l for l in log), log
+        assert any("refused: form over 1 MiB" in l for l in log), log
+    finally:
+        console.stop()
+
+
 def test_a_page_waiting_on_prometheus_holds_no_other_page(redis_url, shop):
     """A Prometheus that takes the connection and never answers keeps the queue page waiting
     (the console reads it for at most 5 s); the console's pages that do not read Prometheus are

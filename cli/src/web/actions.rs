@@ -76,6 +76,25 @@ pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, 
                 "Delete crawl {crawl} of {queue}: its ready, delayed, leased and dead items, counts and limits (its URLs stay seen under its name)? This cannot be undone."
             )
         }
+        "seed" => {
+            let lines = seed_lines(request.field("urls"))?;
+            let priority = priority_value(request.field("priority"))?;
+            let into = if crawl.is_empty() {
+                format!("queue {queue}")
+            } else {
+                crawlq::normalize::check_crawl(crawl)?;
+                format!("crawl {crawl} of {queue}")
+            };
+            let at = if priority == 0 {
+                String::new()
+            } else {
+                format!(" at priority {priority}")
+            };
+            format!(
+                "Seed {} into {into}{at}? Each is normalized and de-duplicated as a worker's seed is: a URL seen before is not queued again, a line refused is reported by its number and the others are seeded.",
+                crate::format::plural(lines.len() as u64, "line")
+            )
+        }
         "pause-queue" => {
             format!("Pause queue {queue}? Leases will hand out nothing until it is resumed.")
         }
@@ -177,6 +196,67 @@ fn rate_value(text: Option<&str>) -> Result<Option<f64>, String> {
     }
 }
 
+/// The lines of a seed form to seed, with their line numbers (from 1): one URL or host per
+/// line, blank lines and lines starting with `#` skipped, as `crawlq seed` reads a file.
+fn seed_lines(text: Option<&str>) -> Result<Vec<(usize, &str)>, String> {
+    let lines: Vec<(usize, &str)> = text
+        .unwrap_or("")
+        .lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'))
+        .collect();
+    if lines.is_empty() {
+        return Err("give one URL or host per line".into());
+    }
+    Ok(lines)
+}
+
+/// A seed's priority: blank for 0, else a whole number the core takes.
+fn priority_value(text: Option<&str>) -> Result<i64, String> {
+    match text.map(str::trim) {
+        None | Some("") => Ok(0),
+        Some(t) => match t.parse::<i64>() {
+            Ok(p) if (-32768..=32767).contains(&p) => Ok(p),
+            _ => Err(format!(
+                "a priority is a whole number from -32768 to 32767, got {t:?}"
+            )),
+        },
+    }
+}
+
+/// What a seed from the console did, for its log line and the page: the counts, then the
+/// first refused lines by number.
+fn seed_outcome(lines: &[(usize, &str)], into: &str, report: &crawlq::SeedReport) -> String {
+    let mut outcome = format!(
+        "seeded {} into {into}: {} added, {} duplicates, {} invalid",
+        crate::format::plural(lines.len() as u64, "line"),
+        report.added,
+        report.duplicates,
+        report.invalid.len()
+    );
+    const SHOWN: usize = 5;
+    let shown: Vec<String> = report
+        .invalid
+        .iter()
+        .take(SHOWN)
+        .map(|bad| {
+            let line = lines.get(bad.index).map_or(0, |(n, _)| *n);
+            format!("line {line}: {}", bad.reason.code())
+        })
+        .collect();
+    if !shown.is_empty() {
+        let more = report.invalid.len().saturating_sub(SHOWN);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        outcome.push_str(&format!(" ({}{more})", shown.join(", ")));
+    }
+    outcome
+}
+
 /// A count of a form (a budget in URLs, a cap in leases), or "none".
 fn count_value(text: Option<&str>, of: &str) -> Result<Option<u64>, String> {
     match text.map(str::trim) {
@@ -237,6 +317,26 @@ pub async fn perform(
                 "deleted crawl {crawl}: {} ready, {} delayed, {} leased, {} dead",
                 gone.ready, gone.delayed, gone.leased, gone.dead
             )
+        }
+        "seed" => {
+            let lines = seed_lines(request.field("urls")).map_err(invalid)?;
+            let priority = priority_value(request.field("priority")).map_err(invalid)?;
+            let items: Vec<crawlq::SeedItem> = lines
+                .iter()
+                .map(|(_, line)| crawlq::SeedItem::from(*line))
+                .collect();
+            let options = crawlq::SeedOptions {
+                priority,
+                crawl: (!crawl.is_empty()).then(|| crawl.to_string()),
+                ..Default::default()
+            };
+            let report = q.seed(&items, &options).await?;
+            let into = if crawl.is_empty() {
+                format!("queue {}", q.name())
+            } else {
+                format!("crawl {crawl}")
+            };
+            seed_outcome(&lines, &into, &report)
         }
         "remove-queue" => {
             let keys = q.remove_queue(false).await?;
@@ -352,5 +452,55 @@ mod tests {
         assert!(rate_value(Some("0")).is_err());
         assert!(rate_value(Some("inf")).is_err());
         assert!(rate_value(None).is_err());
+        assert_eq!(priority_value(Some(" ")), Ok(0));
+        assert_eq!(priority_value(Some("-32768")), Ok(-32768));
+        assert!(priority_value(Some("32768")).is_err());
+        assert!(priority_value(Some("1.5")).is_err());
+    }
+
+    #[test]
+    fn seed_lines_are_read_as_the_cli_reads_a_file_and_refused_ones_named_by_number() {
+        let text = "https://a.example/\r\n\r\n  # a comment\r\n ftp://b.example/ \r\nexample.org";
+        let lines = seed_lines(Some(text)).unwrap();
+        assert_eq!(
+            lines,
+            vec![
+                (1, "https://a.example/"),
+                (4, "ftp://b.example/"),
+                (5, "example.org")
+            ]
+        );
+        assert!(seed_lines(Some("\n# only a comment\n")).is_err());
+        assert!(seed_lines(None).is_err());
+        let invalid = |index: usize| crawlq::InvalidInput {
+            index,
+            input: lines[index].1.to_string(),
+            reason: crawlq::InvalidReason::UnsupportedScheme("ftp".into()),
+        };
+        let report = crawlq::SeedReport {
+            added: 2,
+            duplicates: 0,
+            invalid: vec![invalid(1)],
+            ids: Vec::new(),
+        };
+        assert_eq!(
+            seed_outcome(&lines, "queue q", &report),
+            "seeded 3 lines into queue q: 2 added, 0 duplicates, 1 invalid (line 4: unsupported_scheme)"
+        );
+        let many: Vec<(usize, &str)> = (1..=8).map(|n| (n, "ftp://x/")).collect();
+        let report = crawlq::SeedReport {
+            invalid: (0..8)
+                .map(|index| crawlq::InvalidInput {
+                    index,
+                    input: "ftp://x/".into(),
+                    reason: crawlq::InvalidReason::UnsupportedScheme("ftp".into()),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        assert!(
+            seed_outcome(&many, "crawl c", &report)
+                .ends_with("(line 1: unsupported_scheme, line 2: unsupported_scheme, line 3: unsupported_scheme, line 4: unsupported_scheme, line 5: unsupported_scheme and 3 more)")
+        );
     }
 }

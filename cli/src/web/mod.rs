@@ -97,7 +97,13 @@ struct Request {
     origin: Option<String>,
     host: Option<String>,
     remote: String,
+    /// The body was longer than [`MAX_FORM_BYTES`]: the request is refused, not cut.
+    too_large: bool,
 }
+
+/// The longest form body read (a seed's lines are the long ones); a longer one is refused
+/// whole with 413, so no line of it is dropped unseen.
+const MAX_FORM_BYTES: u64 = 1024 * 1024;
 
 impl Request {
     fn query(&self, name: &str) -> Option<&str> {
@@ -906,6 +912,17 @@ impl Console {
                 "This form was posted from another site.",
             );
         }
+        if request.too_large {
+            log_line(&request.remote, "?", name, "refused: form over 1 MiB");
+            return Response::html(
+                413,
+                pages::message(
+                    &frame,
+                    "Too large",
+                    "A form of at most 1 MiB is read, and this one is longer: nothing was done. Seed long lists with crawlq seed FILE.",
+                ),
+            );
+        }
         let q = match self.queue(name).await {
             Ok(q) => q,
             Err(r) => return r,
@@ -999,8 +1016,16 @@ fn read_request(request: &mut tiny_http::Request) -> Request {
         header("Host"),
     );
     let mut body = Vec::new();
-    let _ = request.as_reader().take(64 * 1024).read_to_end(&mut body);
-    let form = form_urlencoded::parse(&body).into_owned().collect();
+    let _ = request
+        .as_reader()
+        .take(MAX_FORM_BYTES + 1)
+        .read_to_end(&mut body);
+    let too_large = body.len() as u64 > MAX_FORM_BYTES;
+    let form = if too_large {
+        Vec::new()
+    } else {
+        form_urlencoded::parse(&body).into_owned().collect()
+    };
     Request {
         method: request.method().as_str().to_ascii_uppercase(),
         path,
@@ -1011,6 +1036,7 @@ fn read_request(request: &mut tiny_http::Request) -> Request {
         origin,
         host,
         remote: request.remote_addr().map_or("-".into(), |a| a.to_string()),
+        too_large,
     }
 }
 

@@ -163,6 +163,27 @@ fn value_input(
     )
 }
 
+/// The form that seeds URLs typed or pasted in, one per line, into the queue (a crawl named
+/// in the form, or none) or into `crawl`; nothing in read-only mode.
+fn seed_form(frame: &Frame, queue: &str, crawl: Option<&str>, back: &str) -> String {
+    if frame.read_only {
+        return String::new();
+    }
+    let crawl_field = match crawl {
+        Some(crawl) => format!(
+            "<input type=\"hidden\" name=\"crawl\" value=\"{}\">",
+            escape(crawl)
+        ),
+        None => "<input type=\"text\" name=\"crawl\" placeholder=\"crawl (none)\" size=\"14\">"
+            .to_string(),
+    };
+    format!(
+        "<h2>Seed</h2><form class=\"seed\" method=\"post\" action=\"{}/action\"><input type=\"hidden\" name=\"action\" value=\"seed\"><input type=\"hidden\" name=\"back\" value=\"{}\"><textarea name=\"urls\" rows=\"4\" placeholder=\"one URL or host per line (blank lines and # comments skipped)\"></textarea><div class=\"seed-options\">{crawl_field}<input type=\"text\" name=\"priority\" placeholder=\"priority 0\" size=\"10\"><button type=\"submit\" data-action=\"seed\">Seed</button></div></form>",
+        escape(&queue_path(queue)),
+        escape(back)
+    )
+}
+
 fn is_destructive(action: &str) -> bool {
     matches!(
         action,
@@ -507,6 +528,7 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
         count(s.over_budget_total),
         count(s.seen_cache_hits_total)
     );
+    body.push_str(&seed_form(frame, v.name, None, &path));
     layout(frame, v.name, &[(path.clone(), v.name.to_string())], &body)
 }
 
@@ -851,6 +873,7 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
     body.push_str(&chart("Depth", &depth));
     body.push_str(&chart("Throughput per second", &throughput));
     body.push_str("</div>");
+    body.push_str(&seed_form(frame, queue, Some(crawl), &path));
     let queue_path = queue_path(queue);
     layout(
         frame,
