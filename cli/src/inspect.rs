@@ -244,6 +244,20 @@ pub struct PeekArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct LeasedArgs {
+    /// Show at most this many leases.
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Skip this many leases first (paging).
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    /// JSON (snake_case, one object per lease: the item's fields, its crawl, token and
+    /// expires_at; attempt as the worker's lease has it, 1 on the first delivery).
+    #[arg(long)]
+    json: bool,
+}
+
 pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliError> {
     // where each shard lives (a cluster spreads them over its masters)
     let nodes = if q.shard_count().await? > 1 {
@@ -880,6 +894,46 @@ pub async fn peek(q: &Queue<RedisExecutor>, args: PeekArgs) -> Result<u8, CliErr
     if items.is_empty() {
         println!("(nothing ready)");
     }
+    Ok(0)
+}
+
+pub async fn leased(q: &Queue<RedisExecutor>, args: LeasedArgs) -> Result<u8, CliError> {
+    let page = q.leased_items(args.limit, args.offset).await?;
+    if args.json {
+        let leases: Vec<Value> = page
+            .items
+            .iter()
+            .map(|held| {
+                let mut item = json::stored_item_to_json(&held.item, Style::Snake);
+                item["crawl"] = held.item.crawl.clone().into();
+                item["token"] = held.token.into();
+                // numbered as a worker's lease numbers it: 1 on the first delivery
+                item["attempt"] = (held.item.attempt + 1).into();
+                item["expires_at"] = (held.expires_at_ms as f64 / 1000.0).into();
+                item
+            })
+            .collect();
+        println!("{}", Value::Array(leases));
+        return Ok(0);
+    }
+    println!("{:<10} {:>7}  {:<14} item", "id", "attempt", "expires");
+    for held in &page.items {
+        println!(
+            "{:<10} {:>7}  {:<14} {}",
+            held.item.id,
+            held.item.attempt + 1,
+            ago(held.expires_at_ms, page.now_ms),
+            held.item.url.as_deref().unwrap_or(&held.item.host)
+        );
+    }
+    if page.items.is_empty() {
+        println!("(nothing leased on this page)");
+    }
+    println!(
+        "{} of {} leased",
+        count(page.items.len() as u64),
+        count(page.total)
+    );
     Ok(0)
 }
 

@@ -96,6 +96,9 @@ enum Command {
     /// The items the next lease calls would take (one per host), or one host's ready items in
     /// the order its leases take them (--host), without leasing them.
     Peek(inspect::PeekArgs),
+    /// The leases workers hold now, soonest expiry first (an expired one until a lease call
+    /// reclaims it): which items are in flight, for how long yet, and how often they failed.
+    Leased(inspect::LeasedArgs),
     /// Move a foreign queue into a crawlq queue without losing an item: a classic Redis list
     /// (KEY and KEY:processing), a scrapy-redis request queue, Laravel's Redis queue or BullMQ's
     /// waiting jobs (--format).
@@ -154,6 +157,7 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Hosts(command) => inspect::hosts(&open(g, config).await?, command).await,
         Command::Crawls(command) => crawls::run(&open(g, config).await?, command).await,
         Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
+        Command::Leased(args) => inspect::leased(&open(g, config).await?, args).await,
         Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
         Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,
         Command::Web(args) => web::run(&g.redis, &g.queue, config, args).await,

@@ -5,7 +5,9 @@
 mod common;
 
 use common::{RedisServer, shared, unique};
-use crawlq::{Config, DelayAfter, HostPacing, NackOptions, Queue, RedisExecutor, SeedOptions};
+use crawlq::{
+    Config, DelayAfter, HostPacing, LeaseOptions, NackOptions, Queue, RedisExecutor, SeedOptions,
+};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Output, Stdio};
@@ -846,6 +848,63 @@ async fn hosts_pause_resume_and_show() {
             .all(|h| h["host"] != "p.example"),
         "{listed}"
     );
+}
+
+#[tokio::test]
+async fn leased_lists_the_leases_held_soonest_expiry_first() {
+    let name = unique("leased");
+    let q = queue(&name).await;
+    let empty = stdout(&crawlq(&["-q", &name, "leased"]));
+    assert!(
+        empty.contains("(nothing leased on this page)") && empty.contains("0 of 0 leased"),
+        "{empty}"
+    );
+    q.seed(
+        &common::items(&["https://l1.example/a", "https://l2.example/b", "l3.example"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let long = q.lease(2, Duration::ZERO).await.unwrap();
+    let short = q
+        .lease_with(&LeaseOptions {
+            max: 1,
+            wait: Duration::ZERO,
+            ttl: Some(Duration::from_secs(5)),
+        })
+        .await
+        .unwrap();
+    let listed = json_out(&crawlq(&["-q", &name, "leased", "--json"]));
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(listed[0]["id"], short[0].id.as_str(), "the 5 s lease first");
+    assert_eq!(listed[0]["token"], short[0].token);
+    assert_eq!(listed[0]["attempt"], 1, "numbered as the worker's lease");
+    let expires = listed[0]["expires_at"].as_f64().unwrap();
+    assert!(
+        (expires * 1000.0 - short[0].expires_at_ms as f64).abs() < 2.0,
+        "{expires}"
+    );
+    let mut rest: Vec<&str> = listed[1..]
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    rest.sort();
+    let mut held: Vec<&str> = long.iter().map(|l| l.id.as_str()).collect();
+    held.sort();
+    assert_eq!(rest, held);
+    let table = stdout(&crawlq(&[
+        "-q", &name, "leased", "--limit", "1", "--offset", "1",
+    ]));
+    // (the second lease by expiry is one of the two leased for the queue's lease_ttl)
+    let line = table.lines().nth(1).unwrap();
+    let second = long
+        .iter()
+        .find(|l| line.starts_with(&l.id))
+        .expect("a long lease");
+    let item = second.url.clone().unwrap_or_else(|| second.host.clone());
+    assert!(line.contains(" in ") && line.ends_with(&item), "{table}");
+    assert!(table.contains("1 of 3 leased"), "{table}");
 }
 
 #[tokio::test]

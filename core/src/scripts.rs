@@ -182,6 +182,7 @@ scripts! {
     CRAWL_DELETE => ("crawl_delete", "allow-oom"),
     STATS_SHARDS => ("stats_shards", "no-writes,allow-cross-slot-keys", [stats_part: STATS]),
     DEAD_LIST => ("dead_list", "no-writes"),
+    LEASED_LIST => ("leased_list", "no-writes"),
     DEAD_REQUEUE => ("dead_requeue", "allow-oom"),
     DEAD_PURGE => ("dead_purge", "allow-oom"),
     HOST_CONFIG => ("host_config", "allow-oom"),

@@ -242,3 +242,101 @@ async fn a_timed_pause_ends_by_itself_and_a_blocked_lease_takes_work_then() {
         "leased after {waited:?}"
     );
 }
+
+#[tokio::test]
+async fn the_leases_held_are_listed_soonest_expiry_first_with_expired_ones_until_reclaimed() {
+    let config = Config {
+        host_delay: Duration::ZERO,
+        lease_ttl: Duration::from_secs(60),
+        ..common::config()
+    };
+    let q = open("held", config).await;
+    let batch: Vec<SeedItem> = (0..30)
+        .map(|i| format!("https://h{}.example/p{i}", i % 10).into())
+        .collect();
+    q.seed(&batch, &SeedOptions::default()).await.unwrap();
+    let empty = q.leased_items(10, 0).await.unwrap();
+    assert_eq!((empty.total, empty.items.len()), (0, 0));
+    assert!(empty.now_ms > 0, "the Redis clock comes with the page");
+
+    let long = q.lease(5, Duration::ZERO).await.unwrap();
+    let short = q
+        .lease_with(&LeaseOptions {
+            max: 3,
+            wait: Duration::ZERO,
+            ttl: Some(Duration::from_secs(1)),
+        })
+        .await
+        .unwrap();
+    assert_eq!((long.len(), short.len()), (5, 3));
+
+    let page = q.leased_items(100, 0).await.unwrap();
+    assert_eq!((page.total, page.items.len()), (8, 8));
+    let deadlines: Vec<i64> = page.items.iter().map(|l| l.expires_at_ms).collect();
+    assert!(deadlines.is_sorted(), "soonest expiry first: {deadlines:?}");
+    let listed = |leases: &[Lease]| {
+        let mut held: Vec<(String, u64, i64, Option<String>)> = leases
+            .iter()
+            .map(|l| (l.id.clone(), l.token, l.expires_at_ms, l.url.clone()))
+            .collect();
+        held.sort();
+        held
+    };
+    let of_page = |items: &[LeasedItem]| {
+        let mut held: Vec<(String, u64, i64, Option<String>)> = items
+            .iter()
+            .map(|l| {
+                (
+                    l.item.id.clone(),
+                    l.token,
+                    l.expires_at_ms,
+                    l.item.url.clone(),
+                )
+            })
+            .collect();
+        held.sort();
+        held
+    };
+    assert_eq!(
+        of_page(&page.items[..3]),
+        listed(&short),
+        "the 1 s leases first"
+    );
+    assert_eq!(of_page(&page.items[3..]), listed(&long));
+    assert_eq!(
+        page.items[0].item.host,
+        short
+            .iter()
+            .find(|l| l.id == page.items[0].item.id)
+            .unwrap()
+            .host
+    );
+
+    let part = q.leased_items(3, 2).await.unwrap();
+    assert_eq!(part.total, 8);
+    assert_eq!(
+        of_page(&part.items),
+        of_page(&page.items[2..5]),
+        "a page from an offset"
+    );
+    assert_eq!(q.leased_items(0, 0).await.unwrap().total, 8);
+
+    // an answered lease leaves the listing; an expired one stays until a lease call reclaims it
+    assert_eq!(q.ack(&[long[0].handle()]).await.unwrap(), vec![true]);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let page = q.leased_items(100, 0).await.unwrap();
+    assert_eq!(page.total, 7);
+    assert!(!page.items.iter().any(|l| l.item.id == long[0].id));
+    let expired = page
+        .items
+        .iter()
+        .filter(|l| l.expires_at_ms < page.now_ms)
+        .count();
+    assert_eq!(
+        expired, 3,
+        "the 1 s leases are past their deadline, still listed"
+    );
+    q.reclaim(100).await.unwrap();
+    let page = q.leased_items(100, 0).await.unwrap();
+    assert_eq!((page.total, of_page(&page.items)), (4, listed(&long[1..])));
+}

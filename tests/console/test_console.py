@@ -530,6 +530,43 @@ def test_urls_seeded_from_a_page_report_each_refused_line_by_number(redis_url, b
         console.stop()
 
 
+def test_the_leased_page_lists_what_workers_hold_soonest_expiry_first(redis_url, browser):
+    q = crawlq.Queue(redis_url, "held", **OPTIONS)
+    assert q.seed([f"https://h{i}.example/p" for i in range(5)]).added == 5
+    long = q.lease(2, wait=1.0, ttl=60.0)
+    short = q.lease(1, wait=1.0, ttl=0.5)
+    assert len(long) == 2 and len(short) == 1
+    console = Console(redis_url)
+    try:
+        time.sleep(0.8)  # the short lease expires; nothing reclaims it
+        browser.get(console.base + "/q/held")
+        assert "Leased (3)" in text(browser, "#leased-link")
+        follow(browser, browser.find_element(By.ID, "leased-link"))
+        assert number(browser, "#leased-total") == 3
+        assert number(browser, "#leased-expired") == 1
+        rows = browser.find_elements(By.CSS_SELECTOR, "#leased tr[data-id]")
+        assert [r.get_attribute("data-id") for r in rows][0] == short[0].id, "the expired lease first"
+        assert rows[0].get_attribute("class") == "expired" and "ago" in rows[0].text
+        assert {r.get_attribute("data-id") for r in rows[1:]} == {l.id for l in long}
+        by_id = {l.id: l for l in short + long}
+        for row in rows:
+            lease = by_id[row.get_attribute("data-id")]
+            assert lease.url in row.text and lease.host in row.text
+            assert row.find_elements(By.CSS_SELECTOR, "td")[4].text == "1", "the lease's attempt"
+        shot(browser, "leased")
+        reclaimed = q.reclaim()  # (max_attempts 1: the expired lease's item is a dead letter now)
+        assert reclaimed["requeued"] + reclaimed["dead"] == 1, reclaimed
+        browser.refresh()
+        assert number(browser, "#leased-total") == 2
+        assert browser.find_elements(By.ID, "leased-expired") == []
+        q.ack(long)
+        browser.refresh()
+        assert number(browser, "#leased-total") == 0
+        assert browser.find_elements(By.ID, "nothing-leased")
+    finally:
+        console.stop()
+
+
 def test_a_page_waiting_on_prometheus_holds_no_other_page(redis_url, shop):
     """A Prometheus that takes the connection and never answers keeps the queue page waiting
     (the console reads it for at most 5 s); the console's pages that do not read Prometheus are

@@ -34,6 +34,8 @@ const HOSTS_PAGE: usize = 50;
 /// The largest hosts ranked by the hosts page's other orders (slowest, paused, budget).
 const HOST_SCAN: usize = 500;
 const DEAD_PAGE: usize = 100;
+/// Leases per page of the leased listing.
+const LEASED_PAGE: usize = 100;
 /// A host's ready items listed on its page.
 const HOST_ITEMS_PAGE: usize = 50;
 /// Dead letters read to requeue those of one reason.
@@ -425,6 +427,7 @@ impl Console {
             ("GET", ["q", queue, "host", host]) => self.host_page(request, queue, host).await,
             ("GET", ["q", queue, "crawls"]) => self.crawls_page(request, queue).await,
             ("GET", ["q", queue, "crawl", crawl]) => self.crawl_page(request, queue, crawl).await,
+            ("GET", ["q", queue, "leased"]) => self.leased_page(request, queue).await,
             ("GET", ["q", queue, "dead"]) => self.dead_page(request, queue).await,
             ("GET", ["q", queue, "dead", id]) => self.dead_letter_page(request, queue, id).await,
             ("POST", ["q", queue, "action"]) => self.action(request, queue).await,
@@ -806,6 +809,21 @@ impl Console {
         };
         let refresh = request.query("live").map(|_| 10);
         Response::html(200, pages::crawl(&self.frame(request, refresh), &view))
+    }
+
+    async fn leased_page(&self, request: &Request, name: &str) -> Response {
+        let q = match self.queue(name).await {
+            Ok(q) => q,
+            Err(r) => return r,
+        };
+        let offset = request.offset();
+        match q.leased_items(LEASED_PAGE, offset).await {
+            Ok(page) => Response::html(
+                200,
+                pages::leased(&self.frame(request, None), name, &page, offset, LEASED_PAGE),
+            ),
+            Err(e) => self.failed(&e),
+        }
     }
 
     async fn dead_page(&self, request: &Request, name: &str) -> Response {

@@ -4,7 +4,7 @@
 use super::history::{Rates, Sample, Series, chart, escape};
 use crate::format::{ago, clip, count, duration};
 use crawlq::wire::StoredItem;
-use crawlq::{CrawlStats, DeadLetter, HostCounts, HostInfo, Stats};
+use crawlq::{CrawlStats, DeadLetter, HostCounts, HostInfo, LeasedPage, Stats};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -458,8 +458,9 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
     };
     let _ = write!(
         body,
-        " <a href=\"{path}/hosts\">Hosts ({})</a> · <a href=\"{path}/dead\">Dead letters ({})</a>{crawls} · {}</div>",
+        " <a href=\"{path}/hosts\">Hosts ({})</a> · <a href=\"{path}/leased\" id=\"leased-link\">Leased ({})</a> · <a href=\"{path}/dead\">Dead letters ({})</a>{crawls} · {}</div>",
         count(s.hosts),
+        count(s.leased),
         count(s.dead),
         live_link(frame, &path)
     );
@@ -1206,6 +1207,73 @@ pub fn dead(frame: &Frame, v: &DeadView) -> String {
         &[
             (qpath.clone(), v.queue.to_string()),
             (path.clone(), "dead letters".into()),
+        ],
+        &body,
+    )
+}
+
+/// The leases workers hold now ([`crawlq::Queue::leased_items`]), soonest expiry first, from
+/// the `offset`-th on.
+pub fn leased(
+    frame: &Frame,
+    queue: &str,
+    page: &LeasedPage,
+    offset: usize,
+    page_size: usize,
+) -> String {
+    let qpath = queue_path(queue);
+    let path = format!("{qpath}/leased");
+    let expired = page
+        .items
+        .iter()
+        .filter(|l| l.expires_at_ms < page.now_ms)
+        .count();
+    let mut body = format!(
+        "<p><span id=\"leased-total\">{}</span> leases held now, soonest expiry first; {}–{} shown{}. An expired lease is listed until a lease call reclaims it: its worker can still answer it until then.</p>",
+        count(page.total),
+        count(offset as u64 + u64::from(!page.items.is_empty())),
+        count((offset + page.items.len()) as u64),
+        if expired > 0 {
+            format!(", <span id=\"leased-expired\">{expired}</span> of them expired")
+        } else {
+            String::new()
+        }
+    );
+    body.push_str("<table id=\"leased\"><tr><th>id</th><th>url or key</th><th>host</th><th>crawl</th><th class=\"n\">attempt</th><th>expires</th></tr>");
+    for held in &page.items {
+        let item = &held.item;
+        let what = item.url.as_deref().or(item.key.as_deref()).unwrap_or("");
+        let _ = write!(
+            body,
+            "<tr data-id=\"{}\"{}><td><code>{}</code></td><td class=\"url\">{}</td><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            escape(&item.id),
+            if held.expires_at_ms < page.now_ms {
+                " class=\"expired\""
+            } else {
+                ""
+            },
+            escape(&clip(&item.id, 18)),
+            escape(&clip(what, 100)),
+            escape(&host_path(queue, &item.host)),
+            escape(&item.host),
+            escape(item.crawl.as_deref().unwrap_or("")),
+            // numbered as the worker's lease: 1 on the first delivery
+            item.attempt + 1,
+            escape(&ago(held.expires_at_ms, page.now_ms)),
+        );
+    }
+    body.push_str("</table>");
+    if page.items.is_empty() {
+        body.push_str("<p class=\"muted\" id=\"nothing-leased\">Nothing leased on this page.</p>");
+    }
+    let more = ((offset + page.items.len()) as u64) < page.total;
+    body.push_str(&pager(&path, offset, page.items.len(), page_size, more));
+    layout(
+        frame,
+        &format!("Leased in {queue}"),
+        &[
+            (qpath.clone(), queue.to_string()),
+            (path.clone(), "leased".into()),
         ],
         &body,
     )

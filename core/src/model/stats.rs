@@ -289,3 +289,29 @@ pub struct DeadPage {
     pub total: u64,
     pub items: Vec<DeadLetter>,
 }
+
+/// One lease held now ([`crate::Queue::leased_items`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeasedItem {
+    /// The lease's fencing token.
+    pub token: u64,
+    /// When the lease expires, ms since the epoch by the Redis clock. An expired lease stays
+    /// listed (its worker can still answer it) until a lease call reclaims it.
+    pub expires_at_ms: i64,
+    /// The leased record (its `id` is the item's, as its lease and [`crate::Queue::dead`]
+    /// name it); a record that could not be decoded is what could be read of it. Its
+    /// `attempt` counts the failed deliveries before this one: the worker's
+    /// [`crate::Lease::attempt`] is one more.
+    pub item: crate::wire::StoredItem,
+}
+
+/// A page of the leases held now, soonest expiry first ([`crate::Queue::leased_items`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LeasedPage {
+    /// Leases held now in the queue (not only on this page), expired ones not reclaimed yet
+    /// included.
+    pub total: u64,
+    /// The Redis clock when the page was read (ms since the epoch; the first shard's).
+    pub now_ms: i64,
+    pub items: Vec<LeasedItem>,
+}

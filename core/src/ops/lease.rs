@@ -3,6 +3,50 @@
 use super::*;
 
 impl Ops {
+    /// The leases held now, soonest expiry first, `limit` of them from the `offset`-th on:
+    /// the `leased_list` script. Decode with [`Ops::decode_leased_list`].
+    pub fn leased_list(&self, limit: usize, offset: usize) -> ScriptCall {
+        let mut call = self.call(&scripts::LEASED_LIST, 2);
+        call.args.push(offset.to_string().into_bytes());
+        call.args.push(limit.to_string().into_bytes());
+        call
+    }
+
+    /// The reply of [`Ops::leased_list`] (ids as this shard names them).
+    pub fn decode_leased_list(&self, reply: Reply) -> Result<LeasedPage> {
+        let items = reply.array()?;
+        expect_len(&items, 2, "leased_list")?;
+        let (now_ms, total) = (items[0].int()?, items[1].uint()?);
+        let mut page = Vec::new();
+        for triple in items[2..].chunks(3) {
+            let [lease_key, deadline, record] = triple else {
+                return Err(Error::Protocol(
+                    "leased_list reply is not in triples".into(),
+                ));
+            };
+            let lease_key = lease_key.text()?;
+            let (token, id) = lease_key
+                .split_once(':')
+                .and_then(|(token, id)| Some((token.parse::<u64>().ok()?, id)))
+                .ok_or_else(|| Error::Protocol(format!("not a lease key: {lease_key:?}")))?;
+            let bytes = record.data()?;
+            let mut item =
+                wire::decode_record(bytes).unwrap_or_else(|_| wire::salvage_record(bytes));
+            // (the lease key names the item even where its record is missing or cut)
+            item.id = id.to_string();
+            page.push(LeasedItem {
+                token,
+                expires_at_ms: deadline.int()?,
+                item,
+            });
+        }
+        Ok(LeasedPage {
+            total,
+            now_ms,
+            items: page,
+        })
+    }
+
     /// The lease call for up to `max` items with lease time `ttl`.
     pub fn lease(&self, max: usize, ttl: Duration) -> ScriptCall {
         let mut call = self.call(&scripts::LEASE, 9);

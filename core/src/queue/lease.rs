@@ -3,6 +3,74 @@
 use super::*;
 
 impl<E: Executor> Queue<E> {
+    /// The leases workers hold now, soonest expiry first: `limit` of them after the first
+    /// `offset`, with the total. An expired lease is listed until a lease call reclaims it (its
+    /// `expires_at_ms` is then before `now_ms`). Read in calls of 500, so that none holds Redis
+    /// for long; a lease taken or answered between two of them can shift the page (no lease is
+    /// listed twice). For an operator (the web console); a worker has its own leases.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let page = q.leased_items(10, 0).await?;
+    /// for held in &page.items {
+    ///     let left_ms = held.expires_at_ms - page.now_ms;
+    ///     println!("{} {} {left_ms} ms left", held.item.id, held.item.host);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn leased_items(&self, limit: usize, offset: usize) -> Result<LeasedPage> {
+        let layout = self.layout().await?;
+        let pages = self
+            .each_shard(layout, |ops| async move {
+                let (limit, offset) = if layout.count() == 1 {
+                    (limit, offset)
+                } else {
+                    (offset + limit, 0)
+                };
+                let now = std::cell::Cell::new(0);
+                let (items, total) = paged(
+                    offset,
+                    limit,
+                    LEASED_LIST_PER_CALL,
+                    |l: &LeasedItem| format!("{}:{}", l.token, l.item.id),
+                    |want, at| {
+                        let now = &now;
+                        async move {
+                            let reply = self.exec.eval(ops.leased_list(want, at)).await?;
+                            let page = ops.decode_leased_list(reply)?;
+                            now.set(page.now_ms);
+                            Ok((page.items, page.total))
+                        }
+                    },
+                )
+                .await?;
+                Ok(LeasedPage {
+                    total,
+                    now_ms: now.get(),
+                    items,
+                })
+            })
+            .await?;
+        let mut whole = LeasedPage::default();
+        for (s, page) in pages.into_iter().enumerate() {
+            if s == 0 {
+                whole.now_ms = page.now_ms;
+            }
+            whole.total += page.total;
+            whole.items.extend(page.items.into_iter().map(|mut l| {
+                l.item.id = layout.public_id(std::mem::take(&mut l.item.id), s);
+                l
+            }));
+        }
+        if layout.count() > 1 {
+            whole.items.sort_by(|a, b| {
+                (a.expires_at_ms, a.token, &a.item.id).cmp(&(b.expires_at_ms, b.token, &b.item.id))
+            });
+            whole.items = whole.items.into_iter().skip(offset).take(limit).collect();
+        }
+        Ok(whole)
+    }
+
     /// Lease up to `max` items, waiting up to `wait` when nothing is ready.
     pub async fn lease(&self, max: usize, wait: Duration) -> Result<Vec<Lease>> {
         self.lease_with(&LeaseOptions {

@@ -194,6 +194,8 @@ const PURGE_PER_CALL: usize = 500;
 const PEEK_PER_CALL: usize = 250;
 /// Dead letters one call of a `dead` listing reads.
 const DEAD_LIST_PER_CALL: usize = 500;
+/// Leases per `leased_list` call (each reads its record).
+const LEASED_LIST_PER_CALL: usize = 500;
 /// The longest blocking wait a lease call accepts.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 /// How often [`Queue::wait_host_turn`] asks again for a host at its in-flight limit or paused.
