@@ -1077,6 +1077,22 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(masters: usize, replicas: usize) -> Cluster {
+        // Test binaries run side by side, and another process's node can take a port between
+        // this one's check that it is free and its node's start, so that the cluster cannot be
+        // made: its nodes are stopped and a new set is started on other ports.
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            match Cluster::try_start(masters, replicas) {
+                Ok(cluster) => return cluster,
+                Err(why) => failures.push(why),
+            }
+        }
+        panic!("no cluster in 3 tries:\n{}", failures.join("\n"));
+    }
+
+    /// One try at [`Cluster::start`]: the nodes, or why `redis-cli --cluster create` failed
+    /// (its nodes are stopped then).
+    fn try_start(masters: usize, replicas: usize) -> Result<Cluster, String> {
         let mut nodes = Vec::new();
         // Clusters started by tests of one process at once get port ranges and folders of their
         // own: two that tried the same free port would both see the other's node as their own.
@@ -1125,14 +1141,18 @@ impl Cluster {
             .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .output()
             .expect("redis-cli");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        if !out.status.success() {
+            // (the nodes are stopped as they are dropped here)
+            return Err(format!(
+                "redis-cli --cluster create {}: {}{}",
+                addrs.join(" "),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
         let cluster = Cluster { nodes };
         cluster.wait_ok();
-        cluster
+        Ok(cluster)
     }
 
     /// Until every running node says `cluster_state:ok` and knows every slot.
