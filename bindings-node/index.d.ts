@@ -337,6 +337,18 @@ export interface DeadLetter {
   raw: string | null
 }
 
+/** A lease a worker holds now (`leasedItems`), as its `Lease` shows it, without `leasedAt`. */
+export type LeasedItem = Omit<Lease, 'leasedAt'>
+
+/** The leases held now (`leasedItems`), soonest expiry first. */
+export interface LeasedPage {
+  /** Leases held in the queue (not only on this page), expired ones not reclaimed yet included. */
+  total: number
+  /** The Redis clock when the page was read (ms): an item whose `expiresAt` is before it expired. */
+  now: number
+  items: LeasedItem[]
+}
+
 /** A named crawl's counts (`crawlStats`), exact. */
 export interface CrawlStats {
   pending: number
@@ -593,6 +605,11 @@ export declare class Queue {
    * dead letter: unknown, requeued or purged). One round trip per shard the ids name.
    */
   deadLetters(ids: string[]): Promise<Array<DeadLetter | null>>
+  /**
+   * The leases workers hold now, soonest expiry first (an expired one until a lease call
+   * reclaims it), `limit` (default 100) from the `offset`-th on, with their total.
+   */
+  leasedItems(options?: { limit?: number; offset?: number }): Promise<LeasedPage>
   /** Queue dead letters again (the given ids, or all); resolves with how many. */
   requeueDead(ids?: string[]): Promise<number>
   /**

@@ -337,6 +337,18 @@ export interface DeadLetter {
   raw: string | null
 }
 
+/** A lease a worker holds now (`leasedItems`), as its `Lease` shows it, without `leasedAt`. */
+export type LeasedItem = Omit<Lease, 'leasedAt'>
+
+/** The leases held now (`leasedItems`), soonest expiry first. */
+export interface LeasedPage {
+  /** Leases held in the queue (not only on this page), expired ones not reclaimed yet included. */
+  total: number
+  /** The Redis clock when the page was read (ms): an item whose `expiresAt` is before it expired. */
+  now: number
+  items: LeasedItem[]
+}
+
 /** A named crawl's counts (`crawlStats`), exact. */
 export interface CrawlStats {
   pending: number

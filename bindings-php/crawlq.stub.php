@@ -182,6 +182,16 @@ final class Queue
     public function dead(int $limit = 100, int $offset = 0): mixed {}
 
     /**
+     * The leases workers hold now, soonest expiry first (an expired one until a lease call
+     * reclaims it), $limit of them from the $offset-th on, with their total.
+     *
+     * @return array{total: int, now: float, items: list<array{id: string, url: string|null, host: string,
+     *     key: string|null, payload: mixed, priority: int, attempt: int, token: int, expires_at: float,
+     *     enqueued_at: float, last_error: string|null, crawl: string|null}>}
+     */
+    public function leasedItems(int $limit = 100, int $offset = 0): mixed {}
+
+    /**
      * The dead letters with these ids, in the order given (null for an id that is not a dead
      * letter: unknown, requeued or purged). One round trip per shard the ids name.
      *

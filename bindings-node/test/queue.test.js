@@ -122,6 +122,26 @@ test('ackAndLease acks and takes the next items in one script call', async () =>
   await assert.rejects(q.ackAndLease('http://a.com/1'), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
 })
 
+test('leasedItems lists what workers hold, soonest expiry first, expired ones until reclaimed', async () => {
+  const q = await open({ fixedClock: T0, leaseTtlMs: 60_000, hostDelayMs: 0 })
+  assert.deepEqual(await q.leasedItems(), { total: 0, now: T0, items: [] })
+  await q.seed(['http://a.com/1', 'http://b.com/1', 'http://c.com/1'])
+  const long = await q.lease({ max: 2, waitMs: 0 })
+  const [short] = await q.lease({ waitMs: 0, ttlMs: 5_000 })
+  const page = await q.leasedItems()
+  assert.deepEqual([page.total, page.now, page.items.length], [3, T0, 3])
+  const { leasedAt, ...asListed } = short
+  assert.deepEqual(page.items[0], asListed, 'the 5 s lease first, as its Lease shows it')
+  assert.deepEqual(page.items.slice(1).map(i => i.id).sort(), long.map(l => l.id).sort())
+  assert.deepEqual((await q.leasedItems({ limit: 1, offset: 1 })).items, [page.items[1]])
+  q._setFixedClock(T0 + 5_001)
+  const later = await q.leasedItems()
+  assert.ok(later.total === 3 && later.items[0].expiresAt < later.now, 'expired, listed until reclaimed')
+  await q.ack(long)
+  assert.deepEqual((await q.leasedItems()).items.map(i => i.id), [short.id])
+  await assert.rejects(q.leasedItems({ limit: -1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+})
+
 test('nack retries with backoff, then dead letters can be listed, requeued and purged', async () => {
   const q = await open({ fixedClock: T0, maxAttempts: 2, backoff: 'fixed', backoffBaseMs: 30_000, backoffJitter: 0 })
   await q.seed(['http://n.com/1', 'http://n.com/2'])

@@ -604,6 +604,25 @@ impl Queue {
         )))
     }
 
+    /// The leases workers hold now, soonest expiry first (an expired one until a lease call
+    /// reclaims it), `$limit` of them from the `$offset`-th on: an array with total, now and
+    /// items (each as its lease shows it, without leased_at).
+    #[php(defaults(limit = 100, offset = 0))]
+    pub fn leased_items(&self, limit: i64, offset: i64) -> PhpResult<Zval> {
+        if limit < 0 || offset < 0 {
+            return Err(throw(crawlq::Error::InvalidArgument(
+                "limit and offset must not be negative".into(),
+            )));
+        }
+        let page = runtime::block_on(
+            self.handle
+                .queue()?
+                .leased_items(limit as usize, offset as usize),
+        )
+        .map_err(throw)?;
+        Ok(zval_of(&json::leased_page_to_json(&page, Style::Snake)))
+    }
+
     /// The dead letters with these ids, in the order given (null for an id that is not a dead
     /// letter: unknown, requeued or purged).
     pub fn dead_letters(&self, ids: Vec<Text>) -> PhpResult<Zval> {

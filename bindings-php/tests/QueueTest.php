@@ -124,6 +124,33 @@ final class QueueTest extends TestCase
         $q->ackAndLease('http://a.com/1');
     }
 
+    public function testLeasedItemsListWhatWorkersHoldSoonestExpiryFirst(): void
+    {
+        $q = $this->open(['fixed_clock' => T0 / 1000, 'lease_ttl' => 60, 'host_delay' => 0]);
+        $this->assertSame(['total' => 0, 'now' => T0 / 1000.0, 'items' => []], $q->leasedItems());
+        $q->seed(['http://a.com/1', 'http://b.com/1', 'http://c.com/1']);
+        $long = $q->lease(2, 0.0);
+        [$short] = $q->lease(1, 0.0, 5.0);
+        $page = $q->leasedItems();
+        $this->assertSame([3, T0 / 1000.0, 3], [$page['total'], $page['now'], count($page['items'])]);
+        $first = $page['items'][0];
+        $this->assertSame([$short->id, $short->url, $short->token, $short->expiresAt, 1, null],
+            [$first['id'], $first['url'], $first['token'], $first['expires_at'], $first['attempt'], $first['crawl']]);
+        $rest = array_map(fn ($i) => $i['id'], array_slice($page['items'], 1));
+        $held = array_map(fn ($l) => $l->id, $long);
+        sort($rest);
+        sort($held);
+        $this->assertSame($held, $rest);
+        $this->assertSame([$page['items'][1]], $q->leasedItems(1, 1)['items']);
+        $q->_setFixedClock(T0 + 5_001);
+        $later = $q->leasedItems();
+        $this->assertTrue($later['total'] === 3 && $later['items'][0]['expires_at'] < $later['now']);
+        $q->ack($long);
+        $this->assertSame([$short->id], array_map(fn ($i) => $i['id'], $q->leasedItems()['items']));
+        $this->expectException(\Crawlq\InvalidArgumentException::class);
+        $q->leasedItems(-1);
+    }
+
     public function testNackBackoffAndDeadLetters(): void
     {
         $q = $this->open(['fixed_clock' => T0 / 1000, 'max_attempts' => 2, 'backoff' => 'fixed', 'backoff_base' => 30, 'backoff_jitter' => 0]);

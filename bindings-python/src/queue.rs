@@ -390,6 +390,20 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// The leases workers hold now, soonest expiry first (an expired one until a lease
+            /// call reclaims it), `limit` of them from the `offset`-th on, with their total:
+            /// `{"total", "now", "items"}`, each item as its lease shows it (no `leased_at`).
+            #[pyo3(signature = (limit = Int(100), offset = Int(0)), text_signature = "($self, /, limit=100, offset=0)")]
+            fn leased_items(&self, py: Python<'_>, limit: Int, offset: Int) -> PyResult<Py<PyAny>> {
+                let (limit, offset) = (crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    move |q| async move { q.leased_items(limit, offset).await },
+                    Box::new(|py, page: crawlq::LeasedPage| json_out(py, json::leased_page_to_json(&page, Style::Snake))),
+                )
+            }
+
             /// The dead letters with these ids, in the order given (None for an id that is not
             /// a dead letter: unknown, requeued or purged).
             fn dead_letters(&self, py: Python<'_>, ids: Vec<Text>) -> PyResult<Py<PyAny>> {

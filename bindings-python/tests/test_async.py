@@ -78,6 +78,7 @@ def test_every_operation(redis_server: RedisServer, name: str) -> None:
         dead = await aq.dead()
         assert dead[0]["last_error"] == "gone"
         assert await aq.dead_letters([dead[0]["id"], "nope"]) == [dead[0], None]
+        assert (await aq.leased_items())["total"] == 0
         assert await aq.requeue_dead() == 1
         assert await aq.dead_letters([dead[0]["id"]]) == [None], "requeued: not a dead letter now"
         assert [p["url"] for p in await aq.peek()] == ["http://a.com/2", "http://b.com/1"]

@@ -110,6 +110,30 @@ def test_ack_and_lease_takes_the_next_in_one_call(private_redis: RedisServer, na
         q.ack_and_lease("http://a.com/1")  # type: ignore[call-overload]
 
 
+def test_leased_items_list_what_workers_hold_soonest_expiry_first(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, lease_ttl=60, host_delay=0)
+    assert q.leased_items() == {"total": 0, "now": T0 / 1000, "items": []}
+    q.seed(["http://a.com/1", "http://b.com/1", "http://c.com/1"])
+    long = q.lease(2, wait=0)
+    short = q.lease(1, wait=0, ttl=5)
+    page = q.leased_items()
+    assert (page["total"], page["now"], len(page["items"])) == (3, T0 / 1000, 3)
+    first = page["items"][0]
+    assert (first["id"], first["url"], first["host"], first["token"], first["expires_at"]) == (
+        short[0].id, short[0].url, short[0].host, short[0].token, short[0].expires_at), "the 5 s lease first"
+    assert (first["attempt"], first["crawl"], first["enqueued_at"]) == (1, None, short[0].enqueued_at)
+    assert sorted(i["id"] for i in page["items"][1:]) == sorted(lease.id for lease in long)
+    assert q.leased_items(limit=1, offset=1)["items"] == [page["items"][1]]
+    assert q.leased_items(limit=0)["total"] == 3
+    q._set_fixed_clock(T0 + 5_001)  # the short lease expired; nothing has reclaimed it yet
+    page = q.leased_items()
+    assert page["total"] == 3 and page["items"][0]["expires_at"] < page["now"]
+    q.ack(long)
+    assert [i["id"] for i in q.leased_items()["items"]] == [short[0].id]
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.leased_items(limit=-1)
+
+
 def test_nack_retry_backoff_and_dead_letters(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, fixed_clock=T0 / 1000, max_attempts=2, backoff="fixed",
                      backoff_base=30, backoff_jitter=0)

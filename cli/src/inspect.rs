@@ -252,8 +252,8 @@ pub struct LeasedArgs {
     /// Skip this many leases first (paging).
     #[arg(long, default_value_t = 0)]
     offset: usize,
-    /// JSON (snake_case, one object per lease: the item's fields, its crawl, token and
-    /// expires_at; attempt as the worker's lease has it, 1 on the first delivery).
+    /// JSON (snake_case, one object per lease, as a worker's lease shows it: attempt 1 on the
+    /// first delivery, its token and expires_at).
     #[arg(long)]
     json: bool,
 }
@@ -903,15 +903,7 @@ pub async fn leased(q: &Queue<RedisExecutor>, args: LeasedArgs) -> Result<u8, Cl
         let leases: Vec<Value> = page
             .items
             .iter()
-            .map(|held| {
-                let mut item = json::stored_item_to_json(&held.item, Style::Snake);
-                item["crawl"] = held.item.crawl.clone().into();
-                item["token"] = held.token.into();
-                // numbered as a worker's lease numbers it: 1 on the first delivery
-                item["attempt"] = (held.item.attempt + 1).into();
-                item["expires_at"] = (held.expires_at_ms as f64 / 1000.0).into();
-                item
-            })
+            .map(|held| json::leased_item_to_json(held, Style::Snake))
             .collect();
         println!("{}", Value::Array(leases));
         return Ok(0);

@@ -148,11 +148,17 @@ fn the_scripts_key_names_are_the_crates_and_the_protocols() {
 /// (`crawlq::binding::defaults`, which the JavaScript bindings and the CLI use directly).
 #[test]
 fn python_and_php_signatures_default_to_the_cores_limits() {
-    use crawlq::binding::defaults::{DEAD_PAGE, HOSTS_PAGE, PEEK_LIMIT, RECLAIM_LIMIT};
+    use crawlq::binding::defaults::{
+        DEAD_PAGE, HOSTS_PAGE, LEASED_PAGE, PEEK_LIMIT, RECLAIM_LIMIT,
+    };
     let pyi = read("bindings-python/python/crawlq/__init__.pyi");
     for (method, default) in [
         ("def reclaim(self, limit: int = {}", RECLAIM_LIMIT),
         ("def dead(self, limit: int = {}, offset: int = 0", DEAD_PAGE),
+        (
+            "def leased_items(self, limit: int = {}, offset: int = 0",
+            LEASED_PAGE,
+        ),
         (
             "def list_hosts(self, cursor: Optional[str] = None, limit: int = {}",
             HOSTS_PAGE,
@@ -167,6 +173,10 @@ fn python_and_php_signatures_default_to_the_cores_limits() {
     for (method, default) in [
         ("function reclaim(int $limit = {})", RECLAIM_LIMIT),
         ("function dead(int $limit = {}, int $offset = 0)", DEAD_PAGE),
+        (
+            "function leasedItems(int $limit = {}, int $offset = 0)",
+            LEASED_PAGE,
+        ),
         (
             "function listHosts(?string $cursor = null, int $limit = {})",
             HOSTS_PAGE,

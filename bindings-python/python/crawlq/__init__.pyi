@@ -148,6 +148,31 @@ class DeadLetter(TypedDict):
     raw: Optional[str]
     """The stored record, when it could not be decoded (the other fields are what could be read)."""
 
+class LeasedItem(TypedDict):
+    """A lease a worker holds now (``leased_items``), with the fields its ``Lease`` has but
+    ``leased_at``."""
+    id: str
+    url: Optional[str]
+    host: str
+    key: Optional[str]
+    payload: JSON
+    priority: int
+    attempt: int
+    """1 on the first delivery, as the worker's lease has it."""
+    token: int
+    expires_at: float
+    enqueued_at: float
+    last_error: Optional[str]
+    crawl: Optional[str]
+
+class LeasedPage(TypedDict):
+    """The leases held now (``leased_items``), soonest expiry first."""
+    total: int
+    """Leases held in the queue (not only on this page), expired ones not reclaimed yet included."""
+    now: float
+    """The Redis clock when the page was read: an item whose ``expires_at`` is before it expired."""
+    items: list[LeasedItem]
+
 class CrawlStats(TypedDict):
     """A named crawl's counts (``crawl_stats``), exact."""
     pending: int
@@ -515,6 +540,10 @@ class Queue:
     def reclaim(self, limit: int = 1000) -> ReclaimReport: ...
     def stats(self) -> Stats: ...
     def dead(self, limit: int = 100, offset: int = 0) -> list[DeadLetter]: ...
+    def leased_items(self, limit: int = 100, offset: int = 0) -> LeasedPage:
+        """The leases workers hold now, soonest expiry first (an expired one until a lease call
+        reclaims it), ``limit`` of them from the ``offset``-th on, with their total: what is in
+        flight, for an operator."""
     def dead_letters(self, ids: Sequence[str]) -> list[Optional[DeadLetter]]:
         """The dead letters with these ids, in the order given (None for an id that is not a
         dead letter: unknown, requeued or purged). One round trip per shard the ids name."""
@@ -768,6 +797,7 @@ class AsyncQueue:
     async def reclaim(self, limit: int = 1000) -> ReclaimReport: ...
     async def stats(self) -> Stats: ...
     async def dead(self, limit: int = 100, offset: int = 0) -> list[DeadLetter]: ...
+    async def leased_items(self, limit: int = 100, offset: int = 0) -> LeasedPage: ...
     async def dead_letters(self, ids: Sequence[str]) -> list[Optional[DeadLetter]]: ...
     async def requeue_dead(self, ids: Optional[Sequence[str]] = None) -> int: ...
     async def extend_held(self) -> int: ...

@@ -11,6 +11,8 @@
 pub const RECLAIM_LIMIT: usize = 1000;
 /// `dead()`: dead letters per page.
 pub const DEAD_PAGE: usize = 100;
+/// `leased_items()`: leases per page.
+pub const LEASED_PAGE: usize = 100;
 /// `list_hosts()`: hosts per page.
 pub const HOSTS_PAGE: usize = 100;
 /// `peek()`: the most items shown.

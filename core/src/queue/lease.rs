@@ -27,7 +27,8 @@ impl<E: Executor> Queue<E> {
                 } else {
                     (offset + limit, 0)
                 };
-                let now = std::cell::Cell::new(0);
+                // (the Redis clock of the shard's last call; atomic, as the future is Send)
+                let now = std::sync::atomic::AtomicI64::new(0);
                 let (items, total) = paged(
                     offset,
                     limit,
@@ -38,7 +39,7 @@ impl<E: Executor> Queue<E> {
                         async move {
                             let reply = self.exec.eval(ops.leased_list(want, at)).await?;
                             let page = ops.decode_leased_list(reply)?;
-                            now.set(page.now_ms);
+                            now.store(page.now_ms, std::sync::atomic::Ordering::Relaxed);
                             Ok((page.items, page.total))
                         }
                     },
@@ -46,7 +47,7 @@ impl<E: Executor> Queue<E> {
                 .await?;
                 Ok(LeasedPage {
                     total,
-                    now_ms: now.get(),
+                    now_ms: now.load(std::sync::atomic::Ordering::Relaxed),
                     items,
                 })
             })

@@ -57,6 +57,10 @@ pub enum JsCall {
     DeadLetters {
         ids: Vec<String>,
     },
+    LeasedItems {
+        limit: usize,
+        offset: usize,
+    },
     RequeueDead {
         ids: Option<Vec<String>>,
     },
@@ -339,6 +343,13 @@ impl JsCall {
                     .ids(0)?
                     .ok_or_else(|| ArgError::Type("ids must be an array of strings".into()))?,
             },
+            "leasedItems" => {
+                let [limit, offset] = j::counts_from_json(
+                    a.json(0),
+                    &[("limit", defaults::LEASED_PAGE), ("offset", 0)],
+                )?;
+                JsCall::LeasedItems { limit, offset }
+            }
             "requeueDead" => JsCall::RequeueDead { ids: a.ids(0)? },
             "purgeDead" => JsCall::PurgeDead { ids: a.ids(0)? },
             "isFinished" => JsCall::IsFinished,
@@ -528,6 +539,9 @@ impl JsCall {
                     })
                     .collect(),
             ),
+            JsCall::LeasedItems { limit, offset } => {
+                j::leased_page_to_json(&q.leased_items(limit, offset).await?, camel)
+            }
             JsCall::RequeueDead { ids } => json!(q.requeue_dead(ids.as_deref()).await?),
             JsCall::PurgeDead { ids } => json!(calls::purge_dead(q, ids.as_deref()).await?),
             JsCall::IsFinished => json!(q.is_finished().await?),

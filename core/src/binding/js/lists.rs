@@ -63,6 +63,9 @@ macro_rules! js_queue_methods {
             dead_letters "deadLetters" (ids) "ids: string[]" "Promise<Array<DeadLetter | null>>"
                 "The dead letters with these ids, in the order given (`null` for an id that is not a"
                 "dead letter: unknown, requeued or purged). One round trip per shard the ids name.";
+            leased_items "leasedItems" (options) "options?: { limit?: number; offset?: number }" "Promise<LeasedPage>"
+                "The leases workers hold now, soonest expiry first (an expired one until a lease call"
+                "reclaims it), `limit` (default 100) from the `offset`-th on, with their total.";
             requeue_dead "requeueDead" (ids) "ids?: string[]" "Promise<number>"
                 "Queue dead letters again (the given ids, or all); resolves with how many.";
             purge_dead "purgeDead" (ids) "ids?: string[]" "Promise<number>"

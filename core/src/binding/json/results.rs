@@ -123,6 +123,55 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
         .done()
 }
 
+/// One lease held now, as a lease shows it: id, url, host, key, payload, priority, attempt (1
+/// on the first delivery), token, expires_at, enqueued_at, last_error, crawl (no leased_at:
+/// the queue does not keep it).
+pub fn leased_item_to_json(held: &LeasedItem, style: Style) -> Value {
+    let item = &held.item;
+    Out::new(style)
+        .value("id", item.id.clone())
+        .value("url", item.url.clone())
+        .value("host", item.host.clone())
+        .value("key", item.key.clone())
+        .value("payload", item.payload.clone().unwrap_or(Value::Null))
+        .value("priority", item.priority)
+        .value("attempt", item.attempt + 1)
+        .value("token", held.token)
+        .timestamp("expires_at", Some(held.expires_at_ms))
+        .timestamp("enqueued_at", Some(item.ts))
+        .value("last_error", item.last_error.clone())
+        .value("crawl", item.crawl.clone())
+        .done()
+}
+
+/// A page of the leases held now ([`crate::Queue::leased_items`]): total, now (the Redis
+/// clock), items (soonest expiry first).
+///
+/// ```
+/// use crawlq::{LeasedItem, LeasedPage, Style, wire::StoredItem};
+/// let item = StoredItem {
+///     id: "7".into(), ts: 1_000, host: "a.com".into(), priority: 0, attempt: 0, crawl: None,
+///     url: Some("http://a.com/".into()), key: None, last_error: None, payload: None,
+/// };
+/// let page = LeasedPage { total: 1, now_ms: 5_000, items: vec![LeasedItem { token: 9, expires_at_ms: 4_000, item }] };
+/// let v = crawlq::binding::json::leased_page_to_json(&page, Style::Camel);
+/// assert_eq!((v["now"].as_i64(), v["items"][0]["attempt"].as_u64()), (Some(5_000), Some(1)));
+/// assert_eq!(v["items"][0]["expiresAt"], 4_000);
+/// ```
+pub fn leased_page_to_json(page: &LeasedPage, style: Style) -> Value {
+    Out::new(style)
+        .value("total", page.total)
+        .timestamp("now", Some(page.now_ms))
+        .value(
+            "items",
+            page.items
+                .iter()
+                .map(|l| leased_item_to_json(l, style))
+                .collect::<Vec<_>>(),
+        )
+        .done()
+}
+
 /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total, and
 /// its limits: cap (null: none), paused, held_hosts, weight, rate (null: none), host_budget
 /// (null: none).
