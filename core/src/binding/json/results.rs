@@ -128,20 +128,26 @@ pub fn dead_page_to_json(page: &DeadPage, style: Style) -> Value {
 /// the queue does not keep it).
 pub fn leased_item_to_json(held: &LeasedItem, style: Style) -> Value {
     let item = &held.item;
-    Out::new(style)
-        .value("id", item.id.clone())
-        .value("url", item.url.clone())
-        .value("host", item.host.clone())
-        .value("key", item.key.clone())
-        .value("payload", item.payload.clone().unwrap_or(Value::Null))
-        .value("priority", item.priority)
-        .value("attempt", item.attempt + 1)
-        .value("token", held.token)
-        .timestamp("expires_at", Some(held.expires_at_ms))
-        .timestamp("enqueued_at", Some(item.ts))
-        .value("last_error", item.last_error.clone())
-        .value("crawl", item.crawl.clone())
-        .done()
+    let lease = Lease {
+        id: item.id.clone(),
+        url: item.url.clone(),
+        host: item.host.clone(),
+        key: item.key.clone(),
+        crawl: item.crawl.clone(),
+        payload: item.payload.clone(),
+        priority: item.priority,
+        attempt: item.attempt + 1,
+        token: held.token,
+        leased_at_ms: 0,
+        expires_at_ms: held.expires_at_ms,
+        enqueued_at_ms: item.ts,
+        last_error: item.last_error.clone(),
+    };
+    let mut v = lease_to_json(&lease, style);
+    if let Value::Object(fields) = &mut v {
+        fields.remove(&field_name("leased_at", false, style));
+    }
+    v
 }
 
 /// A page of the leases held now ([`crate::Queue::leased_items`]): total, now (the Redis
