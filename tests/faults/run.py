@@ -550,9 +550,11 @@ def scenario(name: str, server_args: list[str], fault: Callable[[Run, dict], Non
                     break
                 # nothing queued or leased, and pages never found: links of answered pages lost
                 check(not crawl, f"the crawl found every page ({stats['done'] + stats['dead']} of {len(urls)} done or dead)")
-                # Redis lost seeds with its writes: seed again (idempotent), as a crawler would
+                # Redis lost seeds with its writes: seed again (idempotent), as a crawler would,
+                # with the shard count: a home that lost its `shards` field would otherwise be
+                # made a queue of one shard, out of sight of the workers' 8 shards
                 run.figures["reseeded"] = run.figures.get("reseeded", 0) + 1
-                seed_all(url, run.queue, seeds, deadline)
+                seed_all(url, run.queue, seeds, deadline, run.shards)
             if time.monotonic() > deadline:
                 raise SystemExit(f"FAILED: {name} did not drain: {stats}")
             time.sleep(0.2)
@@ -709,6 +711,9 @@ def fail_over_home(run: Run, servers: dict) -> None:
     wait_progress(run, 0.3)
     home = cluster.master_of("crawlq:{" + run.queue + "}:wake")
     replica = cluster.replica_of(home)
+    # what the replica held when its master died: a run that loses writes then says how many
+    run.figures["home_keys"] = home.client().dbsize()
+    run.figures["replica_keys"] = replica.client().dbsize()
     home.kill9()
     deadline = time.monotonic() + 30
     while True:
@@ -724,6 +729,7 @@ def fail_over_home(run: Run, servers: dict) -> None:
                              f"{replica.client().execute_command('CLUSTER', 'INFO')[:120]}")
         time.sleep(0.1)
     run.figures["failovers"] = 1
+    run.figures["promoted_keys"] = replica.client().dbsize()
     run.figures["failover_s"] = round(30 - (deadline - time.monotonic()), 1)
 
 
