@@ -10,7 +10,9 @@ use crate::keys::Keys;
 use crate::model::LeaseHandle;
 use crate::normalize::shard_of;
 use crate::ops::{CallState, Ops};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// How a queue of several shards names their hash tags (docs/PROTOCOL.md section 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +28,48 @@ pub enum ShardTags {
 pub struct Layout {
     shards: Vec<Ops>,
     tags: ShardTags,
+}
+
+/// The seen epoch each shard's last seed reply carried (docs/PROTOCOL.md, `seed`). An epoch
+/// that moves says the shard was removed and made again, forgot seen URLs, or that its server
+/// restarted or failed over and may have lost writes: the queue's home (on its own slot) may
+/// have lost its shard count with them, so a client that adds items confirms it again
+/// ([`crate::Queue`] writes its count back before its next addition).
+///
+/// ```
+/// let watch = crawlq::shards::EpochWatch::default();
+/// watch.note(0, Some("1:0:a"));
+/// assert!(!watch.take_moved(), "a first epoch is no move");
+/// watch.note(0, Some("1:0:b"));
+/// assert!(watch.take_moved() && !watch.take_moved());
+/// ```
+#[derive(Debug, Default)]
+pub struct EpochWatch {
+    last: Mutex<HashMap<usize, String>>,
+    moved: AtomicBool,
+}
+
+impl EpochWatch {
+    /// Note the epoch a reply of `shard` carried (`None`: a reply without one).
+    pub fn note(&self, shard: usize, epoch: Option<&str>) {
+        let Some(epoch) = epoch else { return };
+        let mut last = self.last.lock().expect("epoch watch");
+        match last.get_mut(&shard) {
+            Some(known) if known == epoch => {}
+            Some(known) => {
+                *known = epoch.to_string();
+                self.moved.store(true, Ordering::Release);
+            }
+            None => {
+                last.insert(shard, epoch.to_string());
+            }
+        }
+    }
+
+    /// Whether an epoch moved since the last call.
+    pub fn take_moved(&self) -> bool {
+        self.moved.swap(false, Ordering::AcqRel)
+    }
 }
 
 /// Items of one call that belong to one shard: their positions in the caller's list, and

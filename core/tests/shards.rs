@@ -1138,3 +1138,88 @@ async fn a_seed_that_fails_in_one_shard_says_which_and_what_the_others_applied()
     );
     check_invariants(&url, &q).await;
 }
+
+/// A restart (or a failover) that lost the home's writes lost the shard count kept there: a
+/// client that adds items writes its count back once a seed reply's seen epoch says the server
+/// changed, so a client opened afterwards (asking no count) finds the shards and their items.
+/// If another client made the queue again with another count meanwhile, the addition fails
+/// with CONFIG rather than go on into shards nobody else looks at.
+#[tokio::test]
+async fn a_home_that_lost_its_shard_count_gets_it_back_from_a_client_that_adds() {
+    let mut server = RedisServer::start();
+    // the snapshot each restart goes back to: the server before the queue existed
+    server.cli(&["SAVE"]);
+    let url = server.url();
+    let asking = |shards| Config {
+        shards,
+        ..Config::default()
+    };
+    let urls = |from: usize, n: usize| -> Vec<SeedItem> {
+        (from..from + n)
+            .map(|i| format!("http://h{i}.lost-home.example/").into())
+            .collect()
+    };
+    let worker = Queue::connect(&url, "lost-home", asking(Some(3)))
+        .await
+        .unwrap();
+    let report = worker
+        .seed(&urls(0, 6), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(report.added, 6);
+
+    server.restart();
+    // this call's items go to their shards; its replies' epochs show the server changed
+    let report = seed_after_restart(&worker, urls(10, 6)).await;
+    assert_eq!(report.added, 6);
+    // the next addition writes the count back first
+    let report = worker
+        .seed(&urls(20, 1), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(report.added, 1);
+    let later = Queue::connect(&url, "lost-home", asking(None))
+        .await
+        .unwrap();
+    assert_eq!(later.shard_count().await.unwrap(), 3);
+    assert_eq!(
+        later.stats().await.unwrap().pending,
+        7,
+        "both additions found"
+    );
+
+    server.restart();
+    // a client asking no count makes the queue again first: a queue of one shard
+    let intruder = Queue::connect(&url, "lost-home", asking(None))
+        .await
+        .unwrap();
+    assert_eq!(seed_after_restart(&intruder, urls(30, 1)).await.added, 1);
+    assert_eq!(intruder.shard_count().await.unwrap(), 1);
+    let report = seed_after_restart(&worker, urls(40, 2)).await;
+    assert_eq!(report.added, 2);
+    let refused = worker
+        .seed(&urls(50, 1), &SeedOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, Error::Config(m) if m.contains("has 1 shards now")),
+        "{refused}"
+    );
+    // and it stays refused: this client's layout is not the queue's any more
+    assert!(matches!(
+        worker.stats().await.unwrap_err(),
+        Error::Config(_)
+    ));
+}
+
+/// A seed sent until the restarted server answers it.
+async fn seed_after_restart(q: &Queue<RedisExecutor>, items: Vec<SeedItem>) -> SeedReport {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match q.seed(&items, &SeedOptions::default()).await {
+            Ok(report) => return report,
+            Err(e) => assert!(Instant::now() < deadline, "{e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

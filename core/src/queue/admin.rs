@@ -36,7 +36,7 @@ impl<E: Executor> Queue<E> {
             bases.extend(layout.all());
         }
         // (set first: a removal that fails part way has removed some of the home too)
-        self.removed.store(true, Ordering::Release);
+        self.recheck_home.store(true, Ordering::Release);
         let mut deleted = 0u64;
         for ops in bases {
             let mut cursor = "0".to_string();

@@ -240,9 +240,13 @@ pub struct Queue<E> {
     home: Ops,
     /// The shards, learnt from Redis on first use ([`Queue::layout`]).
     layout: OnceLock<Layout>,
-    /// Set by [`Queue::remove_queue`]: the queue's home, where its shard count is kept, is read
-    /// (or, by a client that asks for a count, written) again before the layout is used.
-    removed: AtomicBool,
+    /// Set by [`Queue::remove_queue`], and by an addition after a seed reply whose seen epoch
+    /// moved ([`crate::shards::EpochWatch`]): the queue's home, where its shard count is kept,
+    /// is read (or, by a client that asks for a count or adds items, written) again before the
+    /// layout is used.
+    recheck_home: AtomicBool,
+    /// The seen epochs of the shards' seed replies.
+    epochs: crate::shards::EpochWatch,
     state: Arc<CallState>,
     exec: E,
     jitter_nonce: AtomicU64,
@@ -282,7 +286,8 @@ impl<E: Executor> Queue<E> {
             config,
             home,
             layout: OnceLock::new(),
-            removed: AtomicBool::new(false),
+            recheck_home: AtomicBool::new(false),
+            epochs: crate::shards::EpochWatch::default(),
             state,
             exec,
             jitter_nonce: AtomicU64::new(0),
@@ -361,7 +366,11 @@ impl<E: Executor> Queue<E> {
 
     async fn layout_as(&self, adding: bool) -> Result<&Layout> {
         if let Some(layout) = self.layout.get() {
-            if self.removed.load(Ordering::Acquire) {
+            if adding && self.epochs.take_moved() {
+                // (the home may have lost its count with the writes the epoch says were lost)
+                self.recheck_home.store(true, Ordering::Release);
+            }
+            if self.recheck_home.load(Ordering::Acquire) {
                 return self.make_again(layout, adding).await;
             }
             return Ok(layout);
@@ -384,7 +393,8 @@ impl<E: Executor> Queue<E> {
         Ok(self.layout.get_or_init(|| layout))
     }
 
-    /// A call after [`Queue::remove_queue`] on a queue of several shards: as on a new queue, a
+    /// A call after [`Queue::remove_queue`] on a queue of several shards (or an addition after
+    /// a shard's seen epoch moved, [`crate::shards::EpochWatch`]): as on a new queue, a
     /// client that asks for a shard count (`config.shards`), or that adds items (`adding`),
     /// writes its count back in the queue's home at once, so other clients find its shards;
     /// another call only reads it (a monitor's reads do not make the queue appear again),
@@ -402,15 +412,29 @@ impl<E: Executor> Queue<E> {
             }
             if stored as usize != layout.count() || tags != layout.tags() {
                 return Err(Error::Config(format!(
-                    "queue {:?} was removed and made again with {stored} shards; this client \
-                     had {}: open the queue again",
+                    "queue {:?} has {stored} shards now (it was removed and made again, or its \
+                     home lost its writes and another client made it again); this client had \
+                     {}: open the queue again",
                     self.name,
                     layout.count()
                 )));
             }
         }
-        self.removed.store(false, Ordering::Release);
+        self.recheck_home.store(false, Ordering::Release);
         Ok(layout)
+    }
+
+    /// A seed reply of `shard` (at `epoch`) for `items`: the known-seen cache learns it, and its
+    /// epoch is watched ([`crate::shards::EpochWatch`]).
+    pub(crate) fn learn_seeded(
+        &self,
+        shard: usize,
+        epoch: Option<&str>,
+        items: &[crate::ops::PreparedItem],
+        seeded: &[crate::ops::Seeded],
+    ) {
+        self.epochs.note(shard, epoch);
+        self.seen.learn(shard, epoch, items, seeded);
     }
 
     /// Number of shards (reads the layout).

@@ -544,7 +544,7 @@ impl<E: Executor> Queue<E> {
             answered => return answered,
         };
         let epoch = error.moved_seen_epoch().unwrap_or_default();
-        self.seen.learn(part.send.shard, Some(epoch), &[], &[]);
+        self.learn_seeded(part.send.shard, Some(epoch), &[], &[]);
         self.seen.count_resent(part.hits.len());
         part.send.send = part.items.clone();
         part.send.hits = 0;
@@ -567,8 +567,7 @@ impl<E: Executor> Queue<E> {
         report: &mut SeedReport,
     ) -> (u64, Option<Error>) {
         let s = part.send.shard;
-        self.seen
-            .learn(s, outcome.epoch.as_deref(), &part.send.send, &outcome.ids);
+        self.learn_seeded(s, outcome.epoch.as_deref(), &part.send.send, &outcome.ids);
         let sent = seeded_items(layout, s, &outcome.ids).collect();
         let counts = SeedOutcome {
             ids: Vec::new(),

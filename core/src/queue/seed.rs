@@ -226,8 +226,7 @@ impl<E: Executor> Queue<E> {
         for (answer, chunk) in answers.into_iter().zip(chunks) {
             match answer {
                 Ok(outcome) => {
-                    self.seen
-                        .learn(shard, outcome.epoch.as_deref(), chunk, &outcome.ids);
+                    self.learn_seeded(shard, outcome.epoch.as_deref(), chunk, &outcome.ids);
                     seeded.extend(seeded_items(layout, shard, &outcome.ids));
                     counts = counts.then(SeedOutcome {
                         ids: Vec::new(),
