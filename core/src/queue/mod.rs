@@ -13,7 +13,7 @@ use crate::ops::{
     Seeded, ShardReport, split_report,
 };
 use crate::request::CrawlRequest;
-use crate::shards::{Layout, Part, reassemble};
+use crate::shards::{Layout, Part, ShardTags, reassemble};
 use crate::wire::StoredItem;
 use std::future::Future;
 use std::pin::Pin;
@@ -366,8 +366,10 @@ impl<E: Executor> Queue<E> {
 
     async fn layout_as(&self, adding: bool) -> Result<&Layout> {
         if let Some(layout) = self.layout.get() {
-            if adding && self.epochs.take_moved() {
-                // (the home may have lost its count with the writes the epoch says were lost)
+            // (the home may have lost its count with the writes the epoch says were lost; the
+            // `shards` script writes spread tags, so a queue of protocol 4's numbered tags is
+            // left as it is)
+            if adding && self.epochs.take_moved() && layout.tags() == ShardTags::Spread {
                 self.recheck_home.store(true, Ordering::Release);
             }
             if self.recheck_home.load(Ordering::Acquire) {
