@@ -162,6 +162,43 @@ impl Layout {
         }
     }
 
+    /// The window each shard is read with for a page of `limit` items from `offset` of the
+    /// whole queue's list: that window with one shard; with several, each shard's first
+    /// `offset + limit`, from which [`Layout::merge_pages`] cuts the page.
+    pub(crate) fn shard_window(&self, limit: usize, offset: usize) -> (usize, usize) {
+        if self.count() == 1 {
+            (limit, offset)
+        } else {
+            (offset + limit, 0)
+        }
+    }
+
+    /// The shards' pages (read with [`Layout::shard_window`], in shard order) as the page of
+    /// `limit` items from `offset` of the whole list: each item's id (`id_of`) made public,
+    /// the shards' items merged in the list's `order`.
+    pub(crate) fn merge_pages<T>(
+        &self,
+        pages: Vec<Vec<T>>,
+        id_of: impl Fn(&mut T) -> &mut String,
+        order: impl Fn(&T, &T) -> std::cmp::Ordering,
+        limit: usize,
+        offset: usize,
+    ) -> Vec<T> {
+        let mut items = Vec::new();
+        for (s, page) in pages.into_iter().enumerate() {
+            items.extend(page.into_iter().map(|mut item| {
+                let id = id_of(&mut item);
+                *id = self.public_id(std::mem::take(id), s);
+                item
+            }));
+        }
+        if self.count() > 1 {
+            items.sort_by(order);
+            items = items.into_iter().skip(offset).take(limit).collect();
+        }
+        items
+    }
+
     /// The shard and record id of an id a caller gives back.
     ///
     /// ```

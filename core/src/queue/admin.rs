@@ -632,20 +632,13 @@ impl<E: Executor> Queue<E> {
                 Ok(items)
             })
             .await?;
-        let mut items: Vec<StoredItem> = Vec::new();
-        for (s, shard_items) in per_shard.into_iter().enumerate() {
-            items.extend(shard_items.into_iter().map(|mut i| {
-                i.id = layout.public_id(std::mem::take(&mut i.id), s);
-                i
-            }));
-        }
-        if layout.count() > 1 {
-            items.sort_by(|a, b| {
-                (-i32::from(a.priority), a.ts).cmp(&(-i32::from(b.priority), b.ts))
-            });
-            items.truncate(limit);
-        }
-        Ok(items)
+        Ok(layout.merge_pages(
+            per_shard,
+            |i| &mut i.id,
+            |a, b| (-i32::from(a.priority), a.ts).cmp(&(-i32::from(b.priority), b.ts)),
+            limit,
+            0,
+        ))
     }
 }
 

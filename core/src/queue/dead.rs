@@ -20,11 +20,7 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let pages = self
             .each_shard(layout, |ops| async move {
-                let (limit, offset) = if layout.count() == 1 {
-                    (limit, offset)
-                } else {
-                    (offset + limit, 0)
-                };
+                let (limit, offset) = layout.shard_window(limit, offset);
                 let (items, total) = paged(
                     offset,
                     limit,
@@ -40,19 +36,14 @@ impl<E: Executor> Queue<E> {
                 Ok(DeadPage { total, items })
             })
             .await?;
-        let mut total = 0;
-        let mut items = Vec::new();
-        for (s, page) in pages.into_iter().enumerate() {
-            total += page.total;
-            items.extend(page.items.into_iter().map(|mut d| {
-                d.id = layout.public_id(std::mem::take(&mut d.id), s);
-                d
-            }));
-        }
-        if layout.count() > 1 {
-            items.sort_by(|a, b| (a.died_at_ms, &a.id).cmp(&(b.died_at_ms, &b.id)));
-            items = items.into_iter().skip(offset).take(limit).collect();
-        }
+        let total = pages.iter().map(|page| page.total).sum();
+        let items = layout.merge_pages(
+            pages.into_iter().map(|page| page.items).collect(),
+            |d| &mut d.id,
+            |a, b| (a.died_at_ms, &a.id).cmp(&(b.died_at_ms, &b.id)),
+            limit,
+            offset,
+        );
         Ok(DeadPage { total, items })
     }
 

@@ -22,11 +22,7 @@ impl<E: Executor> Queue<E> {
         let layout = self.layout().await?;
         let pages = self
             .each_shard(layout, |ops| async move {
-                let (limit, offset) = if layout.count() == 1 {
-                    (limit, offset)
-                } else {
-                    (offset + limit, 0)
-                };
+                let (limit, offset) = layout.shard_window(limit, offset);
                 // (the Redis clock of the shard's last call; atomic, as the future is Send)
                 let now = std::sync::atomic::AtomicI64::new(0);
                 let (items, total) = paged(
@@ -52,24 +48,22 @@ impl<E: Executor> Queue<E> {
                 })
             })
             .await?;
-        let mut whole = LeasedPage::default();
-        for (s, page) in pages.into_iter().enumerate() {
-            if s == 0 {
-                whole.now_ms = page.now_ms;
-            }
-            whole.total += page.total;
-            whole.items.extend(page.items.into_iter().map(|mut l| {
-                l.item.id = layout.public_id(std::mem::take(&mut l.item.id), s);
-                l
-            }));
-        }
-        if layout.count() > 1 {
-            whole.items.sort_by(|a, b| {
+        let now_ms = pages.first().map_or(0, |page| page.now_ms);
+        let total = pages.iter().map(|page| page.total).sum();
+        let items = layout.merge_pages(
+            pages.into_iter().map(|page| page.items).collect(),
+            |l| &mut l.item.id,
+            |a, b| {
                 (a.expires_at_ms, a.token, &a.item.id).cmp(&(b.expires_at_ms, b.token, &b.item.id))
-            });
-            whole.items = whole.items.into_iter().skip(offset).take(limit).collect();
-        }
-        Ok(whole)
+            },
+            limit,
+            offset,
+        );
+        Ok(LeasedPage {
+            total,
+            now_ms,
+            items,
+        })
     }
 
     /// Lease up to `max` items, waiting up to `wait` when nothing is ready.
