@@ -25,6 +25,11 @@ Scenarios (each on redis-server processes of its own):
   cluster_home_failover  an 8-shard queue on a Redis Cluster (3 masters, 3 replicas): the master
                      holding the queue's own base (the wake list waiting leases block on) is
                      killed mid-drain and its replica takes over; idle workers then log no error
+  cluster_home_lost  the same, and the replica that takes over holds none of its master's keys
+                     (emptied once master, as a replica that had not synced would be): the home
+                     (with the shard count) and its master's shards are lost; the harness seeds
+                     again through its first client, which writes the count back, and a client
+                     opened afterwards without a count must find the 8 shards
   cluster_client_kill  the same queue on 3 masters: every client of every master killed again
                      and again; a call cut after it ran is reported, never sent again
   crawl_workers_killed, crawl_aof_everysec, crawl_sigstop, crawl_client_kill, crawl_cluster_client_kill
@@ -337,18 +342,23 @@ def check(condition: bool, message: str) -> None:
     print(f"    ok: {message}")
 
 
+_seeders: dict[tuple[str, str], crawlq.Queue] = {}
+
+
 def seed_all(url: str, queue: str, urls: list[str], deadline: float, shards: int = 1) -> int:
     """Seed every URL, chunk by chunk, retrying each chunk Redis refused or could not take
     (seeding is idempotent: what got in comes back as duplicates). Returns the refusals. The
-    first seed creates the queue with `shards` shards (workers read the count from Redis)."""
+    first seed creates the queue with `shards` shards (workers read the count from Redis); every
+    later seed of the queue goes through that first client, as a crawler's seeder would, so its
+    layout is the one it learnt then (after a home that lost its count, it writes it back)."""
     refused = 0
-    q = None
     for start in range(0, len(urls), 500):
         chunk = urls[start:start + 500]
         while True:
             try:
-                q = q or crawlq.Queue(url, queue, **OPTIONS, **({"shards": shards} if shards > 1 else {}))
-                q.seed(chunk)
+                if (url, queue) not in _seeders:
+                    _seeders[(url, queue)] = crawlq.Queue(url, queue, **OPTIONS, **({"shards": shards} if shards > 1 else {}))
+                _seeders[(url, queue)].seed(chunk)
                 break
             except crawlq.CrawlqError as err:
                 refused += 1
@@ -479,6 +489,12 @@ def analyse(run: Run, lost_writes: bool, client: redis.Redis) -> None:
     else:
         check(overlapping == 0, f"0 items acked twice within a live lease ({redelivered} acked again after their lease expired)")
     if run.shards > 1:
+        # a client that asks for no count finds the queue's (its home may have lost it: the
+        # seeder, which knew the layout, wrote it back)
+        fresh = crawlq.Queue(run.url, run.queue, **OPTIONS).stats()
+        check(len(fresh.get("shards", [])) == run.shards and fresh["done"] + fresh["dead"] == len(run.urls),
+              f"a client opened now without a shard count finds {len(fresh.get('shards', [])) or 1} shards, "
+              f"{fresh['done']} done and {fresh['dead']} dead")
         bases = shard_bases(client, run.queue)
         check(sorted(bases) == list(range(run.shards)), f"{run.shards} shard bases found: {sorted(bases)}")
         for shard in range(run.shards):
@@ -704,33 +720,40 @@ def promote_replica(run: Run, servers: dict) -> None:
     seed_all(run.url, run.queue, run.urls, time.monotonic() + 60)
 
 
-def fail_over_home(run: Run, servers: dict) -> None:
+def fail_over_home(empty: bool) -> Callable[[Run, dict], None]:
     """kill -9 the master holding the queue's own base (its wake list, where every waiting
-    lease blocks), mid-drain; its replica takes over (cluster-node-timeout 1 s)."""
-    cluster: Cluster = servers["cluster"]
-    wait_progress(run, 0.3)
-    home = cluster.master_of("crawlq:{" + run.queue + "}:wake")
-    replica = cluster.replica_of(home)
-    # what the replica held when its master died: a run that loses writes then says how many
-    run.figures["home_keys"] = home.client().dbsize()
-    run.figures["replica_keys"] = replica.client().dbsize()
-    home.kill9()
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            role = replica.client().execute_command("ROLE")[0]
-            if role == b"master" and b"cluster_state:ok" in replica.client().execute_command("CLUSTER", "INFO"):
-                break
-        except redis.exceptions.ConnectionError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit("FAILED: the home master's replica did not take over: "
-                             f"{replica.client().execute_command('ROLE')} "
-                             f"{replica.client().execute_command('CLUSTER', 'INFO')[:120]}")
-        time.sleep(0.1)
-    run.figures["failovers"] = 1
-    run.figures["promoted_keys"] = replica.client().dbsize()
-    run.figures["failover_s"] = round(30 - (deadline - time.monotonic()), 1)
+    lease blocks), mid-drain; its replica takes over (cluster-node-timeout 1 s). With `empty`
+    the replica that takes over holds none of its master's keys (FLUSHALL once it is master,
+    as a replica that had not synced yet would): the queue's home, with its shard count, and
+    the shards on that master are lost."""
+    def fault(run: Run, servers: dict) -> None:
+        cluster: Cluster = servers["cluster"]
+        wait_progress(run, 0.3)
+        home = cluster.master_of("crawlq:{" + run.queue + "}:wake")
+        replica = cluster.replica_of(home)
+        # what the replica held when its master died: a run that loses writes then says how many
+        run.figures["home_keys"] = home.client().dbsize()
+        run.figures["replica_keys"] = replica.client().dbsize()
+        home.kill9()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                role = replica.client().execute_command("ROLE")[0]
+                if role == b"master" and b"cluster_state:ok" in replica.client().execute_command("CLUSTER", "INFO"):
+                    break
+            except redis.exceptions.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("FAILED: the home master's replica did not take over: "
+                                 f"{replica.client().execute_command('ROLE')} "
+                                 f"{replica.client().execute_command('CLUSTER', 'INFO')[:120]}")
+            time.sleep(0.1)
+        if empty:
+            replica.client().flushall()
+        run.figures["failovers"] = 1
+        run.figures["promoted_keys"] = replica.client().dbsize()
+        run.figures["failover_s"] = round(30 - (deadline - time.monotonic()), 1)
+    return fault
 
 
 def kill_cluster_clients(times: int) -> Callable[[Run, dict], None]:
@@ -768,7 +791,8 @@ def main() -> None:
         "client_kill": lambda: scenario("client_kill", [], kill_clients(5 * repeat), False, size),
         "maxmemory": lambda: scenario("maxmemory", [], fill_redis, False, size),
         "replica_promotion": lambda: scenario("replica_promotion", ["--repl-diskless-sync-delay", "0"], promote_replica, True, size, replica=True),
-        "cluster_home_failover": lambda: scenario("cluster_home_failover", [], fail_over_home, True, size, cluster=(3, 1)),
+        "cluster_home_failover": lambda: scenario("cluster_home_failover", [], fail_over_home(False), True, size, cluster=(3, 1)),
+        "cluster_home_lost": lambda: scenario("cluster_home_lost", [], fail_over_home(True), True, size, cluster=(3, 1)),
         "cluster_client_kill": lambda: scenario("cluster_client_kill", [], kill_cluster_clients(5 * repeat), False, size, cluster=(3, 0)),
         "crawl_workers_killed": lambda: scenario("crawl_workers_killed", [], kill_workers(3 * repeat), False, size, crawl=True),
         "crawl_aof_everysec": lambda: scenario("crawl_aof_everysec", [*aof, "--appendfsync", "everysec"], kill_redis(repeat, True), True, size,
