@@ -49,7 +49,8 @@ export interface QueueOptions {
    * Fingerprints of URLs Redis confirmed seen that this client keeps, so a seed of one of them
    * is answered "duplicate" without reaching Redis (default 0: no cache; at most that many, all
    * shards of the queue together; exact: dropped when the queue's seen set may have shrunk, or
-   * the server restarted or was replaced by a replica).
+   * the server restarted or was replaced by a replica). An entry costs the process about 20-30
+   * bytes (100,000 entries: about 2 MB).
    */
   seenCache?: number
   /** Expired leases reclaimed at most per lease call (default 100). */
