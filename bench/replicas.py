@@ -11,31 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
-import tempfile
 import time
 
-from workload import write_urls
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def server(*args: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tempfile.mkdtemp(), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
-            return proc, port
-        time.sleep(0.02)
-    raise SystemExit("redis-server did not start")
+from workload import start_redis, write_urls
 
 
 def run(*args: str, min_replicas: int) -> float:
@@ -50,8 +30,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    primary, port = server("--repl-diskless-sync-delay", "0")
-    replica, _ = server("--replicaof", "127.0.0.1", str(port))
+    primary, port = start_redis("--repl-diskless-sync-delay", "0")
+    replica, _ = start_redis("--replicaof", "127.0.0.1", str(port))
     try:
         while "state=online" not in subprocess.run(["redis-cli", "-p", str(port), "info", "replication"], capture_output=True, text=True).stdout:
             time.sleep(0.05)

@@ -15,11 +15,10 @@ It needs the Python that has the crawlq wheel installed and `redis-server` on PA
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
-import tempfile
-import time
+
+from workload import start_redis
 
 CHILD = r"""
 import json, sys, crawlq
@@ -44,37 +43,17 @@ print(json.dumps({"grown_kib": grown, "entries": q.seen_cache_stats()["entries"]
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run(urls: int, size: int) -> dict:
-    port = free_port()
-    with tempfile.TemporaryDirectory() as scratch:
-        server = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", scratch],
-            stdout=subprocess.DEVNULL,
+    server, port = start_redis()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, f"redis://127.0.0.1:{port}", str(urls), str(size)],
+            check=True, capture_output=True, text=True,
         )
-        try:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise SystemExit("redis-server did not start")
-                    time.sleep(0.05)
-            out = subprocess.run(
-                [sys.executable, "-c", CHILD, f"redis://127.0.0.1:{port}", str(urls), str(size)],
-                check=True, capture_output=True, text=True,
-            )
-            return json.loads(out.stdout)
-        finally:
-            server.kill()
-            server.wait()
+        return json.loads(out.stdout)
+    finally:
+        server.kill()
+        server.wait()
 
 
 def main() -> None:
