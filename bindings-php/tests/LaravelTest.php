@@ -357,6 +357,58 @@ final class LaravelTest extends TestCase
         $this->assertNull($q->push(new CrawlTestJob('http://e.com/gone')), 'a purged dead letter stays seen');
     }
 
+    public function testTheFailedJobStoreListsTheDeadLettersOfEachQueueNameItIsGiven(): void
+    {
+        $q = $this->queue();
+        $own = $q->getQueue(null);
+        $other = unique_name('laravel-other');
+        $q->push(new CrawlTestJob('http://e.com/gone'));
+        $this->work();
+        $q->push(new CrawlTestJob('http://f.com/gone'), '', $other);
+        $this->worker->runNextJob('crawlq', $other, new WorkerOptions('default', 0, 128, 60, 0, 3));
+        $ownId = $q->frontier()->dead()[0]['id'];
+        $otherItem = $q->frontier($other)->dead()[0]['id'];
+        $otherId = "{$other}:{$otherItem}";
+        $this->assertSame($ownId, $otherItem, 'item ids are per queue: the same id in both');
+
+        // without `queues`, the store lists the connection's own queue
+        $this->assertSame([$ownId], array_column($this->app['queue.failer']->all(), 'id'));
+
+        $this->app['config']->set('queue.failed.queues', [$other, $own]);
+        $this->app->forgetInstance('queue.failer');
+        $failer = $this->app['queue.failer'];
+        $this->assertSame([[$ownId, $own], [$otherId, $other]],
+            array_map(fn ($r) => [$r->id, $r->queue], $failer->all()), "the connection's own queue first, with plain ids");
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\ListFailedCommand());
+        $this->assertSame(0, $status);
+        $this->assertStringContainsString($otherId, $out);
+        $this->assertSame('HTTP 410', $failer->find($otherId)->exception);
+        $this->assertSame('http://f.com/gone', json_decode($failer->find($otherId)->payload, true)['crawlq']['url']);
+        $this->assertNull($failer->find("{$other}:12345678"), 'no such item there');
+        $this->assertNull($failer->find(unique_name('unlisted') . ":{$otherItem}"), 'a queue not listed');
+        $this->assertNull($failer->find("{$own}:{$ownId}"), "the own queue's dead letters go by their plain id");
+
+        // queue:retry --queue= queues the item itself again, in its queue
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\RetryCommand(), ['--queue' => $other]);
+        $this->assertSame([0, "The failed job [$otherId] has been pushed back onto the queue!"], [$status, $out]);
+        $stats = $q->frontier($other)->stats();
+        $this->assertSame([1, 0], [$stats['ready'], $stats['dead']]);
+        $this->assertSame(1, $q->frontier()->stats()['dead'], 'the own queue untouched');
+        $this->worker->runNextJob('crawlq', $other, new WorkerOptions('default', 0, 128, 60, 0, 3));
+        $this->assertSame([$otherItem], array_column($q->frontier($other)->dead(), 'id'), 'failed again');
+
+        // queue:forget takes the id queue:failed shows; queue:flush purges every queue listed
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\ForgetFailedCommand(), ['id' => $otherId]);
+        $this->assertSame('Failed job deleted successfully!', $out);
+        $this->assertSame([[], 1], [$q->frontier($other)->dead(), $q->frontier()->stats()['dead']]);
+        $q->push(new CrawlTestJob('http://g.com/gone'), '', $other);
+        $this->worker->runNextJob('crawlq', $other, new WorkerOptions('default', 0, 128, 60, 0, 3));
+        $this->assertCount(2, $failer->all());
+        [$status, $out] = $this->artisan(new Illuminate\Queue\Console\FlushFailedCommand());
+        $this->assertSame('All failed jobs deleted successfully!', $out);
+        $this->assertSame([[], []], [$q->frontier()->dead(), $q->frontier($other)->dead()]);
+    }
+
     public function testQueueClearRemovesTheQueueSoItsUrlsCanBeQueuedAgain(): void
     {
         $q = $this->queue();

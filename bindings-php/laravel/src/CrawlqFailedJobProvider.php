@@ -13,23 +13,32 @@ use Illuminate\Queue\QueueManager;
  *
  * ```php
  * 'failed' => ['driver' => 'crawlq', 'connection' => 'crawlq'],
+ * // or, for jobs pushed to other queue names of the connection too (->onQueue('images')):
+ * 'failed' => ['driver' => 'crawlq', 'connection' => 'crawlq', 'queues' => ['default', 'images']],
  * ```
  *
- * The dead letters are those of the connection's queue; every item of it is listed, whichever
- * framework or language queued it. A failed job of a crawlq connection is a dead letter already
- * (the driver's answer), so `log()` stores nothing for it. Failed jobs of other connections go to
- * the store Laravel builds from the same settings (its database store when they name a `table`,
- * else none), and are listed, retried and forgotten there as before.
+ * The dead letters are those of the connection's queue, or of each queue name in `queues`; every
+ * item of them is listed, whichever framework or language queued it. A dead letter of the
+ * connection's own queue has crawlq's item id as its id; one of another queue name has
+ * `<queue>:<item id>` (item ids are per queue). A failed job of a crawlq connection is a dead
+ * letter already (the driver's answer), so `log()` stores nothing for it. Failed jobs of other
+ * connections go to the store Laravel builds from the same settings (its database store when
+ * they name a `table`, else none), and are listed, retried and forgotten there as before.
  */
 class CrawlqFailedJobProvider implements FailedJobProviderInterface
 {
     /** Dead letters read per call by all(). */
     private const PAGE = 1000;
 
+    /**
+     * @param list<string> $queueNames the connection's queue names whose dead letters are
+     *                                 listed (empty: its own queue)
+     */
     public function __construct(
         private readonly QueueManager $queues,
         private readonly string $connection,
         private readonly FailedJobProviderInterface $others,
+        private readonly array $queueNames = [],
     ) {
     }
 
@@ -42,6 +51,42 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
         return $queue;
     }
 
+    /**
+     * The queue names listed, the connection's own first when it is one of them.
+     *
+     * @return list<string>
+     */
+    private function names(CrawlqQueue $queue): array
+    {
+        $own = $queue->getQueue(null);
+        $names = array_values(array_unique(array_map('strval', $this->queueNames ?: [$own])));
+        usort($names, fn (string $a, string $b) => ($b === $own) <=> ($a === $own));
+        return $names;
+    }
+
+    /** The id `queue:failed` shows for item `$id` of queue `$name`. */
+    private function failedId(CrawlqQueue $queue, string $name, string $id): string
+    {
+        return $name === $queue->getQueue(null) ? $id : "{$name}:{$id}";
+    }
+
+    /**
+     * The queue name and item id a failed-job id stands for, or null for an id of no queue
+     * listed (another store's).
+     *
+     * @return array{0: string, 1: string}|null
+     */
+    private function locate(CrawlqQueue $queue, string $id): ?array
+    {
+        $at = strrpos($id, ':');
+        [$name, $item] = $at === false ? [$queue->getQueue(null), $id] : [substr($id, 0, $at), substr($id, $at + 1)];
+        if ($item === '' || !in_array($name, $this->names($queue), true)
+            || $this->failedId($queue, $name, $item) !== $id) {
+            return null;
+        }
+        return [$name, $item];
+    }
+
     public function log($connection, $queue, $payload, $exception)
     {
         if ($this->queues->connection($connection) instanceof CrawlqQueue) {
@@ -50,19 +95,21 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
         return $this->others->log($connection, $queue, $payload, $exception);
     }
 
-    /** Every dead letter of the connection's queue, oldest first, then the other store's. */
+    /** Every dead letter of the queues listed, oldest first in each, then the other store's. */
     public function all()
     {
         $queue = $this->crawlq();
-        $frontier = $queue->frontier();
         $failed = [];
-        for ($offset = 0; ; $offset += self::PAGE) {
-            $page = $frontier->dead(self::PAGE, $offset);
-            foreach ($page as $dead) {
-                $failed[] = $this->record($queue, $dead);
-            }
-            if (count($page) < self::PAGE) {
-                break;
+        foreach ($this->names($queue) as $name) {
+            $frontier = $queue->frontier($name);
+            for ($offset = 0; ; $offset += self::PAGE) {
+                $page = $frontier->dead(self::PAGE, $offset);
+                foreach ($page as $dead) {
+                    $failed[] = $this->record($queue, $name, $dead);
+                }
+                if (count($page) < self::PAGE) {
+                    break;
+                }
             }
         }
         return array_merge($failed, $this->others->all());
@@ -71,17 +118,22 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
     public function find($id)
     {
         $queue = $this->crawlq();
-        $dead = $this->deadLetter($queue, (string) $id);
-        return $dead === null ? $this->others->find($id) : $this->record($queue, $dead);
+        $at = $this->locate($queue, (string) $id);
+        $dead = $at === null ? null : $this->deadLetter($queue, ...$at);
+        return $dead === null ? $this->others->find($id) : $this->record($queue, $at[0], $dead);
     }
 
     public function forget($id)
     {
         $queue = $this->crawlq();
-        try {
-            $purged = $queue->frontier()->purgeDead([(string) $id]) > 0;
-        } catch (\Crawlq\InvalidArgumentException) {
-            $purged = false; // not an id of this queue's items
+        $at = $this->locate($queue, (string) $id);
+        $purged = false;
+        if ($at !== null) {
+            try {
+                $purged = $queue->frontier($at[0])->purgeDead([$at[1]]) > 0;
+            } catch (\Crawlq\InvalidArgumentException) {
+                // not an id of that queue's items
+            }
         }
         // (Laravel's store without a table says yes to any id: asked only for one it holds)
         return $purged || ($this->others->find($id) !== null && $this->others->forget($id));
@@ -89,17 +141,20 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
 
     public function flush()
     {
-        $this->crawlq()->frontier()->purgeDead();
+        $queue = $this->crawlq();
+        foreach ($this->names($queue) as $name) {
+            $queue->frontier($name)->purgeDead();
+        }
         $this->others->flush();
     }
 
-    /** The dead letter `$id` of the connection's queue, or null. */
-    private function deadLetter(CrawlqQueue $queue, string $id): ?array
+    /** The dead letter `$id` of queue `$name`, or null. */
+    private function deadLetter(CrawlqQueue $queue, string $name, string $id): ?array
     {
         try {
-            return $queue->frontier()->deadLetters([$id])[0];
+            return $queue->frontier($name)->deadLetters([$id])[0];
         } catch (\Crawlq\InvalidArgumentException) {
-            return null; // not an id of this queue's items (another store's)
+            return null; // not an id of that queue's items (another store's)
         }
     }
 
@@ -111,7 +166,7 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
      *
      * @param array<string, mixed> $dead
      */
-    private function record(CrawlqQueue $queue, array $dead): object
+    private function record(CrawlqQueue $queue, string $name, array $dead): object
     {
         try {
             $request = \Crawlq\request_of_dead_letter($dead);
@@ -125,9 +180,9 @@ class CrawlqFailedJobProvider implements FailedJobProviderInterface
         $payload['crawlq'] = ['dead' => $dead['id'], 'url' => $dead['url']];
         // (the order of Laravel's own rows: queue:failed shows them by position)
         return (object) [
-            'id' => $dead['id'],
+            'id' => $this->failedId($queue, $name, (string) $dead['id']),
             'connection' => $this->connection,
-            'queue' => $queue->getQueue(null),
+            'queue' => $name,
             'payload' => json_encode($payload, \JSON_UNESCAPED_UNICODE | \JSON_UNESCAPED_SLASHES),
             'exception' => (string) ($dead['last_error'] ?? ''),
             'failed_at' => date('Y-m-d H:i:s', (int) $dead['died_at']),

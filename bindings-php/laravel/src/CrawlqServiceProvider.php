@@ -16,15 +16,17 @@ class CrawlqServiceProvider extends ServiceProvider
 {
     public function register(): void
     {
-        // 'failed' => ['driver' => 'crawlq', 'connection' => ...] in config/queue.php: Laravel's
-        // failed-job commands see crawlq's dead letters; other connections' failed jobs go to
-        // the store Laravel makes of the same settings
+        // 'failed' => ['driver' => 'crawlq', 'connection' => ..., 'queues' => [...]] in
+        // config/queue.php: Laravel's failed-job commands see crawlq's dead letters (of the
+        // connection's queue, or of each queue name listed); other connections' failed jobs go
+        // to the store Laravel makes of the same settings
         $this->app->extend('queue.failer', function (FailedJobProviderInterface $others, $app) {
             $config = $app['config']['queue.failed'] ?? [];
             if (($config['driver'] ?? null) !== 'crawlq') {
                 return $others;
             }
-            return new CrawlqFailedJobProvider($app['queue'], (string) ($config['connection'] ?? 'crawlq'), $others);
+            return new CrawlqFailedJobProvider($app['queue'], (string) ($config['connection'] ?? 'crawlq'), $others,
+                array_values((array) ($config['queues'] ?? [])));
         });
     }
 
