@@ -46,11 +46,13 @@ function installLeaseObjects (Queue, Work) {
     const rows = await ackAndLease.call(this, lease, options)
     return { acked: rows[0].acked, leases: leases(rows, 1) }
   }
-  // ackWithLinksAndLease answers { acked, links } first, then the rows
-  const ackWithLinksAndLease = Queue.prototype.ackWithLinksAndLease
-  Queue.prototype.ackWithLinksAndLease = async function (lease, links, options) {
-    const rows = await ackWithLinksAndLease.call(this, lease, links, options)
-    return { acked: rows[0].acked, links: rows[0].links, leases: leases(rows, 1) }
+  // ackWithLinksAndLease and ackWithRequestsAndLease answer { acked, links } first, then the rows
+  for (const name of ['ackWithLinksAndLease', 'ackWithRequestsAndLease']) {
+    const addonMethod = Queue.prototype[name]
+    Queue.prototype[name] = async function (lease, found, options) {
+      const rows = await addonMethod.call(this, lease, found, options)
+      return { acked: rows[0].acked, links: rows[0].links, leases: leases(rows, 1) }
+    }
   }
   const next = Work.prototype.next
   Work.prototype.next = async function () {

@@ -583,6 +583,13 @@ export declare class Queue {
    * `ttlMs` for the lease.
    */
   ackWithLinksAndLease(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
+  /**
+   * `ackWithRequests`, then lease up to `max` more items in the same call, as
+   * `ackWithLinksAndLease` does (one round trip per page for a crawler of crawl requests):
+   * resolves with `{ acked, links, leases }`. `options` takes the requests' options
+   * (`priority`, `delayMs`, `force`, `crawl`) and `max`, `waitMs`, `ttlMs` for the lease.
+   */
+  ackWithRequestsAndLease(lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
   /** Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

@@ -124,6 +124,16 @@ final class Queue
     public function ackWithLinksAndLease(Lease $lease, mixed $links, int $max = 1, float $wait = 5.0, mixed $options = null): mixed {}
 
     /**
+     * ackWithRequests(), then lease up to $max more items in the same call, as
+     * ackWithLinksAndLease() does: one round trip per page for a crawler of crawl requests.
+     *
+     * @param list<array<string, mixed>> $requests as seedRequests() takes them
+     * @param array<string, mixed>|null $options priority, delay, force, crawl, and ttl (seconds) for the new leases
+     * @return array{acked: bool, links: SeedReport, leases: list<Lease>}
+     */
+    public function ackWithRequestsAndLease(Lease $lease, mixed $requests, int $max = 1, float $wait = 5.0, mixed $options = null): mixed {}
+
+    /**
      * Fail a lease (or a list): retry with backoff or an explicit delay, or dead-letter it.
      *
      * @param Lease|list<Lease> $lease

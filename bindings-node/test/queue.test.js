@@ -563,6 +563,42 @@ test('ackWithLinksAndLease answers the page, seeds its links and leases the next
   q.close()
 })
 
+test('ackWithRequestsAndLease answers the page, seeds its crawl requests and leases the next, in one call', async () => {
+  const q = await open()
+  await q.seed(['http://a.com/'])
+  const [lease] = await q.lease({ max: 1, waitMs: 0 })
+  await assert.rejects(q.ackWithRequestsAndLease(lease, 'http://a.com/form'), TypeError)
+  await assert.rejects(q.ackWithRequestsAndLease([lease], []), TypeError)
+  await assert.rejects(q.ackWithRequestsAndLease(lease, [], { max: 0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ackWithRequestsAndLease(lease, [], { payload: 1, nope: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  const calls = () => {
+    const stats = redis.cli('INFO', 'commandstats')
+    return ['fcall', 'evalsha', 'eval'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
+  }
+  const found = [
+    { url: 'http://b.com/form', method: 'POST', body: 'q=1', label: 'search' },
+    { url: 'http://b.com/form' },
+    { url: 'http://a.com/' },
+    { url: 'not a url' }
+  ]
+  const before = calls()
+  const r = await q.ackWithRequestsAndLease(lease, found, { priority: 3, max: 5, waitMs: 0, ttlMs: 2000 })
+  assert.equal(calls() - before, 1, 'the ack, the requests and the next leases: one call')
+  assert.equal(r.acked, true)
+  assert.deepEqual([r.links.added, r.links.duplicates], [2, 1])
+  assert.deepEqual(r.links.invalid.map((i) => [i.index, i.input]), [[3, 'not a url']])
+  const leased = r.leases.map((l) => [crawlq.requestOf(l).method, crawlq.requestOf(l).label ?? null, l.priority]).sort()
+  assert.deepEqual(leased, [['GET', null, 3], ['POST', 'search', 3]])
+  assert.ok(r.leases.every((l) => l.expiresAt - l.leasedAt === 2000))
+  // the stale answer of an already answered lease: lost, its requests seeded, the lease runs
+  await q.seed(['http://d.com/'])
+  const again = await q.ackWithRequestsAndLease(lease, [{ url: 'http://e.com/' }], { waitMs: 0, max: 5 })
+  assert.equal(again.acked, false)
+  assert.equal(again.links.added, 1)
+  assert.deepEqual(again.leases.map((l) => l.url).sort(), ['http://d.com/', 'http://e.com/'])
+  q.close()
+})
+
 test('the seen cache answers repeated links and counts them', async () => {
   const q = await open({ seenCache: 1000 })
   const links = Array.from({ length: 10 }, (_, i) => `http://a.com/${i}`)

@@ -270,6 +270,15 @@ fn requests_arg(
     requests: &Zval,
     options: Option<&Zval>,
 ) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
+    let requests = request_list(requests)?;
+    let opts = json::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+        .map_err(throw)?;
+    let items = json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+    Ok((items, opts))
+}
+
+/// The crawl requests argument as JSON: a value that is not an array is a TypeError.
+fn request_list(requests: &Zval) -> PhpResult<Value> {
     if !requests.is_array() {
         return Err(type_error(
             "requests must be an array of request arrays".into(),
@@ -277,15 +286,11 @@ fn requests_arg(
     }
     let requests =
         to_json(requests, "requests").map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?;
-    let requests = match requests {
+    Ok(match requests {
         // an empty PHP array is a JSON list
         Value::Object(map) if map.is_empty() => Value::Array(Vec::new()),
         other => other,
-    };
-    let opts = json::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
-        .map_err(throw)?;
-    let items = json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
-    Ok((items, opts))
+    })
 }
 
 /// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
@@ -539,6 +544,39 @@ impl Queue {
                 .ack_with_links_and_lease(&handle, &links, &opts, &next),
         )
         .map_err(throw)?;
+        acked_and_links(acked, report, Some(leases))
+    }
+
+    /// ackWithRequests(), then lease up to `$max` more items in the same call, as
+    /// ackWithLinksAndLease() does (one round trip per page for a crawler of crawl requests):
+    /// ['acked' => bool, 'links' => SeedReport, 'leases' => what lease() answers]. `$options`:
+    /// the requests' options (priority, delay, force, crawl) and `ttl` (seconds) for the new
+    /// leases.
+    #[php(defaults(max = 1, wait = 5.0))]
+    pub fn ack_with_requests_and_lease(
+        &self,
+        lease: &Lease,
+        requests: &Zval,
+        max: i64,
+        wait: f64,
+        options: Option<&Zval>,
+    ) -> PhpResult<Zval> {
+        let queue = self.handle.queue()?;
+        let requests = request_list(requests)?;
+        let (opts, next) = json::seed_and_lease_arguments_from_json(
+            &options_json(options, "options")?,
+            max,
+            number_value(wait),
+            "ackWithRequestsAndLease",
+            Style::Snake,
+        )
+        .map_err(throw)?;
+        let items =
+            json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+        let handle = lease.core.handle();
+        let (acked, report, leases) =
+            runtime::block_on(queue.ack_with_links_and_lease(&handle, &items, &opts, &next))
+                .map_err(throw)?;
         acked_and_links(acked, report, Some(leases))
     }
 

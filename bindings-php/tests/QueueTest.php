@@ -569,6 +569,57 @@ final class QueueTest extends TestCase
         $this->assertSame(['http://d.com/'], array_map(fn ($l) => $l->url, $again['leases']));
     }
 
+    public function testAckWithRequestsAndLeaseAnswersThePageSeedsItsRequestsAndLeasesTheNextInOneCall(): void
+    {
+        $server = new RedisServer();
+        $q = new Queue($server->url(), unique_name('q'));
+        $q->seed(['http://a.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        $refused = [
+            [0, 0.0, null, 'max must be within 1..=10000, got 0'],
+            [1, 0.0, ['max' => 2], 'max is an argument of ackWithRequestsAndLease, not an option'],
+            [1, -1.0, null, '"wait" must be a non-negative number of seconds'],
+            [1, 0.0, ['nope' => 1], 'unknown seed or lease option "nope"'],
+        ];
+        foreach ($refused as [$max, $wait, $options, $message]) {
+            try {
+                $q->ackWithRequestsAndLease($lease, [['url' => 'http://b.com/']], $max, $wait, $options);
+                $this->fail('accepted: ' . json_encode([$max, $wait, $options]));
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertSame('INVALID_ARGUMENT', $e->getCode());
+                $this->assertStringContainsString($message, $e->getMessage());
+            }
+        }
+        $found = [
+            ['url' => 'http://b.com/form', 'method' => 'POST', 'body' => 'q=1', 'label' => 'search'],
+            ['url' => 'http://b.com/form'],
+            ['url' => 'http://a.com/'],
+            ['url' => 'not a url'],
+        ];
+        $server->cli('CONFIG', 'RESETSTAT');
+        $r = $q->ackWithRequestsAndLease($lease, $found, 5, 0.0, ['priority' => 3, 'ttl' => 2.0]);
+        $this->assertStringContainsString('cmdstat_fcall:calls=1,', $server->cli('INFO', 'commandstats'), 'one call');
+        $this->assertTrue($r['acked']);
+        $this->assertSame([2, 1], [$r['links']->added, $r['links']->duplicates]);
+        $this->assertSame([[3, 'not a url']], array_map(fn ($i) => [$i['index'], $i['input']], $r['links']->invalid));
+        $methods = array_map(fn ($l) => [Crawlq\request_of($l)['method'], $l->priority], $r['leases']);
+        sort($methods);
+        $this->assertSame([['GET', 3], ['POST', 3]], $methods);
+        foreach ($r['leases'] as $l) {
+            $this->assertEqualsWithDelta(2.0, $l->expiresAt - $l->leasedAt, 0.001);
+        }
+        // the stale answer of an already answered lease: lost, its requests seeded, the lease runs
+        $q->seed(['http://d.com/']);
+        $again = $q->ackWithRequestsAndLease($lease, [['url' => 'http://e.com/']], 5, 0.0);
+        $this->assertFalse($again['acked']);
+        $this->assertSame(1, $again['links']->added);
+        $urls = array_map(fn ($l) => $l->url, $again['leases']);
+        sort($urls);
+        $this->assertSame(['http://d.com/', 'http://e.com/'], $urls);
+        $this->expectException(\TypeError::class);
+        $q->ackWithRequestsAndLease($lease, 'http://a.com/form');
+    }
+
     public function testATurnOfAFullHostComesOnlyToItsOwnLeaseUntilASlotFrees(): void
     {
         $q = $this->open();

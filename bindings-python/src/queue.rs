@@ -50,14 +50,50 @@ fn answer<M: Mode>(
 /// `(acked, report)` of an answer with links, `acked` set on the lease object as `ack` sets it.
 fn acked_and_report(arg: LeaseArg) -> crate::runtime::Convert<(bool, crawlq::SeedReport)> {
     Box::new(move |py, (acked, report)| {
-        let answers = crawlq::Answers {
-            results: crawlq::AnswerResults::Flags(vec![acked]),
-            single: true,
-        };
-        let acked = arg.apply(py, &answers)?;
+        let acked = page_acked(py, &arg, acked)?;
         let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
         Ok(PyTuple::new(py, [acked, report])?.into_any().unbind())
     })
+}
+
+/// A page's ack flag, its lease marked answered when it was.
+fn page_acked(py: Python<'_>, arg: &LeaseArg, acked: bool) -> PyResult<Py<PyAny>> {
+    let answers = crawlq::Answers {
+        results: crawlq::AnswerResults::Flags(vec![acked]),
+        single: true,
+    };
+    arg.apply(py, &answers)
+}
+
+/// A page answered with what it found (`found`: its links or crawl requests as seed items)
+/// and the next items leased in the same call: `(acked, report, leases)`.
+fn page_and_lease<M: Mode>(
+    py: Python<'_>,
+    handle: &Arc<Handle>,
+    lease: &Bound<'_, PyAny>,
+    opts: crawlq::SeedOptions,
+    next: crawlq::LeaseOptions,
+    found: impl FnOnce(&crawlq::ops::Ops) -> crawlq::Result<Vec<crawlq::SeedItem>> + Send + 'static,
+) -> PyResult<Py<PyAny>> {
+    let (arg, lease) = LeaseArg::extract_one(lease)?;
+    M::leasing(
+        py,
+        handle,
+        move |q, stop| async move {
+            let items = found(q.ops())?;
+            q.ack_with_links_and_lease_interruptible(&lease, &items, &opts, &next, stop)
+                .await
+        },
+        |(_, _, leases)| leases,
+        Box::new(move |py, (acked, report, leases)| {
+            let acked = page_acked(py, &arg, acked)?;
+            let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
+            let leases = leases_out(py, leases)?;
+            Ok(PyTuple::new(py, [acked, report, leases])?
+                .into_any()
+                .unbind())
+        }),
+    )
 }
 
 fn leases_out(py: Python<'_>, leases: Vec<crawlq::Lease>) -> PyResult<Py<PyAny>> {
@@ -284,28 +320,35 @@ macro_rules! queue_methods {
                 force: bool,
                 crawl: Option<String>,
             ) -> PyResult<Py<PyAny>> {
-                let (arg, handle) = LeaseArg::extract_one(lease)?;
                 let next = lease_args(max, wait, ttl)?;
                 let (links, opts) = seed_args(links, "links", priority, delay, payload, force, crawl)?;
-                <$mode>::leasing(
-                    py,
-                    &self.handle,
-                    move |q, stop| async move {
-                        q.ack_with_links_and_lease_interruptible(&handle, &links, &opts, &next, stop)
-                            .await
-                    },
-                    |(_, _, leases)| leases,
-                    Box::new(move |py, (acked, report, leases)| {
-                        let answers = crawlq::Answers {
-                            results: crawlq::AnswerResults::Flags(vec![acked]),
-                            single: true,
-                        };
-                        let acked = arg.apply(py, &answers)?;
-                        let report = Py::new(py, SeedReport::new(py, report)?)?.into_any();
-                        let leases = leases_out(py, leases)?;
-                        Ok(PyTuple::new(py, [acked, report, leases])?.into_any().unbind())
-                    }),
-                )
+                page_and_lease::<$mode>(py, &self.handle, lease, opts, next, move |_| Ok(links))
+            }
+
+            /// `ack_with_requests`, then lease up to `max` more items in the same call, as
+            /// `ack_with_links_and_lease` does (one round trip per page for a crawler of crawl
+            /// requests): `(acked, report, leases)`.
+            #[pyo3(signature = (lease, requests, max = Int(1), wait = 5.0, *, ttl = None, priority = Int(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, lease, requests, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, force=False, crawl=None)")]
+            #[allow(clippy::too_many_arguments)]
+            fn ack_with_requests_and_lease(
+                &self,
+                py: Python<'_>,
+                lease: &Bound<'_, PyAny>,
+                requests: &Bound<'_, PyAny>,
+                max: Int,
+                wait: f64,
+                ttl: Option<f64>,
+                priority: Int,
+                delay: f64,
+                force: bool,
+                crawl: Option<String>,
+            ) -> PyResult<Py<PyAny>> {
+                let next = lease_args(max, wait, ttl)?;
+                let requests = crate::args::requests_json(requests)?;
+                let opts = crate::args::seed_options(priority, delay, None, force, crawl)?;
+                page_and_lease::<$mode>(py, &self.handle, lease, opts, next, move |ops| {
+                    json::request_seed_items(&requests, Style::Snake, ops)
+                })
             }
 
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`

@@ -26,6 +26,22 @@ def test_a_page_answered_with_its_links_leases_the_next(redis_server: RedisServe
     asyncio.run(main())
 
 
+def test_a_page_answered_with_its_crawl_requests_leases_the_next(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        await aq.seed(["http://c.com/1"])
+        [page] = await aq.lease(1, wait=0)
+        acked, report, [link] = await aq.ack_with_requests_and_lease(page, [{"url": "http://c.com/2", "label": "detail"}], wait=1)
+        assert (acked, report.added, link.url) == (True, 1, "http://c.com/2")
+        assert dict(crawlq.request_of(link))["label"] == "detail"
+        acked, report, nothing = await aq.ack_with_requests_and_lease(link, [{"url": "http://c.com/1"}], wait=0)
+        assert (acked, report.duplicates, nothing) == (True, 1, [])
+        assert await aq.is_finished() is True
+        aq.close()
+
+    asyncio.run(main())
+
+
 def test_pages_answered_by_many_tasks_at_once_go_together_each_with_its_own_answer(private_redis: RedisServer, name: str) -> None:
     def script_calls() -> int:
         return sum(int(line.split("calls=")[1].split(",")[0])

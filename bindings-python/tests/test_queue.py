@@ -570,6 +570,42 @@ def test_ack_with_links_and_lease_answers_the_page_seeds_its_links_and_leases_th
     assert [l.url for l in leases] == ["http://d.com/"]
 
 
+def test_ack_with_requests_and_lease_answers_the_page_seeds_its_requests_and_leases_the_next_in_one_call(
+    private_redis: RedisServer, name: str
+) -> None:
+    q = crawlq.Queue(private_redis.url, name)
+    q.seed(["http://a.com/"])
+    [lease] = q.lease(1, wait=0)
+    with pytest.raises(TypeError):
+        q.ack_with_requests_and_lease(lease, "http://a.com/form")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        q.ack_with_requests_and_lease([lease], [])  # type: ignore[arg-type]
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_with_requests_and_lease(lease, [], 0, wait=0)
+    with pytest.raises(crawlq.InvalidArgumentError):
+        q.ack_with_requests_and_lease(lease, [], wait=-1)
+    found = [
+        {"url": "http://b.com/form", "method": "POST", "body": "q=1", "label": "search"},
+        {"url": "http://b.com/form"},
+        {"url": "http://a.com/"},
+        {"url": "not a url"},
+    ]
+    private_redis.cli("CONFIG", "RESETSTAT")
+    acked, report, leases = q.ack_with_requests_and_lease(lease, found, 5, wait=0, ttl=2.0, priority=3)
+    assert "cmdstat_fcall:calls=1," in private_redis.cli("INFO", "commandstats"), "one call"
+    assert acked and lease.answered
+    assert (report.added, report.duplicates) == (2, 1)
+    assert [(i.index, i.input) for i in report.invalid] == [(3, "not a url")]
+    leased = sorted((dict(crawlq.request_of(l))["method"], l.priority) for l in leases)
+    assert leased == [("GET", 3), ("POST", 3)]
+    assert all(abs(l.expires_at - l.leased_at - 2.0) < 0.001 for l in leases)
+    # the stale answer of an already answered lease: lost, its requests seeded, the lease runs
+    q.seed(["http://d.com/"])
+    acked, report, leases = q.ack_with_requests_and_lease(lease, [{"url": "http://e.com/"}], 5, wait=0)
+    assert not acked and report.added == 1
+    assert sorted(l.url for l in leases) == ["http://d.com/", "http://e.com/"]
+
+
 def test_the_seen_cache_answers_repeated_links_and_counts_them(redis_server: RedisServer, name: str) -> None:
     q = crawlq.Queue(redis_server.url, name, seen_cache=1000)
     links = [f"http://a.com/{i}" for i in range(10)]

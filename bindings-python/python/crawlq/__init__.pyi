@@ -503,6 +503,22 @@ class Queue:
         worker's whole turn on a page in one call; the lease runs even when ``lease`` was not
         live any more. Pages other threads or tasks answer through this queue while such a
         call is on its way go together in the next call (each still gets its own answer)."""
+    def ack_with_requests_and_lease(
+        self,
+        lease: Lease,
+        requests: Iterable[CrawlRequestInput],
+        max: int = 1,
+        wait: float = 5.0,
+        *,
+        ttl: Optional[float] = None,
+        priority: int = 0,
+        delay: float = 0.0,
+        force: bool = False,
+        crawl: Optional[str] = None,
+    ) -> tuple[bool, SeedReport, list[Lease]]:
+        """``ack_with_requests``, then lease up to ``max`` more items in the same round trip, as
+        ``ack_with_links_and_lease`` does: ``(acked, report, leases)``, one call per page for a
+        crawler of crawl requests."""
     @overload
     def nack(
         self,
@@ -757,6 +773,19 @@ class AsyncQueue:
         priority: int = 0,
         delay: float = 0.0,
         payload: JSON = None,
+        force: bool = False,
+        crawl: Optional[str] = None,
+    ) -> tuple[bool, SeedReport, list[Lease]]: ...
+    async def ack_with_requests_and_lease(
+        self,
+        lease: Lease,
+        requests: Iterable[CrawlRequestInput],
+        max: int = 1,
+        wait: float = 5.0,
+        *,
+        ttl: Optional[float] = None,
+        priority: int = 0,
+        delay: float = 0.0,
         force: bool = False,
         crawl: Optional[str] = None,
     ) -> tuple[bool, SeedReport, list[Lease]]: ...

@@ -230,14 +230,23 @@ impl Args {
         i: usize,
         ops: &Ops,
     ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
+        self.request_list(i)?;
+        let opts = j::seed_options_from_json(self.json(i + 1), Style::Camel)?;
+        Ok((
+            j::request_seed_items(self.json(i), Style::Camel, ops)?,
+            opts,
+        ))
+    }
+
+    /// The array of crawl requests at `i` (anything else is a TypeError).
+    fn request_list(&self, i: usize) -> std::result::Result<&Value, ArgError> {
         let requests = self.json(i);
         if !requests.is_array() {
             return Err(ArgError::Type(
                 "requests must be an array of request objects".into(),
             ));
         }
-        let opts = j::seed_options_from_json(self.json(i + 1), Style::Camel)?;
-        Ok((j::request_seed_items(requests, Style::Camel, ops)?, opts))
+        Ok(requests)
     }
 
     fn ids(&self, i: usize) -> std::result::Result<Option<Vec<String>>, ArgError> {
@@ -321,6 +330,17 @@ impl JsCall {
                 JsCall::AckWithLinksAndLease {
                     lease,
                     links,
+                    opts,
+                    next,
+                }
+            }
+            "ackWithRequestsAndLease" => {
+                let lease = a.lease(0)?;
+                let requests = a.request_list(1)?;
+                let (opts, next) = j::seed_and_lease_options_from_json(a.json(2), camel)?;
+                JsCall::AckWithLinksAndLease {
+                    lease,
+                    links: j::request_seed_items(requests, Style::Camel, ops)?,
                     opts,
                     next,
                 }

@@ -46,6 +46,11 @@ macro_rules! js_queue_methods {
                 "up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`"
                 "was still live). `options` takes the seed options for the links and `max`, `waitMs`,"
                 "`ttlMs` for the lease.";
+            ack_with_requests_and_lease "ackWithRequestsAndLease" (lease, requests, options) "lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
+                "`ackWithRequests`, then lease up to `max` more items in the same call, as"
+                "`ackWithLinksAndLease` does (one round trip per page for a crawler of crawl requests):"
+                "resolves with `{ acked, links, leases }`. `options` takes the requests' options"
+                "(`priority`, `delayMs`, `force`, `crawl`) and `max`, `waitMs`, `ttlMs` for the lease.";
             nack "nack" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: NackOptions" "Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>"
                 "Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`.";
             extend "extend" <"T extends Lease | Lease[]"> (lease, ttlMs) "lease: T, ttlMs: number" "Promise<T extends Lease[] ? Array<number | null> : number>"
