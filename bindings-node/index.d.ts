@@ -110,6 +110,13 @@ export interface SeedOptions {
   crawl?: string
 }
 
+/**
+ * The options of a batch of crawl requests (`seedRequests`, `ackWithRequests`): the seed
+ * options but `payload`, since a request's payload is the request itself (its own data goes in
+ * its `userData`); the option is refused as unknown.
+ */
+export type RequestOptions = Omit<SeedOptions, 'payload'>
+
 export interface InvalidInput {
   /** Position in the seeded batch. */
   index: number
@@ -544,7 +551,7 @@ export declare class Queue {
    * method, URL and body. A request whose fields cannot be read is in the report's
    * `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.
    */
-  seedRequests(requests: CrawlRequestInput[], options?: SeedOptions): Promise<SeedReport>
+  seedRequests(requests: CrawlRequestInput[], options?: RequestOptions): Promise<SeedReport>
   /**
    * Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
    * ready; resolves with `[]` after that.
@@ -574,7 +581,7 @@ export declare class Queue {
    * and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`
    * as `ackWithLinks` does.
    */
-  ackWithRequests(lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions): Promise<AckWithLinks>
+  ackWithRequests(lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions): Promise<AckWithLinks>
   /**
    * `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
    * page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting
@@ -589,7 +596,7 @@ export declare class Queue {
    * resolves with `{ acked, links, leases }`. `options` takes the requests' options
    * (`priority`, `delayMs`, `force`, `crawl`) and `max`, `waitMs`, `ttlMs` for the lease.
    */
-  ackWithRequestsAndLease(lease: Lease, requests: CrawlRequestInput[], options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
+  ackWithRequestsAndLease(lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions & LeaseOptions): Promise<AckWithLinksAndLease>
   /** Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

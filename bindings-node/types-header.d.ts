@@ -110,6 +110,13 @@ export interface SeedOptions {
   crawl?: string
 }
 
+/**
+ * The options of a batch of crawl requests (`seedRequests`, `ackWithRequests`): the seed
+ * options but `payload`, since a request's payload is the request itself (its own data goes in
+ * its `userData`); the option is refused as unknown.
+ */
+export type RequestOptions = Omit<SeedOptions, 'payload'>
+
 export interface InvalidInput {
   /** Position in the seeded batch. */
   index: number

@@ -504,6 +504,10 @@ test('ackWithRequests answers the page and seeds the crawl requests found on it'
   await assert.rejects(q.ackWithRequests(lease, 'http://a.com/form'), TypeError)
   await assert.rejects(q.ackWithRequests([lease], []), TypeError)
   await assert.rejects(q.ackWithRequests(lease, [{ url: 'http://a.com/form' }], { priority: 1 << 20 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  // a request's payload is the request itself: the option would be ignored, so it is refused
+  for (const call of [() => q.ackWithRequests(lease, [], { payload: { a: 1 } }), () => q.seedRequests([], { payload: 1 })]) {
+    await assert.rejects(call(), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT', message: /unknown seed option "payload"; known: priority, delayMs, force, crawl/ })
+  }
   const found = [
     { url: 'http://a.com/form', method: 'POST', body: 'q=1', label: 'search' },
     { url: 'http://a.com/form' },
@@ -570,7 +574,7 @@ test('ackWithRequestsAndLease answers the page, seeds its crawl requests and lea
   await assert.rejects(q.ackWithRequestsAndLease(lease, 'http://a.com/form'), TypeError)
   await assert.rejects(q.ackWithRequestsAndLease([lease], []), TypeError)
   await assert.rejects(q.ackWithRequestsAndLease(lease, [], { max: 0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
-  await assert.rejects(q.ackWithRequestsAndLease(lease, [], { payload: 1, nope: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
+  await assert.rejects(q.ackWithRequestsAndLease(lease, [], { payload: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT', message: /known: priority, delayMs, force, crawl, max, waitMs, ttlMs$/ })
   const calls = () => {
     const stats = redis.cli('INFO', 'commandstats')
     return ['fcall', 'evalsha', 'eval'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)

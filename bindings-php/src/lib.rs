@@ -271,7 +271,7 @@ fn requests_arg(
     options: Option<&Zval>,
 ) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
     let requests = request_list(requests)?;
-    let opts = json::seed_options_from_json(&options_json(options, "options")?, Style::Snake)
+    let opts = json::request_options_from_json(&options_json(options, "options")?, Style::Snake)
         .map_err(throw)?;
     let items = json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
     Ok((items, opts))
@@ -535,6 +535,7 @@ impl Queue {
             number_value(wait),
             "ackWithLinksAndLease",
             Style::Snake,
+            json::Found::Links,
         )
         .map_err(throw)?;
         let handle = lease.core.handle();
@@ -569,6 +570,7 @@ impl Queue {
             number_value(wait),
             "ackWithRequestsAndLease",
             Style::Snake,
+            json::Found::Requests,
         )
         .map_err(throw)?;
         let items =

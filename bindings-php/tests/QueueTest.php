@@ -500,6 +500,14 @@ final class QueueTest extends TestCase
         $methods = array_map(fn ($l) => [Crawlq\request_of($l)['method'], $l->priority], $q->lease(5, 0.0));
         sort($methods);
         $this->assertSame([['GET', 2], ['POST', 2]], $methods);
+        foreach ([fn () => $q->ackWithRequests($lease, [], ['payload' => 1]), fn () => $q->seedRequests([], ['payload' => 1])] as $call) {
+            try {
+                $call();
+                $this->fail('a payload option accepted for crawl requests');
+            } catch (Crawlq\InvalidArgumentException $e) {
+                $this->assertStringContainsString('unknown seed option "payload"; known: priority, delay, force, crawl', $e->getMessage());
+            }
+        }
         $this->expectException(\TypeError::class);
         $q->ackWithRequests($lease, 'http://a.com/form');
     }
@@ -580,6 +588,8 @@ final class QueueTest extends TestCase
             [1, 0.0, ['max' => 2], 'max is an argument of ackWithRequestsAndLease, not an option'],
             [1, -1.0, null, '"wait" must be a non-negative number of seconds'],
             [1, 0.0, ['nope' => 1], 'unknown seed or lease option "nope"'],
+            // a request's payload is the request itself: the option would be ignored
+            [1, 0.0, ['payload' => 1], 'unknown seed or lease option "payload"; known: priority, delay, force, crawl, ttl'],
         ];
         foreach ($refused as [$max, $wait, $options, $message]) {
             try {

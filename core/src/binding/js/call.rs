@@ -231,7 +231,7 @@ impl Args {
         ops: &Ops,
     ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
         self.request_list(i)?;
-        let opts = j::seed_options_from_json(self.json(i + 1), Style::Camel)?;
+        let opts = j::request_options_from_json(self.json(i + 1), Style::Camel)?;
         Ok((
             j::request_seed_items(self.json(i), Style::Camel, ops)?,
             opts,
@@ -326,7 +326,8 @@ impl JsCall {
             "ackWithLinksAndLease" => {
                 let lease = a.lease(0)?;
                 let (links, _) = a.seed(1, "links", None)?;
-                let (opts, next) = j::seed_and_lease_options_from_json(a.json(2), camel)?;
+                let (opts, next) =
+                    j::seed_and_lease_options_from_json(a.json(2), camel, j::Found::Links)?;
                 JsCall::AckWithLinksAndLease {
                     lease,
                     links,
@@ -337,7 +338,8 @@ impl JsCall {
             "ackWithRequestsAndLease" => {
                 let lease = a.lease(0)?;
                 let requests = a.request_list(1)?;
-                let (opts, next) = j::seed_and_lease_options_from_json(a.json(2), camel)?;
+                let (opts, next) =
+                    j::seed_and_lease_options_from_json(a.json(2), camel, j::Found::Requests)?;
                 JsCall::AckWithLinksAndLease {
                     lease,
                     links: j::request_seed_items(requests, Style::Camel, ops)?,

@@ -11,19 +11,49 @@ use super::*;
 /// assert!(seed_options_from_json(&serde_json::json!({"delay": 1}), Style::Camel).is_err());
 /// ```
 pub fn seed_options_from_json(value: &Value, style: Style) -> Result<SeedOptions> {
+    found_options_from_json(value, style, Found::Links)
+}
+
+/// The batch options of crawl requests (`seed_requests`, `ack_with_requests`): priority,
+/// delay, force, crawl. Not `payload`: a request's payload is the request itself (its own
+/// data goes in its `user_data`), so the option would be ignored; it is refused as unknown.
+///
+/// ```
+/// use crawlq::{Style, binding::{json::request_options_from_json}};
+/// let o = request_options_from_json(&serde_json::json!({"priority": 3}), Style::Snake).unwrap();
+/// assert_eq!(o.priority, 3);
+/// let payload = request_options_from_json(&serde_json::json!({"payload": 1}), Style::Snake);
+/// assert!(payload.unwrap_err().to_string().contains(r#"unknown seed option "payload"; known: priority, delay, force, crawl"#));
+/// ```
+pub fn request_options_from_json(value: &Value, style: Style) -> Result<SeedOptions> {
+    found_options_from_json(value, style, Found::Requests)
+}
+
+fn found_options_from_json(value: &Value, style: Style, found: Found) -> Result<SeedOptions> {
     let map = as_object(value, "seed options")?;
     let mut f = Fields::new("seed", &map, style);
-    let opts = seed_fields(&mut f)?;
+    let opts = seed_fields(&mut f, found)?;
     f.finish()?;
     Ok(opts)
 }
 
+/// What a seed carries, which decides its options: links (URLs or hosts, to which the
+/// options may give a payload) or crawl requests (each its own payload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    Links,
+    Requests,
+}
+
 /// The seed options among an options object's fields (the caller refuses the unknown ones).
-pub(super) fn seed_fields(f: &mut Fields<'_>) -> Result<SeedOptions> {
+pub(super) fn seed_fields(f: &mut Fields<'_>, found: Found) -> Result<SeedOptions> {
     Ok(SeedOptions {
         priority: f.int("priority")?.unwrap_or(0),
         delay: f.duration("delay")?.unwrap_or_default(),
-        payload: f.raw("payload"),
+        payload: match found {
+            Found::Links => f.raw("payload"),
+            Found::Requests => None,
+        },
         force: f.bool("force")?.unwrap_or(false),
         crawl: f.string("crawl")?,
     })

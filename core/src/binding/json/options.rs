@@ -154,22 +154,26 @@ fn lease_fields(f: &mut Fields<'_>) -> Result<LeaseOptions> {
 /// The options of an answer with links that leases the next items
 /// ([`crate::Queue::ack_with_links_and_lease`]) in one object: `max`, `wait` and `ttl` (in
 /// either style's spelling) are the lease's, as [`lease_options_from_json`] takes them; the
-/// others the links', as [`seed_options_from_json`] takes them.
+/// others the links', as [`seed_options_from_json`] takes them (`found`: crawl requests take
+/// theirs as [`request_options_from_json`] does).
 ///
 /// ```
-/// use crawlq::{Style, binding::{json::seed_and_lease_options_from_json}};
+/// use crawlq::{Style, binding::{json::{Found, seed_and_lease_options_from_json}}};
 /// let value = serde_json::json!({"priority": 2, "max": 5, "waitMs": 0});
-/// let (seed, lease) = seed_and_lease_options_from_json(&value, Style::Camel).unwrap();
+/// let (seed, lease) = seed_and_lease_options_from_json(&value, Style::Camel, Found::Links).unwrap();
 /// assert_eq!((seed.priority, lease.max, lease.wait.as_millis()), (2, 5, 0));
-/// let unknown = seed_and_lease_options_from_json(&serde_json::json!({"bogus": 1}), Style::Camel);
+/// let unknown = seed_and_lease_options_from_json(&serde_json::json!({"bogus": 1}), Style::Camel, Found::Links);
 /// assert!(unknown.unwrap_err().to_string().ends_with("known: priority, delayMs, payload, force, crawl, max, waitMs, ttlMs"));
+/// let payload = seed_and_lease_options_from_json(&serde_json::json!({"payload": 1}), Style::Camel, Found::Requests);
+/// assert!(payload.unwrap_err().to_string().ends_with("known: priority, delayMs, force, crawl, max, waitMs, ttlMs"));
 /// ```
 pub fn seed_and_lease_options_from_json(
     value: &Value,
     style: Style,
+    found: Found,
 ) -> Result<(SeedOptions, LeaseOptions)> {
     let map = as_object(value, "options")?;
-    seed_and_lease_fields(&map, style, &[])
+    seed_and_lease_fields(&map, style, found, &[])
 }
 
 /// Seed and lease options read by one reader, so an unknown name is refused with every name it
@@ -177,10 +181,11 @@ pub fn seed_and_lease_options_from_json(
 fn seed_and_lease_fields(
     map: &Map<String, Value>,
     style: Style,
+    found: Found,
     unlisted: &[String],
 ) -> Result<(SeedOptions, LeaseOptions)> {
     let mut f = Fields::new("seed", map, style);
-    let seed = seed_fields(&mut f)?;
+    let seed = seed_fields(&mut f, found)?;
     f.what = "lease";
     let lease = lease_fields(&mut f)?;
     f.what = "seed or lease";
@@ -194,14 +199,16 @@ fn seed_and_lease_fields(
 /// `call`; an unknown name is refused with the names `options` may hold.
 ///
 /// ```
-/// use crawlq::{Style, binding::{json::seed_and_lease_arguments_from_json}};
+/// use crawlq::{Style, binding::{json::{Found, seed_and_lease_arguments_from_json}}};
 /// use serde_json::json;
-/// let (seed, lease) = seed_and_lease_arguments_from_json(&json!({"priority": 2}), 5, json!(0), "f", Style::Snake).unwrap();
+/// let (seed, lease) = seed_and_lease_arguments_from_json(&json!({"priority": 2}), 5, json!(0), "f", Style::Snake, Found::Links).unwrap();
 /// assert_eq!((seed.priority, lease.max, lease.wait.as_millis()), (2, 5, 0));
-/// let given = seed_and_lease_arguments_from_json(&json!({"max": 3}), 5, json!(0), "f", Style::Snake);
+/// let given = seed_and_lease_arguments_from_json(&json!({"max": 3}), 5, json!(0), "f", Style::Snake, Found::Links);
 /// assert!(given.unwrap_err().to_string().contains("max is an argument of f, not an option"));
-/// let unknown = seed_and_lease_arguments_from_json(&json!({"bogus": 1}), 5, json!(0), "f", Style::Snake);
+/// let unknown = seed_and_lease_arguments_from_json(&json!({"bogus": 1}), 5, json!(0), "f", Style::Snake, Found::Links);
 /// assert!(unknown.unwrap_err().to_string().ends_with("known: priority, delay, payload, force, crawl, ttl"));
+/// let payload = seed_and_lease_arguments_from_json(&json!({"payload": 1}), 5, json!(0), "f", Style::Snake, Found::Requests);
+/// assert!(payload.unwrap_err().to_string().ends_with("known: priority, delay, force, crawl, ttl"));
 /// ```
 pub fn seed_and_lease_arguments_from_json(
     options: &Value,
@@ -209,6 +216,7 @@ pub fn seed_and_lease_arguments_from_json(
     wait: Value,
     call: &str,
     style: Style,
+    found: Found,
 ) -> Result<(SeedOptions, LeaseOptions)> {
     let mut map = match options {
         Value::Null => Map::new(),
@@ -231,7 +239,7 @@ pub fn seed_and_lease_arguments_from_json(
         }
         map.insert(name.clone(), value);
     }
-    seed_and_lease_fields(&map, style, &names)
+    seed_and_lease_fields(&map, style, found, &names)
 }
 
 /// Nack options: retry, delay, reason, rate_limited, retry_after, retry_after_header,
