@@ -549,7 +549,8 @@ export declare class Queue {
    * foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the
    * request shape every framework adapter reads, known by their URL (a plain GET) or by
    * method, URL and body. A request whose fields cannot be read is in the report's
-   * `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.
+   * `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`, `crawl` (not
+   * `payload`: a request is its own payload).
    */
   seedRequests(requests: CrawlRequestInput[], options?: RequestOptions): Promise<SeedReport>
   /**

@@ -106,7 +106,7 @@ final class Queue
      * and the requests found on it seeded, in one round trip.
      *
      * @param list<array<string, mixed>> $requests
-     * @param array<string, mixed>|null $options priority, delay, force
+     * @param array{priority?: int, delay?: float, force?: bool, crawl?: string}|null $options
      * @return array{acked: bool, links: SeedReport}
      */
     public function ackWithRequests(Lease $lease, mixed $requests, mixed $options = null): mixed {}

@@ -19,7 +19,8 @@ macro_rules! js_queue_methods {
                 "foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the"
                 "request shape every framework adapter reads, known by their URL (a plain GET) or by"
                 "method, URL and body. A request whose fields cannot be read is in the report's"
-                "`invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`.";
+                "`invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`, `crawl` (not"
+                "`payload`: a request is its own payload).";
             lease "lease" (options) "options?: LeaseOptions" "Promise<Lease[]>"
                 "Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is"
                 "ready; resolves with `[]` after that.";

@@ -41,7 +41,9 @@ fn found_options_from_json(value: &Value, style: Style, found: Found) -> Result<
 /// options may give a payload) or crawl requests (each its own payload).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Found {
+    /// URLs or hosts (`seed`, `ack_with_links`).
     Links,
+    /// Crawl requests (`seed_requests`, `ack_with_requests`).
     Requests,
 }
 
