@@ -252,7 +252,14 @@ pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
 }
 
 fn normalize_url(input: &str) -> Result<Normalized, InvalidReason> {
-    let mut url = Url::parse(input).map_err(|e| InvalidReason::InvalidUrl(e.to_string()))?;
+    let mut url = Url::parse(input).map_err(|e| {
+        InvalidReason::InvalidUrl(match e {
+            url::ParseError::IdnaError | url::ParseError::InvalidDomainCharacter => {
+                host_character_reason(url_host_text(input)).unwrap_or_else(|| e.to_string())
+            }
+            _ => e.to_string(),
+        })
+    })?;
     if url.scheme() != "http" && url.scheme() != "https" {
         return Err(InvalidReason::UnsupportedScheme(url.scheme().to_string()));
     }
@@ -335,13 +342,54 @@ pub fn normalize_host(input: &str) -> Result<String, InvalidReason> {
         return Err(InvalidReason::Empty);
     }
     let without_dot = trimmed.strip_suffix('.').unwrap_or(trimmed);
-    match Host::parse(without_dot).map_err(|e| InvalidReason::InvalidHost(e.to_string()))? {
+    let parsed = Host::parse(without_dot).map_err(|e| {
+        let named = (!without_dot.starts_with('[')).then(|| host_character_reason(without_dot));
+        InvalidReason::InvalidHost(named.flatten().unwrap_or_else(|| e.to_string()))
+    })?;
+    match parsed {
         Host::Domain(d) => {
             check_hostname(&d)?;
             Ok(d)
         }
         Host::Ipv4(ip) => Ok(ip.to_string()),
         Host::Ipv6(ip) => Ok(format!("[{ip}]")),
+    }
+}
+
+/// The reason a host's text cannot be a host name when it holds a character no host name may
+/// hold (a space, a control character, or one of WHATWG's forbidden domain code points), named
+/// instead of the URL parser's "invalid international domain name"; `None` when it holds none.
+fn host_character_reason(host: &str) -> Option<String> {
+    host.chars()
+        .find(|c| {
+            c.is_control()
+                || c.is_whitespace()
+                || matches!(
+                    c,
+                    '#' | '/' | ':' | '<' | '>' | '?' | '@' | '[' | '\\' | ']' | '^' | '|' | '%'
+                )
+        })
+        .map(|c| format!("character {c:?} is not allowed in a host name"))
+}
+
+/// The host's text in a URL that failed to parse: what stands between `://` and the path, query
+/// or fragment, without user info and port.
+fn url_host_text(input: &str) -> &str {
+    let after_scheme = input.split_once("://").map_or(input, |(_, rest)| rest);
+    let authority = after_scheme
+        .split(['/', '?', '#', '\\'])
+        .next()
+        .unwrap_or_default();
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    match host_port.rsplit_once(':') {
+        Some((host, port))
+            if !host_port.starts_with('[') && port.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            host
+        }
+        _ => host_port,
     }
 }
 
@@ -462,6 +510,52 @@ mod tests {
         for (input, code) in cases {
             assert_eq!(normalize(input).unwrap_err().code(), code, "{input:?}");
         }
+    }
+
+    #[test]
+    fn a_character_no_host_may_hold_is_named() {
+        let cases = [
+            (
+                "exa mple.com",
+                "not a valid host: character ' ' is not allowed in a host name",
+            ),
+            (
+                "bad url",
+                "not a valid host: character ' ' is not allowed in a host name",
+            ),
+            (
+                "a<b>.com",
+                "not a valid host: character '<' is not allowed in a host name",
+            ),
+            (
+                "a\u{3000}b.com",
+                "not a valid host: character '\\u{3000}' is not allowed in a host name",
+            ),
+            (
+                "https://exa mple.com/x y",
+                "not a valid URL: character ' ' is not allowed in a host name",
+            ),
+            (
+                "http://user:pw@a|b.com:8080/p",
+                "not a valid URL: character '|' is not allowed in a host name",
+            ),
+            (
+                "http://a%zz.com/",
+                "not a valid URL: character '%' is not allowed in a host name",
+            ),
+        ];
+        for (input, reason) in cases {
+            assert_eq!(
+                normalize(input).unwrap_err().to_string(),
+                reason,
+                "{input:?}"
+            );
+        }
+        // other failures keep the parser's own words
+        assert_eq!(
+            normalize("http://a.com:99999/").unwrap_err().to_string(),
+            "not a valid URL: invalid port number"
+        );
     }
 
     #[test]
