@@ -41,6 +41,12 @@ test('ERR_CRAWLQ_CONFIG for unknown, mistyped or out-of-range options and bad UR
     await assert.rejects(crawlq.Queue.connect(redis.url, 'c', opts), code('ERR_CRAWLQ_CONFIG'))
   }
   await assert.rejects(crawlq.Queue.connect('http://127.0.0.1:1/', 'c'), code('ERR_CRAWLQ_CONFIG'))
+  await assert.rejects(crawlq.Queue.connect('http://user:s3cret@127.0.0.1:1/', 'c'), err => {
+    code('ERR_CRAWLQ_CONFIG')(err)
+    assert.match(err.message, /http:\/\/\*\*\*@127\.0\.0\.1:1\//, 'the URL is named without its user info')
+    assert.doesNotMatch(err.message, /s3cret/)
+    return true
+  })
   await assert.rejects(crawlq.Queue.connect(redis.url, 'bad{name}'), code('ERR_CRAWLQ_CONFIG'))
   await assert.rejects(crawlq.Queue.connect(redis.url, 'c', { leaseTtl: 5 }), /did you mean "leaseTtlMs"/)
 })
@@ -67,6 +73,12 @@ test('ERR_CRAWLQ_INVALID_ARGUMENT for out-of-range arguments', async () => {
 
 test('ERR_CRAWLQ_UNAVAILABLE when Redis cannot be reached or goes away', async () => {
   await assert.rejects(crawlq.Queue.connect('redis://127.0.0.1:1/0', 'u', { connectTimeoutMs: 300, commandTimeoutMs: 300 }), code('ERR_CRAWLQ_UNAVAILABLE'))
+  await assert.rejects(crawlq.Queue.connect('redis://user:s3cret@127.0.0.1:1/0', 'u', { connectTimeoutMs: 300, commandTimeoutMs: 300 }), err => {
+    code('ERR_CRAWLQ_UNAVAILABLE')(err)
+    assert.match(err.message, /redis:\/\/\*\*\*@127\.0\.0\.1:1\/0/, 'the URL is named without its password')
+    assert.doesNotMatch(err.message, /s3cret/)
+    return true
+  })
   const own = await startRedis()
   const q = await crawlq.Queue.connect(own.url, 'u', { connectTimeoutMs: 500, commandTimeoutMs: 500 })
   await q.seed(['http://a.com/'])

@@ -72,13 +72,27 @@ final class ErrorsTest extends TestCase
 
     public function testBadUrlAndNameAreConfigErrors(): void
     {
-        foreach ([['http://127.0.0.1:1/', 'q'], [shared_redis()->url(), 'bad{name}']] as [$url, $name]) {
+        $cases = [
+            ['http://127.0.0.1:1/', 'q', 'unsupported scheme "http": use redis://'],
+            ['https://user:s3cret@127.0.0.1:1/', 'q', 'redis URL https://***@127.0.0.1:1/:'],
+            [shared_redis()->url(), 'bad{name}', 'queue name "bad{name}" must not contain braces'],
+        ];
+        foreach ($cases as [$url, $name, $says]) {
             try {
                 new Queue($url, $name);
                 $this->fail("no exception for $url $name");
             } catch (Crawlq\ConfigException $e) {
-                $this->assertStringContainsString('', $e->getMessage());
+                $this->assertSame('CONFIG', $e->getCode());
+                $this->assertStringContainsString($says, $e->getMessage());
+                $this->assertStringNotContainsString('s3cret', $e->getMessage());
             }
+        }
+        try {
+            new Queue('redis://user:s3cret@127.0.0.1:1/0', 'q', ['connect_timeout' => 0.3, 'command_timeout' => 0.3]);
+            $this->fail('no exception for an unreachable server');
+        } catch (Crawlq\UnavailableException $e) {
+            $this->assertStringContainsString('connecting to redis://***@127.0.0.1:1/0', $e->getMessage());
+            $this->assertStringNotContainsString('s3cret', $e->getMessage());
         }
         $this->expectExceptionMessage('did you mean "lease_ttl"');
         new Queue(shared_redis()->url(), 'c', ['lease_tll' => 3]);

@@ -40,8 +40,11 @@ def test_config_errors(redis_server: RedisServer, options: dict[str, object]) ->
 
 
 def test_bad_url_and_name_are_config_errors(redis_server: RedisServer) -> None:
-    with pytest.raises(crawlq.ConfigError):
+    with pytest.raises(crawlq.ConfigError, match='unsupported scheme "http": use redis://'):
         crawlq.Queue("http://127.0.0.1:1/", "q")
+    with pytest.raises(crawlq.ConfigError) as err:
+        crawlq.Queue("https://user:s3cret@127.0.0.1:1/", "q")
+    assert "https://***@127.0.0.1:1/" in str(err.value) and "s3cret" not in str(err.value)
     with pytest.raises(crawlq.ConfigError):
         crawlq.Queue(redis_server.url, "bad{name}")
 
@@ -63,6 +66,9 @@ def test_unavailable() -> None:
     with pytest.raises(crawlq.UnavailableError) as err:
         crawlq.Queue(f"redis://127.0.0.1:{port}/0", "q", connect_timeout=0.3, command_timeout=0.3)
     assert err.value.code == "UNAVAILABLE"
+    with pytest.raises(crawlq.UnavailableError) as err:
+        crawlq.Queue(f"redis://user:s3cret@127.0.0.1:{port}/0", "q", connect_timeout=0.3, command_timeout=0.3)
+    assert f"redis://***@127.0.0.1:{port}/0" in str(err.value) and "s3cret" not in str(err.value)
 
 
 def test_redis_going_away_is_surfaced_then_recovered(private_redis: RedisServer, name: str) -> None:

@@ -4,6 +4,7 @@
 // as the native addon's.
 
 const { nodeRedisTransport } = require('./adapters/node-redis.js')
+const { redactedUrl } = require('./adapters/common.js')
 
 const CODES = { config: 'ERR_CRAWLQ_CONFIG', timeout: 'ERR_CRAWLQ_TIMEOUT', server: 'ERR_CRAWLQ_SERVER' }
 
@@ -27,7 +28,7 @@ async function refuseCluster (transport, url) {
     return // not a cluster node (or CLUSTER is not allowed): a plain server
   }
   if (info.includes('cluster_state:')) {
-    const err = new Error(`${url} is a Redis Cluster node: the WebAssembly build drives one Redis server only; use the native addon (require('crawlq')) for a cluster`)
+    const err = new Error(`${redactedUrl(url)} is a Redis Cluster node: the WebAssembly build drives one Redis server only; use the native addon (require('crawlq')) for a cluster`)
     err.code = 'ERR_CRAWLQ_CONFIG'
     throw err
   }

@@ -109,6 +109,23 @@ test('the transports run Redis functions, so the seen cache keeps links; scripts
   redis.cli('ACL', 'DELUSER', 'scriptsonly')
 })
 
+test('the transports\' errors name the URL without its password', async () => {
+  for (const transport of [wasm.nodeRedisTransport, wasm.ioredisTransport]) {
+    await assert.rejects(transport('redis://user:s3cret@127.0.0.1:1/0', { connectTimeoutMs: 300 }), err => {
+      assert.equal(err.kind, 'unavailable', err.message)
+      assert.match(err.message, /^connecting to redis:\/\/\*\*\*@127\.0\.0\.1:1\/0: /)
+      assert.doesNotMatch(err.message, /s3cret/)
+      return true
+    })
+  }
+  await assert.rejects(wasm.nodeRedisTransport('http://:s3cret@127.0.0.1:1/'), err => {
+    assert.equal(err.kind, 'config', err.message)
+    assert.match(err.message, /^redis URL http:\/\/\*\*\*@127\.0\.0\.1:1\/: /)
+    assert.doesNotMatch(err.message, /s3cret/)
+    return true
+  })
+})
+
 test('both transports take a unix socket URL, as the native bindings do', async () => {
   const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'crawlq-sock-'))
   const socket = path.join(dir, 'redis.sock')

@@ -12,6 +12,17 @@ function kindError (kind, message, cause) {
 }
 
 /**
+ * The URL without its user info, for messages (`redis://***@host:6379/0`): a password must not
+ * reach logs through an error. The native bindings' messages hide it the same way.
+ */
+function redactedUrl (url) {
+  const text = String(url)
+  const schemeEnd = text.indexOf('://')
+  const at = text.lastIndexOf('@')
+  return schemeEnd >= 0 && at > schemeEnd ? `${text.slice(0, schemeEnd)}://***@${text.slice(at + 1)}` : text
+}
+
+/**
  * The socket path and database of a unix socket URL (`unix:///path/to/redis.sock`, optionally
  * `?db=N`; also `redis+unix://`), as the native bindings take them; null for any other URL.
  * Neither node-redis nor ioredis reads such a URL itself.
@@ -22,7 +33,7 @@ function unixSocket (url) {
   const params = new URLSearchParams(match[2] || '')
   const db = params.has('db') ? Number(params.get('db')) : 0
   if (!Number.isInteger(db) || db < 0) {
-    throw kindError('config', `redis URL ${url}: db must be a non-negative integer`)
+    throw kindError('config', `redis URL ${redactedUrl(url)}: db must be a non-negative integer`)
   }
   return { path: decodeURIComponent(match[1]), db }
 }
@@ -169,4 +180,4 @@ class ClientTransport {
   }
 }
 
-module.exports = { ClientTransport, kindError, unixSocket, withTimeout }
+module.exports = { ClientTransport, kindError, redactedUrl, unixSocket, withTimeout }

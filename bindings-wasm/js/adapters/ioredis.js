@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `ioredis` client.
 
 const fs = require('node:fs')
-const { ClientTransport, kindError, unixSocket } = require('./common.js')
+const { ClientTransport, kindError, redactedUrl, unixSocket } = require('./common.js')
 
 function loadIoredis () {
   try {
@@ -31,14 +31,14 @@ async function ioredisTransport (url, options = {}) {
       }
       client = unix ? new Redis(settings) : new Redis(url, settings)
     } catch (err) {
-      throw kindError('config', `redis URL ${url}: ${err.message}`, err)
+      throw kindError('config', `redis URL ${redactedUrl(url)}: ${err.message}`, err)
     }
     client.on('error', () => {})
     try {
       await client.connect()
     } catch (err) {
       client.disconnect()
-      throw kindError('unavailable', `connecting to ${url}: ${err.message}`, err)
+      throw kindError('unavailable', `connecting to ${redactedUrl(url)}: ${err.message}`, err)
     }
     return {
       run: ([command, ...args]) => client.call(command, ...args),

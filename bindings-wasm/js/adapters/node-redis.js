@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `redis` client (node-redis v5).
 
 const fs = require('node:fs')
-const { ClientTransport, kindError, unixSocket } = require('./common.js')
+const { ClientTransport, kindError, redactedUrl, unixSocket } = require('./common.js')
 
 function loadRedis () {
   try {
@@ -34,13 +34,13 @@ async function nodeRedisTransport (url, options = {}) {
         }
       })
     } catch (err) {
-      throw kindError('config', `redis URL ${url}: ${err.message}`, err)
+      throw kindError('config', `redis URL ${redactedUrl(url)}: ${err.message}`, err)
     }
     client.on('error', () => {}) // failures surface through the commands
     try {
       await client.connect()
     } catch (err) {
-      throw kindError('unavailable', `connecting to ${url}: ${err.message}`, err)
+      throw kindError('unavailable', `connecting to ${redactedUrl(url)}: ${err.message}`, err)
     }
     return {
       run: args => client.sendCommand(args),

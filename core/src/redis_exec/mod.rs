@@ -119,6 +119,7 @@ impl RedisExecutor {
         let bad_url = |e: RedisError| Error::Config(format!("redis URL {}: {e}", redacted(url)));
         // RESP3: the connection manager then hears a dropped connection at once (a killed
         // client, a restarted server) and reconnects before the next call, instead of failing it.
+        check_scheme(url)?;
         let info = url.into_connection_info().map_err(bad_url)?;
         let settings = info
             .redis_settings()
