@@ -16,3 +16,4 @@ exports.requestPayload = binding.requestPayload
 exports.requestUpdate = binding.requestUpdate
 exports.defaultOptions = binding.defaultOptions
 exports.frameworkOptions = binding.frameworkOptions
+exports.redactedUrl = binding.redactedUrl

@@ -827,6 +827,12 @@ export declare function frameworkOptions(options?: QueueOptions): QueueOptions
 export declare function normalize(input: string): Normalized
 
 /**
+ * A Redis URL without its user info (`redis://***@host:6379/0`), as connect errors name
+ * it: for logging where a queue is without its password.
+ */
+export declare function redactedUrl(url: string): string
+
+/**
  * The crawl request of a lease (docs/PROTOCOL.md section 10): `{ url, method, headers, body
  * (a Buffer or null), userData, label, depth, retries, foundOn, frameworks }`. An item seeded
  * through the plain API is a GET of its URL with its payload as `userData`. Throws an `Error`

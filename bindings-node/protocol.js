@@ -67,6 +67,6 @@ function installProtocols (Queue, Work) {
 // WebAssembly build. (Each package's entries spell them out one by one, so Node.js sees them as
 // named exports of a CommonJS module; test/queue.test.js checks them against this list.)
 const API_NAMES = ['Queue', 'Work', 'normalize', 'shardOf', 'requestOf', 'requestPayload',
-  'requestUpdate', 'defaultOptions', 'frameworkOptions']
+  'requestUpdate', 'defaultOptions', 'frameworkOptions', 'redactedUrl']
 
 module.exports = { installProtocols, API_NAMES }

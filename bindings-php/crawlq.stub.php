@@ -666,6 +666,12 @@ class CorruptException extends Exception {}
 function resolve_url(string $base, string $href): ?string {}
 
 /**
+ * A Redis URL without its user info (`redis://***@host:6379/0`), as connect errors name it:
+ * for logging where a queue is without its password.
+ */
+function redacted_url(string $url): string {}
+
+/**
  * The shard an input (URL or host) belongs to in a queue of `$shards` shards (1..1024).
  *
  * @throws InvalidItemException for an input crawlq would refuse

@@ -47,6 +47,9 @@ test('ERR_CRAWLQ_CONFIG for unknown, mistyped or out-of-range options and bad UR
     assert.doesNotMatch(err.message, /s3cret/)
     return true
   })
+  assert.equal(crawlq.redactedUrl('rediss://user:s3cret@cache.internal:6380/2'), 'rediss://***@cache.internal:6380/2', 'for logs: the core\'s form')
+  assert.equal(crawlq.redactedUrl('unix:///run/redis.sock'), 'unix:///run/redis.sock')
+  assert.throws(() => crawlq.redactedUrl(7), TypeError)
   await assert.rejects(crawlq.Queue.connect(redis.url, 'bad{name}'), code('ERR_CRAWLQ_CONFIG'))
   await assert.rejects(crawlq.Queue.connect(redis.url, 'c', { leaseTtl: 5 }), /did you mean "leaseTtlMs"/)
 })

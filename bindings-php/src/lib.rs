@@ -1104,6 +1104,14 @@ pub fn resolve_url(base: String, href: String) -> Option<String> {
     crawlq::normalize::resolve(&base, &href)
 }
 
+/// A Redis URL without its user info (`redis://***@host:6379/0`), as connect errors name it:
+/// for logging where a queue is without its password.
+#[php_function]
+#[php(name = "Crawlq\\redacted_url")]
+pub fn redacted_url(url: String) -> String {
+    crawlq::config::redacted_url(&url)
+}
+
 /// The canonical form crawlq gives an input: ['kind' =>, 'canonical' =>, 'host' =>,
 /// 'fingerprint' =>]. Throws Crawlq\InvalidItemException (with `$reason`) for an input it
 /// would refuse.
@@ -1125,7 +1133,6 @@ pub fn shard_of(input: ext_php_rs::binary::Binary<u8>, shards: i64) -> PhpResult
     ))
 }
 
-/// Connections this process holds (one per Redis URL and connection settings).
 /// The crawl request of a lease (docs/PROTOCOL.md section 10): ['url', 'method', 'headers'
 /// (list of [name, value]), 'body' (a string of bytes, or null), 'user_data', 'label', 'depth',
 /// 'retries', 'found_on', 'frameworks']. An item seeded through the plain API is a GET of its
@@ -1260,6 +1267,7 @@ pub fn module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<Payload>()
         .function(wrap_function!(connection_count))
         .function(wrap_function!(resolve_url))
+        .function(wrap_function!(redacted_url))
         .function(wrap_function!(normalize))
         .function(wrap_function!(shard_of))
         .function(wrap_function!(request_of))

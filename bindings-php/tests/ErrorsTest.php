@@ -94,6 +94,8 @@ final class ErrorsTest extends TestCase
             $this->assertStringContainsString('connecting to redis://***@127.0.0.1:1/0', $e->getMessage());
             $this->assertStringNotContainsString('s3cret', $e->getMessage());
         }
+        $this->assertSame('rediss://***@cache.internal:6380/2', Crawlq\redacted_url('rediss://user:s3cret@cache.internal:6380/2'));
+        $this->assertSame('unix:///run/redis.sock', Crawlq\redacted_url('unix:///run/redis.sock'));
         $this->expectExceptionMessage('did you mean "lease_ttl"');
         new Queue(shared_redis()->url(), 'c', ['lease_tll' => 3]);
     }

@@ -104,6 +104,13 @@ fn framework_options(
     convert::from_json(py, &options)
 }
 
+/// A Redis URL without its user info (`redis://***@host:6379/0`), as connect errors name it:
+/// for logging where a queue is without its password.
+#[pyfunction]
+fn redacted_url(url: &str) -> String {
+    ::crawlq::config::redacted_url(url)
+}
+
 #[pymodule]
 fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
@@ -113,6 +120,7 @@ fn crawlq(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(request_payload, m)?)?;
     m.add_function(wrap_pyfunction!(request_update, m)?)?;
     m.add_function(wrap_pyfunction!(shard_of, m)?)?;
+    m.add_function(wrap_pyfunction!(redacted_url, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<queue::Queue>()?;
     m.add_class::<queue::AsyncQueue>()?;

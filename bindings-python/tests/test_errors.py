@@ -45,6 +45,8 @@ def test_bad_url_and_name_are_config_errors(redis_server: RedisServer) -> None:
     with pytest.raises(crawlq.ConfigError) as err:
         crawlq.Queue("https://user:s3cret@127.0.0.1:1/", "q")
     assert "https://***@127.0.0.1:1/" in str(err.value) and "s3cret" not in str(err.value)
+    assert crawlq.redacted_url("rediss://user:s3cret@cache.internal:6380/2") == "rediss://***@cache.internal:6380/2"
+    assert crawlq.redacted_url("unix:///run/redis.sock") == "unix:///run/redis.sock"
     with pytest.raises(crawlq.ConfigError):
         crawlq.Queue(redis_server.url, "bad{name}")
 

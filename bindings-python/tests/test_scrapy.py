@@ -100,6 +100,20 @@ def _open(settings: dict, redis: RedisServer) -> Scheduler:
     return scheduler
 
 
+def test_the_frontier_is_logged_without_its_password(redis_server: RedisServer, name: str,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    redis_server.cli("ACL", "SETUSER", "spider", "on", ">s3cret", "~*", "&*", "+@all")
+    url = f"redis://spider:s3cret@127.0.0.1:{redis_server.port}/0"
+    settings = {"CRAWLQ_URL": url, "CRAWLQ_QUEUE": name, "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    with caplog.at_level("INFO", logger="crawlq.scrapy"):
+        scheduler = Scheduler.from_crawler(get_crawler(Spider, settings))
+        scheduler.open(Spider())
+        scheduler.close("finished")
+    assert f"crawlq frontier {name} at redis://***@127.0.0.1:{redis_server.port}/0" in caplog.text
+    assert "s3cret" not in caplog.text
+
+
 def test_the_scheduler_refuses_settings_that_would_lose_answers(redis_server: RedisServer) -> None:
     with pytest.raises(NotConfigured, match="SpiderMiddleware in SPIDER_MIDDLEWARES"):
         _open({}, redis_server)

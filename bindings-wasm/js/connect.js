@@ -4,7 +4,7 @@
 // as the native addon's.
 
 const { nodeRedisTransport } = require('./adapters/node-redis.js')
-const { redactedUrl } = require('./adapters/common.js')
+const { redactedUrl, useRedactedUrl } = require('./adapters/common.js')
 
 const CODES = { config: 'ERR_CRAWLQ_CONFIG', timeout: 'ERR_CRAWLQ_TIMEOUT', server: 'ERR_CRAWLQ_SERVER' }
 
@@ -34,7 +34,8 @@ async function refuseCluster (transport, url) {
   }
 }
 
-function installConnect (Queue, validateOptions) {
+function installConnect (Queue, validateOptions, coreRedactedUrl) {
+  useRedactedUrl(coreRedactedUrl)
   Queue.connect = async function connect (url, name, options) {
     validateOptions(options, name)
     let transport

@@ -14,7 +14,7 @@ const { installConnect } = require('./connect.js')
 const { nodeRedisTransport } = require('./adapters/node-redis.js')
 const { ioredisTransport } = require('./adapters/ioredis.js')
 
-installConnect(wasm.Queue, wasm.validateOptions)
+installConnect(wasm.Queue, wasm.validateOptions, wasm.redactedUrl)
 installProtocols(wasm.Queue, wasm.Work)
 
 export const Queue = wasm.Queue
@@ -26,4 +26,5 @@ export const requestPayload = wasm.requestPayload
 export const requestUpdate = wasm.requestUpdate
 export const defaultOptions = wasm.defaultOptions
 export const frameworkOptions = wasm.frameworkOptions
+export const redactedUrl = wasm.redactedUrl
 export { nodeRedisTransport, ioredisTransport }

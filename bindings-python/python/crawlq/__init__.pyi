@@ -19,6 +19,7 @@ __all__ = [
     "request_update",
     "default_options",
     "framework_options",
+    "redacted_url",
     "Queue",
     "AsyncQueue",
     "Lease",
@@ -890,6 +891,9 @@ def framework_options(options: Optional[dict[str, Any]] = None) -> dict[str, Any
     """The options a framework adapter opens its queue with: ``options`` (queue keyword
     options), checked, with ``extend_every`` a third of ``lease_ttl`` unless given (0 given: no
     extension). Raises ConfigError for an unknown or out-of-range option."""
+def redacted_url(url: str) -> str:
+    """A Redis URL without its user info (``redis://***@host:6379/0``), as connect errors name
+    it: for logging where a queue is without its password."""
 def request_of(lease: Lease) -> CrawlRequest:
     """The crawl request of a lease; an item seeded through the plain API is a GET of its URL
     with its payload as user_data. Raises ProtocolError for a host item or a request this

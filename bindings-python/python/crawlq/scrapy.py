@@ -314,7 +314,7 @@ class Scheduler:
         self._fetcher.start()
         if self.answer_threads > 0:
             self._answerer = ThreadPoolExecutor(self.answer_threads, thread_name_prefix="crawlq-answer")
-        logger.info("crawlq frontier %s at %s", name, self.redis_url, extra={"spider": spider})
+        logger.info("crawlq frontier %s at %s", name, crawlq.redacted_url(self.redis_url), extra={"spider": spider})
 
     def close(self, reason: str) -> None:
         _SCHEDULERS.pop(self.crawler, None)

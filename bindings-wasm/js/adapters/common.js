@@ -11,15 +11,17 @@ function kindError (kind, message, cause) {
   return err
 }
 
-/**
- * The URL without its user info, for messages (`redis://***@host:6379/0`): a password must not
- * reach logs through an error. The native bindings' messages hide it the same way.
- */
+// The core's redactedUrl, from the package's WebAssembly module: each entry of the package
+// (index.js, index.mjs) hands it over as it loads, before any transport can connect.
+let redactor = null
+function useRedactedUrl (fn) {
+  redactor = fn
+}
+
+/** The URL without its user info, for messages (`redis://***@host:6379/0`), as the core names it. */
 function redactedUrl (url) {
-  const text = String(url)
-  const schemeEnd = text.indexOf('://')
-  const at = text.lastIndexOf('@')
-  return schemeEnd >= 0 && at > schemeEnd ? `${text.slice(0, schemeEnd)}://***@${text.slice(at + 1)}` : text
+  if (!redactor) throw new Error('crawlq-wasm: load the package (require("crawlq-wasm")) before its transports')
+  return redactor(String(url))
 }
 
 /**
@@ -180,4 +182,4 @@ class ClientTransport {
   }
 }
 
-module.exports = { ClientTransport, kindError, redactedUrl, unixSocket, withTimeout }
+module.exports = { ClientTransport, kindError, redactedUrl, unixSocket, useRedactedUrl, withTimeout }

@@ -1,4 +1,4 @@
-//! Connections: clients for a server or a cluster's nodes (TLS, unix sockets), the cluster's primaries, redacted URLs.
+//! Connections: clients for a server or a cluster's nodes (TLS, unix sockets), the cluster's primaries.
 
 use super::*;
 
@@ -125,66 +125,4 @@ pub(super) async fn cluster_connection(
 pub(super) fn install_tls_provider() {
     // Several libraries may race to install one; whichever wins is fine.
     let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// The URL without its password, for messages.
-pub(super) fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}://***@{}", &url[..scheme_end], &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
-}
-
-/// The schemes a Redis URL may have (those the redis client reads).
-const REDIS_SCHEMES: [&str; 7] = [
-    "redis",
-    "rediss",
-    "valkey",
-    "valkeys",
-    "unix",
-    "redis+unix",
-    "valkey+unix",
-];
-
-/// Refuse a URL of another scheme (`http://...`, a common slip) with the schemes that are
-/// read, instead of the client's "did not parse". A URL without `://` is left to the client.
-pub(super) fn check_scheme(url: &str) -> Result<()> {
-    match url.split_once("://") {
-        Some((scheme, _)) if !REDIS_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()) => {
-            Err(Error::Config(format!(
-                "redis URL {}: unsupported scheme {scheme:?}: use redis://host:port/db, \
-                 rediss:// (TLS) or unix:///path/to/socket",
-                redacted(url)
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_url_of_another_scheme_is_refused_with_the_ones_read() {
-        let err = check_scheme("http://user:secret@127.0.0.1:6379/").unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "invalid configuration: redis URL http://***@127.0.0.1:6379/: unsupported scheme \
-             \"http\": use redis://host:port/db, rediss:// (TLS) or unix:///path/to/socket"
-        );
-        for url in [
-            "redis://127.0.0.1:6379/0",
-            "REDIS://127.0.0.1",
-            "rediss://h:6380",
-            "unix:///tmp/redis.sock",
-            "redis+unix:///tmp/redis.sock",
-            "valkey://h",
-            "127.0.0.1:6379",
-        ] {
-            assert!(check_scheme(url).is_ok(), "{url}");
-        }
-    }
 }

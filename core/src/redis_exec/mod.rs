@@ -3,7 +3,7 @@
 //! connection that follows the cluster's topology (MOVED, ASK, failovers). Blocking waits use
 //! small pools of separate connections, per node.
 
-use crate::config::Config;
+use crate::config::{Config, redacted_url};
 use crate::error::{Error, Result};
 use crate::ops::{Reply, ScriptCall};
 use crate::queue::{Executor, Queue};
@@ -116,10 +116,11 @@ impl RedisExecutor {
     /// here, and an unreachable server an [`Error::Unavailable`] after `connect_timeout`. When
     /// the server is a Redis Cluster node, the executor drives the whole cluster.
     pub async fn connect(url: &str, config: &Config) -> Result<RedisExecutor> {
-        let bad_url = |e: RedisError| Error::Config(format!("redis URL {}: {e}", redacted(url)));
+        let bad_url =
+            |e: RedisError| Error::Config(format!("redis URL {}: {e}", redacted_url(url)));
         // RESP3: the connection manager then hears a dropped connection at once (a killed
         // client, a restarted server) and reconnects before the next call, instead of failing it.
-        check_scheme(url)?;
+        crate::config::check_redis_url_scheme(url)?;
         let info = url.into_connection_info().map_err(bad_url)?;
         let settings = info
             .redis_settings()
@@ -140,7 +141,7 @@ impl RedisExecutor {
             .set_number_of_retries(3)
             .set_min_delay(Backoff::FIRST)
             .set_max_delay(Backoff::MAX);
-        let context = format!("connecting to {}", redacted(url));
+        let context = format!("connecting to {}", redacted_url(url));
         // A server that is loading its data set answers LOADING even to PING: wait for it, as
         // calls do.
         let mut backoff = Backoff::until(config.connect_timeout.max(config.command_timeout));

@@ -226,6 +226,9 @@ macro_rules! js_functions {
             framework_options "frameworkOptions" (config) "options?: QueueOptions" "QueueOptions"
                 "The options a framework adapter opens its queue with: `options`, checked, with"
                 "`extendEveryMs` a third of `leaseTtlMs` unless given.";
+            redacted_url "redactedUrl" (url) "url: string" "string"
+                "A Redis URL without its user info (`redis://***@host:6379/0`), as connect errors name"
+                "it: for logging where a queue is without its password.";
         }
     };
 }

@@ -147,6 +147,7 @@ pub fn call_function(name: &str, args: &[Value]) -> std::result::Result<Value, A
         "requestUpdate" => j::request_update(lease_url(), a(0).get("payload"), a(1), camel)?,
         "defaultOptions" => Value::Object(crate::Config::default().to_options(camel)),
         "frameworkOptions" => j::framework_options_json(a(0), camel)?,
+        "redactedUrl" => json!(crate::config::redacted_url(string(0, "url")?)),
         other => {
             return Err(ArgError::Core(Error::InvalidArgument(format!(
                 "no function {other:?}"
@@ -213,6 +214,7 @@ mod tests {
                     "shards" => json!(1),
                     "lease" => json!({"url": "http://a.com/", "payload": null}),
                     "request" => json!({"url": "http://a.com/"}),
+                    "url" => json!("redis://u:p@h:1/0"),
                     _ => Value::Null,
                 })
                 .collect();
