@@ -40,7 +40,11 @@ test('ERR_CRAWLQ_CONFIG for unknown, mistyped or out-of-range options and bad UR
   for (const opts of [{ leaseTtl: 5 }, { lease_ttl: 5 }, { leaseTtlMs: '5' }, { maxAttempts: 0 }, { hostKey: 'tld' }, { keyPrefix: 'a{b}' }]) {
     await assert.rejects(crawlq.Queue.connect(redis.url, 'c', opts), code('ERR_CRAWLQ_CONFIG'))
   }
-  await assert.rejects(crawlq.Queue.connect('http://127.0.0.1:1/', 'c'), code('ERR_CRAWLQ_CONFIG'))
+  await assert.rejects(crawlq.Queue.connect('http://127.0.0.1:1/', 'c'), err => {
+    code('ERR_CRAWLQ_CONFIG')(err)
+    assert.match(err.message, /unsupported scheme "http": use redis:\/\/host:port\/db, rediss:\/\/ \(TLS\) or unix:\/\/\/path\/to\/socket/)
+    return true
+  })
   await assert.rejects(crawlq.Queue.connect('http://user:s3cret@127.0.0.1:1/', 'c'), err => {
     code('ERR_CRAWLQ_CONFIG')(err)
     assert.match(err.message, /http:\/\/\*\*\*@127\.0\.0\.1:1\//, 'the URL is named without its user info')

@@ -37,7 +37,7 @@ async function refuseCluster (transport, url) {
 function installConnect (Queue, validateOptions, coreRedactedUrl) {
   useRedactedUrl(coreRedactedUrl)
   Queue.connect = async function connect (url, name, options) {
-    validateOptions(options, name)
+    validateOptions(options, name, String(url))
     let transport
     try {
       transport = await nodeRedisTransport(url, options ?? {})

@@ -113,9 +113,11 @@ fn lease_arg(value: &JsValue) -> Result<(Vec<LeaseHandle>, bool), JsValue> {
     Ok((handles, false))
 }
 
-/// Check queue options the way `new Queue()` will, before a transport is created for them.
+/// Check a Redis URL's scheme and queue options the way the native addon's connect and
+/// `new Queue()` will, before a transport is created for them.
 #[wasm_bindgen(js_name = validateOptions)]
-pub fn validate_options(options: JsValue, name: String) -> Result<(), JsValue> {
+pub fn validate_options(options: JsValue, name: String, url: String) -> Result<(), JsValue> {
+    core(crawlq::config::check_redis_url_scheme(&url))?;
     let options = json_value(&options, "options", crawlq::Error::Config)?;
     let config = core(wasm_config(&options))?;
     core(crawlq::keys::check_queue_name(&config.key_prefix, &name))?;
