@@ -190,8 +190,10 @@ async fn a_paused_queue_leases_nothing_until_resumed_and_resume_wakes_a_blocked_
     let (leases, woke_at) = waiting.await.unwrap();
     assert_eq!(leases.len(), 1);
     let latency = woke_at.duration_since(resumed_at);
+    // woken by the resume, not by the end of its 10 s wait (a loose bound: wall-clock time
+    // on a loaded machine is not a measure)
     assert!(
-        latency < Duration::from_millis(250),
+        latency < Duration::from_secs(2),
         "resume woke the lease after {latency:?}"
     );
     assert!(!q.is_paused().await.unwrap());

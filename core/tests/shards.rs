@@ -310,7 +310,10 @@ async fn a_blocked_lease_wakes_when_any_shard_gets_work() {
         "wake latency over 8 shards: median {:?}, max {:?}",
         latencies[4], latencies[7]
     );
-    assert!(latencies[7] < Duration::from_millis(100), "{latencies:?}");
+    // woken by the seed's marker, not by the end of its wait (5 s, as is the sweep period):
+    // the bound is far from both, since wall-clock time on a loaded machine is not a measure
+    // (bench/shards.py measures wake latency)
+    assert!(latencies[7] < Duration::from_secs(1), "{latencies:?}");
 }
 
 #[tokio::test]
