@@ -3,9 +3,9 @@
 //! Every operation is written once against [`Mode`].
 
 use crate::errors::to_pyerr;
-use crate::runtime::{Convert, awaitable, block_on, runtime};
+use crate::runtime::{Convert, awaitable, awaitable_stopping, block_on, runtime};
 use crate::types::quoted;
-use crawlq::{Answers, LeaseHandle, LeaseOptions, Style, binding::json};
+use crawlq::{Answers, LeaseHandle, LeaseOptions, StopSignal, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::future::Future;
@@ -109,7 +109,8 @@ pub trait Mode {
     ) -> PyResult<Py<PyAny>>;
 
     /// Run a call that hands out leases (`leases_of` its result) with the waits of
-    /// [`Mode::lease`]: `op` gets the stop check of a blocking wait (never true when awaited).
+    /// [`Mode::lease`]: `op` gets the stop of a blocking wait (Ctrl-C) or of an awaited one
+    /// (the task's cancellation).
     fn leasing<T, F, Fut>(
         py: Python<'_>,
         handle: &Arc<Handle>,
@@ -118,7 +119,7 @@ pub trait Mode {
         convert: Convert<T>,
     ) -> PyResult<Py<PyAny>>
     where
-        F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send + 'static,
+        F: FnOnce(Arc<CoreQueue>, Stop) -> Fut + Send + 'static,
         Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
         T: Send + 'static;
 }
@@ -179,7 +180,7 @@ impl Mode for Blocking {
         convert: Convert<T>,
     ) -> PyResult<Py<PyAny>>
     where
-        F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send + 'static,
+        F: FnOnce(Arc<CoreQueue>, Stop) -> Fut + Send + 'static,
         Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
         T: Send + 'static,
     {
@@ -212,7 +213,7 @@ impl Mode for Awaiting {
         convert: Convert<Vec<crawlq::Lease>>,
     ) -> PyResult<Py<PyAny>> {
         let h = handle.clone();
-        let fut = async move { h.queue().await?.lease_with(&opts).await };
+        let fut = |stop| async move { h.queue().await?.lease_interruptible(&opts, stop).await };
         awaitable_releasing(py, handle, fut, convert, |leases| leases)
     }
 
@@ -224,10 +225,10 @@ impl Mode for Awaiting {
         convert: Convert<(Answers, Vec<crawlq::Lease>)>,
     ) -> PyResult<Py<PyAny>> {
         let h = handle.clone();
-        let fut = async move {
+        let fut = |stop| async move {
             h.queue()
                 .await?
-                .ack_and_lease_answers(&acks, single, &opts, || false)
+                .ack_and_lease_answers(&acks, single, &opts, stop)
                 .await
         };
         // cancelled while it ran: the acks stand, the new leases go back
@@ -242,12 +243,12 @@ impl Mode for Awaiting {
         convert: Convert<T>,
     ) -> PyResult<Py<PyAny>>
     where
-        F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send + 'static,
+        F: FnOnce(Arc<CoreQueue>, Stop) -> Fut + Send + 'static,
         Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
         T: Send + 'static,
     {
         let h = handle.clone();
-        let fut = async move { op(h.queue().await?, Box::new(|| false)).await };
+        let fut = |stop: StopSignal| async move { op(h.queue().await?, Stop::Signal(stop)).await };
         // cancelled while it ran: what it answered stands, the new leases go back
         awaitable_releasing(py, handle, fut, convert, leases_of)
     }
@@ -291,14 +292,14 @@ fn interruptible<T, F, Fut>(
     leases_of: fn(&T) -> &Vec<crawlq::Lease>,
 ) -> PyResult<T>
 where
-    F: FnOnce(Arc<CoreQueue>, Box<dyn FnMut() -> bool + Send>) -> Fut + Send,
+    F: FnOnce(Arc<CoreQueue>, Stop) -> Fut + Send,
     Fut: Future<Output = crawlq::Result<T>> + Send,
     T: Send,
 {
     let raised = Arc::new(Mutex::new(None));
-    let stop: Box<dyn FnMut() -> bool + Send> = {
+    let stop = {
         let raised = raised.clone();
-        Box::new(move || signal_check(&raised)())
+        Stop::Check(Box::new(move || signal_check(&raised)()))
     };
     let h = handle.clone();
     let value = block_on(py, async move { op(h.queue().await?, stop).await }).map_err(to_pyerr)?;
@@ -315,16 +316,19 @@ where
     }
 }
 
-/// An awaitable of a call that hands out leases: when the awaiting task was cancelled before
-/// the result arrived, its leases (`leases_of` the result) are released, not left to expire.
-fn awaitable_releasing<T, Fut>(
+/// An awaitable of a call that hands out leases (`call`, given the stop signal the awaiting
+/// task's cancellation gives): cancelled, the call stops at its wait, or finishes the script
+/// call under way, and the leases it returns (`leases_of` the result) are released, not left
+/// to expire.
+fn awaitable_releasing<T, C, Fut>(
     py: Python<'_>,
     handle: &Arc<Handle>,
-    fut: Fut,
+    call: C,
     convert: Convert<T>,
     leases_of: fn(&T) -> &Vec<crawlq::Lease>,
 ) -> PyResult<Py<PyAny>>
 where
+    C: FnOnce(StopSignal) -> Fut,
     Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
     T: Send + 'static,
 {
@@ -333,7 +337,34 @@ where
         let leases = leases_of(&value).iter().map(|l| l.handle()).collect();
         release_in_background(&for_discard, leases);
     });
-    Ok(awaitable(py, fut, convert, Some(discard))?.unbind())
+    let stop = StopSignal::new();
+    let fut = call(stop.clone());
+    Ok(awaitable_stopping(py, fut, convert, discard, stop)?.unbind())
+}
+
+/// How a call that hands out leases is told to stop: Ctrl-C noticed between the slices of a
+/// blocking wait, or the awaiting task's cancellation.
+pub enum Stop {
+    /// Asked between the slices of the wait.
+    Check(Box<dyn FnMut() -> bool + Send>),
+    /// Ends the wait under way.
+    Signal(StopSignal),
+}
+
+impl crawlq::Interrupt for Stop {
+    fn interrupted(&mut self) -> bool {
+        match self {
+            Stop::Check(check) => check(),
+            Stop::Signal(signal) => signal.is_stopped(),
+        }
+    }
+
+    fn signal(&self) -> Option<&StopSignal> {
+        match self {
+            Stop::Check(_) => None,
+            Stop::Signal(signal) => Some(signal),
+        }
+    }
 }
 
 /// Release leases the caller will not hand out (interrupted iterations, dropped iterators).

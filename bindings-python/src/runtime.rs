@@ -141,12 +141,45 @@ fn as_coroutine<'py>(py: Python<'py>, future: Bound<'py, PyAny>) -> PyResult<Bou
 
 /// A coroutine for a Rust future running on the runtime. The Rust future starts at once (as
 /// the call did before it returned a coroutine); cancelling the task that awaits the coroutine
-/// cancels the asyncio future inside it, which aborts the Rust task.
+/// cancels the asyncio future inside it, which aborts the Rust task (`discard` gets a result
+/// that arrived all the same).
 pub fn awaitable<'py, F, T>(
     py: Python<'py>,
     fut: F,
     convert: Convert<T>,
     discard: Option<Discard<T>>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = crawlq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    spawn_awaitable(py, fut, convert, discard, None)
+}
+
+/// [`awaitable`] for a call that hands out leases: cancelling gives `stop` (which `fut`
+/// listens to) instead of aborting the task, so the call ends at its wait, or after the script
+/// call under way, and what it returns goes to `discard`. An abort would drop the reply of a
+/// script that had taken leases, leaving them held until their lease time passed.
+pub fn awaitable_stopping<'py, F, T>(
+    py: Python<'py>,
+    fut: F,
+    convert: Convert<T>,
+    discard: Discard<T>,
+    stop: crawlq::StopSignal,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = crawlq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    spawn_awaitable(py, fut, convert, Some(discard), Some(stop))
+}
+
+fn spawn_awaitable<'py, F, T>(
+    py: Python<'py>,
+    fut: F,
+    convert: Convert<T>,
+    discard: Option<Discard<T>>,
+    stop: Option<crawlq::StopSignal>,
 ) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = crawlq::Result<T>> + Send + 'static,
@@ -183,25 +216,33 @@ where
             }
         }));
     });
-    py_future.call_method1(
-        "add_done_callback",
-        (AbortOnCancel {
-            task: task.abort_handle(),
-        },),
-    )?;
+    let on_cancel = OnCancel(match stop {
+        Some(stop) => Cancel::Stop(stop),
+        None => Cancel::Abort(task.abort_handle()),
+    });
+    py_future.call_method1("add_done_callback", (on_cancel,))?;
     as_coroutine(py, py_future)
 }
 
+/// What cancelling the awaiting task does to the Rust task (a done callback of the future).
 #[pyclass(frozen)]
-struct AbortOnCancel {
-    task: tokio::task::AbortHandle,
+struct OnCancel(Cancel);
+
+enum Cancel {
+    /// Abort it (a call that hands out nothing a dropped reply would lose).
+    Abort(tokio::task::AbortHandle),
+    /// Tell it to stop at its next wait (a call that hands out leases).
+    Stop(crawlq::StopSignal),
 }
 
 #[pymethods]
-impl AbortOnCancel {
+impl OnCancel {
     fn __call__(&self, future: &Bound<'_, PyAny>) -> PyResult<()> {
         if future.call_method0("cancelled")?.is_truthy()? {
-            self.task.abort();
+            match &self.0 {
+                Cancel::Abort(task) => task.abort(),
+                Cancel::Stop(stop) => stop.stop(),
+            }
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use crate::errors::to_pyerr;
 use crate::handle::{
     Awaiting, Handle, Mode, lease_blocking, release_in_background, release_quietly, signal_check,
 };
-use crate::runtime::{awaitable, block_on};
+use crate::runtime::{awaitable, awaitable_stopping, block_on};
 use crate::types::Lease;
 use crawlq::{Answer, BlockEnd, LeaseHandle, LeaseOptions, binding::Popped};
 use pyo3::exceptions::{PyException, PyStopAsyncIteration};
@@ -285,16 +285,21 @@ impl AsyncWork {
             Popped::Empty => {
                 let (h, work, for_discard) =
                     (self.handle.clone(), self.work.clone(), self.handle.clone());
-                awaitable(
+                let stop = crawlq::StopSignal::new();
+                let listening = stop.clone();
+                // cancelled: the fetch stops at its wait; a lease it got all the same goes back
+                // (what it prefetched stays in the loop, released when the loop closes)
+                awaitable_stopping(
                     py,
-                    async move { work.next(&*h.queue().await?, || false).await },
+                    async move { work.next(&*h.queue().await?, listening).await },
                     Box::new(next),
-                    Some(Box::new(move |lease: Option<crawlq::Lease>| {
+                    Box::new(move |lease: Option<crawlq::Lease>| {
                         release_in_background(
                             &for_discard,
                             lease.iter().map(|l| l.handle()).collect(),
                         );
-                    })),
+                    }),
+                    stop,
                 )
             }
         }

@@ -179,6 +179,42 @@ def test_cancelling_a_waiting_lease_leaves_nothing_behind(redis_server: RedisSer
         await asyncio.sleep(0.3)
         stats = await aq.stats()
         assert (stats["leased"], stats["ready"]) == (0, 1), "the cancelled call leased nothing"
+        assert stats["released_total"] == 0, "its wait ended at the cancellation: nothing leased to go back"
+
+    asyncio.run(main())
+
+
+def test_a_cancellation_timed_at_the_lease_script_leaves_no_lease_held(redis_server: RedisServer, name: str) -> None:
+    """Cancelled while its script runs in Redis, a call finishes that script and its leases go
+    back: none is left held until its lease time passes (60 s here)."""
+
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, lease_ttl=60)
+        rounds = 40
+        await aq.seed([f"http://h{i}.com/" for i in range(rounds)])
+        for i in range(rounds):
+            # cancelled from 0 to 4 ms after the call starts: on the way, in Redis, or back
+            if i % 3 == 0:
+                call = aq.lease(1, wait=5)
+            elif i % 3 == 1:
+                call = aq.ack_and_lease([], 1, wait=5)
+            else:  # a page answered (done) and the next leased
+                [page] = await aq.lease(1, wait=0)
+                call = aq.ack_with_links_and_lease(page, [], wait=5)
+            waiting = asyncio.ensure_future(call)
+            await asyncio.sleep((i % 9) / 2000)
+            if waiting.cancel():
+                with pytest.raises(asyncio.CancelledError):
+                    await waiting
+            else:  # it had its answer before the cancellation
+                await aq.release(waiting.result()[-1] if i % 3 else waiting.result())
+        for _ in range(100):
+            stats = await aq.stats()
+            if stats["leased"] == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert (stats["leased"], stats["ready"], stats["done"]) == (0, rounds - rounds // 3, rounds // 3), stats
+        aq.close()
 
     asyncio.run(main())
 

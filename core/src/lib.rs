@@ -56,6 +56,7 @@ pub use queue::{
     Executor, LEASE_PER_CALL, LeaseOptions, MaybeSend, PROMOTE_PER_CALL, Queue, RECLAIM_PER_CALL,
     SEED_PER_CALL, WAIT_SLICE,
 };
+pub use queue::{Interrupt, StopSignal};
 #[cfg(feature = "redis-executor")]
 pub use redis_exec::RedisExecutor;
 pub use request::CrawlRequest;

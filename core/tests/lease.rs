@@ -1334,6 +1334,58 @@ async fn an_interruptible_wait_stops_between_slices() {
 }
 
 #[tokio::test]
+async fn a_stop_signal_ends_a_wait_and_a_given_one_leases_nothing() {
+    let q = open("stop-signal", config()).await;
+    let long = LeaseOptions {
+        max: 1,
+        wait: Duration::from_secs(30),
+        ttl: None,
+    };
+    let stop = StopSignal::new();
+    let giver = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            stop.stop();
+        })
+    };
+    let started = Instant::now();
+    assert!(
+        q.lease_interruptible(&long, stop.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "stopped by the signal, not the 30 s wait"
+    );
+    giver.await.unwrap();
+    assert!(stop.is_stopped());
+
+    // given before the call: no script call is made, so the ready item stays ready
+    q.seed(&items(&["http://stop.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        q.lease_interruptible(&long, stop.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let work = crawlq::binding::Work::new(long, false);
+    assert!(work.next(&q, stop).await.unwrap().is_none());
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased), (1, 0));
+    // a signal not given leases as lease_with does
+    let leases = q
+        .lease_interruptible(&long, StopSignal::new())
+        .await
+        .unwrap();
+    assert_eq!(urls_of(&leases), ["http://stop.example/"]);
+}
+
+#[tokio::test]
 async fn held_leases_are_extended_in_the_background_and_released_on_demand() {
     let config = Config {
         lease_ttl: Duration::from_millis(600),

@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::model::*;
-use crate::queue::{Executor, LeaseOptions, MaybeSend, Queue};
+use crate::queue::{Executor, Interrupt, LeaseOptions, Queue, StopSignal};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,7 +86,7 @@ impl LeaseCursor {
     }
 
     /// Fetch the next batch for a cursor with these settings. Without `stop_when_empty` it
-    /// waits until leases come or `stop()` says to give up (empty result).
+    /// waits until leases come or `stop` (an [`Interrupt`]) says to give up (empty result).
     pub async fn fetch<E: Executor, S>(
         q: &Queue<E>,
         opts: &LeaseOptions,
@@ -94,11 +94,11 @@ impl LeaseCursor {
         mut stop: S,
     ) -> Result<Vec<Lease>>
     where
-        S: FnMut() -> bool + MaybeSend,
+        S: Interrupt,
     {
         loop {
-            let leases = q.lease_interruptible(opts, &mut stop).await?;
-            if !leases.is_empty() || stop_when_empty || stop() {
+            let leases = q.lease_interrupted_by(opts, &mut stop).await?;
+            if !leases.is_empty() || stop_when_empty || stop.interrupted() {
                 return Ok(leases);
             }
         }
@@ -107,7 +107,7 @@ impl LeaseCursor {
     /// The next lease: prefetched, else fetched. `None` when finished.
     pub async fn next<E: Executor, S>(&mut self, q: &Queue<E>, stop: S) -> Result<Option<Lease>>
     where
-        S: FnMut() -> bool + MaybeSend,
+        S: Interrupt,
     {
         if let Some(lease) = self.pop() {
             return Ok(Some(lease));
@@ -128,6 +128,22 @@ impl LeaseCursor {
         let mut held: Vec<LeaseHandle> = self.current.take().into_iter().collect();
         held.extend(self.buffer.drain(..).map(|l| l.handle()));
         held
+    }
+}
+
+/// A [`Work`] loop's interrupt: the caller's, or the loop's own close.
+struct ClosedOr<'a, S: Interrupt> {
+    closed: &'a AtomicBool,
+    stop: S,
+}
+
+impl<S: Interrupt> Interrupt for ClosedOr<'_, S> {
+    fn interrupted(&mut self) -> bool {
+        self.closed.load(Ordering::Relaxed) || self.stop.interrupted()
+    }
+
+    fn signal(&self) -> Option<&StopSignal> {
+        self.stop.signal()
     }
 }
 
@@ -188,9 +204,9 @@ impl Work {
     /// The next lease: prefetched, else fetched (waiting in slices, checking `stop` and
     /// [`Work::close`] between them). `None` when the loop is over. Leases that arrive after the
     /// loop was closed are released, not handed out.
-    pub async fn next<E: Executor, S>(&self, q: &Queue<E>, mut stop: S) -> Result<Option<Lease>>
+    pub async fn next<E: Executor, S>(&self, q: &Queue<E>, stop: S) -> Result<Option<Lease>>
     where
-        S: FnMut() -> bool + MaybeSend,
+        S: Interrupt,
     {
         let (opts, stop_when_empty) = {
             let mut cursor = self.cursor();
@@ -202,10 +218,15 @@ impl Work {
             }
             (cursor.options(), cursor.stop_when_empty())
         };
-        let closed = &self.closed;
-        let leases = LeaseCursor::fetch(q, &opts, stop_when_empty, || {
-            closed.load(Ordering::Relaxed) || stop()
-        })
+        let leases = LeaseCursor::fetch(
+            q,
+            &opts,
+            stop_when_empty,
+            ClosedOr {
+                closed: &self.closed,
+                stop,
+            },
+        )
         .await?;
         let refilled = self.cursor().refill(leases);
         match refilled {

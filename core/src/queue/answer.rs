@@ -181,7 +181,7 @@ impl<E: Executor> Queue<E> {
         links: &[SeedItem],
         opts: &SeedOptions,
     ) -> Result<(bool, SeedReport)> {
-        let (acked, report, _) = self.answer_page(lease, links, opts, None).await?;
+        let (acked, report, _) = self.answer_page(lease, links, opts, None, None).await?;
         Ok((acked, report))
     }
 
@@ -215,12 +215,13 @@ impl<E: Executor> Queue<E> {
         opts: &SeedOptions,
         next: &LeaseOptions,
     ) -> Result<(bool, SeedReport, Vec<Lease>)> {
-        self.answer_page(lease, links, opts, Some(next)).await
+        self.answer_page(lease, links, opts, Some(next), None).await
     }
 
-    /// [`Queue::ack_with_links_and_lease`] for the bindings: the wait in slices of at most
-    /// [`WAIT_SLICE`] that stop early (with no leases) as soon as `stop()` returns true between
-    /// slices, as [`Queue::lease_interruptible`] does.
+    /// [`Queue::ack_with_links_and_lease`] for the bindings: the wait stopping early (with no
+    /// leases) as [`Queue::lease_interruptible`]'s does, on `stop` (an [`Interrupt`]: a closure
+    /// checked between slices of the wait, or a [`StopSignal`]). The answer and the links
+    /// stand either way.
     pub async fn ack_with_links_and_lease_interruptible<S>(
         &self,
         lease: &LeaseHandle,
@@ -230,7 +231,7 @@ impl<E: Executor> Queue<E> {
         mut stop: S,
     ) -> Result<(bool, SeedReport, Vec<Lease>)>
     where
-        S: FnMut() -> bool + MaybeSend,
+        S: Interrupt,
     {
         // checked whole here: the first call sees only a slice of the wait
         self.lease_ttl(next)?;
@@ -240,9 +241,11 @@ impl<E: Executor> Queue<E> {
             wait: next.wait.min(WAIT_SLICE),
             ..*next
         };
-        let (acked, report, leases) = self.answer_page(lease, links, opts, Some(&slice)).await?;
+        let (acked, report, leases) = self
+            .answer_page(lease, links, opts, Some(&slice), stop.signal())
+            .await?;
         let waited = self.exec.monotonic_ms().saturating_sub(started);
-        if !leases.is_empty() || waited >= total || stop() {
+        if !leases.is_empty() || waited >= total || stop.interrupted() {
             return Ok((acked, report, leases));
         }
         let rest = LeaseOptions {

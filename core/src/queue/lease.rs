@@ -78,8 +78,17 @@ impl<E: Executor> Queue<E> {
 
     /// Lease with all options. Returns an empty list when `wait` passes with nothing ready.
     pub async fn lease_with(&self, opts: &LeaseOptions) -> Result<Vec<Lease>> {
+        self.lease_until(opts, None).await
+    }
+
+    /// [`Queue::lease_with`], its wait ending early (with no leases) when `until` is given.
+    pub(super) async fn lease_until(
+        &self,
+        opts: &LeaseOptions,
+        until: Option<&StopSignal>,
+    ) -> Result<Vec<Lease>> {
         let ttl = self.lease_ttl(opts)?;
-        self.lease_from(opts, ttl, self.exec.monotonic_ms(), None)
+        self.lease_from(opts, ttl, self.exec.monotonic_ms(), None, until)
             .await
     }
 
@@ -110,19 +119,24 @@ impl<E: Executor> Queue<E> {
     }
 
     /// The lease loop of [`Queue::lease_with`] (checked options, lease time `ttl`), started at
-    /// `started` (monotonic ms), its first batch `first` when a call already took one.
+    /// `started` (monotonic ms), its first batch `first` when a call already took one. Once
+    /// `until` is given it stops (with no leases) at its wait or before its next script call,
+    /// never during one: leases a script took are always returned.
     pub(super) async fn lease_from(
         &self,
         opts: &LeaseOptions,
         ttl: Duration,
         started: u64,
         mut first: Option<LeaseBatch>,
+        until: Option<&StopSignal>,
     ) -> Result<Vec<Lease>> {
         let layout = self.layout().await?;
         let wait_ms = opts.wait.as_millis() as u64;
+        let stopped = || until.is_some_and(StopSignal::is_stopped);
         loop {
             let batch = match first.take() {
                 Some(batch) => batch,
+                None if stopped() => return Ok(Vec::new()),
                 None => self.lease_once(opts.max, ttl).await?,
             };
             let buried = self.bury_undecodable(&batch.undecodable).await?;
@@ -148,9 +162,25 @@ impl<E: Executor> Queue<E> {
                 // by the next sweep: look again at least that often
                 sleep = sleep.min(SWEEP_EVERY.as_millis() as u64);
             }
-            self.exec
-                .wait(self.wake_key(layout), Duration::from_millis(sleep))
-                .await?;
+            let wait = self
+                .exec
+                .wait(self.wake_key(layout), Duration::from_millis(sleep));
+            match until {
+                None => {
+                    wait.await?;
+                }
+                Some(signal) => {
+                    // a wait holds no leases: dropping it when the signal comes loses nothing
+                    let (wait, signalled) =
+                        (std::pin::pin!(wait), std::pin::pin!(signal.stopped()));
+                    match futures_util::future::select(wait, signalled).await {
+                        futures_util::future::Either::Left((woke, _)) => {
+                            woke?;
+                        }
+                        futures_util::future::Either::Right(_) => return Ok(Vec::new()),
+                    }
+                }
+            }
         }
     }
 
@@ -180,13 +210,26 @@ impl<E: Executor> Queue<E> {
         acks: &[LeaseHandle],
         opts: &LeaseOptions,
     ) -> Result<(Vec<bool>, Vec<Lease>)> {
+        self.ack_and_lease_until(acks, opts, None).await
+    }
+
+    /// [`Queue::ack_and_lease`], its wait ending early (with no leases) when `until` is given.
+    pub(super) async fn ack_and_lease_until(
+        &self,
+        acks: &[LeaseHandle],
+        opts: &LeaseOptions,
+        until: Option<&StopSignal>,
+    ) -> Result<(Vec<bool>, Vec<Lease>)> {
         let ttl = self.lease_ttl(opts)?;
         let started = self.exec.monotonic_ms();
         let layout = self.layout().await?;
         let parts = layout.route(acks)?;
         if acks.is_empty() || acks.len() > LEASES_PER_CALL || parts.len() != 1 {
             let flags = self.ack(acks).await?;
-            return Ok((flags, self.lease_from(opts, ttl, started, None).await?));
+            return Ok((
+                flags,
+                self.lease_from(opts, ttl, started, None, until).await?,
+            ));
         }
         let part = parts.into_iter().next().expect("one part");
         let s = part.shard;
@@ -199,7 +242,7 @@ impl<E: Executor> Queue<E> {
         let (flags, batch) = ops.decode_ack_lease(reply, acks.len(), ttl)?;
         self.held.forget(acks);
         let leases = self
-            .finish_combined_lease(layout, s, batch, ask, opts, ttl, started, 0, false)
+            .finish_combined_lease(layout, s, batch, ask, opts, ttl, started, 0, false, until)
             .await?;
         Ok((flags, leases))
     }
@@ -222,6 +265,7 @@ impl<E: Executor> Queue<E> {
         started: u64,
         markers: u64,
         queued_here: bool,
+        until: Option<&StopSignal>,
     ) -> Result<Vec<Lease>> {
         layout.name_ids(&mut batch, shard);
         if !queued_here {
@@ -233,17 +277,19 @@ impl<E: Executor> Queue<E> {
         )
         .await;
         let got = batch.leases.len() + batch.undecodable.len();
-        if got < opts.max && (got == ask || layout.count() > 1) {
+        let stopped = until.is_some_and(StopSignal::is_stopped);
+        if got < opts.max && (got == ask || layout.count() > 1) && !stopped {
             let more = self.lease_once(opts.max - got, ttl).await?;
             batch = batch.merge(more);
         }
-        self.lease_from(opts, ttl, started, Some(batch)).await
+        self.lease_from(opts, ttl, started, Some(batch), until)
+            .await
     }
 
     /// [`Queue::ack_and_lease`] for the bindings: the acks as [`Answers`] (one flag for a
-    /// single lease, `single`, or a list), the wait in slices of at most [`WAIT_SLICE`] that
-    /// stop early (with no leases) as soon as `stop()` returns true between slices, as
-    /// [`Queue::lease_interruptible`] does.
+    /// single lease, `single`, or a list), the wait stopping early (with no leases) as
+    /// [`Queue::lease_interruptible`]'s does, on `stop` (an [`Interrupt`]: a closure checked
+    /// between slices of the wait, or a [`StopSignal`]). The acks stand either way.
     ///
     /// ```no_run
     /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>, lease: crawlq::Lease) -> crawlq::Result<()> {
@@ -260,7 +306,7 @@ impl<E: Executor> Queue<E> {
         mut stop: S,
     ) -> Result<(Answers, Vec<Lease>)>
     where
-        S: FnMut() -> bool + MaybeSend,
+        S: Interrupt,
     {
         // checked whole here: the first call sees only a slice of the wait
         self.lease_ttl(opts)?;
@@ -270,13 +316,15 @@ impl<E: Executor> Queue<E> {
             wait: opts.wait.min(WAIT_SLICE),
             ..*opts
         };
-        let (flags, leases) = self.ack_and_lease(acks, &slice).await?;
+        let (flags, leases) = self
+            .ack_and_lease_until(acks, &slice, stop.signal())
+            .await?;
         let answers = Answers {
             results: AnswerResults::Flags(flags),
             single,
         };
         let waited = self.exec.monotonic_ms().saturating_sub(started);
-        if !leases.is_empty() || waited >= total || stop() {
+        if !leases.is_empty() || waited >= total || stop.interrupted() {
             return Ok((answers, leases));
         }
         let rest = LeaseOptions {
@@ -286,15 +334,29 @@ impl<E: Executor> Queue<E> {
         Ok((answers, self.lease_interruptible(&rest, stop).await?))
     }
 
-    /// [`Queue::lease_with`], waiting in slices of at most [`WAIT_SLICE`] and giving up early
-    /// (with an empty list) as soon as `stop()` returns true between slices.
+    /// [`Queue::lease_with`], giving up early (with an empty list) when `stop` says so: a
+    /// closure is asked between slices of the wait (each at most [`WAIT_SLICE`]); a
+    /// [`StopSignal`] ends the wait under way at once. Either way the call stops only while it
+    /// waits, never during a script call, so no lease a script took is left unreturned.
     pub async fn lease_interruptible<S>(
         &self,
         opts: &LeaseOptions,
         mut stop: S,
     ) -> Result<Vec<Lease>>
     where
-        S: FnMut() -> bool + MaybeSend,
+        S: Interrupt,
+    {
+        self.lease_interrupted_by(opts, &mut stop).await
+    }
+
+    /// [`Queue::lease_interruptible`] with an interrupt the caller keeps.
+    pub(crate) async fn lease_interrupted_by<S>(
+        &self,
+        opts: &LeaseOptions,
+        stop: &mut S,
+    ) -> Result<Vec<Lease>>
+    where
+        S: Interrupt,
     {
         // checked whole here: each call below sees only a slice of the wait
         self.lease_ttl(opts)?;
@@ -307,8 +369,8 @@ impl<E: Executor> Queue<E> {
                 wait: Duration::from_millis(remaining.min(slice_ms)),
                 ..*opts
             };
-            let leases = self.lease_with(&slice).await?;
-            if !leases.is_empty() || remaining <= slice_ms || stop() {
+            let leases = self.lease_until(&slice, stop.signal()).await?;
+            if !leases.is_empty() || remaining <= slice_ms || stop.interrupted() {
                 return Ok(leases);
             }
         }

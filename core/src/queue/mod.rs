@@ -29,6 +29,9 @@ mod hosts;
 mod lease;
 mod pages;
 mod seed;
+mod stop;
+
+pub use stop::{Interrupt, StopSignal};
 
 /// `Send` on native targets, nothing on wasm32 (where JavaScript futures are not `Send`).
 #[cfg(not(target_family = "wasm"))]

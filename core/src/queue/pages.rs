@@ -366,13 +366,15 @@ fn split_batch(pages: &[PageSend], batch: LeaseBatch) -> Vec<LeaseBatch> {
 }
 
 impl<E: Executor> Queue<E> {
-    /// [`Queue::ack_with_links`], and with `next` [`Queue::ack_with_links_and_lease`].
+    /// [`Queue::ack_with_links`], and with `next` [`Queue::ack_with_links_and_lease`] (its
+    /// wait ending early, with no leases, when `until` is given).
     pub(super) async fn answer_page(
         &self,
         lease: &LeaseHandle,
         links: &[SeedItem],
         opts: &SeedOptions,
         next: Option<&LeaseOptions>,
+        until: Option<&StopSignal>,
     ) -> Result<(bool, SeedReport, Vec<Lease>)> {
         let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
         let started = self.exec.monotonic_ms();
@@ -413,7 +415,7 @@ impl<E: Executor> Queue<E> {
             return Ok(match next {
                 None => (self.ack(answered).await?[0], report, Vec::new()),
                 Some(next) => {
-                    let (acked, leases) = self.ack_and_lease(answered, next).await?;
+                    let (acked, leases) = self.ack_and_lease_until(answered, next, until).await?;
                     (acked[0], report, leases)
                 }
             });
@@ -527,6 +529,7 @@ impl<E: Executor> Queue<E> {
                 started,
                 markers,
                 own_ready > 0,
+                until,
             )
             .await?;
         Ok((acked, report, leases))
