@@ -1386,6 +1386,33 @@ async fn a_stop_signal_ends_a_wait_and_a_given_one_leases_nothing() {
 }
 
 #[tokio::test]
+async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
+    let q = std::sync::Arc::new(open("work-close", config()).await);
+    let work = std::sync::Arc::new(crawlq::binding::Work::new(
+        LeaseOptions {
+            max: 5,
+            wait: Duration::from_secs(30),
+            ttl: None,
+        },
+        false,
+    ));
+    let fetching = {
+        let (q, work) = (q.clone(), work.clone());
+        tokio::spawn(async move { work.next(&*q, || false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(work.close().is_empty());
+    // seeded right after the close: the fetch's wait has ended, so it is not leased (a fetch
+    // that only checked the close between slices would lease it and give it back)
+    q.seed(&items(&["http://closed.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(fetching.await.unwrap().unwrap().is_none());
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased, stats.released_total), (1, 0, 0));
+}
+
+#[tokio::test]
 async fn held_leases_are_extended_in_the_background_and_released_on_demand() {
     let config = Config {
         lease_ttl: Duration::from_millis(600),

@@ -7,7 +7,6 @@ use crate::model::*;
 use crate::queue::{Executor, Interrupt, LeaseOptions, Queue, StopSignal};
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A worker loop's view of the queue, behind every binding's `work()` iterator: leases `max`
 /// at a time, hands the leases out one by one, and gives back what it still holds when
@@ -131,19 +130,21 @@ impl LeaseCursor {
     }
 }
 
-/// A [`Work`] loop's interrupt: the caller's, or the loop's own close.
+/// A [`Work`] loop's interrupt: the caller's, or the loop's own close. The wait listens to
+/// the caller's signal when it has one (a cancelled call), else to the close (which then ends
+/// a wait under way at once); the other is checked between slices of the wait.
 struct ClosedOr<'a, S: Interrupt> {
-    closed: &'a AtomicBool,
+    closing: &'a StopSignal,
     stop: S,
 }
 
 impl<S: Interrupt> Interrupt for ClosedOr<'_, S> {
     fn interrupted(&mut self) -> bool {
-        self.closed.load(Ordering::Relaxed) || self.stop.interrupted()
+        self.closing.is_stopped() || self.stop.interrupted()
     }
 
     fn signal(&self) -> Option<&StopSignal> {
-        self.stop.signal()
+        self.stop.signal().or(Some(self.closing))
     }
 }
 
@@ -174,7 +175,7 @@ pub enum Popped {
 #[derive(Debug)]
 pub struct Work {
     cursor: Mutex<LeaseCursor>,
-    closed: AtomicBool,
+    closing: StopSignal,
 }
 
 impl Work {
@@ -183,7 +184,7 @@ impl Work {
     pub fn new(opts: LeaseOptions, stop_when_empty: bool) -> Work {
         Work {
             cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
-            closed: AtomicBool::new(false),
+            closing: StopSignal::new(),
         }
     }
 
@@ -223,7 +224,7 @@ impl Work {
             &opts,
             stop_when_empty,
             ClosedOr {
-                closed: &self.closed,
+                closing: &self.closing,
                 stop,
             },
         )
@@ -239,9 +240,11 @@ impl Work {
     }
 
     /// Stop the loop and return what it still holds (the prefetched leases and the one handed
-    /// out last), for the caller to release. A fetch under way gives up at its next slice.
+    /// out last), for the caller to release. A fetch under way stops at its wait at once (a
+    /// script call under way finishes first; the leases it took are released by
+    /// [`Work::next`], not handed out).
     pub fn close(&self) -> Vec<LeaseHandle> {
-        self.closed.store(true, Ordering::Relaxed);
+        self.closing.stop();
         self.cursor().close()
     }
 

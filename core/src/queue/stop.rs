@@ -14,8 +14,9 @@ use std::task::Poll;
 /// finishes first and its leases are returned, for the caller to hand out or release; no lease
 /// is ever left held by a reply nobody read. What an asyncio cancellation or an abort maps to.
 ///
-/// One call listens to a signal at a time (a later call may reuse it; once stopped it stays
-/// stopped).
+/// The wait of one call at a time hears it at once (of two calls waiting on one signal
+/// together, the other stops at the end of its current slice of [`crate::WAIT_SLICE`]); once
+/// given it stays given.
 ///
 /// ```
 /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
