@@ -55,6 +55,18 @@ test('an AbortSignal stops a waiting iteration promptly and releases what it hol
   assert.deepEqual([stats.leased, stats.done, stats.ready], [0, 2, 1], 'the unanswered current lease was released')
 })
 
+test('closing a loop ends the wait of its pending fetch at once: work seeded after it is not leased', async () => {
+  const q = await open()
+  const iterator = q.work({ max: 5, waitMs: 60_000 })
+  const pending = iterator.next()
+  await new Promise(resolve => setTimeout(resolve, 100))
+  await iterator.close()
+  await seed(q, 1) // a fetch still waiting out its slice would lease this and give it back
+  assert.equal((await pending).done, true)
+  const stats = await q.stats()
+  assert.deepEqual([stats.ready, stats.leased, stats.releasedTotal], [1, 0, 0])
+})
+
 test('an already aborted signal yields nothing', async () => {
   const q = await open()
   await seed(q, 2)
