@@ -1374,15 +1374,51 @@ async fn a_stop_signal_ends_a_wait_and_a_given_one_leases_nothing() {
             .is_empty()
     );
     let work = crawlq::binding::Work::new(long, false);
-    assert!(work.next(&q, stop).await.unwrap().is_none());
+    assert!(work.next(&q, stop.clone()).await.unwrap().is_none());
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.ready, stats.leased), (1, 0));
+    // the answering calls answer, and lease nothing
+    q.seed(
+        &items(&["http://stop2.example/", "http://stop3.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let one = LeaseOptions {
+        max: 2,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let pages = q.lease_with(&one).await.unwrap();
+    assert_eq!(pages.len(), 2);
+    let (acked, next) = q
+        .ack_and_lease_answers(&[pages[0].handle()], true, &long, stop.clone())
+        .await
+        .unwrap();
+    assert_eq!(acked.to_json(Style::Camel), json!(true));
+    assert!(next.is_empty());
+    let link = SeedItem::from("http://stop4.example/");
+    let (acked, report, next) = q
+        .ack_with_links_and_lease_interruptible(
+            &pages[1].handle(),
+            &[link],
+            &SeedOptions::default(),
+            &long,
+            stop.clone(),
+        )
+        .await
+        .unwrap();
+    assert!(acked && next.is_empty());
+    assert_eq!(report.added, 1);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased, stats.done), (2, 0, 2));
     // a signal not given leases as lease_with does
     let leases = q
         .lease_interruptible(&long, StopSignal::new())
         .await
         .unwrap();
-    assert_eq!(urls_of(&leases), ["http://stop.example/"]);
+    assert_eq!(leases.len(), 1);
+    assert_eq!(q.stats().await.unwrap().leased, 1);
 }
 
 #[tokio::test]

@@ -221,6 +221,10 @@ impl<E: Executor> Queue<E> {
         until: Option<&StopSignal>,
     ) -> Result<(Vec<bool>, Vec<Lease>)> {
         let ttl = self.lease_ttl(opts)?;
+        if until.is_some_and(StopSignal::is_stopped) {
+            // stopped before it began: the acks alone, nothing leased to go back
+            return Ok((self.ack(acks).await?, Vec::new()));
+        }
         let started = self.exec.monotonic_ms();
         let layout = self.layout().await?;
         let parts = layout.route(acks)?;

@@ -377,6 +377,11 @@ impl<E: Executor> Queue<E> {
         until: Option<&StopSignal>,
     ) -> Result<(bool, SeedReport, Vec<Lease>)> {
         let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
+        // stopped before it began: the page is answered, nothing is leased to go back
+        let (next, ttl) = match until.is_some_and(StopSignal::is_stopped) {
+            true => (None, None),
+            false => (next, ttl),
+        };
         let started = self.exec.monotonic_ms();
         let layout = self.layout_to_add().await?;
         // a page's links go into its crawl unless the options name one
