@@ -1384,12 +1384,7 @@ async fn a_stop_signal_ends_a_wait_and_a_given_one_leases_nothing() {
     )
     .await
     .unwrap();
-    let one = LeaseOptions {
-        max: 2,
-        wait: Duration::ZERO,
-        ttl: None,
-    };
-    let pages = q.lease_with(&one).await.unwrap();
+    let pages = q.lease(2, Duration::ZERO).await.unwrap();
     assert_eq!(pages.len(), 2);
     let (acked, next) = q
         .ack_and_lease_answers(&[pages[0].handle()], true, &long, stop.clone())
