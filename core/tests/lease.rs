@@ -1350,12 +1350,12 @@ async fn a_stop_signal_ends_a_wait_and_a_given_one_leases_nothing() {
         })
     };
     let started = Instant::now();
-    assert!(
+    // two calls share the signal: both hear it
+    let (first, second) = tokio::join!(
+        q.lease_interruptible(&long, stop.clone()),
         q.lease_interruptible(&long, stop.clone())
-            .await
-            .unwrap()
-            .is_empty()
     );
+    assert!(first.unwrap().is_empty() && second.unwrap().is_empty());
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "stopped by the signal, not the 30 s wait"
@@ -1441,6 +1441,60 @@ async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
     assert!(fetching.await.unwrap().unwrap().is_none());
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.ready, stats.leased, stats.released_total), (1, 0, 0));
+}
+
+#[tokio::test]
+async fn a_call_signal_of_a_work_loop_hears_the_call_cancelled_and_the_loop_closed() {
+    let q = std::sync::Arc::new(open("work-call-signal", config()).await);
+    let work = std::sync::Arc::new(crawlq::binding::Work::new(
+        LeaseOptions {
+            max: 5,
+            wait: Duration::from_secs(30),
+            ttl: None,
+        },
+        false,
+    ));
+    // the call cancelled: that fetch ends, and so does the loop (as a stopped fetch ends it);
+    // the loop itself was not closed
+    let cancel = work.call_signal();
+    let fetching = {
+        let (q, work, cancel) = (q.clone(), work.clone(), cancel.clone());
+        tokio::spawn(async move { work.next(&*q, cancel).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    cancel.stop();
+    assert!(fetching.await.unwrap().unwrap().is_none());
+    assert!(matches!(work.pop(), crawlq::binding::Popped::Finished));
+    assert!(!work.call_signal().is_stopped());
+    // a loop closed while a call with its own signal waits: the wait ends at once, before
+    // what is seeded next could be leased
+    let work = std::sync::Arc::new(crawlq::binding::Work::new(
+        LeaseOptions {
+            max: 5,
+            wait: Duration::from_secs(30),
+            ttl: None,
+        },
+        false,
+    ));
+    let fetching = {
+        let (q, work) = (q.clone(), work.clone());
+        tokio::spawn(async move { work.next(&*q, work.call_signal()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(work.close().is_empty());
+    q.seed(
+        &items(&["http://call-closed.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert!(fetching.await.unwrap().unwrap().is_none());
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased, stats.released_total), (1, 0, 0));
+    assert!(
+        work.call_signal().is_stopped(),
+        "made after the close: given"
+    );
 }
 
 #[tokio::test]

@@ -131,8 +131,9 @@ impl LeaseCursor {
 }
 
 /// A [`Work`] loop's interrupt: the caller's, or the loop's own close. The wait listens to
-/// the caller's signal when it has one (a cancelled call), else to the close (which then ends
-/// a wait under way at once); the other is checked between slices of the wait.
+/// the caller's signal when it has one (a cancelled call; made by [`Work::call_signal`] it
+/// hears the close too), else to the close; either ends a wait under way at once, and both are
+/// checked between slices of the wait.
 struct ClosedOr<'a, S: Interrupt> {
     closing: &'a StopSignal,
     stop: S,
@@ -237,6 +238,21 @@ impl Work {
                 Ok(None)
             }
         }
+    }
+
+    /// A signal for one [`Work::next`] call that whoever cancels that call gives, and that
+    /// [`Work::close`] gives too: passed as the call's interrupt, either ends its wait at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// let work = crawlq::binding::Work::new(crawlq::LeaseOptions::default(), false);
+    /// let cancel = work.call_signal(); // kept by whatever may cancel this call
+    /// let next = work.next(q, cancel.clone()).await?; // ends at cancel.stop() or work.close()
+    /// # let _ = next;
+    /// # Ok(()) }
+    /// ```
+    pub fn call_signal(&self) -> StopSignal {
+        self.closing.child()
     }
 
     /// Stop the loop and return what it still holds (the prefetched leases and the one handed
