@@ -285,7 +285,8 @@ impl AsyncWork {
             Popped::Empty => {
                 let (h, work, for_discard) =
                     (self.handle.clone(), self.work.clone(), self.handle.clone());
-                let stop = crawlq::StopSignal::new();
+                // heard by the fetch's wait when the awaitable is cancelled and on aclose()
+                let stop = self.work.call_signal();
                 let listening = stop.clone();
                 // cancelled: the fetch stops at its wait; a lease it got all the same goes back
                 // (what it prefetched stays in the loop, released when the loop closes)

@@ -244,6 +244,25 @@ def test_cancelled_work_releases_what_it_holds(redis_server: RedisServer, name: 
     asyncio.run(main())
 
 
+def test_closing_work_ends_the_wait_of_a_pending_anext(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        work = aq.work(max=5, wait=30)
+        pending = asyncio.ensure_future(work.__anext__())
+        await asyncio.sleep(0.3)
+        await work.aclose()
+        # seeded right after the close: the pending fetch's wait has already ended, so it
+        # leases nothing it would have to give back
+        await aq.seed(["http://a.com/"])
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(pending, 5)
+        stats = await aq.stats()
+        assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 1, 0)
+        aq.close()
+
+    asyncio.run(main())
+
+
 def test_async_leased_context(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name)
