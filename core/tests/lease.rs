@@ -1416,26 +1416,28 @@ async fn a_stop_signal_ends_a_wait_and_a_given_one_leases_nothing() {
     assert_eq!(q.stats().await.unwrap().leased, 1);
 }
 
-#[tokio::test]
-async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
-    let q = std::sync::Arc::new(open("work-close", config()).await);
-    let work = std::sync::Arc::new(crawlq::binding::Work::new(
-        LeaseOptions {
-            max: 5,
-            wait: Duration::from_secs(30),
-            ttl: None,
-        },
-        false,
-    ));
-    let fetching = {
-        let (q, work) = (q.clone(), work.clone());
-        tokio::spawn(async move { work.next(&*q, || false).await })
+/// A `work()` loop whose fetch waits 30 s for work: only a stop or a close ends it sooner.
+fn waiting_work_loop() -> std::sync::Arc<crawlq::binding::Work> {
+    let opts = LeaseOptions {
+        max: 5,
+        wait: Duration::from_secs(30),
+        ttl: None,
     };
+    std::sync::Arc::new(crawlq::binding::Work::new(opts, false))
+}
+
+/// Close `work` while its fetch `fetching` waits and seed `url` right after: the fetch's wait
+/// has ended, so the item is not leased (a fetch that only checked the close between slices of
+/// its wait would lease it and give it back).
+async fn a_close_ends_the_wait<E: crawlq::Executor>(
+    q: &Queue<E>,
+    work: &crawlq::binding::Work,
+    fetching: tokio::task::JoinHandle<crawlq::Result<Option<crawlq::Lease>>>,
+    url: &str,
+) {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(work.close().is_empty());
-    // seeded right after the close: the fetch's wait has ended, so it is not leased (a fetch
-    // that only checked the close between slices would lease it and give it back)
-    q.seed(&items(&["http://closed.example/"]), &SeedOptions::default())
+    q.seed(&items(&[url]), &SeedOptions::default())
         .await
         .unwrap();
     assert!(fetching.await.unwrap().unwrap().is_none());
@@ -1444,18 +1446,22 @@ async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
 }
 
 #[tokio::test]
+async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
+    let q = std::sync::Arc::new(open("work-close", config()).await);
+    let work = waiting_work_loop();
+    let fetching = {
+        let (q, work) = (q.clone(), work.clone());
+        tokio::spawn(async move { work.next(&*q, || false).await })
+    };
+    a_close_ends_the_wait(&q, &work, fetching, "http://closed.example/").await;
+}
+
+#[tokio::test]
 async fn a_call_signal_of_a_work_loop_hears_the_call_cancelled_and_the_loop_closed() {
     let q = std::sync::Arc::new(open("work-call-signal", config()).await);
-    let work = std::sync::Arc::new(crawlq::binding::Work::new(
-        LeaseOptions {
-            max: 5,
-            wait: Duration::from_secs(30),
-            ttl: None,
-        },
-        false,
-    ));
     // the call cancelled: that fetch ends, and so does the loop (as a stopped fetch ends it);
     // the loop itself was not closed
+    let work = waiting_work_loop();
     let cancel = work.call_signal();
     let fetching = {
         let (q, work, cancel) = (q.clone(), work.clone(), cancel.clone());
@@ -1466,31 +1472,13 @@ async fn a_call_signal_of_a_work_loop_hears_the_call_cancelled_and_the_loop_clos
     assert!(fetching.await.unwrap().unwrap().is_none());
     assert!(matches!(work.pop(), crawlq::binding::Popped::Finished));
     assert!(!work.call_signal().is_stopped());
-    // a loop closed while a call with its own signal waits: the wait ends at once, before
-    // what is seeded next could be leased
-    let work = std::sync::Arc::new(crawlq::binding::Work::new(
-        LeaseOptions {
-            max: 5,
-            wait: Duration::from_secs(30),
-            ttl: None,
-        },
-        false,
-    ));
+    // a loop closed while a call with its own signal waits hears the close at once
+    let work = waiting_work_loop();
     let fetching = {
         let (q, work) = (q.clone(), work.clone());
         tokio::spawn(async move { work.next(&*q, work.call_signal()).await })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(work.close().is_empty());
-    q.seed(
-        &items(&["http://call-closed.example/"]),
-        &SeedOptions::default(),
-    )
-    .await
-    .unwrap();
-    assert!(fetching.await.unwrap().unwrap().is_none());
-    let stats = q.stats().await.unwrap();
-    assert_eq!((stats.ready, stats.leased, stats.released_total), (1, 0, 0));
+    a_close_ends_the_wait(&q, &work, fetching, "http://call-closed.example/").await;
     assert!(
         work.call_signal().is_stopped(),
         "made after the close: given"
