@@ -7,8 +7,9 @@ const native = loadNative()
 module.exports = native
 const { installProtocols } = require('./protocol.js')
 
-installProtocols(native.Queue, native.Work)
+// lease objects first: the protocols (an aborted call's leases released) see them, not rows
 installLeaseObjects(native.Queue, native.Work)
+installProtocols(native.Queue, native.Work)
 
 // The addon answers lease calls with flat rows of LEASE_FIELDS values per lease (see
 // LeaseRows in src/convert.rs): object literals built here are much cheaper for V8 than

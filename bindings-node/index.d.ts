@@ -141,6 +141,12 @@ export interface LeaseOptions {
   waitMs?: number
   /** Lease time of these leases (default: the queue's `leaseTtlMs`). */
   ttlMs?: number
+  /**
+   * Ends the call's wait when it aborts: the call rejects with `signal.reason` and leases
+   * nothing. It stops at its wait, never while one of its scripts runs in Redis: what it
+   * answered (acks, links) stands, and leases a script under way took are released first.
+   */
+  signal?: AbortSignal
 }
 
 export interface WorkOptions extends LeaseOptions {
@@ -513,6 +519,15 @@ export interface Work extends AsyncIterable<Lease> {}
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * Internal: the signal of one leasing call whose options held an `AbortSignal` (protocol.js
+ * calls `stop()` when it aborts).
+ */
+export declare class CallSignal {
+  /** End the call's wait (a script under way finishes first). */
+  stop(): void
+}
+
 /** A crawl frontier in Redis. Create one with `await Queue.connect(url, name, options)`. */
 export declare class Queue {
   /**
@@ -537,6 +552,11 @@ export declare class Queue {
    * build's JavaScript client connections do keep Node.js running until closed).
    */
   close(): Promise<void>
+  /**
+   * Internal (protocol.js): the signal the next method call listens to, for a leasing
+   * call given an `AbortSignal`.
+   */
+  _armNextCall(): CallSignal
   /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
   _setFixedClock(ms?: number | undefined | null): void
   /**
@@ -555,7 +575,8 @@ export declare class Queue {
   seedRequests(requests: CrawlRequestInput[], options?: RequestOptions): Promise<SeedReport>
   /**
    * Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
-   * ready; resolves with `[]` after that.
+   * ready; resolves with `[]` after that. `signal` (an AbortSignal, here and in the other
+   * leasing calls) ends the wait, rejecting with its reason.
    */
   lease(options?: LeaseOptions): Promise<Lease[]>
   /**

@@ -1,10 +1,10 @@
 'use strict'
 // The parts of the JavaScript protocols a Queue class cannot declare from Rust: a `Work`
 // iterator is async-iterable, `work({ signal })` stops (releasing what it holds) when the
-// signal aborts, and with `extendEveryMs` a timer on the event loop extends the leases the
-// queue holds (as BullMQ renews its locks: a blocked event loop stops extending, and the
-// leases expire for another worker to take). Shared by the native addon and the WebAssembly
-// build.
+// signal aborts, a leasing call's `signal` ends its wait and rejects with the abort's reason,
+// and with `extendEveryMs` a timer on the event loop extends the leases the queue holds (as
+// BullMQ renews its locks: a blocked event loop stops extending, and the leases expire for
+// another worker to take). Shared by the native addon and the WebAssembly build.
 
 const extenders = new WeakMap()
 
@@ -30,7 +30,56 @@ function stopExtending (queue) {
   }
 }
 
+function checkSignal (signal) {
+  if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
+    const err = new TypeError('options.signal must be an AbortSignal')
+    err.code = 'ERR_INVALID_ARG_TYPE'
+    throw err
+  }
+}
+
+// The leasing calls that take `signal` in their options, and which argument the options are.
+const ABORTABLE = { lease: 0, ackAndLease: 1, ackWithLinksAndLease: 2, ackWithRequestsAndLease: 2 }
+
+/**
+ * `method` taking `signal` (an AbortSignal) in its options: an abort ends the call's wait at
+ * once and the call rejects with `signal.reason`. The call stops at its wait, never while one
+ * of its scripts runs in Redis: what it answered (acks, links) stands, and leases a script under
+ * way took are released before the rejection.
+ */
+function abortable (method, at) {
+  return function (...args) {
+    const options = args[at]
+    if (options === null || typeof options !== 'object' || !('signal' in options)) return method.apply(this, args)
+    const { signal, ...rest } = options
+    try {
+      checkSignal(signal)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    args[at] = rest
+    if (signal === undefined) return method.apply(this, args)
+    if (signal.aborted) return Promise.reject(signal.reason)
+    const listening = this._armNextCall()
+    const onAbort = () => listening.stop()
+    signal.addEventListener('abort', onAbort, { once: true })
+    return method.apply(this, args).then(async reply => {
+      signal.removeEventListener('abort', onAbort)
+      if (!signal.aborted) return reply
+      const leases = Array.isArray(reply) ? reply : reply.leases
+      if (leases.length > 0) await this.release(leases)
+      throw signal.reason
+    }, err => {
+      signal.removeEventListener('abort', onAbort)
+      throw err
+    })
+  }
+}
+
 function installProtocols (Queue, Work) {
+  for (const [name, at] of Object.entries(ABORTABLE)) {
+    Queue.prototype[name] = abortable(Queue.prototype[name], at)
+  }
   const lease = Queue.prototype.lease
   Queue.prototype.lease = function (options) {
     startExtending(this)
@@ -45,11 +94,7 @@ function installProtocols (Queue, Work) {
   Queue.prototype.work = function (options) {
     startExtending(this)
     const { signal, ...rest } = options ?? {}
-    if (signal !== undefined && (typeof signal !== 'object' || typeof signal.addEventListener !== 'function')) {
-      const err = new TypeError('options.signal must be an AbortSignal')
-      err.code = 'ERR_INVALID_ARG_TYPE'
-      throw err
-    }
+    checkSignal(signal)
     const iterator = work.call(this, rest)
     if (signal) {
       const stop = () => { iterator.close().catch(() => {}) }

@@ -141,6 +141,12 @@ export interface LeaseOptions {
   waitMs?: number
   /** Lease time of these leases (default: the queue's `leaseTtlMs`). */
   ttlMs?: number
+  /**
+   * Ends the call's wait when it aborts: the call rejects with `signal.reason` and leases
+   * nothing. It stops at its wait, never while one of its scripts runs in Redis: what it
+   * answered (acks, links) stands, and leases a script under way took are released first.
+   */
+  signal?: AbortSignal
 }
 
 export interface WorkOptions extends LeaseOptions {

@@ -13,7 +13,7 @@ use crawlq::{
     LeaseHandle, Style,
     binding::{
         Popped,
-        js::{ArgError, JsArg, JsCall},
+        js::{ArgError, JsArg, JsCall, NextCallSignal},
         json,
     },
 };
@@ -127,6 +127,21 @@ macro_rules! try_arg {
 #[napi]
 pub struct Queue {
     inner: Arc<CoreQueue>,
+    next_call: NextCallSignal,
+}
+
+/// Internal: the signal of one leasing call whose options held an `AbortSignal` (protocol.js
+/// calls `stop()` when it aborts).
+#[napi]
+pub struct CallSignal(crawlq::StopSignal);
+
+#[napi]
+impl CallSignal {
+    /// End the call's wait (a script under way finishes first).
+    #[napi]
+    pub fn stop(&self) {
+        self.0.stop();
+    }
 }
 
 #[napi]
@@ -155,7 +170,12 @@ impl Queue {
         promise(
             env,
             async move { CoreQueue::connect(&url, &name, config).await },
-            |_, q| Ok(Queue { inner: Arc::new(q) }),
+            |_, q| {
+                Ok(Queue {
+                    inner: Arc::new(q),
+                    next_call: NextCallSignal::default(),
+                })
+            },
         )
     }
 
@@ -195,6 +215,13 @@ impl Queue {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         promise(env, async { Ok(()) }, |_, ()| Ok(()))
+    }
+
+    /// Internal (protocol.js): the signal the next method call listens to, for a leasing
+    /// call given an `AbortSignal`.
+    #[napi(js_name = "_armNextCall")]
+    pub fn arm_next_call(&self) -> CallSignal {
+        CallSignal(self.next_call.arm())
     }
 
     /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
@@ -296,14 +323,18 @@ impl Queue {
         method: &str,
         args: Vec<JsArg>,
     ) -> Result<PromiseRaw<'env, convert::Reply>> {
+        // taken first: a call refused before any I/O does not leave it for the next one
+        let until = self.next_call.take();
         let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
             Err(err) => return rejected(env, arg_error(env, err)),
         };
         let q = self.inner.clone();
-        promise(env, async move { call.run(&q).await }, |_, reply| {
-            Ok(convert::Reply(reply))
-        })
+        promise(
+            env,
+            async move { call.run_until(&q, until).await },
+            |_, reply| Ok(convert::Reply(reply)),
+        )
     }
 }
 

@@ -92,6 +92,66 @@ test('close() stops and releases; bad options are refused', async () => {
   assert.throws(() => q.work({ maxItems: 3 }), err => err.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
 })
 
+test('a leasing call given an AbortSignal ends its wait when it aborts and rejects with its reason', async () => {
+  const q = await open()
+  const controller = new AbortController()
+  const started = Date.now()
+  setTimeout(() => controller.abort(), 100)
+  await assert.rejects(q.lease({ waitMs: 60_000, signal: controller.signal }), err => err.name === 'AbortError')
+  assert.ok(Date.now() - started < 5000, 'stopped by the abort, not the 60 s wait')
+  await seed(q, 1) // a wait still running would lease this
+  await new Promise(resolve => setTimeout(resolve, 300))
+  let stats = await q.stats()
+  assert.deepEqual([stats.ready, stats.leased, stats.releasedTotal], [1, 0, 0])
+
+  // the answer stands: the page is done, nothing more is leased
+  const [page] = await q.lease({ waitMs: 0 })
+  const reason = new Error('shutting down')
+  const answering = new AbortController()
+  setTimeout(() => answering.abort(reason), 100)
+  const pending = q.ackWithLinksAndLease(page, ['http://a.com/0'], { waitMs: 60_000, signal: answering.signal })
+  await assert.rejects(pending, err => err === reason)
+  stats = await q.stats()
+  assert.deepEqual([stats.done, stats.ready, stats.leased], [1, 0, 0], 'acked; its link a duplicate')
+
+  // an unaborted signal changes nothing; ackAndLease takes one too
+  await seed(q, 2, 'b.com')
+  const [first] = await q.lease({ waitMs: 0, signal: new AbortController().signal })
+  const { acked, leases } = await q.ackAndLease(first, { waitMs: 0, signal: new AbortController().signal })
+  assert.equal(acked, true)
+  assert.equal(leases.length, 1)
+  await q.ack(leases)
+})
+
+test('an aborted signal leases nothing; leases a script under way took go back', async () => {
+  const q = await open()
+  await seed(q, 1)
+  await assert.rejects(q.lease({ waitMs: 0, signal: AbortSignal.abort() }), err => err.name === 'AbortError')
+  assert.equal((await q.stats()).ready, 1, 'no call made')
+  // aborted at once, on the way, while its script runs or after: a call that rejects leaves
+  // nothing leased (a lease its script took is released first)
+  let rejected = 0
+  for (let i = 0; i < 16; i++) {
+    const controller = new AbortController()
+    const pending = q.lease({ waitMs: 5000, signal: controller.signal })
+    if (i % 4 === 0) controller.abort()
+    else setTimeout(() => controller.abort(), i % 4 - 1)
+    try {
+      await q.release(await pending) // it had its answer before the abort
+    } catch (err) {
+      assert.equal(err.name, 'AbortError')
+      rejected++
+    }
+    const stats = await q.stats()
+    assert.deepEqual([stats.ready, stats.leased], [1, 0])
+  }
+  assert.ok(rejected >= 4, 'the calls aborted at once rejected')
+  await assert.rejects(q.lease({ signal: 'nope' }), err => err instanceof TypeError && err.code === 'ERR_INVALID_ARG_TYPE')
+  await assert.rejects(q.ackAndLease([], { signal: null }), err => err instanceof TypeError)
+  // the refused call took the armed signal with it: the next call is not aborted by it
+  assert.equal((await q.lease({ waitMs: 0 })).length, 1)
+})
+
 test('extendEveryMs keeps held leases alive from a timer; releaseHeld gives them back', async () => {
   const q = await crawlq.Queue.connect(redis.url, uniqueName('held'), { leaseTtlMs: 600, extendEveryMs: 150 })
   assert.equal(q.extendEveryMs, 150)

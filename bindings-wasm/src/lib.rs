@@ -9,7 +9,7 @@ use crawlq::{
     LeaseHandle, Style,
     binding::{
         Popped,
-        js::{ArgError, JsArg, JsCall},
+        js::{ArgError, JsArg, JsCall, NextCallSignal},
         json,
     },
 };
@@ -180,6 +180,20 @@ fn arg_error(err: ArgError) -> JsValue {
 #[wasm_bindgen]
 pub struct Queue {
     inner: Rc<CoreQueue>,
+    next_call: NextCallSignal,
+}
+
+/// The signal of one leasing call whose options held an `AbortSignal`: protocol.js calls
+/// `stop()` when it aborts.
+#[wasm_bindgen(skip_typescript)]
+pub struct CallSignal(crawlq::StopSignal);
+
+#[wasm_bindgen]
+impl CallSignal {
+    /// End the call's wait (a script under way finishes first).
+    pub fn stop(&self) {
+        self.0.stop();
+    }
 }
 
 #[wasm_bindgen]
@@ -193,6 +207,7 @@ impl Queue {
         let exec = JsTransport::new(transport).map_err(type_error)?;
         Ok(Queue {
             inner: Rc::new(core(crawlq::Queue::with_executor(exec, &name, config))?),
+            next_call: NextCallSignal::default(),
         })
     }
 
@@ -236,6 +251,13 @@ impl Queue {
             }
             Ok(JsValue::UNDEFINED)
         })
+    }
+
+    /// Internal (protocol.js): the signal the next method call listens to, for a leasing
+    /// call given an `AbortSignal`.
+    #[wasm_bindgen(js_name = _armNextCall, skip_typescript)]
+    pub fn arm_next_call(&self) -> CallSignal {
+        CallSignal(self.next_call.arm())
     }
 
     /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
@@ -285,13 +307,15 @@ impl Queue {
     /// The body of every listed method: its arguments checked (a rejection when refused), then
     /// the core's call, its reply as one JavaScript value.
     fn call(&self, method: &str, args: Vec<JsArg>) -> Promise {
+        // taken first: a call refused before any I/O does not leave it for the next one
+        let until = self.next_call.take();
         let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
             Err(err) => return rejected(arg_error(err)),
         };
         let q = self.inner.clone();
         future_to_promise(async move {
-            Ok(match core(call.run(&q).await)?.into_json() {
+            Ok(match core(call.run_until(&q, until).await)?.into_json() {
                 Some(v) => convert::to_js(&v),
                 None => JsValue::UNDEFINED,
             })

@@ -12,7 +12,9 @@ use crate::binding::json::{self as j};
 use crate::error::{Error, Result};
 use crate::ops::Ops;
 use crate::queue::Executor;
-use crate::{Answer, HostPacing, LeaseHandle, LeaseOptions, Queue, SeedItem, SeedOptions, Style};
+use crate::{
+    Answer, HostPacing, LeaseHandle, LeaseOptions, Queue, SeedItem, SeedOptions, StopSignal, Style,
+};
 
 /// A method with its arguments checked: what [`JsCall::run`] sends.
 #[derive(Debug)]
@@ -492,6 +494,19 @@ impl JsCall {
 
     /// Run the call on `q`.
     pub async fn run<E: Executor>(self, q: &Queue<E>) -> Result<JsReply> {
+        self.run_until(q, None).await
+    }
+
+    /// Run the call on `q`; a leasing call (`lease`, `ackAndLease`, `ackWithLinksAndLease`,
+    /// `ackWithRequestsAndLease`) given `until` ends its wait when the signal is given (an
+    /// `AbortSignal` in the call's options), and stops at its wait, never mid-script: leases a
+    /// script under way took are in the reply, for the caller to release. Other calls ignore
+    /// `until`.
+    pub async fn run_until<E: Executor>(
+        self,
+        q: &Queue<E>,
+        until: Option<StopSignal>,
+    ) -> Result<JsReply> {
         let camel = Style::Camel;
         let info = |h: crate::HostInfo| j::host_info_to_json(&h, camel);
         let page = |acked: bool, report: &crate::SeedReport| {
@@ -504,7 +519,13 @@ impl JsCall {
             JsCall::Seed { items, opts } => {
                 j::seed_report_to_json(&q.seed(&items, &opts).await?, camel)
             }
-            JsCall::Lease { opts } => return Ok(JsReply::Leases(q.lease_with(&opts).await?)),
+            JsCall::Lease { opts } => {
+                let leases = match until {
+                    None => q.lease_with(&opts).await?,
+                    Some(signal) => q.lease_interruptible(&opts, signal).await?,
+                };
+                return Ok(JsReply::Leases(leases));
+            }
             JsCall::Answer {
                 answer,
                 handles,
@@ -516,7 +537,7 @@ impl JsCall {
                 opts,
             } => {
                 let (answers, leases) = q
-                    .ack_and_lease_answers(&handles, single, &opts, || false)
+                    .ack_and_lease_answers(&handles, single, &opts, until.unwrap_or_default())
                     .await?;
                 let mut head = Map::new();
                 head.insert("acked".into(), answers.to_json(camel));
@@ -532,9 +553,18 @@ impl JsCall {
                 opts,
                 next,
             } => {
-                let (acked, report, leases) = q
-                    .ack_with_links_and_lease(&lease, &links, &opts, &next)
-                    .await?;
+                let (acked, report, leases) = match until {
+                    None => {
+                        q.ack_with_links_and_lease(&lease, &links, &opts, &next)
+                            .await?
+                    }
+                    Some(signal) => {
+                        q.ack_with_links_and_lease_interruptible(
+                            &lease, &links, &opts, &next, signal,
+                        )
+                        .await?
+                    }
+                };
                 return Ok(JsReply::WithLeases {
                     head: page(acked, &report),
                     leases,

@@ -23,7 +23,8 @@ macro_rules! js_queue_methods {
                 "`payload`: a request is its own payload).";
             lease "lease" (options) "options?: LeaseOptions" "Promise<Lease[]>"
                 "Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is"
-                "ready; resolves with `[]` after that.";
+                "ready; resolves with `[]` after that. `signal` (an AbortSignal, here and in the other"
+                "leasing calls) ends the wait, rejecting with its reason.";
             ack "ack" <"T extends Lease | Lease[]"> (lease, options) "lease: T, options?: AckOptions" "Promise<T extends Lease[] ? boolean[] : boolean>"
                 "Ack a lease (or an array, in one round trip): `true`, or `false` when the lease was no"
                 "longer live (nothing changed). `revisitAfterMs` queues the URL again that much later (a"

@@ -34,7 +34,7 @@ use serde_json::{Map, Value, json};
 use super::json::{self as j};
 use crate::Style;
 use crate::error::Error;
-use crate::{Lease, LeaseHandle};
+use crate::{Lease, LeaseHandle, StopSignal};
 
 /// Why a method's arguments were refused before any I/O: a value of the wrong type (a
 /// `TypeError` in JavaScript) or a value the core refuses (its error, with its code).
@@ -64,6 +64,40 @@ pub enum JsArg {
         /// Whether one lease was given rather than an array.
         single: bool,
     },
+}
+
+/// The signal the next method call of a JavaScript queue listens to. A leasing call whose
+/// options hold an `AbortSignal` is made by the package's JavaScript (protocol.js) as: arm
+/// this (the queue's hidden `_armNextCall()`, which hands the signal to JavaScript as an
+/// object with `stop()`, called on abort), then make the call, which takes it
+/// ([`JsCall::run_until`]). JavaScript runs one thing at a time, so nothing comes between.
+///
+/// ```
+/// let next = crawlq::binding::js::NextCallSignal::default();
+/// let given_on_abort = next.arm();
+/// let listened_to = next.take().unwrap();
+/// given_on_abort.stop();
+/// assert!(listened_to.is_stopped() && next.take().is_none());
+/// ```
+#[derive(Debug, Default)]
+pub struct NextCallSignal(std::sync::Mutex<Option<StopSignal>>);
+
+impl NextCallSignal {
+    /// A new signal for the next call (replacing one armed and not taken).
+    pub fn arm(&self) -> StopSignal {
+        let signal = StopSignal::new();
+        *self.slot() = Some(signal.clone());
+        signal
+    }
+
+    /// The armed signal, if any (every method call takes it, so it never outlives its call).
+    pub fn take(&self) -> Option<StopSignal> {
+        self.slot().take()
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<StopSignal>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// What a method resolves with.
