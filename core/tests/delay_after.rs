@@ -344,3 +344,64 @@ async fn a_delay_set_while_the_item_is_out_counts_at_its_answer() {
     );
     check_invariants(&test_url(), &q).await;
 }
+
+/// A lease call that takes back the expired lease of a host whose wait has just ended holds
+/// that host from the reclaim, behind another waiting host of its shard: that other host keeps
+/// its wait, and the held one is not leased before its delay after the reclaim.
+#[tokio::test]
+async fn a_reclaim_that_holds_a_due_host_keeps_the_other_waiting_hosts_waiting() {
+    let q = open(
+        "after-due-reclaim",
+        Config {
+            host_delay: Duration::ZERO,
+            host_delay_after: DelayAfter::Answer,
+            host_in_flight: 2,
+            lease_ttl: Duration::from_secs(30),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    // two hosts of one shard (a queue of several shards spreads hosts over them)
+    let layout = q.layout().await.unwrap();
+    let early = "a.com";
+    let late = (0..100)
+        .map(|i| format!("b{i}.com"))
+        .find(|h| layout.of_host(h) == layout.of_host(early))
+        .unwrap();
+    q.set_host_delay(early, Some(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    q.set_host_delay(&late, Some(Duration::from_secs(33)))
+        .await
+        .unwrap();
+    let urls: Vec<String> = [early, &late]
+        .iter()
+        .flat_map(|h| (0..2).map(move |i| format!("http://{h}/{i}")))
+        .collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    q.seed(&items(&refs), &SeedOptions::default())
+        .await
+        .unwrap();
+    // one item of each: `early` waits until 5 s (its delay after the lease, a limit of 2 leaves
+    // it a slot), `late` until 33 s
+    let first = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(first.len(), 2);
+    let late_lease = first.iter().find(|l| l.host == late).unwrap();
+    assert!(q.ack(&[late_lease.handle()]).await.unwrap()[0]);
+    // at 31 s `early` is due and its lease expired at 30 s: the reclaim holds it until 36 s,
+    // behind `late`, which still waits until 33 s
+    q.set_fixed_clock(Some(T0 + 31_000));
+    assert!(q.lease(10, Duration::ZERO).await.unwrap().is_empty());
+    check_invariants(&test_url(), &q).await;
+    assert_eq!(
+        q.host_info(early).await.unwrap().held_until_ms,
+        Some(T0 + 36_000)
+    );
+    assert_eq!(
+        q.host_info(&late).await.unwrap().held_until_ms,
+        Some(T0 + 33_000)
+    );
+    assert_eq!(lease_at(&q, 33_000).await.host, late);
+    assert_eq!(lease_at(&q, 36_000).await.host, early);
+    check_invariants(&test_url(), &q).await;
+}

@@ -43,14 +43,25 @@ local function reclaim_leases(lease_keys, max_attempts)
 end
 
 -- What a lease call does before it leases (each part only when it has something to do): the
+-- due hosts in `due_hosts` (the first of `wait`) become leasable, their timed pauses forgotten
+-- (any_paused), a host whose priority set or lane holds a foreign value held instead; the
 -- expired leases in `expired` are taken back (reclaim_leases); the due delayed records in
 -- `due_items` (the first of `delayed`) join their lanes, a record that cannot be queued (one no
--- script can read, or whose lane holds a foreign value) going to dead letters; the due hosts in
--- `due_hosts` (the first of `wait`) become leasable, their timed pauses forgotten (any_paused),
--- a host whose priority set or lane holds a foreign value held instead. any_revisits: some
+-- script can read, or whose lane holds a foreign value) going to dead letters. any_revisits: some
 -- records are scheduled revisits (their ids leave `revisits`). Returns requeued and dead-lettered
 -- expired leases. The caller has checked the types of the keys this writes.
 local function promote_due(expired, due_items, due_hosts, max_attempts, any_paused, any_revisits)
+  -- the due hosts first, while they are still the first of `wait`: a reclaim may hold one of
+  -- them again (its delay after the answer), moving it behind hosts not due yet
+  if #due_hosts > 0 then
+    redis.call('ZREMRANGEBYRANK', K_WAIT, '0', int(#due_hosts - 1))
+    if any_paused then
+      call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
+    end
+    for _, host in ipairs(due_hosts) do
+      ready_at_rank(host)
+    end
+  end
   local reclaimed, reclaimed_dead = reclaim_leases(expired, max_attempts)
   if #due_items > 0 then
     redis.call('ZREMRANGEBYRANK', K_DELAYED, '0', int(#due_items - 1))
@@ -79,15 +90,6 @@ local function promote_due(expired, due_items, due_hosts, max_attempts, any_paus
       end
     end
     tally_flush(promoted, add_delayed)
-  end
-  if #due_hosts > 0 then
-    redis.call('ZREMRANGEBYRANK', K_WAIT, '0', int(#due_hosts - 1))
-    if any_paused then
-      call_chunked('HDEL', K_HOSTPAUSE, due_hosts)
-    end
-    for _, host in ipairs(due_hosts) do
-      ready_at_rank(host)
-    end
   end
   return reclaimed, reclaimed_dead
 end
