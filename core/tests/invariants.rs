@@ -26,6 +26,11 @@ impl Rng {
     }
 }
 
+/// One of the leases held, at random, taken out of `held`.
+fn take_any(held: &mut Vec<Lease>, rng: &mut Rng) -> Lease {
+    held.swap_remove(rng.below(held.len() as u64) as usize)
+}
+
 #[derive(Debug, Clone)]
 struct Held {
     id: String,
@@ -349,13 +354,13 @@ async fn random_mixed_workload(seed: u64) {
                     .unwrap(),
             ),
             50..=64 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 if q.ack(&[lease.handle()]).await.unwrap()[0] {
                     done += 1;
                 }
             }
             65..=74 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 let opts = NackOptions {
                     retry: !rng.chance(20),
                     rate_limited: rng.chance(20),
@@ -371,7 +376,7 @@ async fn random_mixed_workload(seed: u64) {
                 q.nack(&[(lease.handle(), opts)]).await.unwrap();
             }
             75..=79 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 let opts = ReleaseOptions {
                     payload: rng
                         .chance(30)
@@ -558,11 +563,11 @@ async fn interleave_host_deletion(seed: u64) {
                 held.extend(leases);
             }
             40..=49 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 q.ack(&[lease.handle()]).await.unwrap();
             }
             50..=54 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 let opts = NackOptions {
                     retry: !rng.chance(30),
                     delay: rng.chance(30).then(|| Duration::from_millis(500)),
@@ -571,7 +576,7 @@ async fn interleave_host_deletion(seed: u64) {
                 q.nack(&[(lease.handle(), opts)]).await.unwrap();
             }
             55..=57 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 q.release(&[lease.handle()]).await.unwrap();
             }
             58..=64 => {
@@ -791,11 +796,11 @@ async fn random_crawl_mix(seed: u64) -> usize {
                 held.extend(got);
             }
             50..=61 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 q.ack(&[lease.handle()]).await.unwrap();
             }
             62..=68 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 let opts = NackOptions {
                     retry: !rng.chance(20),
                     rate_limited: rng.chance(15),
@@ -807,7 +812,7 @@ async fn random_crawl_mix(seed: u64) -> usize {
                 q.nack(&[(lease.handle(), opts)]).await.unwrap();
             }
             69..=72 if !held.is_empty() => {
-                let lease = held.swap_remove(rng.below(held.len() as u64) as usize);
+                let lease = take_any(&mut held, &mut rng);
                 q.release(&[lease.handle()]).await.unwrap();
             }
             73..=82 => {
