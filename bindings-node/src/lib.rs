@@ -209,11 +209,15 @@ impl Queue {
         })
     }
 
-    /// Let go of the connection. The addon's connection does not keep Node.js running, so this
-    /// only resolves; it is here so code written for both builds can close (the WebAssembly
-    /// build's JavaScript client connections do keep Node.js running until closed).
+    /// Shut the queue down for waiting: every lease call waiting on it (`lease`,
+    /// `ackAndLease`, `ackWithLinksAndLease`, a `work()` loop's fetch) resolves at once with no
+    /// leases, `work()` loops end, a lease call made later does not wait, and the background
+    /// extender stops. Other calls keep working. The addon's connection does not keep Node.js
+    /// running, so there is nothing else to let go of (the WebAssembly build's JavaScript
+    /// client connections do keep it running until closed).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        self.inner.close();
         promise(env, async { Ok(()) }, |_, ()| Ok(()))
     }
 

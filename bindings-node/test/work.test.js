@@ -67,6 +67,36 @@ test('closing a loop ends the wait of its pending fetch at once: work seeded aft
   assert.deepEqual([stats.ready, stats.leased, stats.releasedTotal], [1, 0, 0])
 })
 
+test('queue.close() ends every wait under way and work() loops; later leases get nothing', async () => {
+  const name = uniqueName('w-close')
+  const q = await crawlq.Queue.connect(redis.url, name)
+  await seed(q, 2)
+  const [first, second] = await q.lease({ max: 2, waitMs: 0 })
+  const worked = []
+  const waiting = Promise.all([
+    q.lease({ max: 1, waitMs: 30000 }),
+    q.ackAndLease(first, { max: 1, waitMs: 30000 }),
+    q.ackWithLinksAndLease(second, ['http://b.com/later'], { max: 1, waitMs: 30000, delayMs: 60000 }),
+    (async () => { for await (const lease of q.work({ max: 2, waitMs: 30000 })) worked.push(lease.url) })()
+  ])
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const started = Date.now()
+  await q.close()
+  const [leased, acked, answered] = await waiting
+  assert.ok(Date.now() - started < 10000, 'ended by close(), not the 30 s waits')
+  assert.deepEqual(leased, [])
+  assert.deepEqual([acked.acked, acked.leases], [true, []])
+  assert.deepEqual([answered.acked, answered.links.added, answered.leases], [true, 1, []])
+  assert.deepEqual(worked, [])
+  // (another queue object looks: the WebAssembly build's close() also closes its client)
+  const other = await crawlq.Queue.connect(redis.url, name)
+  await other.seed(['http://c.com/late'])
+  assert.deepEqual(await q.lease({ max: 1, waitMs: 30000 }), [], 'a closed queue leases nothing, at once')
+  const stats = await other.stats()
+  assert.deepEqual([stats.ready, stats.delayed, stats.leased, stats.done], [1, 1, 0, 2])
+  await other.close()
+})
+
 test('an already aborted signal yields nothing', async () => {
   const q = await open()
   await seed(q, 2)

@@ -902,7 +902,9 @@ macro_rules! queue_methods {
                 )
             }
 
-            /// Drop the connection (a later call connects again).
+            /// Shut the queue's calls under way down and drop the connection: lease calls
+            /// waiting on it (in other threads or tasks) return at once with no leases and
+            /// `work()` loops end, the background extender stops; a later call connects again.
             fn close(&self) {
                 self.handle.close();
             }

@@ -162,3 +162,54 @@ finally:
     assert (child.returncode, out.strip()) == (0, "released 2"), err
     stats = q.stats()
     assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 3, 2)
+
+
+def test_close_ends_the_waits_of_other_threads_and_a_later_call_connects_again(q: crawlq.Queue) -> None:
+    import threading
+
+    got: dict[str, object] = {}
+
+    def leasing() -> None:
+        got["lease"] = q.lease(1, wait=30)
+
+    def working() -> None:
+        got["work"] = [lease.url for lease in q.work(max=2, wait=30)]
+
+    threads = [threading.Thread(target=leasing), threading.Thread(target=working)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    q.close()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert not any(thread.is_alive() for thread in threads), "ended by close(), not the 30 s waits"
+    assert time.monotonic() - started < 10
+    assert got == {"lease": [], "work": []}
+    # the next call connects again and leases as before
+    q.seed(["http://after-close.example/"])
+    [lease] = q.lease(1, wait=1)
+    assert lease.url == "http://after-close.example/"
+    assert q.ack(lease) is True
+
+
+def test_close_ends_awaited_waits_and_work_loops(redis_server: RedisServer, name: str) -> None:
+    import asyncio
+
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+
+        async def working() -> list[str]:
+            return [lease.url async for lease in aq.work(max=2, wait=30)]
+
+        waiting = asyncio.gather(aq.lease(1, wait=30), working())
+        await asyncio.sleep(0.3)
+        aq.close()
+        leases, worked = await asyncio.wait_for(waiting, timeout=10)
+        assert (leases, worked) == ([], [])
+        await aq.seed(["http://after-close.example/"])
+        [lease] = await aq.lease(1, wait=1)
+        assert await aq.ack(lease) is True
+        aq.close()
+
+    asyncio.run(main())

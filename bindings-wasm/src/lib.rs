@@ -239,8 +239,11 @@ impl Queue {
         })
     }
 
-    /// Close the transport (if it can be closed).
+    /// Shut the queue down for waiting (lease calls waiting on it resolve with no leases,
+    /// `work()` loops end, later lease calls do not wait), then close the transport (if it
+    /// can be closed).
     pub fn close(&self) -> Promise {
+        self.inner.close();
         let transport = self.inner.executor().object().clone();
         future_to_promise(async move {
             if let Ok(close) = Reflect::get(&transport, &JsValue::from_str("close"))

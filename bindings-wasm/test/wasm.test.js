@@ -300,3 +300,19 @@ test('a wasm worker leasing from its chosen crawl takes only that crawl\'s items
   worker.close()
   qb.close()
 })
+
+test('close() ends the waits under way, as the addon\'s does, then closes the client', async () => {
+  const q = await wasm.Queue.connect(redis.url, uniqueName('wasm-close'))
+  const worked = []
+  const waiting = Promise.all([
+    q.lease({ max: 1, waitMs: 30000 }),
+    (async () => { for await (const lease of q.work({ max: 2, waitMs: 30000 })) worked.push(lease.url) })()
+  ])
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const started = Date.now()
+  await q.close()
+  const [leased] = await waiting
+  assert.ok(Date.now() - started < 10000, 'ended by close(), not the 30 s waits')
+  assert.deepEqual([leased, worked], [[], []])
+  await assert.rejects(q.stats(), 'the client is closed')
+})

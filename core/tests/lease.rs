@@ -1486,6 +1486,98 @@ async fn a_call_signal_of_a_work_loop_hears_the_call_cancelled_and_the_loop_clos
 }
 
 #[tokio::test]
+async fn closing_the_queue_ends_every_wait_under_way_and_later_calls_do_not_wait() {
+    let q = std::sync::Arc::new(open("queue-close", config()).await);
+    let long = LeaseOptions {
+        max: 1,
+        wait: Duration::from_secs(30),
+        ttl: None,
+    };
+    q.seed(
+        &items(&["http://one.example/", "http://two.example/"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let pages = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(pages.len(), 2);
+    let (first, second) = (pages[0].handle(), pages[1].handle());
+    // four calls wait for work: a lease, an ack with the next lease, a page answered with
+    // its links and the next lease (its link waits 60 s), and a worker loop's fetch
+    let leasing = {
+        let q = q.clone();
+        tokio::spawn(async move { q.lease_with(&long).await })
+    };
+    let acking = {
+        let q = q.clone();
+        tokio::spawn(async move { q.ack_and_lease(&[first], &long).await })
+    };
+    let answering = {
+        let q = q.clone();
+        tokio::spawn(async move {
+            let opts = SeedOptions {
+                delay: Duration::from_secs(60),
+                ..SeedOptions::default()
+            };
+            let link = SeedItem::from("http://later.example/");
+            q.ack_with_links_and_lease(&second, &[link], &opts, &long)
+                .await
+        })
+    };
+    let work = waiting_work_loop();
+    let fetching = {
+        let (q, work) = (q.clone(), work.clone());
+        tokio::spawn(async move { work.next(&*q, || false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = Instant::now();
+    q.close();
+    assert!(q.is_closed() && q.held().is_closed());
+    assert!(leasing.await.unwrap().unwrap().is_empty());
+    let (acked, next) = acking.await.unwrap().unwrap();
+    assert_eq!((acked, next.len()), (vec![true], 0), "the ack stands");
+    let (acked, report, next) = answering.await.unwrap().unwrap();
+    assert_eq!((acked, report.added, next.len()), (true, 1, 0));
+    assert!(fetching.await.unwrap().unwrap().is_none());
+    assert!(
+        matches!(work.pop(), crawlq::binding::Popped::Finished),
+        "the worker loop ended"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "ended by the close, not their 30 s waits"
+    );
+    // nothing was leased by the calls the close ended
+    let stats = q.stats().await.unwrap();
+    assert_eq!(
+        (stats.ready, stats.delayed, stats.leased, stats.done),
+        (0, 1, 0, 2)
+    );
+    // later calls: a lease call leases nothing, at once; answers and the rest work
+    q.seed(&items(&["http://late.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    assert!(q.lease_with(&long).await.unwrap().is_empty());
+    let mut cursor = LeaseCursor::new(long, false);
+    assert!(cursor.next(&*q, || false).await.unwrap().is_none());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a closed queue's lease calls do not wait"
+    );
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased), (1, 0), "nothing was leased");
+    let other = Queue::connect(&test_url(), q.name(), config())
+        .await
+        .unwrap();
+    let late = other.lease(1, Duration::ZERO).await.unwrap();
+    let (acked, next) = q.ack_and_lease(&[late[0].handle()], &long).await.unwrap();
+    assert_eq!((acked, next.len()), (vec![true], 0), "the ack stands");
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased, stats.done), (0, 0, 3));
+}
+
+#[tokio::test]
 async fn held_leases_are_extended_in_the_background_and_released_on_demand() {
     let config = Config {
         lease_ttl: Duration::from_millis(600),

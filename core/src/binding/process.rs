@@ -90,8 +90,18 @@ impl<E: crate::queue::Executor> ProcessQueue<E> {
         }
     }
 
-    /// Keep `queue`, just connected to `url`, as this process's, and start its extender.
+    /// Keep `queue`, just connected to `url`, as this process's, and start its extender. When
+    /// another call connected and installed one meanwhile (two first calls at once), that one
+    /// is kept and returned, and `queue` is dropped: every call of the process uses one queue,
+    /// which is what [`ProcessQueue::close`] closes.
     pub fn install(&self, queue: crate::Queue<E>, url: &str) -> std::sync::Arc<crate::Queue<E>> {
+        let pid = std::process::id();
+        let mut slot = self.lock();
+        if let Some((owner, installed)) = &*slot
+            && *owner == pid
+        {
+            return installed.clone();
+        }
         let queue = std::sync::Arc::new(queue);
         spawn_extender(
             url,
@@ -99,14 +109,15 @@ impl<E: crate::queue::Executor> ProcessQueue<E> {
             queue.config().clone(),
             queue.held().clone(),
         );
-        *self.lock() = Some((std::process::id(), queue.clone()));
+        *slot = Some((pid, queue.clone()));
         queue
     }
 
-    /// Forget the queue (a later use connects again) and stop its extender.
+    /// Forget the queue (a later use connects again), end the waits of the lease calls under
+    /// way on it ([`crate::Queue::close`]) and stop its extender.
     pub fn close(&self) {
         if let Some((_, q)) = self.lock().take() {
-            q.held().close();
+            q.close();
         }
     }
 }

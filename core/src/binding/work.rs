@@ -97,7 +97,7 @@ impl LeaseCursor {
     {
         loop {
             let leases = q.lease_interrupted_by(opts, &mut stop).await?;
-            if !leases.is_empty() || stop_when_empty || stop.interrupted() {
+            if !leases.is_empty() || stop_when_empty || stop.interrupted() || q.is_closed() {
                 return Ok(leases);
             }
         }

@@ -132,7 +132,7 @@ impl<E: Executor> Queue<E> {
     ) -> Result<Vec<Lease>> {
         let layout = self.layout().await?;
         let wait_ms = opts.wait.as_millis() as u64;
-        let stopped = || until.is_some_and(StopSignal::is_stopped);
+        let stopped = || self.stop_given(until);
         loop {
             let batch = match first.take() {
                 Some(batch) => batch,
@@ -165,21 +165,25 @@ impl<E: Executor> Queue<E> {
             let wait = self
                 .exec
                 .wait(self.wake_key(layout), Duration::from_millis(sleep));
-            match until {
-                None => {
-                    wait.await?;
-                }
-                Some(signal) => {
-                    // a wait holds no leases: dropping it when the signal comes loses nothing
-                    let (wait, signalled) =
-                        (std::pin::pin!(wait), std::pin::pin!(signal.stopped()));
-                    match futures_util::future::select(wait, signalled).await {
-                        futures_util::future::Either::Left((woke, _)) => {
-                            woke?;
-                        }
-                        futures_util::future::Either::Right(_) => return Ok(Vec::new()),
+            // a wait holds no leases: dropping it when a stop comes loses nothing
+            let stop = async {
+                match until {
+                    None => self.closing.stopped().await,
+                    Some(signal) => {
+                        let (closed, signalled) = (
+                            std::pin::pin!(self.closing.stopped()),
+                            std::pin::pin!(signal.stopped()),
+                        );
+                        futures_util::future::select(closed, signalled).await;
                     }
                 }
+            };
+            let (wait, stop) = (std::pin::pin!(wait), std::pin::pin!(stop));
+            match futures_util::future::select(wait, stop).await {
+                futures_util::future::Either::Left((woke, _)) => {
+                    woke?;
+                }
+                futures_util::future::Either::Right(_) => return Ok(Vec::new()),
             }
         }
     }
@@ -221,7 +225,7 @@ impl<E: Executor> Queue<E> {
         until: Option<&StopSignal>,
     ) -> Result<(Vec<bool>, Vec<Lease>)> {
         let ttl = self.lease_ttl(opts)?;
-        if until.is_some_and(StopSignal::is_stopped) {
+        if self.stop_given(until) {
             // stopped before it began: the acks alone, nothing leased to go back
             return Ok((self.ack(acks).await?, Vec::new()));
         }
@@ -281,7 +285,7 @@ impl<E: Executor> Queue<E> {
         )
         .await;
         let got = batch.leases.len() + batch.undecodable.len();
-        let stopped = until.is_some_and(StopSignal::is_stopped);
+        let stopped = self.stop_given(until);
         if got < opts.max && (got == ask || layout.count() > 1) && !stopped {
             let more = self.lease_once(opts.max - got, ttl).await?;
             batch = batch.merge(more);
@@ -328,7 +332,7 @@ impl<E: Executor> Queue<E> {
             single,
         };
         let waited = self.exec.monotonic_ms().saturating_sub(started);
-        if !leases.is_empty() || waited >= total || stop.interrupted() {
+        if !leases.is_empty() || waited >= total || stop.interrupted() || self.is_closed() {
             return Ok((answers, leases));
         }
         let rest = LeaseOptions {
@@ -374,7 +378,8 @@ impl<E: Executor> Queue<E> {
                 ..*opts
             };
             let leases = self.lease_until(&slice, stop.signal()).await?;
-            if !leases.is_empty() || remaining <= slice_ms || stop.interrupted() {
+            if !leases.is_empty() || remaining <= slice_ms || stop.interrupted() || self.is_closed()
+            {
                 return Ok(leases);
             }
         }

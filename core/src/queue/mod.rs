@@ -269,6 +269,9 @@ pub struct Queue<E> {
     /// Pages answered while a call carrying pages is on its way: sent together next
     /// (`pages.rs`).
     pages: pages::PageLines,
+    /// Given by [`Queue::close`]: the waits of the lease calls under way end, and later ones
+    /// lease nothing.
+    closing: StopSignal,
 }
 
 impl<E: Executor> Queue<E> {
@@ -299,7 +302,42 @@ impl<E: Executor> Queue<E> {
             reports: std::sync::Mutex::default(),
             view: std::sync::Mutex::default(),
             pages: pages::PageLines::default(),
+            closing: StopSignal::new(),
         })
+    }
+
+    /// Close the queue for leasing, to shut a worker down: every lease call waiting on it now
+    /// (a `lease`, an `ack_and_lease`, a page answered with the next lease, a worker loop's
+    /// fetch) returns at once with no leases, worker loops end, a lease call made later
+    /// leases nothing (its answers still stand: an `ack_and_lease` acks), and the background
+    /// extender of its held leases stops. A script call under way finishes first and its
+    /// leases are returned, as for a [`StopSignal`]. Answers and every other operation keep
+    /// working, so a worker can still answer what it holds (the bindings' `close()` call
+    /// this, and then let go of the connection or not, as each says).
+    ///
+    /// ```no_run
+    /// # async fn demo(q: std::sync::Arc<crawlq::Queue<crawlq::RedisExecutor>>) -> crawlq::Result<()> {
+    /// use std::time::Duration;
+    /// let worker = q.clone();
+    /// let waiting = tokio::spawn(async move { worker.lease(1, Duration::from_secs(60)).await });
+    /// q.close(); // the lease call above returns at once, with no leases
+    /// assert!(waiting.await.unwrap()?.is_empty());
+    /// assert!(q.is_closed() && q.lease(1, Duration::ZERO).await?.is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn close(&self) {
+        self.closing.stop();
+        self.held.close();
+    }
+
+    /// Whether [`Queue::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closing.is_stopped()
+    }
+
+    /// Whether a lease call listening to `until` stops waiting: given, or the queue closed.
+    pub(crate) fn stop_given(&self, until: Option<&StopSignal>) -> bool {
+        self.is_closed() || until.is_some_and(StopSignal::is_stopped)
     }
 
     /// This queue keeping its held leases in `held`, another queue's: a binding that extends

@@ -378,7 +378,7 @@ impl<E: Executor> Queue<E> {
     ) -> Result<(bool, SeedReport, Vec<Lease>)> {
         let ttl = next.map(|n| self.lease_ttl(n)).transpose()?;
         // stopped before it began: the page is answered, nothing is leased to go back
-        let (next, ttl) = match until.is_some_and(StopSignal::is_stopped) {
+        let (next, ttl) = match self.stop_given(until) {
             true => (None, None),
             false => (next, ttl),
         };
