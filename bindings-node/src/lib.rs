@@ -211,8 +211,8 @@ impl Queue {
 
     /// Shut the queue down for waiting: every lease call waiting on it (`lease`,
     /// `ackAndLease`, `ackWithLinksAndLease`, a `work()` loop's fetch) resolves at once with no
-    /// leases, `work()` loops end, a lease call made later does not wait, and the background
-    /// extender stops. Other calls keep working. The addon's connection does not keep Node.js
+    /// leases, `work()` loops end, a lease call made later leases nothing (at once), and the
+    /// background extender stops. Answers and other calls keep working. The addon's connection does not keep Node.js
     /// running, so there is nothing else to let go of (the WebAssembly build's JavaScript
     /// client connections do keep it running until closed).
     #[napi(ts_return_type = "Promise<void>")]

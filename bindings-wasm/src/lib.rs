@@ -240,7 +240,7 @@ impl Queue {
     }
 
     /// Shut the queue down for waiting (lease calls waiting on it resolve with no leases,
-    /// `work()` loops end, later lease calls do not wait), then close the transport (if it
+    /// `work()` loops end, later lease calls lease nothing), then close the transport (if it
     /// can be closed).
     pub fn close(&self) -> Promise {
         self.inner.close();
