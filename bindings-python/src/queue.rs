@@ -904,7 +904,8 @@ macro_rules! queue_methods {
 
             /// Shut the queue's calls under way down and drop the connection: lease calls
             /// waiting on it (in other threads or tasks) return at once with no leases and
-            /// `work()` loops end, the background extender stops; a later call connects again.
+            /// `work()` loops end, the background extender stops; a later call connects again
+            /// and keeps the leases still held (answer them or `release_held()`).
             fn close(&self) {
                 self.handle.close();
             }

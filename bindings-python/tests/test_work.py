@@ -193,6 +193,19 @@ def test_close_ends_the_waits_of_other_threads_and_a_later_call_connects_again(q
     assert q.ack(lease) is True
 
 
+def test_leases_still_held_at_close_are_released_by_a_later_release_held(q: crawlq.Queue) -> None:
+    q.seed(["http://a.example/1", "http://b.example/2", "http://c.example/3"])
+    leases = q.lease(3, wait=1)
+    assert len(leases) == 3
+    q.close()
+    # the calls after close() connect again and still know what the process holds
+    assert q.ack(leases[0]) is True
+    assert q.release_held() == 2
+    assert q.release_held() == 0
+    stats = q.stats()
+    assert (stats["leased"], stats["ready"], stats["done"], stats["released_total"]) == (0, 2, 1, 2)
+
+
 def test_close_ends_awaited_waits_and_work_loops(redis_server: RedisServer, name: str) -> None:
     import asyncio
 

@@ -1614,6 +1614,46 @@ async fn held_leases_are_extended_in_the_background_and_released_on_demand() {
 }
 
 #[tokio::test]
+async fn leases_held_by_a_closed_process_queue_go_to_the_queue_connected_next() {
+    let name = unique("held-close");
+    let slot: process::ProcessQueue<RedisExecutor> = Default::default();
+    let first = slot.install(
+        Queue::connect(&test_url(), &name, config()).await.unwrap(),
+        &test_url(),
+    );
+    first
+        .seed(
+            &items(&["http://a.com/1", "http://b.com/2", "http://c.com/3"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    let leases = first.lease(3, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 3);
+    slot.close();
+    slot.close(); // closing again changes nothing
+    assert!(slot.current().is_none());
+    let next = slot.install(
+        Queue::connect(&test_url(), &name, config()).await.unwrap(),
+        &test_url(),
+    );
+    assert_eq!(
+        next.held().len(),
+        3,
+        "the closed queue's leases are held here"
+    );
+    next.ack(&[leases[0].handle()]).await.unwrap();
+    assert_eq!(next.release_held().await.unwrap(), 2);
+    let stats = next.stats().await.unwrap();
+    assert_eq!(
+        (stats.leased, stats.ready, stats.done, stats.released_total),
+        (0, 2, 1, 2)
+    );
+    assert!(first.held().is_empty(), "taken over, not copied");
+    slot.close();
+}
+
+#[tokio::test]
 async fn without_an_extender_held_leases_expire_and_are_forgotten() {
     let config = Config {
         lease_ttl: Duration::from_millis(200),

@@ -114,6 +114,23 @@ impl HeldLeases {
         handles
     }
 
+    /// Take over the leases `other` holds (those of a queue closed before this one connected
+    /// in its place), so this book extends and releases them; `other` is left empty.
+    ///
+    /// ```
+    /// use crawlq::binding::held::HeldLeases;
+    /// let (closed, next) = (HeldLeases::default(), HeldLeases::default());
+    /// next.adopt(&closed);
+    /// assert!(closed.is_empty() && next.is_empty());
+    /// ```
+    pub fn adopt(&self, other: &HeldLeases) {
+        if std::ptr::eq(self, other) {
+            return;
+        }
+        let taken = std::mem::take(&mut *other.map());
+        self.map().extend(taken);
+    }
+
     /// How many leases are held (expired ones included until the next record or look).
     pub fn len(&self) -> usize {
         self.map().len()

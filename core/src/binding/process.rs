@@ -4,6 +4,7 @@
 //! runtime is leaked in the child, never dropped (dropping it would wait for threads that do
 //! not exist there).
 
+use crate::binding::held::HeldLeases;
 use std::sync::Mutex;
 use tokio::runtime::Runtime;
 
@@ -67,12 +68,17 @@ pub fn runtime(flavor: Flavor) -> &'static Runtime {
 #[derive(Debug)]
 pub struct ProcessQueue<E: crate::queue::Executor> {
     slot: Mutex<Option<(u32, std::sync::Arc<crate::Queue<E>>)>>,
+    /// The leases a closed queue still held (and its process): the next queue installed in
+    /// this process takes them over, so a call after `close` (an answer, `release_held`)
+    /// still finds them.
+    closed_held: Mutex<Option<(u32, std::sync::Arc<HeldLeases>)>>,
 }
 
 impl<E: crate::queue::Executor> Default for ProcessQueue<E> {
     fn default() -> Self {
         ProcessQueue {
             slot: Mutex::new(None),
+            closed_held: Mutex::new(None),
         }
     }
 }
@@ -103,6 +109,16 @@ impl<E: crate::queue::Executor> ProcessQueue<E> {
             return installed.clone();
         }
         let queue = std::sync::Arc::new(queue);
+        let closed_held = self
+            .closed_held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((owner, held)) = closed_held
+            && owner == pid
+        {
+            queue.held().adopt(&held);
+        }
         spawn_extender(
             url,
             queue.name(),
@@ -114,10 +130,19 @@ impl<E: crate::queue::Executor> ProcessQueue<E> {
     }
 
     /// Forget the queue (a later use connects again), end the waits of the lease calls under
-    /// way on it ([`crate::Queue::close`]) and stop its extender.
+    /// way on it ([`crate::Queue::close`]) and stop its extender. The leases it still holds
+    /// go to the queue connected next in this process (extended again, released by its
+    /// `release_held`).
     pub fn close(&self) {
-        if let Some((_, q)) = self.lock().take() {
-            q.close();
+        let Some((owner, q)) = self.lock().take() else {
+            return;
+        };
+        q.close();
+        let mut closed_held = self.closed_held.lock().unwrap_or_else(|e| e.into_inner());
+        match &*closed_held {
+            // closed twice before a new connection: the first book keeps them all
+            Some((held_owner, held)) if *held_owner == owner => held.adopt(q.held()),
+            _ => *closed_held = Some((owner, q.held().clone())),
         }
     }
 }
