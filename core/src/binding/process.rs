@@ -140,7 +140,7 @@ impl<E: crate::queue::Executor> ProcessQueue<E> {
         q.close();
         let mut closed_held = self.closed_held.lock().unwrap_or_else(|e| e.into_inner());
         match &*closed_held {
-            // closed twice before a new connection: the first book keeps them all
+            // a book left by an earlier close and not taken over yet: it keeps both's leases
             Some((held_owner, held)) if *held_owner == owner => held.adopt(q.held()),
             _ => *closed_held = Some((owner, q.held().clone())),
         }
