@@ -373,6 +373,10 @@ export interface CrawlStats {
   done: number
   /** URLs of the crawl in the seen set (less those a host deletion forgot). */
   seen: number
+  /** Hosts with at least one ready item of the crawl. */
+  hosts: number
+  /** Age of the oldest item at the front of one of the crawl's lanes; `null`: none ready. */
+  oldestPendingAgeMs: number | null
   seededTotal: number
   /** The most of its items leased at once (`setCrawlCap`); `null`: no cap. */
   cap: number | null

@@ -703,10 +703,22 @@ test('named crawls: one item per crawl, the crawl on every lease, a page\'s link
   assert.equal(links.added, 1)
   const [link] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(link.crawl, 'red')
-  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, seededTotal: 2, cap: null, paused: false, heldHosts: 0, weight: 1, rate: null, hostBudget: null })
+  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, hosts: 0, oldestPendingAgeMs: null, seededTotal: 2, cap: null, paused: false, heldHosts: 0, weight: 1, rate: null, hostBudget: null })
   await assert.rejects(q.crawlStats('a:b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
   q.close()
+})
+
+test('crawlStats: a crawl\'s hosts with ready items and its oldest pending age in milliseconds', async () => {
+  const q = await open({ fixedClock: T0, hostDelayMs: 0 })
+  await q.seed(['http://a.com/1', 'http://a.com/2', 'http://b.com/1'], { crawl: 'red' })
+  q._setFixedClock(T0 + 2_500)
+  const red = await q.crawlStats('red')
+  assert.deepEqual([red.hosts, red.oldestPendingAgeMs], [2, 2_500])
+  await q.ack(await q.lease({ max: 10, waitMs: 0 }))
+  const done = await q.crawlStats('red')
+  assert.deepEqual([done.hosts, done.oldestPendingAgeMs, done.done], [0, null, 3])
+  await q.close()
 })
 
 test('a crawl\'s host budget: new URLs past it refused per item and not marked seen, other crawls not counted', async () => {
@@ -761,7 +773,7 @@ test('crawl caps and pauses: a cap holds under 16 workers, a paused crawl waits 
   const leased = await q.lease({ max: 20, waitMs: 0 })
   assert.deepEqual([...new Set(leased.map(l => l.crawl))], ['other'])
   const paused = await q.crawlStats('paused')
-  assert.deepEqual([paused.paused, paused.ready, paused.heldHosts], [true, 8, 4])
+  assert.deepEqual([paused.paused, paused.ready, paused.heldHosts, paused.hosts], [true, 8, 4, 4])
   assert.deepEqual(await q.crawls(), ['big', 'other', 'paused', 'small'])
   await q.resumeCrawl('paused')
   assert.deepEqual((await q.lease({ max: 20, waitMs: 0 })).map(l => l.crawl), Array(8).fill('paused'))

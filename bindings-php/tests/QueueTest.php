@@ -892,7 +892,7 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
-        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null],
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'hosts' => 0, 'oldest_pending_age' => null, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null],
             $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);

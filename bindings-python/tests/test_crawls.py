@@ -17,13 +17,25 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
     assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
-                                    "seen": 1, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1, "rate": None, "host_budget": None}
+                                    "seen": 1, "hosts": 0, "oldest_pending_age": None, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1, "rate": None, "host_budget": None}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
     assert (q.crawl_stats("red")["done"], q.crawl_stats("blue")["done"]) == (1, 1)
     assert q.crawl_stats("never")["seen"] == 0
     with pytest.raises(crawlq.InvalidArgumentError):
         q.crawl_stats("a:b")
+
+
+def test_a_crawls_hosts_and_oldest_pending_age_in_seconds(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=0.0, fixed_clock=T0 / 1000)
+    q.seed(["http://a.com/1", "http://a.com/2", "http://b.com/1"], crawl="red")
+    q._set_fixed_clock(T0 + 2500)
+    stats = q.crawl_stats("red")
+    assert (stats["hosts"], stats["oldest_pending_age"]) == (2, 2.5)
+    q.ack(q.lease(10, wait=0))
+    stats = q.crawl_stats("red")
+    assert (stats["hosts"], stats["oldest_pending_age"], stats["done"]) == (0, None, 3)
+    q.close()
 
 
 def test_two_crawls_on_one_host_take_turns_at_its_delay(redis_server: RedisServer, name: str) -> None:
@@ -128,7 +140,7 @@ def test_a_paused_crawl_waits_while_the_others_are_leased(redis_server: RedisSer
     assert sorted({lease.crawl for lease in leased}) == ["other"]
     q.ack(leased)
     stats = q.crawl_stats("paused")
-    assert (stats["paused"], stats["ready"], stats["held_hosts"]) == (True, 8, 4)
+    assert (stats["paused"], stats["ready"], stats["held_hosts"], stats["hosts"]) == (True, 8, 4, 4)
     assert q.crawls() == ["other", "paused"]
     q.resume_crawl("paused")
     assert [lease.crawl for lease in q.lease(20, wait=0)] == ["paused"] * 8

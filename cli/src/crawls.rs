@@ -243,9 +243,14 @@ fn show(crawl: &str, s: &CrawlStats, json: bool) {
         ("dead", s.dead),
         ("done", s.done),
         ("seen", s.seen),
+        ("hosts", s.hosts),
         ("seeded", s.seeded_total),
     ] {
         println!("  {what:<8} {}", count(n));
     }
+    let oldest = s.oldest_pending_age_ms.map_or("-".to_string(), |ms| {
+        crate::format::duration(std::time::Duration::from_millis(ms))
+    });
+    println!("  oldest   {oldest}");
     println!("  limits   {}", limits(s));
 }

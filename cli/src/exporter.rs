@@ -40,7 +40,8 @@ pub struct ExporterArgs {
     #[arg(long, value_name = "K", default_value_t = 10)]
     top_hosts: usize,
     /// Per-crawl series (crawlq_crawl_pending, _ready, _delayed, _leased, _dead, _done, _seen,
-    /// _seeded_total, _paused, _cap, _held_hosts) for at most this many named crawls of each
+    /// _hosts, _oldest_pending_age_seconds, _seeded_total, _paused, _cap, _held_hosts) for at
+    /// most this many named crawls of each
     /// queue, the first by name (0: none): one call per crawl and shard at each scrape.
     #[arg(long, value_name = "N", default_value_t = 100)]
     max_crawls: usize,
@@ -53,7 +54,7 @@ struct CrawlLabel {
 }
 
 /// The per-crawl gauges: (metric name, help, value; None: no sample).
-fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<u64>); 10] {
+fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<u64>); 11] {
     [
         (
             "crawlq_crawl_pending",
@@ -89,6 +90,11 @@ fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<
             "crawlq_crawl_seen",
             "URLs a named crawl added to the seen set (crawl_stats seen)",
             Some(c.seen),
+        ),
+        (
+            "crawlq_crawl_hosts",
+            "Hosts with at least one ready item of a named crawl (crawl_stats hosts)",
+            Some(c.hosts),
         ),
         (
             "crawlq_crawl_paused",
@@ -450,6 +456,7 @@ impl Exporter {
 
         let mut crawl_families = Vec::new();
         let crawl_seeded = Family::<CrawlLabel, Counter>::default();
+        let crawl_age = Family::<CrawlLabel, Gauge<f64, AtomicU64>>::default();
         if self.max_crawls > 0 {
             for (name, help, _) in crawl_gauges(&crawlq::CrawlStats::default()) {
                 let family = Family::<CrawlLabel, Gauge>::default();
@@ -460,6 +467,11 @@ impl Exporter {
                 "crawlq_crawl_seeded",
                 "Items a named crawl's seeds queued (crawl_stats seeded_total)",
                 crawl_seeded.clone(),
+            );
+            registry.register(
+                "crawlq_crawl_oldest_pending_age_seconds",
+                "Seconds since the oldest ready item of a named crawl was queued; absent when it has none (crawl_stats oldest_pending_age)",
+                crawl_age.clone(),
             );
         }
 
@@ -502,6 +514,9 @@ impl Exporter {
                                     }
                                 }
                                 crawl_seeded.get_or_create(&label).inc_by(c.seeded_total);
+                                if let Some(ms) = c.oldest_pending_age_ms {
+                                    crawl_age.get_or_create(&label).set(ms as f64 / 1000.0);
+                                }
                             }
                         }
                         Err(e) => eprintln!("crawlq exporter: queue {queue}: its crawls: {e}"),

@@ -268,12 +268,12 @@ function LEASE.crawl_pop(host, member, others, lanes, head_of, head_lanes)
     local tag, ts = CRAWL.tag_ts(following)
     local r = rank(priority_number(prio), tag)
     head_of[heads_member], best = ts, CRAWL.better(best, r)
-    redis.call('ZADD', CRAWL.lanes(host), int(r), member)
+    CRAWL.lane_listed(member, host, redis.call('ZADD', CRAWL.lanes(host), int(r), member))
   else
     -- the crawl has nothing queued on the host at this priority: its next item there starts
     -- from the host's virtual time (CRAWL.tag)
     head_of[heads_member] = false
-    redis.call('ZREM', CRAWL.lanes(host), member)
+    CRAWL.lane_unlisted(member, host, redis.call('ZREM', CRAWL.lanes(host), member))
     redis.pcall('HDEL', CRAWL.tags(host), string.sub(member, #prio + 2))
   end
   if lanes == nil then
@@ -500,6 +500,10 @@ function LEASE.write(count, token_base, lease_fields, leased_members, wait_membe
     local head_members, gone = {}, {}
     for _, member in ipairs(head_lanes) do
       local ts = head_of[member]
+      if string.byte(member, 1) == 42 then
+        -- ('*': a crawl lane's)
+        CRAWL.head_age_of(member, ts or nil)
+      end
       if ts then
         head_members[#head_members + 1] = ts
         head_members[#head_members + 1] = member

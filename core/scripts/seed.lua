@@ -229,8 +229,9 @@ function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
     if lengths[lane] == 0 then
       -- a new lane: its head is the first of these
       local r = rank(priority_number(prio), lane_recs.first)
-      redis.call('ZADD', CRAWL.lanes(host), int(r), member)
+      CRAWL.lane_listed(member, host, redis.call('ZADD', CRAWL.lanes(host), int(r), member))
       redis.call('ZADD', K_HEADS, NOW_DIGITS, CRAWL.head(member, host))
+      CRAWL.head_age(member, host, NOW_DIGITS)
       CRAWL.index(crawl, host)
       lengths[lane] = #lane_recs
       best = CRAWL.better(best, r)

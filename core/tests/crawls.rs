@@ -585,3 +585,80 @@ async fn each_crawls_stats_follow_its_items() {
     let err = q.crawl_stats("a:b").await.unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
 }
+
+/// A crawl's hosts (those with a ready item of it) and its oldest pending age (its lanes'
+/// oldest head), as the queue's own `hosts` and `oldest_pending_age_ms` count them: through
+/// priorities, leases, a delayed item coming due, a release, host deletion and crawl deletion.
+#[tokio::test]
+async fn each_crawls_hosts_and_oldest_pending_age_follow_its_lanes() {
+    let url = test_url();
+    let q = open("crawl-hosts-age", no_delay()).await;
+    let none = q.crawl_stats("red").await.unwrap();
+    assert_eq!((none.hosts, none.oldest_pending_age_ms), (0, None));
+    q.seed(&urls("a.com", 0, 2), &into("red")).await.unwrap();
+    q.set_fixed_clock(Some(T0 + 1_000));
+    // b.com: two lanes of red (priorities 0 and 5), one host
+    q.seed(&urls("b.com", 0, 1), &into("red")).await.unwrap();
+    let urgent = SeedOptions {
+        priority: 5,
+        ..into("red")
+    };
+    q.seed(&urls("b.com", 10, 1), &urgent).await.unwrap();
+    q.seed(&urls("c.com", 0, 1), &into("blue")).await.unwrap();
+    q.seed(&urls("d.com", 0, 1), &SeedOptions::default())
+        .await
+        .unwrap();
+    let later = SeedOptions {
+        delay: Duration::from_secs(5),
+        ..into("red")
+    };
+    q.seed(&urls("e.com", 0, 1), &later).await.unwrap();
+    q.set_fixed_clock(Some(T0 + 3_000));
+    let (red, blue) = (
+        q.crawl_stats("red").await.unwrap(),
+        q.crawl_stats("blue").await.unwrap(),
+    );
+    assert_eq!((red.hosts, red.oldest_pending_age_ms), (2, Some(3_000)));
+    assert_eq!((blue.hosts, blue.oldest_pending_age_ms), (1, Some(2_000)));
+    let stats = check_invariants(&url, &q).await;
+    assert_eq!(stats.hosts, 4, "a.com, b.com, c.com, d.com");
+
+    // every ready item leased: no host, no age; released, a.com's item is back at its front
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 6);
+    let red = q.crawl_stats("red").await.unwrap();
+    assert_eq!(
+        (red.hosts, red.oldest_pending_age_ms, red.leased),
+        (0, None, 4)
+    );
+    check_invariants(&url, &q).await;
+    let a_item = leases.iter().find(|l| l.host == "a.com").unwrap();
+    q.release(&[a_item.handle()]).await.unwrap();
+    let red = q.crawl_stats("red").await.unwrap();
+    assert_eq!((red.hosts, red.oldest_pending_age_ms), (1, Some(3_000)));
+    check_invariants(&url, &q).await;
+
+    // e.com's delayed item comes due and is leased with a.com's; both released: two hosts
+    q.set_fixed_clock(Some(T0 + 7_000));
+    let again = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(again.len(), 2);
+    assert_eq!(q.crawl_stats("red").await.unwrap().hosts, 0);
+    q.release(&handles(&again)).await.unwrap();
+    let red = q.crawl_stats("red").await.unwrap();
+    assert_eq!(
+        (red.hosts, red.ready, red.oldest_pending_age_ms),
+        (2, 2, Some(7_000))
+    );
+    check_invariants(&url, &q).await;
+
+    // a host deleted: it leaves the crawl's hosts; the crawl deleted: nothing is left of it
+    q.delete_host("a.com", false).await.unwrap();
+    assert_eq!(q.crawl_stats("red").await.unwrap().hosts, 1);
+    check_invariants(&url, &q).await;
+    q.delete_crawl("red").await.unwrap();
+    let red = q.crawl_stats("red").await.unwrap();
+    assert_eq!((red.hosts, red.oldest_pending_age_ms), (0, None));
+    let blue = q.crawl_stats("blue").await.unwrap();
+    assert_eq!(blue.hosts, 0, "blue's item is leased");
+    check_invariants(&url, &q).await;
+}

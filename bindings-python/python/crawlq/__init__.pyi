@@ -184,6 +184,10 @@ class CrawlStats(TypedDict):
     done: int
     seen: int
     """URLs of the crawl in the seen set (less those a host deletion forgot)."""
+    hosts: int
+    """Hosts with at least one ready item of the crawl."""
+    oldest_pending_age: Optional[float]
+    """Seconds since the oldest item at the front of one of the crawl's lanes was queued; None: none ready."""
     seeded_total: int
     cap: Optional[int]
     """The most of its items leased at once (``set_crawl_cap``); None: no cap."""

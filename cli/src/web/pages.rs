@@ -761,10 +761,15 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
         ("done", c.done, "crawl-done"),
         ("seen", c.seen, "crawl-seen"),
         ("seeded", c.seeded_total, "crawl-seeded"),
+        ("hosts", c.hosts, "crawl-hosts"),
         ("held hosts", c.held_hosts, "crawl-held-hosts"),
     ] {
         card(&mut body, label, &count(value), id);
     }
+    let oldest = c
+        .oldest_pending_age_ms
+        .map_or("-".to_string(), |ms| duration(Duration::from_millis(ms)));
+    card(&mut body, "oldest pending", &oldest, "crawl-oldest-pending");
     card(
         &mut body,
         "done/s",

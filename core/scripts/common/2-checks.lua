@@ -60,6 +60,10 @@ end
 function CRAWL.member(prio, crawl)
   return priority_digits(prio) .. ':' .. crawl
 end
+-- The crawl of a lane's member (`<priority>:<crawl>`).
+function CRAWL.member_crawl(member)
+  return string.match(member, '^%-?%d+:(.*)$')
+end
 function CRAWL.lane(member, host)
   return BASE .. ':lz:' .. member .. ':' .. host
 end

@@ -61,11 +61,13 @@ end
 function CRAWL.relist(member, host, prio, head)
   if head then
     local tag, ts = CRAWL.tag_ts(head)
-    redis.call('ZADD', CRAWL.lanes(host), int(rank(prio, tag)), member)
+    CRAWL.lane_listed(member, host, redis.call('ZADD', CRAWL.lanes(host), int(rank(prio, tag)), member))
     redis.call('ZADD', K_HEADS, ts, CRAWL.head(member, host))
+    CRAWL.head_age(member, host, ts)
   else
-    redis.call('ZREM', CRAWL.lanes(host), member)
+    CRAWL.lane_unlisted(member, host, redis.call('ZREM', CRAWL.lanes(host), member))
     redis.call('ZREM', K_HEADS, CRAWL.head(member, host))
+    CRAWL.head_age(member, host, nil)
   end
 end
 
@@ -167,8 +169,9 @@ function CRAWL.enqueue(rec, ts, host, prio, crawl, at_front)
   end
   -- the lane's new head: its listing and age, and the host's rank unless politeness holds it
   local r = rank(prio, tag)
-  redis.call('ZADD', listed, int(r), member)
+  CRAWL.lane_listed(member, host, redis.call('ZADD', listed, int(r), member))
   redis.call('ZADD', K_HEADS, int(ts), CRAWL.head(member, host))
+  CRAWL.head_age(member, host, int(ts))
   if others == 0 and redis.call('EXISTS', hp_key(host), lane_key(host, 0)) == 0 then
     counter('hosts', 1)
   end

@@ -20,6 +20,51 @@ function CRAWL.index(crawl, host)
   redis.pcall('SADD', BASE .. ':cq:' .. crawl, host)
 end
 
+-- Each crawl's hosts with ready items (`<base>:ci:<crawl>`, host -> how many of the crawl's lanes
+-- the host lists in its crawl lanes `hl:<host>`, one per priority; a host with none has no
+-- field), so that crawl_stats answers them with one HLEN. Kept where a lane's member enters or
+-- leaves `hl:<host>`: `changed` is that ZADD's or ZREM's reply (1 when the member was added or
+-- removed). A foreign value at the key only loses the figure (pcall).
+function CRAWL.lane_listed(member, host, changed)
+  if changed == 1 then
+    redis.pcall('HINCRBY', CRAWL.hosts_key(CRAWL.member_crawl(member)), host, 1)
+  end
+end
+function CRAWL.lane_unlisted(member, host, changed)
+  if changed == 1 then
+    local key = CRAWL.hosts_key(CRAWL.member_crawl(member))
+    local left = redis.pcall('HINCRBY', key, host, -1)
+    if type(left) == 'number' and left <= 0 then
+      redis.call('HDEL', key, host)
+    end
+  end
+end
+function CRAWL.hosts_key(crawl)
+  return BASE .. ':ci:' .. crawl
+end
+
+-- Each crawl's lane heads (`<base>:cz:<crawl>`, a zset: member `<priority>:<host>` for each
+-- non-empty lane of the crawl, score its head's `ts`, as in `heads`), so that crawl_stats
+-- answers the crawl's oldest pending age with one ZRANGE. Written beside every `heads` write of
+-- a crawl lane: CRAWL.head_age with the lane's member and host, CRAWL.head_age_of with its
+-- `heads` member (`*<priority>:<crawl>:<host>`; crawl names hold no ':'); ts nil: the lane is
+-- empty. A foreign value at the key only loses the figure (pcall).
+function CRAWL.head_age(member, host, ts)
+  local prio, crawl = string.match(member, '^(%-?%d+):(.*)$')
+  local key = BASE .. ':cz:' .. crawl
+  if ts then
+    redis.pcall('ZADD', key, ts, prio .. ':' .. host)
+  else
+    redis.pcall('ZREM', key, prio .. ':' .. host)
+  end
+end
+function CRAWL.head_age_of(heads_member, ts)
+  local member, host = string.match(heads_member, '^%*(%-?%d+:[^:]*):(.*)$')
+  if member then
+    CRAWL.head_age(member, host, ts)
+  end
+end
+
 -- The per-call state (reset by begin()): its keys are there from the start (see begin()).
 CRAWL.limits, CRAWL.state, CRAWL.holds, CRAWL.weighted, CRAWL.weights = 'unread', false, 0, 'unread', false
 FLIGHT.freed_at = false

@@ -176,6 +176,13 @@ pub struct CrawlStats {
     /// Its host budget, the most new URLs each host may add to it
     /// ([`crate::Queue::set_crawl_host_budget`]); `None` for none.
     pub host_budget: Option<u64>,
+    /// Hosts with at least one ready item of the crawl (as [`crate::Stats::hosts`] counts them
+    /// for the whole queue).
+    pub hosts: u64,
+    /// Age of the oldest item at the front of one of the crawl's lanes (its time since it was
+    /// queued), as [`crate::Stats::oldest_pending_age_ms`] for the whole queue; `None` with no
+    /// ready item.
+    pub oldest_pending_age_ms: Option<u64>,
 }
 
 impl Default for CrawlStats {
@@ -195,6 +202,8 @@ impl Default for CrawlStats {
             weight: 1,
             rate: None,
             host_budget: None,
+            hosts: 0,
+            oldest_pending_age_ms: None,
         }
     }
 }
@@ -229,6 +238,9 @@ impl CrawlStats {
         };
         // (the same in every shard)
         self.host_budget = self.host_budget.or(other.host_budget);
+        // (a host is in one shard)
+        self.hosts += other.hosts;
+        self.oldest_pending_age_ms = self.oldest_pending_age_ms.max(other.oldest_pending_age_ms);
         self
     }
 }

@@ -52,7 +52,7 @@ impl Ops {
     /// The reply of [`Ops::crawl_stats`].
     pub fn decode_crawl_stats(&self, reply: Reply) -> Result<crate::CrawlStats> {
         let items = reply.array()?;
-        expect_len(&items, 13, "crawl_stats")?;
+        expect_len(&items, 15, "crawl_stats")?;
         let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
         Ok(crate::CrawlStats {
             ready: n(0)?,
@@ -68,6 +68,8 @@ impl Ops {
             weight: n(10)?,
             rate: items[11].text()?.parse().ok(),
             host_budget: u64::try_from(items[12].int()?).ok(),
+            hosts: n(13)?,
+            oldest_pending_age_ms: u64::try_from(items[14].int()?).ok(),
         })
     }
 

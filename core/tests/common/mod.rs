@@ -765,6 +765,10 @@ async fn shard_truth(
         Default::default();
     // per named crawl: its items ready, delayed, leased and dead, by the records
     let mut per_crawl: std::collections::BTreeMap<String, [u64; 4]> = Default::default();
+    // per named crawl: its lanes per host, and each lane's head `ts` by `<priority>:<host>`
+    type ByName<V> = std::collections::BTreeMap<String, V>;
+    let mut crawl_hosts: ByName<ByName<u64>> = Default::default();
+    let mut crawl_heads: ByName<ByName<i64>> = Default::default();
     for lane in nodes.keys(base, ":lz:*").await {
         let records = lrange_all(conn, &lane).await;
         assert!(!records.is_empty(), "empty crawl lane {lane} left behind");
@@ -808,6 +812,15 @@ async fn shard_truth(
         lanes += 1;
         t.ready += records.len() as u64;
         per_crawl.entry(crawl.to_string()).or_default()[0] += records.len() as u64;
+        *crawl_hosts
+            .entry(crawl.to_string())
+            .or_default()
+            .entry(host.to_string())
+            .or_default() += 1;
+        crawl_heads
+            .entry(crawl.to_string())
+            .or_default()
+            .insert(format!("{prio}:{host}"), head.ts);
         host_crawls
             .entry(host.to_string())
             .or_default()
@@ -837,6 +850,46 @@ async fn shard_truth(
                 "host {host}: its priority set against its lanes"
             );
         }
+    }
+    // each crawl's hosts with lanes (`ci:<crawl>`) and its lanes' head ages (`cz:<crawl>`)
+    for counted in nodes.keys(base, ":ci:*").await {
+        crawl_hosts
+            .entry(counted[base.len() + 4..].to_string())
+            .or_default();
+    }
+    for counted in nodes.keys(base, ":cz:*").await {
+        crawl_heads
+            .entry(counted[base.len() + 4..].to_string())
+            .or_default();
+    }
+    for (crawl, truth) in &crawl_hosts {
+        let listed: ByName<u64> = redis::cmd("HGETALL")
+            .arg(key(&format!("ci:{crawl}")))
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(
+            &listed, truth,
+            "crawl {crawl}: its hosts (ci) against its lanes"
+        );
+    }
+    for (crawl, truth) in &crawl_heads {
+        let listed: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(key(&format!("cz:{crawl}")))
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut *conn)
+            .await
+            .unwrap();
+        let listed: ByName<i64> = listed
+            .into_iter()
+            .map(|(member, ts)| (member, ts as i64))
+            .collect();
+        assert_eq!(
+            &listed, truth,
+            "crawl {crawl}: its lane heads (cz) against its lanes"
+        );
     }
     let mut listed_lanes = 0u64;
     for hl in nodes.keys(base, ":hl:*").await {

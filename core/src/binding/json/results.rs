@@ -178,9 +178,9 @@ pub fn leased_page_to_json(page: &LeasedPage, style: Style) -> Value {
         .done()
 }
 
-/// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, seeded_total, and
-/// its limits: cap (null: none), paused, held_hosts, weight, rate (null: none), host_budget
-/// (null: none).
+/// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, hosts,
+/// oldest_pending_age (null: no ready item), seeded_total, and its limits: cap (null: none),
+/// paused, held_hosts, weight, rate (null: none), host_budget (null: none).
 pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
     Out::new(style)
         .value("pending", s.pending())
@@ -190,6 +190,11 @@ pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
         .value("dead", s.dead)
         .value("done", s.done)
         .value("seen", s.seen)
+        .value("hosts", s.hosts)
+        .duration(
+            "oldest_pending_age",
+            s.oldest_pending_age_ms.map(|ms| ms as i64),
+        )
         .value("seeded_total", s.seeded_total)
         .value("cap", s.cap)
         .value("paused", s.paused)
