@@ -168,6 +168,13 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     let ls = crawlq(&["-q", &name, "crawls", "ls"]);
     let text = String::from_utf8_lossy(&ls.stdout).to_string();
     assert!(text.starts_with("2 crawls"), "{text}");
+    let shown = crawlq(&["-q", &name, "crawls", "show", "news"]);
+    let news = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(news.contains("hosts    3\n"), "{news}");
+    assert!(news.contains("oldest   "), "{news}");
+    let shown = crawlq(&["-q", &name, "crawls", "show", "news", "--json"]);
+    assert_eq!(json_out(&shown)["hosts"], 3);
+    assert!(json_out(&shown)["oldest_pending_age"].is_number());
     assert!(text.contains("news") && text.contains("shop"), "{text}");
     let capped = crawlq(&["-q", &name, "crawls", "cap", "news", "2", "--json"]);
     assert_eq!(capped.status.code(), Some(0), "{}", stderr(&capped));
@@ -1408,6 +1415,14 @@ async fn exporter_serves_series_per_named_crawl() {
     assert_eq!(value("crawlq_crawl_cap", "beta"), None, "no cap: no sample");
     assert_eq!(value("crawlq_crawl_paused", "beta"), Some(1.0));
     assert_eq!(value("crawlq_crawl_paused", "alpha"), Some(0.0));
+    assert_eq!(
+        value("crawlq_crawl_hosts", "alpha"),
+        Some(3.0),
+        "c0, c1, c2"
+    );
+    assert_eq!(value("crawlq_crawl_hosts", "beta"), Some(2.0));
+    let age = value("crawlq_crawl_oldest_pending_age_seconds", "alpha");
+    assert!(age.is_some_and(|s| (0.0..600.0).contains(&s)), "{age:?}");
     let _ = exporter.child.kill();
     let _ = exporter.child.wait();
     // --max-crawls bounds the series: the first crawls by name

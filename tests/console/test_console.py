@@ -713,6 +713,8 @@ def test_named_crawls_are_listed_and_paused_limited_and_deleted_from_their_page(
 
         follow(browser, browser.find_element(By.LINK_TEXT, "shop"))
         assert number(browser, "#crawl-pending") == shop["pending"]
+        assert number(browser, "#crawl-hosts") == shop["hosts"]
+        assert (text(browser, "#crawl-oldest-pending") == "-") == (shop["oldest_pending_age"] is None)
         assert text(browser, "#crawl-cap") == "3"
         assert text(browser, "#crawl-paused") == "no"
         assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart")) == 2
