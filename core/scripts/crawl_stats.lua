@@ -37,6 +37,6 @@ local _, budget = CRAWL.seed_config(type(field) == 'string' and field or nil)
 out[13] = budget or -1
 local hosts = redis.pcall('HLEN', CRAWL.hosts_key(ARGV[3]))
 out[14] = type(hosts) == 'number' and hosts or 0
-local oldest = redis.pcall('ZRANGE', BASE .. ':cz:' .. ARGV[3], '0', '0', 'WITHSCORES')
+local oldest = redis.pcall('ZRANGE', CRAWL.ages_key(ARGV[3]), '0', '0', 'WITHSCORES')
 out[15] = type(oldest) == 'table' and oldest[2] and math.max(0, NOW - tonumber(oldest[2])) or -1
 return out

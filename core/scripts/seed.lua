@@ -194,13 +194,15 @@ function SEED.push_crawl(host_was_empty)
     end
   end
   own_format(PROTOCOL_DIGITS)
+  local made = CRAWL.new_lanes()
   for _, host in ipairs(SEED.zhosts) do
-    SEED.push_crawl_host(host, lengths, others[host], tags[host], host_was_empty)
+    SEED.push_crawl_host(host, lengths, others[host], tags[host], host_was_empty, made)
   end
+  CRAWL.lanes_made(crawl, made, others)
 end
 
 -- One host's part of SEED.push_crawl: its records tagged and pushed lane by lane.
-function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
+function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty, made)
   local crawl, recs = SEED.crawl, SEED.zrecs[host]
   local unit, w = CRAWL.tag(crawl, host, #recs / 3, false, known_tags)
   local best
@@ -229,10 +231,7 @@ function SEED.push_crawl_host(host, lengths, others, known_tags, host_was_empty)
     if lengths[lane] == 0 then
       -- a new lane: its head is the first of these
       local r = rank(priority_number(prio), lane_recs.first)
-      CRAWL.lane_listed(member, host, redis.call('ZADD', CRAWL.lanes(host), int(r), member))
-      redis.call('ZADD', K_HEADS, NOW_DIGITS, CRAWL.head(member, host))
-      CRAWL.head_age(member, host, NOW_DIGITS)
-      CRAWL.index(crawl, host)
+      CRAWL.lane_made(made, member, host, redis.call('ZADD', CRAWL.lanes(host), int(r), member))
       lengths[lane] = #lane_recs
       best = CRAWL.better(best, r)
     end

@@ -622,6 +622,17 @@ async fn each_crawls_hosts_and_oldest_pending_age_follow_its_lanes() {
     assert_eq!((blue.hosts, blue.oldest_pending_age_ms), (1, Some(2_000)));
     let stats = check_invariants(&url, &q).await;
     assert_eq!(stats.hosts, 4, "a.com, b.com, c.com, d.com");
+    // one call: two lanes of green on a new host, one on a host with another crawl's lane
+    let green = vec![
+        SeedItem::from("http://f.com/1"),
+        SeedItem::from("http://f.com/2").with_priority(3),
+        SeedItem::from("http://c.com/9"),
+    ];
+    assert_eq!(q.seed(&green, &into("green")).await.unwrap().added, 3);
+    let green = q.crawl_stats("green").await.unwrap();
+    assert_eq!((green.hosts, green.oldest_pending_age_ms), (2, Some(0)));
+    check_invariants(&url, &q).await;
+    q.delete_crawl("green").await.unwrap();
 
     // every ready item leased: no host, no age; released, a.com's item is back at its front
     let leases = q.lease(10, Duration::ZERO).await.unwrap();

@@ -15,7 +15,9 @@
 
 -- Each crawl's hosts (`<base>:cq:<crawl>`, a set), for workers that lease from chosen crawls
 -- (lease.lua, LEASE.candidates): a host is added when a lane of the crawl is made on it, and
--- removed lazily, when a lease finds it without one.
+-- removed lazily, when a lease finds it without one. (A set of strings is a hash table, which
+-- SSCAN walks a few hosts a call; a hash of up to 512 fields, such as `ci:<crawl>`, is a
+-- listpack, which HSCAN answers whole.)
 function CRAWL.index(crawl, host)
   redis.pcall('SADD', BASE .. ':cq:' .. crawl, host)
 end
@@ -51,17 +53,70 @@ end
 -- empty. A foreign value at the key only loses the figure (pcall).
 function CRAWL.head_age(member, host, ts)
   local prio, crawl = string.match(member, '^(%-?%d+):(.*)$')
-  local key = BASE .. ':cz:' .. crawl
+  local key = CRAWL.ages_key(crawl)
   if ts then
     redis.pcall('ZADD', key, ts, prio .. ':' .. host)
   else
     redis.pcall('ZREM', key, prio .. ':' .. host)
   end
 end
+function CRAWL.ages_key(crawl)
+  return BASE .. ':cz:' .. crawl
+end
 function CRAWL.head_age_of(heads_member, ts)
   local member, host = string.match(heads_member, '^%*(%-?%d+:[^:]*):(.*)$')
   if member then
     CRAWL.head_age(member, host, ts)
+  end
+end
+
+-- A seed call's new lanes of its crawl, each with its head queued now, written together at the
+-- end of the call: their `heads` and `cz` entries and their hosts' `cq` members with one command
+-- each (per 4,000), their hosts' `ci` counts with one HSET for the hosts that listed no crawl
+-- lane before (their field was absent) and one HINCRBY for each other host.
+function CRAWL.new_lanes()
+  return { hosts = {}, heads = {}, ages = {} }
+end
+-- `listed`: the ZADD reply that listed `member` in the host's crawl lanes (1: a new member).
+function CRAWL.lane_made(made, member, host, listed)
+  local heads, ages = made.heads, made.ages
+  heads[#heads + 1], heads[#heads + 2] = NOW_DIGITS, CRAWL.head(member, host)
+  ages[#ages + 1], ages[#ages + 2] = NOW_DIGITS, string.match(member, '^(%-?%d+):') .. ':' .. host
+  if listed == 1 then
+    local n = made.hosts[host]
+    if not n then
+      made.hosts[#made.hosts + 1] = host
+    end
+    made.hosts[host] = (n or 0) + 1
+  end
+end
+-- `others`: per host, how many crawl lanes it listed before the call (SEED.push_crawl).
+function CRAWL.lanes_made(crawl, made, others)
+  if #made.heads == 0 then
+    return
+  end
+  call_chunked('ZADD', K_HEADS, made.heads)
+  local key, fresh = CRAWL.hosts_key(crawl), {}
+  for _, host in ipairs(made.hosts) do
+    if others[host] == 0 then
+      fresh[#fresh + 1], fresh[#fresh + 2] = host, int(made.hosts[host])
+    else
+      redis.pcall('HINCRBY', key, host, int(made.hosts[host]))
+    end
+  end
+  -- (a foreign value at one of the crawl's own keys only loses what it holds: pcall)
+  for first = 1, #fresh, 4000 do
+    redis.pcall('HSET', key, unpack(fresh, first, math.min(first + 3999, #fresh)))
+  end
+  for first = 1, #made.ages, 4000 do
+    redis.pcall('ZADD', CRAWL.ages_key(crawl), unpack(made.ages, first, math.min(first + 3999, #made.ages)))
+  end
+  local indexed = {}
+  for _, host in ipairs(made.hosts) do
+    indexed[#indexed + 1] = host
+  end
+  for first = 1, #indexed, 4000 do
+    redis.pcall('SADD', BASE .. ':cq:' .. crawl, unpack(indexed, first, math.min(first + 3999, #indexed)))
   end
 end
 
