@@ -605,6 +605,18 @@ async fn zscore(conn: &mut crawlq::redis_exec::Connection, key: &str, member: &s
         .unwrap()
 }
 
+/// Every member of a sorted set with its score, in order.
+async fn zrange_scored(conn: &mut crawlq::redis_exec::Connection, key: &str) -> Vec<(String, f64)> {
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query_async(conn)
+        .await
+        .unwrap()
+}
+
 /// Every element of a list.
 async fn lrange_all(conn: &mut crawlq::redis_exec::Connection, key: &str) -> Vec<Vec<u8>> {
     redis::cmd("LRANGE")
@@ -874,15 +886,8 @@ async fn shard_truth(
         );
     }
     for (crawl, truth) in &crawl_heads {
-        let listed: Vec<(String, f64)> = redis::cmd("ZRANGE")
-            .arg(key(&format!("cz:{crawl}")))
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .query_async(&mut *conn)
+        let listed: ByName<i64> = zrange_scored(conn, &key(&format!("cz:{crawl}")))
             .await
-            .unwrap();
-        let listed: ByName<i64> = listed
             .into_iter()
             .map(|(member, ts)| (member, ts as i64))
             .collect();
@@ -1057,14 +1062,7 @@ async fn shard_truth(
         );
     }
     // the per-host counts list_hosts reads
-    let items: Vec<(String, f64)> = redis::cmd("ZRANGE")
-        .arg(key("hostitems"))
-        .arg(0)
-        .arg(-1)
-        .arg("WITHSCORES")
-        .query_async(&mut *conn)
-        .await
-        .unwrap();
+    let items = zrange_scored(conn, &key("hostitems")).await;
     let delayed_by_host: std::collections::HashMap<String, u64> = redis::cmd("HGETALL")
         .arg(key("hostdelayed"))
         .query_async(&mut *conn)
