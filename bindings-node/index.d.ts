@@ -786,8 +786,9 @@ export declare class Queue {
   crawls(): Promise<string[]>
   /**
    * Delete a named crawl: its items (its leases answer lost), counts, limits and
-   * listing, in bounded calls while workers run; other crawls are not touched. Its URLs
-   * stay seen under its name; seeds into it are refused while the deletion runs.
+   * listing, in bounded calls while workers run; other crawls are not touched. Seeds
+   * into it are refused while the deletion runs; afterwards the name starts a fresh
+   * crawl, to which its URLs are new.
    */
   deleteCrawl(crawl: string): Promise<CrawlDeletion>
   /**

@@ -318,8 +318,8 @@ final class Queue
     /**
      * Delete a named crawl: its ready, delayed, leased and dead items (its leases answer
      * lost), its counts, limits and listing, in bounded calls while workers run; other crawls
-     * are not touched. Its URLs stay seen under its name; seeds into it are refused while the
-     * deletion runs.
+     * are not touched. Seeds into it are refused while the deletion runs; afterwards the name
+     * starts a fresh crawl, to which its URLs are new.
      *
      * @return array{crawl: string, ready: int, delayed: int, leased: int, dead: int, removed: int}
      */

@@ -32,7 +32,7 @@ describe() {
     frameworks) echo "Scrapy, Crawlee (JavaScript), Crawlee for Python and Laravel crawl a local site through one frontier, each alone, all four together (and with one killed), a request through every pair of adapters, a polite crawl of slow, rate-limited and Crawl-delay hosts, a site of redirects, a host whose robots.txt is slow (tests/frameworks/run.py)" ;;
     console) echo "crawlq web in Debian's Chromium driven by Selenium: every page with a seeded queue's figures, host pause and resume seen by a worker's leases, a dead letter requeued and leased, a named crawl paused, resumed, limited and deleted, a queue removed once nothing is leased, the leases held with an expired one marked, URLs seeded from a queue's and a crawl's page, pages answered while one waits on a silent Prometheus, read-only and token refusals (tests/console; screenshots in target/console-screenshots)" ;;
     demo) echo "the mixed-language crawl of tools/demo.sh (it checks its own result)" ;;
-    bench) echo "smoke runs of bench/run.py (N = 1,000, one round), bench/cost.py (every phase checks its counts) and bench/seen_cache_memory.py (the cache's bound); no timing or figure is judged" ;;
+    bench) echo "smoke runs of bench/run.py (N = 1,000, one round), bench/cost.py (every phase checks its counts), bench/seen_cache_memory.py (the cache's bound) and bench/crawl_delete.py (its counts); no timing or figure is judged" ;;
     *) return 1 ;;
   esac
 }
@@ -322,6 +322,7 @@ stage_bench() {
   fi
   cat "$cost_log"
   "$PY_VENV/bin/python" bench/seen_cache_memory.py --urls 20000 --sizes 0,20000,5000
+  "$PY_VENV/bin/python" bench/crawl_delete.py --hosts 2000 --rounds 1
 }
 
 # --- run -------------------------------------------------------------------------------------

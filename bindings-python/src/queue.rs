@@ -642,8 +642,8 @@ macro_rules! queue_methods {
             }
 
             /// Delete a named crawl: its items (its leases answer lost), counts, limits and
-            /// listing, in bounded calls while workers run; other crawls are not touched. Its
-            /// URLs stay seen under its name.
+            /// listing, in bounded calls while workers run; other crawls are not touched.
+            /// Afterwards the name starts a fresh crawl, to which its URLs are new.
             fn delete_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,

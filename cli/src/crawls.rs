@@ -2,7 +2,7 @@
 //! one, cap, weigh, rate, budget, pause, resume or delete it.
 
 use crate::error::CliError;
-use crate::format::count;
+use crate::format::{count, progress_bar};
 use clap::Subcommand;
 use crawlq::{CrawlStats, Queue, RedisExecutor, Style, binding::json};
 
@@ -85,6 +85,9 @@ pub enum CrawlsCommand {
         /// JSON (snake_case, as the Python binding's delete_crawl()).
         #[arg(long)]
         json: bool,
+        /// No progress line (it is drawn on stderr only when that is a terminal).
+        #[arg(long)]
+        quiet: bool,
     },
 }
 
@@ -181,8 +184,19 @@ pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8,
             q.resume_crawl(&crawl).await?;
             println!("resumed crawl {crawl}");
         }
-        CrawlsCommand::Rm { crawl, json } => {
-            let gone = q.delete_crawl(&crawl).await?;
+        CrawlsCommand::Rm { crawl, json, quiet } => {
+            let progress = progress_bar(None, quiet);
+            progress.set_message(format!("deleting crawl {crawl}"));
+            let gone = q
+                .delete_crawl_with_progress(&crawl, |so_far| {
+                    progress.set_message(format!(
+                        "deleting crawl {crawl}: {} items removed",
+                        count(so_far.removed())
+                    ));
+                })
+                .await;
+            progress.finish_and_clear();
+            let gone = gone?;
             if json {
                 println!("{}", json::crawl_deletion_to_json(&gone, Style::Snake));
             } else {

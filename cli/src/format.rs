@@ -1,5 +1,6 @@
 //! Human-readable numbers and durations for tables.
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::Duration;
 
 /// 1234567 → "1,234,567".
@@ -70,6 +71,25 @@ pub fn rate(delta: u64, elapsed: Duration) -> String {
         return "-".into();
     }
     count((delta as f64 / elapsed.as_secs_f64()).round() as u64)
+}
+
+/// A progress bar of `size` steps, or a spinner without a size, with a message; hidden with
+/// `quiet`.
+pub fn progress_bar(size: Option<u64>, quiet: bool) -> ProgressBar {
+    // Drawn on stderr only when it is a terminal: redirected output stays clean.
+    let target = if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr_with_hz(4)
+    };
+    let bar = ProgressBar::with_draw_target(size, target);
+    let template = if size.is_some() {
+        "{elapsed_precise} {bar:16} {percent:>3}% eta {eta} {wide_msg}"
+    } else {
+        "{elapsed_precise} {spinner} {wide_msg}"
+    };
+    bar.set_style(ProgressStyle::with_template(template).expect("valid progress template"));
+    bar
 }
 
 #[cfg(test)]

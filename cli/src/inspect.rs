@@ -1,7 +1,7 @@
 //! `stats`, `dead`, `reclaim`, `host-delay`, `hosts` and `peek`: look at a queue and repair it.
 
 use crate::error::CliError;
-use crate::format::{ago, clip, count, duration, rate};
+use crate::format::{ago, clip, count, duration, progress_bar, rate};
 use clap::{Args, Subcommand};
 use crawlq::{DelayAfter, HostInfo, HostPacing, Queue, RedisExecutor, Stats, Style, binding::json};
 use serde_json::Value;
@@ -216,6 +216,9 @@ pub enum HostsCommand {
         /// JSON (snake_case, as the Python binding's delete_host()).
         #[arg(long)]
         json: bool,
+        /// No progress line (it is drawn on stderr only when that is a terminal).
+        #[arg(long)]
+        quiet: bool,
     },
     /// End a host's pause (what is left of its politeness delay still applies).
     Resume {
@@ -620,8 +623,21 @@ pub async fn hosts(q: &Queue<RedisExecutor>, command: HostsCommand) -> Result<u8
             host,
             forget_seen,
             json,
+            quiet,
         } => {
-            let gone = q.delete_host(&host, forget_seen).await?;
+            let progress = progress_bar(None, quiet);
+            progress.set_message(format!("deleting {host}"));
+            let gone = q
+                .delete_host_with_progress(&host, forget_seen, |so_far| {
+                    progress.set_message(format!(
+                        "deleting {}: {} items removed",
+                        so_far.host,
+                        count(so_far.removed())
+                    ));
+                })
+                .await;
+            progress.finish_and_clear();
+            let gone = gone?;
             if json {
                 println!("{}", json::host_deletion_to_json(&gone, Style::Snake));
             } else {

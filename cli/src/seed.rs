@@ -1,10 +1,10 @@
 //! `crawlq seed FILE|-`: stream a file of URLs or hosts into the queue in batches.
 
 use crate::error::{CliError, EXIT_SOME_REFUSED};
-use crate::format::count;
+use crate::format::{count, progress_bar};
 use clap::Args;
 use crawlq::{Error, InvalidReason, Queue, RedisExecutor, SeedItem, SeedOptions, SeedReport};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::json;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -250,23 +250,6 @@ fn progress_line(t: &Totals, elapsed: Duration) -> String {
         count(t.report.duplicates),
         count(t.invalid),
     )
-}
-
-fn progress_bar(size: Option<u64>, quiet: bool) -> ProgressBar {
-    // Drawn on stderr only when it is a terminal: redirected output stays clean.
-    let target = if quiet {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr_with_hz(4)
-    };
-    let bar = ProgressBar::with_draw_target(size, target);
-    let template = if size.is_some() {
-        "{elapsed_precise} {bar:16} {percent:>3}% eta {eta} {wide_msg}"
-    } else {
-        "{elapsed_precise} {spinner} {wide_msg}"
-    };
-    bar.set_style(ProgressStyle::with_template(template).expect("valid progress template"));
-    bar
 }
 
 /// Seed the batch (one `seed` call: `seed_batch` items per round trip), retrying it while Redis

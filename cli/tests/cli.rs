@@ -225,6 +225,74 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     assert_eq!(q.stats().await.unwrap().pending, 3);
 }
 
+/// What `crawlq ARGS` draws on a terminal: run by `script` on a pseudo-terminal, which copies
+/// what the command writes to it (stdout and stderr together).
+fn crawlq_on_terminal(args: &[&str]) -> String {
+    let line = std::iter::once(env!("CARGO_BIN_EXE_crawlq"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("CRAWLQ_REDIS_URL", shared().url())
+        .env_remove("CRAWLQ_QUEUE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{drawn}{}", stderr(&out));
+    drawn
+}
+
+#[tokio::test]
+async fn deletions_draw_their_progress_on_a_terminal_and_nowhere_else() {
+    let name = unique("rm-progress");
+    let q = queue(&name).await;
+    let into_big = SeedOptions {
+        crawl: Some("big".into()),
+        ..Default::default()
+    };
+    // 1,500 items: a deletion of several calls
+    let urls: Vec<crawlq::SeedItem> = (0..1500)
+        .map(|i| format!("http://h{}.example/{i}", i % 30).into())
+        .collect();
+    q.seed(&urls, &into_big).await.unwrap();
+    let drawn = crawlq_on_terminal(&["-q", &name, "crawls", "rm", "big"]);
+    assert!(drawn.contains("deleting crawl big"), "{drawn}");
+    assert!(
+        drawn.contains("deleted crawl big: 1,500 items removed"),
+        "{drawn}"
+    );
+    // --quiet: the result alone
+    q.seed(&urls, &into_big).await.unwrap();
+    let drawn = crawlq_on_terminal(&["-q", &name, "crawls", "rm", "big", "--quiet"]);
+    assert!(!drawn.contains("deleting"), "{drawn}");
+    assert!(drawn.contains("1,500 items removed"), "{drawn}");
+    // stderr not a terminal: nothing drawn
+    q.seed(&urls, &into_big).await.unwrap();
+    let out = crawlq(&["-q", &name, "crawls", "rm", "big"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert!(stdout(&out).contains("1,500 items removed"));
+
+    // a host: the same
+    let host_urls: Vec<crawlq::SeedItem> = (0..1200)
+        .map(|i| format!("http://one.example/{i}").into())
+        .collect();
+    q.seed(&host_urls, &SeedOptions::default()).await.unwrap();
+    let drawn = crawlq_on_terminal(&["-q", &name, "hosts", "rm", "one.example", "--forget-seen"]);
+    assert!(drawn.contains("deleting one.example"), "{drawn}");
+    assert!(
+        drawn.contains("deleted one.example: 1,200 items removed"),
+        "{drawn}"
+    );
+    q.seed(&host_urls, &SeedOptions::default()).await.unwrap();
+    let out = crawlq(&["-q", &name, "hosts", "rm", "one.example", "--quiet"]);
+    assert_eq!(stderr(&out), "");
+    assert!(stdout(&out).contains("1,200 items removed"));
+}
+
 #[tokio::test]
 async fn seed_in_small_batches_maps_every_invalid_line_and_writes_them_to_a_file() {
     let name = unique("batches");

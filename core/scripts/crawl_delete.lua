@@ -3,8 +3,8 @@
 -- flags: allow-oom
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name, 4 step ('leases' | 'delayed' | 'dead' | 'lanes' |
---       'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries looked at, and
---       records removed, per call)
+--       'all_lanes' | 'finish'), 5 cursor ('0' to start a step), 6 limit (the most entries
+--       looked at, and records removed, per call)
 -- reply: {next step ('' when done), next cursor, ready removed, delayed removed, leased removed,
 --         dead removed}
 -- Deleting a named crawl takes several bounded calls, in this order of steps. The first call
@@ -12,8 +12,12 @@
 -- then on none of its items is leased (its lanes are passed over, as a paused crawl's) and
 -- seeds into it are refused (CRAWLQ_REFUSED), so its items can only leave. 'leases', 'delayed'
 -- and 'dead' walk the whole set with HSCAN/ZSCAN (a step whose crawl count is 0 is skipped);
--- 'lanes' walks the hosts holding items (`hostitems`) and empties the crawl's lanes on each,
--- rescheduling the host at its next head (or unscheduling it when it has none left); 'finish'
+-- 'lanes' walks the crawl's hosts with ready items (`ci:<crawl>`, so a small crawl in a large
+-- queue costs its own hosts) and empties the crawl's lanes on each, rescheduling the host at
+-- its next head (or unscheduling it when it has none left); 'all_lanes' follows only while the
+-- crawl still counts ready items (lanes `ci` does not list: made by a build that did not keep
+-- it, or a foreign value at the key) and does the same for every host holding items
+-- (`hostitems`); 'finish'
 -- removes the crawl's counts, limits, weight, host budget and its counts (`cu:<crawl>`),
 -- listing and holds. Other crawls' items, and the hosts' politeness, settings and other
 -- lanes, are not touched. Removed items leave the live set. The crawl's seen URLs stay in the
@@ -136,27 +140,52 @@ local function empty_on(host, budget)
   return n
 end
 
-function steps.lanes()
-  if none_in('ready') then
-    return reply('finish', '0')
-  end
-  local scan = redis.call('ZSCAN', K_HOSTITEMS, cursor, 'COUNT', limit)
+-- The crawl's lanes emptied on the hosts of one page of a scan (`entries`: host, value, ...),
+-- at most `limit` records: the step's reply, or nil when the scan is over.
+local function empty_hosts(entries, this_step, this_cursor, next_cursor)
   local budget = limit
-  for i = 1, #scan[2], 2 do
-    local n = empty_on(scan[2][i], budget)
+  for i = 1, #entries, 2 do
+    local n = empty_on(entries[i], budget)
     budget = budget - n
     removed.ready = removed.ready + n
     if budget <= 0 then
       -- (the same hosts again next call: a host's lanes may hold more than one call's budget)
       counter('ready', -removed.ready)
-      return reply('lanes', cursor)
+      return reply(this_step, this_cursor)
     end
   end
   counter('ready', -removed.ready)
-  if scan[1] ~= '0' then
-    return reply('lanes', scan[1])
+  if next_cursor ~= '0' then
+    return reply(this_step, next_cursor)
   end
-  return reply('finish', '0')
+  return nil
+end
+
+function steps.lanes()
+  if none_in('ready') then
+    return reply('finish', '0')
+  end
+  -- (emptied hosts leave `ci` as they go; a hash of up to 512 fields is answered whole)
+  local scan = redis.pcall('HSCAN', CRAWL.hosts_key(crawl), cursor, 'COUNT', limit)
+  if scan.err then
+    return reply('all_lanes', '0')
+  end
+  local out = empty_hosts(scan[2], 'lanes', cursor, scan[1])
+  if out then
+    return out
+  end
+  if none_in('ready') then
+    return reply('finish', '0')
+  end
+  return reply('all_lanes', '0')
+end
+
+function steps.all_lanes()
+  if none_in('ready') then
+    return reply('finish', '0')
+  end
+  local scan = redis.call('ZSCAN', K_HOSTITEMS, cursor, 'COUNT', limit)
+  return empty_hosts(scan[2], 'all_lanes', cursor, scan[1]) or reply('finish', '0')
 end
 
 function steps.finish()

@@ -374,6 +374,90 @@ async fn deleting_a_crawl_mid_drain_leaves_the_other_crawls_whole() {
 }
 
 #[tokio::test]
+async fn deleting_a_small_crawl_reads_its_own_hosts_not_the_queues() {
+    // (a server of its own: its command counts are the test's)
+    let server = RedisServer::start();
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&server.url(), "delete-small", one_shard)
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    // 3,000 hosts of a large crawl; a small one on 3 of them, beside the large one's lanes
+    let big: Vec<SeedItem> = (0..3000)
+        .map(|h| SeedItem::from(format!("http://h{h}.com/big")))
+        .collect();
+    q.seed(&big, &into("big")).await.unwrap();
+    q.seed(&spread("small", 3, 4), &into("small"))
+        .await
+        .unwrap();
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    assert_eq!(q.delete_crawl("small").await.unwrap().ready, 12);
+    // each host looked at reads its lanes (ZRANGE hl:<host>): a walk of every host holding
+    // items would read 3,000
+    let lane_reads = calls_of(&server, "zrange");
+    assert!(lane_reads < 30, "{lane_reads} lane reads");
+    assert_eq!(calls_of(&server, "zscan"), 0, "hostitems not walked");
+    assert_eq!(q.crawl_stats("small").await.unwrap(), CrawlStats::default());
+    assert_eq!(q.crawl_stats("big").await.unwrap().ready, 3000);
+    check_invariants(&server.url(), &q).await;
+
+    // a crawl on 700 hosts (an index Redis keeps as a hash table, scanned a page at a time),
+    // 2 items each: calls of at most 500 records stop mid-page and take it up again
+    q.seed(&spread("medium", 700, 2), &into("medium"))
+        .await
+        .unwrap();
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    // what was removed so far, after each call
+    let seen = std::sync::Mutex::new(Vec::new());
+    let gone = q
+        .delete_crawl_with_progress("medium", |so_far| {
+            seen.lock().unwrap().push(so_far.clone());
+        })
+        .await
+        .unwrap();
+    assert_eq!((gone.crawl.as_str(), gone.ready), ("medium", 1400));
+    let seen = seen.into_inner().unwrap();
+    assert!(seen.len() >= 3, "{} calls reported", seen.len());
+    assert!(
+        seen.windows(2).all(|w| w[0].removed() <= w[1].removed()),
+        "the figures only grow"
+    );
+    assert!(seen.iter().all(|s| s.crawl == "medium"));
+    assert_eq!(seen.last(), Some(&gone), "the last figures are the total");
+    assert_eq!(calls_of(&server, "zscan"), 0, "hostitems not walked");
+    assert!(
+        calls_of(&server, "hscan") >= 3,
+        "the index read page by page"
+    );
+    assert_eq!(
+        q.crawl_stats("medium").await.unwrap(),
+        CrawlStats::default()
+    );
+    assert_eq!(q.crawl_stats("big").await.unwrap().ready, 3000);
+    check_invariants(&server.url(), &q).await;
+
+    // lanes the crawl's index of hosts does not list, as a queue seeded by a build that did not
+    // keep it has: the deletion still finds them, walking the hosts holding items
+    let report = q
+        .seed(&spread("again", 3, 4), &into("small"))
+        .await
+        .unwrap();
+    assert_eq!(report.added, 12);
+    assert_eq!(q.crawl_stats("small").await.unwrap().hosts, 3);
+    server.cli(&["DEL", &format!("{base}:ci:small")]);
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    assert_eq!(q.delete_crawl("small").await.unwrap().ready, 12);
+    // (the walk of hostitems stops once the crawl counts no ready item)
+    assert!(calls_of(&server, "zscan") > 0, "hostitems walked");
+    assert_eq!(q.crawl_stats("small").await.unwrap(), CrawlStats::default());
+    assert_eq!(q.crawl_stats("big").await.unwrap().ready, 3000);
+    check_invariants(&server.url(), &q).await;
+}
+
+#[tokio::test]
 async fn a_deleted_crawls_name_starts_a_fresh_crawl_each_time() {
     let url = test_url();
     let config = Config {

@@ -678,6 +678,36 @@ async fn deleting_a_host_removes_its_items_everywhere_and_its_leases_answer_lost
         .unwrap();
     assert_eq!(again.added, 3, "forgotten URLs are new again");
     assert_eq!(check_invariants(&test_url(), &q).await.seen, seen + 3);
+    // a host of 1,200 items goes in calls of at most 500, each reported as it ends
+    q.seed(
+        &urls_of_host("large.example", 1200),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let reports = std::sync::Mutex::new(Vec::new());
+    let gone = q
+        .delete_host_with_progress("https://large.example/", true, |so_far| {
+            reports.lock().unwrap().push(so_far.clone());
+        })
+        .await
+        .unwrap();
+    assert_eq!((gone.removed(), gone.forgotten), (1200, 1200));
+    let reports = reports.into_inner().unwrap();
+    assert!(reports.len() >= 3, "{} calls reported", reports.len());
+    assert!(
+        reports
+            .windows(2)
+            .all(|w| w[0].removed() <= w[1].removed() && w[0].forgotten <= w[1].forgotten),
+        "the figures only grow"
+    );
+    assert!(reports.iter().all(|r| r.host == "large.example"));
+    assert_eq!(
+        reports.last(),
+        Some(&gone),
+        "the last figures are the total"
+    );
+    assert_eq!(check_invariants(&test_url(), &q).await.seen, seen + 3);
     // a host that holds nothing: nothing to remove
     assert_eq!(
         q.delete_host("never.example", false)

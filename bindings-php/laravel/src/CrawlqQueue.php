@@ -107,8 +107,8 @@ class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
      * queued or leased.
      *
      * On a connection with a `crawl`, its crawl is deleted (deleteCrawl: its items, dead ones
-     * too, while workers run; other crawls are not touched, and its URLs stay seen under its
-     * name). Otherwise the whole crawlq queue is removed (removeQueue: every item, whichever
+     * too, while workers run; other crawls are not touched, and the name then starts a fresh
+     * crawl, to which its URLs are new). Otherwise the whole crawlq queue is removed (removeQueue: every item, whichever
      * framework queued it, dead letters, host settings and the seen set, so its URLs can be
      * queued again); that is refused with a Crawlq\InvalidArgumentException while jobs are
      * leased: stop the workers first.

@@ -604,8 +604,8 @@ class Queue:
         """The queue's named crawls, sorted."""
     def delete_crawl(self, crawl: str) -> CrawlDeletion:
         """Delete a named crawl: its items (its leases answer lost), counts, limits and
-        listing, in bounded calls while workers run; other crawls are not touched. Its URLs
-        stay seen under its name."""
+        listing, in bounded calls while workers run; other crawls are not touched.
+        Afterwards the name starts a fresh crawl, to which its URLs are new."""
     def host_info(self, host: str) -> HostInfo: ...
     def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo:
         """Set a host's delay from its robots.txt Crawl-delay (None: it has none now),

@@ -73,7 +73,7 @@ pub fn describe(action: &str, request: &Request, queue: &str) -> Result<String, 
         "delete-crawl" => {
             needs_crawl()?;
             format!(
-                "Delete crawl {crawl} of {queue}: its ready, delayed, leased and dead items, counts and limits (its URLs stay seen under its name)? This cannot be undone."
+                "Delete crawl {crawl} of {queue}: its ready, delayed, leased and dead items, counts and limits (the name then starts a fresh crawl, to which its URLs are new)? This cannot be undone."
             )
         }
         "seed" => {

@@ -281,8 +281,8 @@ impl<E: Executor> Queue<E> {
     /// workers go on: the crawl is marked first, so none of its items is leased meanwhile and
     /// seeds into it are refused (`InvalidArgument`) until the deletion ends; its leases
     /// removed answer lost when acked. Other crawls' items and the hosts' settings are not
-    /// touched. The crawl's URLs stay in the seen set under its name: seeding one into a new
-    /// crawl of the same name is a duplicate unless forced, so give a re-run a new name.
+    /// touched. The crawl's URLs no longer count as seen: the name then starts a fresh crawl
+    /// (a customer's re-run), to which its URLs are new, while other crawls' URLs stay seen.
     ///
     /// ```no_run
     /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
@@ -291,33 +291,54 @@ impl<E: Executor> Queue<E> {
     /// # Ok(()) }
     /// ```
     pub async fn delete_crawl(&self, crawl: &str) -> Result<crate::CrawlDeletion> {
+        self.delete_crawl_with_progress(crawl, |_| {}).await
+    }
+
+    /// [`Queue::delete_crawl`], calling `progress` after each bounded call with what has been
+    /// removed so far (all shards together), for a deletion that takes a while to show how far
+    /// it got. The last figures it is given are the deletion's total.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.delete_crawl_with_progress("customer-42", |so_far| {
+    ///     eprint!("\r{} items removed", so_far.removed());
+    /// })
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_crawl_with_progress(
+        &self,
+        crawl: &str,
+        progress: impl Fn(&crate::CrawlDeletion) + Send + Sync,
+    ) -> Result<crate::CrawlDeletion> {
         const STEP_LIMIT: usize = 500;
         let layout = self.layout().await?;
-        let per_shard = self
-            .each_shard(layout, |ops| async move {
-                let mut total = crate::CrawlDeletion::default();
-                let (mut step, mut cursor) = ("leases".to_string(), "0".to_string());
-                loop {
-                    let call = ops.crawl_delete(crawl, &step, &cursor, STEP_LIMIT)?;
-                    let (next, removed) =
-                        ops.decode_crawl_delete(self.eval_on(ops, call).await?)?;
-                    total.add_step(&removed);
-                    match next {
-                        Some((s, c)) => (step, cursor) = (s, c),
-                        None => return Ok(total),
-                    }
-                }
-            })
-            .await?;
-        self.flush_reports(layout, 32).await;
-        let mut total = crate::CrawlDeletion {
+        // (the shards run at once: each step adds to the one total the caller sees)
+        let so_far = std::sync::Mutex::new(crate::CrawlDeletion {
             crawl: crawl.to_string(),
             ..Default::default()
-        };
-        for shard in &per_shard {
-            total.add_step(shard);
-        }
-        Ok(total)
+        });
+        let (so_far, progress) = (&so_far, &progress);
+        self.each_shard(layout, |ops| async move {
+            let (mut step, mut cursor) = ("leases".to_string(), "0".to_string());
+            loop {
+                let call = ops.crawl_delete(crawl, &step, &cursor, STEP_LIMIT)?;
+                let (next, removed) = ops.decode_crawl_delete(self.eval_on(ops, call).await?)?;
+                let total = {
+                    let mut total = so_far.lock().unwrap_or_else(|e| e.into_inner());
+                    total.add_step(&removed);
+                    total.clone()
+                };
+                progress(&total);
+                match next {
+                    Some((s, c)) => (step, cursor) = (s, c),
+                    None => return Ok(()),
+                }
+            }
+        })
+        .await?;
+        self.flush_reports(layout, 32).await;
+        Ok(so_far.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 
     /// Apply a change to a crawl's limits in every shard, then release the hosts held for it

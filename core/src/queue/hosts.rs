@@ -497,6 +497,28 @@ impl<E: Executor> Queue<E> {
     /// # Ok(()) }
     /// ```
     pub async fn delete_host(&self, host: &str, forget_seen: bool) -> Result<HostDeletion> {
+        self.delete_host_with_progress(host, forget_seen, |_| {})
+            .await
+    }
+
+    /// [`Queue::delete_host`], calling `progress` after each bounded call with what has been
+    /// removed so far, for a deletion that takes a while to show how far it got. The last
+    /// figures it is given are the deletion's total.
+    ///
+    /// ```no_run
+    /// # async fn example(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.delete_host_with_progress("spam.example", false, |so_far| {
+    ///     eprint!("\r{} items removed", so_far.removed());
+    /// })
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_host_with_progress(
+        &self,
+        host: &str,
+        forget_seen: bool,
+        progress: impl Fn(&HostDeletion) + Send + Sync,
+    ) -> Result<HostDeletion> {
         const STEP_LIMIT: usize = 500;
         let key = self.home.host_key_of(host)?;
         let layout = self.layout().await?;
@@ -518,6 +540,7 @@ impl<E: Executor> Queue<E> {
                 total.forgotten += ops.decode_count(reply)?;
             }
             total.add_step(&removed);
+            progress(&total);
             match next {
                 Some((s, c)) => (step, cursor) = (s, c),
                 None => break,

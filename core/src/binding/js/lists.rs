@@ -165,8 +165,9 @@ macro_rules! js_queue_methods {
                 "The queue's named crawls, sorted: each that seeded an item or has a cap or pause.";
             delete_crawl "deleteCrawl" (crawl) "crawl: string" "Promise<CrawlDeletion>"
                 "Delete a named crawl: its items (its leases answer lost), counts, limits and"
-                "listing, in bounded calls while workers run; other crawls are not touched. Its URLs"
-                "stay seen under its name; seeds into it are refused while the deletion runs.";
+                "listing, in bounded calls while workers run; other crawls are not touched. Seeds"
+                "into it are refused while the deletion runs; afterwards the name starts a fresh"
+                "crawl, to which its URLs are new.";
             list_hosts "listHosts" (options) "options?: { cursor?: string | null; limit?: number }" "Promise<HostPage>"
                 "A page of the hosts holding items (queued, leased or dead), the most items first,"
                 "with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the"
