@@ -98,6 +98,9 @@ pub enum QueueCommand {
         /// Delete it even while items are leased (their workers' answers will be lost).
         #[arg(long)]
         force: bool,
+        /// No progress line (it is drawn on stderr only when that is a terminal).
+        #[arg(long)]
+        quiet: bool,
     },
 }
 
@@ -1024,7 +1027,12 @@ pub async fn queue(
             println!("resumed queue {}{note}", q.name());
             Ok(0)
         }
-        QueueCommand::Rm { name, yes, force } => {
+        QueueCommand::Rm {
+            name,
+            yes,
+            force,
+            quiet,
+        } => {
             let q = crate::open(&named(g, name), config).await?;
             if !yes {
                 let s = q.stats().await?;
@@ -1037,7 +1045,19 @@ pub async fn queue(
                     count(s.done)
                 )));
             }
-            let deleted = crawlq::catalog::remove_queue(&q, force).await?;
+            let progress = progress_bar(None, quiet);
+            progress.set_message(format!("deleting queue {}", q.name()));
+            let deleted = q
+                .remove_queue_with_progress(force, |keys| {
+                    progress.set_message(format!(
+                        "deleting queue {}: {} keys deleted",
+                        q.name(),
+                        count(keys)
+                    ));
+                })
+                .await;
+            progress.finish_and_clear();
+            let deleted = deleted?;
             if deleted == 0 {
                 eprintln!(
                     "crawlq: no queue {} under prefix {:?}",

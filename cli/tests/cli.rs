@@ -291,6 +291,19 @@ async fn deletions_draw_their_progress_on_a_terminal_and_nowhere_else() {
     let out = crawlq(&["-q", &name, "hosts", "rm", "one.example", "--quiet"]);
     assert_eq!(stderr(&out), "");
     assert!(stdout(&out).contains("1,200 items removed"));
+
+    // the queue: the same
+    let drawn = crawlq_on_terminal(&["-q", &name, "queue", "rm", "--yes"]);
+    assert!(drawn.contains(&format!("deleting queue {name}")), "{drawn}");
+    assert!(
+        drawn.contains(&format!("deleted queue {name} (")),
+        "{drawn}"
+    );
+    q.seed(&host_urls, &SeedOptions::default()).await.unwrap();
+    let out = crawlq(&["-q", &name, "queue", "rm", "--yes", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert!(q.stats().await.unwrap().pending == 0);
 }
 
 #[tokio::test]

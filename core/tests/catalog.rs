@@ -142,7 +142,17 @@ async fn a_queue_of_many_keys_is_removed_in_bounded_steps_and_its_handle_makes_i
     // again with them, which a client that does not say how many finds
     let owner = queue(&prefix, "big", Some(shards)).await;
     owner.seed(&hosts, &SeedOptions::default()).await.unwrap();
-    assert!(owner.remove_queue(false).await.unwrap() > 3000);
+    // (the keys deleted so far reported after each bounded call; the last is the total)
+    let reports = std::sync::Mutex::new(Vec::new());
+    let deleted = owner
+        .remove_queue_with_progress(false, |keys| reports.lock().unwrap().push(keys))
+        .await
+        .unwrap();
+    assert!(deleted > 3000);
+    let reports = reports.into_inner().unwrap();
+    assert!(reports.len() >= 2, "{reports:?}");
+    assert!(reports.windows(2).all(|w| w[0] <= w[1]), "{reports:?}");
+    assert_eq!(reports.last(), Some(&deleted));
     assert!(keys_of_big().await.is_empty());
     let report = owner
         .seed(&hosts[..10], &SeedOptions::default())

@@ -20,6 +20,25 @@ impl<E: Executor> Queue<E> {
     /// # Ok(()) }
     /// ```
     pub async fn remove_queue(&self, even_if_leased: bool) -> Result<u64> {
+        self.remove_queue_with_progress(even_if_leased, |_| {})
+            .await
+    }
+
+    /// [`Queue::remove_queue`], calling `progress` after each bounded call with how many keys
+    /// have been deleted so far, for a removal that takes a while to show how far it got. The
+    /// last count it is given is the removal's total.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// q.remove_queue_with_progress(false, |keys| eprint!("\r{keys} keys deleted"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn remove_queue_with_progress(
+        &self,
+        even_if_leased: bool,
+        progress: impl Fn(u64) + Send + Sync,
+    ) -> Result<u64> {
         let stats = self.stats().await?;
         if stats.leased > 0 && !even_if_leased {
             return Err(Error::InvalidArgument(format!(
@@ -47,6 +66,7 @@ impl<E: Executor> Queue<E> {
                     .await?;
                 let (next, n) = ops.decode_queue_remove(reply)?;
                 deleted += n;
+                progress(deleted);
                 if next == "0" {
                     break;
                 }
