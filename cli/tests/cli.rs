@@ -225,9 +225,9 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     assert_eq!(q.stats().await.unwrap().pending, 3);
 }
 
-/// What `crawlq ARGS` draws on a terminal: run by `script` on a pseudo-terminal, which copies
-/// what the command writes to it (stdout and stderr together).
-fn crawlq_on_terminal(args: &[&str]) -> String {
+/// What `crawlq ARGS` draws on a terminal of type `term` (`TERM`): run by `script` on a
+/// pseudo-terminal, which copies what the command writes to it (stdout and stderr together).
+fn crawlq_on_terminal(term: &str, args: &[&str]) -> String {
     let line = std::iter::once(env!("CARGO_BIN_EXE_crawlq"))
         .chain(args.iter().copied())
         .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
@@ -236,6 +236,7 @@ fn crawlq_on_terminal(args: &[&str]) -> String {
     let out = Command::new("script")
         .args(["-qec", &line, "/dev/null"])
         .env("CRAWLQ_REDIS_URL", shared().url())
+        .env("TERM", term)
         .env_remove("CRAWLQ_QUEUE")
         .stdin(Stdio::null())
         .output()
@@ -258,15 +259,20 @@ async fn deletions_draw_their_progress_on_a_terminal_and_nowhere_else() {
         .map(|i| format!("http://h{}.example/{i}", i % 30).into())
         .collect();
     q.seed(&urls, &into_big).await.unwrap();
-    let drawn = crawlq_on_terminal(&["-q", &name, "crawls", "rm", "big"]);
+    let drawn = crawlq_on_terminal("xterm", &["-q", &name, "crawls", "rm", "big"]);
     assert!(drawn.contains("deleting crawl big"), "{drawn}");
     assert!(
         drawn.contains("deleted crawl big: 1,500 items removed"),
         "{drawn}"
     );
+    // a terminal that cannot redraw a line (TERM=dumb): the result alone
+    q.seed(&urls, &into_big).await.unwrap();
+    let drawn = crawlq_on_terminal("dumb", &["-q", &name, "crawls", "rm", "big"]);
+    assert!(!drawn.contains("deleting"), "{drawn}");
+    assert!(drawn.contains("1,500 items removed"), "{drawn}");
     // --quiet: the result alone
     q.seed(&urls, &into_big).await.unwrap();
-    let drawn = crawlq_on_terminal(&["-q", &name, "crawls", "rm", "big", "--quiet"]);
+    let drawn = crawlq_on_terminal("xterm", &["-q", &name, "crawls", "rm", "big", "--quiet"]);
     assert!(!drawn.contains("deleting"), "{drawn}");
     assert!(drawn.contains("1,500 items removed"), "{drawn}");
     // stderr not a terminal: nothing drawn
@@ -281,7 +287,10 @@ async fn deletions_draw_their_progress_on_a_terminal_and_nowhere_else() {
         .map(|i| format!("http://one.example/{i}").into())
         .collect();
     q.seed(&host_urls, &SeedOptions::default()).await.unwrap();
-    let drawn = crawlq_on_terminal(&["-q", &name, "hosts", "rm", "one.example", "--forget-seen"]);
+    let drawn = crawlq_on_terminal(
+        "xterm",
+        &["-q", &name, "hosts", "rm", "one.example", "--forget-seen"],
+    );
     assert!(drawn.contains("deleting one.example"), "{drawn}");
     assert!(
         drawn.contains("deleted one.example: 1,200 items removed"),
@@ -293,7 +302,7 @@ async fn deletions_draw_their_progress_on_a_terminal_and_nowhere_else() {
     assert!(stdout(&out).contains("1,200 items removed"));
 
     // the queue: the same
-    let drawn = crawlq_on_terminal(&["-q", &name, "queue", "rm", "--yes"]);
+    let drawn = crawlq_on_terminal("xterm", &["-q", &name, "queue", "rm", "--yes"]);
     assert!(drawn.contains(&format!("deleting queue {name}")), "{drawn}");
     assert!(
         drawn.contains(&format!("deleted queue {name} (")),
