@@ -321,9 +321,15 @@ final class Queue
      * are not touched. Seeds into it are refused while the deletion runs; afterwards the name
      * starts a fresh crawl, to which its URLs are new.
      *
+     * `$progress`, when given, is called after each bounded step with the totals so far (the
+     * same shape as the result; the last call's totals are the result's). If it throws, the
+     * deletion stops after that step and the exception reaches the caller: what was deleted
+     * stays deleted, and calling again finishes the job.
+     *
+     * @param (callable(array{crawl: string, ready: int, delayed: int, leased: int, dead: int, removed: int}): void)|null $progress
      * @return array{crawl: string, ready: int, delayed: int, leased: int, dead: int, removed: int}
      */
-    public function deleteCrawl(string $crawl): mixed {}
+    public function deleteCrawl(string $crawl, ?callable $progress = null): mixed {}
 
     /**
      * The queue's named crawls, sorted: each that seeded an item or has a cap or pause.
@@ -494,11 +500,17 @@ final class Queue
      * budget). Its leases answer lost. Its URLs stay seen unless `$forget_seen` (then the
      * removed items can be seeded again; URLs acked before stay seen). Safe while workers run.
      *
+     * `$progress`, when given, is called after each bounded step with the totals so far (the
+     * same shape as the result; the last call's totals are the result's). If it throws, the
+     * deletion stops after that step and the exception reaches the caller: what was deleted
+     * stays deleted, and calling again finishes the job.
+     *
+     * @param (callable(array<string, mixed>): void)|null $progress
      * @return array{host: string, ready: int, delayed: int, leased: int, dead: int, removed: int, left: int,
      *     forgotten: int}
      * @throws InvalidItemException when `$host` is not a host or URL
      */
-    public function deleteHost(string $host, bool $forget_seen = false): mixed {}
+    public function deleteHost(string $host, bool $forget_seen = false, ?callable $progress = null): mixed {}
 
     /**
      * Delete the whole queue: every shard's items, dead letters, host and crawl settings,
@@ -508,10 +520,15 @@ final class Queue
      * its shards: its next seed (or, opened with `shards`, its next call) makes the queue again
      * with them; its reads before that make nothing again.
      *
+     * `$progress`, when given, is called after each bounded step with the number of keys
+     * deleted so far. If it throws, the removal stops after that step and the exception
+     * reaches the caller; calling again finishes it.
+     *
+     * @param (callable(int): void)|null $progress
      * @return int how many Redis keys were deleted
      * @throws InvalidArgumentException while items are leased and `$even_if_leased` is false
      */
-    public function removeQueue(bool $even_if_leased = false): int {}
+    public function removeQueue(bool $even_if_leased = false, ?callable $progress = null): int {}
 
     /**
      * The next items lease would take (one per leasable host), without leasing them.

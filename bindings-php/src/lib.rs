@@ -12,7 +12,7 @@ use crawlq::{Answer, LeaseHandle, RedisExecutor, Style, binding::json};
 use errors::{throw, type_error};
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
+use ext_php_rs::types::{ZendCallable, ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::ce;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -786,9 +786,18 @@ impl Queue {
     }
 
     /// Delete a named crawl: its items, counts, limits and listing; other crawls untouched.
-    pub fn delete_crawl(&self, crawl: Text) -> PhpResult<Zval> {
-        let gone = runtime::block_on(self.handle.queue()?.delete_crawl(&crawl)).map_err(throw)?;
-        Ok(zval_of(&json::crawl_deletion_to_json(&gone, Style::Snake)))
+    /// `$progress` (optional) is called with the totals so far after each bounded step.
+    pub fn delete_crawl(&self, crawl: Text, progress: Option<ZendCallable>) -> PhpResult<Zval> {
+        let q = self.handle.queue()?;
+        let as_zval =
+            |d: &crawlq::CrawlDeletion| zval_of(&json::crawl_deletion_to_json(d, Style::Snake));
+        let gone = runtime::with_progress(progress.as_ref(), as_zval, |reporter| async move {
+            q.delete_crawl_with_progress(&crawl, |d| {
+                let _ = reporter.unbounded_send(d.clone());
+            })
+            .await
+        })?;
+        Ok(as_zval(&gone))
     }
 
     /// The queue's named crawls, sorted.
@@ -933,21 +942,50 @@ impl Queue {
 
     /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay seen
     /// unless `$forget_seen`.
+    /// `$progress` (optional) is called with the totals so far after each bounded step.
     #[php(defaults(forget_seen = false))]
-    pub fn delete_host(&self, host: Text, forget_seen: bool) -> PhpResult<Zval> {
-        let gone = runtime::block_on(self.handle.queue()?.delete_host(&host, forget_seen))
-            .map_err(throw)?;
-        Ok(zval_of(&json::host_deletion_to_json(&gone, Style::Snake)))
+    pub fn delete_host(
+        &self,
+        host: Text,
+        forget_seen: bool,
+        progress: Option<ZendCallable>,
+    ) -> PhpResult<Zval> {
+        let q = self.handle.queue()?;
+        let as_zval =
+            |d: &crawlq::HostDeletion| zval_of(&json::host_deletion_to_json(d, Style::Snake));
+        let gone = runtime::with_progress(progress.as_ref(), as_zval, |reporter| async move {
+            q.delete_host_with_progress(&host, forget_seen, |d| {
+                let _ = reporter.unbounded_send(d.clone());
+            })
+            .await
+        })?;
+        Ok(as_zval(&gone))
     }
 
     /// Delete the whole queue (every shard's items, dead letters, settings, counters and seen
     /// set): how many Redis keys were deleted. Refused while items are leased unless
     /// `$even_if_leased`.
+    /// `$progress` (optional) is called with the keys deleted so far after each bounded step.
     #[php(defaults(even_if_leased = false))]
-    pub fn remove_queue(&self, even_if_leased: bool) -> PhpResult<i64> {
+    pub fn remove_queue(
+        &self,
+        even_if_leased: bool,
+        progress: Option<ZendCallable>,
+    ) -> PhpResult<i64> {
         let q = self.handle.queue()?;
-        let deleted = runtime::block_on(q.remove_queue(even_if_leased)).map_err(throw)?;
-        Ok(i64::try_from(deleted).unwrap_or(i64::MAX))
+        let as_int = |n: &u64| i64::try_from(*n).unwrap_or(i64::MAX);
+        let as_zval = |n: &u64| {
+            let mut z = Zval::new();
+            z.set_long(as_int(n));
+            z
+        };
+        let deleted = runtime::with_progress(progress.as_ref(), as_zval, |reporter| async move {
+            q.remove_queue_with_progress(even_if_leased, |n| {
+                let _ = reporter.unbounded_send(n);
+            })
+            .await
+        })?;
+        Ok(as_int(&deleted))
     }
 
     /// The next items lease would take (one per leasable host), without leasing them.

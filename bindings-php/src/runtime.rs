@@ -6,7 +6,11 @@
 //! own. One connection per Redis URL (and connection settings) serves every `Crawlq\Queue`
 //! object of the process, across requests.
 
+use crate::errors::throw;
+use crawlq::binding::progress::{Reporter, Reporting, Step};
 use crawlq::{Config, RedisExecutor};
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendCallable, Zval};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -26,6 +30,34 @@ fn runtime() -> &'static Runtime {
 /// Run a future to completion on this process's runtime.
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     runtime().block_on(fut)
+}
+
+/// Run a long call, handing each report it makes to `progress` (converted by `to_zval`)
+/// between its bounded steps, outside the runtime. When `progress` throws, the call stops
+/// there and the exception goes on to the caller.
+pub fn with_progress<T, R, F, Fut>(
+    progress: Option<&ZendCallable>,
+    to_zval: impl Fn(&R) -> Zval,
+    call: F,
+) -> PhpResult<T>
+where
+    T: Send + 'static,
+    R: Send + 'static,
+    F: FnOnce(Reporter<R>) -> Fut,
+    Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+{
+    let mut call = Reporting::new(call);
+    loop {
+        match call.next(runtime()) {
+            Step::Report(report) => {
+                if let Some(progress) = progress {
+                    // a thrown exception stays pending and reaches the caller unchanged
+                    progress.try_call(vec![&to_zval(&report)])?;
+                }
+            }
+            Step::Done(result) => return result.map_err(throw),
+        }
+    }
 }
 
 /// The connection of this process for `url` with these connection settings.

@@ -842,6 +842,62 @@ final class QueueTest extends TestCase
         $this->assertSame(0, $q->crawlStats('doomed')['seeded_total']);
     }
 
+    public function testLongDeletionsReportTheirProgressAndAThrowingCallbackStopsThem(): void
+    {
+        $q = $this->open(['host_delay' => 0.0]);
+        $urls = fn (string $p, int $n) => array_map(fn ($i) => sprintf('http://h%d.com/%s%d', $i % 40, $p, $i), range(1, $n));
+        $q->seed($urls('a', 1200), ['crawl' => 'big']);
+        $reports = [];
+        $gone = $q->deleteCrawl('big', function (array $soFar) use (&$reports) {
+            $reports[] = $soFar['removed'];
+        });
+        $this->assertSame(1200, $gone['removed']);
+        $this->assertGreaterThanOrEqual(3, count($reports), 'one report per bounded step');
+        $sorted = $reports;
+        sort($sorted);
+        $this->assertSame($sorted, $reports, 'totals so far only grow');
+        $this->assertSame(1200, end($reports));
+
+        // a callback that throws stops the deletion after its step; calling again finishes it
+        $q->seed($urls('b', 1200), ['crawl' => 'big']);
+        try {
+            $q->deleteCrawl('big', function (array $soFar) {
+                if ($soFar['removed'] > 0) {
+                    throw new \DomainException("stop at {$soFar['removed']}");
+                }
+            });
+            $this->fail('the callback\'s exception did not reach the caller');
+        } catch (\DomainException $e) {
+            $this->assertMatchesRegularExpression('/^stop at \d+$/', $e->getMessage());
+            $stoppedAt = (int) substr($e->getMessage(), 8);
+        }
+        $this->assertGreaterThan(0, $stoppedAt);
+        $this->assertLessThan(1200, $stoppedAt);
+        $left = $q->crawlStats('big')['ready'];
+        $this->assertSame(1200 - $stoppedAt, $left);
+        $this->assertSame($left, $q->deleteCrawl('big')['removed']);
+
+        // a host, with its URLs forgotten, and the queue
+        $q->seed(array_map(fn ($i) => "http://one.example/p$i", range(1, 1200)));
+        $hostReports = [];
+        $host = $q->deleteHost('one.example', true, function (array $soFar) use (&$hostReports) {
+            $hostReports[] = $soFar['removed'];
+        });
+        $this->assertSame(1200, $host['removed']);
+        $this->assertGreaterThanOrEqual(3, count($hostReports));
+        $this->assertSame(1200, end($hostReports));
+        $q->seed($urls('c', 300));
+        $keys = [];
+        $deleted = $q->removeQueue(false, function (int $soFar) use (&$keys) {
+            $keys[] = $soFar;
+        });
+        $this->assertNotEmpty($keys);
+        $this->assertSame($deleted, end($keys));
+        $this->assertSame(0, $q->stats()['pending']);
+        // null is no callback
+        $this->assertSame(0, $q->deleteCrawl('big', null)['removed']);
+    }
+
     public function testAWorkerLeasesFromItsChosenCrawlsOnly(): void
     {
         $name = unique_name('chosen');

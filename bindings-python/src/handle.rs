@@ -3,8 +3,11 @@
 //! Every operation is written once against [`Mode`].
 
 use crate::errors::to_pyerr;
-use crate::runtime::{Convert, awaitable, awaitable_stopping, block_on, runtime};
+use crate::runtime::{
+    Convert, OnReport, awaitable, awaitable_reporting, awaitable_stopping, block_on, runtime,
+};
 use crate::types::quoted;
+use crawlq::binding::progress::{Reporter, Reporting, Step};
 use crawlq::{Answers, LeaseHandle, LeaseOptions, StopSignal, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -122,6 +125,24 @@ pub trait Mode {
         F: FnOnce(Arc<CoreQueue>, Stop) -> Fut + Send + 'static,
         Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
         T: Send + 'static;
+
+    /// A long call that reports its progress: `op` gets where to send its reports, each of
+    /// which goes (made a Python value by `report_out`) to `progress`, on the caller's thread
+    /// (the event loop's for `AsyncQueue`). An exception `progress` raises (or Ctrl-C, when
+    /// blocking) stops the call after its bounded step under way and is raised by the call.
+    fn reporting<T, R, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        progress: Option<Py<PyAny>>,
+        op: F,
+        report_out: fn(Python<'_>, &R) -> PyResult<Py<PyAny>>,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>, Reporter<R>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+        R: Send + 'static;
 }
 
 /// `Queue`: block with the GIL released, so threads run in parallel.
@@ -187,6 +208,37 @@ impl Mode for Blocking {
         let value = interruptible(py, handle, op, leases_of)?;
         convert(py, value)
     }
+
+    fn reporting<T, R, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        progress: Option<Py<PyAny>>,
+        op: F,
+        report_out: fn(Python<'_>, &R) -> PyResult<Py<PyAny>>,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>, Reporter<R>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+        R: Send + 'static,
+    {
+        let h = handle.clone();
+        let mut call =
+            Reporting::new(move |reporter| async move { op(h.queue().await?, reporter).await });
+        loop {
+            match py.detach(|| call.next(runtime())) {
+                Step::Report(report) => {
+                    // between two bounded steps: Ctrl-C stops the call here
+                    py.check_signals()?;
+                    if let Some(progress) = &progress {
+                        progress.call1(py, (report_out(py, &report)?,))?;
+                    }
+                }
+                Step::Done(result) => return convert(py, result.map_err(to_pyerr)?),
+            }
+        }
+    }
 }
 
 impl Mode for Awaiting {
@@ -251,6 +303,29 @@ impl Mode for Awaiting {
         let fut = |stop: StopSignal| async move { op(h.queue().await?, Stop::Signal(stop)).await };
         // cancelled while it ran: what it answered stands, the new leases go back
         awaitable_releasing(py, handle, fut, convert, leases_of)
+    }
+
+    fn reporting<T, R, F, Fut>(
+        py: Python<'_>,
+        handle: &Arc<Handle>,
+        progress: Option<Py<PyAny>>,
+        op: F,
+        report_out: fn(Python<'_>, &R) -> PyResult<Py<PyAny>>,
+        convert: Convert<T>,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: FnOnce(Arc<CoreQueue>, Reporter<R>) -> Fut + Send + 'static,
+        Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
+        T: Send + 'static,
+        R: Send + 'static,
+    {
+        let h = handle.clone();
+        let call = move |reporter| async move { op(h.queue().await?, reporter).await };
+        let on_report: OnReport<R> = Box::new(move |py, report| match &progress {
+            Some(progress) => progress.call1(py, (report_out(py, &report)?,)).map(drop),
+            None => Ok(()),
+        });
+        Ok(awaitable_reporting(py, call, on_report, convert)?.unbind())
     }
 }
 

@@ -114,6 +114,20 @@ fn host_info_out(py: Python<'_>, info: crawlq::HostInfo) -> PyResult<Py<PyAny>> 
     json_out(py, json::host_info_to_json(&info, Style::Snake))
 }
 
+/// A crawl's deletion (or its totals so far) as the dict `CrawlDeletion`.
+fn crawl_deletion_out(py: Python<'_>, gone: &crawlq::CrawlDeletion) -> PyResult<Py<PyAny>> {
+    json_out(py, json::crawl_deletion_to_json(gone, Style::Snake))
+}
+
+/// A host's deletion (or its totals so far) as the dict `HostDeletion`.
+fn host_deletion_out(py: Python<'_>, gone: &crawlq::HostDeletion) -> PyResult<Py<PyAny>> {
+    json_out(py, json::host_deletion_to_json(gone, Style::Snake))
+}
+
+fn count_out(py: Python<'_>, n: &u64) -> PyResult<Py<PyAny>> {
+    Ok(n.into_pyobject(py)?.into_any().unbind())
+}
+
 fn bool_out(py: Python<'_>, b: bool) -> PyResult<Py<PyAny>> {
     Ok(pyo3::types::PyBool::new(py, b)
         .to_owned()
@@ -644,14 +658,30 @@ macro_rules! queue_methods {
             /// Delete a named crawl: its items (its leases answer lost), counts, limits and
             /// listing, in bounded calls while workers run; other crawls are not touched.
             /// Afterwards the name starts a fresh crawl, to which its URLs are new.
-            fn delete_crawl(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
-                <$mode>::run(
+            ///
+            /// `progress`, when given, is called after each bounded step with the totals so
+            /// far (a dict of the result's shape; the last call's totals are the result's). If
+            /// it raises (or on Ctrl-C), the deletion stops after that step and the exception
+            /// propagates: what was deleted stays deleted, and calling again finishes the job.
+            #[pyo3(signature = (crawl, *, progress = None))]
+            fn delete_crawl(
+                &self,
+                py: Python<'_>,
+                crawl: Text,
+                progress: Option<Py<PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                <$mode>::reporting(
                     py,
                     &self.handle,
-                    move |q| async move { q.delete_crawl(&crawl).await },
-                    Box::new(|py, gone: crawlq::CrawlDeletion| {
-                        json_out(py, json::crawl_deletion_to_json(&gone, Style::Snake))
-                    }),
+                    progress,
+                    move |q, reporter| async move {
+                        q.delete_crawl_with_progress(&crawl, |d| {
+                            let _ = reporter.unbounded_send(d.clone());
+                        })
+                        .await
+                    },
+                    crawl_deletion_out,
+                    Box::new(|py, gone| crawl_deletion_out(py, &gone)),
                 )
             }
 
@@ -850,27 +880,53 @@ macro_rules! queue_methods {
 
             /// Delete a host: its items, leases (they answer lost) and settings; its URLs stay
             /// seen unless `forget_seen`. Safe while workers run.
-            #[pyo3(signature = (host, *, forget_seen = false))]
-            fn delete_host(&self, py: Python<'_>, host: Text, forget_seen: bool) -> PyResult<Py<PyAny>> {
-                <$mode>::run(
+            /// `progress`: as `delete_crawl`'s, with the totals of this result's shape.
+            #[pyo3(signature = (host, *, forget_seen = false, progress = None))]
+            fn delete_host(
+                &self,
+                py: Python<'_>,
+                host: Text,
+                forget_seen: bool,
+                progress: Option<Py<PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                <$mode>::reporting(
                     py,
                     &self.handle,
-                    move |q| async move { q.delete_host(&host, forget_seen).await },
-                    Box::new(|py, gone: crawlq::HostDeletion| {
-                        json_out(py, json::host_deletion_to_json(&gone, Style::Snake))
-                    }),
+                    progress,
+                    move |q, reporter| async move {
+                        q.delete_host_with_progress(&host, forget_seen, |d| {
+                            let _ = reporter.unbounded_send(d.clone());
+                        })
+                        .await
+                    },
+                    host_deletion_out,
+                    Box::new(|py, gone| host_deletion_out(py, &gone)),
                 )
             }
 
             /// Delete the whole queue: every shard's items, dead letters, settings, counters
             /// and seen set. Refused while items are leased unless `even_if_leased`.
-            #[pyo3(signature = (*, even_if_leased = false))]
-            fn remove_queue(&self, py: Python<'_>, even_if_leased: bool) -> PyResult<Py<PyAny>> {
-                <$mode>::run(
+            /// `progress`, when given, is called after each bounded step with the number of
+            /// keys deleted so far; if it raises (or on Ctrl-C) the removal stops there.
+            #[pyo3(signature = (*, even_if_leased = false, progress = None))]
+            fn remove_queue(
+                &self,
+                py: Python<'_>,
+                even_if_leased: bool,
+                progress: Option<Py<PyAny>>,
+            ) -> PyResult<Py<PyAny>> {
+                <$mode>::reporting(
                     py,
                     &self.handle,
-                    move |q| async move { q.remove_queue(even_if_leased).await },
-                    Box::new(|py, deleted: u64| Ok(deleted.into_pyobject(py)?.into_any().unbind())),
+                    progress,
+                    move |q, reporter| async move {
+                        q.remove_queue_with_progress(even_if_leased, |n| {
+                            let _ = reporter.unbounded_send(n);
+                        })
+                        .await
+                    },
+                    count_out,
+                    Box::new(|py, deleted| count_out(py, &deleted)),
                 )
             }
 

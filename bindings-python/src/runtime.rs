@@ -185,9 +185,33 @@ where
     F: Future<Output = crawlq::Result<T>> + Send + 'static,
     T: Send + 'static,
 {
+    let (pending, py_future) = loop_future(py)?;
+    spawn_into(py, pending, py_future, fut, convert, discard, stop)
+}
+
+/// The running loop's bridge and a new future of that loop.
+fn loop_future(py: Python<'_>) -> PyResult<(Arc<Pending>, Bound<'_, PyAny>)> {
     let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
     let pending = bridge_for(py, &event_loop)?;
     let py_future = event_loop.call_method0("create_future")?;
+    Ok((pending, py_future))
+}
+
+/// Spawn `fut`, its result going to `py_future` through `pending`; the coroutine awaiting
+/// that future.
+fn spawn_into<'py, F, T>(
+    py: Python<'py>,
+    pending: Arc<Pending>,
+    py_future: Bound<'py, PyAny>,
+    fut: F,
+    convert: Convert<T>,
+    discard: Option<Discard<T>>,
+    stop: Option<crawlq::StopSignal>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = crawlq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
     let future_ref: Py<PyAny> = py_future.clone().unbind();
     let task = runtime().spawn(async move {
         let result = fut.await;
@@ -222,6 +246,70 @@ where
     });
     py_future.call_method1("add_done_callback", (on_cancel,))?;
     as_coroutine(py, py_future)
+}
+
+/// What a long call's report becomes on the event loop's thread (the caller's callback).
+pub type OnReport<R> = Box<dyn Fn(Python<'_>, R) -> PyResult<()> + Send + Sync>;
+
+/// [`awaitable`] for a long call that reports its progress (`call`, given where to send its
+/// reports): each report goes to `on_report` on the event loop's thread, in order and before
+/// the result, and the call waits for it. An exception `on_report` raises is the awaitable's,
+/// and the call stops after its bounded step under way (each step is one atomic script;
+/// calling again finishes it).
+pub fn awaitable_reporting<'py, C, F, T, R>(
+    py: Python<'py>,
+    call: C,
+    on_report: OnReport<R>,
+    convert: Convert<T>,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    C: FnOnce(crawlq::binding::progress::Reporter<R>) -> F + Send + 'static,
+    F: Future<Output = crawlq::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    R: Send + 'static,
+{
+    let (pending, py_future) = loop_future(py)?;
+    let on_report = Arc::new(on_report);
+    let future_ref = Arc::new(py_future.clone().unbind());
+    let reports_to = pending.clone();
+    let fut = async move {
+        let handled = crawlq::binding::progress::forward_reports(call, |report| {
+            let (on_report, future_ref) = (on_report.clone(), future_ref.clone());
+            let (go_on, answer) = tokio::sync::oneshot::channel();
+            reports_to.push(Box::new(move |py| {
+                let future = future_ref.bind(py);
+                if future
+                    .call_method0("done")
+                    .and_then(|d| d.is_truthy())
+                    .unwrap_or(true)
+                {
+                    let _ = go_on.send(false);
+                    return;
+                }
+                let ok = match on_report(py, report) {
+                    Ok(()) => true,
+                    Err(err) => {
+                        if let Err(e) = future.call_method1("set_exception", (err.into_value(py),))
+                        {
+                            e.write_unraisable(py, Some(future));
+                        }
+                        false
+                    }
+                };
+                let _ = go_on.send(ok);
+            }));
+            // a loop that is gone handles no more reports
+            async move { answer.await.unwrap_or(false) }
+        })
+        .await;
+        // stopped: the awaitable already holds the callback's exception
+        handled.transpose()
+    };
+    let convert: Convert<Option<T>> = Box::new(move |py, value| match value {
+        Some(value) => convert(py, value),
+        None => Ok(py.None()),
+    });
+    spawn_into(py, pending, py_future, fut, convert, None, None)
 }
 
 /// What cancelling the awaiting task does to the Rust task (a done callback of the future).

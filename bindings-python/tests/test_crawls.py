@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
@@ -261,3 +262,84 @@ def test_a_worker_leases_from_its_chosen_crawls_only(redis_server: RedisServer, 
         crawlq.Queue(redis_server.url, name, lease_crawls="a:b")
     worker.close()
     q.close()
+
+
+def test_long_deletions_report_their_progress_and_a_raising_callback_stops_them(
+    redis_server: RedisServer, name: str
+) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=0.0)
+    q.seed(_spread("a", 40, 30), crawl="big")
+    reports: list[int] = []
+    gone = q.delete_crawl("big", progress=lambda so_far: reports.append(so_far["removed"]))
+    assert gone["removed"] == 1200
+    assert len(reports) >= 3, "one report per bounded step"
+    assert reports == sorted(reports) and reports[-1] == 1200
+
+    # a callback that raises stops the deletion after its step; calling again finishes it
+    q.seed(_spread("b", 40, 30), crawl="big")
+
+    def stop(so_far: crawlq.CrawlDeletion) -> None:
+        if so_far["removed"] > 0:
+            raise LookupError(so_far["removed"])
+
+    with pytest.raises(LookupError) as stopped:
+        q.delete_crawl("big", progress=stop)
+    stopped_at = stopped.value.args[0]
+    assert 0 < stopped_at < 1200
+    left = q.crawl_stats("big")["ready"]
+    assert left == 1200 - stopped_at
+    assert q.delete_crawl("big")["removed"] == left
+
+    q.seed([f"http://one.example/p{i}" for i in range(1200)])
+    host_reports: list[crawlq.HostDeletion] = []
+    assert q.delete_host("one.example", forget_seen=True, progress=host_reports.append)["removed"] == 1200
+    assert len(host_reports) >= 3 and host_reports[-1]["removed"] == 1200
+    assert host_reports[-1]["forgotten"] == 1200
+
+    q.seed(_spread("c", 10, 30))
+    keys: list[int] = []
+    deleted = q.remove_queue(progress=keys.append)
+    assert keys and keys[-1] == deleted and keys == sorted(keys)
+    assert q.stats()["pending"] == 0
+    q.close()
+
+
+def test_async_deletions_report_on_the_event_loop_and_a_raising_callback_stops_them(
+    redis_server: RedisServer, name: str
+) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, host_delay=0.0)
+        await aq.seed(_spread("a", 40, 30), crawl="big")
+        loop_thread = threading.get_ident()
+        reports: list[tuple[int, int]] = []
+        gone = await aq.delete_crawl(
+            "big", progress=lambda d: reports.append((d["removed"], threading.get_ident()))
+        )
+        assert gone["removed"] == 1200
+        assert len(reports) >= 3 and reports[-1][0] == 1200
+        assert [r for r, _ in reports] == sorted(r for r, _ in reports)
+        assert {thread for _, thread in reports} == {loop_thread}
+
+        await aq.seed(_spread("b", 40, 30), crawl="big")
+
+        def stop(so_far: crawlq.CrawlDeletion) -> None:
+            if so_far["removed"] > 0:
+                raise LookupError(so_far["removed"])
+
+        with pytest.raises(LookupError) as stopped:
+            await aq.delete_crawl("big", progress=stop)
+        stopped_at = stopped.value.args[0]
+        assert 0 < stopped_at < 1200
+        # each step waits for its report's callback: the deletion stopped there
+        await asyncio.sleep(0.1)
+        left = (await aq.crawl_stats("big"))["ready"]
+        assert left == 1200 - stopped_at
+        assert (await aq.delete_crawl("big"))["removed"] == left
+
+        keys: list[int] = []
+        await aq.seed(_spread("c", 10, 30))
+        deleted = await aq.remove_queue(progress=keys.append)
+        assert keys and keys[-1] == deleted
+        aq.close()
+
+    asyncio.run(main())

@@ -5,7 +5,7 @@ clock.
 """
 
 import builtins
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Literal, Optional, TypedDict, Union, final, overload
 
@@ -602,10 +602,17 @@ class Queue:
         """Resume a paused crawl: the hosts held for it go back to be leased."""
     def crawls(self) -> list[str]:
         """The queue's named crawls, sorted."""
-    def delete_crawl(self, crawl: str) -> CrawlDeletion:
+    def delete_crawl(
+        self, crawl: str, *, progress: Optional[Callable[[CrawlDeletion], object]] = None
+    ) -> CrawlDeletion:
         """Delete a named crawl: its items (its leases answer lost), counts, limits and
         listing, in bounded calls while workers run; other crawls are not touched.
-        Afterwards the name starts a fresh crawl, to which its URLs are new."""
+        Afterwards the name starts a fresh crawl, to which its URLs are new.
+
+        ``progress``, when given, is called after each bounded step with the totals so far
+        (the last call's totals are the result's). If it raises (or on Ctrl-C) the deletion
+        stops after that step and the exception propagates: what was deleted stays deleted,
+        and calling again finishes the job."""
     def host_info(self, host: str) -> HostInfo: ...
     def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo:
         """Set a host's delay from its robots.txt Crawl-delay (None: it has none now),
@@ -658,19 +665,29 @@ class Queue:
         """A page of the hosts holding items (queued, leased or dead), the most items first, with
         their ready, delayed, leased and dead counts. Pass the page's ``cursor`` for the next one.
         Each call is bounded (``limit`` at most 1000) whatever the number of hosts."""
-    def delete_host(self, host: str, *, forget_seen: bool = False) -> HostDeletion:
+    def delete_host(
+        self,
+        host: str,
+        *,
+        forget_seen: bool = False,
+        progress: Optional[Callable[[HostDeletion], object]] = None,
+    ) -> HostDeletion:
         """Delete a host: its ready, delayed, leased and dead items and its settings (delay,
         pause, budget). Its leases answer lost. Its URLs stay seen unless ``forget_seen`` (then
         the removed items can be seeded again; URLs acked before stay seen). Safe while workers
-        run."""
-    def remove_queue(self, *, even_if_leased: bool = False) -> int:
+        run. ``progress``: as ``delete_crawl``'s."""
+    def remove_queue(
+        self, *, even_if_leased: bool = False, progress: Optional[Callable[[int], object]] = None
+    ) -> int:
         """Delete the whole queue (every shard's items, dead letters, host and crawl settings,
         counters and seen set); returns how many Redis keys were deleted. Refused
         (``InvalidArgumentError``) while items are leased unless ``even_if_leased``: stop the
         workers first, as a worker still running makes parts of the queue again. The queue
         opened again under its name is a new one: its URLs can be seeded again. This handle
         goes on with its shards: its next seed (or, opened with ``shards``, its next call)
-        makes the queue again with them; its reads before that make nothing again."""
+        makes the queue again with them; its reads before that make nothing again.
+        ``progress``, when given, is called after each bounded step with the number of keys
+        deleted so far; if it raises (or on Ctrl-C) the removal stops there."""
     def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     def peek_host(self, host: str, limit: int = 10, offset: int = 0) -> list[QueuedItem]:
         """One host's ready items in the order its leases take them, from the offset-th on
@@ -852,7 +869,10 @@ class AsyncQueue:
     async def pause_crawl(self, crawl: str) -> None: ...
     async def resume_crawl(self, crawl: str) -> None: ...
     async def crawls(self) -> list[str]: ...
-    async def delete_crawl(self, crawl: str) -> CrawlDeletion: ...
+    async def delete_crawl(
+        self, crawl: str, *, progress: Optional[Callable[[CrawlDeletion], object]] = None
+    ) -> CrawlDeletion:
+        """As ``Queue.delete_crawl``; ``progress`` is called on the event loop's thread."""
     async def host_info(self, host: str) -> HostInfo: ...
     async def set_host_crawl_delay(self, host: str, seconds: Optional[float]) -> HostInfo: ...
     async def set_host_in_flight(self, host: str, limit: Optional[int]) -> HostInfo: ...
@@ -869,9 +889,17 @@ class AsyncQueue:
     async def is_paused(self) -> bool: ...
     async def pause_host(self, host: str, seconds: Optional[float] = None) -> HostInfo: ...
     async def list_hosts(self, cursor: Optional[str] = None, limit: int = 100) -> HostPage: ...
-    async def delete_host(self, host: str, *, forget_seen: bool = False) -> HostDeletion: ...
+    async def delete_host(
+        self,
+        host: str,
+        *,
+        forget_seen: bool = False,
+        progress: Optional[Callable[[HostDeletion], object]] = None,
+    ) -> HostDeletion: ...
     async def resume_host(self, host: str) -> HostInfo: ...
-    async def remove_queue(self, *, even_if_leased: bool = False) -> int: ...
+    async def remove_queue(
+        self, *, even_if_leased: bool = False, progress: Optional[Callable[[int], object]] = None
+    ) -> int: ...
     async def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     async def peek_host(self, host: str, limit: int = 10, offset: int = 0) -> list[QueuedItem]: ...
     def leased(self, wait: float = 5.0, *, ttl: Optional[float] = None) -> AsyncLeased: ...

@@ -67,6 +67,8 @@ impl<E: Executor> Queue<E> {
                 let (next, n) = ops.decode_queue_remove(reply)?;
                 deleted += n;
                 progress(deleted);
+                // a report's reader runs before the next step is sent (see delete_crawl's)
+                self.exec.yield_now().await;
                 if next == "0" {
                     break;
                 }
@@ -350,6 +352,9 @@ impl<E: Executor> Queue<E> {
                     total.clone()
                 };
                 progress(&total);
+                // the report's reader (a binding's callback that may stop the call) runs
+                // before the next step is sent, so a call dropped then has run no step more
+                self.exec.yield_now().await;
                 match next {
                     Some((s, c)) => (step, cursor) = (s, c),
                     None => return Ok(()),

@@ -541,6 +541,8 @@ impl<E: Executor> Queue<E> {
             }
             total.add_step(&removed);
             progress(&total);
+            // a report's reader runs before the next step is sent (see delete_crawl's)
+            self.exec.yield_now().await;
             match next {
                 Some((s, c)) => (step, cursor) = (s, c),
                 None => break,
