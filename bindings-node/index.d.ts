@@ -524,6 +524,17 @@ export interface Work extends AsyncIterable<Lease> {}
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * Internal: the reports of one long call whose options held `onProgress` (protocol.js reads
+ * them with `next()` and calls `stop()` when the callback throws).
+ */
+export declare class CallProgress {
+  /** Let the call go on past the last report and resolve with its next (null at its end). */
+  next(): Promise<unknown>
+  /** Stop the call right after the step it reported last. */
+  stop(): void
+}
+
+/**
  * Internal: the signal of one leasing call whose options held an `AbortSignal` (protocol.js
  * calls `stop()` when it aborts).
  */
@@ -564,6 +575,11 @@ export declare class Queue {
    * call given an `AbortSignal`.
    */
   _armNextCall(): CallSignal
+  /**
+   * Internal (protocol.js): the reports of the next method call, for a long call given
+   * `onProgress`.
+   */
+  _armNextProgress(): CallProgress
   /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
   _setFixedClock(ms?: number | undefined | null): void
   /**
@@ -788,9 +804,13 @@ export declare class Queue {
    * Delete a named crawl: its items (its leases answer lost), counts, limits and
    * listing, in bounded calls while workers run; other crawls are not touched. Seeds
    * into it are refused while the deletion runs; afterwards the name starts a fresh
-   * crawl, to which its URLs are new.
+   * crawl, to which its URLs are new. `onProgress` is called after each bounded step
+   * with the totals so far (the last call's are the result's); the deletion waits for
+   * it (and for the promise it returns). If it throws (or its promise rejects), the
+   * deletion stops right after that step and rejects with that error: what was
+   * deleted stays deleted, and calling again finishes the job.
    */
-  deleteCrawl(crawl: string): Promise<CrawlDeletion>
+  deleteCrawl(crawl: string, options?: { onProgress?: (soFar: CrawlDeletion) => unknown }): Promise<CrawlDeletion>
   /**
    * A page of the hosts holding items (queued, leased or dead), the most items first,
    * with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the
@@ -801,9 +821,10 @@ export declare class Queue {
   /**
    * Delete a host: its ready, delayed, leased and dead items and its settings (delay,
    * pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then
-   * the removed items can be seeded again). Safe while workers run.
+   * the removed items can be seeded again). Safe while workers run. `onProgress`: as
+   * `deleteCrawl`'s.
    */
-  deleteHost(host: string, options?: { forgetSeen?: boolean }): Promise<HostDeletion>
+  deleteHost(host: string, options?: { forgetSeen?: boolean; onProgress?: (soFar: HostDeletion) => unknown }): Promise<HostDeletion>
   /**
    * Delete the whole queue: every shard's items, dead letters, host and crawl settings,
    * counters and seen set; resolves with how many Redis keys were deleted. Rejects with
@@ -812,8 +833,10 @@ export declare class Queue {
    * opened again under its name is a new one: its URLs can be seeded again. This handle
    * goes on with its shards: its next seed (or, opened with `shards`, its next call)
    * makes the queue again with them; its reads before that make nothing again.
+   * `onProgress` is called after each bounded step with the keys deleted so far, as
+   * `deleteCrawl`'s is.
    */
-  removeQueue(options?: { evenIfLeased?: boolean }): Promise<number>
+  removeQueue(options?: { evenIfLeased?: boolean; onProgress?: (keysSoFar: number) => unknown }): Promise<number>
   /** The next items lease would take (one per leasable host), without leasing them. */
   peek(options?: { limit?: number }): Promise<QueuedItem[]>
   /**

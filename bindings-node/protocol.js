@@ -4,7 +4,8 @@
 // signal aborts, a leasing call's `signal` ends its wait and rejects with the abort's reason,
 // and with `extendEveryMs` a timer on the event loop extends the leases the queue holds (as
 // BullMQ renews its locks: a blocked event loop stops extending, and the leases expire for
-// another worker to take). Shared by the native addon and the WebAssembly build.
+// another worker to take), and a long deletion's `onProgress` is called with its reports (the
+// deletion waiting for it). Shared by the native addon and the WebAssembly build.
 
 const extenders = new WeakMap()
 
@@ -76,9 +77,54 @@ function abortable (method, at) {
   }
 }
 
+// The long calls that take `onProgress` in their options, and which argument the options are.
+const REPORTING = { deleteCrawl: 1, deleteHost: 1, removeQueue: 0 }
+
+/**
+ * `method` taking `onProgress` (a function) in its options: it is called after each bounded
+ * step with the totals so far, and the call waits for it (and for the promise it returns)
+ * before its next step. If it throws (or its promise rejects), the call stops right after that
+ * step and rejects with that error.
+ */
+function reporting (method, at) {
+  return function (...args) {
+    const options = args[at]
+    if (options === null || typeof options !== 'object' || !('onProgress' in options)) return method.apply(this, args)
+    const { onProgress, ...rest } = options
+    args[at] = rest
+    if (onProgress === undefined) return method.apply(this, args)
+    if (typeof onProgress !== 'function') {
+      const err = new TypeError('options.onProgress must be a function')
+      err.code = 'ERR_INVALID_ARG_TYPE'
+      return Promise.reject(err)
+    }
+    const feed = this._armNextProgress()
+    const call = method.apply(this, args)
+    let failed = null
+    const reports = (async () => {
+      for (let report = await feed.next(); report !== null; report = await feed.next()) {
+        try {
+          await onProgress(report)
+        } catch (err) {
+          failed = { err }
+          feed.stop()
+          return
+        }
+      }
+    })()
+    return Promise.all([call, reports]).then(([reply]) => {
+      if (failed !== null) throw failed.err
+      return reply
+    })
+  }
+}
+
 function installProtocols (Queue, Work) {
   for (const [name, at] of Object.entries(ABORTABLE)) {
     Queue.prototype[name] = abortable(Queue.prototype[name], at)
+  }
+  for (const [name, at] of Object.entries(REPORTING)) {
+    Queue.prototype[name] = reporting(Queue.prototype[name], at)
   }
   const lease = Queue.prototype.lease
   Queue.prototype.lease = function (options) {

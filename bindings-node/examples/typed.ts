@@ -1,6 +1,6 @@
 // Uses the whole API with types; `tsc --noEmit --strict` checks it against index.d.ts (the
 // test suite does) and it runs as plain JavaScript after type stripping.
-import { Queue, type Lease, type NackOutcome, type SeedReport, type Stats, type HostInfo, type DeadLetter, type CrawlqErrorCode } from 'crawlq'
+import { Queue, type Lease, type NackOutcome, type SeedReport, type Stats, type HostInfo, type DeadLetter, type CrawlqErrorCode, type CrawlDeletion } from 'crawlq'
 
 export async function tour(url: string, name: string): Promise<Stats> {
   const q: Queue = await Queue.connect(url, name, { leaseTtlMs: 60_000, hostDelayMs: 0, backoff: 'exponential' })
@@ -26,6 +26,9 @@ export async function tour(url: string, name: string): Promise<Stats> {
     const code = (err as { code?: CrawlqErrorCode }).code
     if (code !== 'ERR_CRAWLQ_LEASE_LOST') throw err
   }
-  void [bad, deadline, many, acked, outcome, released, info, dead]
+  await q.seed(['https://example.com/old'], { crawl: 'old-run' })
+  const removed: number[] = []
+  const gone: CrawlDeletion = await q.deleteCrawl('old-run', { onProgress: (soFar: CrawlDeletion) => { removed.push(soFar.removed) } })
+  void [bad, deadline, many, acked, outcome, released, info, dead, gone]
   return q.stats()
 }

@@ -13,7 +13,7 @@ use crawlq::{
     LeaseHandle, Style,
     binding::{
         Popped,
-        js::{ArgError, JsArg, JsCall, NextCallSignal},
+        js::{ArgError, JsArg, JsCall, NextCallProgress, NextCallSignal, ProgressFeed},
         json,
     },
 };
@@ -128,6 +128,28 @@ macro_rules! try_arg {
 pub struct Queue {
     inner: Arc<CoreQueue>,
     next_call: NextCallSignal,
+    next_progress: NextCallProgress,
+}
+
+/// Internal: the reports of one long call whose options held `onProgress` (protocol.js reads
+/// them with `next()` and calls `stop()` when the callback throws).
+#[napi]
+pub struct CallProgress(Arc<ProgressFeed>);
+
+#[napi]
+impl CallProgress {
+    /// Let the call go on past the last report and resolve with its next (null at its end).
+    #[napi(ts_return_type = "Promise<unknown>")]
+    pub fn next<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Option<Value>>> {
+        let feed = self.0.clone();
+        promise(env, async move { Ok(feed.next().await) }, |_, v| Ok(v))
+    }
+
+    /// Stop the call right after the step it reported last.
+    #[napi]
+    pub fn stop(&self) {
+        self.0.stop();
+    }
 }
 
 /// Internal: the signal of one leasing call whose options held an `AbortSignal` (protocol.js
@@ -174,6 +196,7 @@ impl Queue {
                 Ok(Queue {
                     inner: Arc::new(q),
                     next_call: NextCallSignal::default(),
+                    next_progress: NextCallProgress::default(),
                 })
             },
         )
@@ -226,6 +249,13 @@ impl Queue {
     #[napi(js_name = "_armNextCall")]
     pub fn arm_next_call(&self) -> CallSignal {
         CallSignal(self.next_call.arm())
+    }
+
+    /// Internal (protocol.js): the reports of the next method call, for a long call given
+    /// `onProgress`.
+    #[napi(js_name = "_armNextProgress")]
+    pub fn arm_next_progress(&self) -> CallProgress {
+        CallProgress(self.next_progress.arm())
     }
 
     /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
@@ -328,7 +358,7 @@ impl Queue {
         args: Vec<JsArg>,
     ) -> Result<PromiseRaw<'env, convert::Reply>> {
         // taken first: a call refused before any I/O does not leave it for the next one
-        let until = self.next_call.take();
+        let (until, progress) = (self.next_call.take(), self.next_progress.take());
         let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
             Err(err) => return rejected(env, arg_error(env, err)),
@@ -336,7 +366,7 @@ impl Queue {
         let q = self.inner.clone();
         promise(
             env,
-            async move { call.run_until(&q, until).await },
+            async move { call.run_with(&q, until, progress).await },
             |_, reply| Ok(convert::Reply(reply)),
         )
     }

@@ -825,6 +825,53 @@ test('deleting a crawl mid-drain with 8 workers running leaves the other crawl w
   q.close()
 })
 
+test('long deletions call onProgress after each step, wait for it, and stop where it throws', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  const spread = (prefix, n) => Array.from({ length: n }, (_, i) => `http://h${i % 40}.com/${prefix}${i}`)
+  await q.seed(spread('a', 1200), { crawl: 'big' })
+  const reports = []
+  const gone = await q.deleteCrawl('big', {
+    onProgress: async soFar => {
+      reports.push(soFar.removed)
+      await new Promise(resolve => setTimeout(resolve, 1)) // awaited before the next step
+    }
+  })
+  assert.equal(gone.removed, 1200)
+  assert.ok(reports.length >= 3, `one report per bounded step: ${reports}`)
+  assert.deepEqual(reports, [...reports].sort((a, b) => a - b))
+  assert.equal(reports.at(-1), 1200)
+
+  // a callback that throws stops the deletion right after its step; calling again finishes it
+  await q.seed(spread('b', 1200), { crawl: 'big' })
+  const stop = new RangeError('enough')
+  let stoppedAt = 0
+  await assert.rejects(q.deleteCrawl('big', {
+    onProgress: soFar => {
+      if (soFar.removed > 0) { stoppedAt = soFar.removed; throw stop }
+    }
+  }), e => e === stop)
+  assert.ok(stoppedAt > 0 && stoppedAt < 1200, `stopped at ${stoppedAt}`)
+  const left = (await q.crawlStats('big')).ready
+  assert.equal(left, 1200 - stoppedAt)
+  assert.equal((await q.deleteCrawl('big', {})).removed, left)
+
+  await q.seed(Array.from({ length: 1200 }, (_, i) => `http://one.example/p${i}`))
+  const hostReports = []
+  const host = await q.deleteHost('one.example', { forgetSeen: true, onProgress: d => hostReports.push(d) })
+  assert.equal(host.removed, 1200)
+  assert.ok(hostReports.length >= 3)
+  assert.deepEqual(hostReports.at(-1), host)
+
+  await assert.rejects(q.deleteCrawl('big', { onProgress: 5 }), e => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
+  await assert.rejects(q.deleteCrawl('big', { onprogress: true }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /known: onProgress/.test(e.message))
+  await q.seed(spread('c', 300))
+  const keys = []
+  const deleted = await q.removeQueue({ onProgress: n => keys.push(n) })
+  assert.ok(keys.length > 0 && keys.at(-1) === deleted, `${keys} then ${deleted}`)
+  assert.equal((await q.stats()).pending, 0)
+  q.close()
+})
+
 test('a worker leases from its chosen crawls only (leaseCrawls)', async () => {
   const name = uniqueName('chosen')
   const q = await crawlq.Queue.connect(redis.url, name, { hostDelayMs: 0 })

@@ -42,6 +42,10 @@ def blocking(url: str, name: str) -> None:
             q.ack(item)
         assert q.requeue_dead() == 0 and q.purge_dead() == 0
         assert q.reclaim(limit=10)["requeued"] == 0
+        q.seed(["https://example.com/old"], crawl="old-run")
+        removed: list[int] = []
+        gone: crawlq.CrawlDeletion = q.delete_crawl("old-run", progress=lambda d: removed.append(d["removed"]))
+        assert gone["removed"] == 1 and removed[-1] == 1
 
 
 async def asynchronous(url: str, name: str) -> None:
@@ -60,6 +64,8 @@ async def asynchronous(url: str, name: str) -> None:
     except crawlq.LeaseLostError as lost:
         token: int = lost.token
         assert token == item.token
+    keys: list[int] = []
+    assert await aq.remove_queue(progress=keys.append) == keys[-1]
 
 
 if __name__ == "__main__":

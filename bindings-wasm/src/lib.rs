@@ -9,7 +9,7 @@ use crawlq::{
     LeaseHandle, Style,
     binding::{
         Popped,
-        js::{ArgError, JsArg, JsCall, NextCallSignal},
+        js::{ArgError, JsArg, JsCall, NextCallProgress, NextCallSignal, ProgressFeed},
         json,
     },
 };
@@ -181,6 +181,26 @@ fn arg_error(err: ArgError) -> JsValue {
 pub struct Queue {
     inner: Rc<CoreQueue>,
     next_call: NextCallSignal,
+    next_progress: NextCallProgress,
+}
+
+/// The reports of one long call whose options held `onProgress`: protocol.js reads them with
+/// `next()` and calls `stop()` when the callback throws.
+#[wasm_bindgen(skip_typescript)]
+pub struct CallProgress(std::sync::Arc<ProgressFeed>);
+
+#[wasm_bindgen]
+impl CallProgress {
+    /// Let the call go on past the last report and resolve with its next (null at its end).
+    pub fn next(&self) -> Promise {
+        let feed = self.0.clone();
+        promise(async move { Ok(feed.next().await.unwrap_or(Value::Null)) })
+    }
+
+    /// Stop the call right after the step it reported last.
+    pub fn stop(&self) {
+        self.0.stop();
+    }
 }
 
 /// The signal of one leasing call whose options held an `AbortSignal`: protocol.js calls
@@ -208,6 +228,7 @@ impl Queue {
         Ok(Queue {
             inner: Rc::new(core(crawlq::Queue::with_executor(exec, &name, config))?),
             next_call: NextCallSignal::default(),
+            next_progress: NextCallProgress::default(),
         })
     }
 
@@ -263,6 +284,13 @@ impl Queue {
         CallSignal(self.next_call.arm())
     }
 
+    /// Internal (protocol.js): the reports of the next method call, for a long call given
+    /// `onProgress`.
+    #[wasm_bindgen(js_name = _armNextProgress, skip_typescript)]
+    pub fn arm_next_progress(&self) -> CallProgress {
+        CallProgress(self.next_progress.arm())
+    }
+
     /// Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock).
     #[wasm_bindgen(js_name = _setFixedClock)]
     pub fn set_fixed_clock(&self, ms: Option<f64>) {
@@ -311,17 +339,19 @@ impl Queue {
     /// the core's call, its reply as one JavaScript value.
     fn call(&self, method: &str, args: Vec<JsArg>) -> Promise {
         // taken first: a call refused before any I/O does not leave it for the next one
-        let until = self.next_call.take();
+        let (until, progress) = (self.next_call.take(), self.next_progress.take());
         let call = match JsCall::prepare(method, args, self.inner.ops()) {
             Ok(call) => call,
             Err(err) => return rejected(arg_error(err)),
         };
         let q = self.inner.clone();
         future_to_promise(async move {
-            Ok(match core(call.run_until(&q, until).await)?.into_json() {
-                Some(v) => convert::to_js(&v),
-                None => JsValue::UNDEFINED,
-            })
+            Ok(
+                match core(call.run_with(&q, until, progress).await)?.into_json() {
+                    Some(v) => convert::to_js(&v),
+                    None => JsValue::UNDEFINED,
+                },
+            )
         })
     }
 }

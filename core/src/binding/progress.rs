@@ -8,7 +8,7 @@
 //! (each shard's step under way, with several): each step is one atomic script, so what is
 //! deleted stays deleted and calling again finishes the job.
 
-use futures_channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
+use futures_channel::mpsc::{UnboundedSender, unbounded};
 use futures_util::StreamExt;
 use futures_util::future::{Either, select};
 use std::future::Future;
@@ -21,7 +21,6 @@ use tokio::runtime::Runtime;
 pub type Reporter<R> = UnboundedSender<R>;
 
 #[cfg(feature = "redis-executor")]
-
 type Call<T> = Pin<Box<dyn Future<Output = crate::Result<T>> + Send>>;
 
 #[cfg(feature = "redis-executor")]
@@ -59,7 +58,7 @@ pub enum Step<T, R> {
 /// ```
 pub struct Reporting<T, R> {
     call: Option<Call<T>>,
-    reports: UnboundedReceiver<R>,
+    reports: futures_channel::mpsc::UnboundedReceiver<R>,
     result: Option<crate::Result<T>>,
 }
 

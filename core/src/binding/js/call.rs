@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{ArgError, JsArg, JsReply};
+use super::{ArgError, JsArg, JsReply, ProgressTx};
 use crate::binding::calls;
 use crate::binding::defaults;
 use crate::binding::json::{self as j};
+use crate::binding::progress::{Reporter, forward_reports};
 use crate::error::{Error, Result};
 use crate::ops::Ops;
 use crate::queue::Executor;
@@ -454,9 +455,13 @@ impl JsCall {
                 crawl: a.string(0, "crawl")?,
             },
             "crawls" => JsCall::Crawls,
-            "deleteCrawl" => JsCall::DeleteCrawl {
-                crawl: a.string(0, "crawl")?,
-            },
+            "deleteCrawl" => {
+                // its one option, onProgress, is the package's JavaScript's to take out
+                j::only_known_options(a.json(1), &["onProgress"])?;
+                JsCall::DeleteCrawl {
+                    crawl: a.string(0, "crawl")?,
+                }
+            }
             "listHosts" => {
                 let (cursor, limit) = j::host_page_args(a.json(0))?;
                 JsCall::ListHosts { cursor, limit }
@@ -495,6 +500,60 @@ impl JsCall {
     /// Run the call on `q`.
     pub async fn run<E: Executor>(self, q: &Queue<E>) -> Result<JsReply> {
         self.run_until(q, None).await
+    }
+
+    /// Run the call on `q` as [`JsCall::run_until`] does; a long call (`deleteCrawl`,
+    /// `deleteHost`, `removeQueue`) given `progress` (its options held `onProgress`) reports
+    /// its totals so far there after each bounded step, waiting for each report to be
+    /// handled, and resolves `undefined` when the reader stopped it (the package's
+    /// JavaScript then rejects with the callback's error). Other calls ignore `progress`.
+    pub async fn run_with<E: Executor>(
+        self,
+        q: &Queue<E>,
+        until: Option<StopSignal>,
+        progress: Option<ProgressTx>,
+    ) -> Result<JsReply> {
+        let camel = Style::Camel;
+        let json = match self {
+            JsCall::DeleteCrawl { crawl } => {
+                let to_json = |d: &crate::CrawlDeletion| j::crawl_deletion_to_json(d, camel);
+                let call = |reporter: Reporter<crate::CrawlDeletion>| async move {
+                    q.delete_crawl_with_progress(&crawl, |d| {
+                        let _ = reporter.unbounded_send(d.clone());
+                    })
+                    .await
+                };
+                reported(progress, to_json, call)
+                    .await?
+                    .map(|d| to_json(&d))
+            }
+            JsCall::DeleteHost { host, forget_seen } => {
+                let to_json = |d: &crate::HostDeletion| j::host_deletion_to_json(d, camel);
+                let call = |reporter: Reporter<crate::HostDeletion>| async move {
+                    q.delete_host_with_progress(&host, forget_seen, |d| {
+                        let _ = reporter.unbounded_send(d.clone());
+                    })
+                    .await
+                };
+                reported(progress, to_json, call)
+                    .await?
+                    .map(|d| to_json(&d))
+            }
+            JsCall::RemoveQueue { even_if_leased } => {
+                let to_json = |n: &u64| json!(n);
+                let call = |reporter: Reporter<u64>| async move {
+                    q.remove_queue_with_progress(even_if_leased, |n| {
+                        let _ = reporter.unbounded_send(n);
+                    })
+                    .await
+                };
+                reported(progress, to_json, call)
+                    .await?
+                    .map(|n| to_json(&n))
+            }
+            other => return other.run_until(q, until).await,
+        };
+        Ok(json.map_or(JsReply::Undefined, JsReply::Json))
     }
 
     /// Run the call on `q`; a leasing call (`lease`, `ackAndLease`, `ackWithLinksAndLease`,
@@ -676,5 +735,25 @@ impl JsCall {
             } => j::stored_items_to_json(&q.peek_host(&host, limit, offset).await?, camel),
         };
         Ok(JsReply::Json(json))
+    }
+}
+
+/// A long call with its reports going to `progress` when the caller gave one: its result, or
+/// None when the reader stopped it.
+async fn reported<D, C, F>(
+    progress: Option<ProgressTx>,
+    to_json: impl Fn(&D) -> Value,
+    call: C,
+) -> Result<Option<D>>
+where
+    C: FnOnce(Reporter<D>) -> F,
+    F: std::future::Future<Output = Result<D>>,
+{
+    match progress {
+        // no reader: the reports go nowhere
+        None => call(futures_channel::mpsc::unbounded().0).await.map(Some),
+        Some(progress) => forward_reports(call, |d| progress.report(to_json(&d)))
+            .await
+            .transpose(),
     }
 }

@@ -163,28 +163,35 @@ macro_rules! js_queue_methods {
                 "Resume a paused crawl: the hosts held for it go back to be leased.";
             crawls "crawls" () "" "Promise<string[]>"
                 "The queue's named crawls, sorted: each that seeded an item or has a cap or pause.";
-            delete_crawl "deleteCrawl" (crawl) "crawl: string" "Promise<CrawlDeletion>"
+            delete_crawl "deleteCrawl" (crawl, options) "crawl: string, options?: { onProgress?: (soFar: CrawlDeletion) => unknown }" "Promise<CrawlDeletion>"
                 "Delete a named crawl: its items (its leases answer lost), counts, limits and"
                 "listing, in bounded calls while workers run; other crawls are not touched. Seeds"
                 "into it are refused while the deletion runs; afterwards the name starts a fresh"
-                "crawl, to which its URLs are new.";
+                "crawl, to which its URLs are new. `onProgress` is called after each bounded step"
+                "with the totals so far (the last call's are the result's); the deletion waits for"
+                "it (and for the promise it returns). If it throws (or its promise rejects), the"
+                "deletion stops right after that step and rejects with that error: what was"
+                "deleted stays deleted, and calling again finishes the job.";
             list_hosts "listHosts" (options) "options?: { cursor?: string | null; limit?: number }" "Promise<HostPage>"
                 "A page of the hosts holding items (queued, leased or dead), the most items first,"
                 "with their ready, delayed, leased and dead counts. Pass the page's `cursor` for the"
                 "next one (`null` after the last). Each call is bounded (`limit` at most 1000,"
                 "default 100).";
-            delete_host "deleteHost" (host, options) "host: string, options?: { forgetSeen?: boolean }" "Promise<HostDeletion>"
+            delete_host "deleteHost" (host, options) "host: string, options?: { forgetSeen?: boolean; onProgress?: (soFar: HostDeletion) => unknown }" "Promise<HostDeletion>"
                 "Delete a host: its ready, delayed, leased and dead items and its settings (delay,"
                 "pause, budget). Its leases answer lost. Its URLs stay seen unless `forgetSeen` (then"
-                "the removed items can be seeded again). Safe while workers run.";
-            remove_queue "removeQueue" (options) "options?: { evenIfLeased?: boolean }" "Promise<number>"
+                "the removed items can be seeded again). Safe while workers run. `onProgress`: as"
+                "`deleteCrawl`'s.";
+            remove_queue "removeQueue" (options) "options?: { evenIfLeased?: boolean; onProgress?: (keysSoFar: number) => unknown }" "Promise<number>"
                 "Delete the whole queue: every shard's items, dead letters, host and crawl settings,"
                 "counters and seen set; resolves with how many Redis keys were deleted. Rejects with"
                 "`ERR_CRAWLQ_INVALID_ARGUMENT` while items are leased unless `evenIfLeased`: stop the"
                 "workers first, as a worker still running makes parts of the queue again. The queue"
                 "opened again under its name is a new one: its URLs can be seeded again. This handle"
                 "goes on with its shards: its next seed (or, opened with `shards`, its next call)"
-                "makes the queue again with them; its reads before that make nothing again.";
+                "makes the queue again with them; its reads before that make nothing again."
+                "`onProgress` is called after each bounded step with the keys deleted so far, as"
+                "`deleteCrawl`'s is.";
             peek "peek" (options) "options?: { limit?: number }" "Promise<QueuedItem[]>"
                 "The next items lease would take (one per leasable host), without leasing them.";
             peek_host "peekHost" (host, options) "host: string, options?: { limit?: number, offset?: number }" "Promise<QueuedItem[]>"

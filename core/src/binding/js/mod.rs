@@ -100,6 +100,112 @@ impl NextCallSignal {
     }
 }
 
+/// The progress of the next long call of a JavaScript queue (`deleteCrawl`, `deleteHost`,
+/// `removeQueue`) whose options hold an `onProgress` callback. The package's JavaScript
+/// (protocol.js) arms this (the queue's hidden `_armNextProgress()`, which hands the
+/// [`ProgressFeed`] to JavaScript), then makes the call, which takes the other end
+/// ([`ProgressTx`]) as it takes [`NextCallSignal`]'s; then it reads the feed, calling
+/// `onProgress` with each report and asking for the next once the callback has returned (or
+/// its promise settled). The call waits meanwhile, so a callback that throws stops it right
+/// after the step it reported (`stop()`).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use crawlq::binding::js::NextCallProgress;
+/// use serde_json::json;
+/// let next = NextCallProgress::default();
+/// let feed = next.arm();
+/// let tx = next.take().unwrap();
+/// assert!(next.take().is_none());
+/// let handled = tx.report(json!({"removed": 500})); // the call waits on this
+/// assert_eq!(feed.next().await, Some(json!({"removed": 500})));
+/// feed.stop(); // the callback threw
+/// assert!(!handled.await);
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct NextCallProgress(std::sync::Mutex<Option<ProgressTx>>);
+
+impl NextCallProgress {
+    /// A new feed for the next call (replacing one armed and not taken).
+    pub fn arm(&self) -> std::sync::Arc<ProgressFeed> {
+        let (tx, reports) = futures_channel::mpsc::unbounded();
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(ProgressTx(tx));
+        std::sync::Arc::new(ProgressFeed(std::sync::Mutex::new(FeedState {
+            reports: Some(reports),
+            handled: None,
+        })))
+    }
+
+    /// The armed feed's sending end, if any (every method call takes it, so it never outlives
+    /// its call; dropped, the feed ends).
+    pub fn take(&self) -> Option<ProgressTx> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+type Handled = futures_channel::oneshot::Sender<bool>;
+
+/// The end of a [`ProgressFeed`] a long call reports to.
+#[derive(Debug)]
+pub struct ProgressTx(futures_channel::mpsc::UnboundedSender<(Value, Handled)>);
+
+impl ProgressTx {
+    /// Hand `report` to the feed's reader: true once the reader has handled it and asked for
+    /// the next, false when it stopped the call (or is gone).
+    pub fn report(&self, report: Value) -> impl std::future::Future<Output = bool> + use<> {
+        let (handled, answer) = futures_channel::oneshot::channel();
+        let sent = self.0.unbounded_send((report, handled)).is_ok();
+        async move { sent && answer.await.unwrap_or(false) }
+    }
+}
+
+/// The reports of one long call, read by the package's JavaScript (see [`NextCallProgress`]).
+#[derive(Debug)]
+pub struct ProgressFeed(std::sync::Mutex<FeedState>);
+
+#[derive(Debug)]
+struct FeedState {
+    reports: Option<futures_channel::mpsc::UnboundedReceiver<(Value, Handled)>>,
+    /// The report handed out last, its call waiting for the word to go on.
+    handled: Option<Handled>,
+}
+
+impl ProgressFeed {
+    fn state(&self) -> std::sync::MutexGuard<'_, FeedState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Let the call go on past the report handed out last, and wait for its next report (a
+    /// JSON snapshot of its totals so far, camelCase); None once the call has ended or was
+    /// stopped.
+    pub async fn next(&self) -> Option<Value> {
+        let mut reports = {
+            let mut state = self.state();
+            if let Some(handled) = state.handled.take() {
+                let _ = handled.send(true);
+            }
+            state.reports.take()?
+        };
+        let next = futures_util::StreamExt::next(&mut reports).await;
+        let mut state = self.state();
+        let (report, handled) = next?;
+        state.reports = Some(reports);
+        state.handled = Some(handled);
+        Some(report)
+    }
+
+    /// Stop the call right after the step it reported last (its callback failed): it ends
+    /// without further steps.
+    pub fn stop(&self) {
+        let mut state = self.state();
+        if let Some(handled) = state.handled.take() {
+            let _ = handled.send(false);
+        }
+        state.reports = None;
+    }
+}
+
 /// What a method resolves with.
 #[derive(Debug)]
 pub enum JsReply {

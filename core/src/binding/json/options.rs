@@ -98,6 +98,28 @@ pub fn remove_queue_options(options: &Value, style: Style) -> Result<bool> {
     only_flag_option(options, "even_if_leased", style)
 }
 
+/// Options (an object, or null) that hold none but `known` (names a package's own code takes
+/// out before the call: nothing here reads them).
+///
+/// ```
+/// use crawlq::binding::json::only_known_options;
+/// use serde_json::json;
+/// assert!(only_known_options(&json!(null), &["onProgress"]).is_ok());
+/// assert!(only_known_options(&json!({}), &["onProgress"]).is_ok());
+/// let err = only_known_options(&json!({"onprogress": 1}), &["onProgress"]).unwrap_err();
+/// assert!(err.to_string().contains("known: onProgress"));
+/// ```
+pub fn only_known_options(options: &Value, known: &[&str]) -> Result<()> {
+    let map = as_object(options, "options")?;
+    match map.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(unknown) => Err(Error::InvalidArgument(format!(
+            "unknown option {unknown:?}; known: {}",
+            known.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Options that hold one flag (`snake`, spelled in `style`), false when absent; any other name
 /// is refused.
 fn only_flag_option(options: &Value, snake: &str, style: Style) -> Result<bool> {
