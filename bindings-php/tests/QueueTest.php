@@ -894,8 +894,14 @@ final class QueueTest extends TestCase
         $this->assertNotEmpty($keys);
         $this->assertSame($deleted, end($keys));
         $this->assertSame(0, $q->stats()['pending']);
-        // null is no callback
+        // null is no callback; what is not callable is refused before anything is deleted
         $this->assertSame(0, $q->deleteCrawl('big', null)['removed']);
+        try {
+            $q->deleteCrawl('big', 'no_such_function');
+            $this->fail('a progress that is not callable accepted');
+        } catch (\TypeError $e) {
+            $this->assertStringContainsString('progress', $e->getMessage());
+        }
     }
 
     public function testAWorkerLeasesFromItsChosenCrawlsOnly(): void

@@ -223,6 +223,7 @@ impl Mode for Blocking {
         T: Send + 'static,
         R: Send + 'static,
     {
+        check_callable(py, &progress)?;
         let h = handle.clone();
         let mut call =
             Reporting::new(move |reporter| async move { op(h.queue().await?, reporter).await });
@@ -319,6 +320,7 @@ impl Mode for Awaiting {
         T: Send + 'static,
         R: Send + 'static,
     {
+        check_callable(py, &progress)?;
         let h = handle.clone();
         let call = move |reporter| async move { op(h.queue().await?, reporter).await };
         let on_report: OnReport<R> = Box::new(move |py, report| match &progress {
@@ -326,6 +328,19 @@ impl Mode for Awaiting {
             None => Ok(()),
         });
         Ok(awaitable_reporting(py, call, on_report, convert)?.unbind())
+    }
+}
+
+/// A `progress` that is not callable is refused before anything is deleted.
+fn check_callable(py: Python<'_>, progress: &Option<Py<PyAny>>) -> PyResult<()> {
+    match progress {
+        Some(p) if !p.bind(py).is_callable() => {
+            Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "progress must be callable, got {}",
+                p.bind(py).get_type().name()?
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -296,6 +296,8 @@ def test_long_deletions_report_their_progress_and_a_raising_callback_stops_them(
     assert len(host_reports) >= 3 and host_reports[-1]["removed"] == 1200
     assert host_reports[-1]["forgotten"] == 1200
 
+    with pytest.raises(TypeError, match="progress must be callable, got int"):
+        q.delete_crawl("big", progress=5)  # type: ignore[arg-type]
     q.seed(_spread("c", 10, 30))
     keys: list[int] = []
     deleted = q.remove_queue(progress=keys.append)

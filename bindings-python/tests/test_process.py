@@ -100,3 +100,26 @@ def test_ctrl_c_in_a_work_loop_releases_held_leases(redis_server: RedisServer, n
     assert "KeyboardInterrupt" in result.stderr
     stats = q.stats()
     assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 5, 5)
+
+
+def test_ctrl_c_stops_a_long_deletion_between_its_calls(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=0.0)
+    q.seed([f"http://h{i % 50}.com/{i}" for i in range(30_000)], crawl="big")
+    result = run_script(
+        """
+        import crawlq, os, signal, threading
+        q = crawlq.Queue("{url}", "{name}")
+        threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            q.delete_crawl("big")  # no callback: Ctrl-C is noticed between its calls all the same
+        except KeyboardInterrupt:
+            print("interrupted")
+        """,
+        redis_server.url,
+        name,
+    )
+    assert result.stdout.strip() == "interrupted", result.stderr
+    left = q.crawl_stats("big")["ready"]
+    assert 0 < left <= 30_000  # stopped before the end (or before its first lane)
+    assert q.delete_crawl("big")["removed"] == left
+    q.close()
