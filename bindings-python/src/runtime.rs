@@ -298,7 +298,7 @@ where
                 };
                 let _ = go_on.send(ok);
             }));
-            // a loop that is gone handles no more reports
+            // a job dropped unrun (its loop gone) stops the call too
             async move { answer.await.unwrap_or(false) }
         })
         .await;
