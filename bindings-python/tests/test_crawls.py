@@ -288,7 +288,12 @@ def test_long_deletions_report_their_progress_and_a_raising_callback_stops_them(
     assert 0 < stopped_at < 1200
     left = q.crawl_stats("big")["ready"]
     assert left == 1200 - stopped_at
+    # a stopped deletion still holds the crawl: seeds are refused until it is deleted again
+    with pytest.raises(crawlq.InvalidArgumentError, match="deleted again"):
+        q.seed(["http://h1.com/late"], crawl="big")
     assert q.delete_crawl("big")["removed"] == left
+    assert q.seed(["http://h1.com/late"], crawl="big").added == 1
+    assert q.delete_crawl("big")["removed"] == 1
 
     q.seed([f"http://one.example/p{i}" for i in range(1200)])
     host_reports: list[crawlq.HostDeletion] = []

@@ -20,7 +20,7 @@ expect_types({ CRAWL.cfg_key(), 'hash', CRAWL.held_key(), 'hash', CRAWL.held_set
   BASE .. ':crawlweight', 'hash', CRAWL.seed_key(), 'hash' })
 local stored = redis.call('HGET', CRAWL.cfg_key(), crawl)
 if change ~= '' and stored and string.match(stored, ':d$') then
-  fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: its limits cannot change')
+  fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: its limits cannot change (a deletion that was stopped ends when the crawl is deleted again)')
 end
 if change == 'weight' then
   -- (a weight changes the tags of items queued from now on: CRAWL.tag)

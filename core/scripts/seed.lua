@@ -80,7 +80,7 @@ function SEED.start(argv)
     -- a crawl being deleted (crawl_delete) takes nothing new
     local limits = redis.pcall('HGET', CRAWL.cfg_key(), crawl)
     if type(limits) == 'string' and string.match(limits, ':d$') then
-      fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: nothing can be seeded into it until its deletion ends')
+      fail('REFUSED', 'crawl ' .. crawl .. ' is being deleted: nothing can be seeded into it until its deletion ends (one that was stopped ends when the crawl is deleted again)')
     end
     local field = redis.pcall('HGET', CRAWL.seed_key(), crawl)
     if type(field) == 'table' then

@@ -523,6 +523,7 @@ async fn seeds_into_a_crawl_being_deleted_are_refused_whole() {
         .unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert!(err.to_string().contains("being deleted"), "{err}");
+    assert!(err.to_string().contains("deleted again"), "{err}"); // the way out of a stopped one
     assert!(
         q.lease(10, Duration::ZERO).await.unwrap().is_empty(),
         "nothing of it leased"
