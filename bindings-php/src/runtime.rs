@@ -7,7 +7,7 @@
 //! object of the process, across requests.
 
 use crate::errors::throw;
-use crawlq::binding::progress::{Reporter, Reporting, Step};
+use crawlq::binding::progress::{Reporter, Reporting};
 use crawlq::{Config, RedisExecutor};
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendCallable, Zval};
@@ -46,18 +46,15 @@ where
     F: FnOnce(Reporter<R>) -> Fut,
     Fut: Future<Output = crawlq::Result<T>> + Send + 'static,
 {
-    let mut call = Reporting::new(call);
-    loop {
-        match call.next(runtime()) {
-            Step::Report(report) => {
-                if let Some(progress) = progress {
-                    // a thrown exception stays pending and reaches the caller unchanged
-                    progress.try_call(vec![&to_zval(&report)])?;
-                }
-            }
-            Step::Done(result) => return result.map_err(throw),
-        }
-    }
+    let result = Reporting::new(call).drive(
+        |call| call.next(runtime()),
+        |report| match progress {
+            // a thrown exception stays pending and reaches the caller unchanged
+            Some(progress) => progress.try_call(vec![&to_zval(&report)]).map(drop),
+            None => Ok(()),
+        },
+    )?;
+    result.map_err(throw)
 }
 
 /// The connection of this process for `url` with these connection settings.

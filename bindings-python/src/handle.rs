@@ -7,7 +7,7 @@ use crate::runtime::{
     Convert, OnReport, awaitable, awaitable_reporting, awaitable_stopping, block_on, runtime,
 };
 use crate::types::quoted;
-use crawlq::binding::progress::{Reporter, Reporting, Step};
+use crawlq::binding::progress::{Reporter, Reporting};
 use crawlq::{Answers, LeaseHandle, LeaseOptions, StopSignal, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -225,20 +225,20 @@ impl Mode for Blocking {
     {
         check_callable(py, &progress)?;
         let h = handle.clone();
-        let mut call =
+        let call =
             Reporting::new(move |reporter| async move { op(h.queue().await?, reporter).await });
-        loop {
-            match py.detach(|| call.next(runtime())) {
-                Step::Report(report) => {
-                    // between two bounded steps: Ctrl-C stops the call here
-                    py.check_signals()?;
-                    if let Some(progress) = &progress {
-                        progress.call1(py, (report_out(py, &report)?,))?;
-                    }
+        let result = call.drive(
+            |call| py.detach(|| call.next(runtime())),
+            |report| {
+                // between two bounded steps: Ctrl-C stops the call here
+                py.check_signals()?;
+                match &progress {
+                    Some(progress) => progress.call1(py, (report_out(py, &report)?,)).map(drop),
+                    None => Ok(()),
                 }
-                Step::Done(result) => return convert(py, result.map_err(to_pyerr)?),
-            }
-        }
+            },
+        )?;
+        convert(py, result.map_err(to_pyerr)?)
     }
 }
 

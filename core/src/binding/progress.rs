@@ -78,6 +78,43 @@ impl<T: Send + 'static, R: Send + 'static> Reporting<T, R> {
         }
     }
 
+    /// Drive the call to its end on the caller's thread: `next` blocks for its next step (a
+    /// binding calls [`Reporting::next`] there, releasing its interpreter lock meanwhile) and
+    /// each report goes to `on_report`, outside the runtime; an error from `on_report` stops the
+    /// call right after the step it reported and is returned.
+    ///
+    /// ```
+    /// use crawlq::binding::progress::Reporting;
+    /// let rt = crawlq::binding::process::runtime(crawlq::binding::process::Flavor::CurrentThread);
+    /// let call = |reporter: crawlq::binding::progress::Reporter<u64>| async move {
+    ///     for n in [1, 2, 3] {
+    ///         let _ = reporter.unbounded_send(n);
+    ///         tokio::task::yield_now().await; // a bounded step
+    ///     }
+    ///     Ok(3u64)
+    /// };
+    /// let mut seen = Vec::new();
+    /// let end = Reporting::new(call).drive(|c| c.next(rt), |n| {
+    ///     seen.push(n);
+    ///     Ok::<_, String>(())
+    /// });
+    /// assert_eq!((end.unwrap().unwrap(), seen), (3, vec![1, 2, 3]));
+    /// let stopped = Reporting::new(call).drive(|c| c.next(rt), |n| if n < 2 { Ok(()) } else { Err(n) });
+    /// assert_eq!(stopped.unwrap_err(), 2);
+    /// ```
+    pub fn drive<E>(
+        mut self,
+        mut next: impl FnMut(&mut Self) -> Step<T, R>,
+        mut on_report: impl FnMut(R) -> Result<(), E>,
+    ) -> Result<crate::Result<T>, E> {
+        loop {
+            match next(&mut self) {
+                Step::Report(report) => on_report(report)?,
+                Step::Done(result) => return Ok(result),
+            }
+        }
+    }
+
     /// Block on `rt` until the call's next report or its end. Reports made before the end
     /// come out before it; after [`Step::Done`] the call is over (a further `next` answers an
     /// error).
