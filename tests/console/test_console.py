@@ -862,3 +862,84 @@ def test_a_queue_is_removed_from_its_page_once_its_workers_hold_nothing(redis_ur
         console.stop()
         for name in ("gone", "gone-not"):
             crawlq.Queue(redis_url, name, **OPTIONS).remove_queue(even_if_leased=True)
+
+
+def test_a_deletion_that_outlasts_its_request_goes_on_in_the_background(redis_url, browser):
+    """--background-after 0: every deletion is answered at once and goes on in a task of its
+    own; the pages show it under way, then its outcome. Redis's writes are held back with
+    CLIENT PAUSE so that the deletion is seen under way."""
+    raw = redis.Redis.from_url(redis_url)
+    q = crawlq.Queue(redis_url, "bulk", **OPTIONS)
+    urls = [f"https://b{i % 20}.example/{i}" for i in range(3000)]
+    assert q.seed(urls, crawl="old").added == 3000
+    assert q.seed(["https://keep.example/"], crawl="kept").added == 1
+    delete = {"action": "delete-crawl", "crawl": "old", "back": "/q/bulk/crawls", "confirm": "yes"}
+    console = Console(redis_url, "--queue", "bulk", "--background-after", "0")
+    try:
+        raw.execute_command("CLIENT", "PAUSE", "1500", "WRITE")
+        status, _, headers = http(console.base + "/q/bulk/action", delete)
+        assert status == 303, status
+        flash = urllib.parse.parse_qs(urllib.parse.urlsplit(headers["Location"]).query)["done"][0]
+        assert flash == "deleting crawl old in the background: every page shows its progress until it ends", flash
+        # the same deletion again while it runs: refused, nothing started twice
+        status, body, _ = http(console.base + "/q/bulk/action", delete)
+        assert status == 409 and "crawl old of queue bulk is being deleted already" in body, (status, body[:400])
+        assert re.search(r"<li>deleting crawl old of queue bulk \(for [^<]+\)</li>", body), "listed under way"
+
+        # its outcome is shown on every page once it ended
+        def shown(d):
+            d.get(console.base + "/q/bulk")
+            lines = [li.text for li in d.find_elements(By.CSS_SELECTOR, "#deletions li")]
+            return lines if lines and lines[0].startswith("queue bulk: deleted crawl old") else False
+        lines = WebDriverWait(browser, 30, poll_frequency=0.3).until(shown)
+        assert re.fullmatch(r"queue bulk: deleted crawl old: 3000 ready, 0 delayed, 0 leased, 0 dead \(.+ ago\)", lines[0]), lines
+        shot(browser, "deletion-ended")
+        stats = q.stats()
+        assert (stats["pending"], q.crawl_stats("kept")["pending"]) == (1, 1), stats
+        status, body, _ = http(console.base + "/")
+        assert status == 200 and "queue bulk: deleted crawl old: 3000 ready" in body, "on every page"
+
+        # a deletion under way is listed with its progress: the page refusing it again shows it
+        # (that page reads nothing from Redis)
+        assert q.seed([f"https://b{i % 20}.example/again/{i}" for i in range(30_000)], crawl="again").added == 30_000
+        delete["crawl"] = "again"
+        status, _, _ = http(console.base + "/q/bulk/action", delete)
+        assert status == 303, status
+        seen = []
+        for _ in range(500):
+            status, body, _ = http(console.base + "/q/bulk/action", delete)
+            if status != 409:
+                break
+            seen += re.findall(r"<li>(deleting crawl again of queue bulk[^<]*)</li>", body)
+            if any("items removed so far" in line for line in seen):
+                break
+        assert any(re.fullmatch(r"deleting crawl again of queue bulk: [\d,]+ items removed so far \(for .+\)", line)
+                   for line in seen), seen
+        WebDriverWait(browser, 60, poll_frequency=0.3).until(
+            lambda d: d.get(console.base + "/q/bulk") or any(
+                li.text.startswith("queue bulk: deleted crawl again: 30000 ready") for li in d.find_elements(By.CSS_SELECTOR, "#deletions li")))
+        assert q.crawl_stats("again")["pending"] == 0
+        log = console.log_lines()
+        assert any("action=delete-crawl queue=bulk crawl=old: deleted crawl old: 3000 ready" in l for l in log), log
+        assert any("action=delete-crawl queue=bulk crawl=old: refused: crawl old of queue bulk is being deleted already" in l
+                   for l in log), log
+
+        # the console stopped while a deletion runs: it says so, and deleting again ends it
+        assert q.seed([u + "?3" for u in urls], crawl="third").added == 3000
+        console = Console(redis_url, "--queue", "bulk", "--background-after", "0")
+        raw.execute_command("CLIENT", "PAUSE", "3000", "WRITE")
+        delete["crawl"] = "third"
+        status, _, _ = http(console.base + "/q/bulk/action", delete)
+        assert status == 303, status
+        log = console.log_lines()
+        assert any("action=stop queue=-: the deletion of crawl third of queue bulk stopped part-way: delete it again to end it" in l
+                   for l in log), log
+        raw.execute_command("CLIENT", "UNPAUSE")
+        gone = q.delete_crawl("third")
+        assert gone["ready"] + gone["delayed"] + gone["leased"] + gone["dead"] <= 3000, gone
+        assert q.crawl_stats("third")["pending"] == 0
+        assert q.stats()["pending"] == 1
+    finally:
+        raw.execute_command("CLIENT", "UNPAUSE")
+        console.stop()
+        q.remove_queue(even_if_leased=True)

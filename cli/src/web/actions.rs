@@ -1,7 +1,9 @@
 //! The console's actions: what each will do (the sentence its confirmation asks), and doing
 //! it once confirmed, through the core's calls.
 
+use super::deletions::{Deletion, items_so_far};
 use super::{REASON_SCAN, Request, pages};
+use crate::format::count;
 use crawlq::{Queue, RedisExecutor};
 use std::sync::Arc;
 use std::time::Duration;
@@ -311,13 +313,6 @@ pub async fn perform(
             q.set_crawl_host_budget(crawl, budget).await?;
             format!("set crawl {crawl}'s host budget")
         }
-        "delete-crawl" => {
-            let gone = q.delete_crawl(crawl).await?;
-            format!(
-                "deleted crawl {crawl}: {} ready, {} delayed, {} leased, {} dead",
-                gone.ready, gone.delayed, gone.leased, gone.dead
-            )
-        }
         "seed" => {
             let lines = seed_lines(request.field("urls")).map_err(invalid)?;
             let priority = priority_value(request.field("priority")).map_err(invalid)?;
@@ -337,10 +332,6 @@ pub async fn perform(
                 format!("crawl {crawl}")
             };
             seed_outcome(&lines, &into, &report)
-        }
-        "remove-queue" => {
-            let keys = q.remove_queue(false).await?;
-            format!("removed queue {}: {keys} Redis keys deleted", q.name())
         }
         "pause-queue" => {
             q.pause().await?;
@@ -367,15 +358,6 @@ pub async fn perform(
             let budget = budget_value(request.field("budget")).map_err(invalid)?;
             q.set_host_budget(host, budget).await?;
             format!("set host {host}'s budget")
-        }
-        "delete-host" => {
-            let gone = q
-                .delete_host(host, request.field("forget") == Some("yes"))
-                .await?;
-            format!(
-                "deleted host {host}: {} ready, {} delayed, {} leased, {} dead, {} forgotten",
-                gone.ready, gone.delayed, gone.leased, gone.dead, gone.forgotten
-            )
         }
         "requeue-dead" | "purge-dead" => {
             let (verb, requeue) = if action == "requeue-dead" {
@@ -420,6 +402,78 @@ pub async fn perform(
         }
         other => return Err(invalid(format!("unknown action {other:?}"))),
     })
+}
+
+/// The actions that delete, which run in a task of their own (`deletions.rs`).
+pub enum Delete {
+    Crawl(String),
+    Host { host: String, forget_seen: bool },
+    Queue,
+}
+
+impl Delete {
+    /// The deletion a confirmed action asks for, if it is one.
+    pub fn of(action: &str, request: &Request) -> Option<Delete> {
+        Some(match action {
+            "delete-crawl" => Delete::Crawl(request.field("crawl").unwrap_or("").to_string()),
+            "delete-host" => Delete::Host {
+                host: request.field("host").unwrap_or("").to_string(),
+                forget_seen: request.field("forget") == Some("yes"),
+            },
+            "remove-queue" => Delete::Queue,
+            _ => return None,
+        })
+    }
+
+    /// What it deletes, as the pages name it.
+    pub fn what(&self, queue: &str) -> String {
+        match self {
+            Delete::Crawl(crawl) => format!("crawl {crawl}"),
+            Delete::Host { host, .. } => format!("host {host}"),
+            Delete::Queue => format!("queue {queue}"),
+        }
+    }
+
+    /// Do it, telling `deletion` its totals after each step; what it did, for the log and
+    /// the page.
+    pub async fn run(
+        &self,
+        q: &Queue<Arc<RedisExecutor>>,
+        deletion: &Deletion,
+    ) -> crawlq::Result<String> {
+        Ok(match self {
+            Delete::Crawl(crawl) => {
+                let gone = q
+                    .delete_crawl_with_progress(crawl, |so_far| {
+                        deletion.report(items_so_far(so_far.removed()))
+                    })
+                    .await?;
+                format!(
+                    "deleted crawl {crawl}: {} ready, {} delayed, {} leased, {} dead",
+                    gone.ready, gone.delayed, gone.leased, gone.dead
+                )
+            }
+            Delete::Host { host, forget_seen } => {
+                let gone = q
+                    .delete_host_with_progress(host, *forget_seen, |so_far| {
+                        deletion.report(items_so_far(so_far.removed()))
+                    })
+                    .await?;
+                format!(
+                    "deleted host {host}: {} ready, {} delayed, {} leased, {} dead, {} forgotten",
+                    gone.ready, gone.delayed, gone.leased, gone.dead, gone.forgotten
+                )
+            }
+            Delete::Queue => {
+                let keys = q
+                    .remove_queue_with_progress(false, |keys| {
+                        deletion.report(format!("{} Redis keys deleted so far", count(keys)))
+                    })
+                    .await?;
+                format!("removed queue {}: {keys} Redis keys deleted", q.name())
+            }
+        })
+    }
 }
 
 #[cfg(test)]

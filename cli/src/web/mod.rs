@@ -8,10 +8,12 @@
 //!
 //! Actions (pause, resume, host delay and budget, host deletion, requeue and purge of dead
 //! letters) are POSTed forms answered first by a confirmation page; each one done is logged on
-//! standard output. `--read-only` refuses them all; `--token` (required on any address but
+//! standard output. Deletions run in tasks of their own: one that outlasts `--background-after`
+//! is answered at once and goes on, shown with its progress on every page (`deletions.rs`). `--read-only` refuses them all; `--token` (required on any address but
 //! loopback) is asked for by every page.
 
 mod actions;
+mod deletions;
 mod history;
 mod pages;
 mod prometheus;
@@ -72,6 +74,11 @@ pub struct WebArgs {
     /// last hour of them is kept in memory).
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     sample_every: f64,
+    /// Seconds a deletion (of a crawl, a host or the queue) is waited for before its page is
+    /// answered; one that takes longer goes on in the background, and every page shows its
+    /// progress until it ends.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    background_after: f64,
 }
 
 struct Console {
@@ -85,6 +92,9 @@ struct Console {
     /// Queues found by the last discovery, and why the last one failed.
     found: Mutex<(Vec<String>, Option<String>)>,
     history: Mutex<History>,
+    /// The deletions started here, which run in tasks of their own.
+    deletions: deletions::Deletions,
+    background_after: Duration,
 }
 
 /// A request as the pages see it.
@@ -237,6 +247,7 @@ impl Console {
             read_only: self.read_only,
             flash: None,
             refresh: None,
+            deletions: self.deletions.lines(),
         }
     }
 
@@ -245,6 +256,7 @@ impl Console {
             read_only: self.read_only,
             flash: request.query("done"),
             refresh,
+            deletions: self.deletions.lines(),
         }
     }
 
@@ -368,7 +380,7 @@ impl Console {
         self.token.is_some() || request.host.as_deref().is_none_or(is_loopback)
     }
 
-    async fn handle(&self, request: &Request) -> Response {
+    async fn handle(self: &Arc<Self>, request: &Request) -> Response {
         if !self.host_allowed(request) {
             log_line(
                 &request.remote,
@@ -908,7 +920,7 @@ impl Console {
 
     /// An action: refused in read-only mode or from another site; confirmed first; then done,
     /// logged, and answered with a redirect back to the page it came from.
-    async fn action(&self, request: &Request, name: &str) -> Response {
+    async fn action(self: &Arc<Self>, request: &Request, name: &str) -> Response {
         let frame = self.plain_frame();
         // a refusal is logged like an action, and answered 403 with why
         let refuse = |why: &str, title: &str, text: &str| {
@@ -958,35 +970,89 @@ impl Console {
                 pages::confirm(&frame, name, &what, &request.form, &back),
             );
         }
-        let done = actions::perform(&q, action, request, host).await;
-        let mut target = String::new();
+        let mut target = name.to_string();
         if !host.is_empty() {
-            target = format!(" host={host}");
+            target.push_str(&format!(" host={host}"));
         }
         if let Some(crawl) = request.field("crawl").filter(|c| !c.is_empty()) {
             target.push_str(&format!(" crawl={crawl}"));
         }
+        if let Some(delete) = actions::Delete::of(action, request) {
+            return self.delete(q, delete, request, &target, &back).await;
+        }
+        let done = actions::perform(&q, action, request, host).await;
         match done {
             Ok(outcome) => {
-                if action == "remove-queue" {
-                    self.forget_queue(name);
-                }
-                log_line(
-                    &request.remote,
-                    action,
-                    &format!("{name}{target}"),
-                    &outcome,
-                );
+                log_line(&request.remote, action, &target, &outcome);
                 Response::redirect(&with_flash(&back, &outcome))
             }
             Err(e) => {
-                log_line(
-                    &request.remote,
-                    action,
-                    &format!("{name}{target}"),
-                    &format!("failed: {e}"),
-                );
+                log_line(&request.remote, action, &target, &format!("failed: {e}"));
                 self.failed(&e)
+            }
+        }
+    }
+
+    /// A confirmed deletion: run in a task of its own (so that a request given up on never
+    /// stops it part-way), answered as the other actions when it ends within
+    /// `--background-after`, else at once, with its progress shown on every page until it ends.
+    async fn delete(
+        self: &Arc<Self>,
+        q: Queue<Arc<RedisExecutor>>,
+        delete: actions::Delete,
+        request: &Request,
+        target: &str,
+        back: &str,
+    ) -> Response {
+        let action = request.field("action").unwrap_or("").to_string();
+        let what = delete.what(q.name());
+        let deletion = match self.deletions.begin(q.name(), &what) {
+            Ok(deletion) => deletion,
+            Err(why) => {
+                log_line(&request.remote, &action, target, &format!("refused: {why}"));
+                let frame = self.plain_frame();
+                return Response::html(409, pages::message(&frame, "Not done", &why));
+            }
+        };
+        let mut task = {
+            let (console, deletion) = (self.clone(), deletion.clone());
+            let (remote, target) = (request.remote.clone(), target.to_string());
+            tokio::spawn(async move {
+                let done = delete.run(&q, &deletion).await;
+                match &done {
+                    Ok(outcome) => {
+                        if matches!(delete, actions::Delete::Queue) {
+                            console.forget_queue(q.name());
+                        }
+                        log_line(&remote, &action, &target, outcome);
+                    }
+                    Err(e) => log_line(&remote, &action, &target, &format!("failed: {e}")),
+                }
+                deletion.end(done.as_ref().cloned().map_err(|e| e.to_string()));
+                done
+            })
+        };
+        match tokio::time::timeout(self.background_after, &mut task).await {
+            Ok(Ok(done)) => {
+                deletion.answered();
+                match done {
+                    Ok(outcome) => Response::redirect(&with_flash(back, &outcome)),
+                    Err(e) => self.failed(&e),
+                }
+            }
+            Ok(Err(panicked)) => {
+                deletion.end(Err(format!("the deletion's task ended: {panicked}")));
+                self.failed(&crawlq::Error::InvalidArgument(format!(
+                    "the deletion's task ended: {panicked}"
+                )))
+            }
+            Err(_) => {
+                let so_far = deletion.so_far();
+                let outcome = format!(
+                    "deleting {what} in the background{}{so_far}: every page shows its progress until it ends",
+                    if so_far.is_empty() { "" } else { ", " }
+                );
+                Response::redirect(&with_flash(back, &outcome))
             }
         }
     }
@@ -1076,6 +1142,7 @@ pub async fn run(
     }
     let discover_every = crate::seconds(args.discover_every, "--discover-every")?;
     let sample_every = crate::seconds(args.sample_every, "--sample-every")?;
+    let background_after = crate::seconds(args.background_after, "--background-after")?;
     if sample_every < Duration::from_millis(100) {
         return Err(CliError::Usage(
             "--sample-every must be at least 0.1 seconds".into(),
@@ -1104,6 +1171,8 @@ pub async fn run(
         prometheus,
         found: Mutex::new((Vec::new(), None)),
         history: Mutex::new(History::new(3_600_000)),
+        deletions: deletions::Deletions::default(),
+        background_after,
     });
     // the first reading (and discovery) before the first page, so that it lists the queues
     let mut last_discovery = None;
@@ -1132,9 +1201,10 @@ pub async fn run(
     };
     let runtime = tokio::runtime::Handle::current();
     let serving = server.clone();
+    let deletions_under_way = console.clone();
     // tiny_http is blocking: requests are served by a few threads of their own, each page read
-    // on the async runtime, so that a slow page (a crawl's deletion, a Prometheus that does
-    // not answer) holds one thread and not the console.
+    // on the async runtime, so that a slow page (a Prometheus that does not answer) holds one
+    // thread and not the console.
     let worker = tokio::task::spawn_blocking(move || {
         std::thread::scope(|scope| {
             for _ in 0..SERVING_THREADS {
@@ -1145,6 +1215,15 @@ pub async fn run(
     // Ctrl-C or SIGTERM ends the console with status 0.
     let ended = crate::serve::until_stopped(&server, worker, SERVING_THREADS).await;
     sampler.abort();
+    for what in deletions_under_way.deletions.running() {
+        // each step is atomic: what it removed is gone, the rest stays, marked as deleting
+        log_line(
+            "-",
+            "stop",
+            "-",
+            &format!("the deletion of {what} stopped part-way: delete it again to end it"),
+        );
+    }
     ended
 }
 
@@ -1155,7 +1234,11 @@ const SERVING_THREADS: usize = 4;
 /// One serving thread: answer requests until the server is unblocked. A thread that ends (a
 /// panic included) unblocks the others, so the console stops whole rather than serving on
 /// with fewer threads.
-fn serve_requests(server: &tiny_http::Server, runtime: &tokio::runtime::Handle, console: &Console) {
+fn serve_requests(
+    server: &tiny_http::Server,
+    runtime: &tokio::runtime::Handle,
+    console: &Arc<Console>,
+) {
     struct StopOthers<'a>(&'a tiny_http::Server);
     impl Drop for StopOthers<'_> {
         fn drop(&mut self) {

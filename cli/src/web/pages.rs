@@ -37,6 +37,8 @@ pub struct Frame<'a> {
     pub flash: Option<&'a str>,
     /// Seconds between reloads of a live page (`None`: no reload).
     pub refresh: Option<u32>,
+    /// The console's deletions under way and lately ended, a line each (shown on every page).
+    pub deletions: Vec<String>,
 }
 
 pub fn layout(frame: &Frame, title: &str, crumbs: &[(String, String)], body: &str) -> String {
@@ -69,6 +71,13 @@ pub fn layout(frame: &Frame, title: &str, crumbs: &[(String, String)], body: &st
             "<div class=\"flash\" role=\"status\">{}</div>",
             escape(flash)
         );
+    }
+    if !frame.deletions.is_empty() {
+        html.push_str("<ul class=\"deletions\" id=\"deletions\" role=\"status\">");
+        for line in &frame.deletions {
+            let _ = write!(html, "<li>{}</li>", escape(line));
+        }
+        html.push_str("</ul>");
     }
     let _ = write!(
         html,
