@@ -176,6 +176,21 @@ impl Deletion {
     }
 }
 
+/// Ends a deletion whose task stops before it ended (a panic, the runtime shutting down) as
+/// stopped part-way, so that it is not listed as running forever nor refused when asked again.
+pub struct EndsIfStopped(pub Arc<Deletion>);
+
+impl Drop for EndsIfStopped {
+    fn drop(&mut self) {
+        if self.0.is_running() {
+            self.0.end(Err(STOPPED.into()));
+        }
+    }
+}
+
+/// Why a deletion whose task stopped early ended.
+const STOPPED: &str = "stopped part-way (what it removed is gone; delete it again to end it)";
+
 /// Items removed so far, in words.
 pub fn items_so_far(removed: u64) -> String {
     format!("{} items removed so far", count(removed))
@@ -234,6 +249,35 @@ mod tests {
         );
         // ended, it may start again
         assert!(deletions.begin("jobs", "crawl shop").is_ok());
+    }
+
+    #[test]
+    fn a_deletion_whose_task_stops_early_ends_as_stopped() {
+        let deletions = Deletions::default();
+        let host = deletions.begin("jobs", "host a.example").unwrap();
+        let task = std::thread::spawn({
+            let host = host.clone();
+            move || {
+                let _ends = EndsIfStopped(host);
+                panic!("a deletion's task panics");
+            }
+        });
+        assert!(task.join().is_err());
+        assert!(deletions.running().is_empty());
+        let lines = deletions.lines();
+        assert!(
+            lines[0].starts_with(
+                "deleting host a.example of queue jobs failed: stopped part-way (what it removed is gone; delete it again to end it) ("
+            ),
+            "{lines:?}"
+        );
+        // one that ended first stays as it ended
+        let crawl = deletions.begin("jobs", "crawl c").unwrap();
+        {
+            let _ends = EndsIfStopped(crawl.clone());
+            crawl.end(Ok("deleted crawl c".into()));
+        }
+        assert!(deletions.lines()[0].starts_with("queue jobs: deleted crawl c ("));
     }
 
     #[test]

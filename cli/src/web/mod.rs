@@ -8,8 +8,9 @@
 //!
 //! Actions (pause, resume, host delay and budget, host deletion, requeue and purge of dead
 //! letters) are POSTed forms answered first by a confirmation page; each one done is logged on
-//! standard output. Deletions run in tasks of their own: one that outlasts `--background-after`
-//! is answered at once and goes on, shown with its progress on every page (`deletions.rs`). `--read-only` refuses them all; `--token` (required on any address but
+//! standard output. Deletions run in tasks of their own: one that outlasts
+//! `--background-after` is answered at once and goes on, shown with its progress on every page
+//! (`deletions.rs`). `--read-only` refuses them all; `--token` (required on any address but
 //! loopback) is asked for by every page.
 
 mod actions;
@@ -1018,6 +1019,9 @@ impl Console {
             let (console, deletion) = (self.clone(), deletion.clone());
             let (remote, target) = (request.remote.clone(), target.to_string());
             tokio::spawn(async move {
+                // (a task that stops before its end, a panic or the console's own stop, leaves
+                // the deletion marked as stopped, not running)
+                let _ends = deletions::EndsIfStopped(deletion.clone());
                 let done = delete.run(&q, &deletion).await;
                 match &done {
                     Ok(outcome) => {
@@ -1040,11 +1044,13 @@ impl Console {
                     Err(e) => self.failed(&e),
                 }
             }
-            Ok(Err(panicked)) => {
-                deletion.end(Err(format!("the deletion's task ended: {panicked}")));
-                self.failed(&crawlq::Error::InvalidArgument(format!(
-                    "the deletion's task ended: {panicked}"
-                )))
+            Ok(Err(stopped)) => {
+                deletion.answered();
+                let frame = self.plain_frame();
+                let text = format!(
+                    "The deletion of {what} stopped part-way ({stopped}): delete it again to end it."
+                );
+                Response::html(500, pages::message(&frame, "Not done", &text))
             }
             Err(_) => {
                 let so_far = deletion.so_far();
