@@ -380,8 +380,13 @@ export interface CrawlStats {
   seededTotal: number
   /** The most of its items leased at once (`setCrawlCap`); `null`: no cap. */
   cap: number | null
-  /** Paused by `pauseCrawl`. */
+  /** Paused by `pauseCrawl`, or being deleted. */
   paused: boolean
+  /**
+   * Being deleted (`deleteCrawl`): under way, or stopped part-way (its seeds and limit changes
+   * are refused until a deletion of it runs to the end).
+   */
+  deleting: boolean
   /** Hosts held back because their ready items are all of crawls paused or at their cap. */
   heldHosts: number
   /** Its share of each host against the other crawls there (`setCrawlWeight`); 1 by default. */

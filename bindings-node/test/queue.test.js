@@ -703,7 +703,7 @@ test('named crawls: one item per crawl, the crawl on every lease, a page\'s link
   assert.equal(links.added, 1)
   const [link] = await q.lease({ max: 1, waitMs: 0 })
   assert.equal(link.crawl, 'red')
-  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, hosts: 0, oldestPendingAgeMs: null, seededTotal: 2, cap: null, paused: false, heldHosts: 0, weight: 1, rate: null, hostBudget: null })
+  assert.deepEqual(await q.crawlStats('red'), { pending: 0, ready: 0, delayed: 0, leased: 1, dead: 0, done: 1, seen: 2, hosts: 0, oldestPendingAgeMs: null, seededTotal: 2, cap: null, paused: false, deleting: false, heldHosts: 0, weight: 1, rate: null, hostBudget: null })
   await assert.rejects(q.crawlStats('a:b'), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   await assert.rejects(q.seed(['http://a.com/'], { crawl: 'a:b' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT' && /crawl name/.test(e.message))
   q.close()
@@ -851,9 +851,12 @@ test('long deletions call onProgress after each step, wait for it, and stop wher
     }
   }), e => e === stop)
   assert.ok(stoppedAt > 0 && stoppedAt < 1200, `stopped at ${stoppedAt}`)
-  const left = (await q.crawlStats('big')).ready
+  const stopped = await q.crawlStats('big')
+  const left = stopped.ready
   assert.equal(left, 1200 - stoppedAt)
+  assert.deepEqual([stopped.deleting, stopped.paused], [true, true], 'shown as being deleted')
   assert.equal((await q.deleteCrawl('big', {})).removed, left)
+  assert.equal((await q.crawlStats('big')).deleting, false)
 
   await q.seed(Array.from({ length: 1200 }, (_, i) => `http://one.example/p${i}`))
   const hostReports = []

@@ -734,7 +734,7 @@ impl Queue {
 
     /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, hosts,
     /// oldest_pending_age (seconds; null: none ready), seeded_total; exact, summed over the
-    /// shards; zeros for a crawl never seeded; with cap, paused and held_hosts.
+    /// shards; zeros for a crawl never seeded; with cap, paused, deleting and held_hosts.
     pub fn crawl_stats(&self, crawl: Text) -> PhpResult<Zval> {
         let stats = runtime::block_on(self.handle.queue()?.crawl_stats(&crawl)).map_err(throw)?;
         Ok(zval_of(&json::crawl_stats_to_json(&stats, Style::Snake)))

@@ -873,9 +873,12 @@ final class QueueTest extends TestCase
         }
         $this->assertGreaterThan(0, $stoppedAt);
         $this->assertLessThan(1200, $stoppedAt);
-        $left = $q->crawlStats('big')['ready'];
+        $stopped = $q->crawlStats('big');
+        $left = $stopped['ready'];
         $this->assertSame(1200 - $stoppedAt, $left);
+        $this->assertSame([true, true], [$stopped['deleting'], $stopped['paused']], 'shown as being deleted');
         $this->assertSame($left, $q->deleteCrawl('big')['removed']);
+        $this->assertFalse($q->crawlStats('big')['deleting']);
 
         // a host, with its URLs forgotten, and the queue
         $q->seed(array_map(fn ($i) => "http://one.example/p$i", range(1, 1200)));
@@ -954,7 +957,7 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
-        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'hosts' => 0, 'oldest_pending_age' => null, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null],
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'hosts' => 0, 'oldest_pending_age' => null, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'deleting' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null],
             $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);

@@ -570,8 +570,8 @@ macro_rules! queue_methods {
 
             /// A named crawl's counts (pending, ready, delayed, leased, dead, done, seen,
             /// hosts, oldest_pending_age in seconds, seeded_total), exact, summed over the
-            /// shards; zeros for a crawl never seeded; with its cap, whether it is paused and
-            /// the hosts held for it (held_hosts).
+            /// shards; zeros for a crawl never seeded; with its cap, whether it is paused or
+            /// being deleted (deleting) and the hosts held for it (held_hosts).
             fn crawl_stats(&self, py: Python<'_>, crawl: Text) -> PyResult<Py<PyAny>> {
                 <$mode>::run(
                     py,

@@ -18,7 +18,7 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
     assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
-                                    "seen": 1, "hosts": 0, "oldest_pending_age": None, "seeded_total": 1, "cap": None, "paused": False, "held_hosts": 0, "weight": 1, "rate": None, "host_budget": None}
+                                    "seen": 1, "hosts": 0, "oldest_pending_age": None, "seeded_total": 1, "cap": None, "paused": False, "deleting": False, "held_hosts": 0, "weight": 1, "rate": None, "host_budget": None}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
     assert (q.crawl_stats("red")["done"], q.crawl_stats("blue")["done"]) == (1, 1)
@@ -286,12 +286,15 @@ def test_long_deletions_report_their_progress_and_a_raising_callback_stops_them(
         q.delete_crawl("big", progress=stop)
     stopped_at = stopped.value.args[0]
     assert 0 < stopped_at < 1200
-    left = q.crawl_stats("big")["ready"]
+    stats = q.crawl_stats("big")
+    left = stats["ready"]
     assert left == 1200 - stopped_at
+    assert (stats["deleting"], stats["paused"]) == (True, True), "shown as being deleted"
     # a stopped deletion still holds the crawl: seeds are refused until it is deleted again
     with pytest.raises(crawlq.InvalidArgumentError, match="deleted again"):
         q.seed(["http://h1.com/late"], crawl="big")
     assert q.delete_crawl("big")["removed"] == left
+    assert (q.crawl_stats("big")["deleting"], q.crawl_stats("big")["paused"]) == (False, False)
     assert q.seed(["http://h1.com/late"], crawl="big").added == 1
     assert q.delete_crawl("big")["removed"] == 1
 

@@ -218,7 +218,9 @@ pub async fn run(q: &Queue<RedisExecutor>, command: CrawlsCommand) -> Result<u8,
 /// A crawl's limits in a few words ("-": none), as `crawls ls` and the web console show them.
 pub fn limits(s: &CrawlStats) -> String {
     let mut out = Vec::new();
-    if s.paused {
+    if s.deleting {
+        out.push("being deleted".to_string());
+    } else if s.paused {
         out.push("paused".to_string());
     }
     if let Some(cap) = s.cap {

@@ -40,7 +40,7 @@ pub struct ExporterArgs {
     #[arg(long, value_name = "K", default_value_t = 10)]
     top_hosts: usize,
     /// Per-crawl series (crawlq_crawl_pending, _ready, _delayed, _leased, _dead, _done, _seen,
-    /// _hosts, _oldest_pending_age_seconds, _seeded_total, _paused, _cap, _held_hosts) for at
+    /// _hosts, _oldest_pending_age_seconds, _seeded_total, _paused, _deleting, _cap, _held_hosts) for at
     /// most this many named crawls of each
     /// queue, the first by name (0: none): one call per crawl and shard at each scrape.
     #[arg(long, value_name = "N", default_value_t = 100)]
@@ -54,7 +54,7 @@ struct CrawlLabel {
 }
 
 /// The per-crawl gauges: (metric name, help, value; None: no sample).
-fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<u64>); 11] {
+fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<u64>); 12] {
     [
         (
             "crawlq_crawl_pending",
@@ -100,6 +100,11 @@ fn crawl_gauges(c: &crawlq::CrawlStats) -> [(&'static str, &'static str, Option<
             "crawlq_crawl_paused",
             "1 while a named crawl is paused (crawl_stats paused)",
             Some(u64::from(c.paused)),
+        ),
+        (
+            "crawlq_crawl_deleting",
+            "1 while a named crawl is being deleted, or its deletion stopped part-way (crawl_stats deleting)",
+            Some(u64::from(c.deleting)),
         ),
         (
             "crawlq_crawl_cap",

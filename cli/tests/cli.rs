@@ -1505,6 +1505,7 @@ async fn exporter_serves_series_per_named_crawl() {
     assert_eq!(value("crawlq_crawl_cap", "beta"), None, "no cap: no sample");
     assert_eq!(value("crawlq_crawl_paused", "beta"), Some(1.0));
     assert_eq!(value("crawlq_crawl_paused", "alpha"), Some(0.0));
+    assert_eq!(value("crawlq_crawl_deleting", "alpha"), Some(0.0));
     assert_eq!(
         value("crawlq_crawl_hosts", "alpha"),
         Some(3.0),

@@ -4,13 +4,14 @@
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 crawl name
 -- reply: {ready, delayed, leased, dead, done, seen, seeded_total, cap, paused, held, weight, rate,
---        host budget, hosts, oldest pending age ms}: the named
+--        host budget, hosts, oldest pending age ms, deleting}: the named
 --        crawl's counts in this base (`c:<crawl>`, docs/PROTOCOL.md section 1; 0 each for a
 --        crawl with none), its cap share here (-1: none), whether it is paused (0/1) and how
 --        many hosts are held for it (`ch:<crawl>`), its weight (`crawlweight`, 1 when absent) and
 --        its rate share here (leases a second, as text; '' for none), its host budget
 --        (`crawlseed`, -1: none), its hosts with ready items (`ci:<crawl>` fields) and the age
---        of the oldest head of its lanes (`cz:<crawl>`; -1: none)
+--        of the oldest head of its lanes (`cz:<crawl>`; -1: none), and whether it is marked as
+--        being deleted (0/1: a deletion under way, or one stopped part-way)
 -- Every script that moves a named crawl's record keeps these (CRAWL.count); `seen` counts the
 -- URLs the crawl has in the seen set (its seeds add them, seen_forget takes them off).
 
@@ -39,4 +40,5 @@ local hosts = redis.pcall('HLEN', CRAWL.hosts_key(ARGV[3]))
 out[14] = type(hosts) == 'number' and hosts or 0
 local oldest = redis.pcall('ZRANGE', CRAWL.ages_key(ARGV[3]), '0', '0', 'WITHSCORES')
 out[15] = type(oldest) == 'table' and oldest[2] and math.max(0, NOW - tonumber(oldest[2])) or -1
+out[16] = paused == 'd' and 1 or 0
 return out

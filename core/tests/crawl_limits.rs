@@ -514,9 +514,17 @@ async fn seeds_into_a_crawl_being_deleted_are_refused_whole() {
         .await
         .unwrap();
     q.seed(&spread("a", 2, 2), &into("c")).await.unwrap();
+    let stats = q.crawl_stats("c").await.unwrap();
+    assert_eq!((stats.paused, stats.deleting), (false, false));
     // the first step's mark, as a deletion that is still running leaves it
     let base = q.ops().keys().base().to_string();
     shared().cli(&["HSET", &format!("{base}:crawlcfg"), "c", ":d"]);
+    let stats = q.crawl_stats("c").await.unwrap();
+    assert_eq!(
+        (stats.paused, stats.deleting, stats.ready),
+        (true, true, 4),
+        "shown as being deleted (and paused: nothing of it is leased)"
+    );
     let err = q
         .seed(&items(&["http://x.com/1"]), &into("c"))
         .await
@@ -531,6 +539,8 @@ async fn seeds_into_a_crawl_being_deleted_are_refused_whole() {
     let err = q.pause_crawl("c").await.unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
     assert_eq!(q.delete_crawl("c").await.unwrap().ready, 4);
+    let stats = q.crawl_stats("c").await.unwrap();
+    assert_eq!((stats.paused, stats.deleting), (false, false));
     assert_eq!(
         q.seed(&items(&["http://x.com/1"]), &into("c"))
             .await

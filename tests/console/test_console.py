@@ -939,6 +939,28 @@ def test_a_deletion_that_outlasts_its_request_goes_on_in_the_background(redis_ur
         assert gone["ready"] + gone["delayed"] + gone["leased"] + gone["dead"] <= 3000, gone
         assert q.crawl_stats("third")["pending"] == 0
         assert q.stats()["pending"] == 1
+
+        # a crawl whose deletion stopped part-way: shown as being deleted, only its deletion offered
+        assert q.seed([u + "?4" for u in urls], crawl="stuck").added == 3000
+
+        def stop(so_far):
+            if so_far["removed"] > 0:
+                raise LookupError(so_far["removed"])
+        with pytest.raises(LookupError):
+            q.delete_crawl("stuck", progress=stop)
+        left = q.crawl_stats("stuck")["ready"]
+        assert 0 < left < 3000 and q.crawl_stats("stuck")["deleting"]
+        console = Console(redis_url, "--queue", "bulk")
+        browser.get(console.base + "/q/bulk/crawls")
+        row = browser.find_element(By.CSS_SELECTOR, '#crawls tr[data-crawl="stuck"]')
+        assert row.find_elements(By.TAG_NAME, "td")[9].text == "being deleted"
+        follow(browser, row.find_element(By.LINK_TEXT, "stuck"))
+        assert text(browser, "#crawl-paused").startswith("being deleted"), text(browser, "#crawl-paused")
+        for action in ("resume-crawl", "pause-crawl", "crawl-cap"):
+            assert not browser.find_elements(By.CSS_SELECTOR, f'button[data-action="{action}"]'), action
+        shot(browser, "crawl-being-deleted")
+        assert click_action(browser, "delete-crawl") == f"deleted crawl stuck: {left} ready, 0 delayed, 0 leased, 0 dead"
+        assert not q.crawl_stats("stuck")["deleting"]
     finally:
         raw.execute_command("CLIENT", "UNPAUSE")
         console.stop()

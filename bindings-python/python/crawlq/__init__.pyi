@@ -192,6 +192,10 @@ class CrawlStats(TypedDict):
     cap: Optional[int]
     """The most of its items leased at once (``set_crawl_cap``); None: no cap."""
     paused: bool
+    """Paused by ``pause_crawl``, or being deleted."""
+    deleting: bool
+    """Being deleted (``delete_crawl``): under way, or stopped part-way (its seeds and limit
+    changes are refused until a deletion of it runs to the end)."""
     held_hosts: int
     """Hosts held back because their ready items are all of crawls paused or at their cap."""
     weight: int

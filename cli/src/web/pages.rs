@@ -797,7 +797,12 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
         [
             (
                 "paused",
-                if c.paused { "yes" } else { "no" }.to_string(),
+                match (c.deleting, c.paused) {
+                    (true, _) => "being deleted (a deletion under way, or stopped part-way: delete it again to end it)",
+                    (false, true) => "yes",
+                    (false, false) => "no",
+                }
+                .to_string(),
                 "crawl-paused",
             ),
             (
@@ -821,46 +826,49 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
     body.push_str("</table>");
     if !frame.read_only {
         body.push_str("<h2>Actions</h2><div class=\"actions\">");
-        body.push_str(&if c.paused {
-            action_button(
-                frame,
-                queue,
-                "resume-crawl",
-                &[("crawl", crawl)],
-                "Resume crawl",
-                &path,
-            )
-        } else {
-            action_button(
-                frame,
-                queue,
-                "pause-crawl",
-                &[("crawl", crawl)],
-                "Pause crawl",
-                &path,
-            )
-        });
-        for (action, field, words) in [
-            ("crawl-cap", "cap", ("leases or none", "Set cap")),
-            ("crawl-weight", "weight", ("1.. or default", "Set weight")),
-            ("crawl-rate", "rate", ("per second or none", "Set rate")),
-            (
-                "crawl-host-budget",
-                "budget",
-                ("URLs or none", "Set host budget"),
-            ),
-        ] {
-            body.push_str(&value_input(
-                frame,
-                queue,
-                ("crawl", crawl),
-                action,
-                field,
-                words,
-                &path,
-            ));
+        // (a crawl being deleted takes no pause or limit: only its deletion, to end it)
+        if !c.deleting {
+            body.push_str(&if c.paused {
+                action_button(
+                    frame,
+                    queue,
+                    "resume-crawl",
+                    &[("crawl", crawl)],
+                    "Resume crawl",
+                    &path,
+                )
+            } else {
+                action_button(
+                    frame,
+                    queue,
+                    "pause-crawl",
+                    &[("crawl", crawl)],
+                    "Pause crawl",
+                    &path,
+                )
+            });
+            for (action, field, words) in [
+                ("crawl-cap", "cap", ("leases or none", "Set cap")),
+                ("crawl-weight", "weight", ("1.. or default", "Set weight")),
+                ("crawl-rate", "rate", ("per second or none", "Set rate")),
+                (
+                    "crawl-host-budget",
+                    "budget",
+                    ("URLs or none", "Set host budget"),
+                ),
+            ] {
+                body.push_str(&value_input(
+                    frame,
+                    queue,
+                    ("crawl", crawl),
+                    action,
+                    field,
+                    words,
+                    &path,
+                ));
+            }
+            body.push_str("<br>");
         }
-        body.push_str("<br>");
         body.push_str(&action_button(
             frame,
             queue,

@@ -163,8 +163,13 @@ pub struct CrawlStats {
     /// Its cap, the most of its items leased at once ([`crate::Queue::set_crawl_cap`]); `None`
     /// for no cap.
     pub cap: Option<u64>,
-    /// Whether it is paused ([`crate::Queue::pause_crawl`]).
+    /// Whether it is paused ([`crate::Queue::pause_crawl`]); a crawl being deleted is paused
+    /// too.
     pub paused: bool,
+    /// Whether it is being deleted ([`crate::Queue::delete_crawl`]): a deletion is under way,
+    /// or one stopped part-way (its seeds and limit changes are refused until a deletion of it
+    /// runs to the end).
+    pub deleting: bool,
     /// Hosts held back because every ready item they have is of crawls that are paused or at
     /// their cap, this one among them.
     pub held_hosts: u64,
@@ -198,6 +203,7 @@ impl Default for CrawlStats {
             seeded_total: 0,
             cap: None,
             paused: false,
+            deleting: false,
             held_hosts: 0,
             weight: 1,
             rate: None,
@@ -228,6 +234,7 @@ impl CrawlStats {
             (a, b) => a.or(b),
         };
         self.paused |= other.paused;
+        self.deleting |= other.deleting;
         self.held_hosts += other.held_hosts;
         // (the same in every shard)
         self.weight = self.weight.max(other.weight);

@@ -70,6 +70,8 @@ impl Ops {
             host_budget: u64::try_from(items[12].int()?).ok(),
             hosts: n(13)?,
             oldest_pending_age_ms: u64::try_from(items[14].int()?).ok(),
+            // (absent from the replies of an earlier build's library)
+            deleting: items.get(15).map(|d| d.int()).transpose()? == Some(1),
         })
     }
 

@@ -180,7 +180,7 @@ pub fn leased_page_to_json(page: &LeasedPage, style: Style) -> Value {
 
 /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, hosts,
 /// oldest_pending_age (null: no ready item), seeded_total, and its limits: cap (null: none),
-/// paused, held_hosts, weight, rate (null: none), host_budget (null: none).
+/// paused, deleting, held_hosts, weight, rate (null: none), host_budget (null: none).
 pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
     Out::new(style)
         .value("pending", s.pending())
@@ -198,6 +198,7 @@ pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
         .value("seeded_total", s.seeded_total)
         .value("cap", s.cap)
         .value("paused", s.paused)
+        .value("deleting", s.deleting)
         .value("held_hosts", s.held_hosts)
         .value("weight", s.weight)
         .value("rate", s.rate)
