@@ -839,7 +839,8 @@ export declare class Queue {
    * goes on with its shards: its next seed (or, opened with `shards`, its next call)
    * makes the queue again with them; its reads before that make nothing again.
    * `onProgress` is called after each bounded step with the keys deleted so far, as
-   * `deleteCrawl`'s is.
+   * `deleteCrawl`'s is; a removal it stops leaves the queue part-removed: remove it
+   * again before using its name.
    */
   removeQueue(options?: { evenIfLeased?: boolean; onProgress?: (keysSoFar: number) => unknown }): Promise<number>
   /** The next items lease would take (one per leasable host), without leasing them. */

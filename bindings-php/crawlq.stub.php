@@ -522,7 +522,8 @@ final class Queue
      *
      * `$progress`, when given, is called after each bounded step with the number of keys
      * deleted so far. If it throws, the removal stops after that step and the exception
-     * reaches the caller; calling again finishes it.
+     * reaches the caller, leaving the queue part-removed: calling again finishes it (do so
+     * before using the queue's name).
      *
      * @param (callable(int): void)|null $progress
      * @return int how many Redis keys were deleted

@@ -691,7 +691,8 @@ class Queue:
         goes on with its shards: its next seed (or, opened with ``shards``, its next call)
         makes the queue again with them; its reads before that make nothing again.
         ``progress``, when given, is called after each bounded step with the number of keys
-        deleted so far; if it raises (or on Ctrl-C) the removal stops there."""
+        deleted so far; if it raises (or on Ctrl-C) the removal stops there, leaving the queue
+        part-removed: remove it again before using its name."""
     def peek(self, limit: int = 10) -> list[QueuedItem]: ...
     def peek_host(self, host: str, limit: int = 10, offset: int = 0) -> list[QueuedItem]:
         """One host's ready items in the order its leases take them, from the offset-th on

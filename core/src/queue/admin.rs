@@ -26,7 +26,9 @@ impl<E: Executor> Queue<E> {
 
     /// [`Queue::remove_queue`], calling `progress` after each bounded call with how many keys
     /// have been deleted so far, for a removal that takes a while to show how far it got. The
-    /// last count it is given is the removal's total.
+    /// last count it is given is the removal's total. A removal that does not run to the end
+    /// (its future dropped, its process gone) leaves the queue part-removed: remove it again
+    /// before using its name.
     ///
     /// ```no_run
     /// # async fn demo(q: crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {

@@ -191,7 +191,8 @@ macro_rules! js_queue_methods {
                 "goes on with its shards: its next seed (or, opened with `shards`, its next call)"
                 "makes the queue again with them; its reads before that make nothing again."
                 "`onProgress` is called after each bounded step with the keys deleted so far, as"
-                "`deleteCrawl`'s is.";
+                "`deleteCrawl`'s is; a removal it stops leaves the queue part-removed: remove it"
+                "again before using its name.";
             peek "peek" (options) "options?: { limit?: number }" "Promise<QueuedItem[]>"
                 "The next items lease would take (one per leasable host), without leasing them.";
             peek_host "peekHost" (host, options) "host: string, options?: { limit?: number, offset?: number }" "Promise<QueuedItem[]>"
