@@ -218,9 +218,22 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     let resumed = crawlq(&["-q", &name, "crawls", "resume", "shop"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert!(!q.crawl_stats("shop").await.unwrap().paused);
+    // the mark a deletion leaves while it runs (or once stopped part-way) is shown
+    let base = q.ops().keys().base().to_string();
+    shared().cli(&["HSET", &format!("{base}:crawlcfg"), "news", ":d"]);
+    let shown = crawlq(&["-q", &name, "crawls", "show", "news"]);
+    let text = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(text.contains("being deleted"), "{text}");
+    let shown = crawlq(&["-q", &name, "crawls", "show", "news", "--json"]);
+    assert_eq!(
+        (&json_out(&shown)["deleting"], &json_out(&shown)["paused"]),
+        (&json!(true), &json!(true))
+    );
     let rm = crawlq(&["-q", &name, "crawls", "rm", "news", "--json"]);
     assert_eq!(rm.status.code(), Some(0), "{}", stderr(&rm));
     assert_eq!(json_out(&rm)["removed"], 3);
+    let shown = crawlq(&["-q", &name, "crawls", "show", "news", "--json"]);
+    assert_eq!(json_out(&shown)["deleting"], json!(false));
     assert_eq!(q.crawls().await.unwrap(), ["shop"]);
     assert_eq!(q.stats().await.unwrap().pending, 3);
 }
