@@ -965,3 +965,39 @@ def test_a_deletion_that_outlasts_its_request_goes_on_in_the_background(redis_ur
         raw.execute_command("CLIENT", "UNPAUSE")
         console.stop()
         q.remove_queue(even_if_leased=True)
+
+
+def test_a_host_deletion_and_a_queue_removal_go_on_in_the_background(redis_url, browser):
+    """--background-after 0: a host's deletion and the queue's removal
+    answer at once, then show their outcome; the removed queue leaves the list once it ended."""
+    q = crawlq.Queue(redis_url, "bgq", **OPTIONS)
+    assert q.seed([f"https://gone.example/{i}" for i in range(2000)] + ["https://stay.example/"]).added == 2001
+    console = Console(redis_url, "--background-after", "0")
+    try:
+        browser.get(console.base + "/q/bgq/host/gone.example")
+        flash = click_action(browser, "delete-host")  # the first button: its items, kept as seen
+        assert flash == "deleting host gone.example in the background: every page shows its progress until it ends", flash
+
+        def ended(prefix):
+            def shown(d):
+                d.get(console.base + "/")
+                return [li.text for li in d.find_elements(By.CSS_SELECTOR, "#deletions li") if li.text.startswith(prefix)]
+            return WebDriverWait(browser, 30, poll_frequency=0.3).until(shown)[0]
+        line = ended("queue bgq: deleted host gone.example")
+        assert re.fullmatch(r"queue bgq: deleted host gone\.example: 2000 ready, 0 delayed, 0 leased, 0 dead, 0 forgotten \(.+ ago\)", line), line
+        assert q.stats()["pending"] == 1
+
+        browser.get(console.base + "/q/bgq")
+        flash = click_action(browser, "remove-queue")
+        assert flash == "deleting queue bgq in the background: every page shows its progress until it ends", flash
+        line = ended("queue bgq: removed queue bgq")
+        assert re.fullmatch(r"queue bgq: removed queue bgq: \d+ Redis keys deleted \(.+ ago\)", line), line
+        listed = [r.get_attribute("data-queue") for r in browser.find_elements(By.CSS_SELECTOR, "#queues tr[data-queue]")]
+        assert "bgq" not in listed, listed
+        assert q.stats()["pending"] == 0
+        log = console.log_lines()
+        assert any("action=delete-host queue=bgq host=gone.example: deleted host gone.example: 2000 ready" in l for l in log), log
+        assert any("action=remove-queue queue=bgq: removed queue bgq" in l for l in log), log
+    finally:
+        console.stop()
+        q.remove_queue(even_if_leased=True)
