@@ -7,6 +7,8 @@
 use napi::bindgen_prelude::ToNapiValue;
 use napi::sys;
 use serde_json::{Map, Number, Value};
+use std::cell::Cell;
+use std::fmt;
 use std::ptr;
 
 use crawlq::binding::js::JsReply;
@@ -16,10 +18,42 @@ pub use crawlq::binding::json::NotJson;
 
 struct Ctx {
     env: sys::napi_env,
-    object_prototype: sys::napi_value,
+    /// `Object.prototype`, looked up for the first object met (a page's links are strings).
+    object_prototype: Cell<Option<sys::napi_value>>,
 }
 
-fn status(s: sys::napi_status, what: &str) -> Result<(), NotJson> {
+impl Ctx {
+    unsafe fn object_prototype(&self) -> Result<sys::napi_value, NotJson> {
+        if let Some(proto) = self.object_prototype.get() {
+            return Ok(proto);
+        }
+        let proto = unsafe { object_prototype(self.env)? };
+        self.object_prototype.set(Some(proto));
+        Ok(proto)
+    }
+}
+
+/// Where a value was found (`links[3].payload`), written out only for an error's message:
+/// a batch's values are many and their errors rare.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root(&'a str),
+    Element(&'a At<'a>, u32),
+    Field(&'a At<'a>, &'a str),
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            At::Root(path) => f.write_str(path),
+            At::Element(parent, i) => write!(f, "{parent}[{i}]"),
+            At::Field(At::Root(""), name) => f.write_str(name),
+            At::Field(parent, name) => write!(f, "{parent}.{name}"),
+        }
+    }
+}
+
+fn status(s: sys::napi_status, what: impl fmt::Display) -> Result<(), NotJson> {
     if s == sys::Status::napi_ok {
         Ok(())
     } else {
@@ -38,9 +72,9 @@ pub unsafe fn to_json(
 ) -> Result<Value, NotJson> {
     let ctx = Ctx {
         env,
-        object_prototype: unsafe { object_prototype(env)? },
+        object_prototype: Cell::new(None),
     };
-    unsafe { convert(&ctx, value, path, 0) }.map(|v| v.unwrap_or(Value::Null))
+    unsafe { convert(&ctx, value, At::Root(path), 0) }.map(|v| v.unwrap_or(Value::Null))
 }
 
 unsafe fn object_prototype(env: sys::napi_env) -> Result<sys::napi_value, NotJson> {
@@ -66,7 +100,7 @@ unsafe fn object_prototype(env: sys::napi_env) -> Result<sys::napi_value, NotJso
 unsafe fn convert(
     ctx: &Ctx,
     value: sys::napi_value,
-    path: &str,
+    path: At<'_>,
     depth: usize,
 ) -> Result<Option<Value>, NotJson> {
     if depth > MAX_DEPTH {
@@ -122,12 +156,33 @@ unsafe fn convert(
 unsafe fn string(
     env: sys::napi_env,
     value: sys::napi_value,
-    path: &str,
+    path: impl fmt::Display,
 ) -> Result<String, NotJson> {
+    // Most strings (URLs, hosts, ids) fit a small buffer: one read instead of a length query
+    // and a read. N-API writes whole characters only, so a string cut short leaves at most 3
+    // of the buffer's bytes unused before its terminating NUL.
+    let mut small = [0u8; 512];
+    let mut written = 0;
+    status(
+        unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                value,
+                small.as_mut_ptr().cast(),
+                small.len(),
+                &mut written,
+            )
+        },
+        &path,
+    )?;
+    if written + 4 < small.len() {
+        return String::from_utf8(small[..written].to_vec())
+            .map_err(|_| NotJson::of_type(format!("{path} is not valid UTF-8")));
+    }
     let mut len = 0;
     status(
         unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) },
-        path,
+        &path,
     )?;
     let mut buf = vec![0u8; len + 1];
     let mut written = 0;
@@ -141,7 +196,7 @@ unsafe fn string(
                 &mut written,
             )
         },
-        path,
+        &path,
     )?;
     buf.truncate(written);
     String::from_utf8(buf).map_err(|_| NotJson::of_type(format!("{path} is not valid UTF-8")))
@@ -150,7 +205,7 @@ unsafe fn string(
 unsafe fn object(
     ctx: &Ctx,
     value: sys::napi_value,
-    path: &str,
+    path: At<'_>,
     depth: usize,
 ) -> Result<Value, NotJson> {
     let env = ctx.env;
@@ -172,8 +227,8 @@ unsafe fn object(
                 unsafe { sys::napi_get_element(env, value, i, &mut element) },
                 path,
             )?;
-            let at = format!("{path}[{i}]");
-            items.push(unsafe { convert(ctx, element, &at, depth + 1)? }.unwrap_or(Value::Null));
+            let at = At::Element(&path, i);
+            items.push(unsafe { convert(ctx, element, at, depth + 1)? }.unwrap_or(Value::Null));
         }
         return Ok(Value::Array(items));
     }
@@ -200,7 +255,7 @@ unsafe fn object(
     let mut plain = proto_type == sys::ValueType::napi_null;
     if !plain {
         status(
-            unsafe { sys::napi_strict_equals(env, proto, ctx.object_prototype, &mut plain) },
+            unsafe { sys::napi_strict_equals(env, proto, ctx.object_prototype()?, &mut plain) },
             path,
         )?;
     }
@@ -241,14 +296,11 @@ unsafe fn object(
             unsafe { sys::napi_get_property(env, value, key, &mut field) },
             path,
         )?;
-        let at = if path.is_empty() {
-            name.clone()
-        } else {
-            format!("{path}.{name}")
-        };
-        let converted = match unsafe { convert(ctx, field, &at, depth + 1) } {
+        let converted = match unsafe { convert(ctx, field, At::Field(&path, &name), depth + 1) } {
             // a seed item's field that is not JSON refuses that item only
-            Err(NotJson { message, .. }) if crawlq::binding::json::is_item_field(path, &name) => {
+            Err(NotJson { message, .. })
+                if crawlq::binding::json::is_item_field(&path.to_string(), &name) =>
+            {
                 Some(crawlq::binding::json::unreadable(&message))
             }
             other => other?,
@@ -264,7 +316,7 @@ unsafe fn object(
 unsafe fn typed_array_bytes(
     env: sys::napi_env,
     value: sys::napi_value,
-    path: &str,
+    path: At<'_>,
 ) -> Result<Vec<u8>, NotJson> {
     let mut kind = 0;
     let mut length = 0;

@@ -337,6 +337,35 @@ test('payload values round-trip as plain JSON', async () => {
   assert.deepEqual(lease.payload, payload)
 })
 
+test('strings of every length around the addon\'s read buffer, with 2-, 3- and 4-byte characters, cross whole', async () => {
+  // the addon reads a string into a 512-byte buffer first, and again at its full length when
+  // it may have been cut short: the lengths here end on each side of that edge
+  const q = await open()
+  const strings = []
+  for (const char of ['a', 'é', '€', '😀']) {
+    for (let bytes = 496; bytes <= 520; bytes++) {
+      const head = 'x'.repeat(bytes - Buffer.byteLength(char) * 2)
+      strings.push(head + char + char)
+    }
+  }
+  strings.push('😀'.repeat(2000), '')
+  const report = await q.seed(strings.map((s, i) => ({ url: `http://long.com/${i}`, payload: { s } })))
+  assert.equal(report.added, strings.length)
+  const leases = await q.lease({ max: strings.length, waitMs: 0 })
+  assert.deepEqual(leases.map(l => l.payload.s).sort(), [...strings].sort())
+  // a page's links (strings, the common case) and a URL that is not valid, with their indexes
+  const [page] = leases
+  const links = Array.from({ length: 30 }, (_, i) => `http://links.com/${i}/${'p'.repeat(480 + i)}`)
+  links.push('http://' + 'é'.repeat(300) + '.com/') // a host label over 63 characters
+  const answered = await q.ackWithLinks(page, links)
+  assert.equal(answered.acked, true)
+  assert.equal(answered.links.added, 30)
+  assert.deepEqual(answered.links.invalid.map(i => [i.index, i.input]), [[30, links[30]]])
+  const stored = await q.lease({ max: 100, waitMs: 0 })
+  assert.equal(stored.length, 30)
+  for (const l of stored) assert.equal(l.url, links[Number(l.url.split('/')[3])])
+})
+
 async function allHosts (q, limit) {
   const out = []
   let cursor = null
