@@ -33,6 +33,8 @@ where
     F: Future<Output = crawlq::Result<T>> + Send + 'static,
     C: FnOnce(&Env, T) -> Result<V> + 'static,
 {
+    // boxed: a call's future is several kilobytes, moved (copied) at each step of the spawn
+    let fut = Box::pin(fut);
     env.spawn_future_with_callback(
         async move { Ok(fut.await) },
         move |env, outcome| match outcome {

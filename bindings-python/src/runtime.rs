@@ -213,6 +213,8 @@ where
     T: Send + 'static,
 {
     let future_ref: Py<PyAny> = py_future.clone().unbind();
+    // boxed: a call's future is several kilobytes, copied at each move of the spawn otherwise
+    let fut = Box::pin(fut);
     let task = runtime().spawn(async move {
         let result = fut.await;
         pending.push(Box::new(move |py| {
