@@ -234,6 +234,11 @@ pub fn from_json(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 }
 
 /// Keyword arguments as a JSON object (`None` values dropped: they mean "default").
+/// Whether `obj` is an int that neither `i64` nor `u64` holds.
+fn is_int_past_64_bits(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyInt>() && obj.extract::<i64>().is_err() && obj.extract::<u64>().is_err()
+}
+
 pub fn kwargs_to_json(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
     let mut map = Map::new();
     if let Some(kwargs) = kwargs {
@@ -241,9 +246,19 @@ pub fn kwargs_to_json(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
             if v.is_none() {
                 continue;
             }
-            // a NaN or infinite option is refused by the option parser, by name (ConfigError)
+            // a NaN or infinite option, or an int past 64 bits, is refused by the option
+            // parser, by name (ConfigError), as any other number out of its range
             let value = match v.cast::<PyFloat>() {
                 Ok(f) => crawlq::config::number_value(f.value()),
+                Err(_) if is_int_past_64_bits(&v) => {
+                    let negative = v.lt(0)?;
+                    let n = v.extract::<f64>().unwrap_or(if negative {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    });
+                    crawlq::config::number_value(n)
+                }
                 Err(_) => to_json(&v)?,
             };
             map.insert(k.extract::<String>()?, value);

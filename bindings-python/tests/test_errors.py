@@ -122,6 +122,23 @@ def test_numbers_that_are_not_durations(q: crawlq.Queue) -> None:
         crawlq.Queue("redis://127.0.0.1:1/0", "q", lease_ttl=float("nan"))
 
 
+def test_options_past_64_bits_are_config_errors_naming_the_option() -> None:
+    for option, value in [
+        ("seen_cache", 2**64),
+        ("lease_ttl", 2**64),
+        ("max_attempts", -(2**63) - 1),
+        ("shards", 10**400),
+        ("host_delay", -(10**400)),
+    ]:
+        with pytest.raises(crawlq.ConfigError, match=f'option "{option}"'):
+            crawlq.Queue("redis://127.0.0.1:1/0", "q", **{option: value})
+        with pytest.raises(crawlq.ConfigError, match=f'option "{option}"'):
+            crawlq.AsyncQueue("redis://127.0.0.1:1/0", "q", **{option: value})
+    # ints that fit are read as they are
+    with pytest.raises(crawlq.ConfigError, match=r'option "seen_cache" .* got 100000001$'):
+        crawlq.Queue("redis://127.0.0.1:1/0", "q", seen_cache=100_000_001)
+
+
 def test_lone_surrogates_become_replacement_characters(q: crawlq.Queue) -> None:
     report = q.seed(["http://a.com/\ud800x", "http://a.com/ok"])
     assert (report.added, report.invalid) == (2, [])
