@@ -93,9 +93,11 @@ final class Queue
     /**
      * Answer a fetched page and seed the links it found, in one round trip: the links are
      * seeded as seed() seeds them (with `$options`: priority, delay, payload, force), then the
-     * lease is acked as ack() acks it.
+     * lease is acked as ack() acks it. Links resolve against the page's URL as a browser
+     * resolves an href ('next.html', '/about', '?page=2'; 'mailto:' and the like are refused
+     * per link).
      *
-     * @param string|list<string|array<string, mixed>> $links URLs or hosts, as seed() takes its items
+     * @param string|list<string|array<string, mixed>> $links URLs, absolute or relative to the page's URL
      * @return array{acked: bool, links: SeedReport} acked false when the lease was not live any
      *     more (its links are seeded all the same)
      */
@@ -117,7 +119,7 @@ final class Queue
      * $lease was still live. $options: the links' seed options, and 'ttl' (seconds) for the
      * new leases.
      *
-     * @param string|list<string|array<string, mixed>> $links URLs or hosts, as seed() takes its items
+     * @param string|list<string|array<string, mixed>> $links URLs, absolute or relative to the page's URL
      * @param array<string, mixed>|null $options
      * @return array{acked: bool, links: SeedReport, leases: list<Lease>}
      */

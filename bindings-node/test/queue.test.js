@@ -561,7 +561,7 @@ test('pages answered by many loops at once go together, each with its own answer
   }
   const before = calls()
   const answers = await Promise.all(pages.map((page, i) =>
-    q.ackWithLinksAndLease(page, [`http://n${i}.com/`, 'http://shared.com/', 'not a url'], { waitMs: 0 })))
+    q.ackWithLinksAndLease(page, [`http://n${i}.com/`, 'http://shared.com/', 'http://not a host/'], { waitMs: 0 })))
   // the pages answered while a call was on its way went in fewer calls than pages
   assert.ok(calls() - before < 32, `${calls() - before} calls`)
   assert.ok(answers.every((a) => a.acked))
@@ -612,14 +612,14 @@ test('ackWithRequestsAndLease answers the page, seeds its crawl requests and lea
     { url: 'http://b.com/form', method: 'POST', body: 'q=1', label: 'search' },
     { url: 'http://b.com/form' },
     { url: 'http://a.com/' },
-    { url: 'not a url' }
+    { url: 'http://not a host/' }
   ]
   const before = calls()
   const r = await q.ackWithRequestsAndLease(lease, found, { priority: 3, max: 5, waitMs: 0, ttlMs: 2000 })
   assert.equal(calls() - before, 1, 'the ack, the requests and the next leases: one call')
   assert.equal(r.acked, true)
   assert.deepEqual([r.links.added, r.links.duplicates], [2, 1])
-  assert.deepEqual(r.links.invalid.map((i) => [i.index, i.input]), [[3, 'not a url']])
+  assert.deepEqual(r.links.invalid.map((i) => [i.index, i.input]), [[3, 'http://not a host/']])
   const leased = r.leases.map((l) => [crawlq.requestOf(l).method, crawlq.requestOf(l).label ?? null, l.priority]).sort()
   assert.deepEqual(leased, [['GET', null, 3], ['POST', 'search', 3]])
   assert.ok(r.leases.every((l) => l.expiresAt - l.leasedAt === 2000))
@@ -629,6 +629,27 @@ test('ackWithRequestsAndLease answers the page, seeds its crawl requests and lea
   assert.equal(again.acked, false)
   assert.equal(again.links.added, 1)
   assert.deepEqual(again.leases.map((l) => l.url).sort(), ['http://d.com/', 'http://e.com/'])
+  q.close()
+})
+
+test('a page\'s relative links and crawl requests resolve against its URL, with the next lease too', async () => {
+  const q = await open({ hostDelayMs: 0 })
+  await q.seed(['https://a.com/docs/intro.html', 'https://b.com/list/'])
+  const pages = Object.fromEntries((await q.lease({ max: 2, waitMs: 0 })).map((l) => [l.host, l]))
+  const r = await q.ackWithLinksAndLease(pages['a.com'], ['next.html', '/about#team', '#top', 'javascript:void(0)'], { max: 1, waitMs: 0 })
+  assert.deepEqual([r.acked, r.links.added, r.links.duplicates], [true, 2, 1])
+  assert.deepEqual(r.links.invalid.map((i) => [i.index, i.code]), [[3, 'unsupported_scheme']])
+  assert.deepEqual(r.leases.map((l) => l.url), ['https://a.com/docs/next.html'])
+  const found = [{ url: 'search?q=1', method: 'POST', body: 'x' }, { url: 'https://b.com/list/search?q=1' }]
+  const answered = await q.ackWithRequestsAndLease(pages['b.com'], found, { max: 5, waitMs: 0 })
+  assert.deepEqual([answered.acked, answered.links.added], [true, 2], 'the POST and the GET are two requests')
+  const leased = [...answered.leases, ...await q.lease({ max: 10, waitMs: 0 })]
+    .map((l) => [l.url, crawlq.requestOf(l).method, crawlq.requestOf(l).url]).sort()
+  assert.deepEqual(leased, [
+    ['https://a.com/about', 'GET', 'https://a.com/about'],
+    ['https://b.com/list/search?q=1', 'GET', 'https://b.com/list/search?q=1'],
+    ['https://b.com/list/search?q=1', 'POST', 'https://b.com/list/search?q=1']
+  ])
   q.close()
 })
 

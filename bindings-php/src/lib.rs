@@ -263,17 +263,20 @@ fn acked_and_links(
     answer_table(flag, Some(report), leases)
 }
 
-/// The crawl requests and options of seedRequests() and ackWithRequests() as seed items: a
-/// value that is not an array is a TypeError, bad options an argument error.
+/// The crawl requests and options of seedRequests() and ackWithRequests() (found on the page
+/// at `page_url`) as seed items: a value that is not an array is a TypeError, bad options an
+/// argument error.
 fn requests_arg(
     queue: &CoreQueue,
     requests: &Zval,
     options: Option<&Zval>,
+    page_url: Option<&str>,
 ) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
     let requests = request_list(requests)?;
     let opts = json::request_options_from_json(&options_json(options, "options")?, Style::Snake)
         .map_err(throw)?;
-    let items = json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
+    let items = json::page_request_seed_items(&requests, Style::Snake, queue.ops(), page_url)
+        .map_err(throw)?;
     Ok((items, opts))
 }
 
@@ -431,7 +434,7 @@ impl Queue {
     /// priority, delay (seconds), force.
     pub fn seed_requests(&self, requests: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
         let queue = self.handle.queue()?;
-        let (items, opts) = requests_arg(&queue, requests, options)?;
+        let (items, opts) = requests_arg(&queue, requests, options, None)?;
         let report = runtime::block_on(queue.seed(&items, &opts)).map_err(throw)?;
         Ok(SeedReport { report })
     }
@@ -480,7 +483,8 @@ impl Queue {
     }
 
     /// Answer a fetched page and seed the links it found, in one round trip: the links are
-    /// seeded as seed() seeds them (with `$options`), then the lease is acked as ack() acks it.
+    /// seeded as seed() seeds them (with `$options`), then the lease is acked as ack() acks it;
+    /// links resolve against the page's URL as a browser resolves an href.
     /// ['acked' => bool, 'links' => SeedReport]: acked false when the lease was not live any
     /// more (its links are seeded all the same).
     pub fn ack_with_links(
@@ -507,8 +511,8 @@ impl Queue {
         options: Option<&Zval>,
     ) -> PhpResult<Zval> {
         let queue = self.handle.queue()?;
-        let (items, opts) = requests_arg(&queue, requests, options)?;
         let handle = lease.core.handle();
+        let (items, opts) = requests_arg(&queue, requests, options, handle.url.as_deref())?;
         let (acked, report) =
             runtime::block_on(queue.ack_with_links(&handle, &items, &opts)).map_err(throw)?;
         acked_and_links(acked, report, None)
@@ -573,9 +577,14 @@ impl Queue {
             json::Found::Requests,
         )
         .map_err(throw)?;
-        let items =
-            json::request_seed_items(&requests, Style::Snake, queue.ops()).map_err(throw)?;
         let handle = lease.core.handle();
+        let items = json::page_request_seed_items(
+            &requests,
+            Style::Snake,
+            queue.ops(),
+            handle.url.as_deref(),
+        )
+        .map_err(throw)?;
         let (acked, report, leases) =
             runtime::block_on(queue.ack_with_links_and_lease(&handle, &items, &opts, &next))
                 .map_err(throw)?;

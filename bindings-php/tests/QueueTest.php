@@ -512,6 +512,33 @@ final class QueueTest extends TestCase
         $q->ackWithRequests($lease, 'http://a.com/form');
     }
 
+    public function testAPagesRelativeLinksAndRequestsResolveAgainstItsUrl(): void
+    {
+        $q = $this->open(['host_delay' => 0]);
+        $q->seed(['https://a.com/docs/intro.html', 'https://b.com/list/']);
+        $pages = [];
+        foreach ($q->lease(2, 0.0) as $l) {
+            $pages[$l->host] = $l;
+        }
+        $r = $q->ackWithLinks($pages['a.com'], ['next.html', '/about#team', '#top', 'mailto:x@a.com']);
+        $this->assertSame([true, 2, 1], [$r['acked'], $r['links']->added, $r['links']->duplicates]);
+        $this->assertSame([[3, 'unsupported_scheme']], array_map(fn ($i) => [$i['index'], $i['code']], $r['links']->invalid));
+        $found = [['url' => 'search?q=1', 'method' => 'POST', 'body' => 'x'], ['url' => 'https://b.com/list/search?q=1']];
+        $r = $q->ackWithRequestsAndLease($pages['b.com'], $found, 5, 0.0);
+        $this->assertSame([true, 2], [$r['acked'], $r['links']->added], 'the POST and the GET are two requests');
+        $leased = array_map(
+            fn ($l) => [$l->url, Crawlq\request_of($l)['method'], Crawlq\request_of($l)['url']],
+            array_merge($r['leases'], $q->lease(10, 0.0))
+        );
+        sort($leased);
+        $this->assertSame([
+            ['https://a.com/about', 'GET', 'https://a.com/about'],
+            ['https://a.com/docs/next.html', 'GET', 'https://a.com/docs/next.html'],
+            ['https://b.com/list/search?q=1', 'GET', 'https://b.com/list/search?q=1'],
+            ['https://b.com/list/search?q=1', 'POST', 'https://b.com/list/search?q=1'],
+        ], $leased);
+    }
+
     public function testRemoveQueueRefusesWhileLeasedThenDeletesEveryShard(): void
     {
         $name = unique_name('remove');
@@ -604,14 +631,14 @@ final class QueueTest extends TestCase
             ['url' => 'http://b.com/form', 'method' => 'POST', 'body' => 'q=1', 'label' => 'search'],
             ['url' => 'http://b.com/form'],
             ['url' => 'http://a.com/'],
-            ['url' => 'not a url'],
+            ['url' => 'http://not a host/'],
         ];
         $server->cli('CONFIG', 'RESETSTAT');
         $r = $q->ackWithRequestsAndLease($lease, $found, 5, 0.0, ['priority' => 3, 'ttl' => 2.0]);
         $this->assertStringContainsString('cmdstat_fcall:calls=1,', $server->cli('INFO', 'commandstats'), 'one call');
         $this->assertTrue($r['acked']);
         $this->assertSame([2, 1], [$r['links']->added, $r['links']->duplicates]);
-        $this->assertSame([[3, 'not a url']], array_map(fn ($i) => [$i['index'], $i['input']], $r['links']->invalid));
+        $this->assertSame([[3, 'http://not a host/']], array_map(fn ($i) => [$i['index'], $i['input']], $r['links']->invalid));
         $methods = array_map(fn ($l) => [Crawlq\request_of($l)['method'], $l->priority], $r['leases']);
         sort($methods);
         $this->assertSame([['GET', 3], ['POST', 3]], $methods);

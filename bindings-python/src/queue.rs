@@ -73,14 +73,16 @@ fn page_and_lease<M: Mode>(
     lease: &Bound<'_, PyAny>,
     opts: crawlq::SeedOptions,
     next: crawlq::LeaseOptions,
-    found: impl FnOnce(&crawlq::ops::Ops) -> crawlq::Result<Vec<crawlq::SeedItem>> + Send + 'static,
+    found: impl FnOnce(&crawlq::ops::Ops, Option<&str>) -> crawlq::Result<Vec<crawlq::SeedItem>>
+    + Send
+    + 'static,
 ) -> PyResult<Py<PyAny>> {
     let (arg, lease) = LeaseArg::extract_one(lease)?;
     M::leasing(
         py,
         handle,
         move |q, stop| async move {
-            let items = found(q.ops())?;
+            let items = found(q.ops(), lease.url.as_deref())?;
             q.ack_with_links_and_lease_interruptible(&lease, &items, &opts, &next, stop)
                 .await
         },
@@ -260,7 +262,8 @@ macro_rules! queue_methods {
 
             /// Answer a fetched page and seed the links it found, in one round trip: the links
             /// are seeded as `seed` seeds them (with these options), then the lease is acked as
-            /// `ack` acks it. `(acked, report)`: `acked` False when the lease was not live any
+            /// `ack` acks it; links resolve against the page's URL as a browser resolves an
+            /// `href`. `(acked, report)`: `acked` False when the lease was not live any
             /// more (its links are seeded all the same), `report` the links' SeedReport.
             #[pyo3(signature = (lease, links, *, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
@@ -307,7 +310,12 @@ macro_rules! queue_methods {
                     py,
                     &self.handle,
                     move |q| async move {
-                        let items = json::request_seed_items(&requests, Style::Snake, q.ops())?;
+                        let items = json::page_request_seed_items(
+                            &requests,
+                            Style::Snake,
+                            q.ops(),
+                            handle.url.as_deref(),
+                        )?;
                         q.ack_with_links(&handle, &items, &opts).await
                     },
                     acked_and_report(arg),
@@ -336,7 +344,7 @@ macro_rules! queue_methods {
             ) -> PyResult<Py<PyAny>> {
                 let next = lease_args(max, wait, ttl)?;
                 let (links, opts) = seed_args(links, "links", priority, delay, payload, force, crawl)?;
-                page_and_lease::<$mode>(py, &self.handle, lease, opts, next, move |_| Ok(links))
+                page_and_lease::<$mode>(py, &self.handle, lease, opts, next, move |_, _| Ok(links))
             }
 
             /// `ack_with_requests`, then lease up to `max` more items in the same call, as
@@ -360,8 +368,8 @@ macro_rules! queue_methods {
                 let next = lease_args(max, wait, ttl)?;
                 let requests = crate::args::requests_json(requests)?;
                 let opts = crate::args::seed_options(priority, delay, None, force, crawl)?;
-                page_and_lease::<$mode>(py, &self.handle, lease, opts, next, move |ops| {
-                    json::request_seed_items(&requests, Style::Snake, ops)
+                page_and_lease::<$mode>(py, &self.handle, lease, opts, next, move |ops, page| {
+                    json::page_request_seed_items(&requests, Style::Snake, ops, page)
                 })
             }
 

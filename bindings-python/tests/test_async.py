@@ -54,7 +54,7 @@ def test_pages_answered_by_many_tasks_at_once_go_together_each_with_its_own_answ
         pages = await aq.lease(32, wait=0)
         before = script_calls()
         answers = await asyncio.gather(*(
-            aq.ack_with_links_and_lease(page, [f"http://n{i}.com/", "http://shared.com/", "not a url"], wait=0)
+            aq.ack_with_links_and_lease(page, [f"http://n{i}.com/", "http://shared.com/", "http://not a host/"], wait=0)
             for i, page in enumerate(pages)))
         # the pages answered while a call was on its way went in fewer calls than pages
         assert script_calls() - before < 32

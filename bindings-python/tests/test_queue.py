@@ -588,14 +588,14 @@ def test_ack_with_requests_and_lease_answers_the_page_seeds_its_requests_and_lea
         {"url": "http://b.com/form", "method": "POST", "body": "q=1", "label": "search"},
         {"url": "http://b.com/form"},
         {"url": "http://a.com/"},
-        {"url": "not a url"},
+        {"url": "http://not a host/"},
     ]
     private_redis.cli("CONFIG", "RESETSTAT")
     acked, report, leases = q.ack_with_requests_and_lease(lease, found, 5, wait=0, ttl=2.0, priority=3)
     assert "cmdstat_fcall:calls=1," in private_redis.cli("INFO", "commandstats"), "one call"
     assert acked and lease.answered
     assert (report.added, report.duplicates) == (2, 1)
-    assert [(i.index, i.input) for i in report.invalid] == [(3, "not a url")]
+    assert [(i.index, i.input) for i in report.invalid] == [(3, "http://not a host/")]
     leased = sorted((dict(crawlq.request_of(l))["method"], l.priority) for l in leases)
     assert leased == [("GET", 3), ("POST", 3)]
     assert all(abs(l.expires_at - l.leased_at - 2.0) < 0.001 for l in leases)
@@ -604,6 +604,28 @@ def test_ack_with_requests_and_lease_answers_the_page_seeds_its_requests_and_lea
     acked, report, leases = q.ack_with_requests_and_lease(lease, [{"url": "http://e.com/"}], 5, wait=0)
     assert not acked and report.added == 1
     assert sorted(l.url for l in leases) == ["http://d.com/", "http://e.com/"]
+
+
+def test_a_pages_relative_links_and_requests_resolve_against_its_url(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, host_delay=0)
+    q.seed(["https://a.com/docs/intro.html", "https://b.com/list/"])
+    pages = {l.host: l for l in q.lease(2, wait=0)}
+    acked, report = q.ack_with_links(pages["a.com"], ["next.html", "/about#team", "#top", "mailto:x@a.com", "HTTP://C.com/"])
+    assert acked and (report.added, report.duplicates) == (3, 1)
+    assert [(i.index, i.code) for i in report.invalid] == [(3, "unsupported_scheme")]
+    # a page's crawl requests too: their key and stored request hold the absolute URL
+    found = [{"url": "search?q=1", "method": "POST", "body": "x"}, {"url": "https://b.com/list/search?q=1"}]
+    acked, report = q.ack_with_requests(pages["b.com"], found)
+    assert acked and report.added == 2, "the POST and the GET are two requests"
+    leased = sorted((l.url, dict(crawlq.request_of(l))["method"], dict(crawlq.request_of(l))["url"]) for l in q.lease(10, wait=0))
+    assert leased == [
+        ("http://c.com/", "GET", "http://c.com/"),
+        ("https://a.com/about", "GET", "https://a.com/about"),
+        ("https://a.com/docs/next.html", "GET", "https://a.com/docs/next.html"),
+        ("https://b.com/list/search?q=1", "GET", "https://b.com/list/search?q=1"),
+        ("https://b.com/list/search?q=1", "POST", "https://b.com/list/search?q=1"),
+    ]
+    q.close()
 
 
 def test_the_seen_cache_answers_repeated_links_and_counts_them(redis_server: RedisServer, name: str) -> None:

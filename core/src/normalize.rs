@@ -225,18 +225,9 @@ pub fn scoped_identity<'a>(crawl: Option<&str>, identity: &'a str) -> std::borro
 /// assert_eq!(normalize("example.com/path").unwrap_err().code(), "invalid_url");
 /// ```
 pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
-    let trimmed = input.trim();
-    if trimmed.is_empty() {
-        return Err(InvalidReason::Empty);
-    }
-    if trimmed.len() > MAX_ITEM_BYTES {
-        return Err(InvalidReason::TooLong {
-            len: trimmed.len(),
-            max: MAX_ITEM_BYTES,
-        });
-    }
+    let trimmed = checked_input(input)?;
     if trimmed.contains("://") {
-        normalize_url(trimmed)
+        normalize_url(trimmed, None)
     } else if !trimmed.starts_with('[') && trimmed.contains(['/', ':', '?', '#', '@']) {
         Err(InvalidReason::InvalidUrl(
             "no scheme: start URLs with http:// or https://, or give a bare host".into(),
@@ -251,8 +242,47 @@ pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
     }
 }
 
-fn normalize_url(input: &str) -> Result<Normalized, InvalidReason> {
-    let mut url = Url::parse(input).map_err(|e| {
+/// Canonicalize a link found on the page at `page` (a canonical URL): a URL reference,
+/// resolved against the page's URL as a browser resolves an `href` (`/about`, `next.html`,
+/// `?page=2`, `//cdn.example/x`; an absolute URL is itself), then canonicalized as
+/// [`normalize`] canonicalizes URLs. With no page (a page that is a host item), the link is an
+/// input as [`normalize`] takes it (a URL or a bare host).
+///
+/// ```
+/// use crawlq::normalize::normalize_link;
+/// let page = url::Url::parse("https://example.com/docs/intro.html").unwrap();
+/// let canonical = |link| normalize_link(link, Some(&page)).map(|n| n.canonical);
+/// assert_eq!(canonical("next.html").unwrap(), "https://example.com/docs/next.html");
+/// assert_eq!(canonical("/about#team").unwrap(), "https://example.com/about");
+/// assert_eq!(canonical("//CDN.example.org/x").unwrap(), "https://cdn.example.org/x");
+/// assert_eq!(canonical("HTTP://b.com/").unwrap(), "http://b.com/");
+/// assert_eq!(canonical("mailto:team@example.com").unwrap_err().code(), "unsupported_scheme");
+/// assert_eq!(normalize_link("next.html", None).unwrap().canonical, "next.html"); // a host
+/// ```
+pub fn normalize_link(input: &str, page: Option<&Url>) -> Result<Normalized, InvalidReason> {
+    match page {
+        None => normalize(input),
+        Some(page) => normalize_url(checked_input(input)?, Some(page)),
+    }
+}
+
+/// `input` trimmed of whitespace, refused when empty or too long.
+fn checked_input(input: &str) -> Result<&str, InvalidReason> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err(InvalidReason::Empty);
+    }
+    if trimmed.len() > MAX_ITEM_BYTES {
+        return Err(InvalidReason::TooLong {
+            len: trimmed.len(),
+            max: MAX_ITEM_BYTES,
+        });
+    }
+    Ok(trimmed)
+}
+
+fn normalize_url(input: &str, base: Option<&Url>) -> Result<Normalized, InvalidReason> {
+    let mut url = Url::options().base_url(base).parse(input).map_err(|e| {
         InvalidReason::InvalidUrl(match e {
             url::ParseError::IdnaError | url::ParseError::InvalidDomainCharacter => {
                 host_character_reason(url_host_text(input)).unwrap_or_else(|| e.to_string())

@@ -1,6 +1,6 @@
 //! A page answered with its links in one call: the links seeded as `seed` seeds them, the lease
 //! acked as `ack` acks it; fencing holds for the combined call, and the links of a page
-//! answered after its lease was reclaimed are still seeded.
+//! answered after its lease was reclaimed are still seeded; links resolve against the page's URL.
 mod common;
 
 use common::*;
@@ -25,7 +25,7 @@ async fn a_page_is_acked_and_its_links_seeded_in_one_call() {
     let links = items(&[
         "http://a.com/seen",
         "http://b.com/new",
-        "not a url",
+        "http://not a host/",
         "http://a.com/new",
         "http://b.com/new",
     ]);
@@ -175,7 +175,7 @@ async fn a_page_is_acked_its_links_seeded_and_the_next_pages_leased_in_one_call(
         .unwrap();
     let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
     server.cli(&["CONFIG", "RESETSTAT"]);
-    let links = items(&["http://a.com/x", "http://b.com/y", "bad url"]);
+    let links = items(&["http://a.com/x", "http://b.com/y", "http://bad host/"]);
     let (acked, report, leases) = q
         .ack_with_links_and_lease(
             &page.handle(),
@@ -369,4 +369,145 @@ async fn a_call_of_more_links_than_one_unpack_takes() {
     assert_eq!(batch.leases.len(), 1);
     let stats = q.stats().await.unwrap();
     assert_eq!((stats.done, stats.ready, stats.seen), (2, 1999, 2002));
+}
+
+fn no_delay() -> Config {
+    Config {
+        host_delay: Duration::ZERO,
+        ..config()
+    }
+}
+
+/// Every lease of `q` at once, by URL (or host, for a host item).
+async fn leased_by_name(q: &Queue<RedisExecutor>) -> Vec<String> {
+    let mut names: Vec<String> = q
+        .lease(1000, Duration::ZERO)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| l.url.unwrap_or(l.host))
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_pages_links_resolve_against_its_url_as_a_browser_resolves_them() {
+    let q = open("links-relative", no_delay()).await;
+    q.seed(
+        &items(&["https://a.com/docs/intro.html?x=1", "b.com"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut pages = q.lease(2, Duration::ZERO).await.unwrap();
+    pages.sort_by_key(|l| l.url.is_none());
+    let (page, host_item) = (pages.remove(0), pages.remove(0));
+    let links = items(&[
+        "next.html",            // 0: beside the page
+        "/about#team",          // 1: from the root, the fragment dropped
+        "../up/",               // 2: dot segments
+        "?page=2",              // 3: the page's path, another query
+        "//CDN.c.com/lib.js",   // 4: the page's scheme
+        "#top",                 // 5: the page itself: a duplicate
+        "HTTP://D.com/x",       // 6: absolute, as it is
+        "mailto:team@a.com",    // 7: not http(s)
+        "javascript:void(0)",   // 8: not http(s)
+        "http://not a host/",   // 9: not a URL
+        "example.com",          // 10: a relative path here, not a host
+        "  spaced name.html  ", // 11: trimmed, the space encoded
+    ]);
+    let (acked, report) = q
+        .ack_with_links(&page.handle(), &links, &SeedOptions::default())
+        .await
+        .unwrap();
+    assert!(acked);
+    let invalid: Vec<(usize, &str)> = report
+        .invalid
+        .iter()
+        .map(|i| (i.index, i.reason.code()))
+        .collect();
+    assert_eq!(
+        invalid,
+        [
+            (7, "unsupported_scheme"),
+            (8, "unsupported_scheme"),
+            (9, "invalid_url")
+        ]
+    );
+    assert_eq!((report.added, report.duplicates), (8, 1));
+    assert!(report.ids[5].is_none(), "the page itself is seen");
+    // a host item's page has no URL: its links are inputs as seed takes them (a bare host)
+    let (acked, report) = q
+        .ack_with_links(
+            &host_item.handle(),
+            &items(&["e.com", "/about"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.added, 1);
+    assert_eq!(report.invalid[0].index, 1);
+    assert_eq!(
+        leased_by_name(&q).await,
+        [
+            "e.com",
+            "http://d.com/x",
+            "https://a.com/about",
+            "https://a.com/docs/example.com",
+            "https://a.com/docs/intro.html?page=2",
+            "https://a.com/docs/next.html",
+            "https://a.com/docs/spaced%20name.html",
+            "https://a.com/up/",
+            "https://cdn.c.com/lib.js",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn relative_links_resolve_on_the_long_way_and_with_the_next_lease_too() {
+    let q = open("links-relative-long", no_delay()).await;
+    q.seed(&items(&["http://a.com/dir/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    // past 250 links: seeded first, as seed seeds them, then the ack and lease
+    let links: Vec<String> = (0..300).map(|i| format!("p{i}")).collect();
+    let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &items(&refs),
+            &SeedOptions::default(),
+            &next(1, Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!((report.added, report.invalid.len()), (300, 0));
+    let urls: Vec<&str> = leases.iter().filter_map(|l| l.url.as_deref()).collect();
+    assert_eq!(urls, ["http://a.com/dir/p0"]);
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased, stats.done), (299, 1, 1));
+    // one call, a few links
+    let q = open("links-relative-short", no_delay()).await;
+    q.seed(&items(&["http://a.com/dir/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let (acked, report, leases) = q
+        .ack_with_links_and_lease(
+            &page.handle(),
+            &items(&["x", "../y"]),
+            &SeedOptions::default(),
+            &next(1, Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    assert!(acked);
+    assert_eq!(report.added, 2);
+    let urls: Vec<&str> = leases.iter().filter_map(|l| l.url.as_deref()).collect();
+    assert_eq!(urls, ["http://a.com/dir/x"]);
+    assert_eq!(leased_by_name(&q).await, ["http://a.com/y"]);
 }

@@ -224,7 +224,7 @@ async fn a_pages_links_go_into_its_crawl() {
     let (acked, report) = q
         .ack_with_links(
             &page.handle(),
-            &items(&["http://a.com/next", "http://b.com/", "not a url"]),
+            &items(&["http://a.com/next", "http://b.com/", "http://not a host/"]),
             &SeedOptions::default(),
         )
         .await

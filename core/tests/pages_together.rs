@@ -99,7 +99,7 @@ async fn pages_answered_meanwhile_go_in_one_call_each_with_its_own_report_and_le
             items(&[
                 "http://x.com/seen",
                 &new,
-                "not a url",
+                "http://not a host/",
                 "http://s.com/shared",
             ])
         })
@@ -321,7 +321,11 @@ async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_lin
         .enumerate()
         .map(|(i, page)| {
             let own = page.url.as_deref().unwrap().replace(".com/", ".com/next");
-            items(&[&own, &format!("http://elsewhere{i}.org/"), "not a url"])
+            items(&[
+                &own,
+                &format!("http://elsewhere{i}.org/"),
+                "http://not a host/",
+            ])
         })
         .collect();
     let answers = answer_together(&q, &pages, &links).await;

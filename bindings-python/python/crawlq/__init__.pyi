@@ -486,8 +486,10 @@ class Queue:
         self, lease: Lease, links: Iterable[SeedInput], *, priority: int = 0, delay: float = 0.0, payload: JSON = None, force: bool = False, crawl: Optional[str] = None
     ) -> tuple[bool, SeedReport]:
         """Answer a fetched page and seed the links it found, in one round trip: the links are
-        seeded as ``seed`` seeds them, then the lease is acked as ``ack`` acks it. ``acked`` is
-        False when the lease was not live any more (its links are seeded all the same)."""
+        seeded as ``seed`` seeds them, then the lease is acked as ``ack`` acks it. Links resolve
+        against the page's URL as a browser resolves an ``href`` (``next.html``, ``/about``,
+        ``?page=2``; ``mailto:`` and the like are refused per link). ``acked`` is False when the
+        lease was not live any more (its links are seeded all the same)."""
     def ack_with_requests(
         self, lease: Lease, requests: Iterable[CrawlRequestInput], *, priority: int = 0, delay: float = 0.0, force: bool = False, crawl: Optional[str] = None
     ) -> tuple[bool, SeedReport]:

@@ -214,6 +214,20 @@ pub struct SeedDefaults {
     payload: Option<Option<String>>,
     /// The batch's crawl, checked ([`crate::normalize::check_crawl`]).
     crawl: Option<std::sync::Arc<str>>,
+    /// The URL of the page whose links these are: they resolve against it
+    /// ([`crate::normalize::normalize_link`]).
+    page: Option<url::Url>,
+}
+
+impl SeedDefaults {
+    /// These defaults for the links found on the page at `page_url` (a lease's URL; `None`
+    /// for a host item, whose links are inputs as `seed` takes them).
+    pub fn for_page(self, page_url: Option<&str>) -> SeedDefaults {
+        SeedDefaults {
+            page: page_url.and_then(|u| url::Url::parse(u).ok()),
+            ..self
+        }
+    }
 }
 
 /// The result of one lease script call.

@@ -40,6 +40,7 @@ impl Ops {
             priority,
             payload,
             crawl,
+            page: None,
         })
     }
 
@@ -95,7 +96,7 @@ impl Ops {
         if let Some(reason) = &item.refused {
             return Err(reason.clone());
         }
-        let mut normalized = normalize::normalize(&item.input)?;
+        let mut normalized = normalize::normalize_link(&item.input, defaults.page.as_ref())?;
         if self.config.sort_query {
             normalized = normalized.with_sorted_query();
         }

@@ -146,7 +146,10 @@ impl<E: Executor> Queue<E> {
     /// [`Queue::ack`] acks it (the queue's `revisit_after` included), in one script call, so
     /// the frontier never looks finished in between. Returns whether the lease was still live
     /// and the links' report (per link: its id, a duplicate, or invalid with its index in
-    /// `links`). Links go into the lease's crawl unless `opts` names another
+    /// `links`). Links resolve against the page's URL as a browser resolves an `href`
+    /// (`next.html`, `/about`, `?page=2`; a link of another scheme is refused per link:
+    /// [`crate::normalize::normalize_link`]); a host item's links are inputs as `seed` takes
+    /// them. Links go into the lease's crawl unless `opts` names another
     /// ([`SeedOptions::crawl`]). The links are seeded even when the lease is no longer live (it expired and
     /// was reclaimed, or was answered): nothing found is lost, and whoever fetches the page
     /// again finds them duplicates.

@@ -396,7 +396,11 @@ impl<E: Executor> Queue<E> {
             }
             _ => opts,
         };
-        let defaults = self.home.seed_defaults(opts)?;
+        // the links resolve against the page's URL
+        let defaults = self
+            .home
+            .seed_defaults(opts)?
+            .for_page(lease.url.as_deref());
         let (prepared, invalid) = self.home.prepare_with(links, 0, opts, &defaults);
         let answered = std::slice::from_ref(lease);
         let routed = layout.route(answered)?;
@@ -416,7 +420,9 @@ impl<E: Executor> Queue<E> {
             }
         }
         if parts.iter().any(|(_, items)| items.len() > SEED_PER_CALL) {
-            let report = self.seed(links, opts).await?;
+            let report = self
+                .seed_with_defaults(links, opts, &defaults, |_| {})
+                .await?;
             return Ok(match next {
                 None => (self.ack(answered).await?[0], report, Vec::new()),
                 Some(next) => {

@@ -19,13 +19,29 @@ impl<E: Executor> Queue<E> {
         &self,
         items: &[SeedItem],
         opts: &SeedOptions,
+        progress: F,
+    ) -> Result<SeedReport>
+    where
+        F: FnMut(SeedProgress) + MaybeSend,
+    {
+        let defaults = self.home.seed_defaults(opts)?;
+        self.seed_with_defaults(items, opts, &defaults, progress)
+            .await
+    }
+
+    /// [`Queue::seed_with_progress`] with the batch's options already checked (`defaults`: a
+    /// page's links carry the page's URL there).
+    pub(super) async fn seed_with_defaults<F>(
+        &self,
+        items: &[SeedItem],
+        opts: &SeedOptions,
+        defaults: &crate::ops::SeedDefaults,
         mut progress: F,
     ) -> Result<SeedReport>
     where
         F: FnMut(SeedProgress) + MaybeSend,
     {
         let layout = self.layout_to_add().await?;
-        let defaults = self.home.seed_defaults(opts)?;
         let chunk_len = self.config.seed_batch.max(1);
         let mut report = SeedReport {
             ids: vec![None; items.len()],
@@ -41,7 +57,7 @@ impl<E: Executor> Queue<E> {
                 let end = (offset + chunk_len).min(items.len());
                 let (prepared, invalid) =
                     self.home
-                        .prepare_with(&items[offset..end], offset, opts, &defaults);
+                        .prepare_with(&items[offset..end], offset, opts, defaults);
                 offset = end;
                 Some((prepared, invalid))
             } else {

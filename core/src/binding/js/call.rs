@@ -227,16 +227,18 @@ impl Args {
         Ok((j::seed_items_from_json(self.json(i), Style::Camel)?, opts))
     }
 
-    /// Crawl requests at `i` as seed items, with the seed options at `i + 1`.
+    /// Crawl requests at `i` as seed items (found on the page at `page_url`, when given),
+    /// with the seed options at `i + 1`.
     fn requests(
         &self,
         i: usize,
         ops: &Ops,
+        page_url: Option<&str>,
     ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
         self.request_list(i)?;
         let opts = j::request_options_from_json(self.json(i + 1), Style::Camel)?;
         Ok((
-            j::request_seed_items(self.json(i), Style::Camel, ops)?,
+            j::page_request_seed_items(self.json(i), Style::Camel, ops, page_url)?,
             opts,
         ))
     }
@@ -285,7 +287,7 @@ impl JsCall {
                 JsCall::Seed { items, opts }
             }
             "seedRequests" => {
-                let (items, opts) = a.requests(0, ops)?;
+                let (items, opts) = a.requests(0, ops, None)?;
                 JsCall::Seed { items, opts }
             }
             "lease" => JsCall::Lease {
@@ -323,7 +325,7 @@ impl JsCall {
             }
             "ackWithRequests" => {
                 let lease = a.lease(0)?;
-                let (links, opts) = a.requests(1, ops)?;
+                let (links, opts) = a.requests(1, ops, lease.url.as_deref())?;
                 JsCall::AckWithLinks { lease, links, opts }
             }
             "ackWithLinksAndLease" => {
@@ -343,9 +345,11 @@ impl JsCall {
                 let requests = a.request_list(1)?;
                 let (opts, next) =
                     j::seed_and_lease_options_from_json(a.json(2), camel, j::Found::Requests)?;
+                let links =
+                    j::page_request_seed_items(requests, Style::Camel, ops, lease.url.as_deref())?;
                 JsCall::AckWithLinksAndLease {
                     lease,
-                    links: j::request_seed_items(requests, Style::Camel, ops)?,
+                    links,
                     opts,
                     next,
                 }

@@ -36,6 +36,8 @@ macro_rules! js_queue_methods {
             ack_with_links "ackWithLinks" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions" "Promise<AckWithLinks>"
                 "Answer a fetched page and seed the links it found, in one round trip: the links are"
                 "seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it."
+                "Links resolve against the page's URL as a browser resolves an `href` (`next.html`,"
+                "`/about`, `?page=2`; `mailto:` and the like are refused per link)."
                 "Resolves with `{ acked, links }`: `acked` false when the lease was not live any more"
                 "(its links are seeded all the same), `links` the links' seed report.";
             ack_with_requests "ackWithRequests" (lease, requests, options) "lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions" "Promise<AckWithLinks>"

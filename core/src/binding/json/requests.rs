@@ -247,6 +247,19 @@ pub fn request_seed_items(
     style: Style,
     ops: &crate::ops::Ops,
 ) -> Result<Vec<SeedItem>> {
+    page_request_seed_items(value, style, ops, None)
+}
+
+/// [`request_seed_items`] for the requests found on the page at `page_url` (the answered
+/// lease's URL; `None` for a host item): each request's URL is resolved against it first
+/// ([`crate::normalize::resolve`]), as a page's links are, so that its key and its stored
+/// request hold the absolute URL.
+pub fn page_request_seed_items(
+    value: &Value,
+    style: Style,
+    ops: &crate::ops::Ops,
+    page_url: Option<&str>,
+) -> Result<Vec<SeedItem>> {
     let list = value.as_array().ok_or_else(|| {
         Error::InvalidArgument(format!(
             "requests must be a list of request objects, got {value}"
@@ -262,12 +275,19 @@ pub fn request_seed_items(
                 ))),
             };
             match read {
-                Ok((request, options)) => SeedItem {
-                    priority: options.priority,
-                    delay: options.delay,
-                    force: options.force,
-                    ..ops.request_item(&request)
-                },
+                Ok((mut request, options)) => {
+                    if let Some(url) =
+                        page_url.and_then(|page| crate::normalize::resolve(page, &request.url))
+                    {
+                        request.url = url;
+                    }
+                    SeedItem {
+                        priority: options.priority,
+                        delay: options.delay,
+                        force: options.force,
+                        ..ops.request_item(&request)
+                    }
+                }
                 Err(reason) => SeedItem {
                     input: entry
                         .get("url")
