@@ -682,6 +682,7 @@ class CorruptException extends Exception {}
 
 /**
  * Resolve a link found on `$base` against it, as a browser would; null when it is not a URL.
+ * (ackWithLinks() and ackWithRequests() resolve a page's links against its URL themselves.)
  */
 function resolve_url(string $base, string $href): ?string {}
 

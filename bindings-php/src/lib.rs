@@ -1144,7 +1144,8 @@ impl Drop for Work {
 }
 
 /// Resolve a link found on `$base` (a page URL) against it, as a browser would; null when it
-/// is not a valid URL. PHP has no URL join of its own; crawlers need one to seed links.
+/// is not a valid URL. PHP has no URL join of its own (ackWithLinks() and ackWithRequests()
+/// resolve a page's links against its URL themselves).
 #[php_function]
 #[php(name = "Crawlq\\resolve_url")]
 pub fn resolve_url(base: String, href: String) -> Option<String> {
