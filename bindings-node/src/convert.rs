@@ -158,26 +158,16 @@ unsafe fn string(
     value: sys::napi_value,
     path: impl fmt::Display,
 ) -> Result<String, NotJson> {
+    let utf8 = |bytes: Vec<u8>| {
+        String::from_utf8(bytes).map_err(|_| NotJson::of_type(format!("{path} is not valid UTF-8")))
+    };
     // Most strings (URLs, hosts, ids) fit a small buffer: one read instead of a length query
     // and a read. N-API writes whole characters only, so a string cut short leaves at most 3
     // of the buffer's bytes unused before its terminating NUL.
     let mut small = [0u8; 512];
-    let mut written = 0;
-    status(
-        unsafe {
-            sys::napi_get_value_string_utf8(
-                env,
-                value,
-                small.as_mut_ptr().cast(),
-                small.len(),
-                &mut written,
-            )
-        },
-        &path,
-    )?;
+    let written = unsafe { read_utf8(env, value, &mut small, &path)? };
     if written + 4 < small.len() {
-        return String::from_utf8(small[..written].to_vec())
-            .map_err(|_| NotJson::of_type(format!("{path} is not valid UTF-8")));
+        return utf8(small[..written].to_vec());
     }
     let mut len = 0;
     status(
@@ -185,6 +175,19 @@ unsafe fn string(
         &path,
     )?;
     let mut buf = vec![0u8; len + 1];
+    let written = unsafe { read_utf8(env, value, &mut buf, &path)? };
+    buf.truncate(written);
+    utf8(buf)
+}
+
+/// Write the string `value` into `buf` as UTF-8 followed by a NUL (cut short to fit): the
+/// bytes written before the NUL.
+unsafe fn read_utf8(
+    env: sys::napi_env,
+    value: sys::napi_value,
+    buf: &mut [u8],
+    path: impl fmt::Display,
+) -> Result<usize, NotJson> {
     let mut written = 0;
     status(
         unsafe {
@@ -196,10 +199,9 @@ unsafe fn string(
                 &mut written,
             )
         },
-        &path,
+        path,
     )?;
-    buf.truncate(written);
-    String::from_utf8(buf).map_err(|_| NotJson::of_type(format!("{path} is not valid UTF-8")))
+    Ok(written)
 }
 
 unsafe fn object(

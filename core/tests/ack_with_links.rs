@@ -422,13 +422,8 @@ async fn a_pages_links_resolve_against_its_url_as_a_browser_resolves_them() {
         .await
         .unwrap();
     assert!(acked);
-    let invalid: Vec<(usize, &str)> = report
-        .invalid
-        .iter()
-        .map(|i| (i.index, i.reason.code()))
-        .collect();
     assert_eq!(
-        invalid,
+        invalid_codes(&report),
         [
             (7, "unsupported_scheme"),
             (8, "unsupported_scheme"),

@@ -148,12 +148,10 @@ async fn every_writer_refuses_what_no_reader_could_decode() {
         .await
         .unwrap();
     assert_eq!(report.added, 2);
-    let codes: Vec<_> = report
-        .invalid
-        .iter()
-        .map(|i| (i.index, i.reason.code()))
-        .collect();
-    assert_eq!(codes, [(1, "invalid_payload"), (2, "invalid_delay")]);
+    assert_eq!(
+        invalid_codes(&report),
+        [(1, "invalid_payload"), (2, "invalid_delay")]
+    );
     let leases = q.lease(2, Duration::ZERO).await.unwrap();
     assert_eq!(leases.len(), 2, "the deepest storable payload decodes");
 

@@ -383,13 +383,8 @@ async fn a_caller_key_is_the_identity_for_de_duplication() {
     ];
     let report = q.seed(&batch, &SeedOptions::default()).await.unwrap();
     assert_eq!((report.added, report.duplicates), (3, 2));
-    let invalid: Vec<(usize, &str)> = report
-        .invalid
-        .iter()
-        .map(|i| (i.index, i.reason.code()))
-        .collect();
     assert_eq!(
-        invalid,
+        invalid_codes(&report),
         vec![(4, "invalid_key"), (5, "invalid_key"), (6, "invalid_key")]
     );
     let lane = q.ops().keys().lane("k.com", 0);

@@ -270,6 +270,15 @@ pub fn into(crawl: &str) -> crawlq::SeedOptions {
     }
 }
 
+/// A seed report's refused items as (index, refusal code), in the report's order.
+pub fn invalid_codes(report: &crawlq::SeedReport) -> Vec<(usize, &'static str)> {
+    report
+        .invalid
+        .iter()
+        .map(|i| (i.index, i.reason.code()))
+        .collect()
+}
+
 pub fn items(urls: &[&str]) -> Vec<crawlq::SeedItem> {
     urls.iter().map(|u| (*u).into()).collect()
 }
