@@ -233,12 +233,12 @@ pub fn from_json(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// Keyword arguments as a JSON object (`None` values dropped: they mean "default").
 /// Whether `obj` is an int that neither `i64` nor `u64` holds.
 fn is_int_past_64_bits(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyInt>() && obj.extract::<i64>().is_err() && obj.extract::<u64>().is_err()
 }
 
+/// Keyword arguments as a JSON object (`None` values dropped: they mean "default").
 pub fn kwargs_to_json(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
     let mut map = Map::new();
     if let Some(kwargs) = kwargs {
