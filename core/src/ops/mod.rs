@@ -197,13 +197,45 @@ pub struct PreparedItem {
     pub priority: i16,
     pub delay_ms: u64,
     pub force: bool,
-    /// The item's member in the live set (queued or leased items).
-    pub live: LiveMember,
-    /// The record after its `ts`: see [`crate::wire::record_after_ts`].
-    pub tail: String,
+    /// Its canonical URL (`None`: a host item), its caller key and its payload as canonical
+    /// JSON: its live member and its record are made of them only when it is sent
+    /// ([`PreparedItem::live`], [`PreparedItem::tail`]), not for the links the known-seen
+    /// cache answers.
+    pub url: Option<String>,
+    pub key: Option<String>,
+    pub payload: Option<String>,
     /// The named crawl the item is seeded into (`None`: the default crawl); the same for every
     /// item of a call.
     pub crawl: Option<std::sync::Arc<str>>,
+}
+
+impl PreparedItem {
+    /// The item's member in the live set (queued or leased items).
+    pub fn live(&self) -> LiveMember {
+        let identity = self.key.as_deref().or(self.url.as_deref());
+        LiveMember::of(&normalize::scoped_identity(
+            self.crawl.as_deref(),
+            identity.unwrap_or(&self.host),
+        ))
+    }
+
+    /// The record after its `ts`: see [`crate::wire::record_after_ts`].
+    pub fn tail(&self) -> String {
+        let crawl = self.crawl.as_deref();
+        let (url, key) = (self.url.as_deref(), self.key.as_deref());
+        let payload = self.payload.as_deref();
+        let mut tail =
+            wire::record_after_ts(&self.host, self.priority, 0, crawl, url, key, None, payload);
+        if let Some(crawl) = crawl {
+            // the item's tag, given by the script, goes after the crawl: a NUL byte marks its
+            // place (docs/PROTOCOL.md, `seed`); the first `"crawl"` is the field, as nothing
+            // before it holds a quote
+            let field = format!(r#","crawl":"{crawl}""#);
+            let at = tail.find(&field).expect("the tail has its crawl") + field.len();
+            tail.insert_str(at, ",\"tag\":\0");
+        }
+        tail
+    }
 }
 
 /// A seed call's batch options, checked once ([`Ops::seed_defaults`]).

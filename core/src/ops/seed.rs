@@ -139,24 +139,13 @@ impl Ops {
                 crate::config::MAX_DURATION.as_secs()
             )));
         }
-        let mut tail = wire::record_after_ts(&host, priority, 0, crawl, url, key, None, payload);
-        if let Some(crawl) = crawl {
-            // the item's tag, given by the script, goes after the crawl: a NUL byte marks its
-            // place (docs/PROTOCOL.md, `seed`); the first `"crawl"` is the field, as nothing
-            // before it holds a quote
-            let field = format!(r#","crawl":"{crawl}""#);
-            let at = tail.find(&field).expect("the tail has its crawl") + field.len();
-            tail.insert_str(at, ",\"tag\":\0");
-        }
         Ok(PreparedItem {
             index,
             seen_member: fingerprint.seen_member(),
             bucket_hash: fingerprint.bucket_hash(),
-            live: LiveMember::of(&normalize::scoped_identity(
-                crawl,
-                key.or(url).unwrap_or(&host),
-            )),
-            tail,
+            url: url.map(str::to_string),
+            key: key.map(str::to_string),
+            payload: payload.map(str::to_string),
             host,
             priority,
             delay_ms: delay.as_millis() as u64,
@@ -180,10 +169,10 @@ impl Ops {
             } else {
                 b"0".to_vec()
             });
-            call.args.push(item.live.member.to_string().into_bytes());
-            call.args
-                .push(item.live.bucket_hash.to_string().into_bytes());
-            call.args.push(item.tail.as_bytes().to_vec());
+            let live = item.live();
+            call.args.push(live.member.to_string().into_bytes());
+            call.args.push(live.bucket_hash.to_string().into_bytes());
+            call.args.push(item.tail().into_bytes());
         }
         call
     }
