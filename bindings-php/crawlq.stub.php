@@ -240,6 +240,14 @@ final class Queue
     public function releaseHeld(): int {}
 
     /**
+     * Stop the background extender (`extend_every`) and let go of the connection once no other
+     * Queue object of the process uses it (queues share one connection per URL and connection
+     * settings). A later call connects again and keeps the leases still held: answer them or
+     * releaseHeld() (not extended meanwhile).
+     */
+    public function close(): void {}
+
+    /**
      * Delete the dead letters with these ids, or every one (they stay seen), in calls of at
      * most 500; returns how many were deleted.
      *

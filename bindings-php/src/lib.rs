@@ -714,6 +714,15 @@ impl Queue {
         Ok(runtime::block_on(self.handle.queue()?.release_held()).map_err(throw)? as i64)
     }
 
+    /// Stop the background extender (`extend_every`) and let go of the connection once no
+    /// other `Queue` object of the process uses it (queues share one connection per URL and
+    /// connection settings). A later call connects again and keeps the leases still held:
+    /// answer them or `releaseHeld()` (not extended meanwhile).
+    pub fn close(&self) {
+        self.handle.current.close();
+        runtime::drop_unused_connection(&self.handle.url, &self.handle.config);
+    }
+
     /// Delete the dead letters with these ids, or every one (they stay seen), in calls of at
     /// most 500; returns how many were deleted.
     pub fn purge_dead(&self, ids: Option<Vec<Text>>) -> PhpResult<i64> {

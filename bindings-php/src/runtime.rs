@@ -57,15 +57,20 @@ where
     result.map_err(throw)
 }
 
-/// The connection of this process for `url` with these connection settings.
-pub fn connection(url: &str, config: &Config) -> crawlq::Result<Arc<RedisExecutor>> {
-    let pid = std::process::id();
-    let key = (
+/// What tells one connection of the process from another: its URL and connection settings.
+fn connection_key(url: &str, config: &Config) -> ConnectionKey {
+    (
         url.to_string(),
         config.tls_ca_file.clone(),
         config.connect_timeout.as_millis(),
         config.command_timeout.as_millis(),
-    );
+    )
+}
+
+/// The connection of this process for `url` with these connection settings.
+pub fn connection(url: &str, config: &Config) -> crawlq::Result<Arc<RedisExecutor>> {
+    let pid = std::process::id();
+    let key = connection_key(url, config);
     {
         let mut cache = CONNECTIONS.lock().unwrap_or_else(|e| e.into_inner());
         if cache.as_ref().is_none_or(|(owner, _)| *owner != pid) {
@@ -81,6 +86,22 @@ pub fn connection(url: &str, config: &Config) -> crawlq::Result<Arc<RedisExecuto
         map.insert(key, exec.clone());
     }
     Ok(exec)
+}
+
+/// Let go of this process's connection for `url` with these connection settings when no
+/// queue uses it any more (`Queue::close`); the next use connects again.
+pub fn drop_unused_connection(url: &str, config: &Config) {
+    let pid = std::process::id();
+    let key = connection_key(url, config);
+    let mut cache = CONNECTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, map)) = cache.as_mut()
+        && *owner == pid
+        && map
+            .get(&key)
+            .is_some_and(|exec| Arc::strong_count(exec) == 1)
+    {
+        map.remove(&key);
+    }
 }
 
 /// Connections open in this process (for tests and diagnostics).

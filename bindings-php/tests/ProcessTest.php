@@ -140,6 +140,44 @@ final class ProcessTest extends TestCase
         $this->assertSame($before + 1, Crawlq\connection_count(), 'other connection settings, other connection');
     }
 
+    public function testCloseStopsTheExtenderAndLetsGoOfAnUnusedConnection(): void
+    {
+        $url = shared_redis()->url();
+        // connection settings of their own: a connection only these queues use
+        $options = ['lease_ttl' => 0.6, 'extend_every' => 0.15, 'command_timeout' => 7.25];
+        $name = unique_name('close');
+        $before = Crawlq\connection_count();
+        $q = new Queue($url, $name, $options);
+        $other = new Queue($url, $name, $options);
+        $this->assertSame($before + 1, Crawlq\connection_count(), 'one connection for both');
+        $q->seed(['http://a.com/1', 'http://b.com/2', 'http://c.com/3']);
+        [$first, $second] = $q->lease(2, 0.0);
+        [$long] = $q->lease(1, 0.0, 60.0);
+
+        $q->close();
+        $this->assertSame($before + 1, Crawlq\connection_count(), 'still used by the other queue');
+        $other->close();
+        $this->assertSame($before, Crawlq\connection_count(), 'used by no queue: let go of');
+        $q->close(); // closing twice is nothing
+
+        // closed, nothing extends the leases: they expire and are taken back
+        usleep(1_000_000);
+        $this->assertSame(2, $other->reclaim(10)['requeued'], 'neither lease was extended');
+        $this->assertSame($before + 1, Crawlq\connection_count(), 'a later call connects again');
+        $this->assertSame([false, false], [$q->ack($first), $q->ack($second)], 'both were taken back');
+        $this->assertSame(1, $q->releaseHeld(), 'the live lease is still held after close');
+        $this->assertFalse($q->ack($long), 'released');
+        // the queue works on as before: it leases, and holds what it leased
+        $this->assertCount(3, $q->lease(3, 0.0));
+        $this->assertSame(3, $q->releaseHeld());
+        $this->assertSame($before + 1, Crawlq\connection_count(), 'one connection again for both');
+        $stats = $q->stats();
+        $this->assertSame([0, 3, 2], [$stats['leased'], $stats['ready'], $stats['reclaimed_total']]);
+        $q->close();
+        $other->close();
+        $this->assertSame($before, Crawlq\connection_count());
+    }
+
     /**
      * A PHP process that waits (up to 20 s) in a blocking lease of one item of queue `$name`,
      * then prints its URL and the time; returned once it is waiting.
