@@ -61,7 +61,8 @@ pub fn seed_options(
     force: bool,
     crawl: Option<String>,
 ) -> PyResult<SeedOptions> {
-    let opts = json!({"priority": priority.0, "delay": number_value(delay), "payload": payload, "force": force, "crawl": crawl});
+    let priority = priority.get("priority")?;
+    let opts = json!({"priority": priority, "delay": number_value(delay), "payload": payload, "force": force, "crawl": crawl});
     json::seed_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }
 
@@ -131,7 +132,7 @@ fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
 /// A count argument (a limit, an offset, a budget): negative is an InvalidArgumentError, as
 /// everywhere else, not the OverflowError of a bare conversion.
 pub fn count(n: Int, name: &str) -> PyResult<usize> {
-    let n = n.0;
+    let n = n.get(name)?;
     usize::try_from(n).map_err(|_| {
         to_pyerr(crawlq::Error::InvalidArgument(format!(
             "{name} must be a non-negative integer, got {n}"
@@ -140,7 +141,7 @@ pub fn count(n: Int, name: &str) -> PyResult<usize> {
 }
 
 pub fn lease_args(max: Int, wait: f64, ttl: Option<f64>) -> PyResult<LeaseOptions> {
-    let max = max.0;
+    let max = max.get("max")?;
     let opts = json!({"max": max, "wait": number_value(wait), "ttl": ttl.map(number_value)});
     json::lease_options_from_json(&opts, Style::Snake).map_err(to_pyerr)
 }

@@ -51,10 +51,27 @@ impl std::ops::Deref for Text {
     }
 }
 
-/// An int argument (a count, a limit, a priority). An int past 64 bits is an
-/// InvalidArgumentError like any other out-of-range value; a float or another type is Python's
-/// TypeError, as everywhere an int is expected.
-pub struct Int(pub i64);
+/// An int argument (a count, a limit, a priority). An int past 64 bits is kept as its digits
+/// until [`Int::get`] refuses it by the argument's name (pyo3 names an argument only in a
+/// TypeError), an InvalidArgumentError like any other out-of-range value; a float or another
+/// type is Python's TypeError, as everywhere an int is expected.
+pub struct Int(Result<i64, String>);
+
+impl Int {
+    /// An argument's default.
+    pub const fn of(value: i64) -> Int {
+        Int(Ok(value))
+    }
+
+    /// The value of the argument `name`.
+    pub fn get(self, name: &str) -> PyResult<i64> {
+        self.0.map_err(|digits| {
+            crate::errors::to_pyerr(crawlq::Error::InvalidArgument(format!(
+                "{name} is outside the 64-bit integers, got {digits}"
+            )))
+        })
+    }
+}
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Int {
     type Error = PyErr;
@@ -66,12 +83,9 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
                 type_name(&obj)
             )));
         }
-        obj.extract::<i64>().map(Int).map_err(|_| {
-            crate::errors::to_pyerr(crawlq::Error::InvalidArgument(format!(
-                "{} is outside the 64-bit integers",
-                obj.str().map(|s| s.to_string()).unwrap_or_default()
-            )))
-        })
+        Ok(Int(obj.extract::<i64>().map_err(|_| {
+            obj.str().map(|s| s.to_string()).unwrap_or_default()
+        })))
     }
 }
 

@@ -154,7 +154,7 @@ macro_rules! queue_methods {
             /// payload, force). Returns a SeedReport; invalid items are reported, never raised.
             /// `crawl` names the crawl to seed into (None: the default crawl): de-duplication is
             /// per crawl, hosts are shared by every crawl, and crawls are leased from in turn.
-            #[pyo3(signature = (items, *, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
+            #[pyo3(signature = (items, *, priority = Int::of(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn seed(
                 &self,
@@ -179,7 +179,7 @@ macro_rules! queue_methods {
             /// user_data, label, depth, retries, found_on, frameworks, and each one's priority,
             /// delay, force): stored in the request shape every framework adapter reads, known
             /// by their URL (a plain GET) or by method, URL and body. Returns a SeedReport.
-            #[pyo3(signature = (requests, *, priority = Int(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
+            #[pyo3(signature = (requests, *, priority = Int::of(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
             fn seed_requests(
                 &self,
                 py: Python<'_>,
@@ -203,7 +203,7 @@ macro_rules! queue_methods {
             }
 
             /// Lease up to `max` items, waiting up to `wait` seconds when none is ready.
-            #[pyo3(signature = (max = Int(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, max=1, wait=5.0, *, ttl=None)")]
+            #[pyo3(signature = (max = Int::of(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, max=1, wait=5.0, *, ttl=None)")]
             fn lease(&self, py: Python<'_>, max: Int, wait: f64, ttl: Option<f64>) -> PyResult<Py<PyAny>> {
                 <$mode>::lease(py, &self.handle, lease_args(max, wait, ttl)?, Box::new(leases_out))
             }
@@ -235,7 +235,7 @@ macro_rules! queue_methods {
             /// round trip): `(acked, leases)`, `acked` as `ack` answers it (True/False, or a
             /// list), `leases` as `lease` answers (waiting up to `wait` seconds when none is
             /// ready). For a worker that answers each item and takes the next.
-            #[pyo3(signature = (lease, max = Int(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, lease, max=1, wait=5.0, *, ttl=None)")]
+            #[pyo3(signature = (lease, max = Int::of(1), wait = 5.0, *, ttl = None), text_signature = "($self, /, lease, max=1, wait=5.0, *, ttl=None)")]
             fn ack_and_lease(
                 &self,
                 py: Python<'_>,
@@ -265,7 +265,7 @@ macro_rules! queue_methods {
             /// `ack` acks it; links resolve against the page's URL as a browser resolves an
             /// `href`. `(acked, report)`: `acked` False when the lease was not live any
             /// more (its links are seeded all the same), `report` the links' SeedReport.
-            #[pyo3(signature = (lease, links, *, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
+            #[pyo3(signature = (lease, links, *, priority = Int::of(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn ack_with_links(
                 &self,
@@ -291,7 +291,7 @@ macro_rules! queue_methods {
             /// `ack_with_links` for crawl requests (as `seed_requests` takes them): the page's
             /// lease acked and the requests found on it seeded, in one round trip.
             /// `(acked, report)` as `ack_with_links` answers.
-            #[pyo3(signature = (lease, requests, *, priority = Int(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, lease, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
+            #[pyo3(signature = (lease, requests, *, priority = Int::of(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, lease, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn ack_with_requests(
                 &self,
@@ -326,7 +326,7 @@ macro_rules! queue_methods {
             /// round trip per page): `(acked, report, leases)`, `leases` as `lease` answers
             /// (waiting up to `wait` seconds when none is ready; the lease runs whether or not
             /// `lease` was still live).
-            #[pyo3(signature = (lease, links, max = Int(1), wait = 5.0, *, ttl = None, priority = Int(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
+            #[pyo3(signature = (lease, links, max = Int::of(1), wait = 5.0, *, ttl = None, priority = Int::of(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, lease, links, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn ack_with_links_and_lease(
                 &self,
@@ -350,7 +350,7 @@ macro_rules! queue_methods {
             /// `ack_with_requests`, then lease up to `max` more items in the same call, as
             /// `ack_with_links_and_lease` does (one round trip per page for a crawler of crawl
             /// requests): `(acked, report, leases)`.
-            #[pyo3(signature = (lease, requests, max = Int(1), wait = 5.0, *, ttl = None, priority = Int(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, lease, requests, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, force=False, crawl=None)")]
+            #[pyo3(signature = (lease, requests, max = Int::of(1), wait = 5.0, *, ttl = None, priority = Int::of(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, lease, requests, max=1, wait=5.0, *, ttl=None, priority=0, delay=0.0, force=False, crawl=None)")]
             #[allow(clippy::too_many_arguments)]
             fn ack_with_requests_and_lease(
                 &self,
@@ -419,7 +419,7 @@ macro_rules! queue_methods {
             }
 
             /// Recover up to `limit` expired leases now (lease calls also do this, bounded).
-            #[pyo3(signature = (limit = Int(1000)), text_signature = "($self, /, limit=1000)")]
+            #[pyo3(signature = (limit = Int::of(1000)), text_signature = "($self, /, limit=1000)")]
             fn reclaim(&self, py: Python<'_>, limit: Int) -> PyResult<Py<PyAny>> {
                 let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
@@ -441,7 +441,7 @@ macro_rules! queue_methods {
             }
 
             /// A page of dead letters, oldest first.
-            #[pyo3(signature = (limit = Int(100), offset = Int(0)), text_signature = "($self, /, limit=100, offset=0)")]
+            #[pyo3(signature = (limit = Int::of(100), offset = Int::of(0)), text_signature = "($self, /, limit=100, offset=0)")]
             fn dead(&self, py: Python<'_>, limit: Int, offset: Int) -> PyResult<Py<PyAny>> {
                 let (limit, offset) = (crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
                 <$mode>::run(
@@ -458,7 +458,7 @@ macro_rules! queue_methods {
             /// The leases workers hold now, soonest expiry first (an expired one until a lease
             /// call reclaims it), `limit` of them from the `offset`-th on, with their total:
             /// `{"total", "now", "items"}`, each item as its lease shows it (no `leased_at`).
-            #[pyo3(signature = (limit = Int(100), offset = Int(0)), text_signature = "($self, /, limit=100, offset=0)")]
+            #[pyo3(signature = (limit = Int::of(100), offset = Int::of(0)), text_signature = "($self, /, limit=100, offset=0)")]
             fn leased_items(&self, py: Python<'_>, limit: Int, offset: Int) -> PyResult<Py<PyAny>> {
                 let (limit, offset) = (crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
                 <$mode>::run(
@@ -873,7 +873,7 @@ macro_rules! queue_methods {
 
             /// A page of the hosts holding items, the most first, with their counts; pass the
             /// page's `cursor` for the next one (None after the last).
-            #[pyo3(signature = (cursor = None, limit = Int(100)), text_signature = "($self, /, cursor=None, limit=100)")]
+            #[pyo3(signature = (cursor = None, limit = Int::of(100)), text_signature = "($self, /, cursor=None, limit=100)")]
             fn list_hosts(&self, py: Python<'_>, cursor: Option<Text>, limit: Int) -> PyResult<Py<PyAny>> {
                 let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
@@ -939,7 +939,7 @@ macro_rules! queue_methods {
             }
 
             /// The next items lease would take (one per leasable host), without leasing them.
-            #[pyo3(signature = (limit = Int(10)), text_signature = "($self, /, limit=10)")]
+            #[pyo3(signature = (limit = Int::of(10)), text_signature = "($self, /, limit=10)")]
             fn peek(&self, py: Python<'_>, limit: Int) -> PyResult<Py<PyAny>> {
                 let limit = crate::args::count(limit, "limit")?;
                 <$mode>::run(
@@ -954,7 +954,7 @@ macro_rules! queue_methods {
 
             /// One host's ready items in the order its leases take them, from the offset-th on
             /// (paused or held or not; delayed items are not listed), without leasing them.
-            #[pyo3(signature = (host, limit = Int(10), offset = Int(0)), text_signature = "($self, /, host, limit=10, offset=0)")]
+            #[pyo3(signature = (host, limit = Int::of(10), offset = Int::of(0)), text_signature = "($self, /, host, limit=10, offset=0)")]
             fn peek_host(&self, py: Python<'_>, host: Text, limit: Int, offset: Int) -> PyResult<Py<PyAny>> {
                 let (host, limit, offset) = (host.0, crate::args::count(limit, "limit")?, crate::args::count(offset, "offset")?);
                 <$mode>::run(
@@ -1012,14 +1012,14 @@ queue_methods!(Queue, Blocking, {
     fn leased(&self, wait: f64, ttl: Option<f64>) -> PyResult<Leased> {
         Ok(Leased::new(
             self.handle.clone(),
-            lease_args(crate::convert::Int(1), wait, ttl)?,
+            lease_args(crate::convert::Int::of(1), wait, ttl)?,
         ))
     }
 
     /// Iterate over leases (`max` per round trip) until interrupted, or until the queue stays
     /// empty for `wait` seconds when `stop_when_empty`. Leaving the loop releases what the
     /// iterator still holds: prefetched leases and the current one if it was not answered.
-    #[pyo3(signature = (max = Int(10), wait = 5.0, *, ttl = None, stop_when_empty = false), text_signature = "($self, /, max=10, wait=5.0, *, ttl=None, stop_when_empty=False)")]
+    #[pyo3(signature = (max = Int::of(10), wait = 5.0, *, ttl = None, stop_when_empty = false), text_signature = "($self, /, max=10, wait=5.0, *, ttl=None, stop_when_empty=False)")]
     fn work(&self, max: Int, wait: f64, ttl: Option<f64>, stop_when_empty: bool) -> PyResult<Work> {
         let opts = lease_args(max, wait, ttl)?;
         Ok(Work::new(self.handle.clone(), opts, stop_when_empty))
@@ -1069,13 +1069,13 @@ queue_methods!(AsyncQueue, Awaiting, {
     fn leased(&self, wait: f64, ttl: Option<f64>) -> PyResult<AsyncLeased> {
         Ok(AsyncLeased::new(
             self.handle.clone(),
-            lease_args(crate::convert::Int(1), wait, ttl)?,
+            lease_args(crate::convert::Int::of(1), wait, ttl)?,
         ))
     }
 
     /// `async for lease in aq.work():` (see Queue.work); stops cleanly when the task is
     /// cancelled, releasing what it holds.
-    #[pyo3(signature = (max = Int(10), wait = 5.0, *, ttl = None, stop_when_empty = false), text_signature = "($self, /, max=10, wait=5.0, *, ttl=None, stop_when_empty=False)")]
+    #[pyo3(signature = (max = Int::of(10), wait = 5.0, *, ttl = None, stop_when_empty = false), text_signature = "($self, /, max=10, wait=5.0, *, ttl=None, stop_when_empty=False)")]
     fn work(
         &self,
         max: Int,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 
@@ -137,6 +138,49 @@ def test_options_past_64_bits_are_config_errors_naming_the_option() -> None:
     # ints that fit are read as they are
     with pytest.raises(crawlq.ConfigError, match=r'option "seen_cache" .* got 100000001$'):
         crawlq.Queue("redis://127.0.0.1:1/0", "q", seen_cache=100_000_001)
+
+
+def test_int_arguments_past_64_bits_name_the_argument(q: crawlq.Queue) -> None:
+    q.seed(["http://a.com/"])
+    [lease] = q.lease(1, wait=0)
+    huge = 2**64
+    calls = [
+        ("priority", lambda: q.seed(["http://b.com/"], priority=huge)),
+        ("priority", lambda: q.seed(["http://b.com/"], priority=-(10**400))),
+        ("priority", lambda: q.ack_with_links(lease, ["/x"], priority=huge)),
+        ("max", lambda: q.lease(huge, wait=0)),
+        ("max", lambda: q.ack_with_links_and_lease(lease, ["/x"], max=huge, wait=0)),
+        ("limit", lambda: q.reclaim(huge)),
+        ("offset", lambda: q.dead(10, -(2**70))),
+        ("cap", lambda: q.set_crawl_cap("c", huge)),
+        ("urls", lambda: q.set_host_budget("a.com", huge)),
+    ]
+    for name, call in calls:
+        with pytest.raises(crawlq.InvalidArgumentError, match=rf"^invalid argument: {name} is outside the 64-bit integers, got -?\d+$"):
+            call()
+    # nothing was done by the refused calls: the lease is still live, nothing else seeded
+    assert q.ack(lease)
+    stats = q.stats()
+    assert (stats["seen"], stats["done"]) == (1, 1), stats
+    # a float is a TypeError naming the argument (pyo3's), an int that fits is read as it is
+    with pytest.raises(TypeError, match="priority"):
+        q.seed(["http://b.com/"], priority=1.5)
+    with pytest.raises(crawlq.InvalidArgumentError, match="priority -32769 is outside -32768..=32767"):
+        q.seed(["http://b.com/"], priority=-32769)
+    assert q.seed(["http://b.com/"], priority=32767).added == 1
+
+
+def test_async_int_arguments_past_64_bits_name_the_argument(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        with pytest.raises(crawlq.InvalidArgumentError, match="^invalid argument: max is outside the 64-bit integers"):
+            await aq.lease(2**64, wait=0)
+        with pytest.raises(crawlq.InvalidArgumentError, match="^invalid argument: priority is outside the 64-bit integers"):
+            await aq.seed(["http://a.com/"], priority=2**64)
+        assert (await aq.stats())["seen"] == 0
+        aq.close()
+
+    asyncio.run(main())
 
 
 def test_lone_surrogates_become_replacement_characters(q: crawlq.Queue) -> None:
