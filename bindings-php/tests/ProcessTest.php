@@ -161,7 +161,7 @@ final class ProcessTest extends TestCase
         $q->close(); // closing twice is nothing
 
         // closed, nothing extends the leases: they expire and are taken back
-        usleep(1_000_000);
+        usleep(1_500_000); // past any extension made before close (0.6 s each)
         $this->assertSame(2, $other->reclaim(10)['requeued'], 'neither lease was extended');
         $this->assertSame($before + 1, Crawlq\connection_count(), 'a later call connects again');
         $this->assertSame([false, false], [$q->ack($first), $q->ack($second)], 'both were taken back');
