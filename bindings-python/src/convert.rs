@@ -84,7 +84,10 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
             )));
         }
         Ok(Int(obj.extract::<i64>().map_err(|_| {
-            obj.str().map(|s| s.to_string()).unwrap_or_default()
+            // (str() itself refuses ints past sys.get_int_max_str_digits())
+            obj.str()
+                .map(|s| s.to_string())
+                .unwrap_or_else(|_| "an int of more digits than str() writes".into())
         })))
     }
 }

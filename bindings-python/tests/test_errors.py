@@ -158,6 +158,9 @@ def test_int_arguments_past_64_bits_name_the_argument(q: crawlq.Queue) -> None:
     for name, call in calls:
         with pytest.raises(crawlq.InvalidArgumentError, match=rf"^invalid argument: {name} is outside the 64-bit integers, got -?\d+$"):
             call()
+    # past the digits str() writes (4300 by default), it says so
+    with pytest.raises(crawlq.InvalidArgumentError, match="^invalid argument: limit is outside the 64-bit integers, got an int of more digits"):
+        q.reclaim(10**5000)
     # nothing was done by the refused calls: the lease is still live, nothing else seeded
     assert q.ack(lease)
     stats = q.stats()
