@@ -105,10 +105,7 @@ async fn a_page_answered_after_its_lease_was_reclaimed_answers_lost_and_still_se
 #[tokio::test]
 async fn many_links_and_seed_options_take_the_long_way_with_the_same_result() {
     let q = open("links-many", config()).await;
-    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/").await;
     let urls: Vec<String> = (0..600)
         .map(|i| format!("http://h{}.com/{i}", i % 7))
         .collect();
@@ -150,6 +147,14 @@ async fn links_over_a_hosts_budget_are_reported_with_their_index() {
     assert_eq!(report.invalid[0].reason.code(), "budget_exhausted");
 }
 
+/// Seed the page `url` and lease it: the page a test answers.
+async fn leased_page(q: &Queue<RedisExecutor>, url: &str) -> Lease {
+    q.seed(&items(&[url]), &SeedOptions::default())
+        .await
+        .unwrap();
+    q.lease(1, Duration::ZERO).await.unwrap().remove(0)
+}
+
 fn next(max: usize, wait: Duration) -> LeaseOptions {
     LeaseOptions {
         max,
@@ -170,10 +175,7 @@ async fn a_page_is_acked_its_links_seeded_and_the_next_pages_leased_in_one_call(
     let q = Queue::connect(&server.url(), "links-and-lease", config)
         .await
         .unwrap();
-    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/").await;
     server.cli(&["CONFIG", "RESETSTAT"]);
     let links = items(&["http://a.com/x", "http://b.com/y", "http://bad host/"]);
     let (acked, report, leases) = q
@@ -249,10 +251,7 @@ async fn a_stale_page_answers_lost_and_the_next_lease_still_runs() {
 #[tokio::test]
 async fn the_next_lease_waits_for_work_as_lease_waits() {
     let q = open("links-lease-wait", config()).await;
-    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/").await;
     let delayed = SeedOptions {
         delay: Duration::from_millis(300),
         ..SeedOptions::default()
@@ -277,10 +276,7 @@ async fn the_next_lease_waits_for_work_as_lease_waits() {
 #[tokio::test]
 async fn many_links_with_the_next_lease_take_the_long_way_with_the_same_result() {
     let q = open("links-lease-many", config()).await;
-    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/").await;
     let urls: Vec<String> = (0..300).map(|i| format!("http://h{i}.com/")).collect();
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
     let (acked, report, leases) = q
@@ -302,10 +298,7 @@ async fn many_links_with_the_next_lease_take_the_long_way_with_the_same_result()
 #[tokio::test]
 async fn a_bad_lease_option_fails_the_call_before_anything_changes() {
     let q = open("links-lease-bad", config()).await;
-    q.seed(&items(&["http://a.com/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/").await;
     let err = q
         .ack_with_links_and_lease(
             &page.handle(),
@@ -463,10 +456,7 @@ async fn a_pages_links_resolve_against_its_url_as_a_browser_resolves_them() {
 #[tokio::test]
 async fn relative_links_resolve_on_the_long_way_and_with_the_next_lease_too() {
     let q = open("links-relative-long", no_delay()).await;
-    q.seed(&items(&["http://a.com/dir/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/dir/").await;
     // past 250 links: seeded first, as seed seeds them, then the ack and lease
     let links: Vec<String> = (0..300).map(|i| format!("p{i}")).collect();
     let refs: Vec<&str> = links.iter().map(String::as_str).collect();
@@ -487,10 +477,7 @@ async fn relative_links_resolve_on_the_long_way_and_with_the_next_lease_too() {
     assert_eq!((stats.ready, stats.leased, stats.done), (299, 1, 1));
     // one call, a few links
     let q = open("links-relative-short", no_delay()).await;
-    q.seed(&items(&["http://a.com/dir/"]), &SeedOptions::default())
-        .await
-        .unwrap();
-    let page = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+    let page = leased_page(&q, "http://a.com/dir/").await;
     let (acked, report, leases) = q
         .ack_with_links_and_lease(
             &page.handle(),
