@@ -35,6 +35,7 @@ pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod keys;
+pub mod link_memo;
 pub mod model;
 pub mod normalize;
 pub mod ops;

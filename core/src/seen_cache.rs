@@ -9,6 +9,10 @@
 
 use crate::ops::{PreparedItem, Seeded};
 use std::collections::{HashMap, HashSet};
+
+/// Fingerprints are looked up for every link a client seeds: a fast hash, randomly keyed per
+/// process (links are chosen by the sites crawled).
+type Fingerprints = HashSet<i64, foldhash::fast::RandomState>;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -40,8 +44,8 @@ pub struct SeenCacheStats {
 #[derive(Default)]
 struct ShardSeen {
     epoch: Option<String>,
-    recent: HashSet<i64>,
-    older: HashSet<i64>,
+    recent: Fingerprints,
+    older: Fingerprints,
 }
 
 impl ShardSeen {

@@ -415,3 +415,91 @@ async fn links_met_again_outlast_a_full_cache() {
         q.seen_cache_stats()
     );
 }
+
+/// Links a warm client has met before (canonical forms it keeps, fingerprints it knows) are
+/// answered link for link as a client without a cache answers them: the same added,
+/// duplicate and invalid links, in every form a page's links take, on page after page.
+#[tokio::test]
+async fn a_warm_client_answers_every_link_as_a_cold_one_does() {
+    let sorted = |c: Config| Config {
+        sort_query: true,
+        ..c
+    };
+    let warm = Queue::connect(
+        &test_url(),
+        &unique("seen-cache-forms-warm"),
+        sorted(cached()),
+    )
+    .await
+    .unwrap();
+    let cold = Queue::connect(
+        &test_url(),
+        &unique("seen-cache-forms-cold"),
+        sorted(config()),
+    )
+    .await
+    .unwrap();
+    let links = [
+        "https://Site.example:443/a/../nav?b=2&a=1#top",
+        "https://site.example/nav?a=1&b=2",
+        "http://bücher.example/ü",
+        "http://xn--bcher-kva.example/%C3%BC",
+        "http://[::1]:8080/x",
+        "https://site.example/p/{page}",
+        "next.html",
+        "/about",
+        "//cdn.example/lib.js",
+        "#top",
+        "https:relative",
+        "mailto:team@site.example",
+        "https://exa mple.com/",
+        "https://",
+        "HTTPS://SITE.EXAMPLE/nav?b=2&a=1",
+    ];
+    // (the links wait an hour: each round leases the page it seeds, whose URL they resolve against)
+    let later = SeedOptions {
+        delay: Duration::from_secs(3600),
+        ..SeedOptions::default()
+    };
+    for page in 0..4 {
+        let mut answers = Vec::new();
+        for q in [&warm, &cold] {
+            let url = format!("https://site.example/dir/page{page}.html");
+            q.seed(&items(&[url.as_str()]), &SeedOptions::default())
+                .await
+                .unwrap();
+            let lease = q.lease(1, Duration::ZERO).await.unwrap().remove(0);
+            let found: Vec<String> = links
+                .iter()
+                .map(|l| l.replace("{page}", &page.to_string()))
+                .collect();
+            let refs: Vec<&str> = found.iter().map(String::as_str).collect();
+            let (acked, report) = q
+                .ack_with_links(&lease.handle(), &items(&refs), &later)
+                .await
+                .unwrap();
+            assert!(acked);
+            let invalid: Vec<(usize, String)> = report
+                .invalid
+                .iter()
+                .map(|i| (i.index, i.reason.code().to_string()))
+                .collect();
+            let queued: Vec<bool> = report.ids.iter().map(Option::is_some).collect();
+            assert_eq!(lease.url.as_deref(), Some(url.as_str()));
+            answers.push((report.added, report.duplicates, invalid, queued));
+        }
+        assert_eq!(answers[0], answers[1], "page {page}");
+        assert!(answers[0].2.len() >= 3, "the vector has links refused");
+    }
+    // the warm client answered the links it met again from its cache
+    assert!(
+        warm.seen_cache_stats().hits >= 10,
+        "{:?}",
+        warm.seen_cache_stats()
+    );
+    let (w, c) = (warm.stats().await.unwrap(), cold.stats().await.unwrap());
+    assert_eq!(
+        (w.seen, w.delayed, w.duplicates_total),
+        (c.seen, c.delayed, c.duplicates_total)
+    );
+}

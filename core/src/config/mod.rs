@@ -186,7 +186,10 @@ pub struct Config {
     /// the queue made again, and the server restarted or replaced by a replica, which may have
     /// lost writes); a full cache drops the older half of what it holds, and a fingerprint
     /// met again is kept as new (a site's navigation stays while links met once go). An entry
-    /// costs the process about 20-30 bytes (100,000 entries: about 2 MB). Where
+    /// costs the process about 20-30 bytes (100,000 entries: about 2 MB). With the cache on,
+    /// the client also keeps the canonical forms of up to
+    /// [`crate::link_memo::LINK_MEMO_ENTRIES`] absolute links it met (about 2.5 MiB when
+    /// full), so a link met again is not parsed again ([`crate::link_memo`]). Where
     /// scripts run by EVAL (a server without Redis Functions, a user refused them, a
     /// WebAssembly transport that runs scripts alone) the epoch cannot tell a restart, and the
     /// cache keeps nothing.

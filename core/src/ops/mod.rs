@@ -402,6 +402,8 @@ pub struct Ops {
     /// A shard of a queue of this many shards with spread tags: a new shard's seen set has
     /// 1/`split` of the buckets (docs/PROTOCOL.md section 2, "Seen set"); 1 otherwise.
     split: u32,
+    /// The canonical forms of absolute links met before (on with the known-seen cache).
+    links: crate::link_memo::LinkMemo,
 }
 
 impl Ops {
@@ -415,6 +417,9 @@ impl Ops {
 
     /// The operations on the keys `keys` (one shard, or a queue's own base).
     pub fn with_keys(keys: Keys, config: Config, state: Arc<CallState>) -> Ops {
+        let links = crate::link_memo::LinkMemo::new(
+            config.seen_cache.min(crate::link_memo::LINK_MEMO_ENTRIES),
+        );
         Ops {
             keys,
             config,
@@ -422,6 +427,7 @@ impl Ops {
             reporting: false,
             shard: 0,
             split: 1,
+            links,
         }
     }
 

@@ -96,10 +96,12 @@ impl Ops {
         if let Some(reason) = &item.refused {
             return Err(reason.clone());
         }
-        let mut normalized = normalize::normalize_link(&item.input, defaults.page.as_ref())?;
-        if self.config.sort_query {
-            normalized = normalized.with_sorted_query();
-        }
+        let link = self.links.canonical(
+            &item.input,
+            defaults.page.as_ref(),
+            self.config.sort_query,
+            self.config.host_key,
+        )?;
         let priority = match item.priority {
             Some(p) => {
                 i16::try_from(p).map_err(|_| InvalidReason::InvalidPriority(p.to_string()))?
@@ -123,14 +125,11 @@ impl Ops {
         // items are identified within their crawl
         let fingerprint = match (key, crawl) {
             (Some(key), _) => normalize::Fingerprint::of(&normalize::scoped_identity(crawl, key)),
-            (None, Some(_)) => normalize::Fingerprint::of(&normalize::scoped_identity(
-                crawl,
-                &normalized.canonical,
-            )),
-            (None, None) => normalized.fingerprint(),
+            (None, Some(_)) => {
+                normalize::Fingerprint::of(&normalize::scoped_identity(crawl, &link.canonical))
+            }
+            (None, None) => link.fingerprint,
         };
-        let url = (normalized.kind == ItemKind::Url).then_some(normalized.canonical.as_str());
-        let host = normalize::host_key(&normalized.host, self.config.host_key);
         let delay = item.delay.unwrap_or(opts.delay);
         if delay > crate::config::MAX_DURATION {
             return Err(InvalidReason::InvalidDelay(format!(
@@ -143,10 +142,10 @@ impl Ops {
             index,
             seen_member: fingerprint.seen_member(),
             bucket_hash: fingerprint.bucket_hash(),
-            url: url.map(str::to_string),
+            url: (link.kind == ItemKind::Url).then(|| link.canonical.into()),
             key: key.map(str::to_string),
             payload: payload.map(str::to_string),
-            host,
+            host: link.host_key.into(),
             priority,
             delay_ms: delay.as_millis() as u64,
             force: item.force.unwrap_or(opts.force),

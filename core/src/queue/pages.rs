@@ -445,7 +445,7 @@ impl<E: Executor> Queue<E> {
                         shard: s,
                         lease: own.then(|| routed[0].items[0].clone()),
                         send,
-                        hits: hits.len(),
+                        hits,
                         epoch_used,
                         ask: if own { ask } else { 0 },
                         ttl: if own { ttl } else { None },
@@ -453,7 +453,6 @@ impl<E: Executor> Queue<E> {
                     },
                     items,
                     known,
-                    hits,
                 }
             })
             .collect();
@@ -559,12 +558,11 @@ impl<E: Executor> Queue<E> {
         };
         let epoch = error.moved_seen_epoch().unwrap_or_default();
         self.learn_seeded(part.send.shard, Some(epoch), &[], &[]);
-        self.seen.count_resent(part.hits.len());
+        self.seen.count_resent(part.send.hits);
         part.send.send = part.items.clone();
         part.send.hits = 0;
         part.send.epoch_used = None;
         part.known = vec![false; part.items.len()];
-        part.hits.clear();
         self.send_page(part.send.clone()).await
     }
 
@@ -591,8 +589,8 @@ impl<E: Executor> Queue<E> {
             .settle_known(
                 layout,
                 s,
+                &part.items,
                 &part.known,
-                &part.hits,
                 part.send.epoch_used.clone(),
                 counts,
                 sent,
@@ -607,11 +605,10 @@ impl<E: Executor> Queue<E> {
 }
 
 /// One shard's part of a page's answer: what goes through that shard's line (the page's lease
-/// with it on the lease's shard), the part's links, which of them the known-seen cache held,
-/// and those it held.
+/// with it on the lease's shard), the part's links, and which of them the known-seen cache
+/// held.
 struct PagePart {
     send: PageSend,
     items: Vec<PreparedItem>,
     known: Vec<bool>,
-    hits: Vec<PreparedItem>,
 }

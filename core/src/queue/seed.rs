@@ -174,12 +174,10 @@ impl<E: Executor> Queue<E> {
                 // the cache knows some as seen: send the others (at least one call, whose
                 // reply says whether the cache's epoch still holds)
                 let (send, hits) = split_known(part, &known);
-                let cache_hits = epoch_used.as_deref().map(|epoch| (hits.len(), epoch));
+                let cache_hits = epoch_used.as_deref().map(|epoch| (hits, epoch));
                 let (counts, sent, error) = self.seed_calls(layout, shard, &send, cache_hits).await;
                 let (counts, items, error) = self
-                    .settle_known(
-                        layout, shard, &known, &hits, epoch_used, counts, sent, error,
-                    )
+                    .settle_known(layout, shard, part, &known, epoch_used, counts, sent, error)
                     .await;
                 (positions.clone(), counts, items, error)
             },
@@ -277,9 +275,9 @@ impl<E: Executor> Queue<E> {
         requests.iter().map(|r| self.home.request_item(r)).collect()
     }
 
-    /// The counts and items, in the part's order (`known`: which of its items the known-seen
-    /// cache held), of a part whose other items were sent (`counts`, `sent`: their calls'
-    /// answers, `error`: a failed one) and whose cache hits (`hits`) were not: the hits are
+    /// The counts and items, in the part's order (`part`, `known`: which of its items the
+    /// known-seen cache held), of a part whose other items were sent (`counts`, `sent`: their
+    /// calls' answers, `error`: a failed one) and whose cache hits were not: the hits are
     /// duplicates while the epoch the calls answered is the one the cache knew them under
     /// (`epoch_used`); otherwise the seen set may have shrunk since, and they go to Redis too.
     #[allow(clippy::too_many_arguments)]
@@ -287,8 +285,8 @@ impl<E: Executor> Queue<E> {
         &self,
         layout: &Layout,
         shard: usize,
+        part: &[PreparedItem],
         known: &[bool],
-        hits: &[PreparedItem],
         epoch_used: Option<String>,
         mut counts: SeedOutcome,
         sent: Vec<Option<ItemSeeded>>,
@@ -296,14 +294,22 @@ impl<E: Executor> Queue<E> {
     ) -> (SeedOutcome, Vec<Option<ItemSeeded>>, Option<(usize, Error)>) {
         let mut again = None;
         let moved = counts.epoch != epoch_used;
-        if !hits.is_empty() && error.is_none() && moved {
-            self.seen.count_resent(hits.len());
-            let (more, items, more_error) = self.seed_calls(layout, shard, hits, None).await;
+        let hits = known.iter().filter(|k| **k).count();
+        if hits > 0 && error.is_none() && moved {
+            self.seen.count_resent(hits);
+            // (copied only now: the hits go to Redis only when the epoch moved)
+            let hits: Vec<PreparedItem> = part
+                .iter()
+                .zip(known)
+                .filter(|(_, k)| **k)
+                .map(|(item, _)| item.clone())
+                .collect();
+            let (more, items, more_error) = self.seed_calls(layout, shard, &hits, None).await;
             counts = counts.then(more);
             error = more_error;
             again = Some(items.into_iter());
         } else {
-            counts.duplicates += hits.len() as u64;
+            counts.duplicates += hits as u64;
         }
         let mut sent = sent.into_iter();
         let items = known
@@ -318,16 +324,16 @@ impl<E: Executor> Queue<E> {
     }
 }
 
-/// A part's items split by the known-seen cache's answer (`known`): those to send, and those
-/// it knew as seen.
-pub(super) fn split_known(
-    part: &[PreparedItem],
-    known: &[bool],
-) -> (Vec<PreparedItem>, Vec<PreparedItem>) {
-    let (mut send, mut hits) = (Vec::new(), Vec::new());
+/// A part's items the known-seen cache did not know as seen (`known`: its answer), to send,
+/// and how many it knew.
+pub(super) fn split_known(part: &[PreparedItem], known: &[bool]) -> (Vec<PreparedItem>, usize) {
+    let mut send = Vec::with_capacity(part.len());
     for (item, k) in part.iter().zip(known) {
-        if *k { &mut hits } else { &mut send }.push(item.clone());
+        if !*k {
+            send.push(item.clone());
+        }
     }
+    let hits = part.len() - send.len();
     (send, hits)
 }
 
