@@ -14,7 +14,7 @@
 use crate::error::InvalidReason;
 use crate::normalize::{self, Fingerprint, HostKeyMode, ItemKind};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Most links the memo holds: about 2.5 MiB of the process's memory when full (about 300-400
 /// bytes a link: its canonical form, host key and entry). A crawl's links that repeat (its
@@ -27,9 +27,9 @@ pub const LINK_MEMO_ENTRIES: usize = 8_192;
 pub struct CanonicalLink {
     pub kind: ItemKind,
     /// The canonical URL (or host, for a host item).
-    pub canonical: Box<str>,
+    pub canonical: Arc<str>,
     /// Its politeness key ([`normalize::host_key`]).
-    pub host_key: Box<str>,
+    pub host_key: Arc<str>,
     /// The fingerprint of `canonical` (an item's identity without a caller key or crawl).
     pub fingerprint: Fingerprint,
 }

@@ -193,7 +193,8 @@ pub struct PreparedItem {
     pub index: usize,
     pub seen_member: i64,
     pub bucket_hash: u32,
-    pub host: String,
+    /// (shared with the link memo, [`crate::link_memo`], as is `url`)
+    pub host: Arc<str>,
     pub priority: i16,
     pub delay_ms: u64,
     pub force: bool,
@@ -201,7 +202,7 @@ pub struct PreparedItem {
     /// JSON: its live member and its record are made of them only when it is sent
     /// ([`PreparedItem::live`], [`PreparedItem::tail`]), not for the links the known-seen
     /// cache answers.
-    pub url: Option<String>,
+    pub url: Option<Arc<str>>,
     pub key: Option<String>,
     pub payload: Option<String>,
     /// The named crawl the item is seeded into (`None`: the default crawl); the same for every

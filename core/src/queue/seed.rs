@@ -368,7 +368,7 @@ pub(super) fn report_seeded(
             Some(ItemSeeded::OverBudget) => report.invalid.push(InvalidInput {
                 index: item.index,
                 input: items[item.index].input.clone(),
-                reason: InvalidReason::BudgetExhausted(item.host.clone()),
+                reason: InvalidReason::BudgetExhausted(item.host.to_string()),
             }),
         }
     }
