@@ -421,24 +421,18 @@ async fn links_met_again_outlast_a_full_cache() {
 /// duplicate and invalid links, in every form a page's links take, on page after page.
 #[tokio::test]
 async fn a_warm_client_answers_every_link_as_a_cold_one_does() {
-    let sorted = |c: Config| Config {
-        sort_query: true,
-        ..c
-    };
-    let warm = Queue::connect(
-        &test_url(),
-        &unique("seen-cache-forms-warm"),
-        sorted(cached()),
-    )
-    .await
-    .unwrap();
-    let cold = Queue::connect(
-        &test_url(),
-        &unique("seen-cache-forms-cold"),
-        sorted(config()),
-    )
-    .await
-    .unwrap();
+    let mut opened = Vec::new();
+    for (name, c) in [
+        ("seen-cache-forms-warm", cached()),
+        ("seen-cache-forms-cold", config()),
+    ] {
+        let c = Config {
+            sort_query: true,
+            ..c
+        };
+        opened.push(Queue::connect(&test_url(), &unique(name), c).await.unwrap());
+    }
+    let (warm, cold) = (&opened[0], &opened[1]);
     let links = [
         "https://Site.example:443/a/../nav?b=2&a=1#top",
         "https://site.example/nav?a=1&b=2",
@@ -463,7 +457,7 @@ async fn a_warm_client_answers_every_link_as_a_cold_one_does() {
     };
     for page in 0..4 {
         let mut answers = Vec::new();
-        for q in [&warm, &cold] {
+        for q in [warm, cold] {
             let url = format!("https://site.example/dir/page{page}.html");
             q.seed(&items(&[url.as_str()]), &SeedOptions::default())
                 .await
