@@ -9,12 +9,12 @@
 
 use crate::ops::{PreparedItem, Seeded};
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Fingerprints are looked up for every link a client seeds: a fast hash, randomly keyed per
 /// process (links are chosen by the sites crawled).
 type Fingerprints = HashSet<i64, foldhash::fast::RandomState>;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Whether a seen epoch names the server's Lua state too (`<born>:<forgotten>:<state>`, as a
 /// functions library answers), so that it changes when the server restarts or a replica takes
