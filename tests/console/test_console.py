@@ -1014,3 +1014,67 @@ def test_a_host_deletion_and_a_queue_removal_go_on_in_the_background(redis_url, 
     finally:
         console.stop()
         q.remove_queue(even_if_leased=True)
+
+
+def test_the_deletions_page_reloads_itself_until_the_deletion_ends(redis_url, browser):
+    """A deletion going on in the background is linked from every page to the deletions page,
+    which has no form and reloads itself while one runs: its outcome appears there without a
+    reload by hand, and then the page stops reloading. Redis's writes are held back with CLIENT
+    PAUSE so that the deletion is seen under way."""
+    raw = redis.Redis.from_url(redis_url)
+    q = crawlq.Queue(redis_url, "followed", **OPTIONS)
+    assert q.seed([f"https://f{i % 20}.example/{i}" for i in range(20_000)], crawl="big").added == 20_000
+    delete = {"action": "delete-crawl", "crawl": "big", "back": "/q/followed/crawls", "confirm": "yes"}
+    console = Console(redis_url, "--queue", "followed", "--background-after", "0")
+    try:
+        status, body, _ = http(console.base + "/deletions")
+        assert status == 200 and "No deletion is under way." in body and 'http-equiv="refresh"' not in body, body[:2000]
+        assert "follow-deletions" not in body
+
+        raw.execute_command("CLIENT", "PAUSE", "2000", "WRITE")
+        status, _, _ = http(console.base + "/q/followed/action", delete)
+        assert status == 303, status
+        # every page links to it while the deletion runs (the refusal of the same deletion
+        # again is such a page, and reads nothing from Redis)
+        status, body, _ = http(console.base + "/q/followed/action", delete)
+        assert status == 409, (status, body[:400])
+        assert '<a id="follow-deletions" href="/deletions">Follow the progress</a>' in body, body[:3000]
+
+        browser.get(console.base + "/deletions")
+        refresh = browser.find_elements(By.CSS_SELECTOR, 'meta[http-equiv="refresh"]')
+        assert [m.get_attribute("content") for m in refresh] == ["2"], "reloads while one runs"
+        assert text(browser, "#deletions-reloading").startswith("This page reloads itself every 2 s")
+        lines = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#deletion-list li")]
+        assert any(line.startswith("deleting crawl big of queue followed") for line in lines), lines
+        assert not browser.find_elements(By.CSS_SELECTOR, "form"), "nothing to lose to a reload"
+        shot(browser, "deletions-under-way")
+
+        # the page is left alone: it reloads itself until the outcome is on it
+        browser.execute_script("window.crawlqOldPage = true")
+
+        def ended(d):
+            try:
+                return [li.text for li in d.find_elements(By.CSS_SELECTOR, "#deletion-list li")
+                        if li.text.startswith("queue followed: deleted crawl big")]
+            except WebDriverException:
+                return False
+        line = WebDriverWait(browser, 60, poll_frequency=0.3).until(ended)[0]
+        assert re.fullmatch(r"queue followed: deleted crawl big: 20000 ready, 0 delayed, 0 leased, 0 dead \(.+ ago\)", line), line
+        assert browser.execute_script("return !window.crawlqOldPage"), "a reload of its own brought it"
+        # no deletion under way: the page stops reloading (a reload may still be on its way)
+        def quiet(d):
+            try:
+                return text(d, "#deletions-reloading") == "No deletion is under way."
+            except WebDriverException:
+                return False
+        WebDriverWait(browser, 10, poll_frequency=0.3).until(quiet)
+        assert not browser.find_elements(By.CSS_SELECTOR, 'meta[http-equiv="refresh"]')
+        assert q.crawl_stats("big")["pending"] == 0
+        # other pages list the outcome without the link
+        status, body, _ = http(console.base + "/")
+        assert status == 200 and "queue followed: deleted crawl big: 20000 ready" in body, body[:3000]
+        assert "follow-deletions" not in body
+    finally:
+        raw.execute_command("CLIENT", "UNPAUSE")
+        console.stop()
+        q.remove_queue(even_if_leased=True)

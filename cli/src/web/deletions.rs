@@ -56,7 +56,7 @@ impl Deletions {
             ));
         }
         let now = Instant::now();
-        entries.retain(|d| d.shown_at(now));
+        entries.retain(|d| d.shown_at(now, true));
         let deletion = Arc::new(Deletion {
             queue: queue.to_string(),
             what: what.to_string(),
@@ -69,20 +69,37 @@ impl Deletions {
         Ok(deletion)
     }
 
-    /// A line per deletion to show: those under way, then the latest ended ones not yet shown
-    /// by their own request.
+    /// A line per deletion to show on every page: those under way, then the latest ended ones
+    /// not yet shown by their own request.
     pub fn lines(&self) -> Vec<String> {
+        self.collect_lines(false)
+    }
+
+    /// A line per deletion for the deletions page: those under way, then the latest ended ones,
+    /// those whose own request showed their outcome too (the page is where one is followed).
+    pub fn all_lines(&self) -> Vec<String> {
+        self.collect_lines(true)
+    }
+
+    fn collect_lines(&self, answered_too: bool) -> Vec<String> {
         let now = Instant::now();
         let entries = self.entries.lock().expect("not poisoned");
         let running = entries.iter().filter_map(|d| d.running_line());
         let ended: Vec<String> = entries
             .iter()
             .rev()
-            .filter(|d| d.shown_at(now))
+            .filter(|d| d.shown_at(now, answered_too))
             .filter_map(|d| d.ended_line(now))
             .take(ENDED_SHOWN)
             .collect();
         running.chain(ended).collect()
+    }
+
+    /// Whether a deletion is under way (the pages then link to the deletions page, which
+    /// reloads itself until none is).
+    pub fn any_running(&self) -> bool {
+        let entries = self.entries.lock().expect("not poisoned");
+        entries.iter().any(|d| d.is_running())
     }
 
     /// The deletions under way, named for a message (`crawl shop of queue jobs`).
@@ -136,11 +153,12 @@ impl Deletion {
         )
     }
 
-    fn shown_at(&self, now: Instant) -> bool {
+    /// Whether it is still listed (`answered_too`: even when its own request showed it).
+    fn shown_at(&self, now: Instant, answered_too: bool) -> bool {
         match &*self.state.lock().expect("not poisoned") {
             State::Running { .. } => true,
             State::Ended { at, answered, .. } => {
-                !answered && now.saturating_duration_since(*at) < SHOWN_AFTER_END
+                (answered_too || !answered) && now.saturating_duration_since(*at) < SHOWN_AFTER_END
             }
         }
     }
@@ -215,6 +233,7 @@ mod tests {
         );
         assert_eq!(shop.so_far(), "12,000 items removed so far");
         assert_eq!(deletions.running(), ["crawl shop of queue jobs"]);
+        assert!(deletions.any_running());
 
         let why = deletions.begin("jobs", "crawl shop").err().unwrap();
         assert!(
@@ -234,9 +253,20 @@ mod tests {
         ));
         other.answered();
         assert!(deletions.running().is_empty());
+        assert!(!deletions.any_running());
         assert_eq!(shop.so_far(), "", "ended");
         let lines = deletions.lines();
         assert_eq!(lines.len(), 2, "the answered one is not listed: {lines:?}");
+        // the deletions page lists it too
+        let all = deletions.all_lines();
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(
+            all[0].starts_with(
+                "queue other: deleted crawl shop: 1 ready, 0 delayed, 0 leased, 0 dead ("
+            ),
+            "the latest first: {all:?}"
+        );
+        assert_eq!(all[1..], lines[..]);
         assert!(
             lines[0].starts_with("deleting crawl news of queue jobs failed: connection refused ("),
             "the latest first: {lines:?}"

@@ -249,6 +249,7 @@ impl Console {
             flash: None,
             refresh: None,
             deletions: self.deletions.lines(),
+            deletions_running: self.deletions.any_running(),
         }
     }
 
@@ -258,7 +259,22 @@ impl Console {
             flash: request.query("done"),
             refresh,
             deletions: self.deletions.lines(),
+            deletions_running: self.deletions.any_running(),
         }
+    }
+
+    /// The deletions page: every deletion of the last minutes, reloading itself while one runs
+    /// (the list every page shows is left out: the page is that list).
+    fn deletions_page(&self) -> Response {
+        let running = self.deletions.any_running();
+        let frame = Frame {
+            read_only: self.read_only,
+            flash: None,
+            refresh: running.then_some(pages::DELETIONS_REFRESH),
+            deletions: Vec::new(),
+            deletions_running: false,
+        };
+        Response::html(200, pages::deletions(&frame, &self.deletions.all_lines()))
     }
 
     fn not_found(&self, text: &str) -> Response {
@@ -435,6 +451,7 @@ impl Console {
         }
         match (request.method.as_str(), path.as_slice()) {
             ("GET", []) => self.queues_page(request).await,
+            ("GET", ["deletions"]) => self.deletions_page(),
             ("GET", ["q", queue]) => self.queue_page(request, queue).await,
             ("GET", ["q", queue, "hosts"]) => self.hosts_page(request, queue).await,
             ("GET", ["q", queue, "host", host]) => self.host_page(request, queue, host).await,

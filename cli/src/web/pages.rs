@@ -39,6 +39,8 @@ pub struct Frame<'a> {
     pub refresh: Option<u32>,
     /// The console's deletions under way and lately ended, a line each (shown on every page).
     pub deletions: Vec<String>,
+    /// Whether one of them is under way (the list then links to the deletions page).
+    pub deletions_running: bool,
 }
 
 pub fn layout(frame: &Frame, title: &str, crumbs: &[(String, String)], body: &str) -> String {
@@ -78,6 +80,14 @@ pub fn layout(frame: &Frame, title: &str, crumbs: &[(String, String)], body: &st
             let _ = write!(html, "<li>{}</li>", escape(line));
         }
         html.push_str("</ul>");
+        if frame.deletions_running {
+            // (a page of its own reloads itself: reloading this one could lose a form being
+            // filled in)
+            let _ = write!(
+                html,
+                "<p class=\"muted\"><a id=\"follow-deletions\" href=\"{DELETIONS_PATH}\">Follow the progress</a> on a page that reloads itself every {DELETIONS_REFRESH} s until the deletion ends.</p>"
+            );
+        }
     }
     let _ = write!(
         html,
@@ -1378,6 +1388,39 @@ pub fn login(frame: &Frame, next: &str, wrong: bool) -> String {
         escape(next)
     );
     layout(frame, "Access token", &[], &body)
+}
+
+/// Where the console's deletions are followed.
+pub const DELETIONS_PATH: &str = "/deletions";
+/// Seconds between the deletions page's reloads while one runs.
+pub const DELETIONS_REFRESH: u32 = 2;
+
+/// The console's deletions, those under way with their totals so far and the latest ended
+/// ones with their outcomes (`lines`, from `Deletions::all_lines`). It holds no form, so it may
+/// reload itself (the frame's `refresh`, set while one runs).
+pub fn deletions(frame: &Frame, lines: &[String]) -> String {
+    let mut body = String::new();
+    if frame.refresh.is_some() {
+        let _ = write!(
+            body,
+            "<p class=\"muted\" id=\"deletions-reloading\">This page reloads itself every {DELETIONS_REFRESH} s while a deletion is under way.</p>"
+        );
+    } else {
+        body.push_str(
+            "<p class=\"muted\" id=\"deletions-reloading\">No deletion is under way.</p>",
+        );
+    }
+    if lines.is_empty() {
+        body.push_str("<p>No deletion was started from this console in the last 10 minutes.</p>");
+    } else {
+        body.push_str("<ul class=\"deletions\" id=\"deletion-list\" role=\"status\">");
+        for line in lines {
+            let _ = write!(body, "<li>{}</li>", escape(line));
+        }
+        body.push_str("</ul>");
+    }
+    body.push_str("<p><a href=\"/\">Queues</a></p>");
+    layout(frame, "Deletions", &[], &body)
 }
 
 pub fn message(frame: &Frame, title: &str, text: &str) -> String {
