@@ -134,7 +134,8 @@ impl PageLine {
             return Vec::new();
         };
         let (mut links, mut ask) = (first.page.send.len(), first.page.ask);
-        let mut batch = vec![first];
+        let mut batch = Vec::with_capacity((line.waiting.len() + 1).min(PAGES_PER_CALL));
+        batch.push(first);
         let mut kept = VecDeque::new();
         while let Some(w) = line.waiting.pop_front() {
             let fits = batch.len() < PAGES_PER_CALL
@@ -407,18 +408,20 @@ impl<E: Executor> Queue<E> {
         let shard = routed[0].shard;
         // the links by shard, the lease's first (with several shards, the links of other shards
         // go in calls of their own, through those shards' lines, before the page's)
-        let mut parts: Vec<(usize, Vec<PreparedItem>)> = vec![(shard, Vec::new())];
-        for item in prepared {
-            let s = if layout.count() > 1 {
-                layout.of_host(&item.host)
-            } else {
-                shard
-            };
-            match parts.iter_mut().find(|(p, _)| *p == s) {
-                Some((_, items)) => items.push(item),
-                None => parts.push((s, vec![item])),
+        let parts: Vec<(usize, Vec<PreparedItem>)> = if layout.count() > 1 {
+            let mut parts = vec![(shard, Vec::new())];
+            for item in prepared {
+                let s = layout.of_host(&item.host);
+                match parts.iter_mut().find(|(p, _)| *p == s) {
+                    Some((_, items)) => items.push(item),
+                    None => parts.push((s, vec![item])),
+                }
             }
-        }
+            parts
+        } else {
+            // (one shard: the links as prepared, not moved one by one into a growing list)
+            vec![(shard, prepared)]
+        };
         if parts.iter().any(|(_, items)| items.len() > SEED_PER_CALL) {
             let report = self
                 .seed_with_defaults(links, opts, &defaults, |_| {})
