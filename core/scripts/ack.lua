@@ -14,11 +14,13 @@
 -- An ack also halves the host's adaptive extra delay (dropped under 50 ms): successes bring a
 -- rate-limited host back to its normal pace.
 
-local n = ARGV[3] + 0
+-- The ack's steps (scripts.rs, STEPS_END): each call runs the body at the end.
+local ACK = {}
 
--- When the acked items come back (nil: they are done), from the optional last argument.
-local function revisit_time()
-  local revisit_arg = ARGV[4 + n * 4] or '0'
+-- When the acked items come back (nil: they are done), from the optional argument after the
+-- n leases.
+function ACK.revisit_time(argv, n)
+  local revisit_arg = argv[4 + n * 4] or '0'
   if string.byte(revisit_arg, 1) == 64 then
     return math.max(tonumber(string.sub(revisit_arg, 2)) or NOW, NOW)
   elseif revisit_arg ~= '0' and (tonumber(revisit_arg) or 0) > 0 then
@@ -26,8 +28,33 @@ local function revisit_time()
   end
 end
 
-local revisit_at = revisit_time()
-local any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+-- What an ack reads before it writes: its revisit time, whether any host has an adaptive
+-- delay, whether any host counts leases in flight (FLIGHT.any), and the types of the keys it
+-- writes after a write of its own. A call that seeds a page's links before it acks the page
+-- (ack_seed, ack_seed_lease) asks first, so that a foreign value at one of these keys fails
+-- the call before the seed changes anything; its ack then takes the same answers (a seed
+-- changes none of them): read once per call (CALL).
+function ACK.reads(argv)
+  if ACK.call ~= CALL.serial then
+    ACK.call = CALL.serial
+    local revisit_at = ACK.revisit_time(argv, argv[3] + 0)
+    ACK.revisit_at = revisit_at or false
+    ACK.any_adaptive = redis.call('HLEN', K_ADAPTIVE) > 0
+    ACK.flights = FLIGHT.any()
+    if revisit_at then
+      expect_zsets({ K_LEASED, K_DELAYED, K_HOSTITEMS })
+      expect_types({ K_LEASES, 'hash', K_REVISITS, 'set', K_HOSTDELAYED, 'hash' })
+    else
+      -- (`leased`, its first write, is typed: a call that seeds first checks it itself)
+      expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
+    end
+  end
+  return ACK.revisit_at or nil, ACK.any_adaptive, ACK.flights
+end
+
+--- per call ---
+local n = ARGV[3] + 0
+local revisit_at, any_adaptive, flights = ACK.reads(ARGV)
 -- Halve the host's adaptive extra delay (dropped under 50 ms).
 local function halve_adaptive(host)
   local extra = redis.call('HGET', K_ADAPTIVE, host)
@@ -40,8 +67,7 @@ local function halve_adaptive(host)
     end
   end
 end
--- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
-local flights = FLIGHT.any()
+-- (an answer frees its host's in-flight slot: the prelude, FLIGHT.answered)
 local level = current_level(seen_count())
 local lease_keys = {}
 for i = 0, n - 1 do
@@ -51,24 +77,19 @@ local out = {}
 local records
 if revisit_at then
   -- the records are rebuilt for their revisit: read them (which also says which are live)
+  -- (the keys it writes were checked with its reads: ACK.reads)
   records = call_chunked('HMGET', K_LEASES, lease_keys)
-  expect_zsets({ K_LEASED, K_DELAYED, K_HOSTITEMS })
-  expect_types({ K_REVISITS, 'set', K_HOSTDELAYED, 'hash' })
 elseif CRAWL.on() then
   -- a named crawl's items are counted per crawl: their records say which
-  expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
   records = call_chunked('HMGET', K_LEASES, lease_keys)
 end
 -- A live lease has its key in `leased` and its record in `leases`. The keys are removed from
 -- `leased` first: when every one was there (the usual case) they are all live and the call needs
 -- no other read. Otherwise the records still in `leases` say which were (a lease given twice in
--- one call answers 1, then 0). `leases` is type-checked before that first write, so a foreign
--- value at either key fails the call before anything changed. Fills `out` (1: live, 0: not)
--- and returns the records when they were read.
+-- one call answers 1, then 0). `leases` was type-checked before that first write (ACK.reads),
+-- so a foreign value at either key fails the call before anything changed. Fills `out` (1:
+-- live, 0: not) and returns the records when they were read.
 local function remove_leases(lease_keys, records)
-  if not records then
-    expect_types({ K_LEASES, 'hash', K_HOSTITEMS, 'zset' })
-  end
   local removed = 0
   for first = 1, n, 4000 do
     removed = removed + redis.call('ZREM', K_LEASED, unpack(lease_keys, first, math.min(first + 3999, n)))

@@ -13,13 +13,16 @@
 -- One call for a worker that answers its items and takes the next ones: the acks are applied
 -- first, exactly as `ack` applies them (so an expired lease not yet reclaimed still acks), then
 -- the lease runs exactly as `lease` (ack_part and lease_part are those scripts' bodies). The
--- keys only the lease writes are checked first, so a foreign value at any of them fails the
--- call before the acks change anything.
+-- keys only the lease writes are checked first, and what the lease reads before it writes is
+-- read (FLIGHT.settings), so a foreign value at any of them fails the call before the acks
+-- change anything.
 
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
 expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD })
 expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
+-- what the lease reads, before the acks write (FLIGHT.settings, read once per call)
+FLIGHT.settings()
 local flags = ack_part(ARGV)
 local leased = lease_part({ [3] = ARGV[at], [4] = ARGV[at + 1], [5] = ARGV[at + 2],
   [6] = ARGV[at + 3], [7] = ARGV[at + 4], [8] = ARGV[at + 5], [9] = ARGV[at + 6], [10] = ARGV[at + 7],

@@ -21,6 +21,10 @@
 
 local n = tonumber(ARGV[3])
 local at = 5 + n * 4
+-- What the ack reads and the keys it writes, before the seed writes anything (ACK.reads, read
+-- once per call; `leased`, the ack's first write, too)
+expect_types({ K_LEASED, 'zset' })
+ACK.reads(ARGV)
 -- (the link count as `seed` takes it: 'M', or 'M/<crawl>' for links of a named crawl)
 local links_count = ARGV[at] or '0'
 local m = tonumber(links_count) or tonumber(string.match(links_count, '^%d+')) or 0

@@ -15,8 +15,9 @@
 -- One call per fetched page for a worker: the links it found are seeded exactly as `seed`
 -- seeds them, its lease is acked exactly as `ack` acks it, then the next items are leased
 -- exactly as `lease` leases them (seed_part, ack_part and lease_part are those scripts'
--- bodies). The keys only the lease writes are checked first, so a foreign value at any of
--- them fails the call before anything changes. As with `ack_seed`, the links are seeded
+-- bodies). The keys the lease and the ack write are checked first, and what they read before
+-- they write is read (ACK.reads, FLIGHT.settings), so a foreign value at any of them fails the
+-- call before anything changes. As with `ack_seed`, the links are seeded
 -- whether or not the lease is still live, and the call is refused whole while Redis is out of
 -- memory.
 -- Cache hits judged by a seen epoch that is not the queue's any more refuse the call before it
@@ -29,8 +30,13 @@ local at = 5 + n * 4
 local links_count = ARGV[at] or '0'
 local m = tonumber(links_count) or tonumber(string.match(links_count, '^%d+')) or 0
 local from = at + m * 9 + 1
-expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD })
+-- (with `leased`, which the acks write first)
+expect_zsets({ K_READY, K_WAIT, K_DELAYED, K_HEADS, K_DEAD, K_LEASED })
 expect_types({ K_DEADREC, 'hash', K_HOSTDELAY, 'hash' })
+-- what the ack and the lease read and the keys the ack writes, before the seed writes
+-- (ACK.reads, FLIGHT.settings)
+ACK.reads(ARGV)
+FLIGHT.settings()
 -- (from index 1, so the link fields live in the table's array part; made by one constructor,
 -- which sizes the table once where a loop grows it step by step: its last two slots, taken
 -- from the lease's arguments, are then set to the cache hits and their epoch)

@@ -92,6 +92,14 @@ function LEASE.promote(argv, ready_hosts, lease_due, item_due, host_due)
       types[#types + 1] = v
     end
   end
+  if #expired > 0 then
+    -- an expired lease frees its host's in-flight slot (reclaim_leases, FLIGHT.any), after the
+    -- due items were written
+    for _, v in ipairs({ FLIGHT.counts, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', FLIGHT.answers, 'hash',
+      K_WAKE, 'list' }) do
+      types[#types + 1] = v
+    end
+  end
   expect_types(types)
   local reclaimed, reclaimed_dead = promote_due(expired, due_items, due_hosts, tonumber(argv[6]),
     any_paused, any_revisits)

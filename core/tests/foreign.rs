@@ -36,13 +36,23 @@ struct State {
     dead_id: String,
 }
 
-/// The queue the operations run on: politeness per host, budgets on, items ready (two
-/// priorities on one host), delayed, leased, dead, a scheduled revisit and a paused host.
+/// The queue the operations run on: politeness per host, budgets on, in-flight limits and
+/// pacing after the answer, items ready (two priorities on one host), delayed, leased (some
+/// counted in flight), dead, a scheduled revisit and a paused host.
 async fn build_state(q: &Queue<RedisExecutor>) -> State {
     q.set_host_delay("w1.example", Some(Duration::from_millis(10)))
         .await
         .unwrap();
     q.set_host_budget("w2.example", Some(100)).await.unwrap();
+    // leases counted in flight: a host with a limit, a host paced after the answer
+    q.set_host_in_flight("w1.example", Some(2)).await.unwrap();
+    let after_answer = HostPacing {
+        after: DelayAfter::Answer,
+        factor: None,
+    };
+    q.set_host_delay_after("w3.example", Some(after_answer))
+        .await
+        .unwrap();
     let seed = vec![
         SeedItem::from("http://w1.example/1").with_priority(3),
         SeedItem::from("http://w1.example/2"),
@@ -85,6 +95,8 @@ const OPERATIONS: &[&str] = &[
     "ack",
     "ack with a revisit",
     "ack and lease",
+    "ack with links",
+    "ack with links and lease",
     "nack with backoff",
     "nack to dead letters",
     "nack rate-limited",
@@ -157,6 +169,21 @@ async fn run(q: &Queue<RedisExecutor>, op: &str, state: &State) -> Result<()> {
                 ttl: None,
             };
             q.ack_and_lease(&[lease], &opts).await.map(drop)
+        }
+        "ack with links" => {
+            let links = items(&["http://w6.example/3", "http://w2.example/4"]);
+            q.ack_with_links(&lease, &links, &none).await.map(drop)
+        }
+        "ack with links and lease" => {
+            let links = items(&["http://w6.example/3", "http://w2.example/4"]);
+            let opts = LeaseOptions {
+                max: 3,
+                wait: Duration::ZERO,
+                ttl: None,
+            };
+            q.ack_with_links_and_lease(&lease, &links, &none, &opts)
+                .await
+                .map(drop)
         }
         "nack with backoff" => q.nack(&[(lease, NackOptions::default())]).await.map(drop),
         "nack to dead letters" => {
@@ -243,6 +270,11 @@ fn targets(base: &str) -> Vec<(String, Vec<String>)> {
         "hostdelayed",
         "hostdead",
         "hostdeleting",
+        "hostlimit",
+        "hostflight",
+        "hostfull",
+        "hostpacing",
+        "hostanswer",
     ] {
         targets.push((k.to_string(), vec![format!("{base}:{k}")]));
     }
@@ -430,4 +462,90 @@ async fn a_seed_refused_part_way_takes_back_what_it_wrote() {
             check_invariants(&url, &q).await;
         }
     }
+}
+
+/// What a combined call reads once for its parts (ACK.reads, FLIGHT.settings in the scripts)
+/// is read again by the next call: a foreign value written between two page answers on the
+/// same server fails the second one before it changes anything.
+#[tokio::test]
+async fn a_key_read_by_one_page_answer_is_checked_again_by_the_next() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let config = Config {
+        shards: None,
+        ..fixed_clock_config()
+    };
+    let q = Queue::connect(&url, "checked-again", config).await.unwrap();
+    q.seed(
+        &items(&["http://a.example/0", "http://b.example/0"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut conn = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    let next = LeaseOptions {
+        max: 1,
+        wait: Duration::ZERO,
+        ttl: None,
+    };
+    let mut leases = q.lease_with(&next).await.unwrap();
+    for (round, key) in ["hostitems", "leased", "leases", "adaptive", "hostlimit"]
+        .iter()
+        .enumerate()
+    {
+        // a call that finds every key right (and reads them)
+        let links = items(&[&format!("http://a.example/{round}-ok")]);
+        let (acked, report, more) = q
+            .ack_with_links_and_lease(&leases[0].handle(), &links, &SeedOptions::default(), &next)
+            .await
+            .unwrap();
+        assert!(acked && report.added == 1, "{key}: {report:?}");
+        leases = more;
+        let lease = leases.first().expect("a page leased").handle();
+        let target = format!("{base}:{key}");
+        let dump: Option<Vec<u8>> = redis::cmd("DUMP")
+            .arg(&target)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        redis::cmd("SET")
+            .arg(&target)
+            .arg("foreign")
+            .query_async::<()>(&mut conn)
+            .await
+            .unwrap();
+        let before = digest(&mut conn).await;
+        let links = items(&[&format!("http://b.example/{round}-refused")]);
+        let err = q
+            .ack_with_links_and_lease(&lease, &links, &SeedOptions::default(), &next)
+            .await
+            .expect_err(key);
+        assert_eq!(err.code(), "CORRUPT", "{key}: {err}");
+        assert_eq!(
+            digest(&mut conn).await,
+            before,
+            "{key}: written before the refusal"
+        );
+        // the key as it was, and the lease answered again
+        redis::cmd("DEL")
+            .arg(&target)
+            .query_async::<()>(&mut conn)
+            .await
+            .unwrap();
+        if let Some(dump) = dump {
+            redis::cmd("RESTORE")
+                .arg(&target)
+                .arg(0)
+                .arg(dump)
+                .query_async::<()>(&mut conn)
+                .await
+                .unwrap();
+        }
+    }
+    check_invariants(&url, &q).await;
 }

@@ -31,6 +31,10 @@ local function expect_zsets(keys)
   end
 end
 
+-- The number of the call under way (raised by begin): what a call reads once for its parts
+-- (ACK.reads, FLIGHT.settings) is kept under it, and read again by the next call.
+local CALL = { serial = 0 }
+
 -- A priority (a number, or the digits of one) as it appears in keys and members: a number
 -- concatenated as is would be formatted with '%.14g'.
 local function priority_digits(prio)

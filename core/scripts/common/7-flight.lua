@@ -1,11 +1,23 @@
+-- Whether any host has an in-flight limit (FLIGHT.overrides) or a pacing mode
+-- (FLIGHT.paced_hosts) of its own, read once per call: a call that answers leases before it
+-- leases (ack_lease, ack_seed_lease) reads them before its first write, so that a foreign value
+-- there fails it before anything changes, and its lease takes the same answers (an answer
+-- changes neither).
+function FLIGHT.settings()
+  if FLIGHT.settings_call ~= CALL.serial then
+    FLIGHT.settings_call = CALL.serial
+    FLIGHT.overrides = redis.call('HLEN', FLIGHT.limits) > 0
+    FLIGHT.paced_hosts = redis.call('HLEN', FLIGHT.pacing) > 0
+  end
+end
+
 -- In-flight limits (docs/PROTOCOL.md section 3, "In flight"). A lease call starts with the
 -- workers' default limit (digits, '0' or absent: none) and their pacing ('<mode>:<factor>:<max
 -- ms>', mode 'lease' or 'answer'; absent: 'lease'); whether any host has its own limit or mode
 -- is read once. Returns whether any lease of this call may count.
 function FLIGHT.start(default_digits, pacing)
   FLIGHT.default = tonumber(default_digits or '0') or 0
-  FLIGHT.overrides = redis.call('HLEN', FLIGHT.limits) > 0
-  FLIGHT.paced_hosts = redis.call('HLEN', FLIGHT.pacing) > 0
+  FLIGHT.settings()
   -- (a string.byte for the common call: 'a' is 97)
   FLIGHT.answer_default = pacing ~= nil and string.byte(pacing, 1) == 97
   if FLIGHT.answer_default or FLIGHT.paced_hosts then
@@ -103,6 +115,10 @@ function FLIGHT.any()
     expect_types({ FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash', K_READY, 'zset', K_WAIT, 'zset', K_WAKE, 'list',
       FLIGHT.answers, 'hash' })
     FLIGHT.answering = redis.call('HLEN', FLIGHT.answers) > 0
+    if FLIGHT.answering then
+      -- (a host paced after the answer reads its own delays: FLIGHT.after_answer)
+      expect_types({ K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash' })
+    end
     return true
   end
   return false

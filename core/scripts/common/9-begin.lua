@@ -42,7 +42,8 @@ end
 -- instructions, 21 of them 15-20% of an empty lease. Only names derived from the base are kept;
 -- a server with more queues than the bound, or whose queues have used up the bucket keys'
 -- bound, starts the table again when a queue it does not hold comes.
-local BASE_KEYS, BASE_KEYS_COUNT, BASE_KEYS_MAX = {}, 0, 1024
+-- (one table, not three names: the largest script is near Lua's 200 locals per chunk)
+local BASE_KEYS = { by_base = {}, count = 0, max = 1024 }
 -- Each key by its name, the suffix after `<base>:` (keys.rs's FIXED_KEYS after meta, and the
 -- per-host hashes of section 1; core/tests/surfaces.rs checks this list against both).
 local BASE_KEY_NAMES = {
@@ -53,7 +54,7 @@ local BASE_KEY_NAMES = {
 }
 
 local function base_keys(base)
-  local named = BASE_KEYS[base]
+  local named = BASE_KEYS.by_base[base]
   if not named then
     named = {}
     for _, name in ipairs(BASE_KEY_NAMES) do
@@ -61,10 +62,10 @@ local function base_keys(base)
     end
     -- the seen- and live-set bucket keys, by level, built as they are used
     named.seen, named.live = {}, {}
-    if BASE_KEYS_COUNT >= BASE_KEYS_MAX or key_cache_left <= 0 then
-      BASE_KEYS, BASE_KEYS_COUNT, key_cache_left = {}, 0, KEY_CACHE_MAX
+    if BASE_KEYS.count >= BASE_KEYS.max or key_cache_left <= 0 then
+      BASE_KEYS.by_base, BASE_KEYS.count, key_cache_left = {}, 0, KEY_CACHE_MAX
     end
-    BASE_KEYS[base], BASE_KEYS_COUNT = named, BASE_KEYS_COUNT + 1
+    BASE_KEYS.by_base[base], BASE_KEYS.count = named, BASE_KEYS.count + 1
   end
   return named
 end
@@ -116,6 +117,8 @@ local function begin(keys, argv)
   -- (per-call fields are reset to false or a mark, never to nil: a key set to nil and set again
   -- on the next call costs the table a rehash, measurably on every call)
   SPLIT, REPORT, FLIGHT.freed_at = 1, false, false
+  -- (what an earlier call read once is read again: CALL)
+  CALL.serial = CALL.serial + 1
   CRAWL.limits, CRAWL.state, CRAWL.holds, CRAWL.weighted = 'unread', false, 0, 'unread'
   if flag and flag > 57 then
     if flag == 115 then
