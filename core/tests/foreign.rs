@@ -82,6 +82,15 @@ async fn build_state(q: &Queue<RedisExecutor>) -> State {
     q.pause_host("w4.example", Some(Duration::from_secs(30)))
         .await
         .unwrap();
+    // a named crawl's item: the queue holds crawl lanes (protocol 7), which every operation
+    // reads as it goes
+    let crawl = SeedOptions {
+        crawl: Some("c1".into()),
+        ..Default::default()
+    };
+    q.seed(&items(&["http://w2.example/c1"]), &crawl)
+        .await
+        .unwrap();
     State { held, dead_id }
 }
 
@@ -105,6 +114,7 @@ const OPERATIONS: &[&str] = &[
     "release with payload",
     "reclaim",
     "stats",
+    "crawl stats",
     "dead letters",
     "peek",
     "list hosts",
@@ -223,6 +233,7 @@ async fn run(q: &Queue<RedisExecutor>, op: &str, state: &State) -> Result<()> {
             r
         }
         "stats" => q.stats().await.map(drop),
+        "crawl stats" => q.crawl_stats("c1").await.map(drop),
         "dead letters" => q.dead(10, 0).await.map(drop),
         "peek" => q.peek(10).await.map(drop),
         "list hosts" => q.list_hosts(None, 10).await.map(drop),
@@ -287,6 +298,23 @@ fn targets(base: &str) -> Vec<(String, Vec<String>)> {
             })
             .collect()
     };
+    // the named crawl's keys (PROTOCOL.md section 1, "Named crawls")
+    for k in [
+        "c:c1",
+        "crawls",
+        "crawlcfg",
+        "cq:c1",
+        "ci:c1",
+        "cz:c1",
+        "crawlweight",
+        "crawlseed",
+        "crawlheld",
+        "lz:0:c1:w2.example",
+        "hl:w2.example",
+        "hv:w2.example",
+    ] {
+        targets.push((k.to_string(), vec![format!("{base}:{k}")]));
+    }
     targets.push(("lanes".into(), per_host("lane")));
     targets.push(("priority sets".into(), per_host("hp")));
     let mut seen = Vec::new();
@@ -357,6 +385,7 @@ async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
     let base = q.ops().keys().base().to_string();
     let mut failures = Vec::new();
     let (mut refused, mut cases) = (0, 0);
+    let mut refused_cases = Vec::new();
     for (name, keys) in targets(&base) {
         for op in OPERATIONS {
             restore_all(&mut conn, &snapshot).await;
@@ -375,6 +404,7 @@ async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
                 Ok(()) => {}
                 Err(e) if e.code() == "CORRUPT" => {
                     refused += 1;
+                    refused_cases.push((op.to_string(), name.clone()));
                     if digest(&mut conn).await != before {
                         failures.push(format!(
                             "{op} with foreign {name}: CORRUPT after writing ({e})"
@@ -387,6 +417,10 @@ async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
     }
     restore_all(&mut conn, &snapshot).await;
     check_invariants(&url, &q).await;
+    assert!(
+        refused_cases.contains(&("crawl stats".to_string(), "c:c1".to_string())),
+        "a crawl's counts holding a foreign value are reported by crawl_stats"
+    );
     assert!(
         failures.is_empty(),
         "{} of {cases} calls failed ({refused} refused):\n{}",

@@ -75,7 +75,10 @@ function CRAWL.of(rec)
 end
 function CRAWL.count(crawl, field, delta)
   if crawl and delta ~= 0 then
-    redis.call('HINCRBY', BASE .. ':c:' .. crawl, field, int(delta))
+    -- (a foreign value there is passed over, as one in a seen bucket is: which crawls a call
+    -- moves items of is only known as it goes, and the move is not left half-done; the crawl's
+    -- counts are not kept, and crawl_stats reports the key)
+    redis.pcall('HINCRBY', BASE .. ':c:' .. crawl, field, int(delta))
     if field == 'leased' and CRAWL.limited() then
       CRAWL.leased_changed(crawl, delta)
     end
