@@ -86,6 +86,9 @@ function SEED.start(argv)
     if type(field) == 'table' then
       expect_types({ CRAWL.seed_key(), 'hash' })
     end
+    -- its counts (CRAWL.count passes over a foreign value there; a seed, which knows its
+    -- crawl from the start, is refused whole)
+    expect_types({ BASE .. ':c:' .. crawl, 'hash' })
     local gen
     gen, SEED.crawl_budget = CRAWL.seed_config(field)
     SEED.crawl_gen = gen > 0 and gen

@@ -99,6 +99,7 @@ const OPERATIONS: &[&str] = &[
     "seed a known host",
     "seed delayed",
     "seed forced",
+    "seed into a crawl",
     "lease",
     "lease after expiry and delays",
     "ack",
@@ -155,6 +156,15 @@ async fn run(q: &Queue<RedisExecutor>, op: &str, state: &State) -> Result<()> {
         "seed delayed" => {
             let item = SeedItem::from("http://w6.example/2").with_delay(Duration::from_secs(5));
             q.seed(&[item], &none).await.map(drop)
+        }
+        "seed into a crawl" => {
+            let crawl = SeedOptions {
+                crawl: Some("c1".into()),
+                ..Default::default()
+            };
+            q.seed(&items(&["http://w6.example/c1"]), &crawl)
+                .await
+                .map(drop)
         }
         "seed forced" => {
             let item = SeedItem::from(state.held_dead_url()).with_force(true);
@@ -418,8 +428,9 @@ async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
     restore_all(&mut conn, &snapshot).await;
     check_invariants(&url, &q).await;
     assert!(
-        refused_cases.contains(&("crawl stats".to_string(), "c:c1".to_string())),
-        "a crawl's counts holding a foreign value are reported by crawl_stats"
+        refused_cases.contains(&("crawl stats".to_string(), "c:c1".to_string()))
+            && refused_cases.contains(&("seed into a crawl".to_string(), "c:c1".to_string())),
+        "a crawl's counts holding a foreign value are reported by crawl_stats and refuse a seed"
     );
     assert!(
         failures.is_empty(),
