@@ -107,6 +107,7 @@ const OPERATIONS: &[&str] = &[
     "ack and lease",
     "ack with links",
     "ack with links and lease",
+    "ack with links and lease, a host paced after the answer",
     "nack with backoff",
     "nack to dead letters",
     "nack rate-limited",
@@ -202,6 +203,23 @@ async fn run(q: &Queue<RedisExecutor>, op: &str, state: &State) -> Result<()> {
                 ttl: None,
             };
             q.ack_with_links_and_lease(&lease, &links, &none, &opts)
+                .await
+                .map(drop)
+        }
+        "ack with links and lease, a host paced after the answer" => {
+            let paced = state
+                .held
+                .iter()
+                .find(|l| l.host == "w3.example")
+                .expect("w3.example's lease is held")
+                .handle();
+            let links = items(&["http://w3.example/3"]);
+            let opts = LeaseOptions {
+                max: 3,
+                wait: Duration::ZERO,
+                ttl: None,
+            };
+            q.ack_with_links_and_lease(&paced, &links, &none, &opts)
                 .await
                 .map(drop)
         }
