@@ -570,14 +570,9 @@ async fn a_key_read_by_one_page_answer_is_checked_again_by_the_next() {
         assert!(acked && report.added == 1, "{key}: {report:?}");
         leases = more;
         let lease = leases.first().expect("a page leased").handle();
-        let target = format!("{base}:{key}");
-        let dump: Option<Vec<u8>> = redis::cmd("DUMP")
-            .arg(&target)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
+        let snapshot = dump_all(&mut conn).await;
         redis::cmd("SET")
-            .arg(&target)
+            .arg(format!("{base}:{key}"))
             .arg("foreign")
             .query_async::<()>(&mut conn)
             .await
@@ -595,20 +590,7 @@ async fn a_key_read_by_one_page_answer_is_checked_again_by_the_next() {
             "{key}: written before the refusal"
         );
         // the key as it was, and the lease answered again
-        redis::cmd("DEL")
-            .arg(&target)
-            .query_async::<()>(&mut conn)
-            .await
-            .unwrap();
-        if let Some(dump) = dump {
-            redis::cmd("RESTORE")
-                .arg(&target)
-                .arg(0)
-                .arg(dump)
-                .query_async::<()>(&mut conn)
-                .await
-                .unwrap();
-        }
+        restore_all(&mut conn, &snapshot).await;
     }
     check_invariants(&url, &q).await;
 }
