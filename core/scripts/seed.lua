@@ -39,25 +39,23 @@
 local SEED = {}
 
 -- One call's state, set by SEED.start and shared by the steps (library-level locals: nothing
--- to pass or index on every item).
+-- to pass or index on every item). What only rare paths or the call's ends read is kept in
+-- SEED's fields instead (a script's main chunk may hold at most 200 locals, core/README.md):
+-- SEED.hits and SEED.hits_epoch, the client's cache hits and the seen epoch they were judged
+-- by (SEED.answers: whether the call answers pages, `ack_seed` and `ack_seed_lease` setting
+-- the slot after the epoch to true, whose hits must hold before anything is acked);
+-- SEED.budget, false while no budget applies, else the queue's default budget and per host
+-- of this call the URLs it may still add (false: no budget), how many it added and the hosts
+-- in first-seen order; SEED.format_before, meta's format before the call (undo puts it back).
 local seed_argv, seed_n
--- the client's cache hits: their count, and the seen epoch they were judged by (SEED.answers:
--- whether the call answers pages, `ack_seed` and `ack_seed_lease` setting the slot after the
--- epoch to true, whose hits must hold before anything is acked)
-local seed_hits, seed_hits_epoch
 -- the seen set's size and level, and the current level's bucket keys (the prelude's level_keys)
 local seen, level, level_end, seen_keys, live_keys, level_size
--- whether budgets are on, the queue's default budget, and per host of this call while they are:
--- URLs it may still add (false: no budget), how many it added, the hosts in first-seen order
-local budgets, default_budget, budget_left, budget_used, budget_hosts
 -- the last id given, the call's first, the ids' digits (the prelude's number_digits), and the
 -- parts of every record around its id, built once per call
 local next_id, first_id, id_digits, rec_open, rec_ts
 -- one status byte per item, the call's counts, and the earliest time an item added delayed
 -- comes due (reported with the flag 'r')
 local status, added_ready, added_delayed, duplicates, seen_added, refused, first_due
--- meta's format before the call (undo puts it back)
-local format_before
 -- Lanes pushed to by this call, in first-seen order, as flat arrays (a table per lane costs
 -- more than the push when most lanes get one item): index by head member, then host,
 -- priority, first record id, and the records (a string while there is one, then a list).
@@ -98,32 +96,31 @@ function SEED.start(argv)
   else
     SEED.crawl_budget, SEED.crawl_gen = false, false
   end
-  seed_hits, seed_hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
+  SEED.hits, SEED.hits_epoch = tonumber(argv[4 + seed_n * 9]) or 0, argv[5 + seed_n * 9]
   SEED.answers = argv[6 + seed_n * 9] == true
   seen = seen_count()
   level, level_end = current_level(seen)
   expect_zsets({ K_DELAYED, K_READY, K_WAIT, K_HEADS, K_HOSTITEMS })
   expect_types({ K_WAKE, 'list', K_HOSTDELAYED, 'hash' })
-  local ids_digits, born, forgotten, layout
-  ids_digits, default_budget, born, forgotten, layout = unpack(redis.call('HMGET', K_META, 'ids',
+  local ids_digits, default_budget, born, forgotten, layout = unpack(redis.call('HMGET', K_META, 'ids',
     'budget', 'born', 'forgotten', 'layout'))
   next_id = ids_digits and ids_digits + 0 or 0
   SEED.host_budgets = default_budget ~= false or redis.call('HLEN', K_HOSTBUDGET) > 0
   if SEED.host_budgets then
     expect_types({ K_HOSTBUDGET, 'hash', K_HOSTUSED, 'hash' })
   end
-  budgets = SEED.host_budgets or SEED.crawl_budget ~= false
+  SEED.budget = (SEED.host_budgets or SEED.crawl_budget ~= false)
+    and { default = default_budget, left = {}, used = {}, hosts = {} }
   first_id = next_id + 1
   seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
   level_size = seen_keys.size
-  format_before = STORED_FORMAT
+  SEED.format_before = STORED_FORMAT
   SEED.reset()
   return born, forgotten, layout
 end
 
 -- What a call collects, empty.
 function SEED.reset()
-  budget_left, budget_used, budget_hosts = {}, {}, {}
   rec_open, rec_ts = '{"v":1,"id":"', '","ts":' .. NOW_DIGITS
   id_digits, status = {}, {}
   added_ready, added_delayed, duplicates, seen_added, refused, first_due = 0, 0, 0, 0, 0, -1
@@ -253,9 +250,10 @@ end
 -- URLs a host may still add under its budget and the call's crawl's host budget, the smaller
 -- (false: it has neither); read once per host and call.
 function SEED.left_for(host)
-  local left = budget_left[host]
+  local budget = SEED.budget
+  local left = budget.left[host]
   if left == nil then
-    local limit = SEED.host_budgets and (redis.call('HGET', K_HOSTBUDGET, host) or default_budget)
+    local limit = SEED.host_budgets and (redis.call('HGET', K_HOSTBUDGET, host) or budget.default)
     left = false
     if limit then
       left = math.max(tonumber(limit) - tonumber(redis.call('HGET', K_HOSTUSED, host) or '0'), 0)
@@ -265,9 +263,9 @@ function SEED.left_for(host)
         - tonumber(redis.call('HGET', CRAWL.used_key(SEED.crawl), host) or '0'), 0)
       left = left and math.min(left, crawl_left) or crawl_left
     end
-    budget_left[host] = left
-    budget_used[host] = 0
-    budget_hosts[#budget_hosts + 1] = host
+    budget.left[host] = left
+    budget.used[host] = 0
+    budget.hosts[#budget.hosts + 1] = host
   end
   return left
 end
@@ -276,10 +274,10 @@ end
 -- the item that uses it comes: the call then takes back what it wrote (the items before item
 -- `upto`, 0-based) and fails whole, with nothing changed.
 function SEED.undo_items(upto)
-  if STORED_FORMAT ~= format_before then
+  if STORED_FORMAT ~= SEED.format_before then
     -- (a new lane of a new queue marks it; taken back too)
-    if format_before then
-      redis.call('HSET', K_META, 'format', format_before)
+    if SEED.format_before then
+      redis.call('HSET', K_META, 'format', SEED.format_before)
     else
       redis.call('HDEL', K_META, 'format', 'split')
     end
@@ -329,10 +327,11 @@ function SEED.count_new(host, seen_now)
     seen_keys, live_keys = level_keys(SEEN_PREFIX, 's', level), level_keys(LIVE_PREFIX, 'v', level)
     level_size = seen_keys.size
   end
-  if budgets then
-    budget_used[host] = budget_used[host] + 1
-    if budget_left[host] then
-      budget_left[host] = budget_left[host] - 1
+  local budget = SEED.budget
+  if budget then
+    budget.used[host] = budget.used[host] + 1
+    if budget.left[host] then
+      budget.left[host] = budget.left[host] - 1
     end
   end
 end
@@ -461,8 +460,8 @@ end
 -- The call's counts and ids into meta and the counters; the reply.
 function SEED.finish(born, forgotten, new_hosts, layout)
   local added = added_ready + added_delayed
-  if seed_hits > 0 and seed_hits_epoch == SEED.epoch(born, forgotten) then
-    counter('seen_cache_hits_total', seed_hits)
+  if SEED.hits > 0 and SEED.hits_epoch == SEED.epoch(born, forgotten) then
+    counter('seen_cache_hits_total', SEED.hits)
   end
   own_format(SEED.crawl and added > 0 and PROTOCOL_DIGITS or nil)
   if added > 0 then
@@ -500,13 +499,17 @@ function SEED.finish(born, forgotten, new_hosts, layout)
   counter('over_budget_total', refused)
   tally_flush(host_added, host_items_add)
   tally_flush(host_delayed, add_delayed)
-  for _, host in ipairs(budget_hosts) do
-    if budget_used[host] > 0 then
-      if SEED.host_budgets then
-        redis.call('HINCRBY', K_HOSTUSED, host, budget_used[host])
-      end
-      if SEED.crawl_budget then
-        redis.call('HINCRBY', CRAWL.used_key(SEED.crawl), host, budget_used[host])
+  local budget = SEED.budget
+  if budget then
+    for _, host in ipairs(budget.hosts) do
+      local used = budget.used[host]
+      if used > 0 then
+        if SEED.host_budgets then
+          redis.call('HINCRBY', K_HOSTUSED, host, used)
+        end
+        if SEED.crawl_budget then
+          redis.call('HINCRBY', CRAWL.used_key(SEED.crawl), host, used)
+        end
       end
     end
   end
@@ -523,7 +526,8 @@ end
 -- in this step's locals and stored back at the end: a step's upvalue costs an instruction more
 -- on each use, which on every item of a large seed is measurable (bench/README.md).
 function SEED.items()
-  local argv, status, budgets, lane_index, lane_recs = seed_argv, status, budgets, lane_index, lane_recs
+  local argv, status, budgets, lane_index, lane_recs = seed_argv, status, SEED.budget, lane_index,
+    lane_recs
   local host_rank, lanes, hosts = host_rank, lane_count, host_count
   local seen_now, id, ready, dups, over_n = seen, next_id, added_ready, duplicates, refused
   local gen = SEED.crawl_gen
@@ -620,13 +624,13 @@ end
 
 -- The whole call: its items, then the lanes, the hosts and the counts. Returns the reply.
 function SEED.run(born, forgotten, layout)
-  if SEED.answers and seed_hits > 0 and seed_hits_epoch ~= SEED.epoch(born, forgotten) then
+  if SEED.answers and SEED.hits > 0 and SEED.hits_epoch ~= SEED.epoch(born, forgotten) then
     -- Links a client's cache held back by an epoch that has moved may have left the seen set
     -- (a restart that lost writes). A page's answer is refused before it changes anything, so
     -- that the client sends them with the page: acked first, they would be lost if the call
     -- sending them after the ack failed.
     return redis.error_reply('CRAWLQ_EPOCH ' .. SEED.epoch(born, forgotten) .. ' is the seen '
-      .. 'epoch now, not ' .. seed_hits_epoch .. ': send the links the cache held back too')
+      .. 'epoch now, not ' .. SEED.hits_epoch .. ': send the links the cache held back too')
   end
   local err = SEED.items()
   if err then
@@ -650,7 +654,7 @@ end
 -- records is let go, so Lua's memory does not keep the largest seed until the next one.
 function SEED.forget()
   seed_argv, status, id_digits = nil, nil, nil
-  budget_left, budget_used, budget_hosts = nil, nil, nil
+  SEED.budget = nil
   lane_index, lane_host, lane_prio, lane_seq, lane_recs = nil, nil, nil, nil, nil
   host_rank, host_order, host_added, host_delayed = nil, nil, nil, nil
   SEED.zrecs, SEED.zhosts = nil, nil
