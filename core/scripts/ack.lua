@@ -52,11 +52,8 @@ function ACK.reads(argv)
   return ACK.revisit_at or nil, ACK.any_adaptive, ACK.flights
 end
 
---- per call ---
-local n = ARGV[3] + 0
-local revisit_at, any_adaptive, flights = ACK.reads(ARGV)
 -- Halve the host's adaptive extra delay (dropped under 50 ms).
-local function halve_adaptive(host)
+function ACK.halve_adaptive(host)
   local extra = redis.call('HGET', K_ADAPTIVE, host)
   if extra then
     local halved = math.floor((tonumber(extra) or 0) / 2)
@@ -67,29 +64,14 @@ local function halve_adaptive(host)
     end
   end
 end
--- (an answer frees its host's in-flight slot: the prelude, FLIGHT.answered)
-local level = current_level(seen_count())
-local lease_keys = {}
-for i = 0, n - 1 do
-  lease_keys[i + 1] = ARGV[4 + i * 4]
-end
-local out = {}
-local records
-if revisit_at then
-  -- the records are rebuilt for their revisit: read them (which also says which are live)
-  -- (the keys it writes were checked with its reads: ACK.reads)
-  records = call_chunked('HMGET', K_LEASES, lease_keys)
-elseif CRAWL.on() then
-  -- a named crawl's items are counted per crawl: their records say which
-  records = call_chunked('HMGET', K_LEASES, lease_keys)
-end
+
 -- A live lease has its key in `leased` and its record in `leases`. The keys are removed from
 -- `leased` first: when every one was there (the usual case) they are all live and the call needs
 -- no other read. Otherwise the records still in `leases` say which were (a lease given twice in
 -- one call answers 1, then 0). `leases` was type-checked before that first write (ACK.reads),
 -- so a foreign value at either key fails the call before anything changed. Fills `out` (1:
--- live, 0: not) and returns the records when they were read.
-local function remove_leases(lease_keys, records)
+-- live, 0: not; one per lease key) and returns the records when they were read.
+function ACK.remove_leases(n, lease_keys, records, out)
   local removed = 0
   for first = 1, n, 4000 do
     removed = removed + redis.call('ZREM', K_LEASED, unpack(lease_keys, first, math.min(first + 3999, n)))
@@ -117,7 +99,27 @@ local function remove_leases(lease_keys, records)
   call_chunked('HDEL', K_LEASES, gone)
   return records
 end
-records = remove_leases(lease_keys, records)
+
+--- per call ---
+local n = ARGV[3] + 0
+local revisit_at, any_adaptive, flights = ACK.reads(ARGV)
+-- (an answer frees its host's in-flight slot: the prelude, FLIGHT.answered)
+local level = current_level(seen_count())
+local lease_keys = {}
+for i = 0, n - 1 do
+  lease_keys[i + 1] = ARGV[4 + i * 4]
+end
+local out = {}
+local records
+if revisit_at then
+  -- the records are rebuilt for their revisit: read them (which also says which are live)
+  -- (the keys it writes were checked with its reads: ACK.reads)
+  records = call_chunked('HMGET', K_LEASES, lease_keys)
+elseif CRAWL.on() then
+  -- a named crawl's items are counted per crawl: their records say which
+  records = call_chunked('HMGET', K_LEASES, lease_keys)
+end
+records = ACK.remove_leases(n, lease_keys, records, out)
 local revisit_members, revisit_ids = {}, {}
 -- items done per host (done_by_host[host], hosts in done_hosts in first-seen order), written to
 -- the per-host counts once per host: the prelude's tally written out, because nearly every item
@@ -162,7 +164,7 @@ for i = 0, n - 1 do
       FLIGHT.answered(host, 1, ARGV[a])
     end
     if any_adaptive then
-      halve_adaptive(host)
+      ACK.halve_adaptive(host)
     end
   end
 end

@@ -18,15 +18,22 @@
 -- the host at least until then (whether or not rate limited). A record no script can read goes
 -- to dead letters as it is.
 
-local max_attempts, kind = tonumber(ARGV[3]), ARGV[4]
-local base, cap, jitter = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local default_delay, step, adaptive_max = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local n = tonumber(ARGV[11])
+-- The nack's steps (scripts.rs, STEPS_END): each call runs the body at the end.
+local NACK = {}
+
+-- The call's retry policy (ARGV 3-10).
+function NACK.policy(argv)
+  return {
+    max_attempts = tonumber(argv[3]), kind = argv[4],
+    base = tonumber(argv[5]), cap = tonumber(argv[6]), jitter = tonumber(argv[7]),
+    default_delay = tonumber(argv[8]), step = tonumber(argv[9]), adaptive_max = tonumber(argv[10]),
+  }
+end
 
 -- Hold a host in `wait` until at least `at` (FLIGHT.hold_until: a paused host remembers it for
 -- its resume); a host held full keeps its hold and is held until then once a slot frees (its
 -- hostfull time is raised instead).
-local function hold_host(host, at)
+function NACK.hold_host(host, at)
   local full_due = redis.call('HGET', FLIGHT.full, host)
   if full_due then
     if (tonumber(full_due) or 0) < at then
@@ -39,7 +46,7 @@ end
 
 -- The hold a host asked for (Retry-After: ms from now, or '@' and a time in ms), in ms from
 -- now (0: none).
-local function retry_after_ms(after)
+function NACK.retry_after_ms(after)
   if after == '' then
     return 0
   end
@@ -52,29 +59,61 @@ end
 -- A rate-limited answer doubles the host's adaptive extra delay (from the step, up to the max)
 -- and holds the host for its full delay, or its retry after when longer; a retry after alone
 -- holds it that long.
-local function slow_down(host, rate_limited, retry_after)
+function NACK.slow_down(policy, host, rate_limited, retry_after)
   if rate_limited then
     local extra = tonumber(redis.call('HGET', K_ADAPTIVE, host) or '0') or 0
-    extra = math.min(math.max(extra * 2, step), adaptive_max)
+    extra = math.min(math.max(extra * 2, policy.step), policy.adaptive_max)
     redis.call('HSET', K_ADAPTIVE, host, int(extra))
-    local hold = host_delay(host, default_delay, true, true)
-    hold_host(host, NOW + math.max(hold, retry_after))
+    local hold = host_delay(host, policy.default_delay, true, true)
+    NACK.hold_host(host, NOW + math.max(hold, retry_after))
   elseif retry_after > 0 then
-    hold_host(host, NOW + retry_after)
+    NACK.hold_host(host, NOW + retry_after)
   end
 end
 
-local function backoff(failures, random)
-  local d = base
-  if kind == 'exponential' then
-    d = base * 2 ^ (failures - 1)
+-- The retry's delay in ms after `failures` failed attempts, by the policy's backoff.
+function NACK.backoff(policy, failures, random)
+  local d = policy.base
+  if policy.kind == 'exponential' then
+    d = policy.base * 2 ^ (failures - 1)
   end
-  if d > cap then
-    d = cap
+  if d > policy.cap then
+    d = policy.cap
   end
-  return math.floor(d * (1 - jitter * random))
+  return math.floor(d * (1 - policy.jitter * random))
 end
 
+-- The item goes to dead letters, and leaves the live set. `call` holds the call's counts and
+-- the seen set's level once read.
+function NACK.bury(call, lease_key, rec, fresh, reason)
+  call.level = call.level or current_level(seen_count())
+  live_remove_rec(rec, call.level)
+  -- a record no script can read is kept as it is, with the reason after a newline (no
+  -- stored record holds one: JSON escapes it), so its dead letter still says why
+  if not fresh and reason ~= '' then
+    rec = rec .. '\n' .. reason
+  end
+  to_dead(lease_key_id(lease_key), fresh or rec)
+  call.died = call.died + 1
+end
+
+-- The item is retried after d ms: ready now (already in its lane: enqueue_ready), or delayed
+-- (its member added to `call.delayed`, written with one ZADD at the end).
+function NACK.retry_in(call, fresh, host, d, crawl)
+  if d > 0 then
+    local delayed = call.delayed
+    delayed[#delayed + 1] = int(NOW + d)
+    delayed[#delayed + 1] = fresh
+    add_delayed(host, 1)
+    CRAWL.count(crawl, 'delayed', 1)
+  else
+    call.immediate = call.immediate + 1
+  end
+  call.retried = call.retried + 1
+end
+
+--- per call ---
+local policy, n = NACK.policy(ARGV), tonumber(ARGV[11])
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash' })
@@ -85,41 +124,16 @@ for i = 0, n - 1 do
   lease_keys[i + 1] = ARGV[12 + i * 8]
 end
 local recs = call_chunked('HMGET', K_LEASES, lease_keys)
-local out, immediate, retried, died, level = {}, 0, 0, 0, nil
+local out = {}
+local call = { immediate = 0, retried = 0, died = 0, level = nil, delayed = {} }
 -- an answer frees its host's in-flight slot (the prelude, FLIGHT.answered)
 local flights = FLIGHT.any()
-local gone, answered, delayed_members = {}, {}, {}
-
--- The item goes to dead letters, and leaves the live set.
-local function bury(lease_key, rec, fresh, reason)
-  level = level or current_level(seen_count())
-  live_remove_rec(rec, level)
-  -- a record no script can read is kept as it is, with the reason after a newline (no
-  -- stored record holds one: JSON escapes it), so its dead letter still says why
-  if not fresh and reason ~= '' then
-    rec = rec .. '\n' .. reason
-  end
-  to_dead(lease_key_id(lease_key), fresh or rec)
-  died = died + 1
-end
-
--- The item is retried after d ms: ready now (already in its lane: enqueue_ready), or delayed.
-local function retry_in(fresh, host, d, crawl)
-  if d > 0 then
-    delayed_members[#delayed_members + 1] = int(NOW + d)
-    delayed_members[#delayed_members + 1] = fresh
-    add_delayed(host, 1)
-    CRAWL.count(crawl, 'delayed', 1)
-  else
-    immediate = immediate + 1
-  end
-  retried = retried + 1
-end
+local gone, answered = {}, {}
 for i = 0, n - 1 do
   local a = 12 + i * 8
   local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
-  local payload, retry_after = ARGV[a + 6], retry_after_ms(ARGV[a + 7] or '')
+  local payload, retry_after = ARGV[a + 6], NACK.retry_after_ms(ARGV[a + 7] or '')
   local rec = recs[i + 1]
   if not rec or answered[lease_key] then
     out[i + 1] = 'lost'
@@ -138,14 +152,14 @@ for i = 0, n - 1 do
     end
 
     if fresh then
-      slow_down(host, rate_limited, retry_after)
+      NACK.slow_down(policy, host, rate_limited, retry_after)
     end
 
-    local dies = not fresh or not retry or failures >= max_attempts
+    local dies = not fresh or not retry or failures >= policy.max_attempts
     local d = explicit
     if not dies then
       if d < 0 then
-        d = rate_limited and 0 or backoff(failures, random)
+        d = rate_limited and 0 or NACK.backoff(policy, failures, random)
       end
       if d < retry_after then
         d = retry_after
@@ -156,24 +170,25 @@ for i = 0, n - 1 do
       end
     end
     if dies then
-      bury(lease_key, rec, fresh, reason)
+      NACK.bury(call, lease_key, rec, fresh, reason)
       out[i + 1] = 'dead'
     else
-      retry_in(fresh, host, d, crawl)
+      NACK.retry_in(call, fresh, host, d, crawl)
       out[i + 1] = 'retried'
     end
   end
 end
 call_chunked('HDEL', K_LEASES, gone)
 call_chunked('ZREM', K_LEASED, gone)
-call_chunked('ZADD', K_DELAYED, delayed_members)
-counter('nacked_total', retried + died)
-counter('retried_total', retried)
-wake(immediate)
+local delayed = call.delayed
+call_chunked('ZADD', K_DELAYED, delayed)
+counter('nacked_total', call.retried + call.died)
+counter('retried_total', call.retried)
+wake(call.immediate)
 -- the earliest time a retry comes due (reported with the flag 'r')
-local first_due = immediate > 0 and NOW or -1
-for i = 1, #delayed_members, 2 do
-  local due = delayed_members[i] + 0
+local first_due = call.immediate > 0 and NOW or -1
+for i = 1, #delayed, 2 do
+  local due = delayed[i] + 0
   if first_due < 0 or due < first_due then
     first_due = due
   end
