@@ -404,11 +404,7 @@ async fn a_foreign_value_at_any_key_fails_a_call_whole_or_not_at_all() {
     };
     let q = Queue::connect(&url, "foreign", config).await.unwrap();
     let state = build_state(&q).await;
-    let mut conn = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = conn_to(&url).await;
     let snapshot = dump_all(&mut conn).await;
     let base = q.ops().keys().base().to_string();
     let mut failures = Vec::new();
@@ -473,11 +469,7 @@ async fn a_seed_refused_part_way_takes_back_what_it_wrote() {
         shards: None,
         ..fixed_clock_config()
     };
-    let mut conn = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = conn_to(&url).await;
     for (name, foreign) in [("lane", "l:0:z.example"), ("hp", "hp:z.example")] {
         for fresh_queue in [true, false] {
             let queue = format!("partway-{name}-{fresh_queue}");
@@ -545,11 +537,7 @@ async fn a_key_read_by_one_page_answer_is_checked_again_by_the_next() {
     )
     .await
     .unwrap();
-    let mut conn = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut conn = conn_to(&url).await;
     let base = q.ops().keys().base().to_string();
     let next = LeaseOptions {
         max: 1,

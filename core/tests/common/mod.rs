@@ -409,7 +409,8 @@ pub fn handles(leases: &[crawlq::Lease]) -> Vec<crawlq::LeaseHandle> {
     leases.iter().map(|l| l.handle()).collect()
 }
 
-async fn conn_to(url: &str) -> redis::aio::MultiplexedConnection {
+/// A connection of its own to the server at `url`, for reading or writing keys beside a queue.
+pub async fn conn_to(url: &str) -> redis::aio::MultiplexedConnection {
     redis::Client::open(url)
         .unwrap()
         .get_multiplexed_async_connection()
