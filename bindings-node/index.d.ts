@@ -55,6 +55,14 @@ export interface QueueOptions {
    * not parsed again.
    */
   seenCache?: number
+  /**
+   * How long a page's answer (`ackWithLinksAndLease` and the other page answers) may wait for
+   * the answers this client's other workers are about to send, so that they go to Redis in one
+   * call (default 0: at once, unless a call of the queue is on its way; at most 1000). Pages
+   * that come back from their fetches one by one otherwise each go alone, and most of what a
+   * call costs Redis is paid once per call.
+   */
+  answerLingerMs?: number
   /** Expired leases reclaimed at most per lease call (default 100). */
   reclaimBatch?: number
   adaptiveDelayStepMs?: number

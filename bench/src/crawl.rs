@@ -24,6 +24,18 @@ pub fn read_pages(file: &str) -> Result<Vec<Vec<String>>> {
         .collect())
 }
 
+/// How long a page's fetch takes (`CRAWLQ_BENCH_FETCH_MS`, default 0): page `i` of worker
+/// `w` is held for between 0.5 and 1.5 times it before it is answered, spread evenly over
+/// the pages (real fetch times differ, so pages come back one by one). bench/linger.py.
+fn fetch_time(worker: usize, page: usize) -> Option<std::time::Duration> {
+    let ms: u64 = std::env::var("CRAWLQ_BENCH_FETCH_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|ms| *ms > 0)?;
+    let spread = ((worker * 7919 + page * 104_729) % 1000) as u64;
+    Some(std::time::Duration::from_micros(ms * 500 + ms * spread))
+}
+
 /// crawlq: each worker leases a page, then answers each of its pages with
 /// `ack_with_links_and_lease` (its links seeded, its lease acked, the next page leased: one
 /// call per page), the last with `ack_with_links`.
@@ -59,6 +71,9 @@ pub async fn crawlq_crawl(
                 };
                 let links: Vec<SeedItem> =
                     links.iter().map(|l| SeedItem::from(l.as_str())).collect();
+                if let Some(fetch) = fetch_time(worker, i) {
+                    tokio::time::sleep(fetch).await;
+                }
                 let opts = SeedOptions::default();
                 let acked = if i + 1 == mine.len() {
                     q.ack_with_links(&lease.handle(), &links, &opts).await?.0

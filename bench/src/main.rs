@@ -125,9 +125,14 @@ fn read_lines(file: &str) -> Result<Vec<String>> {
 /// `shards` from CRAWLQ_BENCH_SHARDS (bench/cluster.py).
 fn bench_config() -> Config {
     let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+    let linger_ms = std::env::var("CRAWLQ_BENCH_ANSWER_LINGER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     Config {
         min_replicas: env("CRAWLQ_BENCH_MIN_REPLICAS").unwrap_or(0),
         shards: env("CRAWLQ_BENCH_SHARDS"),
+        answer_linger: Duration::from_millis(linger_ms),
         ..Config::default()
     }
 }

@@ -575,6 +575,28 @@ test('pages answered by many loops at once go together, each with its own answer
   q.close()
 })
 
+test('with answerLingerMs, pages answered one after another go in one call', async () => {
+  const q = await open({ answerLingerMs: 400, shards: 1 })
+  await q.seed(Array.from({ length: 6 }, (_, i) => `http://p${i}.com/`))
+  const pages = await q.lease({ max: 3, waitMs: 0 })
+  const calls = () => {
+    const stats = redis.cli('INFO', 'commandstats')
+    return ['fcall', 'evalsha'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
+  }
+  const before = calls()
+  const started = Date.now()
+  const answers = await Promise.all(pages.map(async (page, i) => {
+    await new Promise((resolve) => setTimeout(resolve, 50 * i)) // fetches that end one after another
+    const answer = await q.ackWithLinksAndLease(page, [`http://n${i}.com/`], { waitMs: 0 })
+    return { ...answer, took: Date.now() - started }
+  }))
+  assert.equal(calls() - before, 1, 'the first page waited for the two answered after it')
+  assert.deepEqual(answers.map((a) => [a.acked, a.links.added, a.leases.length]), Array(3).fill([true, 1, 1]))
+  assert.ok(answers.every((a) => a.took >= 390), `answered after ${answers.map((a) => a.took)} ms`)
+  q.close()
+  await assert.rejects(open({ answerLingerMs: 1001 }), (err) => err.code === 'ERR_CRAWLQ_CONFIG' && /answer_?linger/i.test(err.message))
+})
+
 test('ackWithLinksAndLease answers the page, seeds its links and leases the next; bad arguments are refused', async () => {
   const q = await open()
   await q.seed(['http://a.com/'])

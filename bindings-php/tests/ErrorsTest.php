@@ -48,7 +48,7 @@ final class ErrorsTest extends TestCase
 
     public static function badOptions(): array
     {
-        return [[['lease_tll' => 3]], [['lease_ttl' => '3']], [['max_attempts' => 0]], [['host_key' => 'tld']], [['key_prefix' => 'a{b}']], [['leaseTtlMs' => 5]]];
+        return [[['lease_tll' => 3]], [['lease_ttl' => '3']], [['max_attempts' => 0]], [['host_key' => 'tld']], [['key_prefix' => 'a{b}']], [['leaseTtlMs' => 5]], [['answer_linger' => 2.0]]];
     }
 
     public function testAdaptersTakeTheirDefaultsFromTheCore(): void

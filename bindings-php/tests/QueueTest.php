@@ -604,6 +604,19 @@ final class QueueTest extends TestCase
         $this->assertSame(['http://d.com/'], array_map(fn ($l) => $l->url, $again['leases']));
     }
 
+    public function testAnswerLingerHoldsAPagesAnswerForOthersThenSendsIt(): void
+    {
+        // one PHP process answers one page at a time: its answer waits the linger, then goes
+        $q = new Queue(shared_redis()->url(), unique_name('q'), ['answer_linger' => 0.2]);
+        $q->seed(['http://a.com/', 'http://b.com/']);
+        [$lease] = $q->lease(1, 0.0);
+        $started = microtime(true);
+        $r = $q->ackWithLinksAndLease($lease, ['http://c.com/'], 1, 0.0);
+        $this->assertGreaterThanOrEqual(0.19, microtime(true) - $started, 'the answer lingered');
+        $this->assertTrue($r['acked']);
+        $this->assertSame([1, 1], [$r['links']->added, count($r['leases'])]);
+    }
+
     public function testAckWithRequestsAndLeaseAnswersThePageSeedsItsRequestsAndLeasesTheNextInOneCall(): void
     {
         $server = new RedisServer();

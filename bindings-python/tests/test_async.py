@@ -72,6 +72,36 @@ def test_pages_answered_by_many_tasks_at_once_go_together_each_with_its_own_answ
     asyncio.run(main())
 
 
+def test_with_answer_linger_pages_answered_one_after_another_go_in_one_call(private_redis: RedisServer, name: str) -> None:
+    def script_calls() -> int:
+        return sum(int(line.split("calls=")[1].split(",")[0])
+                   for line in private_redis.cli("INFO", "commandstats").splitlines()
+                   if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")))
+
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(private_redis.url, name, answer_linger=0.4, shards=1)
+        await aq.seed([f"http://p{i}.com/" for i in range(6)])
+        pages = await aq.lease(3, wait=0)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+
+        async def answer(i: int, page: crawlq.Lease) -> tuple[bool, int, float]:
+            await asyncio.sleep(0.05 * i)  # fetches that end one after another
+            acked, report, more = await aq.ack_with_links_and_lease(page, [f"http://n{i}.com/"], wait=0)
+            return acked and len(more) == 1, report.added, loop.time() - started
+
+        before = script_calls()
+        answers = await asyncio.gather(*(answer(i, page) for i, page in enumerate(pages)))
+        assert script_calls() - before == 1, "the first page waited for the two answered after it"
+        assert [(ok, added) for ok, added, _ in answers] == [(True, 1)] * 3
+        assert min(took for _, _, took in answers) >= 0.39, "no page went before the first had lingered"
+        aq.close()
+
+    asyncio.run(main())
+    with pytest.raises(crawlq.ConfigError, match="answer_linger"):
+        crawlq.AsyncQueue(private_redis.url, name, answer_linger=2)
+
+
 def test_every_operation(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name, fixed_clock=T0 / 1000, lease_ttl=30, max_attempts=2)

@@ -167,6 +167,22 @@ impl Executor for JsTransport {
         js_sys::Date::now() as u64
     }
 
+    async fn sleep(&self, duration: Duration) {
+        // the host's `setTimeout` (every JavaScript runtime has one); without it, no wait
+        let Ok(set_timeout) = Reflect::get(&js_sys::global(), &JsValue::from_str("setTimeout"))
+        else {
+            return;
+        };
+        let Ok(set_timeout) = set_timeout.dyn_into::<Function>() else {
+            return;
+        };
+        let ms = JsValue::from_f64(duration.as_millis() as f64);
+        let timer = Promise::new(&mut |resolve, _reject| {
+            let _ = set_timeout.call2(&JsValue::UNDEFINED, &resolve, &ms);
+        });
+        let _ = JsFuture::from(timer).await;
+    }
+
     async fn yield_now(&self) {
         // Without `yieldNow` there is nothing to wait for: a JavaScript client writes on a
         // later turn of the event loop, which no wake-up of this task reaches.

@@ -190,6 +190,23 @@ function scriptCalls () {
   return line ? Number(/calls=(\d+)/.exec(line)[1]) : 0
 }
 
+test('with answerLingerMs, pages answered one after another go in one call (a setTimeout wait)', async () => {
+  const q = await wasm.Queue.connect(redis.url, uniqueName('linger'), { answerLingerMs: 400, shards: 1 })
+  await q.seed(Array.from({ length: 6 }, (_, i) => `http://p${i}.com/`))
+  const pages = await q.lease({ max: 3, waitMs: 0 })
+  const before = scriptCalls()
+  const started = Date.now()
+  const answers = await Promise.all(pages.map(async (page, i) => {
+    await new Promise((resolve) => setTimeout(resolve, 50 * i))
+    const answer = await q.ackWithLinksAndLease(page, [`http://n${i}.com/`], { waitMs: 0 })
+    return { ...answer, took: Date.now() - started }
+  }))
+  assert.equal(scriptCalls() - before, 1, 'the first page waited for the two answered after it')
+  assert.deepEqual(answers.map((a) => [a.acked, a.links.added, a.leases.length]), Array(3).fill([true, 1, 1]))
+  assert.ok(answers.every((a) => a.took >= 390), `answered after ${answers.map((a) => a.took)} ms`)
+  await q.close()
+})
+
 test('a seed lets the client send each chunk (yieldNow) before it prepares the next', async () => {
   const inner = await wasm.nodeRedisTransport(redis.url)
   const calls = { handed: 0, yields: [] }

@@ -582,3 +582,120 @@ async fn pages_that_went_with_a_refused_one_are_sent_again_too() {
     assert_eq!((stats.done, stats.seen), (3, 6), "{stats:?}");
     check_invariants(&server.url(), &q).await;
 }
+
+#[tokio::test]
+async fn with_a_linger_pages_answered_one_after_another_go_in_one_call() {
+    let server = RedisServer::start();
+    let lingering = Config {
+        answer_linger: Duration::from_millis(400),
+        ..one_call_only()
+    };
+    let (q, pages) = leased_pages(&server, "pages-linger", 3, lingering).await;
+    let (unlingering, more) = leased_pages(&server, "pages-no-linger", 3, one_call_only()).await;
+    // three pages answered 50 ms apart, each by a task of its own
+    let answer_spaced = |q: std::sync::Arc<Queue<RedisExecutor>>, pages: Vec<Lease>| async move {
+        let started = std::time::Instant::now();
+        let tasks: Vec<_> = pages
+            .into_iter()
+            .enumerate()
+            .map(|(i, page)| {
+                let q = q.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(50 * i as u64)).await;
+                    let links = items(&[&format!("http://l{i}.com/")]);
+                    let answer = q
+                        .ack_with_links_and_lease(
+                            &page.handle(),
+                            &links,
+                            &SeedOptions::default(),
+                            &NEXT,
+                        )
+                        .await
+                        .unwrap();
+                    (answer, started.elapsed())
+                })
+            })
+            .collect();
+        join_all(tasks)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+    };
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let answers = answer_spaced(std::sync::Arc::new(q), pages).await;
+    assert_eq!(
+        calls_of(&server, "fcall") + calls_of(&server, "evalsha"),
+        1,
+        "the first page waited for the two answered after it"
+    );
+    for (i, ((acked, report, next), took)) in answers.iter().enumerate() {
+        assert!(acked, "page {i} acked");
+        assert_eq!(
+            (report.added, next.len()),
+            (1, 1),
+            "page {i}: its link and its next page"
+        );
+        assert!(
+            *took >= Duration::from_millis(390),
+            "page {i} answered after {took:?}"
+        );
+    }
+    // the same without a linger: each page goes at once, alone
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let answers = answer_spaced(std::sync::Arc::new(unlingering), more).await;
+    assert_eq!(calls_of(&server, "fcall") + calls_of(&server, "evalsha"), 3);
+    assert!(
+        answers
+            .iter()
+            .all(|((acked, _, next), _)| *acked && next.len() == 1)
+    );
+}
+
+#[tokio::test]
+async fn a_caller_that_goes_away_while_its_page_lingers_strands_no_other() {
+    let server = RedisServer::start();
+    let lingering = Config {
+        answer_linger: Duration::from_millis(300),
+        ..one_call_only()
+    };
+    let (q, pages) = leased_pages(&server, "pages-linger-gone", 2, lingering).await;
+    let none = SeedOptions::default();
+    let handles: Vec<LeaseHandle> = pages.iter().map(Lease::handle).collect();
+    let mut lingering = Box::pin(q.ack_with_links_and_lease(&handles[0], &[], &none, &NEXT));
+    let mut waiting = Box::pin(q.ack_with_links_and_lease(&handles[1], &[], &none, &NEXT));
+    assert!(futures_util::poll!(&mut lingering).is_pending());
+    assert!(futures_util::poll!(&mut waiting).is_pending());
+    drop(lingering);
+    let (acked, _, next) = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the line is not stranded")
+        .unwrap();
+    assert!(acked && next.len() == 1);
+    // the page dropped while it lingered was never sent: still leased, not done
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.done, stats.leased), (1, 2), "{stats:?}");
+    assert!(
+        q.ack(&handles[..1]).await.unwrap()[0],
+        "its lease is still live"
+    );
+}
+
+#[tokio::test]
+async fn a_linger_longer_than_a_second_is_refused() {
+    let too_long = Config {
+        answer_linger: Duration::from_millis(1001),
+        ..Config::default()
+    };
+    assert!(matches!(too_long.validate(), Err(Error::Config(m)) if m.contains("answer_linger")),);
+    let options = serde_json::json!({"answerLingerMs": 5000});
+    let refused = Config::from_options(options.as_object().unwrap(), Style::Camel);
+    assert!(matches!(refused, Err(Error::Config(m)) if m.contains("answer_linger")));
+    let options = serde_json::json!({"answer_linger": 0.005});
+    let parsed = Config::from_options(options.as_object().unwrap(), Style::Snake).unwrap();
+    assert_eq!(
+        parsed.answer_linger,
+        Duration::from_millis(5),
+        "seconds in snake_case"
+    );
+}

@@ -62,6 +62,9 @@ impl DelayAfter {
     }
 }
 
+/// The longest [`Config::answer_linger`]: a page's answer waits this long at most.
+pub const MAX_ANSWER_LINGER: Duration = Duration::from_secs(1);
+
 /// The longest duration any option or argument accepts (100 years): delays, lease times and
 /// politeness delays beyond it are refused rather than overflowing a score.
 pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
@@ -194,6 +197,18 @@ pub struct Config {
     /// WebAssembly transport that runs scripts alone) the epoch cannot tell a restart, and the
     /// cache keeps nothing.
     pub seen_cache: usize,
+    /// How long a page's answer ([`crate::Queue::ack_with_links_and_lease`] and the other
+    /// page answers) may wait for the answers of other pages this client's tasks are about to
+    /// send, so that they go to Redis in one call (default 0: a page goes at once when no call
+    /// of the queue is on its way; pages answered meanwhile go together in the next call).
+    /// Most of what a page's call costs Redis is done once per call whatever it carries: where
+    /// pages come back from their fetches one by one (real fetch times), each otherwise goes
+    /// alone and pays all of it. A few milliseconds make most pages go together (bench/README.md,
+    /// "Pages that come back one by one") at that much more time per page; at most 1 s. On a
+    /// queue of several shards a page whose links go to other shards waits it twice: once
+    /// with the calls of those shards, then with its own. An executor without a timer
+    /// ([`crate::queue::Executor::sleep`]) does not linger.
+    pub answer_linger: Duration,
     /// Expired leases reclaimed at most per lease call (default 100; values above
     /// [`crate::RECLAIM_PER_CALL`] act as that).
     pub reclaim_batch: usize,
@@ -259,6 +274,7 @@ impl Default for Config {
             max_payload_bytes: 16 * 1024,
             seed_batch: 1000,
             seen_cache: 0,
+            answer_linger: Duration::ZERO,
             reclaim_batch: 100,
             adaptive_delay_step: Duration::from_secs(1),
             adaptive_delay_max: Duration::from_secs(60),
@@ -329,6 +345,7 @@ impl Config {
             ("max_payload_bytes", Parsed::Count(n)) => self.max_payload_bytes = n as usize,
             ("seed_batch", Parsed::Count(n)) => self.seed_batch = n as usize,
             ("seen_cache", Parsed::Count(n)) => self.seen_cache = n as usize,
+            ("answer_linger", Parsed::Duration(d)) => self.answer_linger = d,
             ("reclaim_batch", Parsed::Count(n)) => self.reclaim_batch = n as usize,
             ("adaptive_delay_step", Parsed::Duration(d)) => self.adaptive_delay_step = d,
             ("adaptive_delay_max", Parsed::Duration(d)) => self.adaptive_delay_max = d,
@@ -384,6 +401,12 @@ impl Config {
         for name in &self.lease_crawls {
             crate::normalize::check_crawl(name)
                 .map_err(|why| Error::Config(format!("lease_crawls: {why}")))?;
+        }
+        if self.answer_linger > MAX_ANSWER_LINGER {
+            return bad(format!(
+                "answer_linger must be at most 1 s (a page's answer waits that long for others), got {} ms",
+                self.answer_linger.as_millis()
+            ));
         }
         if self.min_replicas > 0 && self.replica_timeout.is_zero() {
             return bad("replica_timeout must be positive when min_replicas is set".into());
@@ -478,6 +501,7 @@ impl Config {
                 "max_payload_bytes" => Value::from(self.max_payload_bytes),
                 "seed_batch" => Value::from(self.seed_batch),
                 "seen_cache" => Value::from(self.seen_cache),
+                "answer_linger" => duration(self.answer_linger),
                 "reclaim_batch" => Value::from(self.reclaim_batch),
                 "adaptive_delay_step" => duration(self.adaptive_delay_step),
                 "adaptive_delay_max" => duration(self.adaptive_delay_max),

@@ -122,6 +122,10 @@ pub(super) const SPECS: &[Spec] = &[
         },
     },
     Spec {
+        snake: "answer_linger",
+        kind: Kind::Duration,
+    },
+    Spec {
         snake: "reclaim_batch",
         kind: Kind::Count {
             min: 1,

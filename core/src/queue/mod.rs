@@ -88,6 +88,22 @@ pub trait Executor {
         std::future::ready(groups)
     }
 
+    /// Wait `duration` without holding a thread: how a page's answer lingers for others
+    /// ([`Config::answer_linger`]). The default does not wait, so an executor without a
+    /// timer sends each page's call at once, as with no linger.
+    ///
+    /// ```
+    /// # use crawlq::queue::Executor;
+    /// # use std::time::Duration;
+    /// # async fn demo(exec: impl Executor) {
+    /// exec.sleep(Duration::from_millis(2)).await; // other pages' answers may join meanwhile
+    /// # }
+    /// ```
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
+        let _ = duration;
+        std::future::ready(())
+    }
+
     /// Let the runtime run its other ready tasks before the calling task goes on. A seed calls
     /// it after handing a chunk to [`Executor::eval`] and before normalizing the next one: a
     /// connection whose writer is a task of its own (the `redis` crate's) has then sent the
@@ -141,6 +157,10 @@ impl<E: Executor + Sync> Executor for std::sync::Arc<E> {
 
     fn yield_now(&self) -> impl Future<Output = ()> + MaybeSend {
         (**self).yield_now()
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> + MaybeSend {
+        (**self).sleep(duration)
     }
 }
 

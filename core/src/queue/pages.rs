@@ -6,7 +6,11 @@
 //! a queue is on its way, the pages that other tasks answer meanwhile wait for it, then go
 //! together in the next call: one `ack_seed_lease` with every page's links (in the pages'
 //! order), every page's lease, and as many items leased as the pages ask for together. A page
-//! answered with no call on its way goes at once: a lone worker waits for nothing.
+//! answered with no call on its way goes at once: a lone worker waits for nothing. Unless
+//! the queue's [`Config::answer_linger`] is set: then the page that carries a call waits
+//! until it has been in the line that long (or the line holds a full call), so that pages
+//! that come back from their fetches one by one, which would otherwise each go alone, go
+//! together too.
 //!
 //! The caller whose call carries the others hands each its share of the reply. When it is
 //! done, the first page still waiting carries the next call (with the pages waiting behind
@@ -171,11 +175,19 @@ impl PageLine {
 
 /// Hands the line on when the call carrying pages ends, however it ends (its caller's future
 /// may be dropped mid-call: the pages it carried then answer an error, see `Queue::send_page`).
-struct Carrying<'a>(&'a PageLine);
+struct Carrying<'a> {
+    line: &'a PageLine,
+    /// Whether the carrying caller's own page is still first in the line (it lingers for
+    /// others, [`Config::answer_linger`]): a caller that goes away then takes it with it.
+    own_in_line: bool,
+}
 
 impl Drop for Carrying<'_> {
     fn drop(&mut self) {
-        self.0.hand_off();
+        if self.own_in_line {
+            self.line.lock().waiting.pop_front();
+        }
+        self.line.hand_off();
     }
 }
 
@@ -184,6 +196,8 @@ impl<E: Executor> Queue<E> {
     /// comment); its share of the reply.
     pub(super) async fn send_page(&self, page: PageSend) -> Result<PageAnswered> {
         let pages = self.pages.line(page.shard);
+        // when this page joined the line: it lingers from then (Config::answer_linger)
+        let since_ms = self.exec.monotonic_ms();
         let rx = {
             let mut line = pages.lock();
             if line.busy {
@@ -191,7 +205,8 @@ impl<E: Executor> Queue<E> {
                 line.waiting.push_back(Waiting { page, tx: Some(tx) });
                 Some(rx)
             } else {
-                // (an idle line has nothing waiting: this page goes first, and at once)
+                // (an idle line has nothing waiting: this page goes first, at once unless it
+                // lingers)
                 line.busy = true;
                 line.waiting.push_front(Waiting { page, tx: None });
                 None
@@ -212,8 +227,15 @@ impl<E: Executor> Queue<E> {
             }
         }
         // this caller carries the call: its own page first, then those that go with it
-        let carrying = Carrying(&pages);
+        let mut carrying = Carrying {
+            line: &pages,
+            own_in_line: true,
+        };
+        if let Some(left) = self.linger_left(&pages, since_ms) {
+            self.exec.sleep(left).await;
+        }
         let batch = PageLine::take_batch(&mut pages.lock());
+        carrying.own_in_line = false;
         let (pages, txs): (Vec<PageSend>, Vec<_>) =
             batch.into_iter().map(|w| (w.page, w.tx)).unzip();
         let answers = self.send_pages(&pages).await;
@@ -233,6 +255,18 @@ impl<E: Executor> Queue<E> {
             }
         }
         own
+    }
+
+    /// How much longer the carrying caller's page, in the line since `since_ms`, waits for
+    /// others before its call goes ([`Config::answer_linger`]): none once it has waited that
+    /// long (as behind a call on its way) or the line holds a full call.
+    fn linger_left(&self, line: &PageLine, since_ms: u64) -> Option<Duration> {
+        let linger = self.config.answer_linger.as_millis() as u64;
+        if linger == 0 || line.lock().waiting.len() >= PAGES_PER_CALL {
+            return None;
+        }
+        let waited = self.exec.monotonic_ms().saturating_sub(since_ms);
+        (waited < linger).then(|| Duration::from_millis(linger - waited))
     }
 
     /// One call for `pages` (all of one shard): `ack_seed_lease`, or `ack_seed` when none asks

@@ -517,6 +517,10 @@ impl Backoff {
 }
 
 impl Executor for RedisExecutor {
+    async fn sleep(&self, duration: Duration) {
+        tokio::time::sleep(duration).await;
+    }
+
     async fn eval(&self, call: ScriptCall) -> Result<Reply> {
         // A call whose connection dropped while it was in flight is reported, not sent again:
         // the script may have run. Calls that provably did not run are retried until
