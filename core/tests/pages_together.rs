@@ -699,3 +699,31 @@ async fn a_linger_longer_than_a_second_is_refused() {
         "seconds in snake_case"
     );
 }
+
+#[tokio::test]
+async fn a_caller_that_goes_away_once_its_turn_came_strands_no_other() {
+    let server = RedisServer::start();
+    let (q, pages) = leased_pages(&server, "pages-turn-gone", 3, one_call_only()).await;
+    let handles: Vec<LeaseHandle> = pages.iter().map(Lease::handle).collect();
+    let none = SeedOptions::default();
+    let answer = |i: usize| q.ack_with_links_and_lease(&handles[i], &[], &none, &NEXT);
+    let mut carrying = Box::pin(answer(0));
+    let mut waiting = Box::pin(answer(1));
+    assert!(futures_util::poll!(&mut carrying).is_pending());
+    assert!(futures_util::poll!(&mut waiting).is_pending());
+    // the call ends and hands the line to the waiting caller, which goes away before it
+    // looks: its turn must pass on, not hold the line
+    assert!(carrying.await.unwrap().0);
+    drop(waiting);
+    let (acked, _, _) = tokio::time::timeout(Duration::from_secs(5), answer(2))
+        .await
+        .expect("the line is not stranded")
+        .unwrap();
+    assert!(acked);
+    let stats = q.stats().await.unwrap();
+    assert_eq!(stats.done, 2, "page 1 was never sent: {stats:?}");
+    assert!(
+        q.ack(&handles[1..2]).await.unwrap()[0],
+        "its lease is still live"
+    );
+}

@@ -191,6 +191,26 @@ impl Drop for Carrying<'_> {
     }
 }
 
+/// A waiting caller's receiver of its hand-off. A caller that goes away once the line was
+/// handed to it but before it looked would hold the line for good: dropped with its turn
+/// unread, it takes its page out of the line and hands the line on.
+struct Turn<'a> {
+    line: &'a PageLine,
+    rx: Option<oneshot::Receiver<Handoff>>,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if let Some(mut rx) = self.rx.take()
+            && let Ok(Some(Handoff::Lead)) = rx.try_recv()
+        {
+            // (the line was handed to this caller's page, first in the line)
+            self.line.lock().waiting.pop_front();
+            self.line.hand_off();
+        }
+    }
+}
+
 impl<E: Executor> Queue<E> {
     /// Send one page's answer, with those of other callers waiting meanwhile (see the module's
     /// comment); its share of the reply.
@@ -213,7 +233,13 @@ impl<E: Executor> Queue<E> {
             }
         };
         if let Some(rx) = rx {
-            match rx.await {
+            let mut turn = Turn {
+                line: &pages,
+                rx: Some(rx),
+            };
+            let handoff = turn.rx.as_mut().expect("just set").await;
+            turn.rx = None;
+            match handoff {
                 Ok(Handoff::Answered(answer)) => return answer,
                 Ok(Handoff::Lead) => {}
                 Err(oneshot::Canceled) => {
