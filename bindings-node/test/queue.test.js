@@ -12,6 +12,11 @@ before(async () => { redis = await startRedis() })
 after(async () => { await redis.stop() })
 
 const open = (opts) => crawlq.Queue.connect(redis.url, uniqueName('q'), opts)
+// the script calls (FCALL, EVALSHA, EVAL) the test's server has run
+const scriptCalls = () => {
+  const stats = redis.cli('INFO', 'commandstats')
+  return ['fcall', 'evalsha', 'eval'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
+}
 
 test('the package exports the names protocol.js lists, to require() and to ES modules', async () => {
   const entry = require.resolve(modulePath)
@@ -97,13 +102,9 @@ test('ackAndLease acks and takes the next items in one script call', async () =>
   const [first] = await q.lease({ waitMs: 0 })
   const warm = await q.ackAndLease(first, { waitMs: 0 })
   assert.deepEqual([warm.acked, warm.leases.map(l => l.url)], [true, ['http://b.com/1']])
-  const calls = () => {
-    const stats = redis.cli('INFO', 'commandstats')
-    return ['fcall', 'evalsha', 'eval'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
-  }
   redis.cli('CONFIG', 'RESETSTAT')
   const { acked, leases } = await q.ackAndLease(warm.leases[0], { waitMs: 0 })
-  assert.equal(calls(), 1, 'one script call')
+  assert.equal(scriptCalls(), 1, 'one script call')
   assert.equal(acked, true)
   assert.deepEqual(leases.map(l => l.url), ['http://c.com/1'])
   assert.equal(typeof leases[0].token, 'number')
@@ -555,15 +556,11 @@ test('pages answered by many loops at once go together, each with its own answer
   const q = await open()
   await q.seed(Array.from({ length: 32 }, (_, i) => `http://p${i}.com/`))
   const pages = await q.lease({ max: 32, waitMs: 0 })
-  const calls = () => {
-    const stats = redis.cli('INFO', 'commandstats')
-    return ['fcall', 'evalsha'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
-  }
-  const before = calls()
+  const before = scriptCalls()
   const answers = await Promise.all(pages.map((page, i) =>
     q.ackWithLinksAndLease(page, [`http://n${i}.com/`, 'http://shared.com/', 'http://not a host/'], { waitMs: 0 })))
   // the pages answered while a call was on its way went in fewer calls than pages
-  assert.ok(calls() - before < 32, `${calls() - before} calls`)
+  assert.ok(scriptCalls() - before < 32, `${scriptCalls() - before} calls`)
   assert.ok(answers.every((a) => a.acked))
   assert.deepEqual(answers.map((a) => a.links.invalid.map((i) => i.index)), Array(32).fill([2]))
   // each page's report is its own: one page added the shared link, the others found it
@@ -579,18 +576,14 @@ test('with answerLingerMs, pages answered one after another go in one call', asy
   const q = await open({ answerLingerMs: 400, shards: 1 })
   await q.seed(Array.from({ length: 6 }, (_, i) => `http://p${i}.com/`))
   const pages = await q.lease({ max: 3, waitMs: 0 })
-  const calls = () => {
-    const stats = redis.cli('INFO', 'commandstats')
-    return ['fcall', 'evalsha'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
-  }
-  const before = calls()
+  const before = scriptCalls()
   const started = Date.now()
   const answers = await Promise.all(pages.map(async (page, i) => {
     await new Promise((resolve) => setTimeout(resolve, 50 * i)) // fetches that end one after another
     const answer = await q.ackWithLinksAndLease(page, [`http://n${i}.com/`], { waitMs: 0 })
     return { ...answer, took: Date.now() - started }
   }))
-  assert.equal(calls() - before, 1, 'the first page waited for the two answered after it')
+  assert.equal(scriptCalls() - before, 1, 'the first page waited for the two answered after it')
   assert.deepEqual(answers.map((a) => [a.acked, a.links.added, a.leases.length]), Array(3).fill([true, 1, 1]))
   assert.ok(answers.every((a) => a.took >= 390), `answered after ${answers.map((a) => a.took)} ms`)
   q.close()
@@ -626,19 +619,15 @@ test('ackWithRequestsAndLease answers the page, seeds its crawl requests and lea
   await assert.rejects(q.ackWithRequestsAndLease([lease], []), TypeError)
   await assert.rejects(q.ackWithRequestsAndLease(lease, [], { max: 0 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT' })
   await assert.rejects(q.ackWithRequestsAndLease(lease, [], { payload: 1 }), { code: 'ERR_CRAWLQ_INVALID_ARGUMENT', message: /known: priority, delayMs, force, crawl, max, waitMs, ttlMs$/ })
-  const calls = () => {
-    const stats = redis.cli('INFO', 'commandstats')
-    return ['fcall', 'evalsha', 'eval'].reduce((n, c) => n + Number((stats.match(new RegExp(`cmdstat_${c}:calls=(\\d+)`)) || [0, 0])[1]), 0)
-  }
   const found = [
     { url: 'http://b.com/form', method: 'POST', body: 'q=1', label: 'search' },
     { url: 'http://b.com/form' },
     { url: 'http://a.com/' },
     { url: 'http://not a host/' }
   ]
-  const before = calls()
+  const before = scriptCalls()
   const r = await q.ackWithRequestsAndLease(lease, found, { priority: 3, max: 5, waitMs: 0, ttlMs: 2000 })
-  assert.equal(calls() - before, 1, 'the ack, the requests and the next leases: one call')
+  assert.equal(scriptCalls() - before, 1, 'the ack, the requests and the next leases: one call')
   assert.equal(r.acked, true)
   assert.deepEqual([r.links.added, r.links.duplicates], [2, 1])
   assert.deepEqual(r.links.invalid.map((i) => [i.index, i.input]), [[3, 'http://not a host/']])

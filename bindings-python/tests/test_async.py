@@ -11,6 +11,13 @@ import crawlq
 from conftest import T0, RedisServer
 
 
+def script_calls(server: RedisServer) -> int:
+    """The script calls (FCALL, EVALSHA) `server` has run."""
+    return sum(int(line.split("calls=")[1].split(",")[0])
+               for line in server.cli("INFO", "commandstats").splitlines()
+               if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")))
+
+
 def test_a_page_answered_with_its_links_leases_the_next(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name)
@@ -43,21 +50,16 @@ def test_a_page_answered_with_its_crawl_requests_leases_the_next(redis_server: R
 
 
 def test_pages_answered_by_many_tasks_at_once_go_together_each_with_its_own_answer(private_redis: RedisServer, name: str) -> None:
-    def script_calls() -> int:
-        return sum(int(line.split("calls=")[1].split(",")[0])
-                   for line in private_redis.cli("INFO", "commandstats").splitlines()
-                   if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")))
-
     async def main() -> None:
         aq = crawlq.AsyncQueue(private_redis.url, name)
         await aq.seed([f"http://p{i}.com/" for i in range(32)])
         pages = await aq.lease(32, wait=0)
-        before = script_calls()
+        before = script_calls(private_redis)
         answers = await asyncio.gather(*(
             aq.ack_with_links_and_lease(page, [f"http://n{i}.com/", "http://shared.com/", "http://not a host/"], wait=0)
             for i, page in enumerate(pages)))
         # the pages answered while a call was on its way went in fewer calls than pages
-        assert script_calls() - before < 32
+        assert script_calls(private_redis) - before < 32
         assert all(acked for acked, _, _ in answers)
         assert [len(report.invalid) for _, report, _ in answers] == [1] * 32
         assert [report.invalid[0].index for _, report, _ in answers] == [2] * 32
@@ -73,11 +75,6 @@ def test_pages_answered_by_many_tasks_at_once_go_together_each_with_its_own_answ
 
 
 def test_with_answer_linger_pages_answered_one_after_another_go_in_one_call(private_redis: RedisServer, name: str) -> None:
-    def script_calls() -> int:
-        return sum(int(line.split("calls=")[1].split(",")[0])
-                   for line in private_redis.cli("INFO", "commandstats").splitlines()
-                   if line.startswith(("cmdstat_fcall:", "cmdstat_evalsha:")))
-
     async def main() -> None:
         aq = crawlq.AsyncQueue(private_redis.url, name, answer_linger=0.4, shards=1)
         await aq.seed([f"http://p{i}.com/" for i in range(6)])
@@ -90,9 +87,9 @@ def test_with_answer_linger_pages_answered_one_after_another_go_in_one_call(priv
             acked, report, more = await aq.ack_with_links_and_lease(page, [f"http://n{i}.com/"], wait=0)
             return acked and len(more) == 1, report.added, loop.time() - started
 
-        before = script_calls()
+        before = script_calls(private_redis)
         answers = await asyncio.gather(*(answer(i, page) for i, page in enumerate(pages)))
-        assert script_calls() - before == 1, "the first page waited for the two answered after it"
+        assert script_calls(private_redis) - before == 1, "the first page waited for the two answered after it"
         assert [(ok, added) for ok, added, _ in answers] == [(True, 1)] * 3
         assert min(took for _, _, took in answers) >= 0.39, "no page went before the first had lingered"
         aq.close()
