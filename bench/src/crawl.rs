@@ -24,16 +24,20 @@ pub fn read_pages(file: &str) -> Result<Vec<Vec<String>>> {
         .collect())
 }
 
-/// How long a page's fetch takes (`CRAWLQ_BENCH_FETCH_MS`, default 0): page `i` of worker
-/// `w` is held for between 0.5 and 1.5 times it before it is answered, spread evenly over
-/// the pages (real fetch times differ, so pages come back one by one). bench/linger.py.
-fn fetch_time(worker: usize, page: usize) -> Option<std::time::Duration> {
-    let ms: u64 = std::env::var("CRAWLQ_BENCH_FETCH_MS")
+/// How long a page's fetch takes (`CRAWLQ_BENCH_FETCH_MS`, default 0: none).
+fn fetch_ms() -> Option<u64> {
+    std::env::var("CRAWLQ_BENCH_FETCH_MS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .filter(|ms| *ms > 0)?;
+        .filter(|ms| *ms > 0)
+}
+
+/// Page `page` of worker `worker` is held for between 0.5 and 1.5 times the fetch time `ms`
+/// before it is answered, spread evenly over the pages (real fetch times differ, so pages
+/// come back one by one). bench/linger.py.
+fn fetch_time(ms: u64, worker: usize, page: usize) -> std::time::Duration {
     let spread = ((worker * 7919 + page * 104_729) % 1000) as u64;
-    Some(std::time::Duration::from_micros(ms * 500 + ms * spread))
+    std::time::Duration::from_micros(ms * 500 + ms * spread)
 }
 
 /// crawlq: each worker leases a page, then answers each of its pages with
@@ -57,6 +61,7 @@ pub async fn crawlq_crawl(
         wait: IDLE_WAIT,
         ttl: None,
     };
+    let fetch = fetch_ms();
     let mut tasks = Vec::new();
     for worker in 0..concurrency {
         let (q, done, pages) = (q.clone(), done.clone(), pages.clone());
@@ -71,8 +76,8 @@ pub async fn crawlq_crawl(
                 };
                 let links: Vec<SeedItem> =
                     links.iter().map(|l| SeedItem::from(l.as_str())).collect();
-                if let Some(fetch) = fetch_time(worker, i) {
-                    tokio::time::sleep(fetch).await;
+                if let Some(ms) = fetch {
+                    tokio::time::sleep(fetch_time(ms, worker, i)).await;
                 }
                 let opts = SeedOptions::default();
                 let acked = if i + 1 == mine.len() {

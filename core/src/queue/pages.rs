@@ -217,7 +217,7 @@ impl<E: Executor> Queue<E> {
     pub(super) async fn send_page(&self, page: PageSend) -> Result<PageAnswered> {
         let pages = self.pages.line(page.shard);
         // when this page joined the line: it lingers from then (Config::answer_linger)
-        let since_ms = self.exec.monotonic_ms();
+        let since_ms = (!self.config.answer_linger.is_zero()).then(|| self.exec.monotonic_ms());
         let rx = {
             let mut line = pages.lock();
             if line.busy {
@@ -283,10 +283,11 @@ impl<E: Executor> Queue<E> {
         own
     }
 
-    /// How much longer the carrying caller's page, in the line since `since_ms`, waits for
-    /// others before its call goes ([`Config::answer_linger`]): none once it has waited that
-    /// long (as behind a call on its way) or the line holds a full call.
-    fn linger_left(&self, line: &PageLine, since_ms: u64) -> Option<Duration> {
+    /// How much longer the carrying caller's page, in the line since `since_ms` (none without
+    /// a linger), waits for others before its call goes ([`Config::answer_linger`]): none once
+    /// it has waited that long (as behind a call on its way) or the line holds a full call.
+    fn linger_left(&self, line: &PageLine, since_ms: Option<u64>) -> Option<Duration> {
+        let since_ms = since_ms?;
         let linger = self.config.answer_linger.as_millis() as u64;
         if linger == 0 || line.lock().waiting.len() >= PAGES_PER_CALL {
             return None;
