@@ -716,3 +716,55 @@ async fn a_linger_longer_than_a_second_is_refused() {
         "seconds in snake_case"
     );
 }
+
+#[tokio::test]
+async fn with_a_linger_pages_of_a_queue_of_several_shards_go_together_and_lose_no_link() {
+    let server = RedisServer::start();
+    let config = Config {
+        answer_linger: Duration::from_millis(300),
+        ..three_shards()
+    };
+    let (q, pages) = leased_pages(&server, "pages-shards-linger", 9, config).await;
+    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
+    server.cli(&["SLOWLOG", "RESET"]);
+    let q = std::sync::Arc::new(q);
+    // each page, answered 10 ms after the one before by a task of its own, links to its own
+    // host (its shard) and to another host (any shard)
+    let tasks: Vec<_> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, page)| {
+            let (q, handle) = (q.clone(), page.handle());
+            let own = page.url.as_deref().unwrap().replace(".com/", ".com/next");
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(10 * i as u64)).await;
+                let links = items(&[&own, &format!("http://elsewhere{i}.org/")]);
+                q.ack_with_links_and_lease(&handle, &links, &SeedOptions::default(), &NEXT)
+                    .await
+            })
+        })
+        .collect();
+    let answers: Vec<_> = join_all(tasks)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let page_calls = function_calls(&server, "ack_seed_lease");
+    assert!(
+        page_calls <= 6,
+        "{page_calls} ack_seed_lease calls for 9 pages on 3 shards"
+    );
+    let mut ids = Vec::new();
+    let mut leased = Vec::new();
+    for (i, answer) in answers.into_iter().enumerate() {
+        let (acked, report, next) = answer.unwrap();
+        assert!(acked, "page {i} acked");
+        assert_eq!(report.added, 2, "page {i}: both its links");
+        ids.extend(report.ids.into_iter().flatten());
+        leased.extend(next);
+    }
+    assert_all_distinct(ids, 18, &leased, 9);
+    let stats = check_invariants(&server.url(), &q).await;
+    assert_eq!((stats.done, stats.leased), (9, 9), "{stats:?}");
+}
