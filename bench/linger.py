@@ -24,44 +24,23 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from run import CRAWL_POOL, bench_bin, page_links, pool_url
-from workload import start_redis
+from run import CRAWL_POOL, Redis, bench_bin, page_links, pool_url
 
 
-def cli(port: int, *args: str) -> str:
-    return subprocess.run(["redis-cli", "-p", str(port), *args], capture_output=True, text=True,
-                          check=True).stdout
-
-
-def main_thread_cpu(port: int) -> float:
-    info = dict(line.split(":", 1) for line in cli(port, "INFO", "cpu").splitlines() if ":" in line)
-    return float(info["used_cpu_user_main_thread"]) + float(info["used_cpu_sys_main_thread"])
-
-
-def script_calls(port: int) -> int:
-    calls = 0
-    for line in cli(port, "INFO", "commandstats").splitlines():
-        name, _, fields = line.strip().partition(":")
-        if name in ("cmdstat_fcall", "cmdstat_evalsha", "cmdstat_eval"):
-            calls += int(dict(f.split("=") for f in fields.split(","))["calls"])
-    return calls
-
-
-def crawl(port: int, queue: str, pool: Path, pages: Path, args: argparse.Namespace, linger: int) -> tuple[float, float, float]:
+def crawl(redis: Redis, queue: str, pool: Path, pages: Path, args: argparse.Namespace, linger: int) -> tuple[float, float, float]:
     """One crawl of the pages file on a new queue: (pages/s, CPU µs per page, pages per call)."""
-    url = f"redis://127.0.0.1:{port}"
     bench = bench_bin()
-    subprocess.run([bench, "crawlq", "seed", url, queue, str(pool)], check=True, capture_output=True)
-    cli(port, "CONFIG", "RESETSTAT")
-    cpu = main_thread_cpu(port)
+    subprocess.run([bench, "crawlq", "seed", redis.url, queue, str(pool)], check=True, capture_output=True)
+    redis.cli("CONFIG", "RESETSTAT")
+    cpu = redis.main_thread_cpu_seconds()
     env = dict(os.environ, CRAWLQ_BENCH_FETCH_MS=str(args.fetch_ms), CRAWLQ_BENCH_ANSWER_LINGER_MS=str(linger))
-    out = subprocess.run([bench, "crawlq", "crawl", url, queue, str(args.concurrency), str(pages)],
+    out = subprocess.run([bench, "crawlq", "crawl", redis.url, queue, str(args.concurrency), str(pages)],
                          env=env, check=True, capture_output=True, text=True).stdout
     result = json.loads(out)
-    cpu_us = (main_thread_cpu(port) - cpu) * 1e6 / args.pages
+    cpu_us = (redis.main_thread_cpu_seconds() - cpu) * 1e6 / args.pages
     if result["items"] != args.pages:
         raise SystemExit(f"linger {linger} ms: {result['items']} of {args.pages} pages answered")
-    return args.pages / result["seconds"], cpu_us, args.pages / max(script_calls(port), 1)
+    return args.pages / result["seconds"], cpu_us, args.pages / max(redis.script_stat("calls"), 1)
 
 
 def main() -> None:
@@ -80,15 +59,14 @@ def main() -> None:
     pool, pages = work / "pool.txt", work / "pages.txt"
     pool.write_text("".join(pool_url(i) + "\n" for i in range(CRAWL_POOL)))
     pages.write_text("".join("\t".join(page_links(k, args.seen)) + "\n" for k in range(args.pages)))
-    server, port = start_redis()
+    redis = Redis()
     runs: dict[int, list[tuple[float, float, float]]] = {v: [] for v in lingers}
     try:
         for round_ in range(args.rounds):
             for linger in lingers:
-                runs[linger].append(crawl(port, f"linger-{linger}-{round_}", pool, pages, args, linger))
+                runs[linger].append(crawl(redis, f"linger-{linger}-{round_}", pool, pages, args, linger))
     finally:
-        server.kill()
-        server.wait()
+        redis.stop()
     print(f"{args.pages:,} pages, {args.seen} % of links seen, {args.concurrency} workers, fetches of "
           f"{args.fetch_ms // 2}-{args.fetch_ms * 3 // 2} ms; medians of {args.rounds} rounds")
     print("| answer_linger | pages/s | Redis CPU µs per page | pages per call |")
