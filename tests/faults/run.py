@@ -81,6 +81,9 @@ LANGUAGES = ["python", "node", "wasm", "php"]
 # crawl scenarios: the pages seeded (every other one is found as a link), and the tasks each
 # Python or Node.js worker runs on its one queue
 CRAWL_SEEDS, CRAWL_TASKS = 8, 2
+# (the `answer_linger`, seconds, of the crawl scenarios' even-numbered workers that are not PHP:
+# their pages wait for each other's before going, so the faults also meet pages lingering)
+CRAWL_LINGER = 0.003
 
 
 def free_port() -> int:
@@ -316,7 +319,10 @@ class Run:
         env = dict(os.environ, CRAWLQ_FAULT_OPTIONS=json.dumps(OPTIONS))
         if self.crawl:
             # as the framework adapters open their queues: with the known-seen cache
-            env["CRAWLQ_FAULT_OPTIONS"] = json.dumps({**OPTIONS, "seen_cache": 100_000})
+            options = {**OPTIONS, "seen_cache": 100_000}
+            if i % 2 == 0 and lang != "php":
+                options["answer_linger"] = CRAWL_LINGER
+            env["CRAWLQ_FAULT_OPTIONS"] = json.dumps(options)
             hosts = len({urlsplit(u).hostname for u in self.urls})
             env["CRAWLQ_FAULT_CRAWL"] = json.dumps({"items": len(self.urls), "hosts": hosts, "seeds": CRAWL_SEEDS,
                                                      "tasks": CRAWL_TASKS})

@@ -23,12 +23,13 @@ const camel = {
   command_timeout: ['commandTimeoutMs', 1000],
   connect_timeout: ['connectTimeoutMs', 1000],
   max_attempts: ['maxAttempts', 1],
-  seen_cache: ['seenCache', 1]
+  seen_cache: ['seenCache', 1],
+  answer_linger: ['answerLingerMs', 1000]
 }
 
 async function main () {
   const opts = {}
-  for (const [k, v] of Object.entries(options)) opts[camel[k][0]] = v * camel[k][1]
+  for (const [k, v] of Object.entries(options)) opts[camel[k][0]] = Math.round(v * camel[k][1])
   const ledger = fs.openSync(ledgerPath, 'a')
   const log = entry => fs.writeSync(ledger, JSON.stringify(entry) + '\n')
   const logLeases = leases => {
