@@ -65,6 +65,68 @@ def test_a_request_survives_its_crawl_request(q: crawlq.Queue) -> None:
     assert LEASE_META not in back.meta, "the lease is never stored"
 
 
+class Subclassed(scrapy.Request):
+    attributes = (*scrapy.Request.attributes, "note")
+
+    def __init__(self, *args: Any, note: str = "", **kwargs: Any) -> None:
+        self.note = note
+        super().__init__(*args, **kwargs)
+
+
+class Aliased(Spider):
+    name = "aliased"
+    parse_again = Spider.parse_item
+
+
+def _callback_named_otherwise() -> Any:
+    def made(self, response):  # pragma: no cover - never called
+        return None
+
+    return made
+
+
+class Renamed(Spider):
+    name = "renamed"
+    # (its function's name, "made", is no attribute of the spider)
+    parse_renamed = _callback_named_otherwise()
+
+
+class NotASpider:
+    def parse(self, response):  # pragma: no cover - never called
+        return None
+
+
+def test_a_request_is_read_as_scrapy_reads_it() -> None:
+    """encode_request reads a request's fields as Request.to_dict does, without its search of
+    every member of the spider: the same fields for each kind of callback and request."""
+    from crawlq.scrapy import _request_fields
+
+    spider = Spider()
+    requests = [
+        scrapy.Request("http://a.example/"),
+        scrapy.Request("http://a.example/p", callback=spider.parse, errback=spider.parse_item, priority=-3,
+                       meta={"k": 1}, cb_kwargs={"a": [1]}, flags=["f"], cookies={"c": "1"}, dont_filter=True),
+        scrapy.FormRequest("http://a.example/f", formdata={"q": "1"}, callback=spider.parse_item),
+        Subclassed("http://a.example/s", note="kept", callback=spider.parse),
+    ]
+    for request in requests:
+        assert _request_fields(request, spider) == request.to_dict(spider=spider), request
+    # a method the spider has under two names: either names it (to_dict takes the first in
+    # alphabetical order, the fast path its own)
+    aliased = Aliased()
+    for callback in (aliased.parse_again, aliased.parse_item):
+        fields = _request_fields(scrapy.Request("http://a.example/", callback=callback), aliased)
+        assert getattr(aliased, fields["callback"]).__func__ is Spider.parse_item
+    # a method found only under another name than its own: to_dict's own search names it
+    renamed = Renamed()
+    request = scrapy.Request("http://a.example/", callback=renamed.parse_renamed)
+    assert _request_fields(request, renamed)["callback"] == "parse_renamed" == request.to_dict(spider=renamed)["callback"]
+    # a method of another object, a function, no spider: to_dict's refusal
+    for callback, on in [(NotASpider().parse, spider), (lambda r: None, spider), (spider.parse, None)]:
+        with pytest.raises(ValueError):
+            _request_fields(scrapy.Request("http://a.example/", callback=callback), on)
+
+
 def test_what_json_cannot_hold_is_refused_by_name() -> None:
     spider = Spider()
     with pytest.raises(TypeError, match=r"meta\.when holds a datetime"):
