@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from run import CRAWL_POOL, Redis, bench_bin, page_links, pool_url
 
@@ -43,6 +44,26 @@ def crawl(redis: Redis, queue: str, pool: Path, pages: Path, args: argparse.Name
     return args.pages / result["seconds"], cpu_us, args.pages / max(redis.script_stat("calls"), 1)
 
 
+def interleaved(lingers: list[int], rounds: int, crawl_one: Callable[[int, int], tuple[float, float, float]]
+                ) -> dict[int, list[tuple[float, float, float]]]:
+    """crawl_one(linger, round) for each linger value, the values interleaved round by round (so
+    the machine's drift falls on all of them alike): each value's results in round order."""
+    runs: dict[int, list[tuple[float, float, float]]] = {v: [] for v in lingers}
+    for round_ in range(rounds):
+        for linger in lingers:
+            runs[linger].append(crawl_one(linger, round_))
+    return runs
+
+
+def print_medians(runs: dict[int, list[tuple[float, float, float]]], third: str, third_digits: int) -> None:
+    """The table of each linger value's medians: pages/s, Redis CPU µs per page and `third`."""
+    print(f"| answer_linger | pages/s | Redis CPU µs per page | {third} |")
+    print("|---:|---:|---:|---:|")
+    for linger, results in runs.items():
+        rate, cpu, other = (statistics.median(r[i] for r in results) for i in range(3))
+        print(f"| {linger} ms | {rate:,.0f} | {cpu:.1f} | {other:.{third_digits}f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=6000)
@@ -60,20 +81,14 @@ def main() -> None:
     pool.write_text("".join(pool_url(i) + "\n" for i in range(CRAWL_POOL)))
     pages.write_text("".join("\t".join(page_links(k, args.seen)) + "\n" for k in range(args.pages)))
     redis = Redis()
-    runs: dict[int, list[tuple[float, float, float]]] = {v: [] for v in lingers}
     try:
-        for round_ in range(args.rounds):
-            for linger in lingers:
-                runs[linger].append(crawl(redis, f"linger-{linger}-{round_}", pool, pages, args, linger))
+        runs = interleaved(lingers, args.rounds,
+                           lambda linger, round_: crawl(redis, f"linger-{linger}-{round_}", pool, pages, args, linger))
     finally:
         redis.stop()
     print(f"{args.pages:,} pages, {args.seen} % of links seen, {args.concurrency} workers, fetches of "
           f"{args.fetch_ms // 2}-{args.fetch_ms * 3 // 2} ms; medians of {args.rounds} rounds")
-    print("| answer_linger | pages/s | Redis CPU µs per page | pages per call |")
-    print("|---:|---:|---:|---:|")
-    for linger in lingers:
-        rate, cpu, per_call = (statistics.median(r[i] for r in runs[linger]) for i in range(3))
-        print(f"| {linger} ms | {rate:,.0f} | {cpu:.1f} | {per_call:.2f} |")
+    print_medians(runs, "pages per call", 2)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ bench/run.sh's target/bench-venv).
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from linger import interleaved, print_medians
 from run import Redis
 
 import crawlq
@@ -117,21 +117,15 @@ def main() -> None:
     site = Site(args.pages, args.hosts)
     site.start()
     redis = Redis()
-    runs: dict[int, list[tuple[float, float, float]]] = {v: [] for v in lingers}
     try:
-        for round_ in range(args.rounds):
-            for linger in lingers:
-                runs[linger].append(crawl(redis, site, f"scrapy-linger-{linger}-{round_}", args, linger))
+        runs = interleaved(lingers, args.rounds,
+                           lambda linger, round_: crawl(redis, site, f"scrapy-linger-{linger}-{round_}", args, linger))
     finally:
         redis.stop()
         site.server.shutdown()
     print(f"Scrapy, {args.pages:,} pages over {args.hosts} hosts, 30 links a page (90 % seen before), "
           f"CONCURRENT_REQUESTS {args.concurrency}; medians of {args.rounds} rounds")
-    print("| answer_linger | pages/s | Redis CPU µs per page | script calls per page |")
-    print("|---:|---:|---:|---:|")
-    for linger in lingers:
-        rate, cpu, calls = (statistics.median(r[i] for r in runs[linger]) for i in range(3))
-        print(f"| {linger} ms | {rate:,.0f} | {cpu:.1f} | {calls:.2f} |")
+    print_medians(runs, "script calls per page", 2)
 
 
 if __name__ == "__main__":
