@@ -13,6 +13,10 @@ main-thread CPU µs per page (INFO cpu) and script calls per page (INFO commands
 page is a lease call and its answer).
 
     python bench/scrapy_linger.py [--pages 3000] [--hosts 20] [--concurrency 32] [--lingers 0,2,5] [--rounds 3]
+                                  [--encode 10000]
+
+`--encode N` also times crawlq.scrapy.encode_request (what the adapter does to each request a
+page yields before its answer) over N requests as the spider yields them, µs per request.
 
 It needs a Python with the crawlq wheel and Scrapy (tools/test.sh's target/test-venv, or
 bench/run.sh's target/bench-venv).
@@ -103,6 +107,26 @@ def crawl(redis: Redis, site: Site, queue: str, args: argparse.Namespace, linger
     return args.pages / seconds, cpu_us / args.pages, redis.script_stat("calls") / args.pages
 
 
+def encode_cost(count: int) -> float:
+    """µs per crawlq.scrapy.encode_request of a request as the bench's spider yields them."""
+    import scrapy
+    from crawlq.scrapy import FOUND_ON_META, encode_request
+
+    class Spider(scrapy.Spider):
+        name = "encode"
+
+        def parse(self, response: object) -> None:  # pragma: no cover - never called
+            return None
+
+    spider = Spider()
+    requests = [scrapy.Request(f"http://127.0.0.{1 + i % 20}:8000/p/{i}", callback=spider.parse,
+                               meta={"depth": 1, FOUND_ON_META: "http://127.0.0.1:8000/p/0"}) for i in range(count)]
+    started = time.perf_counter()
+    for request in requests:
+        encode_request(request, spider)
+    return (time.perf_counter() - started) / count * 1e6
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=3000)
@@ -110,6 +134,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32, help="Scrapy's CONCURRENT_REQUESTS")
     ap.add_argument("--lingers", default="0,2,5", help="answer_linger values (ms), comma-separated")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--encode", type=int, default=0, help="also time encode_request over this many requests")
     args = ap.parse_args()
     lingers = [int(v) for v in args.lingers.split(",")]
     if any(not 0 <= v <= 1000 for v in lingers) or not 1 <= args.hosts <= 254 or args.pages < 1:
@@ -126,6 +151,8 @@ def main() -> None:
     print(f"Scrapy, {args.pages:,} pages over {args.hosts} hosts, 30 links a page (90 % seen before), "
           f"CONCURRENT_REQUESTS {args.concurrency}; medians of {args.rounds} rounds")
     print_medians(runs, "script calls per page", 2)
+    if args.encode > 0:
+        print(f"encode_request: {encode_cost(args.encode):.1f} µs per request ({args.encode:,} requests)")
 
 
 if __name__ == "__main__":

@@ -325,7 +325,7 @@ stage_bench() {
   "$PY_VENV/bin/python" bench/crawl_delete.py --hosts 2000 --rounds 1
   CRAWLQ_BENCH_BIN="$bin" "$PY_VENV/bin/python" bench/linger.py --pages 600 --concurrency 16 --fetch-ms 5 \
     --lingers 0,2 --rounds 1
-  "$PY_VENV/bin/python" bench/scrapy_linger.py --pages 120 --lingers 0,2 --rounds 1
+  "$PY_VENV/bin/python" bench/scrapy_linger.py --pages 120 --lingers 0,2 --rounds 1 --encode 2000
 }
 
 # --- run -------------------------------------------------------------------------------------
