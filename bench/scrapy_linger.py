@@ -64,11 +64,13 @@ class Site:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
-                page = int(self.path.rsplit("/", 1)[1]) if self.path.startswith("/p/") else -1
-                body = site.body(page) if 0 <= page < site.pages else b"not found"
+                tail = self.path.rsplit("/", 1)[1]
+                page = int(tail) if self.path.startswith("/p/") and tail.isdigit() else -1
+                found = 0 <= page < site.pages
                 with site.lock:
                     site.times.append(time.monotonic())
-                self.send_response(200 if page >= 0 else 404)
+                body = site.body(page) if found else b"not found"
+                self.send_response(200 if found else 404)
                 self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
