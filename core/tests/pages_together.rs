@@ -768,3 +768,43 @@ async fn with_a_linger_pages_of_a_queue_of_several_shards_go_together_and_lose_n
     let stats = check_invariants(&server.url(), &q).await;
     assert_eq!((stats.done, stats.leased), (9, 9), "{stats:?}");
 }
+
+#[tokio::test]
+async fn a_page_of_a_queue_of_several_shards_lingers_once_for_all_its_calls() {
+    let server = RedisServer::start();
+    let config = Config {
+        answer_linger: Duration::from_millis(600),
+        ..three_shards()
+    };
+    let (q, pages) = leased_pages(&server, "pages-shards-linger-once", 1, config).await;
+    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
+    server.cli(&["SLOWLOG", "RESET"]);
+    // links to 30 hosts: some of them on each shard
+    let urls: Vec<String> = (0..30).map(|i| format!("http://far{i}.org/")).collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let started = std::time::Instant::now();
+    let (acked, report, next) = q
+        .ack_with_links_and_lease(
+            &pages[0].handle(),
+            &items(&refs),
+            &SeedOptions::default(),
+            &NEXT,
+        )
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(acked && next.len() == 1 && report.added == 30, "{report:?}");
+    assert_eq!(
+        function_calls(&server, "ack_seed"),
+        2,
+        "the page's links of the two other shards, each in a call of its own"
+    );
+    assert_eq!(function_calls(&server, "ack_seed_lease"), 1);
+    // it lingered for other pages once (its other shards' calls), not again in its own line
+    assert!(
+        took >= Duration::from_millis(590) && took < Duration::from_millis(1100),
+        "answered after {took:?}"
+    );
+    check_invariants(&server.url(), &q).await;
+}

@@ -8,7 +8,7 @@
 //! order), every page's lease, and as many items leased as the pages ask for together. A page
 //! answered with no call on its way goes at once: a lone worker waits for nothing. Unless
 //! the queue's [`Config::answer_linger`] is set: then the page that carries a call waits
-//! until it has been in the line that long (or the line holds a full call), so that pages
+//! until that long after it was answered (or the line holds a full call), so that pages
 //! that come back from their fetches one by one, which would otherwise each go alone, go
 //! together too.
 //!
@@ -213,11 +213,13 @@ impl Drop for Turn<'_> {
 
 impl<E: Executor> Queue<E> {
     /// Send one page's answer, with those of other callers waiting meanwhile (see the module's
-    /// comment); its share of the reply.
-    pub(super) async fn send_page(&self, page: PageSend) -> Result<PageAnswered> {
+    /// comment); its share of the reply. `answered_ms` (monotonic) is when the caller answered
+    /// the page: its linger counts from then, so a page whose links of other shards went
+    /// first, through those shards' lines, does not linger again in its own.
+    pub(super) async fn send_page(&self, page: PageSend, answered_ms: u64) -> Result<PageAnswered> {
         let pages = self.pages.line(page.shard);
-        // when this page joined the line: it lingers from then (Config::answer_linger)
-        let since_ms = (!self.config.answer_linger.is_zero()).then(|| self.exec.monotonic_ms());
+        // (Config::answer_linger)
+        let since_ms = (!self.config.answer_linger.is_zero()).then_some(answered_ms);
         let rx = {
             let mut line = pages.lock();
             if line.busy {
@@ -283,9 +285,10 @@ impl<E: Executor> Queue<E> {
         own
     }
 
-    /// How much longer the carrying caller's page, in the line since `since_ms` (none without
-    /// a linger), waits for others before its call goes ([`Config::answer_linger`]): none once
-    /// it has waited that long (as behind a call on its way) or the line holds a full call.
+    /// How much longer the carrying caller's page, answered at `since_ms` (none without a
+    /// linger), waits for others before its call goes ([`Config::answer_linger`]): none once
+    /// it has waited that long (as behind a call on its way, or in another shard's line) or
+    /// the line holds a full call.
     fn linger_left(&self, line: &PageLine, since_ms: Option<u64>) -> Option<Duration> {
         let since_ms = since_ms?;
         let linger = self.config.answer_linger.as_millis() as u64;
@@ -533,9 +536,10 @@ impl<E: Executor> Queue<E> {
         // in: a page acked with some of its links lost would never be crawled again, while a
         // page left leased is answered again (its links then come back as duplicates).
         let mut others = others;
-        let answers =
-            futures_util::future::join_all(others.iter_mut().map(|part| self.send_part(part)))
-                .await;
+        let answers = futures_util::future::join_all(
+            others.iter_mut().map(|part| self.send_part(part, started)),
+        )
+        .await;
         let (mut markers, mut error) = (0, None);
         for (part, answer) in others.iter().zip(answers) {
             match answer {
@@ -566,7 +570,7 @@ impl<E: Executor> Queue<E> {
             .next()
             .expect("the lease's shard has a part");
         // the lease's shard: on an error the page's answer is unknown
-        let answer = self.send_part(&mut own).await?;
+        let answer = self.send_part(&mut own, started).await?;
         let acked = answer.acked;
         self.held.forget(answered);
         let batch = match (next, ttl, answer.batch) {
@@ -615,8 +619,8 @@ impl<E: Executor> Queue<E> {
     /// epoch, and the part goes again with every link, so the links it held back go in the
     /// same call that answers the page. (A part without hits of its own is refused too when
     /// it went with one that had some.)
-    async fn send_part(&self, part: &mut PagePart) -> Result<PageAnswered> {
-        let error = match self.send_page(part.send.clone()).await {
+    async fn send_part(&self, part: &mut PagePart, answered_ms: u64) -> Result<PageAnswered> {
+        let error = match self.send_page(part.send.clone(), answered_ms).await {
             Err(e) if e.moved_seen_epoch().is_some() => e,
             answered => return answered,
         };
@@ -627,7 +631,7 @@ impl<E: Executor> Queue<E> {
         part.send.hits = 0;
         part.send.epoch_used = None;
         part.known = vec![false; part.items.len()];
-        self.send_page(part.send.clone()).await
+        self.send_page(part.send.clone(), answered_ms).await
     }
 
     /// One part of a page's answer (its links of one shard, `outcome` its call's seed answer)
