@@ -72,6 +72,14 @@ fn three_shards() -> Config {
     }
 }
 
+/// Three shards, each page's answer lingering `ms` for others.
+fn lingering_on_shards(ms: u64) -> Config {
+    Config {
+        answer_linger: Duration::from_millis(ms),
+        ..three_shards()
+    }
+}
+
 /// `config` with a known-seen cache.
 fn cached(config: Config) -> Config {
     Config {
@@ -320,8 +328,15 @@ async fn pages_answered_without_a_next_lease_go_with_those_that_lease() {
     assert_eq!((stats.done, stats.leased, stats.ready), (4, 2, 3));
 }
 
+/// From now on `SLOWLOG` records every call (read by `function_calls`).
+fn log_every_call(server: &RedisServer) {
+    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
+    server.cli(&["SLOWLOG", "RESET"]);
+}
+
 /// The calls of the operation `op` (its function `crawlq_<code hash>_<op>`) that `SLOWLOG`
-/// recorded (threshold 0).
+/// recorded (`log_every_call`).
 fn function_calls(server: &RedisServer, op: &str) -> usize {
     server
         .cli(&["SLOWLOG", "GET", "10000"])
@@ -337,9 +352,7 @@ async fn pages_of_a_queue_of_several_shards_go_together_per_shard_with_their_lin
     let server = RedisServer::start();
     let config = three_shards();
     let (q, pages) = leased_pages(&server, "pages-shards", 12, config).await;
-    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
-    server.cli(&["SLOWLOG", "RESET"]);
+    log_every_call(&server);
     // each page links to its own host (its shard) and to another host (any shard)
     let links: Vec<Vec<SeedItem>> = pages
         .iter()
@@ -720,14 +733,9 @@ async fn a_linger_longer_than_a_second_is_refused() {
 #[tokio::test]
 async fn with_a_linger_pages_of_a_queue_of_several_shards_go_together_and_lose_no_link() {
     let server = RedisServer::start();
-    let config = Config {
-        answer_linger: Duration::from_millis(300),
-        ..three_shards()
-    };
+    let config = lingering_on_shards(300);
     let (q, pages) = leased_pages(&server, "pages-shards-linger", 9, config).await;
-    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
-    server.cli(&["SLOWLOG", "RESET"]);
+    log_every_call(&server);
     let q = std::sync::Arc::new(q);
     // each page, answered 10 ms after the one before by a task of its own, links to its own
     // host (its shard) and to another host (any shard)
@@ -772,14 +780,9 @@ async fn with_a_linger_pages_of_a_queue_of_several_shards_go_together_and_lose_n
 #[tokio::test]
 async fn a_page_of_a_queue_of_several_shards_lingers_once_for_all_its_calls() {
     let server = RedisServer::start();
-    let config = Config {
-        answer_linger: Duration::from_millis(600),
-        ..three_shards()
-    };
+    let config = lingering_on_shards(600);
     let (q, pages) = leased_pages(&server, "pages-shards-linger-once", 1, config).await;
-    server.cli(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    server.cli(&["CONFIG", "SET", "slowlog-max-len", "10000"]);
-    server.cli(&["SLOWLOG", "RESET"]);
+    log_every_call(&server);
     // links to 30 hosts: some of them on each shard
     let urls: Vec<String> = (0..30).map(|i| format!("http://far{i}.org/")).collect();
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
