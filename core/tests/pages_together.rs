@@ -16,6 +16,22 @@ const NEXT: LeaseOptions = LeaseOptions {
     ttl: None,
 };
 
+/// `page` answered alone with `links` (and the next page leased).
+async fn answer_with_next(
+    q: &Queue<RedisExecutor>,
+    page: &Lease,
+    links: &[&str],
+) -> (bool, SeedReport, Vec<Lease>) {
+    q.ack_with_links_and_lease(
+        &page.handle(),
+        &items(links),
+        &SeedOptions::default(),
+        &NEXT,
+    )
+    .await
+    .unwrap()
+}
+
 /// A queue of its own server (its call counts are the test's) with `pages` pages leased.
 async fn leased_pages(
     server: &RedisServer,
@@ -563,15 +579,7 @@ async fn links_another_shard_forgot_are_sent_before_the_page_is_answered() {
         .await
         .unwrap();
     other.delete_host(&host, true).await.unwrap();
-    let (acked, report, next) = q
-        .ack_with_links_and_lease(
-            &pages[0].handle(),
-            &items(&refs),
-            &SeedOptions::default(),
-            &NEXT,
-        )
-        .await
-        .unwrap();
+    let (acked, report, next) = answer_with_next(&q, &pages[0], &refs).await;
     assert!(acked, "{report:?}");
     assert_eq!((report.added, report.duplicates), (3, 0), "{report:?}");
     assert_eq!(q.seen_cache_stats().resent, 3);
@@ -787,15 +795,7 @@ async fn a_page_of_a_queue_of_several_shards_lingers_once_for_all_its_calls() {
     let urls: Vec<String> = (0..30).map(|i| format!("http://far{i}.org/")).collect();
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
     let started = std::time::Instant::now();
-    let (acked, report, next) = q
-        .ack_with_links_and_lease(
-            &pages[0].handle(),
-            &items(&refs),
-            &SeedOptions::default(),
-            &NEXT,
-        )
-        .await
-        .unwrap();
+    let (acked, report, next) = answer_with_next(&q, &pages[0], &refs).await;
     let took = started.elapsed();
     assert!(acked && next.len() == 1 && report.added == 30, "{report:?}");
     assert_eq!(
