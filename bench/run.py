@@ -29,7 +29,7 @@ bench/node_modules/.
 
     python bench/run.py [--n 100000] [--rounds 3] [--concurrency 1,16] [--only crawlq-rust,bullmq]
                         [--against OLD_CRAWLQ_BENCH]
-                        [--phases queue,crawl]
+                        [--phases queue,crawl] [--redis-config 'zset-max-listpack-entries 64']
     python bench/run.py --smoke        N = 1,000, one round: checks every runner; no timing is judged
 """
 
@@ -136,19 +136,24 @@ class Workload:
 
 
 class Redis:
-    """A private redis-server on a free TCP port, no persistence."""
+    """A private redis-server on a free TCP port, no persistence; `config`: more of its
+    settings, each as `name value` (redis-server's command line takes them as `--name value`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: list[str] | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="crawlq-bench-")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        subprocess.run(
+        started = subprocess.run(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "yes", "--dir", self.dir, "--pidfile", f"{self.dir}/redis.pid",
-             "--logfile", f"{self.dir}/redis.log"],
-            check=True,
+             "--logfile", f"{self.dir}/redis.log",
+             *[arg for setting in config or [] for arg in ("--" + setting.split()[0], *setting.split()[1:])]],
+            capture_output=True, text=True,
         )
+        if started.returncode != 0:
+            # (a setting redis-server refuses is said on its output, before it daemonizes)
+            raise SystemExit(f"redis-server did not start: {(started.stdout + started.stderr).strip()}")
         for _ in range(100):
             if self.cli("PING") == "PONG":
                 break
@@ -322,11 +327,12 @@ def fmt(value: float, unit: str) -> str:
 
 
 def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ceil: dict[str, list[float]],
-           n: int, rounds: int, concurrency: list[int], redis_version: str) -> str:
+           n: int, rounds: int, concurrency: list[int], redis_version: str, redis_config: list[str]) -> str:
     med = {k: statistics.median(v) for k, v in results.items()}
     lines = [
-        f"N = {n:,} URLs over {HOSTS:,} hosts, {rounds} interleaved round(s), Redis {redis_version}; "
-        "median (min-max); ratio = this row / crawlq (Rust API) in the same run",
+        f"N = {n:,} URLs over {HOSTS:,} hosts, {rounds} interleaved round(s), Redis {redis_version}"
+        + "".join(f", {setting}" for setting in redis_config)
+        + "; median (min-max); ratio = this row / crawlq (Rust API) in the same run",
         "",
     ]
 
@@ -431,6 +437,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument("--against", help="another build of crawlq-bench, run as the system crawlq-against "
                         "(its Rust API) beside this one's, round by round")
+    parser.add_argument("--redis-config", action="append", default=[], metavar="'NAME VALUE'",
+                        help="a setting of the private redis-server, as redis.conf spells it (repeatable; "
+                        "default: Redis's own defaults)")
     args = parser.parse_args()
     if args.smoke:
         args.n, args.rounds = 1000, 1
@@ -441,7 +450,7 @@ def main() -> None:
     def log(message: str) -> None:
         print(f"  {message}", file=sys.stderr, flush=True)
 
-    redis = Redis()
+    redis = Redis(args.redis_config)
     try:
         with tempfile.TemporaryDirectory(prefix="crawlq-bench-") as tmp:
             w = Workload(args.n, min(args.n, SMALL_DRAIN_ITEMS), min(args.n, SINGLE_ITEMS), {}, max(200, args.n // 20))
@@ -468,7 +477,7 @@ def main() -> None:
                     ceil[k].append(v)
                 one_round(redis, chosen, w, concurrency, results, log, args.phases.split(","))
             log(f"done in {time.monotonic() - started:.0f} s")
-        text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version())
+        text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version(), args.redis_config)
         if args.smoke:
             print(f"bench smoke run: every runner handled every item ({len(results)} measurements)")
         else:
