@@ -148,7 +148,8 @@ class Redis:
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "yes", "--dir", self.dir, "--pidfile", f"{self.dir}/redis.pid",
              "--logfile", f"{self.dir}/redis.log",
-             *[arg for setting in config or [] for arg in ("--" + setting.split()[0], *setting.split()[1:])]],
+             *[arg for setting in config or [] if setting.split()
+               for arg in ("--" + setting.split()[0], *setting.split()[1:])]],
             capture_output=True, text=True,
         )
         if started.returncode != 0:
