@@ -148,8 +148,7 @@ class Redis:
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "yes", "--dir", self.dir, "--pidfile", f"{self.dir}/redis.pid",
              "--logfile", f"{self.dir}/redis.log",
-             *[arg for setting in config or [] if setting.split()
-               for arg in ("--" + setting.split()[0], *setting.split()[1:])]],
+             *[arg for setting in config or [] for arg in ("--" + setting.split()[0], *setting.split()[1:])]],
             capture_output=True, text=True,
         )
         if started.returncode != 0:
@@ -442,6 +441,7 @@ def main() -> None:
                         help="a setting of the private redis-server, as redis.conf spells it (repeatable; "
                         "default: Redis's own defaults)")
     args = parser.parse_args()
+    args.redis_config = [setting for setting in args.redis_config if setting.split()]
     if args.smoke:
         args.n, args.rounds = 1000, 1
     concurrency = [int(c) for c in args.concurrency.split(",")]
