@@ -633,6 +633,7 @@ local reply, ready_hosts, lease_due, item_due, host_due = LEASE.idle()
 if reply then
   return reply
 end
+UNPACK.host_zsets()
 -- (read only now: a call that finds nothing leasable converts none of its numbers)
 local max_items, ttl, default_delay = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 -- whether a lease may count in flight (a limit applies to some host): FLIGHT.leased

@@ -1937,3 +1937,152 @@ async fn a_lease_that_finds_nothing_says_when_that_may_change() {
         2
     );
 }
+
+/// The members and scores of a sorted set, and how Redis stores it.
+fn zset_of(server: &RedisServer, key: &str) -> (String, Vec<String>) {
+    let members = server.cli(&["ZRANGE", key, "0", "-1", "WITHSCORES"]);
+    let encoding = server.cli(&["OBJECT", "ENCODING", key]);
+    (encoding, members.lines().map(str::to_string).collect())
+}
+
+#[tokio::test]
+async fn a_lease_stores_the_host_sets_of_many_hosts_as_skip_lists_and_changes_none_of_their_members()
+ {
+    // a server of its own: the library's count of calls decides when the sets are looked at,
+    // and its first lease looks
+    let server = RedisServer::start();
+    let config = Config {
+        host_delay: Duration::ZERO,
+        ..Config::default()
+    };
+    let big = Queue::connect(&server.url(), "hosts-40", config.clone())
+        .await
+        .unwrap();
+    let urls: Vec<String> = (0..40)
+        .flat_map(|h| (0..2).map(move |i| format!("http://h{h:02}.example/{i}")))
+        .collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    big.seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    let keys = ["ready", "heads", "hostitems"].map(|k| format!("crawlq:{{hosts-40}}:{k}"));
+    let before: Vec<_> = keys.iter().map(|k| zset_of(&server, k)).collect();
+    for (encoding, members) in &before {
+        assert_eq!(encoding, "listpack");
+        assert_eq!(members.len(), 80, "{members:?}");
+    }
+
+    // the first lease of the library looks at them: each holds 32 members or more
+    let leases = big.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 1);
+    for (key, (_, members)) in keys.iter().zip(&before) {
+        let (encoding, now) = zset_of(&server, key);
+        assert_eq!(encoding, "skiplist", "{key}");
+        if key.ends_with("hostitems") {
+            // (a lease leaves the hosts' item counts as they were)
+            assert_eq!(&now, members, "{key}: the same members and scores");
+        } else {
+            // (the leased host is back at its next item's rank: delay 0)
+            assert_eq!(now.len(), 80, "{key}: {now:?}");
+            assert!(now.iter().all(|m| m.len() < 40), "{key}: {now:?}");
+        }
+    }
+
+    // a queue of 10 hosts keeps its packed sets: a few dozen calls later the library has
+    // looked again, at this queue
+    let small = Queue::connect(&server.url(), "hosts-10", config)
+        .await
+        .unwrap();
+    let urls: Vec<String> = (0..10)
+        .flat_map(|h| (0..10).map(move |i| format!("http://s{h}.example/{i}")))
+        .collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    small
+        .seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    let mut leased = 0;
+    for _ in 0..70 {
+        let leases = small.lease(1, Duration::ZERO).await.unwrap();
+        leased += leases.len();
+        small.ack(&handles(&leases)).await.unwrap();
+    }
+    assert_eq!(leased, 70);
+    for key in ["ready", "heads", "hostitems"] {
+        let key = format!("crawlq:{{hosts-10}}:{key}");
+        assert_eq!(zset_of(&server, &key).0, "listpack", "{key}");
+    }
+    let stats = small.stats().await.unwrap();
+    assert_eq!((stats.pending, stats.done), (30, 70), "{stats:?}");
+    let counted = server.cli(&["ZCARD", "crawlq:{hosts-10}:hostitems"]);
+    assert_eq!(counted, stats.hosts.to_string());
+
+    // the large queue's sets stay skip lists while they hold members, fewer than 32 too (an
+    // emptied key is gone, and one made again starts packed), and none of their members is
+    // longer than a host
+    let leases = big.lease(40, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 40);
+    big.ack(&handles(&leases)).await.unwrap();
+    let (encoding, members) = zset_of(&server, &keys[2]);
+    assert_eq!(encoding, "skiplist");
+    assert!(members.len() < 64, "{members:?}");
+    let items: i64 = members
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|s| -s.parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(items, 40, "80 seeded, 40 acked: {members:?}");
+    for key in &keys {
+        let (_, members) = zset_of(&server, key);
+        assert!(members.iter().all(|m| m.len() < 40), "{key}: {members:?}");
+    }
+    let stats = big.stats().await.unwrap();
+    assert_eq!((stats.pending, stats.leased), (39, 1), "{stats:?}");
+}
+
+#[tokio::test]
+async fn a_user_whose_acl_has_no_object_encoding_still_leases_and_keeps_packed_host_sets() {
+    // the least-privilege line of docs/PROTOCOL.md before +object|encoding was in it
+    let server = RedisServer::start();
+    let protocol = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/PROTOCOL.md"),
+    )
+    .unwrap();
+    let line = protocol
+        .lines()
+        .find(|l| l.starts_with("ACL SETUSER crawler "))
+        .expect("docs/PROTOCOL.md has the ACL line");
+    let args: Vec<&str> = line
+        .split_whitespace()
+        .filter(|a| *a != "+object|encoding")
+        .map(|a| if a == ">CHANGE-ME" { ">pw" } else { a })
+        .collect();
+    assert!(args.len() < line.split_whitespace().count());
+    assert_eq!(server.cli(&args), "OK");
+    let url = format!("redis://crawler:pw@127.0.0.1:{}/0", server.port);
+    let config = Config {
+        host_delay: Duration::ZERO,
+        ..Config::default()
+    };
+    let q = Queue::connect(&url, "no-object", config).await.unwrap();
+    let urls: Vec<String> = (0..40)
+        .map(|h| format!("http://h{h:02}.example/"))
+        .collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    q.seed(&items(&urls), &SeedOptions::default())
+        .await
+        .unwrap();
+    let leases = q.lease(1, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 1);
+    assert_eq!(q.ack(&handles(&leases)).await.unwrap(), [true]);
+    for key in ["ready", "heads", "hostitems"] {
+        let key = format!("crawlq:{{no-object}}:{key}");
+        let (encoding, members) = zset_of(&server, &key);
+        assert_eq!(
+            (encoding.as_str(), members.len()),
+            ("listpack", 78),
+            "{key}"
+        );
+    }
+}

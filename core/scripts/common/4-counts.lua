@@ -31,6 +31,44 @@ local function host_items_add(host, delta)
   end
 end
 
+-- The sorted sets of one member per host or lane (ready, heads, hostitems) are written by every
+-- lease and answer. Redis keeps a sorted set of up to zset-max-listpack-entries members (128 by
+-- default) as one packed list that each write scans end to end; from a few dozen members on, a
+-- skip list costs less per write (a crawl of 100 hosts: 0.82x the instructions per page,
+-- bench/README.md). Redis turns a packed set into a skip list for good (until the key is
+-- emptied) when a member longer than zset-max-listpack-value (64 bytes) is added, so now and
+-- then a lease adds such a member to each of them that holds UNPACK.at members or more, and
+-- takes it out again in the same call: what the sets hold never changes, only how Redis stores
+-- it (docs/PROTOCOL.md, section 1). Once every UNPACK.every calls in a library; never with EVAL,
+-- whose calls keep no count.
+local UNPACK = {
+  every = 64, left = 0, at = 32,
+  -- (NUL bytes: never a host or a lane's member; added with NX, so it could not move one)
+  member = '\0crawlq: a member longer than a packed sorted set takes, added and taken out at once\0',
+}
+function UNPACK.host_zsets()
+  if LUA_STATE == '' then
+    return
+  end
+  UNPACK.left = UNPACK.left - 1
+  if UNPACK.left > 0 then
+    return
+  end
+  UNPACK.left = UNPACK.every
+  for _, key in ipairs({ K_READY, K_HEADS, K_HOSTITEMS }) do
+    -- (a user whose ACL predates +object|encoding gets an error table: the sets stay as they are)
+    local encoding = redis.pcall('OBJECT', 'ENCODING', key)
+    if encoding == 'listpack' or encoding == 'ziplist' then
+      -- (a foreign packed value, a hash say, fails ZCARD: left to the calls that write it)
+      local n = redis.pcall('ZCARD', key)
+      if type(n) == 'number' and n >= UNPACK.at
+          and redis.call('ZADD', key, 'NX', '0', UNPACK.member) == 1 then
+        redis.call('ZREM', key, UNPACK.member)
+      end
+    end
+  end
+end
+
 -- Add to a host's count in hostdelayed or hostdead; a count of 0 is removed.
 local function host_count_add(key, host, delta)
   if delta ~= 0 and redis.call('HINCRBY', key, host, int(delta)) <= 0 then
