@@ -137,8 +137,17 @@ end
 -- A number as the digits Redis expects. Numbers handed to redis.call go through this, or are
 -- written as digit strings ('0'): Redis 7.0 would format a Lua number with '%.17g', which costs
 -- about as much as a small command.
+local INT_DIGITS = {}
 local function int(x)
-  return string.format('%d', x)
+  local digits = INT_DIGITS[x]
+  if digits then
+    return digits
+  end
+  digits = string.format('%d', x)
+  if x > -1024 and x < 1024 then
+    INT_DIGITS[x] = digits
+  end
+  return digits
 end
 
 -- Strings known to hold a number (scores Redis returns, digits matched by a pattern, numbers
