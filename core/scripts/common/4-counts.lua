@@ -35,11 +35,11 @@ end
 -- lease and answer. Redis keeps a sorted set of up to zset-max-listpack-entries members (128 by
 -- default) as one packed list that each write scans end to end; from a few dozen members on, a
 -- skip list costs less per write (a crawl of 100 hosts: 0.82x the instructions per page,
--- bench/README.md). Redis turns a packed set into a skip list for good (until the key is
+-- docs/cluster.md). Redis turns a packed set into a skip list for good (until the key is
 -- emptied) when a member longer than zset-max-listpack-value (64 bytes) is added, so now and
 -- then a lease adds such a member to each of them that holds UNPACK.at members or more, and
 -- takes it out again in the same call: what the sets hold never changes, only how Redis stores
--- it (docs/PROTOCOL.md, section 1). Once every UNPACK.every calls in a library; never with EVAL,
+-- it (docs/PROTOCOL.md, section 5). Once every UNPACK.every calls in a library; never with EVAL,
 -- whose calls keep no count.
 local UNPACK = {
   every = 64, left = 0, at = 32,
