@@ -536,20 +536,7 @@ async fn min_replicas_waits_for_replicas_and_says_when_they_lag() {
 #[tokio::test]
 async fn the_documented_least_privilege_user_runs_every_operation() {
     let server = RedisServer::start();
-    let protocol = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/PROTOCOL.md"),
-    )
-    .unwrap();
-    let line = protocol
-        .lines()
-        .find(|l| l.starts_with("ACL SETUSER crawler "))
-        .expect("docs/PROTOCOL.md has the ACL line");
-    let args: Vec<&str> = line
-        .split_whitespace()
-        .map(|a| if a == ">CHANGE-ME" { ">pw" } else { a })
-        .collect();
-    assert_eq!(server.cli(&args), "OK", "{line}");
-    let url = format!("redis://crawler:pw@127.0.0.1:{}/0", server.port);
+    let url = documented_acl_user(&server, &[]);
     let q = Queue::connect(&url, "acl", config()).await.unwrap();
     q.seed(
         &items(&[

@@ -2045,22 +2045,7 @@ async fn a_lease_stores_the_host_sets_of_many_hosts_as_skip_lists_and_changes_no
 async fn a_user_whose_acl_has_no_object_encoding_still_leases_and_keeps_packed_host_sets() {
     // the least-privilege line of docs/PROTOCOL.md before +object|encoding was in it
     let server = RedisServer::start();
-    let protocol = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/PROTOCOL.md"),
-    )
-    .unwrap();
-    let line = protocol
-        .lines()
-        .find(|l| l.starts_with("ACL SETUSER crawler "))
-        .expect("docs/PROTOCOL.md has the ACL line");
-    let args: Vec<&str> = line
-        .split_whitespace()
-        .filter(|a| *a != "+object|encoding")
-        .map(|a| if a == ">CHANGE-ME" { ">pw" } else { a })
-        .collect();
-    assert!(args.len() < line.split_whitespace().count());
-    assert_eq!(server.cli(&args), "OK");
-    let url = format!("redis://crawler:pw@127.0.0.1:{}/0", server.port);
+    let url = documented_acl_user(&server, &["+object|encoding"]);
     let config = Config {
         host_delay: Duration::ZERO,
         ..Config::default()

@@ -305,6 +305,31 @@ fn glob_escape(s: &str) -> String {
         .collect()
 }
 
+/// Make user `crawler` (password `pw`) on `server` with the least-privilege ACL line of
+/// docs/PROTOCOL.md, less the rules in `leave_out`; returns the URL to connect as it.
+pub fn documented_acl_user(server: &RedisServer, leave_out: &[&str]) -> String {
+    let protocol = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/PROTOCOL.md"),
+    )
+    .unwrap();
+    let line = protocol
+        .lines()
+        .find(|l| l.starts_with("ACL SETUSER crawler "))
+        .expect("docs/PROTOCOL.md has the ACL line");
+    let args: Vec<&str> = line
+        .split_whitespace()
+        .filter(|a| !leave_out.contains(a))
+        .map(|a| if a == ">CHANGE-ME" { ">pw" } else { a })
+        .collect();
+    assert_eq!(
+        args.len() + leave_out.len(),
+        line.split_whitespace().count(),
+        "every rule left out is in the line: {leave_out:?}"
+    );
+    assert_eq!(server.cli(&args), "OK", "{line}");
+    format!("redis://crawler:pw@127.0.0.1:{}/0", server.port)
+}
+
 /// Clock of the fixed-clock tests: an arbitrary, realistic epoch-ms value.
 pub const T0: i64 = 1_800_000_000_000;
 
