@@ -398,7 +398,10 @@ where
         Some(err) => {
             release_quietly(
                 handle,
-                leases_of(&value).iter().map(|l| l.handle()).collect(),
+                leases_of(&value)
+                    .iter()
+                    .map(|l| l.handle())
+                    .collect::<Vec<_>>(),
             );
             Err(err)
         }
@@ -459,16 +462,21 @@ impl crawlq::Interrupt for Stop {
 
 /// Release leases the caller will not hand out (interrupted iterations, dropped iterators).
 /// Waits (briefly, GIL released) when called from Python; from inside the runtime it only
-/// schedules the release.
-pub fn release_quietly(handle: &Arc<Handle>, leases: Vec<LeaseHandle>) {
-    if leases.is_empty() {
+/// schedules the release. `leases` is dropped once released (a closed loop's
+/// `HeldByLoop` then lets the `next()` the close ended return).
+pub fn release_quietly<L>(handle: &Arc<Handle>, leases: L)
+where
+    L: AsRef<[LeaseHandle]> + Send + 'static,
+{
+    if leases.as_ref().is_empty() {
         return;
     }
     let h = handle.clone();
     let release = async move {
         if let Ok(q) = h.queue().await {
-            let _ = tokio::time::timeout(Duration::from_secs(2), q.release(&leases)).await;
+            let _ = tokio::time::timeout(Duration::from_secs(2), q.release(leases.as_ref())).await;
         }
+        drop(leases);
     };
     if tokio::runtime::Handle::try_current().is_ok() {
         runtime().spawn(release);

@@ -290,6 +290,29 @@ def test_closing_work_ends_the_wait_of_a_pending_anext(redis_server: RedisServer
     asyncio.run(main())
 
 
+def test_an_anext_ended_by_aclose_returns_once_what_the_loop_held_went_back(
+    redis_server: RedisServer, name: str
+) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name)
+        await aq.seed(["http://a.com/1"])
+        work = aq.work(max=5, wait=30)
+        first = await work.__anext__()
+        assert first.url == "http://a.com/1"
+        pending = asyncio.ensure_future(work.__anext__())
+        await asyncio.sleep(0.3)
+        closing = asyncio.ensure_future(work.aclose())  # another task closes the loop
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(pending, 5)
+        # left by the close: the lease handed out last went back before the loop ended
+        stats = await aq.stats()
+        assert (stats["leased"], stats["ready"], stats["released_total"]) == (0, 1, 1)
+        await closing
+        aq.close()
+
+    asyncio.run(main())
+
+
 def test_async_leased_context(redis_server: RedisServer, name: str) -> None:
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name)

@@ -1436,7 +1436,7 @@ async fn a_close_ends_the_wait<E: crawlq::Executor>(
     url: &str,
 ) {
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(work.close().is_empty());
+    assert!(work.close().leases().is_empty());
     q.seed(&items(&[url]), &SeedOptions::default())
         .await
         .unwrap();
@@ -1454,6 +1454,50 @@ async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
         tokio::spawn(async move { work.next(&*q, || false).await })
     };
     a_close_ends_the_wait(&q, &work, fetching, "http://closed.example/").await;
+}
+
+#[tokio::test]
+async fn a_fetch_ended_by_a_close_returns_once_what_the_close_took_went_back() {
+    let q = std::sync::Arc::new(open("work-close-release", config()).await);
+    q.seed(&items(&["http://held.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let work = waiting_work_loop();
+    let current = work.next(&*q, || false).await.unwrap().expect("the item");
+    let fetching = {
+        let (q, work) = (q.clone(), work.clone());
+        tokio::spawn(async move { work.next(&*q, || false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let held = work.close();
+    assert_eq!(held.leases(), [current.handle()]);
+    // a later close takes nothing, and its end does not count as the first one's release
+    assert!(work.close().leases().is_empty());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !fetching.is_finished(),
+        "the loop is left only once what it held went back"
+    );
+    crawlq::binding::Work::release(&*q, held).await.unwrap();
+    assert!(fetching.await.unwrap().unwrap().is_none());
+    let stats = q.stats().await.unwrap();
+    assert_eq!((stats.ready, stats.leased, stats.released_total), (1, 0, 1));
+    // after the close, next() ends at once
+    assert!(work.next(&*q, || false).await.unwrap().is_none());
+
+    // what a close took and dropped unreleased ends the wait too (its leases expire)
+    let work = waiting_work_loop();
+    let current = work.next(&*q, || false).await.unwrap().expect("the item");
+    let fetching = {
+        let (q, work) = (q.clone(), work.clone());
+        tokio::spawn(async move { work.next(&*q, || false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let held = work.close();
+    assert_eq!(held.leases(), [current.handle()]);
+    drop(held);
+    assert!(fetching.await.unwrap().unwrap().is_none());
+    assert_eq!(q.stats().await.unwrap().leased, 1);
 }
 
 #[tokio::test]

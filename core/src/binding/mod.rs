@@ -16,4 +16,4 @@ pub mod process;
 pub mod progress;
 pub mod work;
 
-pub use work::{LeaseCursor, Popped, Work};
+pub use work::{HeldByLoop, LeaseCursor, Popped, Work};

@@ -7,6 +7,7 @@ use crate::model::*;
 use crate::queue::{Executor, Interrupt, LeaseOptions, Queue, StopSignal};
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A worker loop's view of the queue, behind every binding's `work()` iterator: leases `max`
 /// at a time, hands the leases out one by one, and gives back what it still holds when
@@ -177,6 +178,50 @@ pub enum Popped {
 pub struct Work {
     cursor: Mutex<LeaseCursor>,
     closing: StopSignal,
+    /// Whether [`Work::close`] was called (the first close takes what the loop held).
+    closed: AtomicBool,
+    /// Given once what the first close took is released (or dropped unreleased).
+    released: StopSignal,
+}
+
+/// What [`Work::close`] took from a loop: the leases it still held (the prefetched ones and the
+/// one handed out last), for [`Work::release`]. A [`Work::next`] ended by the close resolves
+/// only once these are released, or this is dropped: a loop left because it was closed (an
+/// aborted `for await`, say) has given its leases back by the time the loop's code goes on.
+///
+/// ```no_run
+/// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+/// let work = crawlq::binding::Work::new(crawlq::LeaseOptions::default(), false);
+/// let held = work.close(); // a next() under way stops at its wait...
+/// crawlq::binding::Work::release(q, held).await?; // ...and resolves once these went back
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use = "release what the loop held with Work::release (dropping it leaves the leases to expire)"]
+pub struct HeldByLoop {
+    leases: Vec<LeaseHandle>,
+    released: Option<StopSignal>,
+}
+
+impl HeldByLoop {
+    /// The leases to release.
+    pub fn leases(&self) -> &[LeaseHandle] {
+        &self.leases
+    }
+}
+
+impl AsRef<[LeaseHandle]> for HeldByLoop {
+    fn as_ref(&self) -> &[LeaseHandle] {
+        &self.leases
+    }
+}
+
+impl Drop for HeldByLoop {
+    fn drop(&mut self) {
+        if let Some(released) = &self.released {
+            released.stop();
+        }
+    }
 }
 
 impl Work {
@@ -186,6 +231,8 @@ impl Work {
         Work {
             cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
             closing: StopSignal::new(),
+            closed: AtomicBool::new(false),
+            released: StopSignal::new(),
         }
     }
 
@@ -204,21 +251,24 @@ impl Work {
     }
 
     /// The next lease: prefetched, else fetched (waiting in slices, checking `stop` and
-    /// [`Work::close`] between them). `None` when the loop is over. Leases that arrive after the
-    /// loop was closed are released, not handed out.
+    /// [`Work::close`] between them). `None` when the loop is over; when it is over because it
+    /// was closed, `None` comes once what the close took is released ([`HeldByLoop`]). Leases
+    /// that arrive after the loop was closed are released, not handed out.
     pub async fn next<E: Executor, S>(&self, q: &Queue<E>, stop: S) -> Result<Option<Lease>>
     where
         S: Interrupt,
     {
-        let (opts, stop_when_empty) = {
+        // (the cursor's guard ends with this block: it is not held across an await)
+        let settings = {
             let mut cursor = self.cursor();
             if let Some(lease) = cursor.pop() {
                 return Ok(Some(lease));
             }
-            if cursor.is_finished() {
-                return Ok(None);
-            }
-            (cursor.options(), cursor.stop_when_empty())
+            (!cursor.is_finished()).then(|| (cursor.options(), cursor.stop_when_empty()))
+        };
+        let Some((opts, stop_when_empty)) = settings else {
+            self.released_if_closed().await;
+            return Ok(None);
         };
         let leases = LeaseCursor::fetch(
             q,
@@ -232,11 +282,25 @@ impl Work {
         .await?;
         let refilled = self.cursor().refill(leases);
         match refilled {
-            Ok(next) => Ok(next),
-            Err(late) => {
-                q.release(&late).await?;
+            Ok(Some(next)) => Ok(Some(next)),
+            Ok(None) => {
+                self.released_if_closed().await;
                 Ok(None)
             }
+            Err(late) => {
+                if !late.is_empty() {
+                    q.release(&late).await?;
+                }
+                self.released_if_closed().await;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Once the loop was closed: wait until what the close took is released.
+    async fn released_if_closed(&self) {
+        if self.closed.load(Ordering::SeqCst) {
+            self.released.stopped().await;
         }
     }
 
@@ -259,9 +323,14 @@ impl Work {
     /// out last), for the caller to release. A fetch under way stops at its wait at once (a
     /// script call under way finishes first; the leases it took are released by
     /// [`Work::next`], not handed out).
-    pub fn close(&self) -> Vec<LeaseHandle> {
+    pub fn close(&self) -> HeldByLoop {
+        let first = !self.closed.swap(true, Ordering::SeqCst);
         self.closing.stop();
-        self.cursor().close()
+        HeldByLoop {
+            leases: self.cursor().close(),
+            // (a later close takes nothing: the first one's release is what a next() waits for)
+            released: first.then(|| self.released.clone()),
+        }
     }
 
     /// [`Work::close`], then release what was held (a lease already answered is unaffected:
@@ -272,10 +341,11 @@ impl Work {
         Work::release(q, self.close()).await
     }
 
-    /// Release the leases [`Work::close`] returned (no round trip when there are none).
-    pub async fn release<E: Executor>(q: &Queue<E>, held: Vec<LeaseHandle>) -> Result<()> {
-        if !held.is_empty() {
-            q.release(&held).await?;
+    /// Release the leases [`Work::close`] returned (no round trip when there are none); a
+    /// `next()` the close ended resolves then, whether the release succeeded or not.
+    pub async fn release<E: Executor>(q: &Queue<E>, held: HeldByLoop) -> Result<()> {
+        if !held.leases.is_empty() {
+            q.release(&held.leases).await?;
         }
         Ok(())
     }
