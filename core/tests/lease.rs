@@ -1456,14 +1456,19 @@ async fn closing_a_work_loop_ends_the_wait_of_its_fetch_under_way() {
     a_close_ends_the_wait(&q, &work, fetching, "http://closed.example/").await;
 }
 
-#[tokio::test]
-async fn a_fetch_ended_by_a_close_returns_once_what_the_close_took_went_back() {
-    let q = std::sync::Arc::new(open("work-close-release", config()).await);
-    q.seed(&items(&["http://held.example/"]), &SeedOptions::default())
-        .await
-        .unwrap();
+type Fetching = tokio::task::JoinHandle<crawlq::Result<Option<crawlq::Lease>>>;
+
+/// A waiting loop that handed out the one ready item, closed while its next fetch waits: the
+/// loop, that fetch, and what the close took (that item's lease).
+async fn closed_holding_one(
+    q: &std::sync::Arc<Queue<RedisExecutor>>,
+) -> (
+    std::sync::Arc<crawlq::binding::Work>,
+    Fetching,
+    crawlq::binding::HeldByLoop,
+) {
     let work = waiting_work_loop();
-    let current = work.next(&*q, || false).await.unwrap().expect("the item");
+    let current = work.next(&**q, || false).await.unwrap().expect("the item");
     let fetching = {
         let (q, work) = (q.clone(), work.clone());
         tokio::spawn(async move { work.next(&*q, || false).await })
@@ -1471,6 +1476,16 @@ async fn a_fetch_ended_by_a_close_returns_once_what_the_close_took_went_back() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let held = work.close();
     assert_eq!(held.leases(), [current.handle()]);
+    (work, fetching, held)
+}
+
+#[tokio::test]
+async fn a_fetch_ended_by_a_close_returns_once_what_the_close_took_went_back() {
+    let q = std::sync::Arc::new(open("work-close-release", config()).await);
+    q.seed(&items(&["http://held.example/"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let (work, fetching, held) = closed_holding_one(&q).await;
     // a later close takes nothing, and its end does not count as the first one's release
     assert!(work.close().leases().is_empty());
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1486,15 +1501,7 @@ async fn a_fetch_ended_by_a_close_returns_once_what_the_close_took_went_back() {
     assert!(work.next(&*q, || false).await.unwrap().is_none());
 
     // what a close took and dropped unreleased ends the wait too (its leases expire)
-    let work = waiting_work_loop();
-    let current = work.next(&*q, || false).await.unwrap().expect("the item");
-    let fetching = {
-        let (q, work) = (q.clone(), work.clone());
-        tokio::spawn(async move { work.next(&*q, || false).await })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let held = work.close();
-    assert_eq!(held.leases(), [current.handle()]);
+    let (_, fetching, held) = closed_holding_one(&q).await;
     drop(held);
     assert!(fetching.await.unwrap().unwrap().is_none());
     assert_eq!(q.stats().await.unwrap().leased, 1);
