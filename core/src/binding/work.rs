@@ -178,9 +178,11 @@ pub enum Popped {
 pub struct Work {
     cursor: Mutex<LeaseCursor>,
     closing: StopSignal,
-    /// Whether [`Work::close`] was called (the first close takes what the loop held).
+    /// Whether [`Work::close`] was called: a `next()` that ends then waits for `released`.
     closed: AtomicBool,
-    /// Given once what the first close took is released (or dropped unreleased).
+    /// Whether a close took what the loop held (set under the cursor's lock: one close does).
+    taken: AtomicBool,
+    /// Given once what that close took is released (or dropped unreleased).
     released: StopSignal,
 }
 
@@ -232,6 +234,7 @@ impl Work {
             cursor: Mutex::new(LeaseCursor::new(opts, stop_when_empty)),
             closing: StopSignal::new(),
             closed: AtomicBool::new(false),
+            taken: AtomicBool::new(false),
             released: StopSignal::new(),
         }
     }
@@ -324,11 +327,14 @@ impl Work {
     /// script call under way finishes first; the leases it took are released by
     /// [`Work::next`], not handed out).
     pub fn close(&self) -> HeldByLoop {
-        let first = !self.closed.swap(true, Ordering::SeqCst);
+        // (marked before the wait is ended, so the next() it ends sees it)
+        self.closed.store(true, Ordering::SeqCst);
         self.closing.stop();
+        let mut cursor = self.cursor();
+        // (a later close takes nothing: the first one's release is what a next() waits for)
+        let first = !self.taken.swap(true, Ordering::SeqCst);
         HeldByLoop {
-            leases: self.cursor().close(),
-            // (a later close takes nothing: the first one's release is what a next() waits for)
+            leases: cursor.close(),
             released: first.then(|| self.released.clone()),
         }
     }
