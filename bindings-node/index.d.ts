@@ -87,6 +87,8 @@ export interface QueueOptions {
   revisitAfterMs?: number
   /** Sort each URL's query parameters before it is compared and stored (default false): `?a=1&b=2` and `?b=2&a=1` are one item. Every worker of a queue must agree. */
   sortQuery?: boolean
+  /** Open the queue on a server that may evict any key when its memory is full (an `allkeys-*` maxmemory-policy with a maxmemory set; default false: the queue's first call refuses such a server with a CONFIG error, as it could drop queued URLs without a trace). */
+  allowEviction?: boolean
   /** Test only: a fixed clock (ms since the epoch) instead of the server's. */
   fixedClock?: number
 }

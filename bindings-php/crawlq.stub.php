@@ -28,7 +28,8 @@ final class Queue
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int, seen_cache?: int,
      *     answer_linger?: float, reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float, lease_crawls?: string,
-     *     shards?: int, extend_every?: float, revisit_after?: float, sort_query?: bool}|null $options
+     *     shards?: int, extend_every?: float, revisit_after?: float, sort_query?: bool,
+     *     allow_eviction?: bool}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL
      * @throws UnavailableException when Redis cannot be reached
      */

@@ -93,6 +93,27 @@ test('ERR_CRAWLQ_UNAVAILABLE when Redis cannot be reached or goes away', async (
   await assert.rejects(q.stats(), err => ['ERR_CRAWLQ_UNAVAILABLE', 'ERR_CRAWLQ_TIMEOUT'].includes(err.code))
 })
 
+test('ERR_CRAWLQ_CONFIG for a server that evicts any key when full, unless allowEviction', async () => {
+  const own = await startRedis('--maxmemory', '1gb', '--maxmemory-policy', 'allkeys-lfu')
+  try {
+    await assert.rejects(crawlq.Queue.connect(own.url, 'evicts'), err => {
+      code('ERR_CRAWLQ_CONFIG')(err)
+      assert.match(err.message, /allkeys-lfu.*allowEviction/)
+      return true
+    })
+    assert.equal(own.cli('DBSIZE'), '0', 'nothing written')
+    const q = await crawlq.Queue.connect(own.url, 'evicts', { allowEviction: true })
+    assert.equal((await q.seed(['http://e.example/1'])).added, 1)
+    await q.close()
+    own.cli('CONFIG', 'SET', 'maxmemory-policy', 'volatile-lfu')
+    const again = await crawlq.Queue.connect(own.url, 'evicts')
+    assert.equal((await again.stats()).ready, 1)
+    await again.close()
+  } finally {
+    await own.stop()
+  }
+})
+
 test('ERR_CRAWLQ_TIMEOUT when Redis does not answer in time', async () => {
   const own = await startRedis()
   try {

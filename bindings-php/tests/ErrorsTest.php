@@ -146,6 +146,26 @@ final class ErrorsTest extends TestCase
         $q->stats();
     }
 
+    public function testAServerThatEvictsAnyKeyIsRefusedUnlessAllowed(): void
+    {
+        $own = new RedisServer('--maxmemory', '1gb', '--maxmemory-policy', 'allkeys-random');
+        // (the queue's first call checks: a Queue is made without a round trip)
+        $q = new Queue($own->url(), 'evicts');
+        try {
+            $q->seed(['http://e.example/1']);
+            $this->fail('no exception');
+        } catch (Crawlq\ConfigException $e) {
+            $this->assertSame('CONFIG', $e->getCode());
+            $this->assertMatchesRegularExpression('/allkeys-random.*allow_eviction/', $e->getMessage());
+        }
+        $this->assertSame('0', $own->cli('DBSIZE'));
+        $q = new Queue($own->url(), 'evicts', ['allow_eviction' => true]);
+        $this->assertSame(1, $q->seed(['http://e.example/1'])->added);
+        $own->cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        $this->assertSame(1, (new Queue($own->url(), 'evicts'))->stats()['ready']);
+        $own->stop();
+    }
+
     public function testTimeout(): void
     {
         $own = new RedisServer();

@@ -52,6 +52,27 @@ def test_bad_url_and_name_are_config_errors(redis_server: RedisServer) -> None:
         crawlq.Queue(redis_server.url, "bad{name}")
 
 
+def test_a_server_that_evicts_any_key_is_refused_unless_allowed(private_redis: RedisServer) -> None:
+    private_redis.cli("CONFIG", "SET", "maxmemory", "1gb")
+    private_redis.cli("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    with pytest.raises(crawlq.ConfigError, match="allkeys-lru.*allow_eviction"):
+        crawlq.Queue(private_redis.url, "evicts")
+
+    async def refused() -> None:
+        with pytest.raises(crawlq.ConfigError, match="allkeys-lru"):
+            await crawlq.AsyncQueue(private_redis.url, "evicts").stats()
+
+    asyncio.run(refused())
+    assert private_redis.cli("DBSIZE") == "0"
+    q = crawlq.Queue(private_redis.url, "evicts", allow_eviction=True)
+    assert q.seed(["http://e.example/1"]).added == 1
+    q.close()
+    private_redis.cli("CONFIG", "SET", "maxmemory-policy", "volatile-lru")
+    q = crawlq.Queue(private_redis.url, "evicts")
+    assert q.stats()["ready"] == 1
+    q.close()
+
+
 def test_invalid_arguments(q: crawlq.Queue) -> None:
     q.seed(["http://a.com/"])
     [lease] = q.lease(1, wait=0)

@@ -46,7 +46,9 @@ function installConnect (Queue, validateOptions, coreRedactedUrl) {
     }
     try {
       await refuseCluster(transport, url)
-      return new Queue(transport, name, options)
+      const queue = new Queue(transport, name, options)
+      await queue._open()
+      return queue
     } catch (err) {
       await transport.close().catch(() => {})
       throw err

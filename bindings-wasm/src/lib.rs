@@ -277,6 +277,18 @@ impl Queue {
         })
     }
 
+    /// Internal (connect.js): the queue's first call, made by `Queue.connect` as the native
+    /// addon's makes it, so a queue opened with another shard count, or a server that would
+    /// evict the queue's keys, is refused at connect.
+    #[wasm_bindgen(js_name = _open, skip_typescript)]
+    pub fn open(&self) -> Promise {
+        let q = self.inner.clone();
+        future_to_promise(async move {
+            core(q.layout().await.map(|_| ()))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Internal (protocol.js): the signal the next method call listens to, for a leasing
     /// call given an `AbortSignal`.
     #[wasm_bindgen(js_name = _armNextCall, skip_typescript)]

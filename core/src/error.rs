@@ -194,6 +194,8 @@ impl Error {
             Error::Protocol(tail("CRAWLQ_PROTOCOL"))
         } else if message.contains("CRAWLQ_CORRUPT") {
             Error::Corrupt(tail("CRAWLQ_CORRUPT"))
+        } else if message.contains("CRAWLQ_CONFIG") {
+            Error::Config(tail("CRAWLQ_CONFIG"))
         } else if message.contains("CRAWLQ_REFUSED") {
             Error::InvalidArgument(tail("CRAWLQ_REFUSED"))
         } else if message.contains("WRONGTYPE") {

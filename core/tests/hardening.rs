@@ -531,6 +531,87 @@ async fn min_replicas_waits_for_replicas_and_says_when_they_lag() {
     assert_eq!(q.stats().await.unwrap().ready, 1, "applied on the primary");
 }
 
+/// A server that may evict any key when full would lose queued URLs without a trace: a
+/// queue's first call refuses it (nothing written), unless the client allows eviction. The
+/// policies that never touch the queue's keys, and a server without a memory limit, are fine.
+#[tokio::test]
+async fn a_server_that_evicts_any_key_is_refused_unless_eviction_is_allowed() {
+    let server = RedisServer::start();
+    assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "1gb"]), "OK");
+    for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random"] {
+        assert_eq!(
+            server.cli(&["CONFIG", "SET", "maxmemory-policy", policy]),
+            "OK"
+        );
+        let err = Queue::connect(&server.url(), "evicts", config())
+            .await
+            .err()
+            .expect("refused");
+        assert_eq!(err.code(), "CONFIG", "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(policy) && text.contains("allow_eviction"),
+            "{text}"
+        );
+        assert_eq!(server.cli(&["DBSIZE"]), "0", "nothing written");
+    }
+    // allowed: the queue works as on any server
+    let allowed = Config {
+        allow_eviction: true,
+        ..config()
+    };
+    let q = Queue::connect(&server.url(), "evicts", allowed)
+        .await
+        .unwrap();
+    let report = q
+        .seed(&items(&["http://e.example/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(report.added, 1);
+    // no memory limit, or a policy that evicts only keys with an expiry: nothing to refuse
+    assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "0"]), "OK");
+    let q = Queue::connect(&server.url(), "evicts", config())
+        .await
+        .unwrap();
+    assert_eq!(q.stats().await.unwrap().ready, 1);
+    assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "1gb"]), "OK");
+    for policy in ["noeviction", "volatile-lru", "volatile-ttl"] {
+        assert_eq!(
+            server.cli(&["CONFIG", "SET", "maxmemory-policy", policy]),
+            "OK"
+        );
+        let q = Queue::connect(&server.url(), "evicts", config())
+            .await
+            .unwrap();
+        assert_eq!(q.stats().await.unwrap().ready, 1, "{policy}");
+    }
+}
+
+/// A user whose ACL refuses INFO (the documented line without `+info`) opens the queue: the
+/// eviction check is skipped, not failed.
+#[tokio::test]
+async fn a_user_without_info_opens_a_queue_unchecked() {
+    let server = RedisServer::start();
+    assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "1gb"]), "OK");
+    assert_eq!(
+        server.cli(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]),
+        "OK"
+    );
+    let url = documented_acl_user(&server, &["+info"]);
+    let q = Queue::connect(&url, "no-info", config()).await.unwrap();
+    q.seed(&items(&["http://i.example/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(q.stats().await.unwrap().ready, 1);
+    // with INFO allowed, the same user is refused
+    let url = documented_acl_user(&server, &[]);
+    let err = Queue::connect(&url, "no-info", config())
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(err.code(), "CONFIG", "{err}");
+}
+
 /// The ACL line of docs/PROTOCOL.md is enough to run every operation, and no more than the
 /// queue's keys.
 #[tokio::test]

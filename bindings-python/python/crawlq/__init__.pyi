@@ -442,6 +442,7 @@ class Queue:
         extend_every: float = ...,
         revisit_after: float = ...,
         sort_query: bool = ...,
+        allow_eviction: bool = ...,
         fixed_clock: float = ...,
     ) -> Queue: ...
     @property
@@ -752,6 +753,7 @@ class AsyncQueue:
         extend_every: float = ...,
         revisit_after: float = ...,
         sort_query: bool = ...,
+        allow_eviction: bool = ...,
         fixed_clock: float = ...,
     ) -> AsyncQueue: ...
     @classmethod

@@ -245,6 +245,13 @@ pub struct Config {
     /// `?a=1&b=2` and `?b=2&a=1` are one item, as Scrapy's duplicate filter and many crawl
     /// frontiers take them. Workers sharing a queue must use the same value (like `host_key`).
     pub sort_query: bool,
+    /// Open the queue on a server that evicts any key when its memory is full (default false).
+    /// A queue's items, leases and seen set must outlive memory pressure: a server whose
+    /// `maxmemory-policy` is an `allkeys-*` one, with a `maxmemory` set, could drop them without
+    /// a trace, so the queue's first call refuses such a server with an [`Error::Config`]
+    /// (`noeviction`, the default, and the `volatile-*` policies are fine: the queue's lasting
+    /// keys have no expiry). Set this only where losing queued URLs is acceptable.
+    pub allow_eviction: bool,
     /// Test only: use this fixed time (ms since epoch) instead of the Redis server's clock.
     pub fixed_clock_ms: Option<i64>,
 }
@@ -285,6 +292,7 @@ impl Default for Config {
             shards: None,
             extend_every: Duration::ZERO,
             sort_query: false,
+            allow_eviction: false,
             fixed_clock_ms: None,
         }
     }
@@ -360,6 +368,7 @@ impl Config {
             ("revisit_after", Parsed::Duration(d)) => self.revisit_after = d,
             ("fixed_clock", Parsed::Timestamp(t)) => self.fixed_clock_ms = Some(t),
             ("sort_query", Parsed::Flag(on)) => self.sort_query = on,
+            ("allow_eviction", Parsed::Flag(on)) => self.allow_eviction = on,
             (name, _) => unreachable!("option {name} parsed to the wrong kind"),
         }
     }
@@ -519,6 +528,7 @@ impl Config {
                 "extend_every" => duration(self.extend_every),
                 "revisit_after" => duration(self.revisit_after),
                 "sort_query" => Value::from(self.sort_query),
+                "allow_eviction" => Value::from(self.allow_eviction),
                 "fixed_clock" => continue,
                 other => unreachable!("option {other} has no value here"),
             };

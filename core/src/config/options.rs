@@ -173,6 +173,10 @@ pub(super) const SPECS: &[Spec] = &[
         kind: Kind::Flag,
     },
     Spec {
+        snake: "allow_eviction",
+        kind: Kind::Flag,
+    },
+    Spec {
         snake: "fixed_clock",
         kind: Kind::Timestamp,
     },

@@ -503,10 +503,14 @@ impl Ops {
     }
 
     /// The queue's shard count, fixing it to `asked` for a new queue (0: only read). Sent on
-    /// the queue's own base.
-    pub fn shards(&self, asked: u32) -> ScriptCall {
-        let mut call = self.call(&scripts::SHARDS, 1);
+    /// the queue's own base. With `check_eviction` the call first refuses a server that may
+    /// evict the queue's keys ([`crate::Config::allow_eviction`]).
+    pub fn shards(&self, asked: u32, check_eviction: bool) -> ScriptCall {
+        let mut call = self.call(&scripts::SHARDS, 2);
         call.args.push(asked.to_string().into_bytes());
+        if check_eviction {
+            call.args.push(b"1".to_vec());
+        }
         // the count is fixed once and read back by every client: no replica wait for it
         call.replicas = None;
         call

@@ -439,7 +439,13 @@ impl<E: Executor> Queue<E> {
             return Ok(layout);
         }
         let asked = self.config.shards.unwrap_or(0);
-        let reply = self.exec.eval(self.home.shards(asked)).await?;
+        // (the first call of this client: whether the server may evict the queue's keys is
+        // checked here, once)
+        let check_eviction = !self.config.allow_eviction;
+        let reply = self
+            .exec
+            .eval(self.home.shards(asked, check_eviction))
+            .await?;
         let (stored, tags) = self.home.decode_shards(reply)?;
         let count = match (self.config.shards, stored) {
             (Some(asked), stored) if stored != 0 && stored != asked => {
@@ -467,7 +473,7 @@ impl<E: Executor> Queue<E> {
         if layout.count() > 1 {
             let writes = adding || self.config.shards.is_some();
             let asked = if writes { layout.count() as u32 } else { 0 };
-            let reply = self.exec.eval(self.home.shards(asked)).await?;
+            let reply = self.exec.eval(self.home.shards(asked, false)).await?;
             let (stored, tags) = self.home.decode_shards(reply)?;
             if stored == 0 {
                 // (not made again yet: its shards read as empty until it is)
