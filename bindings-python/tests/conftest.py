@@ -20,14 +20,14 @@ import crawlq
 class RedisServer:
     """A redis-server process owned by the test run."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, binary: str = "redis-server") -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="crawlq-py-"))
         for _ in range(20):
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 self.port = s.getsockname()[1]
             self.proc = subprocess.Popen(
-                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                  "--appendonly", "no", "--dir", str(self.dir), *extra],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )

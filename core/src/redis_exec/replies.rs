@@ -25,11 +25,11 @@ pub(super) fn to_reply(value: redis::Value) -> Reply {
 
 /// Map an error of the `redis` crate to crawlq's [`Error`], the way the executor does:
 /// refused or dropped connections are [`Error::Unavailable`], timeouts [`Error::Timeout`],
-/// authentication and certificate problems [`Error::Config`], crawlq's script errors and
-/// `WRONGTYPE` as [`Error::from_server_reply`] decides.
+/// authentication and certificate problems [`Error::Config`], crawlq's script errors,
+/// `WRONGTYPE` and a server too old for the scripts as [`Error::from_server_reply`] decides.
 pub fn to_error(e: RedisError, context: &str) -> Error {
     let text = e.to_string();
-    if text.contains("CRAWLQ_") || e.code() == Some("WRONGTYPE") {
+    if Error::is_crawlq_reply(&text) || e.code() == Some("WRONGTYPE") {
         return with_context(Error::from_server_reply(&text), context);
     }
     if e.kind() == ErrorKind::AuthenticationFailed
