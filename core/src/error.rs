@@ -218,12 +218,6 @@ impl Error {
         }
     }
 
-    /// Whether a server error reply is one [`Error::from_server_reply`] turns into another kind
-    /// than [`Error::Server`] (a transport maps the rest by itself).
-    pub(crate) fn is_crawlq_reply(message: &str) -> bool {
-        message.contains("CRAWLQ_") || message.contains("WRONGTYPE") || predates_redis_7(message)
-    }
-
     /// The queue's seen epoch, when this is a page's answer refused because the known-seen
     /// cache's hits were judged by an epoch that has moved since (`CRAWLQ_EPOCH`, see
     /// `ack_seed` in docs/PROTOCOL.md): the call changed nothing, and goes again with those
@@ -383,7 +377,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A server before Redis 7.0 compiling a script: every script starts with `#!lua` (the flags
 /// header Redis 7 reads and strips), which older Lua parsers refuse on its first line.
-fn predates_redis_7(message: &str) -> bool {
+pub(crate) fn predates_redis_7(message: &str) -> bool {
     message.contains("Error compiling script") && message.contains(":1: unexpected symbol near '#'")
 }
 

@@ -29,7 +29,10 @@ pub(super) fn to_reply(value: redis::Value) -> Reply {
 /// `WRONGTYPE` and a server too old for the scripts as [`Error::from_server_reply`] decides.
 pub fn to_error(e: RedisError, context: &str) -> Error {
     let text = e.to_string();
-    if Error::is_crawlq_reply(&text) || e.code() == Some("WRONGTYPE") {
+    if text.contains("CRAWLQ_")
+        || e.code() == Some("WRONGTYPE")
+        || crate::error::predates_redis_7(&text)
+    {
         return with_context(Error::from_server_reply(&text), context);
     }
     if e.kind() == ErrorKind::AuthenticationFailed
