@@ -150,23 +150,6 @@ test('both transports take a unix socket URL, as the native bindings do', async 
   }
 })
 
-test('a server that evicts any key when full is refused, as by the native addon, unless allowEviction', async () => {
-  const own = await startRedis('--maxmemory', '1gb', '--maxmemory-policy', 'allkeys-lru')
-  try {
-    await assert.rejects(wasm.Queue.connect(own.url, 'evicts'), err => {
-      assert.equal(err.code, 'ERR_CRAWLQ_CONFIG')
-      assert.match(err.message, /allkeys-lru.*allowEviction/)
-      return true
-    })
-    assert.equal(own.cli('DBSIZE'), '0', 'nothing written')
-    const q = await wasm.Queue.connect(own.url, 'evicts', { allowEviction: true })
-    assert.equal((await q.seed(['http://e.example/1'])).added, 1)
-    await q.close()
-  } finally {
-    await own.stop()
-  }
-})
-
 test('the option table and the adapters\' rule are the native addon\'s', () => {
   assert.deepEqual(wasm.defaultOptions(), native.defaultOptions())
   for (const options of [undefined, { leaseTtlMs: 3000 }, { extendEveryMs: 0 }]) {
