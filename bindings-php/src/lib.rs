@@ -309,7 +309,7 @@ fn seed_arg(
     } else {
         return Err(type_error(format!("{name} must be a string or an array")));
     };
-    if let Some(problem) = json::seed_items_type_error(&items, name) {
+    if let Some(problem) = json::seed_items_type_error(&items, name, json::TypeWords::PHP) {
         return Err(type_error(problem));
     }
     let items = json::seed_items_from_json(&items, Style::Snake).map_err(throw)?;

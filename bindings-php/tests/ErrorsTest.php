@@ -309,7 +309,14 @@ final class ErrorsTest extends TestCase
             $q->ackWithLinks($page, ['http://a.com/', 42]);
             $this->fail('a link that is a number was accepted');
         } catch (TypeError $e) {
-            $this->assertSame('links[1] must be a string or an object, got a number', $e->getMessage());
+            $this->assertSame('links[1] must be a string or an associative array, got a number', $e->getMessage());
+        }
+        // (in PHP's words: a list where a link's array goes is named a list)
+        try {
+            $q->ackWithLinks($page, [['url' => 'http://a.com/'], ['http://b.com/']]);
+            $this->fail('a link that is a list was accepted');
+        } catch (TypeError $e) {
+            $this->assertSame('links[1] must be a string or an associative array, got a list', $e->getMessage());
         }
         $this->assertSame(1, $q->stats()['seen'], 'the page alone: nothing of the refused answer was sent');
         $small = $this->open(['max_payload_bytes' => 32]);

@@ -45,7 +45,7 @@ pub fn seed_args(
         }
         Value::Array(list)
     };
-    if let Some(problem) = json::seed_items_type_error(&items_json, name) {
+    if let Some(problem) = json::seed_items_type_error(&items_json, name, json::TypeWords::PYTHON) {
         return Err(PyTypeError::new_err(problem));
     }
     let items = json::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;

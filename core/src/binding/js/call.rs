@@ -217,7 +217,7 @@ impl Args {
         name: &str,
         options: Option<usize>,
     ) -> std::result::Result<(Vec<SeedItem>, SeedOptions), ArgError> {
-        if let Some(problem) = j::seed_items_type_error(self.json(i), name) {
+        if let Some(problem) = j::seed_items_type_error(self.json(i), name, j::TypeWords::JS) {
             return Err(ArgError::Type(problem));
         }
         let opts = j::seed_options_from_json(

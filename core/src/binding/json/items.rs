@@ -73,17 +73,64 @@ pub fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// The type problem of a seed batch, if any: every item must be a string or an object. A
-/// binding reports it as its language's type error (Python `TypeError`, JavaScript
-/// `TypeError` with code `ERR_INVALID_ARG_TYPE`); [`seed_items_from_json`] would report it
-/// as an argument error. `name` is the argument's (`items`, or `links` for a page's links).
+/// How a language names JSON's shapes in a type error: a JavaScript object is a Python dict
+/// and a PHP associative array, a JSON array a JavaScript array and a Python or PHP list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeWords {
+    /// A record (a JSON object): what a seed item may be besides a string.
+    pub record: &'static str,
+    /// A JSON array.
+    pub list: &'static str,
+    /// JSON's null.
+    pub null: &'static str,
+}
+
+impl TypeWords {
+    /// JavaScript's words (JSON's own).
+    pub const JS: TypeWords = TypeWords {
+        record: "an object",
+        list: "an array",
+        null: "null",
+    };
+    /// Python's.
+    pub const PYTHON: TypeWords = TypeWords {
+        record: "a dict",
+        list: "a list",
+        null: "None",
+    };
+    /// PHP's (an object is not taken: arrays and scalars only).
+    pub const PHP: TypeWords = TypeWords {
+        record: "an associative array",
+        list: "a list",
+        null: "null",
+    };
+
+    /// What kind of value `v` is, in these words ("got a number", "got a list").
+    pub fn kind(&self, v: &Value) -> &'static str {
+        match v {
+            Value::Null => self.null,
+            Value::Array(_) => self.list,
+            Value::Object(_) => self.record,
+            other => json_kind(other),
+        }
+    }
+}
+
+/// The type problem of a seed batch, if any: every item must be a string or a record (a JSON
+/// object), named in the caller's language's `words`. A binding reports it as its language's
+/// type error (Python `TypeError`, JavaScript `TypeError` with code `ERR_INVALID_ARG_TYPE`,
+/// PHP `TypeError`); [`seed_items_from_json`] would report it as an argument error. `name` is
+/// the argument's (`items`, or `links` for a page's links).
 ///
 /// ```
-/// let bad = serde_json::json!(["http://a.com/", 42]);
-/// assert_eq!(crawlq::binding::json::seed_items_type_error(&bad, "links").unwrap(), "links[1] must be a string or an object, got a number");
+/// use crawlq::binding::json::{seed_items_type_error, TypeWords};
+/// let bad = serde_json::json!(["http://a.com/", 42, ["http://b.com/"]]);
+/// assert_eq!(seed_items_type_error(&bad, "links", TypeWords::JS).unwrap(), "links[1] must be a string or an object, got a number");
+/// assert_eq!(seed_items_type_error(&bad, "links", TypeWords::PHP).unwrap(), "links[1] must be a string or an associative array, got a number");
+/// let bad = serde_json::json!([{"url": "http://a.com/"}, ["http://b.com/"]]);
+/// assert_eq!(seed_items_type_error(&bad, "items", TypeWords::PYTHON).unwrap(), "items[1] must be a string or a dict, got a list");
 /// ```
-pub fn seed_items_type_error(items: &Value, name: &str) -> Option<String> {
-    let kind = json_kind;
+pub fn seed_items_type_error(items: &Value, name: &str, words: TypeWords) -> Option<String> {
     match items {
         Value::String(_) => None,
         Value::Array(list) => list
@@ -91,13 +138,19 @@ pub fn seed_items_type_error(items: &Value, name: &str) -> Option<String> {
             .position(|v| !(v.is_string() || v.is_object()))
             .map(|i| {
                 format!(
-                    "{name}[{i}] must be a string or an object, got {}",
-                    kind(&list[i])
+                    "{name}[{i}] must be a string or {}, got {}",
+                    words.record,
+                    words.kind(&list[i])
                 )
             }),
         other => Some(format!(
-            "{name} must be a string or an array of strings and objects, got {}",
-            kind(other)
+            "{name} must be a string or {} of strings and {}s, got {}",
+            words.list,
+            words
+                .record
+                .trim_start_matches("an ")
+                .trim_start_matches("a "),
+            words.kind(other)
         )),
     }
 }
