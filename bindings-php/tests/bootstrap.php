@@ -19,13 +19,27 @@ final class RedisServer
 
     public function __construct(string ...$extra)
     {
+        $this->start('redis-server', $extra);
+    }
+
+    /** A server of another redis-server binary (an older Redis). */
+    public static function ofBinary(string $binary, string ...$extra): self
+    {
+        $server = (new \ReflectionClass(self::class))->newInstanceWithoutConstructor();
+        $server->start($binary, $extra);
+        return $server;
+    }
+
+    /** @param list<string> $extra */
+    private function start(string $binary, array $extra): void
+    {
         for ($attempt = 0; $attempt < 20; $attempt++) {
             $probe = stream_socket_server('tcp://127.0.0.1:0');
             $this->port = (int) substr(strrchr(stream_socket_get_name($probe, false), ':'), 1);
             fclose($probe);
             $this->dir = sys_get_temp_dir() . '/crawlq-php-' . getmypid() . '-' . bin2hex(random_bytes(4));
             mkdir($this->dir);
-            $cmd = array_merge(['redis-server', '--port', (string) $this->port, '--bind', '127.0.0.1', '--save', '',
+            $cmd = array_merge([$binary, '--port', (string) $this->port, '--bind', '127.0.0.1', '--save', '',
                 '--appendonly', 'no', '--dir', $this->dir], $extra);
             $this->process = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
             $deadline = microtime(true) + 5;
