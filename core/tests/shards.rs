@@ -400,6 +400,82 @@ async fn one_queue_over_a_cluster() {
     assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
 }
 
+#[tokio::test]
+async fn every_node_of_a_cluster_is_checked_for_eviction() {
+    let cluster = Cluster::start(3, 0);
+    let url = cluster.url();
+    let name = unique("evicts");
+    // every master but the queue's home's evicts any key when full
+    let home = cluster.owner(&format!("crawlq:{{{name}}}:meta")).port;
+    let others: Vec<&RedisServer> = cluster.nodes.iter().filter(|n| n.port != home).collect();
+    let set_policy = |policy: &str| {
+        for node in &others {
+            assert_eq!(node.cli(&["CONFIG", "SET", "maxmemory", "1gb"]), "OK");
+            assert_eq!(
+                node.cli(&["CONFIG", "SET", "maxmemory-policy", policy]),
+                "OK"
+            );
+        }
+    };
+    set_policy("allkeys-lru");
+    let refused = |err: Error| {
+        assert_eq!(err.code(), "CONFIG", "{err}");
+        assert!(err.to_string().contains("allkeys-lru"), "{err}");
+    };
+    // a new queue: refused before its shard count is written anywhere
+    refused(
+        Queue::connect(&url, &name, sharded(8))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    );
+    for node in &cluster.nodes {
+        assert_eq!(
+            node.cli(&["DBSIZE"]),
+            "0",
+            "nothing written on {}",
+            node.port
+        );
+    }
+    // allowed: made and seeded over all three masters
+    let allowed = Config {
+        allow_eviction: true,
+        ..sharded(8)
+    };
+    let q = Queue::connect(&url, &name, allowed).await.unwrap();
+    let urls: Vec<String> = (0..24).map(|i| format!("http://h{i}.example/")).collect();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    assert_eq!(
+        q.seed(&items(&urls), &SeedOptions::default())
+            .await
+            .unwrap()
+            .added,
+        24
+    );
+    // the queue as it is now (its count read from its home), without allow_eviction: refused
+    // for the other nodes, though the home's server does not evict
+    let existing = Config {
+        shards: None,
+        ..fixed_clock_config()
+    };
+    refused(
+        Queue::connect(&url, &name, existing.clone())
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    );
+    refused(
+        Queue::connect(&url, &name, sharded(8))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    );
+    // those nodes made safe: opens, nothing lost
+    set_policy("noeviction");
+    let q = Queue::connect(&url, &name, existing).await.unwrap();
+    assert_eq!(q.stats().await.unwrap().ready, 24);
+}
+
 /// What every worker of a drain saw: leases (item, leased at, expires at) and successful acks.
 #[derive(Default)]
 struct Ledger {

@@ -440,13 +440,32 @@ impl<E: Executor> Queue<E> {
         }
         let asked = self.config.shards.unwrap_or(0);
         // (the first call of this client: whether the server may evict the queue's keys is
-        // checked here, once)
+        // checked here, once, on every node that holds a shard)
         let check_eviction = !self.config.allow_eviction;
+        // (a new queue of several shards on a cluster: its count is written only once every
+        // node it spreads over passed the check, so a refused open writes nothing)
+        let check_first = check_eviction && asked > 1 && self.exec.in_cluster();
+        let first_asked = if check_first { 0 } else { asked };
         let reply = self
             .exec
-            .eval(self.home.shards(asked, check_eviction))
+            .eval(self.home.shards(first_asked, check_eviction))
             .await?;
-        let (stored, tags) = self.home.decode_shards(reply)?;
+        let (mut stored, mut tags) = self.home.decode_shards(reply)?;
+        let mut checked_elsewhere = None;
+        if check_first && stored == 0 {
+            // (a new queue of several shards gets the spread tags: the `shards` script)
+            let planned = Layout::new(
+                &self.name,
+                &self.config,
+                asked,
+                ShardTags::Spread,
+                &self.state,
+            )?;
+            self.check_eviction_elsewhere(&planned).await?;
+            checked_elsewhere = Some((asked, ShardTags::Spread));
+            let reply = self.exec.eval(self.home.shards(asked, false)).await?;
+            (stored, tags) = self.home.decode_shards(reply)?;
+        }
         let count = match (self.config.shards, stored) {
             (Some(asked), stored) if stored != 0 && stored != asked => {
                 return Err(Error::Config(format!(
@@ -459,7 +478,41 @@ impl<E: Executor> Queue<E> {
             (_, stored) => stored,
         };
         let layout = Layout::new(&self.name, &self.config, count, tags, &self.state)?;
+        if check_eviction && count > 1 && checked_elsewhere != Some((count, tags)) {
+            self.check_eviction_elsewhere(&layout).await?;
+        }
         Ok(self.layout.get_or_init(|| layout))
+    }
+
+    /// The first call checked the server of the queue's home for eviction (`shards`, ARGV 4);
+    /// a queue of several shards on a Redis Cluster has shards on other nodes too, each with
+    /// its own `maxmemory-policy`: one read-only `shards` call on a shard of each other node
+    /// checks it (none on one server). An error leaves the layout unread, so the next call
+    /// checks again.
+    async fn check_eviction_elsewhere(&self, layout: &Layout) -> Result<()> {
+        let mut metas = vec![self.home.keys().script_keys()[0].clone()];
+        metas.extend(
+            layout
+                .all()
+                .iter()
+                .map(|ops| ops.keys().script_keys()[0].clone()),
+        );
+        let groups = self.exec.node_groups(&metas).await;
+        let mut checked = vec![groups[0]];
+        let mut others = Vec::new();
+        for (shard, group) in groups.iter().skip(1).enumerate() {
+            if !checked.contains(group) {
+                checked.push(*group);
+                others.push(layout.shard(shard));
+            }
+        }
+        futures_util::future::try_join_all(
+            others
+                .into_iter()
+                .map(|ops| self.exec.eval(ops.shards(0, true))),
+        )
+        .await?;
+        Ok(())
     }
 
     /// A call after [`Queue::remove_queue`] on a queue of several shards (or an addition after
