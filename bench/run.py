@@ -75,6 +75,12 @@ def page_links(page: int, seen_percent: int) -> list[str]:
             else f"https://new{page % CRAWL_HOSTS:02d}.example.com/p/{page}/{k}" for k in range(LINKS_PER_PAGE)]
 
 
+def backlog_url(i: int, hosts: int) -> str:
+    """The i-th URL queued before the crawl's pool with --crawl-backlog: ~85 characters on `hosts`
+    hosts other than the pool's and the pages' new ones."""
+    return f"https://www.site{i % hosts:05d}.example.org/articles/2026/{i:07d}/a-long-slug-for-the-title?ref=rss"
+
+
 def url(i: int, length: int) -> str:
     """A URL of about `length` characters on host i % 1000 (distinct for every i)."""
     if length < 60:
@@ -133,6 +139,7 @@ class Workload:
     single: int  # items of the lease 1 + ack 1 drain
     files: dict[object, Path]
     pages: int = 0  # pages of the crawl phase
+    backlog: int = 0  # URLs queued before the crawl phase's pool (--crawl-backlog)
 
 
 class Redis:
@@ -298,6 +305,9 @@ def one_round(redis: Redis, chosen: list[System], w: Workload, concurrency: list
                 continue
             queue = f"crawl-{s.name}"
             redis.flush()
+            if w.backlog:
+                # (a large frontier first: its hosts in the host sets, its URLs in the seen set)
+                run_runner([*s.crawl, s.crawl_seed_op, redis.url, queue, str(w.files["backlog"])], s.env, w.backlog)
             run_runner([*s.crawl, s.crawl_seed_op, redis.url, queue, str(w.files["pool"])], s.env, CRAWL_POOL)
             redis.cli("CONFIG", "RESETSTAT")
             cpu_before = redis.main_thread_cpu_seconds()
@@ -327,11 +337,14 @@ def fmt(value: float, unit: str) -> str:
 
 
 def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ceil: dict[str, list[float]],
-           n: int, rounds: int, concurrency: list[int], redis_version: str, redis_config: list[str]) -> str:
+           n: int, rounds: int, concurrency: list[int], redis_version: str, redis_config: list[str],
+           backlog: int = 0) -> str:
     med = {k: statistics.median(v) for k, v in results.items()}
     lines = [
         f"N = {n:,} URLs over {HOSTS:,} hosts, {rounds} interleaved round(s), Redis {redis_version}"
         + "".join(f", {setting}" for setting in redis_config)
+        + (f"; the crawl on a queue of {backlog:,} URLs over {max(1, backlog // 50):,} hosts queued before its pool"
+           if backlog else "")
         + "; median (min-max); ratio = this row / crawlq (Rust API) in the same run",
         "",
     ]
@@ -437,6 +450,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     parser.add_argument("--against", help="another build of crawlq-bench, run as the system crawlq-against "
                         "(its Rust API) beside this one's, round by round")
+    parser.add_argument("--crawl-backlog", type=int, default=0, metavar="URLS",
+                        help="the crawl phase on a large frontier: queue this many other URLs (50 per host) "
+                        "before its pool, with the runner's own seed (default 0)")
     parser.add_argument("--redis-config", action="append", default=[], metavar="'NAME VALUE'",
                         help="a setting of the private redis-server, as redis.conf spells it (repeatable; "
                         "default: Redis's own defaults)")
@@ -457,6 +473,11 @@ def main() -> None:
             w = Workload(args.n, min(args.n, SMALL_DRAIN_ITEMS), min(args.n, SINGLE_ITEMS), {}, max(200, args.n // 20))
             if args.smoke:
                 w.single = 200
+            w.backlog = max(0, args.crawl_backlog)
+            if w.backlog:
+                w.files["backlog"] = Path(tmp) / "crawl-backlog.txt"
+                hosts = max(1, w.backlog // 50)
+                w.files["backlog"].write_text("".join(backlog_url(i, hosts) + "\n" for i in range(w.backlog)))
             w.files["pool"] = Path(tmp) / "crawl-pool.txt"
             w.files["pool"].write_text("".join(pool_url(i) + "\n" for i in range(CRAWL_POOL)))
             for seen in CRAWL_SEEN:
@@ -478,7 +499,8 @@ def main() -> None:
                     ceil[k].append(v)
                 one_round(redis, chosen, w, concurrency, results, log, args.phases.split(","))
             log(f"done in {time.monotonic() - started:.0f} s")
-        text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version(), args.redis_config)
+        text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version(), args.redis_config,
+                      w.backlog)
         if args.smoke:
             print(f"bench smoke run: every runner handled every item ({len(results)} measurements)")
         else:

@@ -27,12 +27,14 @@ if (op === 'seed' || op === 'seed-kept') {
   const urls = readFileSync(rest[0], 'utf8').split('\n').filter(Boolean)
   const queue = new Queue(name, { connection })
   await queue.waitUntilReady()
+  // (the jobs this seed added: the queue may hold others already, a crawl's backlog)
+  const before = await queue.count()
   const started = now()
   for (let i = 0; i < urls.length; i += 1000) {
     await queue.addBulk(urls.slice(i, i + 1000).map(u => jobOf(u, op === 'seed-kept')))
   }
   seconds = now() - started
-  items = await queue.count()
+  items = (await queue.count()) - before
   await queue.close()
 } else if (op === 'crawl') {
   // each processed job takes the next line of links; completed jobs are kept, so a link to a
