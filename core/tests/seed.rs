@@ -610,6 +610,41 @@ async fn a_seed_call_that_fills_a_seen_level_goes_on_at_the_next() {
     assert_eq!(q.stats().await.unwrap().ready, 2);
 }
 
+/// An ack looks for an item's live member at the level its id says first: an item added
+/// before the seen set moved to its next level is removed with one `SREM`, not one per level.
+#[tokio::test]
+async fn an_ack_finds_an_older_items_live_member_at_its_own_level() {
+    let server = RedisServer::start();
+    let q = Queue::connect(&server.url(), "ack-levels", Config::default())
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    let meta = format!("{base}:meta");
+    q.seed(&items(&["http://o.com/old"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    // as if 393,215 more URLs had been added since: level 0 is full, new members go to level 1
+    // (ids counted with them, as every added item counts one)
+    server.cli(&["HSET", &meta, "seen", "393216", "ids", "393216"]);
+    q.seed(&items(&["http://o.com/new"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let count = |pattern: &str| scan_keys(&server, &base, pattern).len();
+    assert_eq!((count(":v:0:*"), count(":v:1:*")), (1, 1));
+    let leases = q.lease(2, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 2);
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    assert!(q.ack(&handles(&leases)).await.unwrap().iter().all(|f| *f));
+    assert_eq!(count(":v:*"), 0, "both live members removed");
+    let srem = server.cli(&["INFO", "commandstats"]);
+    let calls = srem
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_srem:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or("0");
+    assert_eq!(calls, "2", "one SREM per item: {srem}");
+}
+
 /// The real executor, noting each seed call it is handed and, at each yield, how many seed
 /// calls its server has run by then.
 struct Watched {
