@@ -154,16 +154,12 @@ for i = 0, n - 1 do
       if id then
         first = math.min(level, (current_level(id)))
       end
-      if first < level then
-        if redis.pcall('SREM', live_key(first, bucket_hash), member) ~= 1 then
-          live_remove(member, bucket_hash, level)
-        end
-      else
-        local bucket = bucket_hash % level_size
-        -- (a bucket holding a foreign value is passed over: it holds no member)
-        if redis.pcall('SREM', live_keys[bucket] or bucket_key(live_keys, bucket), member) ~= 1 and level > 0 then
-          live_remove(member, bucket_hash, level - 1)
-        end
+      local bucket = bucket_hash % level_size
+      local key = first < level and live_key(first, bucket_hash)
+        or live_keys[bucket] or bucket_key(live_keys, bucket)
+      -- (a bucket holding a foreign value is passed over: it holds no member)
+      if redis.pcall('SREM', key, member) ~= 1 and level > 0 then
+        live_remove(member, bucket_hash, first < level and level or level - 1)
       end
       local count = done_by_host[host]
       if count then

@@ -636,13 +636,7 @@ async fn an_ack_finds_an_older_items_live_member_at_its_own_level() {
     server.cli(&["CONFIG", "RESETSTAT"]);
     assert!(q.ack(&handles(&leases)).await.unwrap().iter().all(|f| *f));
     assert_eq!(count(":v:*"), 0, "both live members removed");
-    let srem = server.cli(&["INFO", "commandstats"]);
-    let calls = srem
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_srem:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .unwrap_or("0");
-    assert_eq!(calls, "2", "one SREM per item: {srem}");
+    assert_eq!(calls_of(&server, "srem"), 2, "one SREM per item");
 }
 
 /// The real executor, noting each seed call it is handed and, at each yield, how many seed
