@@ -143,23 +143,18 @@ for i = 0, n - 1 do
       revisit_ids[#revisit_ids + 1] = rec_id(again)
       tally(revisits_by_host, host, 1)
     else
-      -- the live member sits at the level that was current when it was added: no higher than
-      -- the level of a seen count equal to the item's id (an item added counts at most one seen
-      -- member), so an item older than the current level is looked for at its own first (one
-      -- SREM where a look from the current level down takes one per level); not found there (a
-      -- requeued dead letter, a count set by hand), at every level
+      -- the live member: an item older than the current level is looked for at its own level
+      -- first (live_remove); most are at the current one, whose bucket keys are cached here
       local member, bucket_hash = ARGV[a + 2], ARGV[a + 3] + 0
-      local first = level
       local id = level > 0 and tonumber(string.match(ARGV[a], ':(%d+)$'))
-      if id then
-        first = math.min(level, (current_level(id)))
-      end
-      local bucket = bucket_hash % level_size
-      local key = first < level and live_key(first, bucket_hash)
-        or live_keys[bucket] or bucket_key(live_keys, bucket)
-      -- (a bucket holding a foreign value is passed over: it holds no member)
-      if redis.pcall('SREM', key, member) ~= 1 and level > 0 then
-        live_remove(member, bucket_hash, first < level and level or level - 1)
+      if id and current_level(id) < level then
+        live_remove(member, bucket_hash, level, id)
+      else
+        local bucket = bucket_hash % level_size
+        -- (a bucket holding a foreign value is passed over: it holds no member)
+        if redis.pcall('SREM', live_keys[bucket] or bucket_key(live_keys, bucket), member) ~= 1 and level > 0 then
+          live_remove(member, bucket_hash, level - 1)
+        end
       end
       local count = done_by_host[host]
       if count then

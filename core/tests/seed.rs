@@ -639,6 +639,57 @@ async fn an_ack_finds_an_older_items_live_member_at_its_own_level() {
     assert_eq!(calls_of(&server, "srem"), 2, "one SREM per item");
 }
 
+#[tokio::test]
+async fn dead_letters_and_deletions_find_an_older_items_live_member_at_its_own_level() {
+    let server = RedisServer::start();
+    let config = Config {
+        host_delay: Duration::ZERO,
+        ..Config::default()
+    };
+    let q = Queue::connect(&server.url(), "dead-levels", config)
+        .await
+        .unwrap();
+    let base = q.ops().keys().base().to_string();
+    let meta = format!("{base}:meta");
+    let both = |path: &str| {
+        items(&[
+            &format!("http://o.com/{path}"),
+            &format!("http://p.com/{path}"),
+        ])
+    };
+    q.seed(&both("old"), &SeedOptions::default()).await.unwrap();
+    // level 0 full, as in the ack's test above: the next members go to level 1
+    server.cli(&["HSET", &meta, "seen", "393216", "ids", "393216"]);
+    q.seed(&both("new"), &SeedOptions::default()).await.unwrap();
+    let count = |pattern: &str| scan_keys(&server, &base, pattern).len();
+    assert_eq!((count(":v:0:*"), count(":v:1:*")), (2, 2));
+    // p.com's old and new items deleted with their host while queued
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    let deleted = q.delete_host("p.com", false).await.unwrap();
+    assert_eq!(deleted.ready, 2);
+    // (and one of the host's mark in `hostrobots`)
+    assert_eq!(calls_of(&server, "srem"), 3, "one SREM per deleted item");
+    assert_eq!((count(":v:0:*"), count(":v:1:*")), (1, 1));
+    // o.com's two dead-lettered by a nack
+    let leases = q.lease(4, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 2);
+    let dead: Vec<_> = leases
+        .iter()
+        .map(|l| {
+            let opts = NackOptions {
+                retry: false,
+                ..NackOptions::default()
+            };
+            (l.handle(), opts)
+        })
+        .collect();
+    server.cli(&["CONFIG", "RESETSTAT"]);
+    q.nack(&dead).await.unwrap();
+    assert_eq!(calls_of(&server, "srem"), 2, "one SREM per dead letter");
+    assert_eq!(count(":v:*"), 0, "every live member removed");
+    assert_eq!(q.stats().await.unwrap().dead, 2);
+}
+
 /// The real executor, noting each seed call it is handed and, at each yield, how many seed
 /// calls its server has run by then.
 struct Watched {

@@ -125,12 +125,26 @@ local function live_key(level, bucket_hash)
   return set_key(LIVE_PREFIX, 'v', level, bucket_hash)
 end
 
--- Remove a live member (the item was acked or dead-lettered). It sits at the level that was
--- current when it was added: look from the current level down.
-local function live_remove(member, bucket_hash, top_level)
+-- Remove a live member (the item was acked, dead-lettered or deleted). It sits at the level
+-- that was current when it was added, at most `top_level` (the current one). Given the item's
+-- id (a number), the level a seen count equal to it would choose is looked at first when it is
+-- below `top_level`: each added item counts at most one seen member, so an item's level is no
+-- higher than that, and an item older than the current level costs one SREM where a look from
+-- the current level down takes one per level. Not found there (a requeued dead letter, a count
+-- changed by hand) or without an id: from `top_level` down.
+local function live_remove(member, bucket_hash, top_level, id)
+  local tried
+  if id and top_level > 0 then
+    tried = current_level(id)
+    if tried >= top_level then
+      tried = nil
+    elseif redis.pcall('SREM', live_key(tried, bucket_hash), member) == 1 then
+      return
+    end
+  end
   for l = top_level, 0, -1 do
     -- (a bucket holding a foreign value holds no member: it is passed over, nothing changes)
-    if redis.pcall('SREM', live_key(l, bucket_hash), member) == 1 then
+    if l ~= tried and redis.pcall('SREM', live_key(l, bucket_hash), member) == 1 then
       return
     end
   end
@@ -142,7 +156,8 @@ end
 
 -- The identity of a stored record (its key, else its URL, else its host key), unescaped, and
 -- for a named crawl's item scoped to its crawl (the crawl, a NUL byte, the identity: what its
--- fingerprint and live member are of); nil when the record cannot be read.
+-- fingerprint and live member are of), then the record's id; nil when the record cannot be
+-- read.
 local function rec_identity(rec)
   local id, _, host, _, _, pos, _, crawl = rec_head(rec)
   if not id then
@@ -165,27 +180,27 @@ local function rec_identity(rec)
     end
   end
   if crawl then
-    return crawl .. '\0' .. identity
+    return crawl .. '\0' .. identity, id
   end
-  return identity
+  return identity, id
 end
 
 -- The live member of a stored record, computed here where no client is involved (reclaim,
 -- nack, dead letters): SHA-1 of the item's identity. Member: the first 13 hex digits (52 bits,
 -- exact in a Lua number); bucket hash: the next 8.
 local function rec_live(rec)
-  local identity = rec_identity(rec)
+  local identity, id = rec_identity(rec)
   if not identity then
     return nil
   end
   local h = redis.sha1hex(identity)
-  return int(tonumber(string.sub(h, 1, 13), 16)), tonumber(string.sub(h, 14, 21), 16)
+  return int(tonumber(string.sub(h, 1, 13), 16)), tonumber(string.sub(h, 14, 21), 16), id
 end
 
 local function live_remove_rec(rec, top_level)
-  local member, bucket = rec_live(rec)
+  local member, bucket, id = rec_live(rec)
   if member then
-    live_remove(member, bucket, top_level)
+    live_remove(member, bucket, top_level, tonumber(id))
   end
 end
 
