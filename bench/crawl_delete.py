@@ -8,6 +8,12 @@ Redis time (`INFO commandstats`, reset before it) and its wall time. Every round
 the small crawl's items all went and the big crawl's all stayed.
 
     python bench/crawl_delete.py [--hosts 100000] [--crawl-hosts 10] [--per-host 10] [--rounds 3]
+                                 [--delayed 0]
+
+With --delayed N the big crawl also has N items waiting for a delay (an hour) and each round's
+small crawl one more delayed item, so the deletion walks the queue's `delayed` set too, until it
+meets that item: the calls a round takes depend on where the scan finds it, so compare the
+Redis µs per call.
 
 It needs the Python that has the crawlq wheel installed and `redis-server` on PATH.
 """
@@ -42,6 +48,7 @@ def main() -> None:
     ap.add_argument("--crawl-hosts", type=int, default=10)
     ap.add_argument("--per-host", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--delayed", type=int, default=0)
     args = ap.parse_args()
     if not 0 < args.crawl_hosts <= args.hosts:
         raise SystemExit("--crawl-hosts must be between 1 and --hosts")
@@ -51,14 +58,21 @@ def main() -> None:
         for start in range(0, args.hosts, 10_000):
             q.seed([f"http://h{h}.example/big" for h in range(start, min(args.hosts, start + 10_000))],
                    crawl="big")
+        for start in range(0, args.delayed, 10_000):
+            q.seed([f"http://h{h % args.hosts}.example/later{h}"
+                    for h in range(start, min(args.delayed, start + 10_000))],
+                   crawl="big", delay=3600.0)
         small = args.crawl_hosts * args.per_host
-        print(f"a crawl of {small:,} items on {args.crawl_hosts:,} hosts deleted from a queue of "
-              f"{args.hosts:,} hosts")
-        print("| round | script calls | Redis µs | wall ms |")
-        print("|---:|---:|---:|---:|")
+        print(f"a crawl of {small:,} items on {args.crawl_hosts:,} hosts"
+              f"{' (and 1 delayed)' if args.delayed else ''} deleted from a queue of "
+              f"{args.hosts:,} hosts{f' and {args.delayed:,} delayed items' if args.delayed else ''}")
+        print("| round | script calls | Redis µs | Redis µs per call | wall ms |")
+        print("|---:|---:|---:|---:|---:|")
         for round_ in range(args.rounds):
             q.seed([f"http://h{h}.example/small{round_}-{i}"
                     for h in range(args.crawl_hosts) for i in range(args.per_host)], crawl="small")
+            if args.delayed:
+                q.seed([f"http://h0.example/small{round_}-later"], crawl="small", delay=3600.0)
             subprocess.run(["redis-cli", "-p", str(port), "CONFIG", "RESETSTAT"], check=True,
                            capture_output=True)
             started = time.perf_counter()
@@ -67,9 +81,12 @@ def main() -> None:
             calls, usec = script_stats(port)
             if gone["ready"] != small or q.crawl_stats("small")["ready"] != 0:
                 raise SystemExit(f"round {round_}: removed {gone['ready']} of {small}")
-            if q.crawl_stats("big")["ready"] != args.hosts:
+            if args.delayed and gone["delayed"] != 1:
+                raise SystemExit(f"round {round_}: removed {gone['delayed']} delayed items of 1")
+            big = q.crawl_stats("big")
+            if big["ready"] != args.hosts or big["delayed"] != args.delayed:
                 raise SystemExit(f"round {round_}: the big crawl lost items")
-            print(f"| {round_ + 1} | {calls:,} | {usec:,} | {wall_ms:,.1f} |")
+            print(f"| {round_ + 1} | {calls:,} | {usec:,} | {usec / max(calls, 1):,.0f} | {wall_ms:,.1f} |")
     finally:
         server.kill()
         server.wait()

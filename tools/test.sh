@@ -338,7 +338,7 @@ stage_bench() {
   fi
   cat "$cost_log"
   "$PY_VENV/bin/python" bench/seen_cache_memory.py --urls 20000 --sizes 0,20000,5000
-  "$PY_VENV/bin/python" bench/crawl_delete.py --hosts 2000 --rounds 1
+  "$PY_VENV/bin/python" bench/crawl_delete.py --hosts 2000 --delayed 2000 --rounds 1
   CRAWLQ_BENCH_BIN="$bin" "$PY_VENV/bin/python" bench/linger.py --pages 600 --concurrency 16 --fetch-ms 5 \
     --lingers 0,2 --rounds 1
   "$PY_VENV/bin/python" bench/scrapy_linger.py --pages 120 --lingers 0,2 --rounds 1 --encode 2000

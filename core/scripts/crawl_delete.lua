@@ -85,12 +85,15 @@ function steps.delayed()
     return reply('dead', '0')
   end
   local per_host, next_cursor = {}, nil
+  -- (a record of the crawl holds `,"crawl":"<crawl>","tag":`, section 2 of PROTOCOL.md: Redis
+  -- passes over the others, most of a large `delayed`, in C)
+  local match = '*,"crawl":"' .. REMOVE.glob_literal(crawl) .. '","tag":*'
   removed.delayed, next_cursor = REMOVE.delayed(cursor, limit, is_ours, function(rec)
     forget_live(rec)
     CRAWL.count(crawl, 'delayed', -1)
     local _, _, host = rec_head(rec)
     tally(per_host, host, -1)
-  end)
+  end, match)
   tally_flush(per_host, add_delayed)
   tally_flush(per_host, host_items_add)
   if next_cursor ~= '0' then

@@ -107,10 +107,12 @@ function steps.delayed()
   if not redis.call('HGET', K_HOSTDELAYED, host) then
     return reply('dead', '0')
   end
+  -- (a record of the host spells its host key, in its `host` field or in its URL: Redis passes
+  -- over the others, most of a large `delayed`, in C)
   local n, next_cursor = REMOVE.delayed(cursor, limit, is_ours, function(rec)
     forget_live(rec)
     CRAWL.count(CRAWL.of(rec), 'delayed', -1)
-  end)
+  end, '*' .. REMOVE.glob_literal(host) .. '*')
   add_delayed(host, -n)
   removed.delayed = n
   if next_cursor ~= '0' then

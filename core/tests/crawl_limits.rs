@@ -458,6 +458,50 @@ async fn deleting_a_small_crawl_reads_its_own_hosts_not_the_queues() {
 }
 
 #[tokio::test]
+async fn deleting_a_crawl_finds_its_delayed_items_among_other_records_that_look_alike() {
+    let server = RedisServer::start();
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&server.url(), "delete-delayed", one_shard)
+        .await
+        .unwrap();
+    let later = |crawl: &str| SeedOptions {
+        delay: Duration::from_secs(3600),
+        ..into(crawl)
+    };
+    // a name with the characters a Redis glob reads as patterns; a crawl those would match,
+    // were they not escaped; a record of another crawl whose payload holds the deleted crawl's
+    // record field (the walk of `delayed` lets Redis pass over what cannot be the crawl's, then
+    // reads each record it kept)
+    let name = "re*[1]?";
+    q.seed(&spread("big", 500, 2), &later("big")).await.unwrap();
+    q.seed(&spread("mine", 3, 1), &later(name)).await.unwrap();
+    q.seed(&spread("now", 2, 1), &into(name)).await.unwrap();
+    q.seed(&spread("alike", 2, 1), &later("reXX1Y"))
+        .await
+        .unwrap();
+    let decoy = SeedOptions {
+        payload: Some(serde_json::json!({"a": 1, "crawl": name, "tag": 0})),
+        ..later("other")
+    };
+    q.seed(&spread("decoy", 1, 1), &decoy).await.unwrap();
+    let gone = q.delete_crawl(name).await.unwrap();
+    assert_eq!((gone.delayed, gone.ready), (3, 2));
+    assert_eq!(q.crawl_stats(name).await.unwrap(), CrawlStats::default());
+    for (crawl, delayed) in [("big", 1000), ("reXX1Y", 2), ("other", 1)] {
+        assert_eq!(
+            q.crawl_stats(crawl).await.unwrap().delayed,
+            delayed,
+            "{crawl}"
+        );
+    }
+    assert_eq!(q.stats().await.unwrap().delayed, 1003);
+    check_invariants(&server.url(), &q).await;
+}
+
+#[tokio::test]
 async fn a_deleted_crawls_name_starts_a_fresh_crawl_each_time() {
     let url = test_url();
     let config = Config {

@@ -723,6 +723,40 @@ async fn deleting_a_host_removes_its_items_everywhere_and_its_leases_answer_lost
 }
 
 #[tokio::test]
+async fn deleting_a_host_finds_its_delayed_items_however_their_records_spell_it() {
+    // the walk of `delayed` lets Redis pass over records that do not spell the host, then reads
+    // each it kept: a host with a Redis glob's pattern characters (an IPv6 address), one kept in
+    // the record's `host` field (a URL with user info spells another), and others that hold
+    // the host's name where it is not their host
+    let q = open("host-rm-delayed", polite(0)).await;
+    let later = |url: &str| SeedItem::from(url).with_delay(Duration::from_secs(60));
+    let seed = vec![
+        later("http://[::1]:8080/a"),
+        later("http://[::1]/b"),
+        later("http://[::2]/c"),
+        later("http://user:pw@spelled.example/d"),
+        later("https://other.example/spelled.example"),
+        later("https://www.spelled.example/e"),
+        "http://[::1]/now".into(),
+    ];
+    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    let v6 = q.delete_host("http://[::1]/", false).await.unwrap();
+    assert_eq!((v6.host.as_str(), v6.delayed, v6.ready), ("[::1]", 2, 1));
+    let user_info = q.delete_host("spelled.example", false).await.unwrap();
+    assert_eq!((user_info.delayed, user_info.ready), (1, 0));
+    assert_eq!(q.stats().await.unwrap().delayed, 3);
+    check_invariants(&test_url(), &q).await;
+    for host in ["[::2]", "other.example", "www.spelled.example"] {
+        assert_eq!(
+            q.delete_host(host, false).await.unwrap().delayed,
+            1,
+            "{host}"
+        );
+    }
+    assert_eq!(q.stats().await.unwrap().delayed, 0);
+}
+
+#[tokio::test]
 async fn deleting_a_host_mid_crawl_keeps_every_counter_exact() {
     let q = std::sync::Arc::new(open("host-rm-live", polite(0)).await);
     let mut seed = Vec::new();

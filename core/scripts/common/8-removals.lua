@@ -20,9 +20,17 @@ function REMOVE.leases(cursor, limit, ours, each)
   return #gone, scan[1]
 end
 
--- Delayed items (`delayed` by ZSCAN), and their ids from `revisits`; `key` is the id.
-function REMOVE.delayed(cursor, limit, ours, each)
-  local scan = redis.call('ZSCAN', K_DELAYED, cursor, 'COUNT', limit)
+-- A Redis glob (MATCH) that matches `text` itself: its pattern characters escaped.
+function REMOVE.glob_literal(text)
+  return (string.gsub(text, '[%*%?%[%]\\]', '\\%0'))
+end
+
+-- Delayed items (`delayed` by ZSCAN), and their ids from `revisits`; `key` is the id. `match`,
+-- when given, is a glob every record of ours matches (Redis's MATCH): the records that do not
+-- are passed over in Redis, never made into Lua strings; `ours` still decides for those that do.
+function REMOVE.delayed(cursor, limit, ours, each, match)
+  local scan = match and redis.call('ZSCAN', K_DELAYED, cursor, 'MATCH', match, 'COUNT', limit)
+    or redis.call('ZSCAN', K_DELAYED, cursor, 'COUNT', limit)
   local members, gone, ids = scan[2], {}, {}
   for i = 1, #members, 2 do
     local rec = members[i]
