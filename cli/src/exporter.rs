@@ -316,6 +316,8 @@ struct Exporter {
     max_crawls: usize,
     /// Connected on the first scrape that reaches Redis; kept for the following ones.
     connection: LazyConnection,
+    /// The queues whose eviction risk was written to stderr already.
+    warned: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Exporter {
@@ -378,6 +380,29 @@ impl Exporter {
         Ok(out)
     }
 
+    /// Whether the queue's servers may evict its keys, into `gauge` (left unset when the check
+    /// fails otherwise). The exporter reads queues with `allow_eviction`, so that a queue at
+    /// risk is still shown; the risk is this gauge, and a line on stderr when it is first seen.
+    async fn note_eviction(&self, q: &Queue<Arc<RedisExecutor>>, gauge: &Gauge) {
+        let evicts = match q.check_eviction().await {
+            Ok(()) => false,
+            Err(crawlq::Error::Config(why)) => {
+                if self.warned.lock().await.insert(q.name().to_string()) {
+                    eprintln!("crawlq exporter: queue {}: {why}", q.name());
+                }
+                true
+            }
+            Err(e) => {
+                eprintln!(
+                    "crawlq exporter: queue {}: checking for eviction: {e}",
+                    q.name()
+                );
+                return;
+            }
+        };
+        gauge.set(i64::from(evicts));
+    }
+
     /// `/healthz`: whether Redis answers a PING through the exporter's connection.
     async fn health(&self) -> Result<(), crawlq::Error> {
         let exec = self.executor().await?;
@@ -416,6 +441,12 @@ impl Exporter {
             "crawlq_paused",
             "1 while the queue is paused (crawlq queue pause): leases hand out nothing",
             paused.clone(),
+        );
+        let evicts = Family::<QueueLabel, Gauge>::default();
+        registry.register(
+            "crawlq_redis_evicts",
+            "1 if a Redis server holding the queue may evict its keys when its memory is full (an allkeys-* maxmemory-policy with a maxmemory set): queued URLs, leases and the seen set could be lost; 0 if not",
+            evicts.clone(),
         );
         let mut gauge_families = Vec::new();
         let mut counter_families = Vec::new();
@@ -495,7 +526,10 @@ impl Exporter {
             let stats = match &exec {
                 Ok(exec) => match Queue::with_executor(exec.clone(), queue, self.config.clone()) {
                     Ok(q) => match self.read_queue(&q).await {
-                        Ok(read) => Ok((read, self.read_crawls(&q).await)),
+                        Ok(read) => {
+                            self.note_eviction(&q, &evicts.get_or_create(&label)).await;
+                            Ok((read, self.read_crawls(&q).await))
+                        }
                         Err(e) => Err(e),
                     },
                     Err(e) => Err(e),
@@ -618,8 +652,13 @@ pub async fn run(
                 found: None,
             })
         }),
-        config,
+        // (a queue on a server that may evict its keys is read all the same: crawlq_redis_evicts)
+        config: Config {
+            allow_eviction: true,
+            ..config
+        },
         top_hosts: args.top_hosts,
+        warned: Mutex::new(Default::default()),
     });
     let runtime = tokio::runtime::Handle::current();
     let serving = server.clone();

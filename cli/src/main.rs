@@ -150,14 +150,14 @@ async fn run(cli: Cli) -> Result<u8, CliError> {
     match cli.command {
         Command::Queue(command) => inspect::queue(g, config, command).await,
         Command::Seed(args) => seed::run(&open(g, config).await?, args).await,
-        Command::Stats(args) => inspect::stats(&open(g, config).await?, args).await,
+        Command::Stats(args) => inspect::stats(&open_to_read(g, config).await?, args).await,
         Command::Dead(command) => inspect::dead(&open(g, config).await?, command).await,
         Command::Reclaim(args) => inspect::reclaim(&open(g, config).await?, args).await,
         Command::HostDelay(args) => inspect::host_delay(&open(g, config).await?, args).await,
         Command::Hosts(command) => inspect::hosts(&open(g, config).await?, command).await,
         Command::Crawls(command) => crawls::run(&open(g, config).await?, command).await,
-        Command::Peek(args) => inspect::peek(&open(g, config).await?, args).await,
-        Command::Leased(args) => inspect::leased(&open(g, config).await?, args).await,
+        Command::Peek(args) => inspect::peek(&open_to_read(g, config).await?, args).await,
+        Command::Leased(args) => inspect::leased(&open_to_read(g, config).await?, args).await,
         Command::ImportList(args) => import::run(&open(g, config).await?, args).await,
         Command::Exporter(args) => exporter::run(&g.redis, &g.queue, config, args).await,
         Command::Web(args) => web::run(&g.redis, &g.queue, config, args).await,
@@ -194,6 +194,28 @@ pub(crate) async fn open(g: &Global, config: Config) -> Result<Queue<RedisExecut
         }
     };
     Ok(Queue::connect(&g.redis, name, config).await?)
+}
+
+/// [`open`] for a command that only reads (`stats`, `peek`, `leased`): on a server that may
+/// evict the queue's keys, where a queue's first call refuses to go on without
+/// `allow_eviction`, the command shows the queue all the same and warns on stderr, so that a
+/// look at a queue at risk shows both the queue and the risk.
+async fn open_to_read(g: &Global, config: Config) -> Result<Queue<RedisExecutor>, CliError> {
+    let q = open(
+        g,
+        Config {
+            allow_eviction: true,
+            ..config
+        },
+    )
+    .await?;
+    // (the queue's shards first: a count this client cannot use is an error, not a warning)
+    q.layout().await?;
+    match q.check_eviction().await {
+        Err(crawlq::Error::Config(why)) => eprintln!("crawlq: warning: {why}"),
+        other => other?,
+    }
+    Ok(q)
 }
 
 /// A path argument that may be "-" for standard input.

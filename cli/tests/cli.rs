@@ -1571,6 +1571,144 @@ fn exporter_reports_down_while_redis_is_unreachable() {
     exporter.stop();
 }
 
+/// On a server that may evict any key, a queue's first call refuses to go on (CONFIG, exit 2)
+/// unless `allow_eviction` is set; the commands that only read show the queue with a warning,
+/// and the exporter serves it with `crawlq_redis_evicts` 1.
+#[test]
+fn reads_go_on_with_a_warning_on_a_server_that_evicts() {
+    let server = RedisServer::start();
+    assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "1gb"]), "OK");
+    assert_eq!(
+        server.cli(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]),
+        "OK"
+    );
+    let run = |args: &[&str]| crawlq_command(&server, args).output().unwrap();
+    let seed = |extra: &[&str]| {
+        let mut args = vec!["--queue", "evicts"];
+        args.extend_from_slice(extra);
+        args.extend(["seed", "-"]);
+        let mut child = crawlq_command(&server, &args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"https://e.example/1\n");
+        child.wait_with_output().unwrap()
+    };
+    let refused = seed(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("allkeys-lru"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(server.cli(&["DBSIZE"]), "0", "nothing written");
+    let allowed = seed(&["-o", "allow_eviction=true"]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
+    for command in [&["stats", "--json"][..], &["peek"], &["leased"]] {
+        let mut args = vec!["--queue", "evicts"];
+        args.extend_from_slice(command);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{command:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("crawlq: warning: ") && stderr(&out).contains("allkeys-lru"),
+            "{command:?}: {}",
+            stderr(&out)
+        );
+        if command[0] == "stats" {
+            assert_eq!(json_out(&out)["pending"], 1);
+        }
+    }
+    let exporter = Exporter::start(&server, &["evicts"]);
+    let (_, _, body) = http_get(&exporter.address, "/metrics");
+    assert!(body.contains("crawlq_up{queue=\"evicts\"} 1"), "{body}");
+    assert!(
+        body.contains("crawlq_redis_evicts{queue=\"evicts\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("crawlq_pending{queue=\"evicts\"} 1"),
+        "{body}"
+    );
+    // the web console shows the queue with the risk above it, and refuses to change it
+    let mut console = crawlq_command(&server, &["-q", "evicts", "web", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    // (kept open: the console logs each action on its standard output)
+    let mut console_out = BufReader::new(console.stdout.take().unwrap());
+    console_out.read_line(&mut line).unwrap();
+    let address = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    let (status, _, page) = http_get(&address, "/q/evicts");
+    assert_eq!(status, 200, "{page}");
+    assert!(
+        page.contains("<div class=\"value\" id=\"pending\">1</div>"),
+        "{page}"
+    );
+    let warning = page
+        .split("id=\"warning\" role=\"alert\">")
+        .nth(1)
+        .expect(&page);
+    assert!(
+        warning.contains("allkeys-lru") && warning.contains("refused"),
+        "{warning}"
+    );
+    let keys_before = server.cli(&["DBSIZE"]);
+    let form = "action=pause-queue&confirm=yes&back=%2Fq%2Fevicts";
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    // (in one write: the console reads the request as it comes)
+    let request = format!(
+        "POST /q/evicts/action HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+        form.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(
+        !answer.starts_with("HTTP/1.0 303") && !answer.starts_with("HTTP/1.1 303"),
+        "{answer}"
+    );
+    assert!(answer.contains("allkeys-lru"), "{answer}");
+    line.clear();
+    console_out.read_line(&mut line).unwrap();
+    assert!(
+        line.contains("action=pause-queue") && line.contains("failed"),
+        "{line}"
+    );
+    let _ = console.kill();
+    let _ = console.wait();
+    assert_eq!(server.cli(&["DBSIZE"]), keys_before, "nothing written");
+    assert_eq!(
+        server.cli(&["HGET", "crawlq:{evicts}:meta", "paused"]),
+        "",
+        "not paused"
+    );
+    // the server made safe: no warning, the gauge at 0
+    assert_eq!(
+        server.cli(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
+        "OK"
+    );
+    let out = run(&["--queue", "evicts", "stats"]);
+    assert_eq!((out.status.code(), stderr(&out)), (Some(0), String::new()));
+    let (_, _, body) = http_get(&exporter.address, "/metrics");
+    assert!(
+        body.contains("crawlq_redis_evicts{queue=\"evicts\"} 0"),
+        "{body}"
+    );
+}
+
 #[test]
 fn usage_and_connection_errors_have_clear_messages_and_exit_codes() {
     let out = crawlq(&["stats"]);

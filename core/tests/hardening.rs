@@ -568,8 +568,15 @@ async fn a_server_that_evicts_any_key_is_refused_unless_eviction_is_allowed() {
         .await
         .unwrap();
     assert_eq!(report.added, 1);
+    // the check itself, for a monitor that shows the risk: the same refusal, nothing written
+    let dbsize = server.cli(&["DBSIZE"]);
+    let err = q.check_eviction().await.expect_err("the server evicts");
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(err.to_string().contains("allkeys-random"), "{err}");
+    assert_eq!(server.cli(&["DBSIZE"]), dbsize);
     // no memory limit, or a policy that evicts only keys with an expiry: nothing to refuse
     assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "0"]), "OK");
+    q.check_eviction().await.unwrap();
     let q = Queue::connect(&server.url(), "evicts", config())
         .await
         .unwrap();

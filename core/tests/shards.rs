@@ -470,8 +470,11 @@ async fn every_node_of_a_cluster_is_checked_for_eviction() {
             .map(|_| ())
             .unwrap_err(),
     );
+    // the check itself, from the client that allowed eviction: the other nodes named
+    refused(q.check_eviction().await.unwrap_err());
     // those nodes made safe: opens, nothing lost
     set_policy("noeviction");
+    q.check_eviction().await.unwrap();
     let q = Queue::connect(&url, &name, existing).await.unwrap();
     assert_eq!(q.stats().await.unwrap().ready, 24);
 }

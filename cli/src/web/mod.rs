@@ -83,7 +83,12 @@ pub struct WebArgs {
 }
 
 struct Console {
+    /// The options every page reads queues with: `allow_eviction` set, so that a queue on a
+    /// server that may evict its keys is shown (with the risk above it) rather than refused.
     config: Config,
+    /// The options given, which actions change queues with (refused on such a server unless
+    /// they allow eviction).
+    change_config: Config,
     named: Vec<String>,
     discover: Option<String>,
     token: Option<String>,
@@ -235,11 +240,40 @@ impl Console {
     /// An open queue, if the console shows it (a name it does not show is not found: the
     /// console never reads a queue it was not started for).
     async fn queue(&self, name: &str) -> Result<Queue<Arc<RedisExecutor>>, Response> {
+        self.open_queue(name, &self.config).await
+    }
+
+    /// [`Console::queue`] for an action: opened with the options given, so that a change is
+    /// refused on a server that may evict the queue's keys, as the CLI's commands are.
+    async fn queue_to_change(&self, name: &str) -> Result<Queue<Arc<RedisExecutor>>, Response> {
+        self.open_queue(name, &self.change_config).await
+    }
+
+    async fn open_queue(
+        &self,
+        name: &str,
+        config: &Config,
+    ) -> Result<Queue<Arc<RedisExecutor>>, Response> {
         if !self.queues().iter().any(|q| q == name) {
             return Err(self.not_found(&format!("No queue {name:?} here.")));
         }
         let exec = self.executor().await.map_err(|e| self.failed(&e))?;
-        Queue::with_executor(exec, name, self.config.clone()).map_err(|e| self.failed(&e))
+        Queue::with_executor(exec, name, config.clone()).map_err(|e| self.failed(&e))
+    }
+
+    /// The warning above a queue's page when its Redis may evict its keys
+    /// (`Queue::check_eviction`).
+    async fn eviction_warning(&self, q: &Queue<Arc<RedisExecutor>>) -> Option<String> {
+        let Err(crawlq::Error::Config(why)) = q.check_eviction().await else {
+            return None;
+        };
+        Some(if self.change_config.allow_eviction {
+            why
+        } else {
+            format!(
+                "{why}. Actions on this queue are refused unless the console runs with -o allow_eviction=true."
+            )
+        })
     }
 
     /// The frame of a page that shows no message of an action and never reloads.
@@ -247,6 +281,7 @@ impl Console {
         Frame {
             read_only: self.read_only,
             flash: None,
+            warning: None,
             refresh: None,
             deletions: self.deletions.lines(),
             deletions_running: self.deletions.any_running(),
@@ -257,6 +292,7 @@ impl Console {
         Frame {
             read_only: self.read_only,
             flash: request.query("done"),
+            warning: None,
             refresh,
             deletions: self.deletions.lines(),
             deletions_running: self.deletions.any_running(),
@@ -270,6 +306,7 @@ impl Console {
         let frame = Frame {
             read_only: self.read_only,
             flash: None,
+            warning: None,
             refresh: running.then_some(pages::DELETIONS_REFRESH),
             deletions: Vec::new(),
             deletions_running: false,
@@ -569,7 +606,9 @@ impl Console {
             crawls,
         };
         let refresh = request.query("live").map(|_| 10);
-        Response::html(200, pages::queue(&self.frame(request, refresh), &view))
+        let mut frame = self.frame(request, refresh);
+        frame.warning = self.eviction_warning(&q).await;
+        Response::html(200, pages::queue(&frame, &view))
     }
 
     /// The queue page's charts: from Prometheus over the window asked for (an hour by
@@ -971,7 +1010,7 @@ impl Console {
                 ),
             );
         }
-        let q = match self.queue(name).await {
+        let q = match self.queue_to_change(name).await {
             Ok(q) => q,
             Err(r) => return r,
         };
@@ -1186,7 +1225,11 @@ pub async fn run(
 
     let console = Arc::new(Console {
         connection: LazyConnection::new(redis_url, &config),
-        config,
+        config: Config {
+            allow_eviction: true,
+            ..config.clone()
+        },
+        change_config: config,
         named: queues.to_vec(),
         discover,
         token,

@@ -35,6 +35,8 @@ pub fn crawl_path(queue: &str, crawl: &str) -> String {
 pub struct Frame<'a> {
     pub read_only: bool,
     pub flash: Option<&'a str>,
+    /// A risk to the queue shown above the page (its Redis may evict its keys).
+    pub warning: Option<String>,
     /// Seconds between reloads of a live page (`None`: no reload).
     pub refresh: Option<u32>,
     /// The console's deletions under way and lately ended, a line each (shown on every page).
@@ -72,6 +74,13 @@ pub fn layout(frame: &Frame, title: &str, crumbs: &[(String, String)], body: &st
             html,
             "<div class=\"flash\" role=\"status\">{}</div>",
             escape(flash)
+        );
+    }
+    if let Some(warning) = &frame.warning {
+        let _ = write!(
+            html,
+            "<div class=\"warning\" id=\"warning\" role=\"alert\">{}</div>",
+            escape(warning)
         );
     }
     if !frame.deletions.is_empty() {

@@ -484,6 +484,30 @@ impl<E: Executor> Queue<E> {
         Ok(self.layout.get_or_init(|| layout))
     }
 
+    /// Whether the Redis server holding the queue may evict its keys when its memory is full
+    /// (on a Redis Cluster, every master holding one of its shards): an [`Error::Config`]
+    /// naming the policy when one may, the check a client's first call makes to refuse such a
+    /// server unless [`crate::Config::allow_eviction`] is set. It only reads. A monitor opened
+    /// with `allow_eviction` calls it to show the risk rather than refuse to show the queue.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// match q.check_eviction().await {
+    ///     Err(crawlq::Error::Config(why)) => eprintln!("warning: {why}"),
+    ///     other => other?,
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn check_eviction(&self) -> Result<()> {
+        let layout = self.layout().await?;
+        self.exec.eval(self.home.shards(0, true)).await?;
+        if layout.count() > 1 {
+            self.check_eviction_elsewhere(layout).await?;
+        }
+        Ok(())
+    }
+
     /// The first call checked the server of the queue's home for eviction (`shards`, ARGV 4);
     /// a queue of several shards on a Redis Cluster has shards on other nodes too, each with
     /// its own `maxmemory-policy`: one read-only `shards` call on a shard of each other node
