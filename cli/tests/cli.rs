@@ -1636,21 +1636,7 @@ fn reads_go_on_with_a_warning_on_a_server_that_evicts() {
         "{body}"
     );
     // the web console shows the queue with the risk above it, and refuses to change it
-    let mut console = crawlq_command(&server, &["-q", "evicts", "web", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    // (kept open: the console logs each action on its standard output)
-    let mut console_out = BufReader::new(console.stdout.take().unwrap());
-    console_out.read_line(&mut line).unwrap();
-    let address = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let (mut console, mut console_out, address) = start_console(&server, "evicts");
     let (status, _, page) = http_get(&address, "/q/evicts");
     assert_eq!(status, 200, "{page}");
     assert!(
@@ -1681,7 +1667,7 @@ fn reads_go_on_with_a_warning_on_a_server_that_evicts() {
         "{answer}"
     );
     assert!(answer.contains("allkeys-lru"), "{answer}");
-    line.clear();
+    let mut line = String::new();
     console_out.read_line(&mut line).unwrap();
     assert!(
         line.contains("action=pause-queue") && line.contains("failed"),
@@ -1877,6 +1863,30 @@ impl Drop for Exporter {
     }
 }
 
+/// `crawlq -q QUEUE web` on a free port: the process, its standard output after the line that
+/// gives its address (the console logs each action there: keep it open while actions run), and
+/// the address.
+fn start_console(
+    server: &RedisServer,
+    queue: &str,
+) -> (Child, BufReader<std::process::ChildStdout>, String) {
+    let mut console = crawlq_command(server, &["-q", queue, "web", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(console.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let address = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (console, out, address)
+}
+
 /// A plain HTTP/1.0 GET: (status, content type, body).
 fn http_get(address: &str, path: &str) -> (u16, String, String) {
     let mut stream = std::net::TcpStream::connect(address).unwrap();
@@ -1995,21 +2005,7 @@ async fn a_sharded_queue_over_a_cluster() {
     let _ = exporter.child.wait();
 
     // the web console over the cluster: the queue page's figures and its table of 8 shards
-    let mut console = crawlq_command(node, &["-q", &name, "web", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(console.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let address = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let (mut console, _, address) = start_console(node, &name);
     let (status, _, page) = http_get(&address, &format!("/q/{name}"));
     let _ = console.kill();
     let _ = console.wait();
