@@ -767,6 +767,13 @@ export declare class Queue {
   /** Whether the queue is paused. */
   isPaused(): Promise<boolean>
   /**
+   * Whether the Redis server holding the queue may evict its keys when its memory is
+   * full (on a Redis Cluster, every master holding a shard): `null` when none may, else
+   * why, as the `ERR_CRAWLQ_CONFIG` a queue opened without `allowEviction` rejects with.
+   * A monitor opened with `allowEviction` shows it. Only reads.
+   */
+  evictionRisk(): Promise<string | null>
+  /**
    * Pause a host for every worker: no lease takes its items for `durationMs` (the Redis
    * clock) or, without it (or `null`), until `resumeHost`.
    */

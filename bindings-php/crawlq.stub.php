@@ -469,6 +469,14 @@ final class Queue
     public function isPaused(): bool {}
 
     /**
+     * Whether the Redis server holding the queue may evict its keys when its memory is full
+     * (on a Redis Cluster, every master holding a shard): null when none may, else why (the
+     * policy and memory limit), as the ConfigException a queue opened without
+     * `allow_eviction` throws. A monitor opened with `allow_eviction` shows it. Only reads.
+     */
+    public function evictionRisk(): ?string {}
+
+    /**
      * Pause a host for every worker: no lease takes its items for `$seconds` (by the Redis
      * clock) or, with null, until resumeHost(). Seeding it and answering its leases go on.
      * `held_until` is then the pause's end (null while paused until resumed).

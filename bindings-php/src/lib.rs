@@ -928,6 +928,13 @@ impl Queue {
         runtime::block_on(self.handle.queue()?.is_paused()).map_err(throw)
     }
 
+    /// Whether the Redis server holding the queue may evict its keys when its memory is full
+    /// (every master holding a shard on a Redis Cluster): null when none may, else why, as the
+    /// ConfigException a queue opened without `allow_eviction` throws. Only reads.
+    pub fn eviction_risk(&self) -> PhpResult<Option<String>> {
+        runtime::block_on(self.handle.queue()?.eviction_risk()).map_err(throw)
+    }
+
     /// Pause a host for every worker: no lease takes its items for `$seconds` (the Redis
     /// clock) or, with null, until resumeHost.
     #[php(defaults(seconds = None))]

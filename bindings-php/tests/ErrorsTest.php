@@ -161,7 +161,15 @@ final class ErrorsTest extends TestCase
         $this->assertSame('0', $own->cli('DBSIZE'));
         $q = new Queue($own->url(), 'evicts', ['allow_eviction' => true]);
         $this->assertSame(1, $q->seed(['http://e.example/1'])->added);
+        // a monitor opened with allow_eviction shows the risk without throwing, and only reads
+        $keys = $own->cli('DBSIZE');
+        $risk = $q->evictionRisk();
+        $this->assertIsString($risk);
+        $this->assertStringContainsString('allkeys-random', $risk);
+        $this->assertStringContainsString('maxmemory 1073741824', $risk);
+        $this->assertSame($keys, $own->cli('DBSIZE'));
         $own->cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        $this->assertNull($q->evictionRisk());
         $this->assertSame(1, (new Queue($own->url(), 'evicts'))->stats()['ready']);
         $own->stop();
     }

@@ -792,6 +792,19 @@ macro_rules! queue_methods {
                 )
             }
 
+            /// Whether the Redis server holding the queue may evict its keys when its memory
+            /// is full (every master holding a shard on a Redis Cluster): None when none may,
+            /// else why, as the ConfigError a queue opened without `allow_eviction` raises. A
+            /// monitor opened with `allow_eviction` shows it. Only reads.
+            fn eviction_risk(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                <$mode>::run(
+                    py,
+                    &self.handle,
+                    |q| async move { q.eviction_risk().await },
+                    Box::new(|py, why: Option<String>| json_out(py, serde_json::json!(why))),
+                )
+            }
+
             /// Wait for a turn of the host of `url` for a request the frontier does not
             /// lease (a redirect the HTTP client follows while fetching `lease`): spaced from
             /// the host's leases and turns by its delay, across every worker; held while the

@@ -67,10 +67,28 @@ def test_a_server_that_evicts_any_key_is_refused_unless_allowed(private_redis: R
     assert private_redis.cli("DBSIZE") == "0"
     q = crawlq.Queue(private_redis.url, "evicts", allow_eviction=True)
     assert q.seed(["http://e.example/1"]).added == 1
+    # a monitor opened with allow_eviction shows the risk without raising
+    risk = q.eviction_risk()
+    assert isinstance(risk, str) and "allkeys-lru" in risk and "maxmemory 1073741824" in risk
+
+    async def risk_async() -> object:
+        aq = crawlq.AsyncQueue(private_redis.url, "evicts", allow_eviction=True)
+        try:
+            return await aq.eviction_risk()
+        finally:
+            aq.close()
+
+    assert asyncio.run(risk_async()) == risk
+    # (it only reads)
+    keys = private_redis.cli("DBSIZE")
+    q.eviction_risk()
+    assert private_redis.cli("DBSIZE") == keys
     q.close()
     private_redis.cli("CONFIG", "SET", "maxmemory-policy", "volatile-lru")
     q = crawlq.Queue(private_redis.url, "evicts")
     assert q.stats()["ready"] == 1
+    assert q.eviction_risk() is None
+    assert asyncio.run(risk_async()) is None
     q.close()
 
 

@@ -150,6 +150,28 @@ test('both transports take a unix socket URL, as the native bindings do', async 
   }
 })
 
+test('a server that evicts any key is refused unless allowEviction; evictionRisk shows why', async () => {
+  const own = await startRedis('--maxmemory', '1gb', '--maxmemory-policy', 'allkeys-lru')
+  try {
+    await assert.rejects(wasm.Queue.connect(own.url, 'evicts'), err => {
+      assert.equal(err.code, 'ERR_CRAWLQ_CONFIG')
+      assert.match(err.message, /allkeys-lru.*allowEviction/)
+      return true
+    })
+    assert.equal(own.cli('DBSIZE'), '0', 'nothing written')
+    const q = await wasm.Queue.connect(own.url, 'evicts', { allowEviction: true })
+    assert.equal((await q.seed(['http://e.example/1'])).added, 1)
+    const keys = own.cli('DBSIZE')
+    assert.match(await q.evictionRisk(), /allkeys-lru, maxmemory 1073741824 bytes/)
+    assert.equal(own.cli('DBSIZE'), keys, 'the check only reads')
+    own.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction')
+    assert.equal(await q.evictionRisk(), null)
+    await q.close()
+  } finally {
+    await own.stop()
+  }
+})
+
 test('the option table and the adapters\' rule are the native addon\'s', () => {
   assert.deepEqual(wasm.defaultOptions(), native.defaultOptions())
   for (const options of [undefined, { leaseTtlMs: 3000 }, { extendEveryMs: 0 }]) {

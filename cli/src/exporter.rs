@@ -384,9 +384,9 @@ impl Exporter {
     /// fails otherwise). The exporter reads queues with `allow_eviction`, so that a queue at
     /// risk is still shown; the risk is this gauge, and a line on stderr when it is first seen.
     async fn note_eviction(&self, q: &Queue<Arc<RedisExecutor>>, gauge: &Gauge) {
-        let evicts = match q.check_eviction().await {
-            Ok(()) => false,
-            Err(crawlq::Error::Config(why)) => {
+        let evicts = match q.eviction_risk().await {
+            Ok(None) => false,
+            Ok(Some(why)) => {
                 if self.warned.lock().await.insert(q.name().to_string()) {
                     eprintln!("crawlq exporter: queue {}: {why}", q.name());
                 }

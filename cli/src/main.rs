@@ -211,9 +211,8 @@ async fn open_to_read(g: &Global, config: Config) -> Result<Queue<RedisExecutor>
     .await?;
     // (the queue's shards first: a count this client cannot use is an error, not a warning)
     q.layout().await?;
-    match q.check_eviction().await {
-        Err(crawlq::Error::Config(why)) => eprintln!("crawlq: warning: {why}"),
-        other => other?,
+    if let Some(why) = q.eviction_risk().await? {
+        eprintln!("crawlq: warning: {why}");
     }
     Ok(q)
 }

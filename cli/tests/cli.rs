@@ -1651,6 +1651,36 @@ fn reads_go_on_with_a_warning_on_a_server_that_evicts() {
         warning.contains("allkeys-lru") && warning.contains("refused"),
         "{warning}"
     );
+    // every other page of the queue, and the list of queues naming it, shows it too
+    let host = "/q/evicts/host/e.example";
+    let pages = [
+        "/",
+        "/q/evicts/hosts",
+        host,
+        "/q/evicts/crawls",
+        "/q/evicts/leased",
+        "/q/evicts/dead",
+    ];
+    let warning_of = |path: &str| {
+        let (status, _, page) = http_get(&address, path);
+        assert_eq!(status, 200, "{path}: {page}");
+        page.split("id=\"warning\" role=\"alert\">")
+            .nth(1)
+            .map(|w| w.split("</div>").next().unwrap_or_default().to_string())
+    };
+    for path in pages {
+        let warning = warning_of(path).unwrap_or_else(|| panic!("{path}: no warning"));
+        assert!(
+            warning.contains("allkeys-lru") && warning.contains("refused"),
+            "{path}: {warning}"
+        );
+        if path == "/" {
+            assert!(
+                warning.starts_with("Queues at risk (evicts): "),
+                "{warning}"
+            );
+        }
+    }
     let keys_before = server.cli(&["DBSIZE"]);
     let form = "action=pause-queue&confirm=yes&back=%2Fq%2Fevicts";
     let mut stream = std::net::TcpStream::connect(&address).unwrap();
@@ -1673,8 +1703,6 @@ fn reads_go_on_with_a_warning_on_a_server_that_evicts() {
         line.contains("action=pause-queue") && line.contains("failed"),
         "{line}"
     );
-    let _ = console.kill();
-    let _ = console.wait();
     assert_eq!(server.cli(&["DBSIZE"]), keys_before, "nothing written");
     assert_eq!(
         server.cli(&["HGET", "crawlq:{evicts}:meta", "paused"]),
@@ -1693,6 +1721,11 @@ fn reads_go_on_with_a_warning_on_a_server_that_evicts() {
         body.contains("crawlq_redis_evicts{queue=\"evicts\"} 0"),
         "{body}"
     );
+    for path in pages.into_iter().chain(["/q/evicts"]) {
+        assert_eq!(warning_of(path), None, "{path}");
+    }
+    let _ = console.kill();
+    let _ = console.wait();
 }
 
 #[test]

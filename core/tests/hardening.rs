@@ -573,10 +573,18 @@ async fn a_server_that_evicts_any_key_is_refused_unless_eviction_is_allowed() {
     let err = q.check_eviction().await.expect_err("the server evicts");
     assert_eq!(err.code(), "CONFIG", "{err}");
     assert!(err.to_string().contains("allkeys-random"), "{err}");
+    // as a value: the same reason, not an error
+    let risk = q.eviction_risk().await.unwrap().expect("a risk");
+    assert!(
+        risk.contains("allkeys-random") && risk.contains("maxmemory 1073741824 bytes"),
+        "{risk}"
+    );
+    assert_eq!(err.to_string(), Error::Config(risk).to_string());
     assert_eq!(server.cli(&["DBSIZE"]), dbsize);
     // no memory limit, or a policy that evicts only keys with an expiry: nothing to refuse
     assert_eq!(server.cli(&["CONFIG", "SET", "maxmemory", "0"]), "OK");
     q.check_eviction().await.unwrap();
+    assert_eq!(q.eviction_risk().await.unwrap(), None);
     let q = Queue::connect(&server.url(), "evicts", config())
         .await
         .unwrap();

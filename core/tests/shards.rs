@@ -472,9 +472,16 @@ async fn every_node_of_a_cluster_is_checked_for_eviction() {
     );
     // the check itself, from the client that allowed eviction: the other nodes named
     refused(q.check_eviction().await.unwrap_err());
+    let risk = q
+        .eviction_risk()
+        .await
+        .unwrap()
+        .expect("the other nodes evict");
+    refused(Error::Config(risk));
     // those nodes made safe: opens, nothing lost
     set_policy("noeviction");
     q.check_eviction().await.unwrap();
+    assert_eq!(q.eviction_risk().await.unwrap(), None);
     let q = Queue::connect(&url, &name, existing).await.unwrap();
     assert_eq!(q.stats().await.unwrap().ready, 24);
 }

@@ -262,11 +262,9 @@ impl Console {
     }
 
     /// The warning above a queue's page when its Redis may evict its keys
-    /// (`Queue::check_eviction`).
+    /// (`Queue::eviction_risk`; a failed check shows none: the page's own reads report it).
     async fn eviction_warning(&self, q: &Queue<Arc<RedisExecutor>>) -> Option<String> {
-        let Err(crawlq::Error::Config(why)) = q.check_eviction().await else {
-            return None;
-        };
+        let why = q.eviction_risk().await.ok().flatten()?;
         Some(if self.change_config.allow_eviction {
             why
         } else {
@@ -274,6 +272,19 @@ impl Console {
                 "{why}. Actions on this queue are refused unless the console runs with -o allow_eviction=true."
             )
         })
+    }
+
+    /// [`Console::frame`] of a page of queue `q`, with the warning when its Redis may evict
+    /// its keys: every page of a queue at risk shows it.
+    async fn queue_frame<'a>(
+        &self,
+        request: &'a Request,
+        refresh: Option<u32>,
+        q: &Queue<Arc<RedisExecutor>>,
+    ) -> Frame<'a> {
+        let mut frame = self.frame(request, refresh);
+        frame.warning = self.eviction_warning(q).await;
+        frame
     }
 
     /// The frame of a page that shows no message of an action and never reloads.
@@ -535,10 +546,19 @@ impl Console {
         };
         let names = self.queues();
         let mut rows = Vec::new();
+        // (the queues whose Redis may evict their keys, with the first reason given)
+        let mut at_risk: Vec<&str> = Vec::new();
+        let mut risk = None;
         for name in names.iter().take(LIST_LIMIT) {
             let figures = match Queue::with_executor(exec.clone(), name, self.config.clone()) {
                 Ok(q) => match (q.stats().await, q.is_paused().await) {
-                    (Ok(s), Ok(p)) => Ok((s, p)),
+                    (Ok(s), Ok(p)) => {
+                        if let Ok(Some(why)) = q.eviction_risk().await {
+                            at_risk.push(name);
+                            risk.get_or_insert(why);
+                        }
+                        Ok((s, p))
+                    }
                     (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
                 },
                 Err(e) => Err(e.to_string()),
@@ -562,10 +582,16 @@ impl Console {
             ));
         }
         let refresh = request.query("live").map(|_| 10);
-        Response::html(
-            200,
-            pages::queues(&self.frame(request, refresh), &rows, note.as_deref()),
-        )
+        let mut frame = self.frame(request, refresh);
+        frame.warning = risk.map(|why| {
+            let actions = if self.change_config.allow_eviction {
+                ""
+            } else {
+                " Actions on them are refused unless the console runs with -o allow_eviction=true."
+            };
+            format!("Queues at risk ({}): {why}.{actions}", at_risk.join(", "))
+        });
+        Response::html(200, pages::queues(&frame, &rows, note.as_deref()))
     }
 
     async fn queue_page(&self, request: &Request, name: &str) -> Response {
@@ -606,8 +632,7 @@ impl Console {
             crawls,
         };
         let refresh = request.query("live").map(|_| 10);
-        let mut frame = self.frame(request, refresh);
-        frame.warning = self.eviction_warning(&q).await;
+        let frame = self.queue_frame(request, refresh, &q).await;
         Response::html(200, pages::queue(&frame, &view))
     }
 
@@ -776,7 +801,10 @@ impl Console {
             now_ms,
             default_delay: self.config.host_delay,
         };
-        Response::html(200, pages::hosts(&self.frame(request, None), &view))
+        Response::html(
+            200,
+            pages::hosts(&self.queue_frame(request, None, &q).await, &view),
+        )
     }
 
     async fn host_page(&self, request: &Request, name: &str, host: &str) -> Response {
@@ -801,7 +829,8 @@ impl Console {
                     now_ms,
                     default_delay: self.config.host_delay,
                 };
-                Response::html(200, pages::host(&self.frame(request, None), &view))
+                let frame = self.queue_frame(request, None, &q).await;
+                Response::html(200, pages::host(&frame, &view))
             }
             Err(e) => self.failed(&e),
         }
@@ -843,7 +872,8 @@ impl Console {
             page_size: CRAWLS_PAGE,
         };
         let refresh = request.query("live").map(|_| 10);
-        Response::html(200, pages::crawls(&self.frame(request, refresh), &view))
+        let frame = self.queue_frame(request, refresh, &q).await;
+        Response::html(200, pages::crawls(&frame, &view))
     }
 
     async fn crawl_page(&self, request: &Request, name: &str, crawl: &str) -> Response {
@@ -877,7 +907,8 @@ impl Console {
             samples: &samples,
         };
         let refresh = request.query("live").map(|_| 10);
-        Response::html(200, pages::crawl(&self.frame(request, refresh), &view))
+        let frame = self.queue_frame(request, refresh, &q).await;
+        Response::html(200, pages::crawl(&frame, &view))
     }
 
     async fn leased_page(&self, request: &Request, name: &str) -> Response {
@@ -887,10 +918,10 @@ impl Console {
         };
         let offset = request.offset();
         match q.leased_items(LEASED_PAGE, offset).await {
-            Ok(page) => Response::html(
-                200,
-                pages::leased(&self.frame(request, None), name, &page, offset, LEASED_PAGE),
-            ),
+            Ok(page) => {
+                let frame = self.queue_frame(request, None, &q).await;
+                Response::html(200, pages::leased(&frame, name, &page, offset, LEASED_PAGE))
+            }
             Err(e) => self.failed(&e),
         }
     }
@@ -951,7 +982,8 @@ impl Console {
             reason,
             now_ms,
         };
-        Response::html(200, pages::dead(&self.frame(request, None), &view))
+        let frame = self.queue_frame(request, None, &q).await;
+        Response::html(200, pages::dead(&frame, &view))
     }
 
     async fn dead_letter_page(&self, request: &Request, name: &str, id: &str) -> Response {
@@ -964,10 +996,10 @@ impl Console {
             crawlq::Result::Ok((found.into_iter().next().flatten(), q.stats().await?.now_ms))
         };
         match read.await {
-            Ok((Some(letter), now_ms)) => Response::html(
-                200,
-                pages::dead_letter(&self.frame(request, None), name, &letter, now_ms),
-            ),
+            Ok((Some(letter), now_ms)) => {
+                let frame = self.queue_frame(request, None, &q).await;
+                Response::html(200, pages::dead_letter(&frame, name, &letter, now_ms))
+            }
             Ok((None, _)) => self.not_found(&format!(
                 "No dead letter {id:?} in {name} (requeued or purged?)."
             )),

@@ -500,12 +500,38 @@ impl<E: Executor> Queue<E> {
     /// # }
     /// ```
     pub async fn check_eviction(&self) -> Result<()> {
-        let layout = self.layout().await?;
-        self.exec.eval(self.home.shards(0, true)).await?;
-        if layout.count() > 1 {
-            self.check_eviction_elsewhere(layout).await?;
+        match self.eviction_risk().await? {
+            Some(why) => Err(Error::Config(why)),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// [`Queue::check_eviction`] as a value: `None` when no server holding the queue may evict
+    /// its keys, else the reason (the policy and memory limit, as the refusal names them). Any
+    /// other failure (the connection, a layout this client cannot use) is an error. It only
+    /// reads; the bindings' `eviction_risk` / `evictionRisk`.
+    ///
+    /// ```no_run
+    /// # async fn demo(q: &crawlq::Queue<crawlq::RedisExecutor>) -> crawlq::Result<()> {
+    /// if let Some(why) = q.eviction_risk().await? {
+    ///     eprintln!("warning: {why}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn eviction_risk(&self) -> Result<Option<String>> {
+        // (the layout first: its own errors are errors; after it, the only refusal the
+        // read-only checks answer is the eviction one)
+        let layout = self.layout().await?;
+        let checked = match self.exec.eval(self.home.shards(0, true)).await {
+            Ok(_) if layout.count() > 1 => self.check_eviction_elsewhere(layout).await,
+            other => other.map(|_| ()),
+        };
+        match checked {
+            Ok(()) => Ok(None),
+            Err(Error::Config(why)) => Ok(Some(why)),
+            Err(e) => Err(e),
+        }
     }
 
     /// The first call checked the server of the queue's home for eviction (`shards`, ARGV 4);

@@ -108,6 +108,7 @@ pub enum JsCall {
     },
     Resume,
     IsPaused,
+    EvictionRisk,
     PauseHost {
         host: String,
         duration: Option<Duration>,
@@ -423,6 +424,7 @@ impl JsCall {
             },
             "resume" => JsCall::Resume,
             "isPaused" => JsCall::IsPaused,
+            "evictionRisk" => JsCall::EvictionRisk,
             "pauseHost" => JsCall::PauseHost {
                 host: a.string(0, "host")?,
                 duration: ms(&a, 1, "durationMs")?,
@@ -692,6 +694,7 @@ impl JsCall {
             }),
             JsCall::Resume => json!(q.resume().await?),
             JsCall::IsPaused => json!(q.is_paused().await?),
+            JsCall::EvictionRisk => json!(q.eviction_risk().await?),
             JsCall::PauseHost { host, duration } => info(q.pause_host(&host, duration).await?),
             JsCall::ResumeHost { host } => info(q.resume_host(&host).await?),
             JsCall::HostInfo { host } => info(q.host_info(&host).await?),

@@ -128,6 +128,11 @@ macro_rules! js_queue_methods {
                 "was paused.";
             is_paused "isPaused" () "" "Promise<boolean>"
                 "Whether the queue is paused.";
+            eviction_risk "evictionRisk" () "" "Promise<string | null>"
+                "Whether the Redis server holding the queue may evict its keys when its memory is"
+                "full (on a Redis Cluster, every master holding a shard): `null` when none may, else"
+                "why, as the `ERR_CRAWLQ_CONFIG` a queue opened without `allowEviction` rejects with."
+                "A monitor opened with `allowEviction` shows it. Only reads.";
             pause_host "pauseHost" (host, durationMs) "host: string, durationMs?: number | null" "Promise<HostInfo>"
                 "Pause a host for every worker: no lease takes its items for `durationMs` (the Redis"
                 "clock) or, without it (or `null`), until `resumeHost`.";
