@@ -407,6 +407,13 @@ export interface CrawlStats {
   rate: number | null
   /** The most new URLs each host may add to it (`setCrawlHostBudget`); `null`: none. */
   hostBudget: number | null
+  /**
+   * Its items acked over the last minute of the Redis clock, a second (the current minute's
+   * count and the part of the minute before that the last 60 seconds still cover).
+   */
+  donePerSecond: number
+  /** Its items seeded (added) over the last minute, a second, reckoned the same way. */
+  seededPerSecond: number
 }
 
 export interface HostInfo {

@@ -272,7 +272,7 @@ final class Queue
      * A named crawl's counts, exact, summed over the shards; zeros for a crawl never seeded.
      * `seen` counts the URLs of the crawl in the seen set.
      *
-     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null}
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null, done_per_second: float, seeded_per_second: float}
      */
     public function crawlStats(string $crawl): mixed {}
 
@@ -281,7 +281,7 @@ final class Queue
      * (null: no cap); other crawls on its hosts are leased meanwhile. With several shards the
      * cap is split among them and must be at least the shard count. Returns the crawl's stats.
      *
-     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null}
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null, done_per_second: float, seeded_per_second: float}
      * @throws InvalidArgumentException when `$cap` is below 1 or below the shard count, or the name is not a crawl name
      */
     public function setCrawlCap(string $crawl, ?int $cap = null): mixed {}
@@ -291,7 +291,7 @@ final class Queue
      * with due work there in proportion to their weights (null: the default, 1), for the items
      * queued from now on. Returns the crawl's stats.
      *
-     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null}
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null, done_per_second: float, seeded_per_second: float}
      * @throws InvalidArgumentException when `$weight` is not from 1 to 1000
      */
     public function setCrawlWeight(string $crawl, ?int $weight = null): mixed {}
@@ -302,7 +302,7 @@ final class Queue
      * report's `invalid`) and not marked seen, so it comes in once the budget grows; the host's
      * own budget holds as well. Returns the crawl's stats.
      *
-     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null}
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null, done_per_second: float, seeded_per_second: float}
      * @throws InvalidArgumentException when `$urls` is negative
      */
     public function setCrawlHostBudget(string $crawl, ?int $urls = null): mixed {}
@@ -312,7 +312,7 @@ final class Queue
      * workers together, spaced evenly (null: no rate); other crawls are leased meanwhile. With
      * several shards each shard leases its share. Returns the crawl's stats.
      *
-     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null}
+     * @return array{pending: int, ready: int, delayed: int, leased: int, dead: int, done: int, seen: int, hosts: int, oldest_pending_age: float|null, seeded_total: int, cap: int|null, paused: bool, deleting: bool, held_hosts: int, weight: int, rate: float|null, host_budget: int|null, done_per_second: float, seeded_per_second: float}
      * @throws InvalidArgumentException when `$per_second` is not above 0 (or above 1,000,000)
      */
     public function setCrawlRate(string $crawl, ?float $per_second = null): mixed {}

@@ -983,7 +983,8 @@ final class QueueTest extends TestCase
 
     public function testNamedCrawlsKeepOneItemPerCrawlAndAPagesLinksInItsCrawl(): void
     {
-        $q = $this->open(['host_delay' => 0.0]);
+        // (T0 starts a minute of the clock: the crawls' rates below are exact)
+        $q = $this->open(['host_delay' => 0.0, 'fixed_clock' => T0 / 1000]);
         foreach ([null, 'red', 'blue'] as $crawl) {
             $this->assertSame(1, $q->seed(['http://a.com/x'], ['crawl' => $crawl])->added);
             $this->assertSame(1, $q->seed(['http://a.com/x'], ['crawl' => $crawl])->duplicates);
@@ -997,7 +998,8 @@ final class QueueTest extends TestCase
         $r = $q->ackWithLinks($page, ['http://b.com/next']);
         $this->assertSame(1, $r['links']->added);
         $this->assertSame('site', $q->lease(1, 0.0)[0]->crawl);
-        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'hosts' => 0, 'oldest_pending_age' => null, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'deleting' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null],
+        $this->assertSame(['pending' => 0, 'ready' => 0, 'delayed' => 0, 'leased' => 1, 'dead' => 0, 'done' => 1, 'seen' => 2, 'hosts' => 0, 'oldest_pending_age' => null, 'seeded_total' => 2, 'cap' => null, 'paused' => false, 'deleting' => false, 'held_hosts' => 0, 'weight' => 1, 'rate' => null, 'host_budget' => null,
+            'done_per_second' => 0.016667, 'seeded_per_second' => 0.033333],
             $q->crawlStats('site'));
         try {
             $q->seed(['http://a.com/'], ['crawl' => 'a:b']);

@@ -17,7 +17,10 @@ def test_a_url_is_one_item_in_each_crawl(q: crawlq.Queue) -> None:
         assert q.seed(["http://a.com/x"], crawl=crawl).duplicates == 1
     leased = q.lease(10, wait=0)
     assert sorted(lease.crawl or "" for lease in leased) == ["", "blue", "red"]
-    assert q.crawl_stats("red") == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
+    stats = q.crawl_stats("red")
+    # (its one seed of this minute, or of the minute before weighed by what is left of it)
+    assert 0 < stats.pop("seeded_per_second") <= 0.016667 and stats.pop("done_per_second") == 0.0
+    assert stats == {"pending": 0, "ready": 0, "delayed": 0, "leased": 1, "dead": 0, "done": 0,
                                     "seen": 1, "hosts": 0, "oldest_pending_age": None, "seeded_total": 1, "cap": None, "paused": False, "deleting": False, "held_hosts": 0, "weight": 1, "rate": None, "host_budget": None}
     assert q.ack(leased) == [True, True, True]
     assert q.stats()["done"] == 3
@@ -33,9 +36,16 @@ def test_a_crawls_hosts_and_oldest_pending_age_in_seconds(redis_server: RedisSer
     q._set_fixed_clock(T0 + 2500)
     stats = q.crawl_stats("red")
     assert (stats["hosts"], stats["oldest_pending_age"]) == (2, 2.5)
+    # its rates over the last minute, a second: T0 starts a minute of the clock
+    assert (stats["done_per_second"], stats["seeded_per_second"]) == (0.0, 0.05)
     q.ack(q.lease(10, wait=0))
     stats = q.crawl_stats("red")
     assert (stats["hosts"], stats["oldest_pending_age"], stats["done"]) == (0, None, 3)
+    assert (stats["done_per_second"], stats["seeded_per_second"]) == (0.05, 0.05)
+    # 30 s into the next minute, half of that minute is still within the last 60 s
+    q._set_fixed_clock(T0 + 90_000)
+    stats = q.crawl_stats("red")
+    assert (stats["done_per_second"], stats["seeded_per_second"]) == (0.025, 0.025)
     q.close()
 
 

@@ -260,8 +260,8 @@ test('a seed lets the client send each chunk (yieldNow) before it prepares the n
 
 test('named crawls through wasm and native on one queue: the crawl is on every lease, de-duplication per crawl', async () => {
   const name = uniqueName('crawls')
-  const qa = await wasm.Queue.connect(redis.url, name, { hostDelayMs: 0 })
-  const qb = await native.Queue.connect(redis.url, name, { hostDelayMs: 0 })
+  const qa = await wasm.Queue.connect(redis.url, name, { hostDelayMs: 0, fixedClock: T0 })
+  const qb = await native.Queue.connect(redis.url, name, { hostDelayMs: 0, fixedClock: T0 })
   assert.equal((await qa.seed(['http://a.com/x'], { crawl: 'red' })).added, 1)
   assert.equal((await qb.seed(['http://a.com/x'], { crawl: 'red' })).duplicates, 1)
   assert.equal((await qb.seed(['http://a.com/x'], { crawl: 'blue' })).added, 1)
@@ -270,6 +270,12 @@ test('named crawls through wasm and native on one queue: the crawl is on every l
   assert.deepEqual([...fromWasm, ...fromNative].map(l => l.crawl).sort(), ['blue', 'red'])
   assert.deepEqual(await qa.ack(fromNative), [true])
   assert.deepEqual(await qb.ack(fromWasm), [true])
+  // each crawl's rates over the last minute (T0 starts a minute), the same read by either
+  for (const crawl of ['red', 'blue']) {
+    const [a, b] = [await qa.crawlStats(crawl), await qb.crawlStats(crawl)]
+    assert.deepEqual([a.donePerSecond, a.seededPerSecond], [0.016667, 0.016667])
+    assert.deepEqual(a, b)
+  }
   await assert.rejects(qa.seed(['http://a.com/'], { crawl: '' }), e => e.code === 'ERR_CRAWLQ_INVALID_ARGUMENT')
   qa.close()
   qb.close()

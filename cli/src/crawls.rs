@@ -245,6 +245,15 @@ pub fn limits(s: &CrawlStats) -> String {
     }
 }
 
+/// A rate as `crawls show` prints it: two decimals below 10 a second, whole above.
+fn per_second(rate: f64) -> String {
+    if rate < 10.0 {
+        format!("{rate:.2}")
+    } else {
+        format!("{rate:.0}")
+    }
+}
+
 fn show(crawl: &str, s: &CrawlStats, json: bool) {
     if json {
         println!("{}", json::crawl_stats_to_json(s, Style::Snake));
@@ -268,5 +277,10 @@ fn show(crawl: &str, s: &CrawlStats, json: bool) {
         crate::format::duration(std::time::Duration::from_millis(ms))
     });
     println!("  oldest   {oldest}");
+    println!(
+        "  rates    {}/s done, {}/s seeded (the last minute)",
+        per_second(s.done_per_second),
+        per_second(s.seeded_per_second)
+    );
     println!("  limits   {}", limits(s));
 }

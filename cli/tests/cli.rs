@@ -172,8 +172,16 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     let news = String::from_utf8_lossy(&shown.stdout).to_string();
     assert!(news.contains("hosts    3\n"), "{news}");
     assert!(news.contains("oldest   "), "{news}");
+    assert!(
+        news.contains("rates    0.00/s done, ") && news.contains("/s seeded (the last minute)"),
+        "{news}"
+    );
     let shown = crawlq(&["-q", &name, "crawls", "show", "news", "--json"]);
     assert_eq!(json_out(&shown)["hosts"], 3);
+    // its three seeds of this minute (or of the minute before, weighed by what is left of it)
+    let seeded = json_out(&shown)["seeded_per_second"].as_f64().unwrap();
+    assert!(seeded > 0.0 && seeded <= 0.05, "{seeded}");
+    assert_eq!(json_out(&shown)["done_per_second"], 0.0);
     assert!(json_out(&shown)["oldest_pending_age"].is_number());
     assert!(text.contains("news") && text.contains("shop"), "{text}");
     let capped = crawlq(&["-q", &name, "crawls", "cap", "news", "2", "--json"]);
@@ -234,6 +242,8 @@ async fn crawls_are_listed_capped_paused_resumed_and_deleted() {
     assert_eq!(json_out(&rm)["removed"], 3);
     let shown = crawlq(&["-q", &name, "crawls", "show", "news", "--json"]);
     assert_eq!(json_out(&shown)["deleting"], json!(false));
+    // (its recent counts went with it)
+    assert_eq!(json_out(&shown)["seeded_per_second"], 0.0);
     assert_eq!(q.crawls().await.unwrap(), ["shop"]);
     assert_eq!(q.stats().await.unwrap().pending, 3);
 }

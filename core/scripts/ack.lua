@@ -126,6 +126,8 @@ local revisit_members, revisit_ids = {}, {}
 -- of an ack call is a host of its own (one per host per lease under politeness) and the call
 -- per item measured 1.04x ack(100)'s instructions
 local done_by_host, done_hosts, done_host_count, revisits_by_host = {}, {}, 0, {}
+-- items done per named crawl, for its rates (CRAWL.recent, once per crawl)
+local done_by_crawl = {}
 local live_keys = level_keys(LIVE_PREFIX, 'v', level)
 local level_size = live_keys.size
 local acked = 0
@@ -137,6 +139,9 @@ for i = 0, n - 1 do
     local crawl = records and CRAWL.of(records[i + 1])
     CRAWL.count(crawl, 'leased', -1)
     CRAWL.count(crawl, again and 'delayed' or 'done', 1)
+    if crawl and not again then
+      tally(done_by_crawl, crawl, 1)
+    end
     if again then
       revisit_members[#revisit_members + 1] = int(revisit_at)
       revisit_members[#revisit_members + 1] = again
@@ -183,6 +188,9 @@ for i = 1, done_host_count do
   host_items_add(host, -done_by_host[host])
 end
 tally_flush(revisits_by_host, add_delayed)
+for _, crawl in ipairs(done_by_crawl) do
+  CRAWL.recent(crawl, 'd', done_by_crawl[crawl])
+end
 counter('done', acked)
 counter('acked_total', acked)
 return reported(out, #revisit_members > 0 and revisit_at or -1)

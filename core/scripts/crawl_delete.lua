@@ -213,6 +213,7 @@ function steps.finish()
   redis.pcall('UNLINK', CRAWL.hosts_key(crawl), CRAWL.ages_key(crawl))
   redis.call('SREM', BASE .. ':crawls', crawl)
   redis.call('UNLINK', BASE .. ':c:' .. crawl, CRAWL.held_set(crawl))
+  redis.pcall('UNLINK', BASE .. ':cr:' .. crawl)
   return reply('', '0')
 end
 

@@ -41,4 +41,13 @@ out[14] = type(hosts) == 'number' and hosts or 0
 local oldest = redis.pcall('ZRANGE', CRAWL.ages_key(ARGV[3]), '0', '0', 'WITHSCORES')
 out[15] = type(oldest) == 'table' and oldest[2] and math.max(0, NOW - tonumber(oldest[2])) or -1
 out[16] = paused == 'd' and 1 or 0
+-- its items done and seeded in the clock's current minute and the one before (CRAWL.recent),
+-- and the ms of the current minute gone by, from which a client reckons the last minute's rates
+local minute = math.floor(NOW / 60000)
+local recent = redis.pcall('HMGET', BASE .. ':cr:' .. ARGV[3], 'd:' .. minute, 'd:' .. (minute - 1),
+  's:' .. minute, 's:' .. (minute - 1))
+for i = 1, 4 do
+  out[16 + i] = type(recent) == 'table' and tonumber(recent[i] or '0') or 0
+end
+out[21] = NOW - minute * 60000
 return out

@@ -488,6 +488,7 @@ function SEED.finish(born, forgotten, new_hosts, layout)
     CRAWL.count(SEED.crawl, 'delayed', added_delayed)
     CRAWL.count(SEED.crawl, 'seen', seen_added)
     CRAWL.count(SEED.crawl, 'seeded_total', added)
+    CRAWL.recent(SEED.crawl, 's', added)
     if added > 0 then
       -- (crawls_list; a foreign value there only loses the listing)
       redis.pcall('SADD', BASE .. ':crawls', SEED.crawl)

@@ -673,3 +673,101 @@ async fn each_crawls_hosts_and_oldest_pending_age_follow_its_lanes() {
     assert_eq!(blue.hosts, 0, "blue's item is leased");
     check_invariants(&url, &q).await;
 }
+
+/// The fields of a crawl's recent counts (`cr:<crawl>`) in every shard of `q`.
+async fn recent_fields(q: &Queue<RedisExecutor>, crawl: &str) -> Vec<String> {
+    let url = test_url();
+    let mut out = Vec::new();
+    for node in primaries(&url).await {
+        let mut conn = conn_to(&node).await;
+        for ops in q.layout().await.unwrap().all() {
+            // (a node that does not serve the shard's slot answers MOVED: none there)
+            let fields: Result<Vec<String>, _> = redis::cmd("HKEYS")
+                .arg(format!("{}:cr:{crawl}", ops.keys().base()))
+                .query_async(&mut conn)
+                .await;
+            out.extend(fields.unwrap_or_default());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn a_crawls_rates_are_its_acks_and_seeds_over_the_last_minute() {
+    let url = test_url();
+    let q = open("crawl-rates", no_delay()).await;
+    let rates = |s: CrawlStats| (s.done_per_second, s.seeded_per_second);
+    // T0 starts a minute of the clock (T0 / 60,000 is whole): 10 s into it, 30 of red's URLs
+    // over 10 hosts, 6 of blue's and 5 of the default crawl's
+    assert_eq!(T0 % 60_000, 0);
+    q.set_fixed_clock(Some(T0 + 10_000));
+    let red: Vec<SeedItem> = (0..30)
+        .map(|i| SeedItem::from(format!("http://h{}.example/{i}", i % 10)))
+        .collect();
+    assert_eq!(q.seed(&red, &into("red")).await.unwrap().added, 30);
+    assert_eq!(
+        q.seed(&urls("b.example", 0, 6), &into("blue"))
+            .await
+            .unwrap()
+            .added,
+        6
+    );
+    q.seed(&urls("d.example", 0, 5), &SeedOptions::default())
+        .await
+        .unwrap();
+    // (duplicates are not seeded: they count for nothing)
+    assert_eq!(q.seed(&red[..3], &into("red")).await.unwrap().added, 0);
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.0, 0.5));
+    assert_eq!(rates(q.crawl_stats("blue").await.unwrap()), (0.0, 0.1));
+    // every item leased and acked 20 s into the minute
+    q.set_fixed_clock(Some(T0 + 20_000));
+    assert_eq!(drain(&q).await.len(), 41);
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.5, 0.5));
+    assert_eq!(rates(q.crawl_stats("blue").await.unwrap()), (0.1, 0.1));
+    // 15 s into the next minute the last 60 s hold 45 s of the one before: 3/4 of its counts
+    q.set_fixed_clock(Some(T0 + 75_000));
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.375, 0.375));
+    q.seed(&urls("h0.example", 100, 6), &into("red"))
+        .await
+        .unwrap();
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.375, 0.475));
+    // a revisit counts when it is acked again, not when it is scheduled
+    let leases = q.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(leases.len(), 6, "no delay: the host's six at once");
+    q.ack_revisit(&handles(&leases), Duration::from_secs(3600))
+        .await
+        .unwrap();
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.375, 0.475));
+    // (as the crawl's `done` counts them; the queue's counts every ack)
+    assert_eq!(q.crawl_stats("red").await.unwrap().done, 30);
+    assert_eq!(check_invariants(&url, &q).await.done, 47);
+    // two minutes on, nothing of those minutes is counted; the crawl's next count drops them
+    q.set_fixed_clock(Some(T0 + 180_000));
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.0, 0.0));
+    assert!(!recent_fields(&q, "red").await.is_empty());
+    let minute = T0 / 60_000;
+    let one = urls("h0.example", 200, 1);
+    assert_eq!(q.seed(&one, &into("red")).await.unwrap().added, 1);
+    // (in the shard of that host: h0.example's, where the minute after's seeds went too; a
+    // shard drops its old fields at its own next count)
+    let now = format!("s:{}", minute + 3);
+    let fields = recent_fields(&q, "red").await;
+    assert!(fields.contains(&now), "{fields:?}");
+    assert!(
+        fields
+            .iter()
+            .all(|f| *f == now || f.ends_with(&format!(":{minute}"))),
+        "the older minutes' fields dropped: {fields:?}"
+    );
+    if q.shard_count().await.unwrap() == 1 {
+        assert_eq!(fields, [now]);
+    }
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.0, 0.016667));
+    // a deleted crawl's counts go with it
+    q.delete_crawl("red").await.unwrap();
+    assert!(recent_fields(&q, "red").await.is_empty());
+    assert_eq!(rates(q.crawl_stats("red").await.unwrap()), (0.0, 0.0));
+    assert_eq!(rates(q.crawl_stats("blue").await.unwrap()), (0.0, 0.0));
+    check_invariants(&url, &q).await;
+}

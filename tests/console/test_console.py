@@ -689,7 +689,7 @@ def test_named_crawls_are_listed_and_paused_limited_and_deleted_from_their_page(
     crawlq.Queue(redis_url, "plain", **OPTIONS).seed(["https://p.example/"])
     console = Console(redis_url)
     try:
-        # a few readings of the sampler while news is worked, for its rates
+        # news worked a little: its acks are in its done/s (crawl_stats's rates)
         for _ in range(4):
             leases = q.lease(1, wait=0.2)
             q.ack(leases)

@@ -204,6 +204,11 @@ class CrawlStats(TypedDict):
     """The most of its items leased a second (``set_crawl_rate``); None: no rate."""
     host_budget: Optional[int]
     """The most new URLs each host may add to it (``set_crawl_host_budget``); None: none."""
+    done_per_second: float
+    """Its items acked over the last minute of the Redis clock, a second (the current minute's
+    count and the part of the minute before that the last 60 seconds still cover)."""
+    seeded_per_second: float
+    """Its items seeded (added) over the last minute, a second, reckoned the same way."""
 
 class HostInfo(TypedDict):
     host: str

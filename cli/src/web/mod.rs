@@ -854,16 +854,10 @@ impl Console {
             Ok(read) => read,
             Err(e) => return self.failed(&e),
         };
-        let rows: Vec<pages::CrawlRow> = {
-            let history = self.history.lock().expect("not poisoned");
-            read.into_iter()
-                .map(|(crawl, stats)| pages::CrawlRow {
-                    rates: history.recent_rates(&history::crawl_key(name, &crawl), 60_000),
-                    name: crawl,
-                    stats,
-                })
-                .collect()
-        };
+        let rows: Vec<pages::CrawlRow> = read
+            .into_iter()
+            .map(|(crawl, stats)| pages::CrawlRow { name: crawl, stats })
+            .collect();
         let view = pages::CrawlsView {
             queue: name,
             rows: &rows,
@@ -894,16 +888,15 @@ impl Console {
             Err(e) => return self.failed(&e),
         };
         let key = history::crawl_key(name, crawl);
-        let (samples, rates) = {
+        let samples = {
             let mut history = self.history.lock().expect("not poisoned");
             history.record(&key, Sample::of_crawl(&stats, now_ms));
-            (history.samples(&key), history.recent_rates(&key, 60_000))
+            history.samples(&key)
         };
         let view = pages::CrawlView {
             queue: name,
             crawl,
             stats: &stats,
-            rates,
             samples: &samples,
         };
         let refresh = request.query("live").map(|_| 10);

@@ -356,11 +356,16 @@ fn pager(path: &str, offset: usize, shown: usize, page_size: usize, more: bool) 
     }
 }
 
+/// A rate a second: whole from 10, one decimal from 1, two significant digits below (a crawl
+/// acking one item a minute shows 0.017, not 0.0).
 fn per_second(v: f64) -> String {
     if v >= 10.0 {
         count(v.round() as u64)
-    } else {
+    } else if v >= 1.0 || v <= 0.0 {
         format!("{v:.1}")
+    } else {
+        let decimals = (1 - v.log10().floor() as i32).max(2) as usize;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -695,12 +700,10 @@ pub fn hosts(frame: &Frame, v: &HostsView) -> String {
     )
 }
 
-/// One named crawl of the crawls page: its counts and limits, and its rates over the last
-/// minute of the console's readings.
+/// One named crawl of the crawls page: its counts, limits and rates (`crawl_stats`).
 pub struct CrawlRow {
     pub name: String,
     pub stats: CrawlStats,
-    pub rates: Option<Rates>,
 }
 
 pub struct CrawlsView<'a> {
@@ -712,18 +715,13 @@ pub struct CrawlsView<'a> {
     pub page_size: usize,
 }
 
-fn rate_text(rates: Option<Rates>, f: fn(&Rates) -> f64) -> String {
-    rates.map_or("-".into(), |r| per_second(f(&r)))
-}
-
 pub fn crawls(frame: &Frame, v: &CrawlsView) -> String {
     let path = queue_path(v.queue);
     let mut body = format!(
-        "<p id=\"crawls-shown\">{} named crawls; shown: {} to {}, by name. Rates are over the console's last minute of readings (of the first {} crawls). {}</p>",
+        "<p id=\"crawls-shown\">{} named crawls; shown: {} to {}, by name. Rates are each crawl's over the last minute of the Redis clock. {}</p>",
         count(v.total as u64),
         count(v.offset as u64 + u64::from(!v.rows.is_empty())),
         count((v.offset + v.rows.len()) as u64),
-        count(v.page_size as u64),
         live_link(frame, &format!("{path}/crawls"))
     );
     body.push_str("<table id=\"crawls\"><tr><th>crawl</th><th class=\"n\">pending</th><th class=\"n\">ready</th><th class=\"n\">delayed</th><th class=\"n\">leased</th><th class=\"n\">dead</th><th class=\"n\">done</th><th class=\"n\">done/s</th><th class=\"n\">seeded/s</th><th>limits</th></tr>");
@@ -742,8 +740,8 @@ pub fn crawls(frame: &Frame, v: &CrawlsView) -> String {
         let _ = write!(
             body,
             "<td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
-            rate_text(row.rates, |r| r.acked),
-            rate_text(row.rates, |r| r.seeded),
+            per_second(c.done_per_second),
+            per_second(c.seeded_per_second),
             escape(&crate::crawls::limits(c))
         );
     }
@@ -767,12 +765,12 @@ pub fn crawls(frame: &Frame, v: &CrawlsView) -> String {
     )
 }
 
-/// A named crawl's page: its counts, limits, rates and charts of the console's readings.
+/// A named crawl's page: its counts, limits, rates (`crawl_stats`) and charts of the
+/// console's readings.
 pub struct CrawlView<'a> {
     pub queue: &'a str,
     pub crawl: &'a str,
     pub stats: &'a CrawlStats,
-    pub rates: Option<Rates>,
     pub samples: &'a [Sample],
 }
 
@@ -801,13 +799,13 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
     card(
         &mut body,
         "done/s",
-        &rate_text(v.rates, |r| r.acked),
+        &per_second(c.done_per_second),
         "crawl-done-rate",
     );
     card(
         &mut body,
         "seeded/s",
-        &rate_text(v.rates, |r| r.seeded),
+        &per_second(c.seeded_per_second),
         "crawl-seeded-rate",
     );
     body.push_str("</div><h2>Limits</h2><table id=\"crawl\">");
@@ -1442,4 +1440,21 @@ pub fn message(frame: &Frame, title: &str, text: &str) -> String {
             escape(text)
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_second;
+
+    #[test]
+    fn a_rate_keeps_two_significant_digits_below_one() {
+        let shown: Vec<String> = [0.0, 1.0 / 60.0, 0.05, 0.5, 2.5, 12.4, 1_234.6]
+            .into_iter()
+            .map(per_second)
+            .collect();
+        assert_eq!(
+            shown,
+            ["0.0", "0.017", "0.050", "0.50", "2.5", "12", "1,235"]
+        );
+    }
 }

@@ -122,6 +122,33 @@ function CRAWL.count(crawl, field, delta)
     end
   end
 end
+-- A named crawl's items done (kind 'd') and seeded (kind 's') in the clock's current minute and
+-- the one before, for its rates (crawl_stats): `cr:<crawl>` fields `<kind>:<minute>`, minute
+-- being the clock's ms / 60000 rounded down. A minute's first count drops the fields of the
+-- minutes before the one before, so the hash holds four fields or fewer (a clock moved back
+-- may leave a later minute's until the clock passes it). Written once per call and kind.
+function CRAWL.recent(crawl, kind, n)
+  if crawl and n > 0 then
+    local key = BASE .. ':cr:' .. crawl
+    local minute = math.floor(NOW / 60000)
+    -- (a foreign value there is passed over: only the crawl's rates are lost)
+    if redis.pcall('HINCRBY', key, kind .. ':' .. minute, n) == n then
+      local fields = redis.pcall('HKEYS', key)
+      if type(fields) == 'table' then
+        local old = {}
+        for _, field in ipairs(fields) do
+          local at = tonumber(string.match(field, '^%a:(%d+)$'))
+          if not at or at < minute - 1 then
+            old[#old + 1] = field
+          end
+        end
+        if #old > 0 then
+          redis.call('HDEL', key, unpack(old))
+        end
+      end
+    end
+  end
+end
 
 -- The seen and live sets are split in levels of small integer sets (Redis intsets). Level l has
 -- 1024 * 8^l buckets and takes new members until meta.seen reaches 384 per bucket on average,

@@ -188,6 +188,14 @@ pub struct CrawlStats {
     /// queued), as [`crate::Stats::oldest_pending_age_ms`] for the whole queue; `None` with no
     /// ready item.
     pub oldest_pending_age_ms: Option<u64>,
+    /// Its items acked over the last minute of the Redis clock, a second: the current
+    /// minute's count and the share of the minute before that the last 60 seconds still
+    /// cover, over 60 (0 for a crawl that acked none since; an earlier build's scripts keep
+    /// no such counts).
+    pub done_per_second: f64,
+    /// Its items seeded (added, forced re-adds included) over the last minute, a second,
+    /// reckoned as [`CrawlStats::done_per_second`] is.
+    pub seeded_per_second: f64,
 }
 
 impl Default for CrawlStats {
@@ -210,8 +218,25 @@ impl Default for CrawlStats {
             host_budget: None,
             hosts: 0,
             oldest_pending_age_ms: None,
+            done_per_second: 0.0,
+            seeded_per_second: 0.0,
         }
     }
+}
+
+/// Two shards' rates summed, kept to a millionth (so that a rate read from one shard or
+/// several compares equal).
+fn per_second_sum(a: f64, b: f64) -> f64 {
+    ((a + b) * 1e6).round() / 1e6
+}
+
+/// A count over the last minute as a rate a second, from the counts of the clock's current
+/// minute and of the minute before, `into_ms` into the current one: the minute before counts
+/// for the part of it the last 60 seconds still cover (its items spread evenly over it).
+pub(crate) fn per_second_of_last_minute(current: u64, before: u64, into_ms: u64) -> f64 {
+    let into_ms = into_ms.min(60_000) as f64;
+    let count = current as f64 + before as f64 * (60_000.0 - into_ms) / 60_000.0;
+    per_second_sum(count / 60.0, 0.0)
 }
 
 impl CrawlStats {
@@ -248,6 +273,8 @@ impl CrawlStats {
         // (a host is in one shard)
         self.hosts += other.hosts;
         self.oldest_pending_age_ms = self.oldest_pending_age_ms.max(other.oldest_pending_age_ms);
+        self.done_per_second = per_second_sum(self.done_per_second, other.done_per_second);
+        self.seeded_per_second = per_second_sum(self.seeded_per_second, other.seeded_per_second);
         self
     }
 }

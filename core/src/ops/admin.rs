@@ -54,6 +54,15 @@ impl Ops {
         let items = reply.array()?;
         expect_len(&items, 15, "crawl_stats")?;
         let n = |i: usize| -> Result<u64> { Ok(items[i].int()?.max(0) as u64) };
+        // (the recent counts, absent from the replies of an earlier build's library: 0)
+        let recent = |i: usize| -> Result<u64> {
+            Ok(items
+                .get(i)
+                .map(|r| r.int())
+                .transpose()?
+                .unwrap_or(0)
+                .max(0) as u64)
+        };
         Ok(crate::CrawlStats {
             ready: n(0)?,
             delayed: n(1)?,
@@ -72,6 +81,16 @@ impl Ops {
             oldest_pending_age_ms: u64::try_from(items[14].int()?).ok(),
             // (absent from the replies of an earlier build's library)
             deleting: items.get(15).map(|d| d.int()).transpose()? == Some(1),
+            done_per_second: crate::model::per_second_of_last_minute(
+                recent(16)?,
+                recent(17)?,
+                recent(20)?,
+            ),
+            seeded_per_second: crate::model::per_second_of_last_minute(
+                recent(18)?,
+                recent(19)?,
+                recent(20)?,
+            ),
         })
     }
 

@@ -180,7 +180,8 @@ pub fn leased_page_to_json(page: &LeasedPage, style: Style) -> Value {
 
 /// A named crawl's counts: pending, ready, delayed, leased, dead, done, seen, hosts,
 /// oldest_pending_age (null: no ready item), seeded_total, and its limits: cap (null: none),
-/// paused, deleting, held_hosts, weight, rate (null: none), host_budget (null: none).
+/// paused, deleting, held_hosts, weight, rate (null: none), host_budget (null: none); its
+/// rates over the last minute: done_per_second, seeded_per_second.
 pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
     Out::new(style)
         .value("pending", s.pending())
@@ -203,6 +204,8 @@ pub fn crawl_stats_to_json(s: &crate::CrawlStats, style: Style) -> Value {
         .value("weight", s.weight)
         .value("rate", s.rate)
         .value("host_budget", s.host_budget)
+        .value("done_per_second", s.done_per_second)
+        .value("seeded_per_second", s.seeded_per_second)
         .done()
 }
 
