@@ -56,6 +56,7 @@ Phases (95-character URLs over 1,000 hosts unless said otherwise):
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import glob
 import io
@@ -75,8 +76,11 @@ def start_redis(callgrind_out: str | None = None, server: str = "redis-server") 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    workdir = tempfile.mkdtemp(prefix="crawlq-cost-")
+    # (the caller stops the server; its directory goes when this process ends)
+    atexit.register(shutil.rmtree, workdir, True)
     command = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-               "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-cost-")]
+               "--appendonly", "no", "--dir", workdir]
     if callgrind_out:
         # instructions counted only inside script calls (and the commands they make)
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind_out}",

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -213,6 +214,7 @@ class Redis:
 
     def stop(self) -> None:
         self.cli("SHUTDOWN", "NOSAVE")
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def run_runner(cmd: list[str], env: dict[str, str], expect_items: int) -> float:

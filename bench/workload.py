@@ -2,6 +2,8 @@
 URL workload they seed (~95-char URLs over 1,000 hosts, written once to a temporary file for the
 Rust bench runner to read) and a private redis-server on a free port."""
 
+import atexit
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -28,8 +30,11 @@ def start_redis(*args: str) -> tuple[subprocess.Popen, int]:
     """A redis-server without persistence on a free port of 127.0.0.1 (in a temporary
     directory, with `args` added to its command line), answering PING; the caller kills it."""
     port = free_port()
+    workdir = tempfile.mkdtemp(prefix="crawlq-bench-")
+    # (the caller kills the server; its directory goes when this process ends)
+    atexit.register(shutil.rmtree, workdir, True)
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-bench-"), *args],
+                             "--appendonly", "no", "--dir", workdir, *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True,

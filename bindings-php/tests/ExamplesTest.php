@@ -14,13 +14,15 @@ final class ExamplesTest extends TestCase
     /** @var resource|null */
     private $site = null;
     private int $sitePort = 0;
+    private string $siteId = '';
 
     private function startSite(array $env): string
     {
         $probe = stream_socket_server('tcp://127.0.0.1:0');
         $this->sitePort = (int) substr(strrchr(stream_socket_get_name($probe, false), ':'), 1);
         fclose($probe);
-        $env += ['SITE_ID' => uniqid('', true), 'PATH' => getenv('PATH'), 'PHP_CLI_SERVER_WORKERS' => '4'];
+        $this->siteId = uniqid('', true);
+        $env += ['SITE_ID' => $this->siteId, 'PATH' => getenv('PATH'), 'PHP_CLI_SERVER_WORKERS' => '4'];
         $this->site = proc_open([PHP_BINARY, '-S', "127.0.0.1:{$this->sitePort}", __DIR__ . '/site-router.php'],
             [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes, null, $env);
         for ($i = 0; $i < 250; $i++) {
@@ -47,6 +49,8 @@ final class ExamplesTest extends TestCase
             proc_terminate($this->site, 9);
             proc_close($this->site);
         }
+        // the site's count of rate-limited answers (site-router.php)
+        @unlink(sys_get_temp_dir() . '/crawlq-site-' . $this->siteId . '-429');
     }
 
     private static function readmeBlock(): string

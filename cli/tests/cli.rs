@@ -57,14 +57,36 @@ async fn queue(name: &str) -> Queue<RedisExecutor> {
         .unwrap()
 }
 
-fn temp_file(name: &str, content: &[u8]) -> std::path::PathBuf {
+fn temp_file(name: &str, content: &[u8]) -> TempFile {
     let path = std::env::temp_dir().join(format!(
         "crawlq-cli-{}-{}",
         std::process::id(),
         unique(name)
     ));
     std::fs::write(&path, content).unwrap();
-    path
+    TempFile(path)
+}
+
+/// A file of the system's temporary directory, removed when the test is done with it.
+struct TempFile(std::path::PathBuf);
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 const SEED_FILE: &[u8] = b"# seeds for the test\n\
