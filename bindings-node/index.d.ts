@@ -73,8 +73,8 @@ export interface QueueOptions {
   minReplicas?: number
   /** How long a change waits for `minReplicas` (default 1000). */
   replicaTimeoutMs?: number
-  /** The named crawls this worker leases from, their names separated by spaces (default: every crawl). */
-  leaseCrawls?: string
+  /** The named crawls this worker leases from: a list of names, or one string of them separated by spaces (default: every crawl). */
+  leaseCrawls?: string | string[]
   /** Shards of a new queue, 1..1024, split by host (default: the queue's own, 1 for a new one). */
   shards?: number
   /**

@@ -27,7 +27,7 @@ final class Queue
      *     host_delay_max?: float, crawl_delay_max?: float, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int, seen_cache?: int,
      *     answer_linger?: float, reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
-     *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float, lease_crawls?: string,
+     *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float, lease_crawls?: string|list<string>,
      *     shards?: int, extend_every?: float, revisit_after?: float, sort_query?: bool,
      *     allow_eviction?: bool}|null $options
      * @throws ConfigException for an unknown option or a bad value or URL

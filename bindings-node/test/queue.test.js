@@ -958,6 +958,13 @@ test('a worker leases from its chosen crawls only (leaseCrawls)', async () => {
   assert.deepEqual(leased.map(l => l.crawl), ['small', 'small'])
   assert.equal((await q.crawlStats('big')).leased, 0)
   await assert.rejects(crawlq.Queue.connect(redis.url, name, { leaseCrawls: 'a:b' }), e => e.code === 'ERR_CRAWLQ_CONFIG')
+  // a list of names as well as one string of them; a name with a space in a list is refused
+  const listed = await crawlq.Queue.connect(redis.url, name, { hostDelayMs: 0, leaseCrawls: ['small', 'none-yet'] })
+  await worker.release(leased)
+  assert.deepEqual((await listed.lease({ max: 10, waitMs: 500 })).map(l => l.crawl), ['small', 'small'])
+  await assert.rejects(crawlq.Queue.connect(redis.url, name, { leaseCrawls: ['sm all'] }),
+    e => e.code === 'ERR_CRAWLQ_CONFIG' && e.message.includes('got "sm all"'))
+  listed.close()
   worker.close()
   q.close()
 })

@@ -210,11 +210,18 @@ final class LaravelTest extends TestCase
         $crawled = ['crawl' => 'shop'] + $connection;
         // the same queue, a worker that takes only that crawl's jobs
         $shopOnly = ['options' => ['lease_crawls' => 'shop'] + $connection['options']] + $crawled;
+        // the same with the connection's own setting, and settings it refuses
+        $shopOnlySetting = ['lease_crawls' => ['shop']] + $crawled;
+        $refused = [
+            'lease-crawls-space' => ['lease_crawls' => ['shop', 'new s']] + $crawled,
+            'lease-crawls-colon' => ['lease_crawls' => 'shop a:b'] + $crawled,
+            'lease-crawls-twice' => ['lease_crawls' => ['shop']] + $shopOnly,
+        ];
         $app->instance('config', new Illuminate\Config\Repository(['queue' => [
             'default' => 'crawlq',
             'failed' => ['driver' => 'crawlq', 'connection' => 'crawlq'],
             'connections' => ['crawlq' => $connection, 'unextended' => $unextended, 'crawled' => $crawled,
-                'shop-only' => $shopOnly],
+                'shop-only' => $shopOnly, 'shop-only-setting' => $shopOnlySetting] + $refused,
         ]]));
         $app->register(Illuminate\Bus\BusServiceProvider::class);
         $app->register(Illuminate\Queue\QueueServiceProvider::class);
@@ -274,21 +281,46 @@ final class LaravelTest extends TestCase
         $this->assertSame(['', 'shop', 'shop'], $crawls);
     }
 
-    public function testLeaseCrawlsInTheConnectionsOptionsMakesItsWorkersTakeOnlyThoseCrawls(): void
+    /** The connection's `lease_crawls`, or `lease_crawls` in its options. */
+    public function shopOnlyConnections(): array
+    {
+        return ['in the options' => ['shop-only'], 'the connection\'s setting' => ['shop-only-setting']];
+    }
+
+    /** @dataProvider shopOnlyConnections */
+    public function testLeaseCrawlsMakesTheConnectionsWorkersTakeOnlyThoseCrawls(string $connection): void
     {
         $q = $this->queue();
         $q->push(new CrawlTestJob('http://a.com/default'));
-        $shop = $this->manager->connection('shop-only');
+        $shop = $this->manager->connection($connection);
         $shop->push(new CrawlTestJob('http://a.com/shop/1'));
         $shop->push(new CrawlTestJob('http://b.com/shop/2'));
         for ($i = 0; $i < 3; $i++) {
-            $this->work(3, 0, 'shop-only');
+            $this->work(3, 0, $connection);
         }
         $ran = array_keys(Ran::$log);
         sort($ran);
         $this->assertSame(['http://a.com/shop/1', 'http://b.com/shop/2'], $ran, 'its crawl\'s jobs only');
         $this->assertSame(0, $q->frontier()->crawlStats('shop')['pending']);
         $this->assertSame(1, $q->size(), 'the default crawl\'s job is left for other workers');
+    }
+
+    public function testAConnectionsLeaseCrawlsThatIsNotAListOfCrawlNamesIsRefused(): void
+    {
+        // (a connection's queue opens at its first use)
+        foreach ([
+            'lease-crawls-space' => [Crawlq\ConfigException::class, 'got "new s" in ["shop","new s"]'],
+            'lease-crawls-colon' => [Crawlq\ConfigException::class, 'lease_crawls: crawl name "a:b" holds \':\''],
+            'lease-crawls-twice' => [InvalidArgumentException::class, "'lease_crawls' and its options' lease_crawls are both set"],
+        ] as $connection => [$class, $why]) {
+            try {
+                $this->manager->connection($connection)->size();
+                $this->fail("$connection was accepted");
+            } catch (Throwable $e) {
+                $this->assertInstanceOf($class, $e, $connection);
+                $this->assertStringContainsString($why, $e->getMessage());
+            }
+        }
     }
 
     /** `php artisan queue:clear $connection --queue=$queue --force`: its exit status and output. */

@@ -954,9 +954,20 @@ final class QueueTest extends TestCase
         $q->seed(array_map(fn ($i) => sprintf('http://h%d.com/big%d', $i % 50, $i), range(0, 99)), ['crawl' => 'big']);
         $q->seed(['http://h49.com/small1', 'http://h48.com/small2'], ['crawl' => 'small']);
         $worker = new Queue(shared_redis()->url(), $name, ['host_delay' => 0.0, 'lease_crawls' => 'small']);
-        $crawls = array_map(fn ($l) => $l->crawl, $worker->lease(10, 0.5));
+        $leased = $worker->lease(10, 0.5);
+        $crawls = array_map(fn ($l) => $l->crawl, $leased);
         $this->assertSame(['small', 'small'], $crawls);
         $this->assertSame(0, $q->crawlStats('big')['leased']);
+        // a list of names as well as one string of them; a name with a space in a list is refused
+        $listed = new Queue(shared_redis()->url(), $name, ['host_delay' => 0.0, 'lease_crawls' => ['small', 'none-yet']]);
+        $worker->release($leased);
+        $this->assertSame(['small', 'small'], array_map(fn ($l) => $l->crawl, $listed->lease(10, 0.5)));
+        try {
+            new Queue(shared_redis()->url(), $name, ['lease_crawls' => ['sm all']]);
+            $this->fail('a name with a space was taken');
+        } catch (Crawlq\ConfigException $e) {
+            $this->assertStringContainsString('got "sm all"', $e->getMessage());
+        }
         $this->expectException(Crawlq\ConfigException::class);
         new Queue(shared_redis()->url(), $name, ['lease_crawls' => 'a:b']);
     }

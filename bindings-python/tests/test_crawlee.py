@@ -75,7 +75,7 @@ def test_lease_crawls_makes_the_client_fetch_only_its_crawls(redis_server: Redis
         q = crawlq.Queue(redis_server.url, name)
         q.seed([f"http://a.com/default/{i}" for i in range(3)])
         q.seed([f"http://a.com/news/{i}" for i in range(3)], crawl="news")
-        client = await storage(redis_server, name, crawl="shop", lease_crawls="shop").create_rq_client()
+        client = await storage(redis_server, name, crawl="shop", lease_crawls=["shop"]).create_rq_client()
         await client.add_batch_of_requests([Request.from_url(f"http://b.com/shop/{i}") for i in range(2)])
         fetched = []
         while (request := await client.fetch_next_request()) is not None:

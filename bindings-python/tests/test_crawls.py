@@ -270,6 +270,13 @@ def test_a_worker_leases_from_its_chosen_crawls_only(redis_server: RedisServer, 
     assert q.crawl_stats("big")["leased"] == 0
     with pytest.raises(crawlq.ConfigError, match="lease_crawls"):
         crawlq.Queue(redis_server.url, name, lease_crawls="a:b")
+    # a list of names as well as one string of them; a name with a space in a list is refused
+    listed = crawlq.Queue(redis_server.url, name, host_delay=0.0, lease_crawls=["small", "none-yet"])
+    worker.release(leased)
+    assert sorted(lease.crawl for lease in listed.lease(10, wait=0.5)) == ["small", "small"]
+    with pytest.raises(crawlq.ConfigError, match='got "sm all"'):
+        crawlq.Queue(redis_server.url, name, lease_crawls=["sm all"])
+    listed.close()
     worker.close()
     q.close()
 

@@ -3,6 +3,7 @@ spider processes on the local test site) is tests/frameworks/run.py."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -232,12 +233,18 @@ def test_crawlq_crawl_seeds_into_a_named_crawl(redis_server: RedisServer, name: 
     assert sorted(lease.crawl or "" for lease in leases) == ["", "news"]
 
 
-def test_lease_crawls_in_crawlq_options_makes_the_spider_take_only_its_crawls(redis_server: RedisServer, name: str) -> None:
+@pytest.mark.parametrize("chosen", [
+    {"CRAWLQ_OPTIONS": {"lease_crawls": "news", "host_delay": 0}},
+    {"CRAWLQ_OPTIONS": {"host_delay": 0}, "CRAWLQ_LEASE_CRAWLS": ["news"]},
+    {"CRAWLQ_OPTIONS": {"host_delay": 0}, "CRAWLQ_LEASE_CRAWLS": "news"},
+], ids=["crawlq_options", "setting_list", "setting_string"])
+def test_lease_crawls_makes_the_spider_take_only_its_crawls(redis_server: RedisServer, name: str,
+                                                            chosen: dict) -> None:
     q = crawlq.Queue(redis_server.url, name)
     q.seed([f"http://a.example/default/{i}" for i in range(3)])
     q.seed([f"http://a.example/shop/{i}" for i in range(3)], crawl="shop")
     q.seed([f"http://b.example/news/{i}" for i in range(2)], crawl="news")
-    settings = {"CRAWLQ_QUEUE": name, "CRAWLQ_CRAWL": "news", "CRAWLQ_OPTIONS": {"lease_crawls": "news", "host_delay": 0},
+    settings = {"CRAWLQ_QUEUE": name, "CRAWLQ_CRAWL": "news", **chosen,
                 "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
                 "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
     scheduler = _open(settings, redis_server)
@@ -258,6 +265,26 @@ def test_lease_crawls_in_crawlq_options_makes_the_spider_take_only_its_crawls(re
         scheduler.close("shutdown")
     assert {c: q.crawl_stats(c)["pending"] for c in ("shop", "news")} == {"shop": 3, "news": 3}, "released on close"
     assert q.stats()["pending"] == 9, "the default crawl's 3 were not taken"
+
+
+def test_crawlq_lease_crawls_takes_several_names_and_refuses_what_is_not_a_crawl_list(
+    redis_server: RedisServer, name: str
+) -> None:
+    def scheduler(**settings: Any) -> Scheduler:
+        return Scheduler.from_crawler(get_crawler(Spider, {"CRAWLQ_URL": redis_server.url, "CRAWLQ_QUEUE": name,
+                                                          **settings}))
+
+    assert scheduler(CRAWLQ_LEASE_CRAWLS=("news", "shop")).options["lease_crawls"] == ["news", "shop"]
+    for value, why in [
+        (["news", "sh op"], 'got "sh op"'),
+        (["news", ""], 'got ""'),
+        (["a:b"], "lease_crawls: crawl name \"a:b\" holds ':'"),
+        (7, "a string of names separated by spaces, or a list of names"),
+    ]:
+        with pytest.raises(crawlq.ConfigError, match=re.escape(why)):
+            scheduler(CRAWLQ_LEASE_CRAWLS=value)
+    with pytest.raises(NotConfigured, match="both set: set one of them"):
+        scheduler(CRAWLQ_LEASE_CRAWLS=["news"], CRAWLQ_OPTIONS={"lease_crawls": "news"})
 
 
 def test_leases_in_flight_are_kept_alive_by_the_queue_and_an_undecodable_item_is_never_held(

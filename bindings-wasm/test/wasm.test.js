@@ -338,10 +338,12 @@ test('a wasm worker leasing from its chosen crawl takes only that crawl\'s items
   const qb = await native.Queue.connect(redis.url, name, { hostDelayMs: 0 })
   await qb.seed(Array.from({ length: 40 }, (_, i) => `http://h${i % 20}.com/big${i}`), { crawl: 'big' })
   await qb.seed(['http://h19.com/small'], { crawl: 'small' })
-  const worker = await wasm.Queue.connect(redis.url, name, { hostDelayMs: 0, leaseCrawls: 'small' })
+  const worker = await wasm.Queue.connect(redis.url, name, { hostDelayMs: 0, leaseCrawls: ['small'] })
   const leased = await worker.lease({ max: 10, waitMs: 500 })
   assert.deepEqual(leased.map(l => l.crawl), ['small'])
   assert.equal((await qb.crawlStats('big')).leased, 0)
+  await assert.rejects(wasm.Queue.connect(redis.url, name, { leaseCrawls: ['sm all'] }),
+    e => e.code === 'ERR_CRAWLQ_CONFIG' && e.message.includes('got "sm all"'))
   worker.close()
   qb.close()
 })

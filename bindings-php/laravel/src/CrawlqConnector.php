@@ -18,6 +18,7 @@ use Illuminate\Queue\Connectors\ConnectorInterface;
  *     'handler' => null,          // 'App\Crawl\PageHandler@handle' for items other languages seed
  *     'after_commit' => false,
  *     'crawl' => null,            // a named crawl the jobs go into (docs/crawls.md)
+ *     'lease_crawls' => null,     // the named crawls its workers pop from, e.g. ['shop']; null: all
  * ],
  * ```
  */
@@ -40,6 +41,7 @@ class CrawlqConnector implements ConnectorInterface
             $config['handler'] ?? null,
             (bool) ($config['after_commit'] ?? false),
             isset($config['crawl']) ? (string) $config['crawl'] : null,
+            $config['lease_crawls'] ?? null,
         );
     }
 }

@@ -49,6 +49,7 @@ class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
         private readonly ?string $handler = null,
         bool $dispatchAfterCommit = false,
         private readonly ?string $crawl = null,
+        private readonly string|array|null $leaseCrawls = null,
     ) {
         $this->dispatchAfterCommit = $dispatchAfterCommit;
     }
@@ -57,7 +58,7 @@ class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
      * The options of the driver's own seeds: the connection's `crawl`, the named crawl its jobs
      * go into (de-duplicated within it, its hosts shared with every other crawl; the links a
      * job's page queues with `deleteWithLinks` go into the page's crawl). Jobs are popped from
-     * every crawl of the queue.
+     * every crawl of the queue, or only from the connection's `lease_crawls`.
      *
      * @return array<string, string>
      */
@@ -85,6 +86,15 @@ class CrawlqQueue extends Queue implements QueueContract, ClearableQueue
         $options = $this->options;
         if ($this->leaseTtl !== null) {
             $options['lease_ttl'] = $this->leaseTtl;
+        }
+        if ($this->leaseCrawls !== null) {
+            if (isset($options['lease_crawls'])) {
+                throw new \InvalidArgumentException(
+                    "a crawlq connection's 'lease_crawls' and its options' lease_crawls are both set: set one of them"
+                );
+            }
+            // (a list of names or one string of them; the queue's option checks them)
+            $options['lease_crawls'] = $this->leaseCrawls;
         }
         return \Crawlq\framework_options($options);
     }

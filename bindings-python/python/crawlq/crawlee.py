@@ -483,7 +483,8 @@ class CrawlqStorageClient(StorageClient):
     start before :meth:`pre_navigation_hook` makes it take a turn of its host; ``crawl`` names
     the crawl the requests it seeds go into (docs/crawls.md: de-duplicated within it, its hosts
     shared with every other crawl; links sent with a page's answer go into the page's crawl;
-    leases come from every crawl); other keyword options are :class:`crawlq.AsyncQueue` options.
+    leases come from every crawl, or with ``lease_crawls=["shop"]``, a queue option, only from
+    those crawls); other keyword options are :class:`crawlq.AsyncQueue` options.
     ``other_storage`` keeps datasets and key-value stores (default: in memory).
     """
 

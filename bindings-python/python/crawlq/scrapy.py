@@ -12,6 +12,7 @@ Settings (``settings.py`` or ``custom_settings``)::
     CRAWLQ_QUEUE = "%(spider)s"        # the queue's name; %(spider)s is the spider's name
     CRAWLQ_OPTIONS = {"host_delay": 1.0, "max_attempts": 3}   # crawlq.Queue keyword options
     CRAWLQ_CRAWL = None                # a named crawl to seed into (docs/crawls.md); None: none
+    CRAWLQ_LEASE_CRAWLS = None         # the named crawls to lease from, e.g. ["news"]; None: all
     CRAWLQ_ANSWER_THREADS = 8          # pages answered at once off the reactor (0: on it)
 
 What happens to a request:
@@ -25,7 +26,10 @@ What happens to a request:
   (then it is seeded with ``force``: queued again once finished, never while queued or leased).
 * With ``CRAWLQ_CRAWL`` set, the requests it seeds go into that named crawl (de-duplicated
   within it, its hosts shared with every other crawl of the queue); the requests a page yields
-  go into the page's crawl. Leases come from every crawl of the queue.
+  go into the page's crawl. Leases come from every crawl of the queue, or, with
+  ``CRAWLQ_LEASE_CRAWLS`` (a list of crawl names, or one string of names separated by spaces),
+  only from those crawls (the queue option ``lease_crawls``; the default crawl is not among
+  them).
 * ``next_request`` leases one item (``lease(1, wait=0)``) and rebuilds the request; a URL
   seeded by a worker in another language (no payload) becomes ``Request(url)`` for
   ``parse``. The lease rides in ``request.meta["crawlq_lease"]``.
@@ -285,7 +289,14 @@ class Scheduler:
         self.queue_name: str = settings.get("CRAWLQ_QUEUE", "%(spider)s")
         # the core's rule for adapters: leases in flight are extended by the queue's own
         # extender (a third of the lease time unless CRAWLQ_OPTIONS sets extend_every)
-        self.options: dict[str, Any] = crawlq.framework_options(dict(settings.getdict("CRAWLQ_OPTIONS")))
+        options = dict(settings.getdict("CRAWLQ_OPTIONS"))
+        lease_crawls = settings.get("CRAWLQ_LEASE_CRAWLS")
+        if lease_crawls is not None:
+            if "lease_crawls" in options:
+                raise NotConfigured("CRAWLQ_LEASE_CRAWLS and CRAWLQ_OPTIONS' lease_crawls are both set: set one of them")
+            # (a list of names or one string of them; the queue's option checks them)
+            options["lease_crawls"] = list(lease_crawls) if isinstance(lease_crawls, tuple) else lease_crawls
+        self.options: dict[str, Any] = crawlq.framework_options(options)
         self.force_dont_filter: bool = settings.getbool("CRAWLQ_FORCE_DONT_FILTER", False)
         self.close_when_finished: bool = settings.getbool("CRAWLQ_CLOSE_WHEN_FINISHED", True)
         self.idle_poll: float = settings.getfloat("CRAWLQ_IDLE_POLL", 0.5)

@@ -227,7 +227,7 @@ pub struct Config {
     /// How long a call waits for `min_replicas` (default 1 s).
     pub replica_timeout: Duration,
     /// The named crawls this worker leases from (empty, the default: every crawl and the
-    /// default crawl). As an option, their names separated by spaces. A worker that names
+    /// default crawl). As an option, their names separated by spaces, or a list of names. A worker that names
     /// crawls leases only their items, looking at each crawl's hosts in turn (docs/crawls.md,
     /// "Workers that lease from chosen crawls").
     pub lease_crawls: Vec<String>,
@@ -360,9 +360,7 @@ impl Config {
             ("tls_ca_file", Parsed::Text(p)) => self.tls_ca_file = Some(p),
             ("min_replicas", Parsed::Count(n)) => self.min_replicas = n as u32,
             ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
-            ("lease_crawls", Parsed::Text(names)) => {
-                self.lease_crawls = names.split_whitespace().map(str::to_string).collect()
-            }
+            ("lease_crawls", Parsed::Names(names)) => self.lease_crawls = names,
             ("shards", Parsed::Count(n)) => self.shards = Some(n as u32),
             ("extend_every", Parsed::Duration(d)) => self.extend_every = d,
             ("revisit_after", Parsed::Duration(d)) => self.revisit_after = d,
@@ -613,6 +611,39 @@ mod tests {
     }
 
     #[test]
+    fn lease_crawls_is_a_string_of_names_or_a_list_of_them() {
+        for v in [
+            json!({"lease_crawls": "news  shop"}),
+            json!({"lease_crawls": ["news", "shop"]}),
+        ] {
+            assert_eq!(
+                parse(v.clone(), Style::Snake).unwrap().lease_crawls,
+                ["news", "shop"],
+                "{v}"
+            );
+        }
+        let camel = parse(json!({"leaseCrawls": ["news"]}), Style::Camel).unwrap();
+        assert_eq!(camel.lease_crawls, ["news"]);
+        // (an empty string or list: every crawl, as without the option)
+        for v in [json!({"lease_crawls": ""}), json!({"lease_crawls": []})] {
+            assert!(
+                parse(v.clone(), Style::Snake)
+                    .unwrap()
+                    .lease_crawls
+                    .is_empty(),
+                "{v}"
+            );
+        }
+        let spaced = parse(json!({"lease_crawls": ["a", "b c"]}), Style::Snake).unwrap_err();
+        assert!(
+            spaced
+                .to_string()
+                .contains("got \"b c\" in [\"a\",\"b c\"]"),
+            "{spaced}"
+        );
+    }
+
+    #[test]
     fn bad_options_are_config_errors() {
         for (v, style) in [
             (json!({"leaseTtlMs": 5}), Style::Snake),
@@ -622,6 +653,11 @@ mod tests {
             (json!({"hostKey": "tld"}), Style::Camel),
             (json!({"key_prefix": "a{b"}), Style::Snake),
             (json!({"backoff_base": 10, "backoff_max": 1}), Style::Snake),
+            (json!({"lease_crawls": 7}), Style::Snake),
+            (json!({"leaseCrawls": ["a", "b c"]}), Style::Camel),
+            (json!({"lease_crawls": ["a", ""]}), Style::Snake),
+            (json!({"lease_crawls": ["a", 1]}), Style::Snake),
+            (json!({"lease_crawls": ["a:b"]}), Style::Snake),
         ] {
             assert!(
                 matches!(parse(v.clone(), style), Err(Error::Config(_))),

@@ -16,6 +16,9 @@ pub(super) enum Kind {
     },
     Choice(&'static [&'static str]),
     Text,
+    /// Names: one string of them separated by whitespace, or a list of them (each a whole
+    /// name: one holding whitespace is refused rather than split).
+    Names,
     Timestamp,
     Flag,
 }
@@ -154,7 +157,7 @@ pub(super) const SPECS: &[Spec] = &[
     },
     Spec {
         snake: "lease_crawls",
-        kind: Kind::Text,
+        kind: Kind::Names,
     },
     Spec {
         snake: "shards",
@@ -188,6 +191,7 @@ pub(super) enum Parsed {
     Count(u64),
     Fraction(f64),
     Text(String),
+    Names(Vec<String>),
     Timestamp(i64),
     Flag(bool),
 }
@@ -258,6 +262,26 @@ pub(super) fn parse_value(spec: &Spec, value: &Value, style: Style) -> Result<Pa
             .as_str()
             .map(|s| Parsed::Text(s.to_string()))
             .ok_or_else(|| err("a string")),
+        Kind::Names => match value {
+            Value::String(names) => Ok(Parsed::Names(
+                names.split_whitespace().map(str::to_string).collect(),
+            )),
+            Value::Array(list) => list
+                .iter()
+                .map(|name| match name.as_str() {
+                    Some(n) if !n.is_empty() && !n.chars().any(char::is_whitespace) => {
+                        Ok(n.to_string())
+                    }
+                    _ => Err(Error::Config(format!(
+                        "option {name_in:?} must be a string of names separated by spaces or a list \
+                         of names (each a non-empty string without spaces), got {name} in {value}",
+                        name_in = name_in(spec, style)
+                    ))),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Parsed::Names),
+            _ => Err(err("a string of names separated by spaces, or a list of names")),
+        },
         Kind::Timestamp => timestamp_from_value(value, style)
             .map(Parsed::Timestamp)
             .ok_or_else(|| err("a timestamp")),
