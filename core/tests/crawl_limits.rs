@@ -502,6 +502,53 @@ async fn deleting_a_crawl_finds_its_delayed_items_among_other_records_that_look_
 }
 
 #[tokio::test]
+async fn deleting_a_crawl_finds_its_dead_letters_among_other_records_that_look_alike() {
+    // a name with a Redis glob's pattern characters; dead letters of other crawls whose
+    // reasons spell the crawl's record field, and of the crawl whose reasons spell another's
+    let server = RedisServer::start();
+    let one_shard = Config {
+        shards: None,
+        ..no_delay()
+    };
+    let q = Queue::connect(&server.url(), "delete-dead", one_shard)
+        .await
+        .unwrap();
+    let name = "re*[1]?";
+    q.seed(&spread("big", 300, 1), &into("big")).await.unwrap();
+    q.seed(&spread("mine", 3, 1), &into(name)).await.unwrap();
+    q.seed(&spread("alike", 2, 1), &into("reXX1Y"))
+        .await
+        .unwrap();
+    let decoy = SeedOptions {
+        payload: Some(serde_json::json!({"a": 1, "crawl": name, "tag": 0})),
+        ..into("other")
+    };
+    q.seed(&spread("decoy", 1, 1), &decoy).await.unwrap();
+    let leased = q.lease(1000, Duration::ZERO).await.unwrap();
+    assert_eq!(leased.len(), 306);
+    // the crawl's reasons spell another crawl's record field, and the others' spell its own
+    dead_letter(&q, &leased, |l| {
+        if l.crawl.as_deref() == Some(name) {
+            r#","crawl":"reXX1Y","tag":"#.into()
+        } else {
+            format!(r#"gone ,"crawl":"{name}","tag":"#)
+        }
+    })
+    .await;
+    q.seed(&spread("now", 2, 1), &into(name)).await.unwrap();
+    let gone = q.delete_crawl(name).await.unwrap();
+    assert_eq!((gone.dead, gone.ready), (3, 2));
+    assert_eq!(q.crawl_stats(name).await.unwrap(), CrawlStats::default());
+    for (crawl, dead) in [("big", 300), ("reXX1Y", 2), ("other", 1)] {
+        assert_eq!(q.crawl_stats(crawl).await.unwrap().dead, dead, "{crawl}");
+    }
+    assert_eq!(q.stats().await.unwrap().dead, 303);
+    let listed = q.dead(1000, 0).await.unwrap();
+    assert_eq!((listed.total, listed.items.len()), (303, 303));
+    check_invariants(&server.url(), &q).await;
+}
+
+#[tokio::test]
 async fn a_deleted_crawls_name_starts_a_fresh_crawl_each_time() {
     let url = test_url();
     let config = Config {

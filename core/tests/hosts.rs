@@ -757,6 +757,50 @@ async fn deleting_a_host_finds_its_delayed_items_however_their_records_spell_it(
 }
 
 #[tokio::test]
+async fn deleting_a_host_finds_its_dead_letters_however_their_records_spell_it() {
+    // as for delayed items: a host with a Redis glob's pattern characters, one kept in the
+    // record's `host` field, others that hold the host's name where it is not their host, and
+    // reasons that spell the hosts (a reason spelling a host does not make it the host's)
+    let q = open("host-rm-dead", polite(0)).await;
+    let seed: Vec<SeedItem> = [
+        "http://[::1]:8080/a",
+        "http://[::1]/b",
+        "http://[::2]/c",
+        "http://user:pw@spelled.example/d",
+        "https://other.example/spelled.example",
+        "https://www.spelled.example/e",
+    ]
+    .into_iter()
+    .map(SeedItem::from)
+    .collect();
+    q.seed(&seed, &SeedOptions::default()).await.unwrap();
+    let mut leased = Vec::new();
+    while leased.len() < seed.len() {
+        let got = q.lease(10, Duration::from_secs(1)).await.unwrap();
+        assert!(!got.is_empty(), "{} of {} leased", leased.len(), seed.len());
+        leased.extend(got);
+    }
+    dead_letter(&q, &leased, |_| {
+        "gone from [::1] and spelled.example".into()
+    })
+    .await;
+    q.seed(&["http://[::1]/now".into()], &SeedOptions::default())
+        .await
+        .unwrap();
+    let v6 = q.delete_host("http://[::1]/", false).await.unwrap();
+    assert_eq!((v6.host.as_str(), v6.dead, v6.ready), ("[::1]", 2, 1));
+    let user_info = q.delete_host("spelled.example", false).await.unwrap();
+    assert_eq!((user_info.dead, user_info.ready), (1, 0));
+    assert_eq!(q.stats().await.unwrap().dead, 3);
+    check_invariants(&test_url(), &q).await;
+    for host in ["[::2]", "other.example", "www.spelled.example"] {
+        assert_eq!(q.delete_host(host, false).await.unwrap().dead, 1, "{host}");
+    }
+    assert_eq!(q.stats().await.unwrap().dead, 0);
+    assert_eq!(q.dead(10, 0).await.unwrap().total, 0);
+}
+
+#[tokio::test]
 async fn deleting_a_host_mid_crawl_keeps_every_counter_exact() {
     let q = std::sync::Arc::new(open("host-rm-live", polite(0)).await);
     let mut seed = Vec::new();
