@@ -43,6 +43,12 @@ export interface CrawlqRequestManagerOpenOptions extends CrawlqRequestManagerOpt
    * Crawlee's `maxRequestRetries` + 1 wins).
    */
   queueOptions?: QueueOptions
+  /**
+   * The named crawls the manager fetches from (the queue option `leaseCrawls`: an array of
+   * names, or one string of them separated by spaces; not both here and in `queueOptions`).
+   * Default: every crawl.
+   */
+  leaseCrawls?: string | string[]
 }
 
 /**

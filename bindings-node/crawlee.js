@@ -45,14 +45,24 @@ class CrawlqRequestManager {
    * Connect to Redis and open the queue `name`.
    * @param {string} url Redis URL
    * @param {string} name queue name
-   * @param {object} [options] {@link CrawlqRequestManager} options plus `queueOptions`
+   * @param {object} [options] {@link CrawlqRequestManager} options plus `queueOptions` and
+   *   `leaseCrawls` (the named crawls it fetches from: an array of names, or one string of them
+   *   separated by spaces; the queue option `leaseCrawls`, given here or in `queueOptions`, not
+   *   both)
    */
   static async open (url, name, options = {}) {
-    const { queueOptions = {}, ...rest } = options
+    const { queueOptions = {}, leaseCrawls, ...rest } = options
     const { Queue, frameworkOptions } = require('./index.js')
+    let chosen = queueOptions
+    if (leaseCrawls != null) {
+      if (queueOptions.leaseCrawls != null) {
+        throw new TypeError('CrawlqRequestManager.open: leaseCrawls and queueOptions.leaseCrawls are both set: set one of them')
+      }
+      chosen = { ...queueOptions, leaseCrawls }
+    }
     // leases in flight are extended by the queue's extender (the core's rule for adapters: a
     // third of the lease time unless given)
-    const queue = await Queue.connect(url, name, frameworkOptions(queueOptions))
+    const queue = await Queue.connect(url, name, frameworkOptions(chosen))
     return new CrawlqRequestManager(queue, { ...rest, ownsQueue: true })
   }
 

@@ -79,6 +79,28 @@ test('leaseCrawls in the queue options makes the manager fetch only its crawls',
   plain.close()
 })
 
+test('open takes leaseCrawls for the queue it opens, and refuses it twice', async () => {
+  const name = uniqueName('crawlee-open-lease-crawls')
+  const plain = await crawlq.Queue.connect(redis.url, name, quick)
+  await plain.seed(['http://a.com/default/0'])
+  await plain.seed(['http://a.com/news/0', 'http://a.com/news/1'], { crawl: 'news' })
+  const m = await CrawlqRequestManager.open(redis.url, name,
+    { waitMs: 200, releaseOnSignal: false, crawl: 'news', leaseCrawls: ['news'], queueOptions: { ...quick, hostDelayMs: 0 } })
+  const fetched = []
+  for (let request; (request = await m.fetchNextRequest()) !== null;) {
+    fetched.push(request.url)
+    await m.markRequestHandled(request)
+  }
+  assert.deepEqual(fetched.sort(), ['http://a.com/news/0', 'http://a.com/news/1'], "its crawl's requests only")
+  assert.equal((await plain.stats()).pending, 1)
+  await m.close()
+  await assert.rejects(CrawlqRequestManager.open(redis.url, name, { leaseCrawls: ['news'], queueOptions: { leaseCrawls: 'news' } }),
+    e => e instanceof TypeError && /both set/.test(e.message))
+  await assert.rejects(CrawlqRequestManager.open(redis.url, name, { leaseCrawls: ['ne ws'] }),
+    e => e.code === 'ERR_CRAWLQ_CONFIG' && e.message.includes('got "ne ws"'))
+  plain.close()
+})
+
 test('a fetched request is rebuilt whole: method, bytes body, headers, userData, label; its lease rides along', async () => {
   const m = await manage()
   const body = Buffer.from([0, 1, 2, 255])

@@ -227,9 +227,9 @@ pub struct Config {
     /// How long a call waits for `min_replicas` (default 1 s).
     pub replica_timeout: Duration,
     /// The named crawls this worker leases from (empty, the default: every crawl and the
-    /// default crawl). As an option, their names separated by spaces, or a list of names. A worker that names
-    /// crawls leases only their items, looking at each crawl's hosts in turn (docs/crawls.md,
-    /// "Workers that lease from chosen crawls").
+    /// default crawl). As an option, a list of names or one string of them separated by
+    /// spaces. A worker that names crawls leases only their items, looking at each crawl's
+    /// hosts in turn (docs/crawls.md, "Workers that lease from chosen crawls").
     pub lease_crawls: Vec<String>,
     /// Shards the queue is split in, 1..=1024, by host (default: what the queue was created
     /// with, 1 for a new one). Fixed when the queue is created; opening it with another value
