@@ -17,10 +17,9 @@ import re
 import socket
 import statistics
 import subprocess
-import tempfile
 import time
 
-from workload import write_urls
+from workload import scratch_dir, write_urls
 
 
 def free_ports(count: int) -> list[int]:
@@ -48,7 +47,7 @@ def start_cluster(masters: int) -> tuple[list[subprocess.Popen], list[int]]:
     ports = free_ports(masters)
     procs = []
     for port in ports:
-        d = tempfile.mkdtemp(prefix="crawlq-bench-cluster-")
+        d = scratch_dir("crawlq-bench-cluster-")
         procs.append(subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
                                        "--cluster-config-file", "nodes.conf", "--save", "", "--appendonly", "no", "--dir", d],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -110,7 +109,7 @@ def run(bench: str, args: list[str], shards: int) -> float:
 def start_standalone() -> tuple[list[subprocess.Popen], list[int]]:
     [port] = free_ports(1)
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", tempfile.mkdtemp()], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--dir", scratch_dir("crawlq-bench-")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while True:
         try:
             if cli(port, "ping").strip() == "PONG":

@@ -15,15 +15,15 @@ import argparse
 import json
 import os
 import subprocess
-import tempfile
 
 from cluster import cli, free_ports, start_cluster
+from workload import scratch_dir
 
 
 def start_server() -> tuple[subprocess.Popen, int]:
     port = free_ports(1)[0]
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", tempfile.mkdtemp(prefix="crawlq-bench-fair-")],
+                             "--appendonly", "no", "--dir", scratch_dir("crawlq-bench-fair-")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while True:
         try:

@@ -76,16 +76,17 @@ def main() -> None:
     lingers = [int(v) for v in args.lingers.split(",")]
     if any(not 0 <= v <= 1000 for v in lingers) or args.fetch_ms < 0:
         raise SystemExit("--lingers must be within 0..1000 ms and --fetch-ms at least 0")
-    work = Path(tempfile.mkdtemp(prefix="crawlq-linger-"))
-    pool, pages = work / "pool.txt", work / "pages.txt"
-    pool.write_text("".join(pool_url(i) + "\n" for i in range(CRAWL_POOL)))
-    pages.write_text("".join("\t".join(page_links(k, args.seen)) + "\n" for k in range(args.pages)))
-    redis = Redis()
-    try:
-        runs = interleaved(lingers, args.rounds,
-                           lambda linger, round_: crawl(redis, f"linger-{linger}-{round_}", pool, pages, args, linger))
-    finally:
-        redis.stop()
+    with tempfile.TemporaryDirectory(prefix="crawlq-linger-") as tmp:
+        work = Path(tmp)
+        pool, pages = work / "pool.txt", work / "pages.txt"
+        pool.write_text("".join(pool_url(i) + "\n" for i in range(CRAWL_POOL)))
+        pages.write_text("".join("\t".join(page_links(k, args.seen)) + "\n" for k in range(args.pages)))
+        redis = Redis()
+        try:
+            runs = interleaved(lingers, args.rounds,
+                               lambda linger, round_: crawl(redis, f"linger-{linger}-{round_}", pool, pages, args, linger))
+        finally:
+            redis.stop()
     print(f"{args.pages:,} pages, {args.seen} % of links seen, {args.concurrency} workers, fetches of "
           f"{args.fetch_ms // 2}-{args.fetch_ms * 3 // 2} ms; medians of {args.rounds} rounds")
     print_medians(runs, "pages per call", 2)

@@ -11,9 +11,17 @@ import time
 from pathlib import Path
 
 
+def scratch_dir(prefix: str) -> str:
+    """A new temporary directory, removed when this process ends (a redis-server's files, a
+    workload file)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def write_urls(n: int) -> Path:
     """A file of `n` URLs, one per line, spread over 1,000 hosts."""
-    path = Path(tempfile.mkdtemp()) / "urls.txt"
+    path = Path(scratch_dir("crawlq-bench-urls-")) / "urls.txt"
     path.write_text("".join(
         f"https://host{i % 1000}.example.com/articles/2026/11/{i}/a-page-title-of-some-length?ref=bench\n"
         for i in range(n)))
@@ -30,9 +38,8 @@ def start_redis(*args: str) -> tuple[subprocess.Popen, int]:
     """A redis-server without persistence on a free port of 127.0.0.1 (in a temporary
     directory, with `args` added to its command line), answering PING; the caller kills it."""
     port = free_port()
-    workdir = tempfile.mkdtemp(prefix="crawlq-bench-")
     # (the caller kills the server; its directory goes when this process ends)
-    atexit.register(shutil.rmtree, workdir, True)
+    workdir = scratch_dir("crawlq-bench-")
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no", "--dir", workdir, *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

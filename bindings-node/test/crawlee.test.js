@@ -7,8 +7,10 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-// Crawlee keeps crawler statistics on disk: in a scratch folder, not the working directory.
-process.env.CRAWLEE_STORAGE_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), 'crawlq-crawlee-'))
+// Crawlee keeps crawler statistics on disk: in a scratch folder, not the working directory,
+// removed when the tests end (one the caller named is theirs and stays).
+const scratchStorage = process.env.CRAWLEE_STORAGE_DIR ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'crawlq-crawlee-'))
+if (scratchStorage) process.env.CRAWLEE_STORAGE_DIR = scratchStorage
 const { Request, RequestState } = require('@crawlee/core')
 const { BasicCrawler } = require('@crawlee/basic')
 const { crawlq, startRedis, uniqueName } = require('./harness.js')
@@ -16,7 +18,10 @@ const { CrawlqRequestManager } = require('../crawlee.js')
 
 let redis
 before(async () => { redis = await startRedis() })
-after(async () => { await redis.stop() })
+after(async () => {
+  await redis.stop()
+  if (scratchStorage) fs.rmSync(scratchStorage, { recursive: true, force: true })
+})
 
 const quick = { backoffBaseMs: 1, backoffJitter: 0 }
 const manage = async (name = uniqueName('crawlee'), queueOptions = quick) => {

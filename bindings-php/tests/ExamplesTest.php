@@ -65,7 +65,9 @@ final class ExamplesTest extends TestCase
     {
         $site = $this->startSite(['SITE_MODE' => 'readme']);
         $redis = new RedisServer();
-        $script = tempnam(sys_get_temp_dir(), 'crawlq-readme') . '.php';
+        // (tempnam makes the file it names: the script is that name with `.php`, and both go)
+        $reserved = tempnam(sys_get_temp_dir(), 'crawlq-readme');
+        $script = $reserved . '.php';
         file_put_contents($script, self::readmeBlock());
         $cmd = array_merge(php_command(), [$script]);
         $env = ['REDIS_URL' => $redis->url(), 'START_URL' => $site, 'PATH' => getenv('PATH')];
@@ -74,6 +76,7 @@ final class ExamplesTest extends TestCase
         $err = stream_get_contents($pipes[2]);
         $code = proc_close($process);
         unlink($script);
+        unlink($reserved);
         $this->assertSame(0, $code, $err);
         // /, /a, /b, /c once each though linked several times; /missing is 404: retried, then dead
         $this->assertSame("4 pages crawled, 1 dead\n", $out, $err);

@@ -147,6 +147,7 @@ test('both transports take a unix socket URL, as the native bindings do', async 
     await assert.rejects(wasm.Queue.connect(`unix://${socket}?db=x`, 'q'), err => err.code === 'ERR_CRAWLQ_CONFIG')
   } finally {
     await own.stop()
+    require('node:fs').rmSync(dir, { recursive: true, force: true })
   }
 })
 
