@@ -29,7 +29,7 @@ bench/node_modules/.
 
     python bench/run.py [--n 100000] [--rounds 3] [--concurrency 1,16] [--only crawlq-rust,bullmq]
                         [--against OLD_CRAWLQ_BENCH]
-                        [--phases queue,crawl] [--redis-config 'zset-max-listpack-entries 64']
+                        [--phases queue,crawl] [--redis-config 'zset-max-listpack-entries 64'] [--pin-redis]
     python bench/run.py --smoke        N = 1,000, one round: checks every runner; no timing is judged
 """
 
@@ -147,13 +147,15 @@ class Redis:
     """A private redis-server on a free TCP port, no persistence; `config`: more of its
     settings, each as `name value` (redis-server's command line takes them as `--name value`)."""
 
-    def __init__(self, config: list[str] | None = None) -> None:
+    def __init__(self, config: list[str] | None = None, cpus: set[int] | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="crawlq-bench-")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+        # (`cpus`: the server's threads run only there, taskset's affinity kept as it daemonizes)
+        pin = ["taskset", "-c", ",".join(map(str, sorted(cpus)))] if cpus else []
         started = subprocess.run(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [*pin, "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "yes", "--dir", self.dir, "--pidfile", f"{self.dir}/redis.pid",
              "--logfile", f"{self.dir}/redis.log",
              *[arg for setting in config or [] for arg in ("--" + setting.split()[0], *setting.split()[1:])]],
@@ -340,11 +342,12 @@ def fmt(value: float, unit: str) -> str:
 
 def report(results: dict[tuple[str, str], list[float]], chosen: list[System], ceil: dict[str, list[float]],
            n: int, rounds: int, concurrency: list[int], redis_version: str, redis_config: list[str],
-           backlog: int = 0) -> str:
+           backlog: int = 0, pinned: str = "") -> str:
     med = {k: statistics.median(v) for k, v in results.items()}
     lines = [
         f"N = {n:,} URLs over {HOSTS:,} hosts, {rounds} interleaved round(s), Redis {redis_version}"
         + "".join(f", {setting}" for setting in redis_config)
+        + (f", {pinned}" if pinned else "")
         + (f"; the crawl on a queue of {backlog:,} URLs over {max(1, backlog // 50):,} hosts queued before its pool"
            if backlog else "")
         + "; median (min-max); ratio = this row / crawlq (Rust API) in the same run",
@@ -458,8 +461,21 @@ def main() -> None:
     parser.add_argument("--redis-config", action="append", default=[], metavar="'NAME VALUE'",
                         help="a setting of the private redis-server, as redis.conf spells it (repeatable; "
                         "default: Redis's own defaults)")
+    parser.add_argument("--pin-redis", action="store_true",
+                        help="run redis-server on a CPU of its own (the first this process may use) and every "
+                        "client on the others, as on a server whose Redis has a core to itself (default: "
+                        "the scheduler places both)")
     args = parser.parse_args()
     args.redis_config = [setting for setting in args.redis_config if setting.split()]
+    redis_cpus, pinned = None, ""
+    if args.pin_redis:
+        allowed = sorted(os.sched_getaffinity(0))
+        if len(allowed) < 2:
+            raise SystemExit(f"--pin-redis needs two CPUs or more; this process may use {len(allowed)}")
+        redis_cpus, clients = {allowed[0]}, set(allowed[1:])
+        # (every runner, peer and redis-benchmark this process starts inherits the clients' CPUs)
+        os.sched_setaffinity(0, clients)
+        pinned = f"redis-server on CPU {allowed[0]}, the clients on CPU {','.join(map(str, sorted(clients)))}"
     if args.smoke:
         args.n, args.rounds = 1000, 1
     concurrency = [int(c) for c in args.concurrency.split(",")]
@@ -469,7 +485,7 @@ def main() -> None:
     def log(message: str) -> None:
         print(f"  {message}", file=sys.stderr, flush=True)
 
-    redis = Redis(args.redis_config)
+    redis = Redis(args.redis_config, redis_cpus)
     try:
         with tempfile.TemporaryDirectory(prefix="crawlq-bench-") as tmp:
             w = Workload(args.n, min(args.n, SMALL_DRAIN_ITEMS), min(args.n, SINGLE_ITEMS), {}, max(200, args.n // 20))
@@ -502,7 +518,7 @@ def main() -> None:
                 one_round(redis, chosen, w, concurrency, results, log, args.phases.split(","))
             log(f"done in {time.monotonic() - started:.0f} s")
         text = report(results, chosen, ceil, args.n, args.rounds, concurrency, redis.version(), args.redis_config,
-                      w.backlog)
+                      w.backlog, pinned)
         if args.smoke:
             print(f"bench smoke run: every runner handled every item ({len(results)} measurements)")
         else:
