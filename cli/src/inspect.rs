@@ -273,6 +273,14 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
     };
     let Some(every) = args.watch else {
         let s = q.stats().await?;
+        if never_held_an_item(&s) {
+            // (a misspelt name reads as an empty queue: say so, on stderr, the figures unchanged)
+            eprintln!(
+                "crawlq: queue {} has never held an item under this key prefix (a misspelt name? \
+                 `crawlq queue ls` lists the queues)",
+                q.name()
+            );
+        }
         if args.json {
             let mut json = json::stats_to_json(&s, Style::Snake);
             add_nodes(&mut json, &nodes);
@@ -318,6 +326,11 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
         previous = Some(s);
         tokio::time::sleep(every).await;
     }
+}
+
+/// Nothing was ever seeded into the queue and nothing is in it: a name no client has used.
+fn never_held_an_item(s: &Stats) -> bool {
+    s.seeded_total == 0 && s.pending == 0 && s.leased == 0 && s.dead == 0 && s.done == 0
 }
 
 /// How a queue's shards spread over nodes: `node (shards), ...`, most shards first; `-` for a

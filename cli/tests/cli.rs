@@ -519,6 +519,41 @@ async fn seed_refuses_bad_input_before_touching_the_queue() {
 }
 
 #[tokio::test]
+async fn stats_of_a_name_never_used_says_so_beside_its_zeros() {
+    let name = unique("never-used");
+    for args in [
+        &["-q", &name, "stats"][..],
+        &["-q", &name, "stats", "--json"],
+    ] {
+        let out = crawlq(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("queue {name} has never held an item"))
+                && stderr(&out).contains("crawlq queue ls"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // the figures on stdout are as for any empty queue
+    assert_eq!(
+        json_out(&crawlq(&["-q", &name, "stats", "--json"]))["pending"],
+        0
+    );
+    // a queue that held items and was drained is not a name never used
+    let q = queue(&name).await;
+    q.seed(
+        &common::items(&["https://n.example/1"]),
+        &SeedOptions::default(),
+    )
+    .await
+    .unwrap();
+    let lease = q.lease(1, Duration::ZERO).await.unwrap();
+    q.ack(&[lease[0].handle()]).await.unwrap();
+    let out = crawlq(&["-q", &name, "stats"]);
+    assert!(!stderr(&out).contains("never held"), "{}", stderr(&out));
+}
+
+#[tokio::test]
 async fn stats_as_table_json_and_watch() {
     let name = unique("stats");
     let q = queue(&name).await;
@@ -551,6 +586,8 @@ async fn stats_as_table_json_and_watch() {
     assert_eq!(row("seen"), "3");
     assert!(table.contains("ready 2, delayed 0"), "{table}");
 
+    let out = crawlq(&["-q", &name, "stats"]);
+    assert!(!stderr(&out).contains("never held"), "{}", stderr(&out));
     let stats = json_out(&crawlq(&["-q", &name, "stats", "--json"]));
     assert_eq!(stats["pending"], 2);
     assert_eq!(stats["acked_total"], 1);
