@@ -273,11 +273,11 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
     };
     let Some(every) = args.watch else {
         let s = q.stats().await?;
-        if never_held_an_item(&s) {
+        if no_record_of_an_item(&s) {
             // (a misspelt name reads as an empty queue: say so, on stderr, the figures unchanged)
             eprintln!(
-                "crawlq: queue {} has never held an item under this key prefix (a misspelt name? \
-                 `crawlq queue ls` lists the queues)",
+                "crawlq: queue {} holds nothing and has no record of an item under this key \
+                 prefix (a misspelt name? `crawlq queue ls` lists the queues)",
                 q.name()
             );
         }
@@ -328,8 +328,9 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
     }
 }
 
-/// Nothing was ever seeded into the queue and nothing is in it: a name no client has used.
-fn never_held_an_item(s: &Stats) -> bool {
+/// Nothing is in the queue and its counters record no item: a name no client has used (or a
+/// queue removed since).
+fn no_record_of_an_item(s: &Stats) -> bool {
     s.seeded_total == 0 && s.pending == 0 && s.leased == 0 && s.dead == 0 && s.done == 0
 }
 
