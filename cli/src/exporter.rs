@@ -318,6 +318,8 @@ struct Exporter {
     connection: LazyConnection,
     /// The queues whose eviction risk was written to stderr already.
     warned: Mutex<std::collections::HashSet<String>>,
+    /// The named queues said on stderr to hold nothing and have no record of an item.
+    unused_noted: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Exporter {
@@ -355,6 +357,17 @@ impl Exporter {
         q: &Queue<Arc<RedisExecutor>>,
     ) -> crawlq::Result<(Stats, bool, Vec<crawlq::HostCounts>)> {
         let stats = q.stats().await?;
+        // (a misspelt --queue is served as an empty queue: said once, on stderr)
+        if crate::inspect::no_record_of_an_item(&stats)
+            && self.queues.iter().any(|named| named == q.name())
+            && self.unused_noted.lock().await.insert(q.name().to_string())
+        {
+            eprintln!(
+                "crawlq exporter: queue {} holds nothing and has no record of an item under this \
+                 key prefix (not used yet, or a misspelt --queue?)",
+                q.name()
+            );
+        }
         let paused = q.is_paused().await?;
         let top = if self.top_hosts > 0 {
             q.list_hosts(None, self.top_hosts).await?.hosts
@@ -659,6 +672,7 @@ pub async fn run(
         },
         top_hosts: args.top_hosts,
         warned: Mutex::new(Default::default()),
+        unused_noted: Mutex::new(Default::default()),
     });
     let runtime = tokio::runtime::Handle::current();
     let serving = server.clone();

@@ -330,7 +330,7 @@ pub async fn stats(q: &Queue<RedisExecutor>, args: StatsArgs) -> Result<u8, CliE
 
 /// Nothing is in the queue and its counters record no item: a name no client has used (or a
 /// queue removed since).
-fn no_record_of_an_item(s: &Stats) -> bool {
+pub(crate) fn no_record_of_an_item(s: &Stats) -> bool {
     s.seeded_total == 0 && s.pending == 0 && s.leased == 0 && s.dead == 0 && s.done == 0
 }
 

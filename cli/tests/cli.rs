@@ -1422,6 +1422,35 @@ async fn grafana_dashboard_and_alerts_name_only_metrics_the_exporter_serves() {
 }
 
 #[tokio::test]
+async fn exporter_says_once_which_named_queue_has_no_record_of_an_item() {
+    let unused = unique("metrics-unused");
+    let used = unique("metrics-used");
+    queue(&used)
+        .await
+        .seed(
+            &common::items(&["https://u.example/"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    let mut exporter = Exporter::start_reading_stderr(shared(), &[&format!("{unused},{used}")]);
+    for _ in 0..2 {
+        let (status, _, body) = http_get(&exporter.address, "/metrics");
+        assert_eq!(status, 200);
+        // served as any empty queue
+        assert!(
+            body.contains(&format!("crawlq_up{{queue=\"{unused}\"}} 1")),
+            "{body}"
+        );
+    }
+    let stderr = exporter.stderr_when_stopped();
+    let line = format!("queue {unused} holds nothing and has no record of an item");
+    assert_eq!(stderr.matches(&line).count(), 1, "{stderr}");
+    assert!(stderr.contains("misspelt --queue"), "{stderr}");
+    assert!(!stderr.contains(&format!("queue {used} ")), "{stderr}");
+}
+
+#[tokio::test]
 async fn exporter_serves_prometheus_metrics_per_queue() {
     let a = unique("metrics-a");
     let b = unique("metrics-b");
@@ -1921,6 +1950,25 @@ impl Exporter {
     }
 
     fn start_with(server: &RedisServer, queues: &[&str], extra: &[&str]) -> Exporter {
+        Exporter::spawn(server, queues, extra, Stdio::null())
+    }
+
+    /// An exporter whose stderr `stderr_when_stopped` reads.
+    fn start_reading_stderr(server: &RedisServer, queues: &[&str]) -> Exporter {
+        Exporter::spawn(server, queues, &[], Stdio::piped())
+    }
+
+    /// Stops the exporter and answers what it wrote on stderr.
+    fn stderr_when_stopped(&mut self) -> String {
+        self.stop();
+        let mut text = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            std::io::Read::read_to_string(&mut err, &mut text).unwrap();
+        }
+        text
+    }
+
+    fn spawn(server: &RedisServer, queues: &[&str], extra: &[&str], stderr: Stdio) -> Exporter {
         let mut args = vec![];
         for q in queues {
             args.extend(["--queue", q]);
@@ -1946,7 +1994,7 @@ impl Exporter {
         }
         let mut child = crawlq_command(server, &args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut line = String::new();
