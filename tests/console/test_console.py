@@ -814,6 +814,31 @@ def test_long_listings_page_by_offset(redis_url):
         console.stop()
 
 
+def test_a_named_queue_with_no_record_of_an_item_is_said_to_be_so(redis_url):
+    # (a misspelt --queue reads as an empty queue: the list and its page say it has no record)
+    used = crawlq.Queue(redis_url, "used-name", **OPTIONS)
+    assert used.seed(["https://used.example/1"]).added == 1
+    leases = used.lease(1, wait=0.5)
+    assert used.ack(leases[0]) is True  # drained: empty, but with a record of an item
+    console = Console(redis_url, "--queue", "used-name", "--queue", "never-used-name")
+    try:
+        status, body, _ = http(console.base + "/")
+        assert status == 200, body[:300]
+        rows = dict(re.findall(r'<tr data-queue="([^"]+)">(.*?)</tr>', body))
+        assert set(rows) == {"used-name", "never-used-name"}
+        assert ">no record</span>" in rows["never-used-name"]
+        assert "no record" not in rows["used-name"]
+        status, body, _ = http(console.base + "/q/never-used-name")
+        assert status == 200
+        assert 'id="no-record"' in body and "misspelt --queue" in body
+        status, body, _ = http(console.base + "/q/used-name")
+        assert status == 200
+        assert 'id="no-record"' not in body
+    finally:
+        console.stop()
+    assert not crawlq.Queue(redis_url, "never-used-name", **OPTIONS).stats()["seeded_total"]
+
+
 def test_a_queue_is_removed_from_its_page_once_its_workers_hold_nothing(redis_url, browser):
     raw = redis.Redis.from_url(redis_url)
     q = crawlq.Queue(redis_url, "gone", **OPTIONS)

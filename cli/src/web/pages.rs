@@ -263,6 +263,11 @@ pub struct QueueRow {
     pub rates: Option<Rates>,
 }
 
+/// What the console says of a queue that holds nothing and has no record of an item (a name no
+/// client has used under this key prefix, a misspelt `--queue`, or a queue removed since).
+pub const NO_RECORD: &str = "holds nothing and has no record of an item under this key prefix: \
+     not used yet, removed, or a misspelt --queue (crawlq queue ls lists the queues)";
+
 pub fn queues(frame: &Frame, rows: &[QueueRow], note: Option<&str>) -> String {
     let mut body = String::new();
     if let Some(note) = note {
@@ -290,11 +295,19 @@ pub fn queues(frame: &Frame, rows: &[QueueRow], note: Option<&str>) -> String {
                 });
                 let _ = write!(
                     body,
-                    "<td class=\"n\">{acked}</td><td class=\"n\">{seeded}</td><td>{}</td></tr>",
+                    "<td class=\"n\">{acked}</td><td class=\"n\">{seeded}</td><td>{}{}</td></tr>",
                     if *paused {
                         "<span class=\"badge\">paused</span>"
                     } else {
                         ""
+                    },
+                    if crate::inspect::no_record_of_an_item(s) {
+                        format!(
+                            "<span class=\"badge\" title=\"{}\">no record</span>",
+                            escape(NO_RECORD)
+                        )
+                    } else {
+                        String::new()
                     }
                 );
             }
@@ -428,7 +441,16 @@ pub struct QueueView<'a> {
 pub fn queue(frame: &Frame, v: &QueueView) -> String {
     let s = v.stats;
     let path = queue_path(v.name);
-    let mut body = String::from("<div class=\"cards\">");
+    let mut body = String::new();
+    if crate::inspect::no_record_of_an_item(s) {
+        let _ = write!(
+            body,
+            "<p class=\"muted\" id=\"no-record\">Queue {} {}.</p>",
+            escape(v.name),
+            escape(NO_RECORD)
+        );
+    }
+    body.push_str("<div class=\"cards\">");
     for (label, value, id) in [
         ("pending", s.pending, "pending"),
         ("ready", s.ready, "ready"),
