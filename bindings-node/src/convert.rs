@@ -129,7 +129,15 @@ unsafe fn convert(
                 path,
             )?;
             if !f.is_finite() {
-                return Err(NotJson::value(format!("{path} is {f}, which is not JSON")));
+                // (as JavaScript spells them, where Rust writes `inf`)
+                let js = if f.is_nan() {
+                    "NaN"
+                } else if f > 0.0 {
+                    "Infinity"
+                } else {
+                    "-Infinity"
+                };
+                return Err(NotJson::value(format!("{path} is {js}, which is not JSON")));
             }
             if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
                 Value::from(f as i64)
