@@ -129,15 +129,11 @@ unsafe fn convert(
                 path,
             )?;
             if !f.is_finite() {
-                // (as JavaScript spells them, where Rust writes `inf`)
-                let js = if f.is_nan() {
-                    "NaN"
-                } else if f > 0.0 {
-                    "Infinity"
-                } else {
-                    "-Infinity"
-                };
-                return Err(NotJson::value(format!("{path} is {js}, which is not JSON")));
+                return Err(NotJson::non_finite(
+                    path,
+                    f,
+                    crawlq::binding::json::JS_NON_FINITE,
+                ));
             }
             if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
                 Value::from(f as i64)

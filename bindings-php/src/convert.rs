@@ -91,7 +91,7 @@ fn to_json_at(z: &Zval, path: &str, depth: usize) -> Result<Value, NotJson> {
             let f = z.double().unwrap_or(f64::NAN);
             Number::from_f64(f)
                 .map(Value::Number)
-                .ok_or_else(|| NotJson::value(format!("{path} is {f}, which is not JSON")))
+                .ok_or_else(|| NotJson::non_finite(path, f, crawlq::binding::json::PHP_NON_FINITE))
         }
         DataType::String => {
             let bytes = z

@@ -317,12 +317,14 @@ final class ErrorsTest extends TestCase
             }
         }
         // numbers JSON cannot hold are argument errors
+        // (named where they are, and as PHP writes them)
+        $spelt = ["options['payload'] is NAN", "options['payload'] is INF", "options['payload']['deep'][0] is -INF"];
         foreach ([NAN, INF, ['deep' => [-INF]]] as $i => $payload) {
             try {
                 $q->seed(['http://a.com/'], ['payload' => $payload]);
                 $this->fail("payload $i accepted");
             } catch (Crawlq\InvalidArgumentException $e) {
-                $this->assertStringContainsString("options['payload']", $e->getMessage());
+                $this->assertStringContainsString("{$spelt[$i]}, which is not JSON", $e->getMessage());
             }
         }
         foreach ([fn () => $q->seed([42]), fn () => $q->seed(7), fn () => $q->ack('x'), fn () => $q->ack([1]), fn () => $q->seed(['http://a.com/'], 'x')] as $call) {

@@ -37,14 +37,11 @@ fn convert(value: &JsValue, path: &str, depth: usize) -> Result<Option<Value>, N
     }
     if let Some(f) = value.as_f64() {
         if !f.is_finite() {
-            return Err(bad_value(format!(
-                "{path} is {}, which is not JSON",
-                if f.is_nan() {
-                    "NaN".into()
-                } else {
-                    f.to_string()
-                }
-            )));
+            return Err(NotJson::non_finite(
+                path,
+                f,
+                crawlq::binding::json::JS_NON_FINITE,
+            ));
         }
         return Ok(Some(
             if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {

@@ -63,6 +63,27 @@ test('seed through wasm, lease and ack through native, and the reverse, on one q
   await viaWasm.close()
 })
 
+test('a number JSON cannot hold is refused in the same words as by the native addon', async () => {
+  const name = uniqueName('not-json')
+  const viaWasm = await wasm.Queue.connect(redis.url, name)
+  const viaNative = await native.Queue.connect(redis.url, name)
+  for (const [payload, spelt] of [[NaN, 'NaN'], [Infinity, 'Infinity'], [{ deep: [-Infinity] }, '-Infinity']]) {
+    const refusals = []
+    for (const q of [viaWasm, viaNative]) {
+      await assert.rejects(q.seed(['http://a.example/'], { payload }), err => {
+        assert.equal(err.code, 'ERR_CRAWLQ_INVALID_ARGUMENT')
+        refusals.push(err.message)
+        return true
+      })
+    }
+    assert.equal(refusals[0], refusals[1])
+    assert.ok(refusals[0].includes(` is ${spelt}, which is not JSON`), refusals[0])
+  }
+  assert.equal((await viaNative.stats()).seen, 0, 'nothing seeded')
+  await viaWasm.close()
+  await viaNative.close()
+})
+
 test('the ioredis transport runs a queue too', async () => {
   const transport = await wasm.ioredisTransport(redis.url, { commandTimeoutMs: 2000 })
   const q = new wasm.Queue(transport, uniqueName('ioredis'), { hostDelayMs: 0 })

@@ -271,6 +271,11 @@ pub fn framework_options_json(value: &Value, style: Style) -> Result<Value> {
     crate::Config::framework_options(options, style).map(Value::Object)
 }
 
+/// NaN, an infinity and a negative one as JavaScript writes them ([`NotJson::non_finite`]).
+pub const JS_NON_FINITE: [&str; 3] = ["NaN", "Infinity", "-Infinity"];
+/// NaN, an infinity and a negative one as PHP writes them ([`NotJson::non_finite`]).
+pub const PHP_NON_FINITE: [&str; 3] = ["NAN", "INF", "-INF"];
+
 /// Why a value a binding was given is not JSON, and where (`payload.tags[2]`), as every binding
 /// says it: `bad_value` for a value of a type JSON has that it cannot hold (NaN, an infinity) or
 /// nested deeper than [`MAX_VALUE_DEPTH`] (the binding's argument or config error); otherwise a
@@ -303,6 +308,28 @@ impl NotJson {
             message,
             bad_value: true,
         }
+    }
+
+    /// A number JSON cannot hold, at `path`, named as the caller's language writes it
+    /// ([`JS_NON_FINITE`], [`PHP_NON_FINITE`]; Rust would write `inf`), so that every binding of
+    /// one language says it alike.
+    ///
+    /// ```
+    /// use crawlq::binding::json::{JS_NON_FINITE, NotJson};
+    /// let e = NotJson::non_finite("options.payload", f64::NEG_INFINITY, JS_NON_FINITE);
+    /// assert_eq!(e.message, "options.payload is -Infinity, which is not JSON");
+    /// assert!(e.bad_value);
+    /// ```
+    pub fn non_finite(path: impl std::fmt::Display, number: f64, spelling: [&str; 3]) -> NotJson {
+        let [nan, infinity, negative] = spelling;
+        let spelt = if number.is_nan() {
+            nan
+        } else if number > 0.0 {
+            infinity
+        } else {
+            negative
+        };
+        NotJson::value(format!("{path} is {spelt}, which is not JSON"))
     }
 }
 
