@@ -27,7 +27,7 @@ pub fn seed_args(
     crawl: Option<String>,
 ) -> PyResult<(Vec<SeedItem>, SeedOptions)> {
     let items_json = if items.is_instance_of::<PyString>() {
-        to_json(items)?
+        to_json(items, name)?
     } else if items.is_instance_of::<PyDict>() {
         // iterating a dict would seed its keys as hosts
         return Err(PyTypeError::new_err(format!(
@@ -49,7 +49,7 @@ pub fn seed_args(
         return Err(PyTypeError::new_err(problem));
     }
     let items = json::seed_items_from_json(&items_json, Style::Snake).map_err(to_pyerr)?;
-    let payload = payload.map(to_json).transpose()?;
+    let payload = payload.map(|p| to_json(p, "payload")).transpose()?;
     Ok((items, seed_options(priority, delay, payload, force, crawl)?))
 }
 
@@ -93,7 +93,7 @@ pub fn requests_json(requests: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// that item only (`crawlq::binding::json::is_item_field`).
 fn item_to_json(item: &Bound<'_, PyAny>, name: &str, index: usize) -> PyResult<Value> {
     if item.is_instance_of::<PyString>() {
-        return to_json(item);
+        return to_json(item, &format!("{name}[{index}]"));
     }
     if !item.is_instance_of::<PyDict>() {
         // (named in Python's terms: the core's check would name the JSON type)
@@ -120,9 +120,9 @@ fn dict_to_json(item: &Bound<'_, PyAny>, parent: &str) -> PyResult<Value> {
             Ok(value) => value,
             // (an item's field the queue refuses alone, with where and why)
             Err(why) if json::is_item_field(&parent, &name) => {
-                json::unreadable(&format!("{parent}['{name}']: {}", why.reason(item.py())))
+                json::unreadable(&why.reason_at(item.py(), &format!("{parent}['{name}']")))
             }
-            Err(why) => return Err(why.into_pyerr()),
+            Err(why) => return Err(why.into_pyerr_at(&format!("{parent}['{name}']"))),
         };
         map.insert(name, value);
     }

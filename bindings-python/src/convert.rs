@@ -93,19 +93,22 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Int {
 }
 
 /// A JSON value from dict / list / tuple / str / int / float / bool / None; bytes and
-/// bytearray become `{"$bytes": base64}` (crawlq::wire::BYTES_KEY), read back as bytes.
-pub fn to_json(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    to_json_at(obj, 0).map_err(Unconvertible::into_pyerr)
+/// bytearray become `{"$bytes": base64}` (crawlq::wire::BYTES_KEY), read back as bytes. `name`
+/// is what the value is to the caller (`payload`): a value inside it that is not JSON is named
+/// from there (`payload['tags'][2]: ...`).
+pub fn to_json(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
+    to_json_or_reason(obj).map_err(|why| why.into_pyerr_at(name))
 }
 
-/// Why a value could not become JSON, kept apart from the exception it becomes so that a
-/// caller can put a field's path before the reason (an item's field the queue refuses alone).
+/// Why a value could not become JSON, and where inside it (`['tags'][2]`, empty for the value
+/// itself), kept apart from the exception it becomes so that a caller can put the value's own
+/// name before it (an item's field the queue refuses alone).
 pub enum Unconvertible {
     /// A value of a type JSON has that JSON cannot hold (NaN, an infinity, an int past 64
     /// bits, nesting too deep): crawlq's InvalidArgumentError (a ValueError).
-    Value(String),
+    Value { at: String, why: String },
     /// A value of a type JSON does not have: a TypeError.
-    Type(String),
+    Type { at: String, why: String },
     /// Python itself failed (a key's text, an iterator that raised): passed on as it is.
     Python(PyErr),
 }
@@ -117,21 +120,54 @@ impl From<PyErr> for Unconvertible {
 }
 
 impl Unconvertible {
-    /// The reason alone, without an exception class's prefix.
-    pub fn reason(&self, py: Python<'_>) -> String {
-        match self {
-            Unconvertible::Value(why) | Unconvertible::Type(why) => why.clone(),
-            Unconvertible::Python(e) => e.value(py).to_string(),
+    fn value(why: impl Into<String>) -> Self {
+        Unconvertible::Value {
+            at: String::new(),
+            why: why.into(),
         }
     }
 
-    /// The exception the reason is when it fails the whole call.
-    pub fn into_pyerr(self) -> PyErr {
+    fn of_type(why: impl Into<String>) -> Self {
+        Unconvertible::Type {
+            at: String::new(),
+            why: why.into(),
+        }
+    }
+
+    /// The same reason one level out: the value was at `step` (`['key']`, `[3]`) of its parent.
+    /// (Built only on the way out of a refusal, so a value that converts pays nothing for it.)
+    fn within(self, step: std::fmt::Arguments<'_>) -> Self {
         match self {
-            Unconvertible::Value(why) => {
-                crate::errors::to_pyerr(crawlq::Error::InvalidArgument(why))
+            Unconvertible::Value { at, why } => Unconvertible::Value {
+                at: format!("{step}{at}"),
+                why,
+            },
+            Unconvertible::Type { at, why } => Unconvertible::Type {
+                at: format!("{step}{at}"),
+                why,
+            },
+            python => python,
+        }
+    }
+
+    /// The reason, after the name of the value and where in it: `items[0]['payload']['n']: why`.
+    pub fn reason_at(&self, py: Python<'_>, name: &str) -> String {
+        match self {
+            Unconvertible::Value { at, why } | Unconvertible::Type { at, why } => {
+                format!("{name}{at}: {why}")
             }
-            Unconvertible::Type(why) => PyTypeError::new_err(why),
+            Unconvertible::Python(e) => format!("{name}: {}", e.value(py)),
+        }
+    }
+
+    /// The exception the reason is when it fails the whole call, the value named as
+    /// [`Unconvertible::reason_at`] names it (a Python error passed on as it is).
+    pub fn into_pyerr_at(self, name: &str) -> PyErr {
+        match self {
+            Unconvertible::Value { at, why } => crate::errors::to_pyerr(
+                crawlq::Error::InvalidArgument(format!("{name}{at}: {why}")),
+            ),
+            Unconvertible::Type { at, why } => PyTypeError::new_err(format!("{name}{at}: {why}")),
             Unconvertible::Python(e) => e,
         }
     }
@@ -144,8 +180,8 @@ pub fn to_json_or_reason(obj: &Bound<'_, PyAny>) -> Result<Value, Unconvertible>
 
 fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertible> {
     if depth > MAX_DEPTH {
-        return Err(Unconvertible::Value(format!(
-            "payload nested deeper than {MAX_DEPTH} levels"
+        return Err(Unconvertible::value(format!(
+            "nested deeper than {MAX_DEPTH} levels"
         )));
     }
     if obj.is_none() {
@@ -161,14 +197,23 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertib
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(Unconvertible::Value(
-            "integers in payloads must fit in 64 bits".into(),
+        return Err(Unconvertible::value(
+            "integers in payloads must fit in 64 bits",
         ));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
-        return Number::from_f64(f.value())
-            .map(Value::Number)
-            .ok_or_else(|| Unconvertible::Value("NaN and infinite floats are not JSON".into()));
+        let f = f.value();
+        return Number::from_f64(f).map(Value::Number).ok_or_else(|| {
+            // (as Python writes it, where Rust writes NaN)
+            let spelt = if f.is_nan() {
+                "nan"
+            } else if f > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            };
+            Unconvertible::value(format!("NaN and infinite floats are not JSON, got {spelt}"))
+        });
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(text(s)?));
@@ -183,21 +228,26 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertib
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = k.cast::<PyString>().map_err(|_| {
-                Unconvertible::Type(format!("payload keys must be str, got {}", type_name(&k)))
+                Unconvertible::of_type(format!("payload keys must be str, got {}", type_name(&k)))
             })?;
             // a lone surrogate is one U+FFFD, as everywhere else (text)
-            map.insert(text(key)?, to_json_at(&v, depth + 1)?);
+            let key = text(key)?;
+            let value =
+                to_json_at(&v, depth + 1).map_err(|e| e.within(format_args!("['{key}']")))?;
+            map.insert(key, value);
         }
         return Ok(Value::Object(map));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
-        for item in obj.try_iter()? {
-            items.push(to_json_at(&item?, depth + 1)?);
+        for (index, item) in obj.try_iter()?.enumerate() {
+            items.push(
+                to_json_at(&item?, depth + 1).map_err(|e| e.within(format_args!("[{index}]")))?,
+            );
         }
         return Ok(Value::Array(items));
     }
-    Err(Unconvertible::Type(format!(
+    Err(Unconvertible::of_type(format!(
         "payloads must be JSON-compatible (dict, list, tuple, str, int, float, bool, None) or bytes, got {}",
         type_name(obj)
     )))
@@ -276,7 +326,7 @@ pub fn kwargs_to_json(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
                     });
                     crawlq::config::number_value(n)
                 }
-                Err(_) => to_json(&v)?,
+                Err(_) => to_json(&v, &k.str()?.to_string_lossy())?,
             };
             map.insert(k.extract::<String>()?, value);
         }

@@ -51,7 +51,7 @@ fn request_payload(
     py: Python<'_>,
     request: &Bound<'_, pyo3::types::PyDict>,
 ) -> PyResult<Py<PyAny>> {
-    let value = convert::to_json(request)?;
+    let value = convert::to_json(request, "request")?;
     let request = ::crawlq::binding::json::request_from_json(&value, ::crawlq::Style::Snake)
         .map_err(errors::to_pyerr)?;
     convert::from_json(py, &request.payload())
@@ -69,7 +69,7 @@ fn request_update(
     changes: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<Py<PyAny>> {
     let changes = changes
-        .map(|c| convert::to_json(c))
+        .map(|c| convert::to_json(c, "changes"))
         .transpose()?
         .unwrap_or_default();
     let value = ::crawlq::binding::json::request_update(

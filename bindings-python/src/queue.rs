@@ -392,8 +392,8 @@ macro_rules! queue_methods {
                 retry_after: Option<&Bound<'_, PyAny>>,
                 retry_after_header: Option<String>,
             ) -> PyResult<Py<PyAny>> {
-                let payload = payload.map(to_json).transpose()?;
-                let retry_after = retry_after.map(to_json).transpose()?;
+                let payload = payload.map(|p| to_json(p, "payload")).transpose()?;
+                let retry_after = retry_after.map(|r| to_json(r, "retry_after")).transpose()?;
                 let opts = nack_args(retry, delay, reason.map(|r| r.0), rate_limited, payload, retry_after, retry_after_header);
                 answer::<$mode>(py, &self.handle, lease, opts.map(Answer::Nack))
             }
@@ -414,7 +414,7 @@ macro_rules! queue_methods {
                 lease: &Bound<'_, PyAny>,
                 payload: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Py<PyAny>> {
-                let payload = payload.map(to_json).transpose()?;
+                let payload = payload.map(|p| to_json(p, "payload")).transpose()?;
                 answer::<$mode>(py, &self.handle, lease, release_args(payload).map(Answer::Release))
             }
 

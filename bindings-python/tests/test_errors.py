@@ -277,12 +277,22 @@ def test_payloads_must_be_json(q: crawlq.Queue, payload: object) -> None:
 
 def test_non_finite_floats_and_huge_ints(q: crawlq.Queue) -> None:
     # numbers JSON cannot hold are argument errors (a ValueError), other types TypeErrors
-    with pytest.raises(crawlq.InvalidArgumentError):
+    # (named from the argument down to the value, as Python writes them)
+    with pytest.raises(crawlq.InvalidArgumentError,
+                       match=r"payload\['x'\]: NaN and infinite floats are not JSON, got nan$"):
         q.seed(["http://a.com/"], payload={"x": float("nan")})
-    with pytest.raises(crawlq.InvalidArgumentError):
+    with pytest.raises(crawlq.InvalidArgumentError,
+                       match=r"payload\['x'\]\[1\]: NaN and infinite floats are not JSON, got -inf$"):
+        q.seed(["http://a.com/"], payload={"x": (1, float("-inf"))})
+    with pytest.raises(crawlq.InvalidArgumentError, match=r"payload\['x'\]: integers in payloads must fit in 64 bits$"):
         q.seed(["http://a.com/"], payload={"x": 2**70})
-    with pytest.raises(TypeError):
-        q.seed(["http://a.com/"], payload={"x": object()})
+    with pytest.raises(TypeError, match=r"^payload\['a'\]\['b'\]: payloads must be JSON-compatible .* got object$"):
+        q.seed(["http://a.com/"], payload={"a": {"b": object()}})
+    assert q.seed("http://nack.com/").added == 1
+    [page] = q.lease(1, wait=0)
+    with pytest.raises(crawlq.InvalidArgumentError, match=r"payload\[0\]: NaN and infinite floats are not JSON, got inf$"):
+        q.nack(page, payload=[float("inf")])
+    assert q.release(page) is True, "the refused nack changed nothing"
     with pytest.raises(TypeError, match=r"^items\[1\] must be a str or a dict, got int$"):
         q.seed(["http://a.com/", 42])  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"^items\[0\] must be a str or a dict, got bytes$"):

@@ -30,17 +30,17 @@ def test_an_item_field_that_is_not_json_refuses_that_item_and_says_where(q: craw
     [(index, code, reason)] = [(i.index, i.code, i.reason) for i in report.invalid]
     assert (index, code) == (1, "invalid_priority")
     assert reason == ("priority is not an integer within -32768..=32767: "
-                      "items[1]['priority']: NaN and infinite floats are not JSON")
+                      "items[1]['priority']: NaN and infinite floats are not JSON, got nan")
     # a value of a type JSON lacks (a TypeError alone) and an int past 64 bits, in a payload
     report = q.seed([{"url": "http://a.com/3", "payload": {"tags": {1, 2}}},
                      {"url": "http://a.com/4", "payload": [2**70]}, "http://a.com/5"])
     assert report.added == 1
     assert [(i.index, i.code) for i in report.invalid] == [(0, "invalid_payload"), (1, "invalid_payload")]
     assert report.invalid[0].reason.endswith(
-        "items[0]['payload']: payloads must be JSON-compatible (dict, list, tuple, str, int, float, "
+        "items[0]['payload']['tags']: payloads must be JSON-compatible (dict, list, tuple, str, int, float, "
         "bool, None) or bytes, got set"), report.invalid[0].reason
     assert report.invalid[1].reason.endswith(
-        "items[1]['payload']: integers in payloads must fit in 64 bits"), report.invalid[1].reason
+        "items[1]['payload'][0]: integers in payloads must fit in 64 bits"), report.invalid[1].reason
 
 
 def test_seed_accepts_one_string_and_dict_items(q: crawlq.Queue) -> None:
