@@ -414,6 +414,8 @@ def test_history_comes_from_prometheus_scraping_the_exporter(redis_url, browser)
     range queries, and falls back to its own readings when Prometheus is gone."""
     hist = crawlq.Queue(redis_url, "hist", **OPTIONS)
     assert hist.seed([f"https://h{i % 5}.example/{i}" for i in range(300)]).added == 300
+    # (a named crawl on the same hosts: its page charts the exporter's per-crawl series)
+    assert hist.seed([f"https://h{i % 5}.example/c{i}" for i in range(120)], crawl="hc").added == 120
     exporter = subprocess.Popen([CLI, "--redis", redis_url, "-q", "hist", "exporter", "--listen", "127.0.0.1:0"],
                                 stdout=subprocess.PIPE, text=True)
     workdir = Path(tempfile.mkdtemp(prefix="crawlq-console-prometheus."))
@@ -461,13 +463,22 @@ def test_history_comes_from_prometheus_scraping_the_exporter(redis_url, browser)
         acked = lines[3].get_attribute("points").split()
         assert len(acked) >= 2, acked
         shot(browser, "queue-prometheus")
+        browser.get(console.base + "/q/hist/crawl/hc?range=5m")
+        assert "Prometheus, last 5m" in text(browser, "#history-source")
+        lines = browser.find_elements(By.CSS_SELECTOR, "figure.chart polyline")
+        assert len(lines) == 5, "pending, leased, dead; done and seeded"
+        pending = [float(p.split(",")[1]) for p in lines[0].get_attribute("points").split()]
+        assert len(pending) >= 3 and pending[-1] > pending[0], f"the crawl's pending fell: {pending}"
+        assert len(lines[3].get_attribute("points").split()) >= 2, "its done/s"
+        assert "done" in browser.find_elements(By.CSS_SELECTOR, "figure.chart")[1].text
 
         prometheus.kill()
         prometheus.wait()
         prometheus = None
-        browser.get(console.base + "/q/hist?range=1h")
-        assert "Prometheus could not be read" in text(browser, "#history-source")
-        assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart")) == 2
+        for page in ("/q/hist?range=1h", "/q/hist/crawl/hc?range=1h"):
+            browser.get(console.base + page)
+            assert "Prometheus could not be read" in text(browser, "#history-source"), page
+            assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart")) == 2
     finally:
         if console:
             console.stop()

@@ -620,7 +620,7 @@ impl Console {
             history.record(name, Sample::of(&stats));
             (history.samples(name), history.recent_rates(name, 60_000))
         };
-        let history = self.history_of(request, name, &samples);
+        let history = self.history_of(request, Charted::Queue(name), &samples);
         let view = pages::QueueView {
             name,
             stats: &stats,
@@ -636,15 +636,19 @@ impl Console {
         Response::html(200, pages::queue(&frame, &view))
     }
 
-    /// The queue page's charts: from Prometheus over the window asked for (an hour by
-    /// default) when the console has its address, else (or when it fails) the console's own.
+    /// A queue's or a named crawl's charts: from Prometheus over the window asked for (an
+    /// hour by default) when the console has its address, else (or when it fails) the
+    /// console's own.
     fn history_of<'a>(
         &self,
         request: &'a Request,
-        name: &str,
+        charted: Charted<'_>,
         samples: &[Sample],
     ) -> pages::History<'a> {
-        let (depth, throughput) = pages::History::of_samples(samples);
+        let (depth, throughput) = match charted {
+            Charted::Queue(_) => pages::History::of_samples(samples),
+            Charted::Crawl(..) => pages::History::of_crawl_samples(samples),
+        };
         let own = "The console's own readings, every few seconds since it started (at most the last hour).";
         let Some(prometheus) = &self.prometheus else {
             return pages::History {
@@ -669,31 +673,53 @@ impl Console {
                 window: None,
             };
         };
-        let queue = prometheus::quoted(name);
+        // (the exporter's series of the queue, or of the crawl: crawlq exporter --max-crawls)
+        let selector = match charted {
+            Charted::Queue(name) => format!("{{queue={}}}", prometheus::quoted(name)),
+            Charted::Crawl(name, crawl) => format!(
+                "{{queue={},crawl={}}}",
+                prometheus::quoted(name),
+                prometheus::quoted(crawl)
+            ),
+        };
         let rate_window = (4.0 * prometheus::Prometheus::step(seconds))
             .max(60.0)
             .round();
         let read = || -> Result<_, String> {
-            let gauge =
-                |metric: &str| prometheus.range(&format!("{metric}{{queue={queue}}}"), seconds);
+            let gauge = |metric: &str| prometheus.range(&format!("{metric}{selector}"), seconds);
+            // (a crawl's done is a gauge that only falls when the crawl is deleted, which
+            // rate() reads as the reset it is)
             let rate = |metric: &str| {
                 prometheus.range(
-                    &format!("rate({metric}{{queue={queue}}}[{rate_window}s])"),
+                    &format!("rate({metric}{selector}[{rate_window}s])"),
                     seconds,
                 )
             };
-            Ok((
-                vec![
-                    ("pending", pages::PENDING, gauge("crawlq_pending")?),
-                    ("leased", pages::LEASED, gauge("crawlq_leased")?),
-                    ("dead", pages::DEAD, gauge("crawlq_dead")?),
-                ],
-                vec![
-                    ("acked", pages::LEASED, rate("crawlq_acked_total")?),
-                    ("seeded", pages::PENDING, rate("crawlq_seeded_total")?),
-                    ("nacked", pages::DEAD, rate("crawlq_nacked_total")?),
-                ],
-            ))
+            Ok(match charted {
+                Charted::Queue(_) => (
+                    vec![
+                        ("pending", pages::PENDING, gauge("crawlq_pending")?),
+                        ("leased", pages::LEASED, gauge("crawlq_leased")?),
+                        ("dead", pages::DEAD, gauge("crawlq_dead")?),
+                    ],
+                    vec![
+                        ("acked", pages::LEASED, rate("crawlq_acked_total")?),
+                        ("seeded", pages::PENDING, rate("crawlq_seeded_total")?),
+                        ("nacked", pages::DEAD, rate("crawlq_nacked_total")?),
+                    ],
+                ),
+                Charted::Crawl(..) => (
+                    vec![
+                        ("pending", pages::PENDING, gauge("crawlq_crawl_pending")?),
+                        ("leased", pages::LEASED, gauge("crawlq_crawl_leased")?),
+                        ("dead", pages::DEAD, gauge("crawlq_crawl_dead")?),
+                    ],
+                    vec![
+                        ("done", pages::LEASED, rate("crawlq_crawl_done")?),
+                        ("seeded", pages::PENDING, rate("crawlq_crawl_seeded_total")?),
+                    ],
+                ),
+            })
         };
         match read() {
             Ok((depth, throughput)) => pages::History {
@@ -893,11 +919,12 @@ impl Console {
             history.record(&key, Sample::of_crawl(&stats, now_ms));
             history.samples(&key)
         };
+        let history = self.history_of(request, Charted::Crawl(name, crawl), &samples);
         let view = pages::CrawlView {
             queue: name,
             crawl,
             stats: &stats,
-            samples: &samples,
+            history: &history,
         };
         let refresh = request.query("live").map(|_| 10);
         let frame = self.queue_frame(request, refresh, &q).await;
@@ -1146,6 +1173,13 @@ impl Console {
 }
 
 /// One line per action on standard output: when, who, what, on what, and how it ended.
+/// What a page charts: a queue, or a named crawl of it (queue, crawl).
+#[derive(Clone, Copy)]
+enum Charted<'a> {
+    Queue(&'a str),
+    Crawl(&'a str, &'a str),
+}
+
 fn log_line(remote: &str, action: &str, target: &str, outcome: &str) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -418,6 +418,52 @@ impl History<'_> {
             ],
         )
     }
+
+    /// A named crawl's charts of the console's own readings: the queue's lines, but a crawl
+    /// counts no nacks, and its acks are its done.
+    pub fn of_crawl_samples(samples: &[Sample]) -> (Vec<Series<'static>>, Vec<Series<'static>>) {
+        let (depth, mut throughput) = History::of_samples(samples);
+        throughput.retain(|(name, _, _)| *name != "nacked");
+        for line in &mut throughput {
+            if line.0 == "acked" {
+                line.0 = "done";
+            }
+        }
+        (depth, throughput)
+    }
+}
+
+/// A page's "History": where the figures come from, the Prometheus windows to pick from
+/// (`?range=`), then the depth and throughput charts; `trailing` ends the sentence (a link).
+fn history_section(body: &mut String, path: &str, history: &History, trailing: &str) {
+    let _ = write!(
+        body,
+        "<h2>History</h2><p class=\"muted\" id=\"history-source\">{}",
+        escape(&history.source)
+    );
+    if !history.windows.is_empty() {
+        body.push_str(" · from Prometheus:");
+        for (window, _) in history.windows {
+            if Some(*window) == history.window {
+                let _ = write!(body, " <b>{window}</b>");
+            } else {
+                let _ = write!(body, " <a href=\"{path}?range={window}\">{window}</a>");
+            }
+        }
+        if history.window.is_some() {
+            let _ = write!(
+                body,
+                " · <a href=\"{path}?range=console\">the console's own</a>"
+            );
+        }
+    }
+    if !trailing.is_empty() {
+        let _ = write!(body, " {trailing}");
+    }
+    body.push_str("</p><div class=\"charts\">");
+    body.push_str(&chart("Depth", &history.depth));
+    body.push_str(&chart("Throughput per second", &history.throughput));
+    body.push_str("</div>");
 }
 
 /// The colours of the charts' lines.
@@ -520,31 +566,7 @@ pub fn queue(frame: &Frame, v: &QueueView) -> String {
         live_link(frame, &path)
     );
 
-    let _ = write!(
-        body,
-        "<h2>History</h2><p class=\"muted\" id=\"history-source\">{}",
-        escape(&v.history.source)
-    );
-    if !v.history.windows.is_empty() {
-        body.push_str(" · from Prometheus:");
-        for (window, _) in v.history.windows {
-            if Some(*window) == v.history.window {
-                let _ = write!(body, " <b>{window}</b>");
-            } else {
-                let _ = write!(body, " <a href=\"{path}?range={window}\">{window}</a>");
-            }
-        }
-        if v.history.window.is_some() {
-            let _ = write!(
-                body,
-                " · <a href=\"{path}?range=console\">the console's own</a>"
-            );
-        }
-    }
-    body.push_str("</p><div class=\"charts\">");
-    body.push_str(&chart("Depth", &v.history.depth));
-    body.push_str(&chart("Throughput per second", &v.history.throughput));
-    body.push_str("</div>");
+    history_section(&mut body, &path, v.history, "");
 
     if s.shards.len() > 1 {
         body.push_str("<h2>Shards</h2><table id=\"shards\"><tr><th>shard</th><th>node</th><th class=\"n\">pending</th><th class=\"n\">ready</th><th class=\"n\">delayed</th><th class=\"n\">leased</th><th class=\"n\">dead</th><th class=\"n\">done</th><th class=\"n\">hosts</th></tr>");
@@ -793,7 +815,7 @@ pub struct CrawlView<'a> {
     pub queue: &'a str,
     pub crawl: &'a str,
     pub stats: &'a CrawlStats,
-    pub samples: &'a [Sample],
+    pub history: &'a History<'a>,
 }
 
 pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
@@ -918,23 +940,7 @@ pub fn crawl(frame: &Frame, v: &CrawlView) -> String {
         ));
         body.push_str("</div>");
     }
-    // the queue page's charts of the same readings: a crawl counts no nacks, and its acks
-    // are its done
-    let (depth, mut throughput) = History::of_samples(v.samples);
-    throughput.retain(|(name, _, _)| *name != "nacked");
-    for line in &mut throughput {
-        if line.0 == "acked" {
-            line.0 = "done";
-        }
-    }
-    let _ = write!(
-        body,
-        "<h2>History</h2><p class=\"muted\">The console's own readings, every few seconds since it started (at most the last hour). {}</p><div class=\"charts\">",
-        live_link(frame, &path)
-    );
-    body.push_str(&chart("Depth", &depth));
-    body.push_str(&chart("Throughput per second", &throughput));
-    body.push_str("</div>");
+    history_section(&mut body, &path, v.history, &live_link(frame, &path));
     body.push_str(&seed_form(frame, queue, Some(crawl), &path));
     let queue_path = queue_path(queue);
     layout(
