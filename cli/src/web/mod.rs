@@ -695,31 +695,38 @@ impl Console {
                     seconds,
                 )
             };
-            Ok(match charted {
+            let (gauges, rates): (&[ChartLine], &[ChartLine]) = match charted {
                 Charted::Queue(_) => (
-                    vec![
-                        ("pending", pages::PENDING, gauge("crawlq_pending")?),
-                        ("leased", pages::LEASED, gauge("crawlq_leased")?),
-                        ("dead", pages::DEAD, gauge("crawlq_dead")?),
+                    &[
+                        ("pending", pages::PENDING, "crawlq_pending"),
+                        ("leased", pages::LEASED, "crawlq_leased"),
+                        ("dead", pages::DEAD, "crawlq_dead"),
                     ],
-                    vec![
-                        ("acked", pages::LEASED, rate("crawlq_acked_total")?),
-                        ("seeded", pages::PENDING, rate("crawlq_seeded_total")?),
-                        ("nacked", pages::DEAD, rate("crawlq_nacked_total")?),
+                    &[
+                        ("acked", pages::LEASED, "crawlq_acked_total"),
+                        ("seeded", pages::PENDING, "crawlq_seeded_total"),
+                        ("nacked", pages::DEAD, "crawlq_nacked_total"),
                     ],
                 ),
                 Charted::Crawl(..) => (
-                    vec![
-                        ("pending", pages::PENDING, gauge("crawlq_crawl_pending")?),
-                        ("leased", pages::LEASED, gauge("crawlq_crawl_leased")?),
-                        ("dead", pages::DEAD, gauge("crawlq_crawl_dead")?),
+                    &[
+                        ("pending", pages::PENDING, "crawlq_crawl_pending"),
+                        ("leased", pages::LEASED, "crawlq_crawl_leased"),
+                        ("dead", pages::DEAD, "crawlq_crawl_dead"),
                     ],
-                    vec![
-                        ("done", pages::LEASED, rate("crawlq_crawl_done")?),
-                        ("seeded", pages::PENDING, rate("crawlq_crawl_seeded_total")?),
+                    &[
+                        ("done", pages::LEASED, "crawlq_crawl_done"),
+                        ("seeded", pages::PENDING, "crawlq_crawl_seeded_total"),
                     ],
                 ),
-            })
+            };
+            let lines = |lines: &[ChartLine], read: &dyn Fn(&str) -> _| {
+                lines
+                    .iter()
+                    .map(|&(label, colour, metric)| Ok((label, colour, read(metric)?)))
+                    .collect::<Result<Vec<_>, String>>()
+            };
+            Ok((lines(gauges, &gauge)?, lines(rates, &rate)?))
         };
         match read() {
             Ok((depth, throughput)) => pages::History {
@@ -1173,6 +1180,9 @@ impl Console {
 }
 
 /// One line per action on standard output: when, who, what, on what, and how it ended.
+/// A chart's line read from Prometheus: its label, its colour, the exporter's series.
+type ChartLine = (&'static str, &'static str, &'static str);
+
 /// What a page charts: a queue, or a named crawl of it (queue, crawl).
 #[derive(Clone, Copy)]
 enum Charted<'a> {
