@@ -223,11 +223,15 @@ pub fn scoped_identity<'a>(crawl: Option<&str>, identity: &'a str) -> std::borro
 /// let host = normalize("  Example.COM.  ").unwrap();
 /// assert_eq!((host.kind, host.canonical.as_str()), (ItemKind::Host, "example.com"));
 /// assert_eq!(normalize("example.com/path").unwrap_err().code(), "invalid_url");
+/// assert_eq!(normalize("mailto:team@example.com").unwrap_err().code(), "unsupported_scheme");
 /// ```
 pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
     let trimmed = checked_input(input)?;
     if trimmed.contains("://") {
         normalize_url(trimmed, None)
+    } else if let Some(scheme) = opaque_scheme(trimmed) {
+        // (`mailto:`, `javascript:`, `tel:`: refused for their scheme, as on a page)
+        Err(InvalidReason::UnsupportedScheme(scheme))
     } else if !trimmed.starts_with('[') && trimmed.contains(['/', ':', '?', '#', '@']) {
         Err(InvalidReason::InvalidUrl(
             "no scheme: start URLs with http:// or https://, or give a bare host".into(),
@@ -240,6 +244,23 @@ pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
             host,
         })
     }
+}
+
+/// The scheme (lowercase) of an input without `://` that starts with one other than `http` and
+/// `https` (`mailto:x@a.com`, `javascript:void(0)`, `tel:+1555`, `data:,x`); `None` when what
+/// comes before the colon reads as a host (`example.com:8080`, `localhost:3000/x`,
+/// `example.com:x`: a host, and a port or not, without a scheme) or the scheme is HTTP's
+/// (`http:example.com`: a URL without its `//`). (A scheme may hold dots; one that does is
+/// read as a host here, which the links a crawler meets never need.)
+fn opaque_scheme(input: &str) -> Option<String> {
+    let (scheme, rest) = input.split_once(':')?;
+    let mut chars = scheme.chars();
+    let scheme_syntax = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-'));
+    let port_digits = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let is_port = !port_digits.is_empty() && port_digits.bytes().all(|b| b.is_ascii_digit());
+    let scheme = scheme.to_ascii_lowercase();
+    (scheme_syntax && !is_port && scheme != "http" && scheme != "https").then_some(scheme)
 }
 
 /// Canonicalize a link found on the page at `page` (a canonical URL): a URL reference,
@@ -533,6 +554,14 @@ mod tests {
             ("ftp://example.com/", "unsupported_scheme"),
             ("http://", "invalid_url"),
             ("example.com:8080", "invalid_url"),
+            ("localhost:3000/x", "invalid_url"),
+            ("example.com:x", "invalid_url"),
+            ("http:example.com", "invalid_url"),
+            ("mailto:someone@example.com", "unsupported_scheme"),
+            ("JavaScript:void(0)", "unsupported_scheme"),
+            ("tel:+1-555-0100", "unsupported_scheme"),
+            ("data:text/plain,hi", "unsupported_scheme"),
+            ("about:blank", "unsupported_scheme"),
             ("exa mple.com", "invalid_host"),
             ("-bad.example.com", "invalid_host"),
             ("a..b", "invalid_host"),

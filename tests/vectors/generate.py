@@ -167,7 +167,15 @@ def hand_written() -> list[dict]:
         invalid("http://[::1/", "invalid_url"),
         invalid("example.com/path", "invalid_url"),
         invalid("example.com:8080", "invalid_url"),
-        invalid("mailto:someone@example.com", "invalid_url"),
+        # a scheme other than HTTP's without "//": refused for its scheme, as a page's link is
+        invalid("mailto:someone@example.com", "unsupported_scheme"),
+        invalid("JavaScript:void(0)", "unsupported_scheme"),
+        invalid("tel:+1-555-0100", "unsupported_scheme"),
+        invalid("data:text/plain,hi", "unsupported_scheme"),
+        # a host and port, a host and not a port, HTTP's scheme without "//": no scheme
+        invalid("localhost:3000/x", "invalid_url"),
+        invalid("example.com:x", "invalid_url"),
+        invalid("http:example.com", "invalid_url"),
         invalid("user@example.com", "invalid_url"),
         invalid("example.com?q", "invalid_url"),
         invalid("exa mple.com", "invalid_host"),
