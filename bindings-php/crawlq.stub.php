@@ -43,8 +43,10 @@ final class Queue
      * crawl option names the crawl to seed into: de-duplication is per crawl, hosts are shared
      * by every crawl, and crawls are leased from in turn.
      *
-     * @param string|list<string|array{url?: string, host?: string, priority?: int, delay?: float, payload?: mixed, force?: bool, key?: string}> $items
-     *        key: the item's identity for de-duplication instead of its canonical URL
+     * @param string|iterable<string|array{url?: string, host?: string, priority?: int, delay?: float, payload?: mixed, force?: bool, key?: string}> $items
+     *        a list, or a Traversable (a generator, a Laravel Collection) whose values are read
+     *        as one (its keys dropped); key: the item's identity for de-duplication instead of
+     *        its canonical URL
      * @param array{priority?: int, delay?: float, payload?: mixed, force?: bool, crawl?: string}|null $options
      * @throws \TypeError when a payload is not arrays and scalars
      */
@@ -56,7 +58,7 @@ final class Queue
      * body. A request whose fields cannot be read is in the report's `invalid`
      * (`invalid_request`); the others are seeded.
      *
-     * @param list<array{url: string, method?: string, headers?: list<array{0: string, 1: string}>|array<string, string|list<string>>, body?: string|null, user_data?: array<string, mixed>, label?: string|null, depth?: int, retries?: int, found_on?: string|null, frameworks?: array<string, mixed>, priority?: int, delay?: float, force?: bool}> $requests
+     * @param iterable<array{url: string, method?: string, headers?: list<array{0: string, 1: string}>|array<string, string|list<string>>, body?: string|null, user_data?: array<string, mixed>, label?: string|null, depth?: int, retries?: int, found_on?: string|null, frameworks?: array<string, mixed>, priority?: int, delay?: float, force?: bool}> $requests
      * @param array{priority?: int, delay?: float, force?: bool, crawl?: string}|null $options
      */
     public function seedRequests(mixed $requests, mixed $options = null): SeedReport {}
@@ -98,7 +100,7 @@ final class Queue
      * resolves an href ('next.html', '/about', '?page=2'; 'mailto:' and the like are refused
      * per link).
      *
-     * @param string|list<string|array<string, mixed>> $links URLs, absolute or relative to the page's URL
+     * @param string|iterable<string|array<string, mixed>> $links URLs, absolute or relative to the page's URL (a list or a Traversable)
      * @return array{acked: bool, links: SeedReport} acked false when the lease was not live any
      *     more (its links are seeded all the same)
      */
@@ -108,7 +110,7 @@ final class Queue
      * ackWithLinks() for crawl requests (as seedRequests() takes them): the page's lease acked
      * and the requests found on it seeded, in one round trip.
      *
-     * @param list<array<string, mixed>> $requests
+     * @param iterable<array<string, mixed>> $requests
      * @param array{priority?: int, delay?: float, force?: bool, crawl?: string}|null $options
      * @return array{acked: bool, links: SeedReport}
      */
@@ -120,7 +122,7 @@ final class Queue
      * $lease was still live. $options: the links' seed options, and 'ttl' (seconds) for the
      * new leases.
      *
-     * @param string|list<string|array<string, mixed>> $links URLs, absolute or relative to the page's URL
+     * @param string|iterable<string|array<string, mixed>> $links URLs, absolute or relative to the page's URL (a list or a Traversable)
      * @param array<string, mixed>|null $options
      * @return array{acked: bool, links: SeedReport, leases: list<Lease>}
      */
@@ -130,7 +132,7 @@ final class Queue
      * ackWithRequests(), then lease up to $max more items in the same call, as
      * ackWithLinksAndLease() does: one round trip per page for a crawler of crawl requests.
      *
-     * @param list<array<string, mixed>> $requests as seedRequests() takes them
+     * @param iterable<array<string, mixed>> $requests as seedRequests() takes them
      * @param array<string, mixed>|null $options priority, delay, force, crawl, and ttl (seconds) for the new leases
      * @return array{acked: bool, links: SeedReport, leases: list<Lease>}
      */

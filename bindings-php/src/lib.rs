@@ -282,9 +282,16 @@ fn requests_arg(
 
 /// The crawl requests argument as JSON: a value that is not an array is a TypeError.
 fn request_list(requests: &Zval) -> PhpResult<Value> {
+    let listed;
+    let requests = if requests.is_traversable() {
+        listed = traversed(requests)?;
+        &listed
+    } else {
+        requests
+    };
     if !requests.is_array() {
         return Err(type_error(
-            "requests must be an array of request arrays".into(),
+            "requests must be an array or a Traversable of request arrays".into(),
         ));
     }
     let requests =
@@ -296,6 +303,18 @@ fn request_list(requests: &Zval) -> PhpResult<Value> {
     })
 }
 
+/// A Traversable's values as a list, as `iterator_to_array($items, false)` reads them (a
+/// generator, an `ArrayIterator`, a Laravel `Collection`): PHP walks it and frees its
+/// iterator; an exception it throws stays pending and reaches the caller unchanged, before
+/// anything is sent.
+fn traversed(items: &Zval) -> PhpResult<Zval> {
+    let to_array = ZendCallable::try_from_name("iterator_to_array")
+        .map_err(|e| PhpException::from(format!("iterator_to_array: {e}")))?;
+    let mut keep_keys = Zval::new();
+    keep_keys.set_bool(false);
+    Ok(to_array.try_call(vec![items, &keep_keys])?)
+}
+
 /// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
 /// (anything else, or items of the wrong type, a TypeError), bad items or options an
 /// argument error.
@@ -304,10 +323,19 @@ fn seed_arg(
     options: Option<&Zval>,
     name: &str,
 ) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
+    let listed;
+    let items = if items.is_traversable() {
+        listed = traversed(items)?;
+        &listed
+    } else {
+        items
+    };
     let items = if items.is_string() || items.is_array() {
         to_json(items, name).map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
     } else {
-        return Err(type_error(format!("{name} must be a string or an array")));
+        return Err(type_error(format!(
+            "{name} must be a string, an array or a Traversable"
+        )));
     };
     if let Some(problem) = json::seed_items_type_error(&items, name, json::TypeWords::PHP) {
         return Err(type_error(problem));

@@ -51,6 +51,52 @@ final class QueueTest extends TestCase
         $this->assertSame(1, $q->stats()['delayed']);
     }
 
+    public function testSeedTakesATraversableAsItsList(): void
+    {
+        $q = $this->open();
+        // an iterator's keys are dropped; a generator's values are the items, in order
+        $report = $q->seed(new \ArrayIterator(['x' => 'http://a.com/1', 'y' => 'mailto:x@a.com']));
+        $this->assertSame([1, [[1, 'unsupported_scheme']]], [$report->added, array_map(fn ($i) => [$i['index'], $i['code']], $report->invalid)]);
+        $items = (function () {
+            yield 'http://b.com/1';
+            yield ['url' => 'http://b.com/2', 'priority' => 3];
+        })();
+        $this->assertSame(2, $q->seed($items, ['priority' => 1])->added);
+        // an IteratorAggregate, as a Laravel Collection is
+        $aggregate = new class () implements \IteratorAggregate {
+            public function getIterator(): \Iterator
+            {
+                return new \ArrayIterator([['url' => 'http://c.com/', 'method' => 'POST', 'body' => 'q=1']]);
+            }
+        };
+        $requests = $q->seedRequests($aggregate);
+        $this->assertSame(1, $requests->added);
+        [$page] = $q->lease(1, 0.0);
+        $answer = $q->ackWithLinks($page, (function () { yield 'next.html'; })());
+        $this->assertSame([true, 1], [$answer['acked'], $answer['links']->added]);
+        $this->assertSame(5, $q->stats()['seen']);
+
+        // an exception the generator throws reaches the caller, and nothing is seeded
+        $throwing = (function () {
+            yield 'http://d.com/1';
+            throw new \DomainException('no more');
+        })();
+        try {
+            $q->seed($throwing);
+            $this->fail('the generator\'s exception did not reach the caller');
+        } catch (\DomainException $e) {
+            $this->assertSame('no more', $e->getMessage());
+        }
+        $this->assertSame(5, $q->stats()['seen'], 'nothing of the thrown batch was seeded');
+        // an object that is not Traversable is a TypeError
+        try {
+            $q->seed(new \stdClass());
+            $this->fail('an object was taken as items');
+        } catch (\TypeError $e) {
+            $this->assertSame('items must be a string, an array or a Traversable', $e->getMessage());
+        }
+    }
+
     public function testALeaseHasEveryPropertyAndIsAckedOnce(): void
     {
         $q = $this->open();
