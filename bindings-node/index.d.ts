@@ -607,10 +607,11 @@ export declare class Queue {
   /** Test only: pin the scripts' clock to `ms` since the epoch (`null`: the server's clock). */
   _setFixedClock(ms?: number | undefined | null): void
   /**
-   * Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`).
-   * Invalid items are reported with their index, never thrown.
+   * Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`), an
+   * array or any iterable of them. Invalid items are reported with their index, never
+   * thrown.
    */
-  seed(items: string | Array<string | SeedItem>, options?: SeedOptions): Promise<SeedReport>
+  seed(items: string | Iterable<string | SeedItem>, options?: SeedOptions): Promise<SeedReport>
   /**
    * Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,
    * foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the
@@ -619,7 +620,7 @@ export declare class Queue {
    * `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`, `crawl` (not
    * `payload`: a request is its own payload).
    */
-  seedRequests(requests: CrawlRequestInput[], options?: RequestOptions): Promise<SeedReport>
+  seedRequests(requests: Iterable<CrawlRequestInput>, options?: RequestOptions): Promise<SeedReport>
   /**
    * Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
    * ready; resolves with `[]` after that. `signal` (an AbortSignal, here and in the other
@@ -646,13 +647,13 @@ export declare class Queue {
    * Resolves with `{ acked, links }`: `acked` false when the lease was not live any more
    * (its links are seeded all the same), `links` the links' seed report.
    */
-  ackWithLinks(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions): Promise<AckWithLinks>
+  ackWithLinks(lease: Lease, links: Iterable<string | SeedItem>, options?: SeedOptions): Promise<AckWithLinks>
   /**
    * `ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked
    * and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`
    * as `ackWithLinks` does.
    */
-  ackWithRequests(lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions): Promise<AckWithLinks>
+  ackWithRequests(lease: Lease, requests: Iterable<CrawlRequestInput>, options?: RequestOptions): Promise<AckWithLinks>
   /**
    * `ackWithLinks`, then lease up to `max` more items in the same call (one round trip per
    * page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting
@@ -660,14 +661,14 @@ export declare class Queue {
    * was still live). `options` takes the seed options for the links and `max`, `waitMs`,
    * `ttlMs` for the lease.
    */
-  ackWithLinksAndLease(lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
+  ackWithLinksAndLease(lease: Lease, links: Iterable<string | SeedItem>, options?: SeedOptions & LeaseOptions): Promise<AckWithLinksAndLease>
   /**
    * `ackWithRequests`, then lease up to `max` more items in the same call, as
    * `ackWithLinksAndLease` does (one round trip per page for a crawler of crawl requests):
    * resolves with `{ acked, links, leases }`. `options` takes the requests' options
    * (`priority`, `delayMs`, `force`, `crawl`) and `max`, `waitMs`, `ttlMs` for the lease.
    */
-  ackWithRequestsAndLease(lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions & LeaseOptions): Promise<AckWithLinksAndLease>
+  ackWithRequestsAndLease(lease: Lease, requests: Iterable<CrawlRequestInput>, options?: RequestOptions & LeaseOptions): Promise<AckWithLinksAndLease>
   /** Fail a lease (or an array): `'retried'`, `'dead'` or `'lost'`. */
   nack<T extends Lease | Lease[]>(lease: T, options?: NackOptions): Promise<T extends Lease[] ? NackOutcome[] : NackOutcome>
   /**

@@ -5,7 +5,8 @@
 // and with `extendEveryMs` a timer on the event loop extends the leases the queue holds (as
 // BullMQ renews its locks: a blocked event loop stops extending, and the leases expire for
 // another worker to take), and a long deletion's `onProgress` is called with its reports (the
-// deletion waiting for it). Shared by the native addon and the WebAssembly build.
+// deletion waiting for it), and a call that takes a list takes any iterable. Shared by the
+// native addon and the WebAssembly build.
 
 const extenders = new WeakMap()
 
@@ -119,7 +120,33 @@ function reporting (method, at) {
   }
 }
 
+// The calls that take a list (of items, links or crawl requests), and which argument it is.
+const LISTS = { seed: 0, seedRequests: 0, ackWithLinks: 1, ackWithRequests: 1, ackWithLinksAndLease: 1, ackWithRequestsAndLease: 1 }
+
+/**
+ * `method` taking any iterable where it takes an array (a Set, a generator, a Map's `values()`):
+ * read as an array, in order, before anything is sent (an iterator that throws rejects the
+ * call, nothing sent). A string stays one item, and anything else goes on to the method's own
+ * checks.
+ */
+function listed (method, at) {
+  return function (...args) {
+    const list = args[at]
+    if (list !== null && typeof list === 'object' && !Array.isArray(list) && typeof list[Symbol.iterator] === 'function') {
+      try {
+        args[at] = Array.from(list)
+      } catch (err) {
+        return Promise.reject(err)
+      }
+    }
+    return method.apply(this, args)
+  }
+}
+
 function installProtocols (Queue, Work) {
+  for (const [name, at] of Object.entries(LISTS)) {
+    Queue.prototype[name] = listed(Queue.prototype[name], at)
+  }
   for (const [name, at] of Object.entries(ABORTABLE)) {
     Queue.prototype[name] = abortable(Queue.prototype[name], at)
   }

@@ -67,6 +67,25 @@ test('seed takes one string, item objects and batch options', async () => {
   assert.equal((await q.stats()).delayed, 1)
 })
 
+test('every call that takes a list takes any iterable, read in order before anything is sent', async () => {
+  const q = await open()
+  const report = await q.seed(new Set(['http://a.com/1', 'mailto:x@a.com', 'http://a.com/1']))
+  assert.deepEqual([report.added, report.invalid.map(i => [i.index, i.code])], [1, [[1, 'unsupported_scheme']]])
+  assert.equal((await q.seed((function * () { yield 'http://b.com/1'; yield { url: 'http://b.com/2', priority: 3 } })())).added, 2)
+  assert.equal((await q.seedRequests(new Map([['k', { url: 'http://c.com/', method: 'POST', body: 'q=1' }]]).values())).added, 1)
+  const [page] = await q.lease({ waitMs: 0 })
+  const answer = await q.ackWithLinks(page, new Set(['next.html']))
+  assert.deepEqual([answer.acked, answer.links.added], [true, 1])
+  assert.equal((await q.stats()).seen, 5)
+  // an iterator that throws rejects the call with its error, and nothing of it is seeded
+  const failing = (function * () { yield 'http://d.com/1'; throw new RangeError('no more') })()
+  await assert.rejects(q.seed(failing), err => err instanceof RangeError && err.message === 'no more')
+  assert.equal((await q.stats()).seen, 5, 'nothing of the failed call was sent')
+  // an object that is not iterable is refused as before
+  await assert.rejects(q.seed(new Date()), err => err instanceof TypeError && err.code === 'ERR_INVALID_ARG_TYPE')
+  await q.close()
+})
+
 test('a lease has every field, and ack answers once', async () => {
   const q = await open()
   await q.seed(['http://a.com/x'], { payload: { depth: 1 } })

@@ -11,10 +11,11 @@
 macro_rules! js_queue_methods {
     ($expand:ident) => {
         $expand! {
-            seed "seed" (items, options) "items: string | Array<string | SeedItem>, options?: SeedOptions" "Promise<SeedReport>"
-                "Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`)."
-                "Invalid items are reported with their index, never thrown.";
-            seed_requests "seedRequests" (requests, options) "requests: CrawlRequestInput[], options?: RequestOptions" "Promise<SeedReport>"
+            seed "seed" (items, options) "items: string | Iterable<string | SeedItem>, options?: SeedOptions" "Promise<SeedReport>"
+                "Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`), an"
+                "array or any iterable of them. Invalid items are reported with their index, never"
+                "thrown.";
+            seed_requests "seedRequests" (requests, options) "requests: Iterable<CrawlRequestInput>, options?: RequestOptions" "Promise<SeedReport>"
                 "Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,"
                 "foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the"
                 "request shape every framework adapter reads, known by their URL (a plain GET) or by"
@@ -33,24 +34,24 @@ macro_rules! js_queue_methods {
                 "Ack a lease (or an array) and lease up to `max` more items in one call (one round"
                 "trip): resolves with `{ acked, leases }`, `acked` as `ack` resolves, `leases` as"
                 "`lease` does (waiting up to `waitMs`, default 5000, when none is ready).";
-            ack_with_links "ackWithLinks" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions" "Promise<AckWithLinks>"
+            ack_with_links "ackWithLinks" (lease, links, options) "lease: Lease, links: Iterable<string | SeedItem>, options?: SeedOptions" "Promise<AckWithLinks>"
                 "Answer a fetched page and seed the links it found, in one round trip: the links are"
                 "seeded as `seed` seeds them (with `options`), then the lease is acked as `ack` acks it."
                 "Links resolve against the page's URL as a browser resolves an `href` (`next.html`,"
                 "`/about`, `?page=2`; `mailto:` and the like are refused per link)."
                 "Resolves with `{ acked, links }`: `acked` false when the lease was not live any more"
                 "(its links are seeded all the same), `links` the links' seed report.";
-            ack_with_requests "ackWithRequests" (lease, requests, options) "lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions" "Promise<AckWithLinks>"
+            ack_with_requests "ackWithRequests" (lease, requests, options) "lease: Lease, requests: Iterable<CrawlRequestInput>, options?: RequestOptions" "Promise<AckWithLinks>"
                 "`ackWithLinks` for crawl requests (as `seedRequests` takes them): the page's lease acked"
                 "and the requests found on it seeded, in one round trip. Resolves with `{ acked, links }`"
                 "as `ackWithLinks` does.";
-            ack_with_links_and_lease "ackWithLinksAndLease" (lease, links, options) "lease: Lease, links: Array<string | SeedItem>, options?: SeedOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
+            ack_with_links_and_lease "ackWithLinksAndLease" (lease, links, options) "lease: Lease, links: Iterable<string | SeedItem>, options?: SeedOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
                 "`ackWithLinks`, then lease up to `max` more items in the same call (one round trip per"
                 "page): resolves with `{ acked, links, leases }`, `leases` as `lease` resolves (waiting"
                 "up to `waitMs`, default 5000, when none is ready; the lease runs whether or not `lease`"
                 "was still live). `options` takes the seed options for the links and `max`, `waitMs`,"
                 "`ttlMs` for the lease.";
-            ack_with_requests_and_lease "ackWithRequestsAndLease" (lease, requests, options) "lease: Lease, requests: CrawlRequestInput[], options?: RequestOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
+            ack_with_requests_and_lease "ackWithRequestsAndLease" (lease, requests, options) "lease: Lease, requests: Iterable<CrawlRequestInput>, options?: RequestOptions & LeaseOptions" "Promise<AckWithLinksAndLease>"
                 "`ackWithRequests`, then lease up to `max` more items in the same call, as"
                 "`ackWithLinksAndLease` does (one round trip per page for a crawler of crawl requests):"
                 "resolves with `{ acked, links, leases }`. `options` takes the requests' options"
