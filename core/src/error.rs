@@ -109,8 +109,9 @@ impl fmt::Display for InvalidReason {
 #[non_exhaustive]
 pub enum Error {
     /// One item was refused where a single item is expected (for example a host given to
-    /// `set_host_delay`). Batches report invalid items in their report instead.
-    #[error("invalid item at index {index} ({input:?}): {reason}")]
+    /// `set_host_delay`; `index` is then 0). Batches report invalid items in their report
+    /// instead.
+    #[error("invalid item {input:?}: {reason}")]
     InvalidItem {
         index: usize,
         input: String,
@@ -384,6 +385,19 @@ pub(crate) fn predates_redis_7(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_single_refused_item_is_named_without_an_index() {
+        let err = Error::InvalidItem {
+            index: 0,
+            input: "bad host".into(),
+            reason: crate::normalize::normalize("bad host").unwrap_err(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "invalid item \"bad host\": not a valid host: character ' ' is not allowed in a host name"
+        );
+    }
 
     /// docs/PROTOCOL.md publishes the table: one row per kind, with its parent, builtin, fields
     /// and doc line exactly as here.
