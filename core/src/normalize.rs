@@ -233,8 +233,14 @@ pub fn normalize(input: &str) -> Result<Normalized, InvalidReason> {
         // (`mailto:`, `javascript:`, `tel:`: refused for their scheme, as on a page)
         Err(InvalidReason::UnsupportedScheme(scheme))
     } else if !trimmed.starts_with('[') && trimmed.contains(['/', ':', '?', '#', '@']) {
+        let lower = trimmed.get(..6).unwrap_or(trimmed).to_ascii_lowercase();
         Err(InvalidReason::InvalidUrl(
-            "no scheme: start URLs with http:// or https://, or give a bare host".into(),
+            if lower.starts_with("http:") || lower.starts_with("https:") {
+                "no // after the scheme: start URLs with http:// or https://"
+            } else {
+                "no scheme: start URLs with http:// or https://, or give a bare host"
+            }
+            .into(),
         ))
     } else {
         let host = normalize_host(trimmed)?;
@@ -568,6 +574,20 @@ mod tests {
         ];
         for (input, code) in cases {
             assert_eq!(normalize(input).unwrap_err().code(), code, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn a_url_without_its_slashes_is_told_so() {
+        for (input, why) in [
+            ("http:example.com", "no // after the scheme"),
+            ("HTTPS:/example.com/a", "no // after the scheme"),
+            ("example.com/a", "no scheme"),
+            ("localhost:3000", "no scheme"),
+        ] {
+            let reason = normalize(input).unwrap_err();
+            assert_eq!(reason.code(), "invalid_url", "{input}");
+            assert!(reason.to_string().contains(why), "{input}: {reason}");
         }
     }
 
