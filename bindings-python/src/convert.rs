@@ -197,9 +197,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertib
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(Unconvertible::value(
-            "integers in payloads must fit in 64 bits",
-        ));
+        return Err(Unconvertible::value("integers must fit in 64 bits"));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let f = f.value();
@@ -228,7 +226,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertib
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = k.cast::<PyString>().map_err(|_| {
-                Unconvertible::of_type(format!("payload keys must be str, got {}", type_name(&k)))
+                Unconvertible::of_type(format!("keys must be str, got {}", type_name(&k)))
             })?;
             // a lone surrogate is one U+FFFD, as everywhere else (text)
             let key = text(key)?;
@@ -248,7 +246,7 @@ fn to_json_at(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unconvertib
         return Ok(Value::Array(items));
     }
     Err(Unconvertible::of_type(format!(
-        "payloads must be JSON-compatible (dict, list, tuple, str, int, float, bool, None) or bytes, got {}",
+        "must be JSON-compatible (dict, list, tuple, str, int, float, bool, None) or bytes, got {}",
         type_name(obj)
     )))
 }

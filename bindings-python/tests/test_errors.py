@@ -284,10 +284,15 @@ def test_non_finite_floats_and_huge_ints(q: crawlq.Queue) -> None:
     with pytest.raises(crawlq.InvalidArgumentError,
                        match=r"payload\['x'\]\[1\]: NaN and infinite floats are not JSON, got -inf$"):
         q.seed(["http://a.com/"], payload={"x": (1, float("-inf"))})
-    with pytest.raises(crawlq.InvalidArgumentError, match=r"payload\['x'\]: integers in payloads must fit in 64 bits$"):
+    with pytest.raises(crawlq.InvalidArgumentError, match=r"payload\['x'\]: integers must fit in 64 bits$"):
         q.seed(["http://a.com/"], payload={"x": 2**70})
-    with pytest.raises(TypeError, match=r"^payload\['a'\]\['b'\]: payloads must be JSON-compatible .* got object$"):
+    with pytest.raises(TypeError, match=r"^payload\['a'\]\['b'\]: must be JSON-compatible .* got object$"):
         q.seed(["http://a.com/"], payload={"a": {"b": object()}})
+    with pytest.raises(TypeError, match=r"^payload: keys must be str, got int$"):
+        q.seed(["http://a.com/"], payload={1: "int key"})
+    # a queue option is named as itself, not as a payload
+    with pytest.raises(TypeError, match=r"^lease_crawls: must be JSON-compatible .* got set$"):
+        crawlq.Queue("redis://127.0.0.1:1", "x", lease_crawls={"a"})  # refused before it connects
     assert q.seed("http://nack.com/").added == 1
     [page] = q.lease(1, wait=0)
     with pytest.raises(crawlq.InvalidArgumentError, match=r"payload\[0\]: NaN and infinite floats are not JSON, got inf$"):

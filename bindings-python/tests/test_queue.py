@@ -37,10 +37,10 @@ def test_an_item_field_that_is_not_json_refuses_that_item_and_says_where(q: craw
     assert report.added == 1
     assert [(i.index, i.code) for i in report.invalid] == [(0, "invalid_payload"), (1, "invalid_payload")]
     assert report.invalid[0].reason.endswith(
-        "items[0]['payload']['tags']: payloads must be JSON-compatible (dict, list, tuple, str, int, float, "
+        "items[0]['payload']['tags']: must be JSON-compatible (dict, list, tuple, str, int, float, "
         "bool, None) or bytes, got set"), report.invalid[0].reason
     assert report.invalid[1].reason.endswith(
-        "items[1]['payload'][0]: integers in payloads must fit in 64 bits"), report.invalid[1].reason
+        "items[1]['payload'][0]: integers must fit in 64 bits"), report.invalid[1].reason
 
 
 def test_seed_accepts_one_string_and_dict_items(q: crawlq.Queue) -> None:
