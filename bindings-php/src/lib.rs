@@ -282,13 +282,8 @@ fn requests_arg(
 
 /// The crawl requests argument as JSON: a value that is not an array is a TypeError.
 fn request_list(requests: &Zval) -> PhpResult<Value> {
-    let listed;
-    let requests = if requests.is_traversable() {
-        listed = traversed(requests)?;
-        &listed
-    } else {
-        requests
-    };
+    let listed = traversed(requests)?;
+    let requests = listed.as_ref().unwrap_or(requests);
     if !requests.is_array() {
         return Err(type_error(
             "requests must be an array or a Traversable of request arrays".into(),
@@ -306,13 +301,16 @@ fn request_list(requests: &Zval) -> PhpResult<Value> {
 /// A Traversable's values as a list, as `iterator_to_array($items, false)` reads them (a
 /// generator, an `ArrayIterator`, a Laravel `Collection`): PHP walks it and frees its
 /// iterator; an exception it throws stays pending and reaches the caller unchanged, before
-/// anything is sent.
-fn traversed(items: &Zval) -> PhpResult<Zval> {
+/// anything is sent. `None` for any other value.
+fn traversed(items: &Zval) -> PhpResult<Option<Zval>> {
+    if !items.is_traversable() {
+        return Ok(None);
+    }
     let to_array = ZendCallable::try_from_name("iterator_to_array")
         .map_err(|e| PhpException::from(format!("iterator_to_array: {e}")))?;
     let mut keep_keys = Zval::new();
     keep_keys.set_bool(false);
-    Ok(to_array.try_call(vec![items, &keep_keys])?)
+    Ok(Some(to_array.try_call(vec![items, &keep_keys])?))
 }
 
 /// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
@@ -323,13 +321,8 @@ fn seed_arg(
     options: Option<&Zval>,
     name: &str,
 ) -> PhpResult<(Vec<crawlq::SeedItem>, crawlq::SeedOptions)> {
-    let listed;
-    let items = if items.is_traversable() {
-        listed = traversed(items)?;
-        &listed
-    } else {
-        items
-    };
+    let listed = traversed(items)?;
+    let items = listed.as_ref().unwrap_or(items);
     let items = if items.is_string() || items.is_array() {
         to_json(items, name).map_err(|e| not_json(e, crawlq::Error::InvalidArgument))?
     } else {
