@@ -49,8 +49,14 @@ def test_bad_url_and_name_are_config_errors(redis_server: RedisServer) -> None:
     assert "https://***@127.0.0.1:1/" in str(err.value) and "s3cret" not in str(err.value)
     assert crawlq.redacted_url("rediss://user:s3cret@cache.internal:6380/2") == "rediss://***@cache.internal:6380/2"
     assert crawlq.redacted_url("unix:///run/redis.sock") == "unix:///run/redis.sock"
+    assert crawlq.redacted_url("user:s3cret@cache.internal:6380") == "***@cache.internal:6380"
     with pytest.raises(crawlq.ConfigError):
         crawlq.Queue(redis_server.url, "bad{name}")
+    without_scheme = redis_server.url.split("://", 1)[1]
+    with pytest.raises(crawlq.ConfigError, match=f"no scheme: write redis://{without_scheme}"):
+        crawlq.Queue(without_scheme, "q")
+    with pytest.raises(crawlq.ConfigError, match="no database of the URL's number"):
+        crawlq.Queue(redis_server.url.rsplit("/", 1)[0] + "/99", "q")
 
 
 def test_a_server_that_evicts_any_key_is_refused_unless_allowed(private_redis: RedisServer) -> None:

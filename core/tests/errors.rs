@@ -30,6 +30,52 @@ async fn unreachable_redis_is_reported_as_unavailable() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "UNAVAILABLE", "{err}");
+
+    // tried again for connect_timeout, not for the longer command_timeout
+    let started = Instant::now();
+    let patient_calls = Config {
+        connect_timeout: Duration::from_millis(300),
+        command_timeout: Duration::from_secs(20),
+        ..config()
+    };
+    let err = Queue::connect(&format!("redis://127.0.0.1:{port}/0"), "q", patient_calls)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "UNAVAILABLE", "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_url_the_client_cannot_use_says_what_to_fix() {
+    let server = RedisServer::start();
+    let no_such_db = server.url().replace("/0", "/99");
+    let err = Queue::connect(&no_such_db, "q", quick()).await.unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(
+        err.to_string().contains("no database of the URL's number"),
+        "{err}"
+    );
+    let no_scheme = server.url().replace("redis://", "");
+    let err = Queue::connect(&no_scheme, "q", quick()).await.unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("no scheme: write redis://{no_scheme}")),
+        "{err}"
+    );
+    let err = Queue::connect(":pw@127.0.0.1:6379", "q", quick())
+        .await
+        .unwrap_err();
+    assert!(!err.to_string().contains("pw"), "{err}");
+    let err = Queue::connect("redis://127.0.0.1:99999/0", "q", quick())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(err.to_string().ends_with("invalid port number"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

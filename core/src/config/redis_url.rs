@@ -10,13 +10,16 @@ use crate::error::{Error, Result};
 /// assert_eq!(redacted_url("redis://user:secret@10.0.0.5:6379/0"), "redis://***@10.0.0.5:6379/0");
 /// assert_eq!(redacted_url("rediss://:secret@cache.internal"), "rediss://***@cache.internal");
 /// assert_eq!(redacted_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+/// assert_eq!(redacted_url(":secret@10.0.0.5:6379"), "***@10.0.0.5:6379"); // no scheme
 /// ```
 pub fn redacted_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}://***@{}", &url[..scheme_end], &url[at + 1..])
-        }
-        _ => url.to_string(),
+    let (scheme, rest) = match url.find("://") {
+        Some(end) => url.split_at(end + 3),
+        None => ("", url),
+    };
+    match rest.rfind('@') {
+        Some(at) => format!("{scheme}***@{}", &rest[at + 1..]),
+        None => url.to_string(),
     }
 }
 
@@ -54,6 +57,36 @@ pub fn check_redis_url_scheme(url: &str) -> Result<()> {
     }
 }
 
+/// Why the redis client could not read `url` (`client_says`: its own words), in words that
+/// point at the fix: a missing scheme, or what a URL parser finds wrong (a port out of range).
+///
+/// ```
+/// use crawlq::config::why_url_unread;
+/// assert_eq!(why_url_unread("127.0.0.1:6379", "Redis URL did not parse - InvalidClientConfig"),
+///     "no scheme: write redis://127.0.0.1:6379");
+/// assert_eq!(why_url_unread("redis://h:99999", "Redis URL did not parse - InvalidClientConfig"),
+///     "invalid port number");
+/// assert_eq!(why_url_unread("redis://h/x", "Invalid database number - InvalidClientConfig"),
+///     "Invalid database number");
+/// ```
+pub fn why_url_unread(url: &str, client_says: &str) -> String {
+    if !url.contains("://") {
+        return match url.starts_with('/') {
+            true => format!("no scheme: a socket's path is written unix://{url}"),
+            false => format!("no scheme: write redis://{}", redacted_url(url)),
+        };
+    }
+    match url::Url::parse(url) {
+        Err(e) => e.to_string(),
+        // the client's words, without the kind of error it appends
+        Ok(_) => client_says
+            .split(" - ")
+            .next()
+            .unwrap_or(client_says)
+            .to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +114,8 @@ mod tests {
             redacted_url("unix:///run/redis.sock"),
             "unix:///run/redis.sock"
         );
-        assert_eq!(redacted_url("user@host"), "user@host");
+        // without a scheme too: what comes before the @ may be a password
+        assert_eq!(redacted_url("user:pw@host:6379"), "***@host:6379");
+        assert_eq!(redacted_url("127.0.0.1:6379"), "127.0.0.1:6379");
     }
 }

@@ -116,8 +116,13 @@ impl RedisExecutor {
     /// here, and an unreachable server an [`Error::Unavailable`] after `connect_timeout`. When
     /// the server is a Redis Cluster node, the executor drives the whole cluster.
     pub async fn connect(url: &str, config: &Config) -> Result<RedisExecutor> {
-        let bad_url =
-            |e: RedisError| Error::Config(format!("redis URL {}: {e}", redacted_url(url)));
+        let bad_url = |e: RedisError| {
+            Error::Config(format!(
+                "redis URL {}: {}",
+                redacted_url(url),
+                crate::config::why_url_unread(url, e.detail().unwrap_or(&e.to_string()))
+            ))
+        };
         // RESP3: the connection manager then hears a dropped connection at once (a killed
         // client, a restarted server) and reconnects before the next call, instead of failing it.
         crate::config::check_redis_url_scheme(url)?;
@@ -142,8 +147,10 @@ impl RedisExecutor {
             .set_min_delay(Backoff::FIRST)
             .set_max_delay(Backoff::MAX);
         let context = format!("connecting to {}", redacted_url(url));
-        // A server that is loading its data set answers LOADING even to PING: wait for it, as
-        // calls do.
+        // An unreachable server is tried again until connect_timeout; one that answers but is
+        // not ready (LOADING, even to PING) is waited for as calls wait, up to command_timeout
+        // if that is longer.
+        let reach_by = Instant::now() + config.connect_timeout;
         let mut backoff = Backoff::until(config.connect_timeout.max(config.command_timeout));
         let (manager, cluster_info) = loop {
             let attempt = async {
@@ -162,7 +169,13 @@ impl RedisExecutor {
             };
             match attempt.await {
                 Ok(ok) => break ok,
-                Err(e) if may_retry(&e, true) && backoff.allows() => backoff.wait().await,
+                Err(e)
+                    if may_retry(&e, true)
+                        && backoff.allows()
+                        && (e.code().is_some() || backoff.allows_before(reach_by)) =>
+                {
+                    backoff.wait().await
+                }
                 Err(e) => return Err(to_error(e, &context)),
             }
         };
@@ -507,7 +520,12 @@ impl Backoff {
 
     /// Whether the next wait ends before the deadline.
     fn allows(&self) -> bool {
-        Instant::now() + self.delay < self.deadline
+        self.allows_before(self.deadline)
+    }
+
+    /// Whether the next wait ends before `deadline` (one sooner than the backoff's own).
+    fn allows_before(&self, deadline: Instant) -> bool {
+        Instant::now() + self.delay < deadline
     }
 
     async fn wait(&mut self) {

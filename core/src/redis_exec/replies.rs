@@ -43,6 +43,14 @@ pub fn to_error(e: RedisError, context: &str) -> Error {
              redis://user:password@host:port"
         ));
     }
+    if text.contains("refused to switch database") {
+        // SELECT of the URL's /db: a setting the caller can fix, like a password
+        return Error::Config(format!(
+            "{context}: the server has no database of the URL's number ({}); it has as many as \
+             its `databases` setting (16 unless set), numbered from 0",
+            e.detail().unwrap_or(&text)
+        ));
+    }
     if is_tls_verification(&text) {
         return Error::Config(format!(
             "{context}: the server's TLS certificate is not trusted ({text}); set tls_ca_file to \
