@@ -246,12 +246,13 @@ def test_a_cancellation_timed_at_the_lease_script_leaves_no_lease_held(redis_ser
     asyncio.run(main())
 
 
-def test_a_cancelled_seed_stops_between_its_chunks_and_seeding_again_adds_the_rest(
+def test_a_cancelled_seed_stops_between_its_calls_and_seeding_again_adds_the_rest(
     redis_server: RedisServer, name: str
 ) -> None:
-    """Each chunk of `seed_batch` items is one script call, whole or not at all: a cancelled seed
-    has seeded the chunks before the cancellation, sends none after it, and the same items
-    seeded again add exactly the rest."""
+    """A chunk of `seed_batch` items goes as script calls of at most 250 items
+    (`SEED_PER_CALL`), each whole or not at all: a cancelled seed has seeded the calls sent
+    before the cancellation, sends none after it, and the same items seeded again add exactly
+    the rest."""
 
     async def main() -> None:
         aq = crawlq.AsyncQueue(redis_server.url, name, seed_batch=500)
@@ -265,7 +266,7 @@ def test_a_cancelled_seed_stops_between_its_chunks_and_seeding_again_adds_the_re
         seen = (await aq.stats())["seen"]
         await asyncio.sleep(0.5)
         assert (await aq.stats())["seen"] == seen, "nothing is sent after the cancellation"
-        assert seen % 500 == 0 and seen <= len(urls), seen
+        assert seen % 250 == 0 and seen <= len(urls), seen
         assert not cancelled or seen < len(urls), "a seed cancelled mid-way stopped short"
         report = await aq.seed(urls)
         assert (report.added, report.duplicates, report.invalid) == (len(urls) - seen, seen, [])
