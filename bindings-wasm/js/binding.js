@@ -7,7 +7,7 @@ const wasm = require('./node/crawlq_wasm.js')
 const { installProtocols } = require('./protocol.js')
 const { installConnect } = require('./connect.js')
 
-installConnect(wasm.Queue, wasm.validateOptions, wasm.redactedUrl)
+installConnect(wasm.Queue, wasm.validateOptions, wasm)
 installProtocols(wasm.Queue, wasm.Work)
 
 module.exports = wasm

@@ -4,7 +4,7 @@
 // as the native addon's.
 
 const { nodeRedisTransport } = require('./adapters/node-redis.js')
-const { redactedUrl, useRedactedUrl } = require('./adapters/common.js')
+const { redactedUrl, useCore } = require('./adapters/common.js')
 
 const CODES = { config: 'ERR_CRAWLQ_CONFIG', timeout: 'ERR_CRAWLQ_TIMEOUT', server: 'ERR_CRAWLQ_SERVER' }
 
@@ -34,8 +34,8 @@ async function refuseCluster (transport, url) {
   }
 }
 
-function installConnect (Queue, validateOptions, coreRedactedUrl) {
-  useRedactedUrl(coreRedactedUrl)
+function installConnect (Queue, validateOptions, wasm) {
+  useCore(wasm)
   Queue.connect = async function connect (url, name, options) {
     validateOptions(options, name, String(url))
     let transport

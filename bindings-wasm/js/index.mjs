@@ -14,7 +14,7 @@ const { installConnect } = require('./connect.js')
 const { nodeRedisTransport } = require('./adapters/node-redis.js')
 const { ioredisTransport } = require('./adapters/ioredis.js')
 
-installConnect(wasm.Queue, wasm.validateOptions, wasm.redactedUrl)
+installConnect(wasm.Queue, wasm.validateOptions, wasm)
 installProtocols(wasm.Queue, wasm.Work)
 
 export const Queue = wasm.Queue

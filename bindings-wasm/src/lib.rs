@@ -168,6 +168,21 @@ macro_rules! wasm_functions {
 
 crawlq::js_functions!(wasm_functions);
 
+/// For the transports (js/adapters): the core's words for a server's refusal of a connection's
+/// handshake (a wrong password, a database it lacks), or undefined for another reply; such a
+/// refusal is a configuration error, as in the native bindings.
+#[wasm_bindgen(js_name = handshakeRefusal, skip_typescript)]
+pub fn handshake_refusal(context: &str, reply: &str) -> Option<String> {
+    crawlq::config::handshake_refusal(context, reply).map(|e| e.to_string())
+}
+
+/// For the transports: why a URL the client could not read is wrong (`clientSays`: the
+/// client's own words), as the native bindings say it.
+#[wasm_bindgen(js_name = whyUrlUnread, skip_typescript)]
+pub fn why_url_unread(url: &str, client_says: &str) -> String {
+    crawlq::config::why_url_unread(url, client_says)
+}
+
 /// A refusal of arguments as the JavaScript error: a TypeError, or the core's error.
 fn arg_error(err: ArgError) -> JsValue {
     match err {

@@ -147,6 +147,39 @@ test('the transports\' errors name the URL without its password', async () => {
   })
 })
 
+test('a refused password or database and an unreadable URL are config errors, as in the native addon', async () => {
+  const own = await startRedis('--requirepass', 's3cret')
+  const port = new URL(own.url).port
+  const refused = {
+    [`redis://:wrong@127.0.0.1:${port}/0`]: /authentication failed \(WRONGPASS/,
+    [`redis://127.0.0.1:${port}/0`]: /authentication failed \(NOAUTH/,
+    [`redis://:s3cret@127.0.0.1:${port}/99`]: /no database of the URL's number \(ERR DB index is out of range\)/,
+    [`127.0.0.1:${port}`]: new RegExp(`no scheme: write redis://127\\.0\\.0\\.1:${port}$`)
+  }
+  try {
+    for (const [url, says] of Object.entries(refused)) {
+      for (const transport of [wasm.nodeRedisTransport, wasm.ioredisTransport]) {
+        if (transport === wasm.ioredisTransport && !url.includes('://')) continue // ioredis reads host:port
+        await assert.rejects(transport(url, { connectTimeoutMs: 1000 }), err => {
+          assert.equal(err.kind, 'config', `${transport.name} ${url}: ${err.message}`)
+          assert.match(err.message, says)
+          return true
+        })
+      }
+      await assert.rejects(wasm.Queue.connect(url, 'q', { connectTimeoutMs: 1000 }), err => err.code === 'ERR_CRAWLQ_CONFIG' && says.test(err.message))
+      await assert.rejects(native.Queue.connect(url, 'q', { connectTimeoutMs: 1000 }), err => err.code === 'ERR_CRAWLQ_CONFIG', url)
+    }
+    // the database of the URL is the one used (ioredis went on in database 0 when refused)
+    const name = uniqueName('db')
+    const q = new wasm.Queue(await wasm.ioredisTransport(`redis://:s3cret@127.0.0.1:${port}/3`, {}), name, {})
+    await q.seed(['http://db.example/'])
+    assert.equal(own.cli('-a', 's3cret', '--no-auth-warning', '-n', '3', 'EXISTS', `crawlq:{${name}}:meta`), '1')
+    await q.close()
+  } finally {
+    await own.stop()
+  }
+})
+
 test('both transports take a unix socket URL, as the native bindings do', async () => {
   const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'crawlq-sock-'))
   const socket = path.join(dir, 'redis.sock')

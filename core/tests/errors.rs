@@ -71,6 +71,23 @@ async fn a_url_the_client_cannot_use_says_what_to_fix() {
         .await
         .unwrap_err();
     assert!(!err.to_string().contains("pw"), "{err}");
+    // another service's port: a listener that answers HTTP
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let http = format!("redis://{}/0", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut stream in listener.incoming().flatten() {
+            let _ = stream.read(&mut [0; 512]);
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        }
+    });
+    let err = Queue::connect(&http, "q", quick()).await.unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("is that the address of a Redis server?"),
+        "{err}"
+    );
     let err = Queue::connect("redis://127.0.0.1:99999/0", "q", quick())
         .await
         .unwrap_err();

@@ -11,17 +11,37 @@ function kindError (kind, message, cause) {
   return err
 }
 
-// The core's redactedUrl, from the package's WebAssembly module: each entry of the package
-// (index.js, index.mjs) hands it over as it loads, before any transport can connect.
-let redactor = null
-function useRedactedUrl (fn) {
-  redactor = fn
+// The package's WebAssembly module, for the core's words in connect errors: each entry of the
+// package (index.js, index.mjs) hands it over as it loads, before any transport can connect.
+let core = null
+function useCore (wasm) {
+  core = wasm
+}
+
+function loaded () {
+  if (!core) throw new Error('crawlq-wasm: load the package (require("crawlq-wasm")) before its transports')
+  return core
 }
 
 /** The URL without its user info, for messages (`redis://***@host:6379/0`), as the core names it. */
 function redactedUrl (url) {
-  if (!redactor) throw new Error('crawlq-wasm: load the package (require("crawlq-wasm")) before its transports')
-  return redactor(String(url))
+  return loaded().redactedUrl(String(url))
+}
+
+/** A URL the client refused to read (`err`), as a configuration error saying why, in the core's words. */
+function urlError (url, err) {
+  return kindError('config', `redis URL ${redactedUrl(url)}: ${loaded().whyUrlUnread(String(url), err.message)}`, err)
+}
+
+/**
+ * A failure to connect (`err`), as the native bindings report it: the server's refusal of the
+ * handshake (a wrong password, a database it lacks) is a configuration error, anything else
+ * leaves the server unavailable.
+ */
+function connectFailure (url, err, isReplyError) {
+  const context = `connecting to ${redactedUrl(url)}`
+  const refusal = isReplyError(err) ? loaded().handshakeRefusal(context, err.message) : undefined
+  return refusal ? kindError('config', refusal, err) : kindError('unavailable', `${context}: ${err.message}`, err)
 }
 
 /**
@@ -182,4 +202,4 @@ class ClientTransport {
   }
 }
 
-module.exports = { ClientTransport, kindError, redactedUrl, unixSocket, useRedactedUrl, withTimeout }
+module.exports = { ClientTransport, connectFailure, kindError, redactedUrl, unixSocket, urlError, useCore, withTimeout }

@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `ioredis` client.
 
 const fs = require('node:fs')
-const { ClientTransport, kindError, redactedUrl, unixSocket } = require('./common.js')
+const { ClientTransport, connectFailure, kindError, unixSocket, urlError } = require('./common.js')
 
 function loadIoredis () {
   try {
@@ -31,14 +31,21 @@ async function ioredisTransport (url, options = {}) {
       }
       client = unix ? new Redis(settings) : new Redis(url, settings)
     } catch (err) {
-      throw kindError('config', `redis URL ${redactedUrl(url)}: ${err.message}`, err)
+      throw urlError(url, err)
     }
-    client.on('error', () => {})
+    // ioredis rejects connect() with "Connection is closed." and says why only in an event
+    let why = null
+    client.on('error', err => { why = err })
     try {
       await client.connect()
+      // ioredis selects the URL's database once ready and goes on in database 0 when the
+      // server refuses it: select it here, so a database the server lacks fails the connect
+      if (client.options.db) await client.select(client.options.db)
+      // a server that wants a password accepts the connection and refuses its first command
+      await client.call('PING')
     } catch (err) {
       client.disconnect()
-      throw kindError('unavailable', `connecting to ${redactedUrl(url)}: ${err.message}`, err)
+      throw connectFailure(url, why ?? err, e => e instanceof ReplyError)
     }
     return {
       run: ([command, ...args]) => client.call(command, ...args),

@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `redis` client (node-redis v5).
 
 const fs = require('node:fs')
-const { ClientTransport, kindError, redactedUrl, unixSocket } = require('./common.js')
+const { ClientTransport, connectFailure, kindError, unixSocket, urlError } = require('./common.js')
 
 function loadRedis () {
   try {
@@ -34,13 +34,17 @@ async function nodeRedisTransport (url, options = {}) {
         }
       })
     } catch (err) {
-      throw kindError('config', `redis URL ${redactedUrl(url)}: ${err.message}`, err)
+      throw urlError(url, err)
     }
     client.on('error', () => {}) // failures surface through the commands
     try {
       await client.connect()
+      // a server that wants a password accepts the connection and refuses its first command
+      await client.sendCommand(['PING'])
     } catch (err) {
-      throw kindError('unavailable', `connecting to ${redactedUrl(url)}: ${err.message}`, err)
+      if (client.isOpen) client.destroy()
+      // what the reconnect strategy gave up on: the server's reply or the socket's error
+      throw connectFailure(url, err.originalError ?? err, e => e instanceof ErrorReply)
     }
     return {
       run: args => client.sendCommand(args),

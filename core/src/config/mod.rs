@@ -14,7 +14,9 @@ mod redis_url;
 mod values;
 
 use options::{Parsed, SPECS, name_in, parse_value, unknown_option};
-pub use redis_url::{check_redis_url_scheme, redacted_url, why_url_unread};
+pub use redis_url::{
+    auth_refused, check_redis_url_scheme, handshake_refusal, redacted_url, why_url_unread,
+};
 pub use values::*;
 
 /// The largest in-flight limit per host (`host_in_flight`, `set_host_in_flight`).

@@ -87,6 +87,39 @@ pub fn why_url_unread(url: &str, client_says: &str) -> String {
     }
 }
 
+/// A server's refusal of a connection's handshake (`AUTH`, `HELLO`, `SELECT`) as every client
+/// reports it: a setting the caller can fix in the URL, so an [`Error::Config`]; `None` for
+/// another reply. `context` says what was being done (`connecting to redis://***@host`).
+///
+/// ```
+/// use crawlq::config::handshake_refusal;
+/// let err = handshake_refusal("connecting to redis://h:6379/99", "ERR DB index is out of range").unwrap();
+/// assert_eq!(err.code(), "CONFIG");
+/// assert!(handshake_refusal("connecting", "WRONGPASS invalid username-password pair").is_some());
+/// assert!(handshake_refusal("connecting", "LOADING Redis is loading").is_none());
+/// ```
+pub fn handshake_refusal(context: &str, reply: &str) -> Option<Error> {
+    let reply = reply.trim();
+    if reply.starts_with("WRONGPASS") || reply.starts_with("NOAUTH") {
+        return Some(auth_refused(context, reply));
+    }
+    if reply.contains("DB index is out of range") {
+        return Some(Error::Config(format!(
+            "{context}: the server has no database of the URL's number ({reply}); it has as many \
+             as its `databases` setting (16 unless set), numbered from 0"
+        )));
+    }
+    None
+}
+
+/// A password or user the server refused (`reply`: its words), as every client reports it.
+pub fn auth_refused(context: &str, reply: &str) -> Error {
+    Error::Config(format!(
+        "{context}: authentication failed ({reply}); give the password (and user) in the URL: \
+         redis://user:password@host:port"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,18 +38,14 @@ pub fn to_error(e: RedisError, context: &str) -> Error {
     if e.kind() == ErrorKind::AuthenticationFailed
         || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
     {
-        return Error::Config(format!(
-            "{context}: authentication failed ({text}); give the password (and user) in the URL: \
-             redis://user:password@host:port"
-        ));
+        return crate::config::auth_refused(context, &text);
     }
-    if text.contains("refused to switch database") {
-        // SELECT of the URL's /db: a setting the caller can fix, like a password
-        return Error::Config(format!(
-            "{context}: the server has no database of the URL's number ({}); it has as many as \
-             its `databases` setting (16 unless set), numbered from 0",
-            e.detail().unwrap_or(&text)
-        ));
+    // SELECT of the URL's /db refused: the client says so in its words, the server's follow
+    if let Some(refusal) = e
+        .detail()
+        .and_then(|reply| crate::config::handshake_refusal(context, reply))
+    {
+        return refusal;
     }
     if is_tls_verification(&text) {
         return Error::Config(format!(
