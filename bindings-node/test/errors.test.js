@@ -56,6 +56,12 @@ test('ERR_CRAWLQ_CONFIG for unknown, mistyped or out-of-range options and bad UR
   assert.throws(() => crawlq.redactedUrl(7), TypeError)
   await assert.rejects(crawlq.Queue.connect(redis.url, 'bad{name}'), code('ERR_CRAWLQ_CONFIG'))
   await assert.rejects(crawlq.Queue.connect(redis.url, 'c', { leaseTtl: 5 }), /did you mean "leaseTtlMs"/)
+  await assert.rejects(crawlq.Queue.connect(redis.url.replace(/\/0$/, '/99'), 'c'), err => {
+    code('ERR_CRAWLQ_CONFIG')(err)
+    assert.match(err.message, /the server has no database of the URL's number \(DB index is out of range\)/)
+    return true
+  })
+  await assert.rejects(crawlq.Queue.connect(redis.url.replace('redis://', ''), 'c'), /no scheme: write redis:\/\/127\.0\.0\.1:\d+\/0$/)
 })
 
 test('ERR_CRAWLQ_INVALID_ARGUMENT for out-of-range arguments', async () => {

@@ -76,6 +76,8 @@ final class ErrorsTest extends TestCase
             ['http://127.0.0.1:1/', 'q', 'unsupported scheme "http": use redis://'],
             ['https://user:s3cret@127.0.0.1:1/', 'q', 'redis URL https://***@127.0.0.1:1/:'],
             [shared_redis()->url(), 'bad{name}', 'queue name "bad{name}" must not contain braces'],
+            [substr(shared_redis()->url(), 0, -2) . '/99', 'q', "the server has no database of the URL's number"],
+            ['user:s3cret@127.0.0.1:1', 'q', 'no scheme: write redis://***@127.0.0.1:1'],
         ];
         foreach ($cases as [$url, $name, $says]) {
             try {

@@ -307,8 +307,9 @@ pub const ERROR_KINDS: [ErrorKind; 9] = [
         name: "Config",
         parent: None,
         python_builtin: Some("ValueError"),
-        doc: "An unknown option, an option with a wrong type or value, a bad URL, failed \
-              authentication or an untrusted TLS certificate.",
+        doc: "An unknown option, an option with a wrong type or value, a bad URL (a database \
+              number the server does not have, an address that does not answer in Redis's \
+              protocol), failed authentication or an untrusted TLS certificate.",
         fields: &[],
     },
     ErrorKind {

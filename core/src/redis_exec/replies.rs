@@ -40,7 +40,7 @@ pub fn to_error(e: RedisError, context: &str) -> Error {
     {
         return crate::config::auth_refused(context, &text);
     }
-    // SELECT of the URL's /db refused: the client says so in its words, the server's follow
+    // the URL's database refused by SELECT (the server's words are the error's detail)
     if let Some(refusal) = e
         .detail()
         .and_then(|reply| crate::config::handshake_refusal(context, reply))
