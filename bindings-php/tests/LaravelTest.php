@@ -689,7 +689,48 @@ final class LaravelTest extends TestCase
 
     public function testTheConnectorNeedsAUrlAndAQueue(): void
     {
-        $this->expectExceptionMessage("a crawlq queue connection needs 'url' and 'queue'");
+        $this->expectExceptionMessage("a crawlq queue connection needs 'url' (or 'connection') and 'queue'");
         (new CrawlqConnector())->connect(['queue' => 'x']);
+    }
+
+    public function testAConnectionMayNameARedisConnectionOfTheDatabaseConfig(): void
+    {
+        $password = 'p@ss/w:rd?#%';
+        $server = new RedisServer('--requirepass', $password);
+        $port = (int) substr(strrchr($server->url(), ':'), 1);
+        $this->app['config']->set('database.redis', [
+            'client' => 'phpredis',
+            'options' => ['prefix' => 'laravel_'],
+            'cache' => ['host' => '127.0.0.1', 'port' => $port, 'password' => $password, 'database' => 3],
+            'socket' => ['scheme' => 'unix', 'path' => '/nonexistent/redis.sock', 'password' => $password],
+            'by-url' => ['url' => 'redis://127.0.0.1:1/0', 'host' => 'ignored'],
+        ]);
+        $name = unique_name('laravel');
+        $this->app['config']->set('queue.connections.from-database', ['driver' => 'crawlq', 'connection' => 'cache', 'queue' => $name]);
+        $queue = $this->manager->connection('from-database');
+        $this->assertInstanceOf(CrawlqQueue::class, $queue);
+        $queue->push(new CrawlTestJob('http://db.example/1'));
+        // the password went through whole, and the queue is in database 3
+        $this->assertSame('1', $server->cli('-a', $password, '--no-auth-warning', '-n', '3', 'EXISTS', "crawlq:{{$name}}:meta"));
+        $server->stop();
+
+        $connector = new CrawlqConnector($this->app['config']);
+        foreach (['socket' => 'unix:///nonexistent/redis.sock?db=0&pass=p%40ss%2Fw%3Ard%3F%23%25',
+                  'by-url' => 'redis://127.0.0.1:1/0'] as $redis => $url) {
+            try {
+                $connector->connect(['connection' => $redis, 'queue' => 'q', 'options' => ['connect_timeout' => 0.2, 'command_timeout' => 0.2]])->size();
+                $this->fail("no exception for $redis");
+            } catch (Crawlq\UnavailableException $e) {
+                $this->assertStringContainsString('connecting to ' . Crawlq\redacted_url($url), $e->getMessage());
+            }
+        }
+        foreach (['nowhere', 'options', 'clusters'] as $redis) {
+            try {
+                $connector->connect(['connection' => $redis, 'queue' => 'q']);
+                $this->fail("no exception for $redis");
+            } catch (\InvalidArgumentException $e) {
+                $this->assertStringContainsString("names no Redis connection of config/database.php (database.redis.$redis)", $e->getMessage());
+            }
+        }
     }
 }

@@ -11,6 +11,8 @@ use Illuminate\Queue\Connectors\ConnectorInterface;
  * 'crawlq' => [
  *     'driver' => 'crawlq',
  *     'url' => env('CRAWLQ_URL', 'redis://127.0.0.1:6379'),
+ *     // or, in place of 'url', a Redis connection of config/database.php, as Laravel's redis
+ *     // driver names one: 'connection' => 'default',
  *     'queue' => env('CRAWLQ_QUEUE', 'frontier'),
  *     'retry_after' => 90,        // the lease time of a popped job, in seconds
  *     'block_for' => 1.0,         // how long a pop waits for a due host
@@ -24,13 +26,21 @@ use Illuminate\Queue\Connectors\ConnectorInterface;
  */
 class CrawlqConnector implements ConnectorInterface
 {
+    /** @param ?\ArrayAccess<string, mixed> $appConfig the application's configuration, for 'connection' */
+    public function __construct(private ?\ArrayAccess $appConfig = null)
+    {
+    }
+
     public function connect(array $config)
     {
         if (!extension_loaded('crawlq')) {
             throw new \RuntimeException('the crawlq queue driver needs the crawlq PHP extension (extension=crawlq in php.ini)');
         }
+        if (!isset($config['url']) && isset($config['connection'])) {
+            $config['url'] = $this->urlOfRedisConnection((string) $config['connection']);
+        }
         if (!isset($config['url'], $config['queue'])) {
-            throw new \InvalidArgumentException("a crawlq queue connection needs 'url' and 'queue'");
+            throw new \InvalidArgumentException("a crawlq queue connection needs 'url' (or 'connection') and 'queue'");
         }
         return new CrawlqQueue(
             (string) $config['url'],
@@ -43,5 +53,41 @@ class CrawlqConnector implements ConnectorInterface
             isset($config['crawl']) ? (string) $config['crawl'] : null,
             $config['lease_crawls'] ?? null,
         );
+    }
+
+    /**
+     * The URL of a Redis connection of config/database.php (`database.redis.<name>`): its
+     * `url`, or one made of its `scheme` (tcp, tls, unix), `host`, `port`, `path`, `username`,
+     * `password` and `database`, percent-encoded.
+     */
+    private function urlOfRedisConnection(string $name): string
+    {
+        $redis = $this->appConfig["database.redis.$name"] ?? null;
+        if (!is_array($redis) || in_array($name, ['client', 'options', 'clusters'], true)) {
+            throw new \InvalidArgumentException(
+                "crawlq: 'connection' => '$name' names no Redis connection of config/database.php (database.redis.$name)"
+            );
+        }
+        if (!empty($redis['url'])) {
+            return (string) $redis['url'];
+        }
+        $scheme = (string) ($redis['scheme'] ?? 'tcp');
+        $user = (string) ($redis['username'] ?? '');
+        $password = (string) ($redis['password'] ?? '');
+        $database = (int) ($redis['database'] ?? 0);
+        if ($scheme === 'unix') {
+            $query = ['db' => $database] + ($user !== '' ? ['user' => $user] : []) + ($password !== '' ? ['pass' => $password] : []);
+            return 'unix://' . ($redis['path'] ?? $redis['host'] ?? '') . '?' . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
+        }
+        if (!in_array($scheme, ['tcp', 'redis', 'tls', 'rediss'], true)) {
+            throw new \InvalidArgumentException("crawlq: Redis connection '$name' has the scheme '$scheme': tcp, tls or unix are read");
+        }
+        $auth = $password === '' && $user === '' ? '' : rawurlencode($user) . ($password !== '' ? ':' . rawurlencode($password) : '') . '@';
+        $host = (string) ($redis['host'] ?? '127.0.0.1');
+        if (str_contains($host, ':') && $host[0] !== '[') {
+            $host = "[$host]"; // an IPv6 address
+        }
+        $tls = in_array($scheme, ['tls', 'rediss'], true);
+        return ($tls ? 'rediss' : 'redis') . "://$auth$host:" . (int) ($redis['port'] ?? 6379) . "/$database";
     }
 }

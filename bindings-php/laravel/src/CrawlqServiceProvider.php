@@ -32,7 +32,7 @@ class CrawlqServiceProvider extends ServiceProvider
 
     public function boot(): void
     {
-        $this->app['queue']->extend('crawlq', fn () => new CrawlqConnector());
+        $this->app['queue']->extend('crawlq', fn () => new CrawlqConnector($this->app['config']));
         // The worker reports a job's exception before it releases the job: keep it, so the
         // retry (and a later dead letter) carries its message as crawlq's last_error.
         $this->app['events']->listen(JobExceptionOccurred::class, function (JobExceptionOccurred $event) {
