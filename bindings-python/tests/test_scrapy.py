@@ -177,6 +177,21 @@ def test_the_frontier_is_logged_without_its_password(redis_server: RedisServer, 
     assert "s3cret" not in caplog.text
 
 
+def test_redis_url_of_scrapy_redis_serves_when_crawlq_url_is_unset(redis_server: RedisServer, name: str) -> None:
+    middlewares = {"CRAWLQ_QUEUE": name, "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
+                   "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+    scheduler = Scheduler.from_crawler(get_crawler(Spider, {"REDIS_URL": redis_server.url, **middlewares}))
+    scheduler.open(Spider())
+    try:
+        assert scheduler.redis_url == redis_server.url
+        assert scheduler.enqueue_request(scrapy.Request("http://redis-url.example/")) is True
+        assert crawlq.Queue(redis_server.url, name).stats()["seeded_total"] == 1, "in the queue of REDIS_URL"
+    finally:
+        scheduler.close("finished")
+    both = Scheduler.from_crawler(get_crawler(Spider, {"CRAWLQ_URL": redis_server.url, "REDIS_URL": "redis://127.0.0.1:1/0"}))
+    assert both.redis_url == redis_server.url, "CRAWLQ_URL first"
+
+
 def test_the_scheduler_refuses_settings_that_would_lose_answers(redis_server: RedisServer) -> None:
     with pytest.raises(NotConfigured, match="SpiderMiddleware in SPIDER_MIDDLEWARES"):
         _open({}, redis_server)

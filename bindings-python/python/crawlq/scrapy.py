@@ -8,7 +8,7 @@ Settings (``settings.py`` or ``custom_settings``)::
     DOWNLOADER_MIDDLEWARES = {"crawlq.scrapy.DownloaderMiddleware": 10}
     RETRY_ENABLED = False              # crawlq retries (max_attempts, backoff); see below
     DOWNLOAD_DELAY = 0                 # crawlq's host_delay holds across every process
-    CRAWLQ_URL = "redis://127.0.0.1:6379/0"
+    CRAWLQ_URL = "redis://127.0.0.1:6379/0"   # unset: REDIS_URL (scrapy-redis's), then this
     CRAWLQ_QUEUE = "%(spider)s"        # the queue's name; %(spider)s is the spider's name
     CRAWLQ_OPTIONS = {"host_delay": 1.0, "max_attempts": 3}   # crawlq.Queue keyword options
     CRAWLQ_CRAWL = None                # a named crawl to seed into (docs/crawls.md); None: none
@@ -285,7 +285,8 @@ class Scheduler:
         settings = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
-        self.redis_url: str = settings.get("CRAWLQ_URL", "redis://127.0.0.1:6379/0")
+        # scrapy-redis's REDIS_URL when CRAWLQ_URL is not set: a project moving over keeps its Redis
+        self.redis_url: str = settings.get("CRAWLQ_URL") or settings.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
         self.queue_name: str = settings.get("CRAWLQ_QUEUE", "%(spider)s")
         # the core's rule for adapters: leases in flight are extended by the queue's own
         # extender (a third of the lease time unless CRAWLQ_OPTIONS sets extend_every)
