@@ -289,8 +289,18 @@ pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>
         .map(|(index, item)| match item {
             Value::String(s) => Ok(SeedItem::from(s.as_str())),
             Value::Object(map) => {
+                // the argument errors of a field, said of this item
+                let at_item = |e: Error| match e {
+                    Error::InvalidArgument(m) => {
+                        Error::InvalidArgument(format!("item {index}: {m}"))
+                    }
+                    other => other,
+                };
                 let mut f = Fields::new("item", map, style);
-                let input = match (f.string("url")?, f.string("host")?) {
+                let input = match (
+                    f.string("url").map_err(at_item)?,
+                    f.string("host").map_err(at_item)?,
+                ) {
                     (Some(u), None) => u,
                     (None, Some(h)) => h,
                     _ => {
@@ -330,12 +340,11 @@ pub fn seed_items_from_json(value: &Value, style: Style) -> Result<Vec<SeedItem>
                     priority,
                     delay,
                     payload,
-                    force: f.bool("force")?,
+                    force: f.bool("force").map_err(at_item)?,
                     key,
                     refused,
                 };
-                f.finish()
-                    .map_err(|e| Error::InvalidArgument(format!("item {index}: {e}")))?;
+                f.finish().map_err(at_item)?;
                 Ok(item)
             }
             other => Err(Error::InvalidArgument(format!(

@@ -358,6 +358,28 @@ mod tests {
     }
 
     #[test]
+    fn an_items_argument_error_names_the_item_once() {
+        let said = |items: Value| {
+            seed_items_from_json(&items, Style::Camel)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            said(json!(["http://a.com/", {"url": 5}])),
+            "invalid argument: item 1: item option \"url\" must be a string, got 5"
+        );
+        assert_eq!(
+            said(json!([{"url": "http://a.com/", "force": 1}])),
+            "invalid argument: item 0: item option \"force\" must be true or false, got 1"
+        );
+        assert!(
+            said(json!(["x", "y", {"url": "http://a.com/", "bogus": 1}])).starts_with(
+                "invalid argument: item 2: unknown item option \"bogus\"; known: url,"
+            )
+        );
+    }
+
+    #[test]
     fn results_follow_the_style() {
         let s = Stats {
             now_ms: 5_000,
