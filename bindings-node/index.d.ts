@@ -122,6 +122,24 @@ export interface SeedOptions {
   crawl?: string
 }
 
+/** How far a seed call is, after one of its round trips (`onProgress`). */
+export interface SeedProgress {
+  /** Items handled so far (seeded, found duplicate or refused), of `total`. */
+  done: number
+  total: number
+  added: number
+  duplicates: number
+  /** Items refused so far (the report lists them). */
+  invalid: number
+}
+
+/**
+ * A seed call's options: `onProgress` is called after each round trip with how far the seed
+ * is, and the seed waits for it (and for its promise); if it throws, the seed stops there and
+ * rejects with that error (what was sent is seeded: seeding the batch again is safe).
+ */
+export type SeedCallOptions = SeedOptions & { onProgress?: (soFar: SeedProgress) => unknown }
+
 /**
  * The options of a batch of crawl requests (`seedRequests`, `ackWithRequests`): the seed
  * options but `payload`, since a request's payload is the request itself (its own data goes in
@@ -609,18 +627,18 @@ export declare class Queue {
   /**
    * Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`), an
    * array or any iterable of them. Invalid items are reported with their index, never
-   * thrown.
+   * thrown. `onProgress` is called after each round trip with how far the seed is.
    */
-  seed(items: string | Iterable<string | SeedItem>, options?: SeedOptions): Promise<SeedReport>
+  seed(items: string | Iterable<string | SeedItem>, options?: SeedCallOptions): Promise<SeedReport>
   /**
    * Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,
    * foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the
    * request shape every framework adapter reads, known by their URL (a plain GET) or by
    * method, URL and body. A request whose fields cannot be read is in the report's
    * `invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`, `crawl` (not
-   * `payload`: a request is its own payload).
+   * `payload`: a request is its own payload), `onProgress` as `seed`'s.
    */
-  seedRequests(requests: Iterable<CrawlRequestInput>, options?: RequestOptions): Promise<SeedReport>
+  seedRequests(requests: Iterable<CrawlRequestInput>, options?: RequestOptions & { onProgress?: (soFar: SeedProgress) => unknown }): Promise<SeedReport>
   /**
    * Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is
    * ready; resolves with `[]` after that. `signal` (an AbortSignal, here and in the other

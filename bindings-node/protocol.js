@@ -4,9 +4,9 @@
 // signal aborts, a leasing call's `signal` ends its wait and rejects with the abort's reason,
 // and with `extendEveryMs` a timer on the event loop extends the leases the queue holds (as
 // BullMQ renews its locks: a blocked event loop stops extending, and the leases expire for
-// another worker to take), and a long deletion's `onProgress` is called with its reports (the
-// deletion waiting for it), and a call that takes a list takes any iterable. Shared by the
-// native addon and the WebAssembly build.
+// another worker to take), a long call's `onProgress` (a deletion's, a seed's) is called with
+// its reports (the call waiting for it), and a call that takes a list takes any iterable.
+// Shared by the native addon and the WebAssembly build.
 
 const extenders = new WeakMap()
 
@@ -79,7 +79,7 @@ function abortable (method, at) {
 }
 
 // The long calls that take `onProgress` in their options, and which argument the options are.
-const REPORTING = { deleteCrawl: 1, deleteHost: 1, removeQueue: 0 }
+const REPORTING = { deleteCrawl: 1, deleteHost: 1, removeQueue: 0, seed: 1, seedRequests: 1 }
 
 /**
  * `method` taking `onProgress` (a function) in its options: it is called after each bounded
@@ -144,14 +144,15 @@ function listed (method, at) {
 }
 
 function installProtocols (Queue, Work) {
+  // reporting inside listed: an iterable is read (and may throw) before a progress feed is armed
+  for (const [name, at] of Object.entries(REPORTING)) {
+    Queue.prototype[name] = reporting(Queue.prototype[name], at)
+  }
   for (const [name, at] of Object.entries(LISTS)) {
     Queue.prototype[name] = listed(Queue.prototype[name], at)
   }
   for (const [name, at] of Object.entries(ABORTABLE)) {
     Queue.prototype[name] = abortable(Queue.prototype[name], at)
-  }
-  for (const [name, at] of Object.entries(REPORTING)) {
-    Queue.prototype[name] = reporting(Queue.prototype[name], at)
   }
   const lease = Queue.prototype.lease
   Queue.prototype.lease = function (options) {

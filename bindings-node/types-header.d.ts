@@ -122,6 +122,24 @@ export interface SeedOptions {
   crawl?: string
 }
 
+/** How far a seed call is, after one of its round trips (`onProgress`). */
+export interface SeedProgress {
+  /** Items handled so far (seeded, found duplicate or refused), of `total`. */
+  done: number
+  total: number
+  added: number
+  duplicates: number
+  /** Items refused so far (the report lists them). */
+  invalid: number
+}
+
+/**
+ * A seed call's options: `onProgress` is called after each round trip with how far the seed
+ * is, and the seed waits for it (and for its promise); if it throws, the seed stops there and
+ * rejects with that error (what was sent is seeded: seeding the batch again is safe).
+ */
+export type SeedCallOptions = SeedOptions & { onProgress?: (soFar: SeedProgress) => unknown }
+
 /**
  * The options of a batch of crawl requests (`seedRequests`, `ackWithRequests`): the seed
  * options but `payload`, since a request's payload is the request itself (its own data goes in

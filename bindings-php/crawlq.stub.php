@@ -48,9 +48,13 @@ final class Queue
      *        as one (its keys dropped); key: the item's identity for de-duplication instead of
      *        its canonical URL
      * @param array{priority?: int, delay?: float, payload?: mixed, force?: bool, crawl?: string}|null $options
+     * @param (callable(array{done: int, total: int, added: int, duplicates: int, invalid: int}): void)|null $progress
+     *        called after each round trip with how far the seed is (items done of the total, and
+     *        the counts so far); an exception it throws stops the seed there and reaches the
+     *        caller (what was sent is seeded: seeding the batch again is safe)
      * @throws \TypeError when a payload is not arrays and scalars
      */
-    public function seed(mixed $items, mixed $options = null): SeedReport {}
+    public function seed(mixed $items, mixed $options = null, ?callable $progress = null): SeedReport {}
 
     /**
      * Seed crawl requests: stored in the request shape every framework adapter reads
@@ -60,8 +64,9 @@ final class Queue
      *
      * @param iterable<array{url: string, method?: string, headers?: list<array{0: string, 1: string}>|array<string, string|list<string>>, body?: string|null, user_data?: array<string, mixed>, label?: string|null, depth?: int, retries?: int, found_on?: string|null, frameworks?: array<string, mixed>, priority?: int, delay?: float, force?: bool}> $requests
      * @param array{priority?: int, delay?: float, force?: bool, crawl?: string}|null $options
+     * @param (callable(array{done: int, total: int, added: int, duplicates: int, invalid: int}): void)|null $progress as seed's
      */
-    public function seedRequests(mixed $requests, mixed $options = null): SeedReport {}
+    public function seedRequests(mixed $requests, mixed $options = null, ?callable $progress = null): SeedReport {}
 
     /**
      * Lease up to `$max` items, waiting up to `$wait` seconds when none is ready.

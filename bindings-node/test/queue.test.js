@@ -916,6 +916,43 @@ test('deleting a crawl mid-drain with 8 workers running leaves the other crawl w
   q.close()
 })
 
+test('a seed calls onProgress after each round trip, waits for it, and stops where it throws', async () => {
+  const q = await open({ hostDelayMs: 0, seedBatch: 500 })
+  const spread = (prefix, n) => Array.from({ length: n }, (_, i) => `http://p${i % 40}.example/${prefix}${i}`)
+  const reports = []
+  const report = await q.seed(new Set([...spread('a', 2000), 'ftp://refused.example/']), {
+    priority: 1,
+    onProgress: async soFar => {
+      reports.push(soFar)
+      await new Promise(resolve => setTimeout(resolve, 1)) // awaited before the next round trip
+    }
+  })
+  assert.deepEqual(reports.map(r => r.done), [500, 1000, 1500, 2000, 2001])
+  assert.deepEqual(reports.at(-1), { done: 2001, total: 2001, added: 2000, duplicates: 0, invalid: 1 })
+  assert.deepEqual([report.added, report.invalid.length], [2000, 1])
+
+  const stop = new RangeError('enough')
+  await assert.rejects(q.seed(spread('b', 3000), {
+    onProgress: soFar => { if (soFar.done >= 1000) throw stop }
+  }), e => e === stop)
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const seen = (await q.stats()).seen - 2000
+  assert.ok(seen >= 1000 && seen <= 1500 && seen % 250 === 0, `the round trips reported, and at most the one sent after: ${seen}`)
+  const again = await q.seed(spread('b', 3000))
+  assert.deepEqual([again.added, again.duplicates], [3000 - seen, seen])
+
+  const requestReports = []
+  await q.seedRequests(Array.from({ length: 600 }, (_, i) => ({ url: `http://r.example/${i}`, method: 'POST', body: 'x' })),
+    { onProgress: p => requestReports.push(p.done) })
+  assert.deepEqual(requestReports, [500, 600])
+  await assert.rejects(q.seed(['http://x.example/'], { onProgress: 5 }), e => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_TYPE')
+  // an iterable that throws rejects before anything is sent or armed; the next call is plain
+  function * broken () { yield 'http://y.example/'; throw new Error('iterator broke') }
+  await assert.rejects(q.seed(broken(), { onProgress: () => {} }), /iterator broke/)
+  assert.equal((await q.stats()).seen, 5600, 'nothing of the refused calls was sent')
+  q.close()
+})
+
 test('long deletions call onProgress after each step, wait for it, and stop where it throws', async () => {
   const q = await open({ hostDelayMs: 0 })
   const spread = (prefix, n) => Array.from({ length: n }, (_, i) => `http://h${i % 40}.com/${prefix}${i}`)

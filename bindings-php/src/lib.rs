@@ -316,6 +316,22 @@ fn traversed(items: &Zval) -> PhpResult<Option<Zval>> {
 /// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
 /// (anything else, or items of the wrong type, a TypeError), bad items or options an
 /// argument error.
+/// A seed call (`seed`, given where to report its progress) whose progress, how far it is
+/// after each round trip, goes to `progress` when given (a thrown exception stops it there).
+fn seeded<F, Fut>(progress: Option<ZendCallable>, seed: F) -> PhpResult<SeedReport>
+where
+    F: FnOnce(Box<dyn FnMut(crawlq::SeedProgress) + Send>) -> Fut,
+    Fut: std::future::Future<Output = crawlq::Result<crawlq::SeedReport>> + Send + 'static,
+{
+    let to_zval = |p: &crawlq::SeedProgress| zval_of(&json::seed_progress_to_json(p, Style::Snake));
+    let report = runtime::with_progress(progress.as_ref(), to_zval, |reporter| {
+        seed(Box::new(move |p| {
+            let _ = reporter.unbounded_send(p);
+        }))
+    })?;
+    Ok(SeedReport { report })
+}
+
 fn seed_arg(
     items: &Zval,
     options: Option<&Zval>,
@@ -440,11 +456,19 @@ impl Queue {
     /// Seed URLs or hosts: strings, or ['url' | 'host' => ..., 'priority', 'delay', 'payload',
     /// 'force']. Options: priority, delay (seconds), payload, force, crawl (the named crawl to
     /// seed into: de-duplication per crawl, hosts shared by every crawl, crawls leased from in
-    /// turn). Invalid items are reported with their index, never thrown.
-    pub fn seed(&self, items: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
+    /// turn). Invalid items are reported with their index, never thrown. `$progress`
+    /// (optional) is called after each round trip with how far the seed is.
+    pub fn seed(
+        &self,
+        items: &Zval,
+        options: Option<&Zval>,
+        progress: Option<ZendCallable>,
+    ) -> PhpResult<SeedReport> {
         let (items, opts) = seed_arg(items, options, "items")?;
-        let report = runtime::block_on(self.handle.queue()?.seed(&items, &opts)).map_err(throw)?;
-        Ok(SeedReport { report })
+        let queue = self.handle.queue()?;
+        seeded(progress, move |report_to| async move {
+            queue.seed_with_progress(&items, &opts, report_to).await
+        })
     }
 
     /// Seed crawl requests (arrays with 'url' and optional 'method', 'headers', 'body',
@@ -452,12 +476,18 @@ impl Queue {
     /// 'priority', 'delay', 'force'): stored in the request shape every framework adapter
     /// reads, known by their URL (a plain GET) or by method, URL and body. A request whose
     /// fields cannot be read is in the report's `invalid` (`invalid_request`). Options:
-    /// priority, delay (seconds), force.
-    pub fn seed_requests(&self, requests: &Zval, options: Option<&Zval>) -> PhpResult<SeedReport> {
+    /// priority, delay (seconds), force. `$progress`: as `seed`'s.
+    pub fn seed_requests(
+        &self,
+        requests: &Zval,
+        options: Option<&Zval>,
+        progress: Option<ZendCallable>,
+    ) -> PhpResult<SeedReport> {
         let queue = self.handle.queue()?;
         let (items, opts) = requests_arg(&queue, requests, options, None)?;
-        let report = runtime::block_on(queue.seed(&items, &opts)).map_err(throw)?;
-        Ok(SeedReport { report })
+        seeded(progress, move |report_to| async move {
+            queue.seed_with_progress(&items, &opts, report_to).await
+        })
     }
 
     /// Lease up to `$max` items, waiting up to `$wait` seconds when none is ready (an empty

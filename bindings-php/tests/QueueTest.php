@@ -928,6 +928,48 @@ final class QueueTest extends TestCase
         $this->assertSame(0, $q->crawlStats('doomed')['seeded_total']);
     }
 
+    public function testALongSeedReportsItsProgressAndAThrowingCallbackStopsIt(): void
+    {
+        $q = $this->open(['host_delay' => 0.0, 'seed_batch' => 500]);
+        $urls = fn (string $p, int $n) => array_map(fn ($i) => sprintf('http://p%d.example/%s%d', $i % 40, $p, $i), range(1, $n));
+        $reports = [];
+        $report = $q->seed(array_merge($urls('a', 2000), ['ftp://refused.example/']), null, function (array $soFar) use (&$reports) {
+            $reports[] = $soFar;
+        });
+        $this->assertSame([500, 1000, 1500, 2000, 2001], array_column($reports, 'done'));
+        $this->assertSame(['done' => 2001, 'total' => 2001, 'added' => 2000, 'duplicates' => 0, 'invalid' => 1], end($reports));
+        $this->assertSame([2000, 1], [$report->added, count($report->invalid)]);
+
+        try {
+            $q->seed($urls('b', 3000), [], function (array $soFar) {
+                if ($soFar['done'] >= 1000) {
+                    throw new \DomainException('enough');
+                }
+            });
+            $this->fail('the callback\'s exception did not reach the caller');
+        } catch (\DomainException $e) {
+            $this->assertSame('enough', $e->getMessage());
+        }
+        $seen = $q->stats()['seen'] - 2000;
+        $this->assertTrue($seen >= 1000 && $seen <= 1500 && $seen % 250 === 0, "the round trips reported, and at most the one sent after: $seen");
+        $again = $q->seed($urls('b', 3000));
+        $this->assertSame([3000 - $seen, $seen], [$again->added, $again->duplicates]);
+
+        $requestReports = [];
+        $q->seedRequests(array_map(fn ($i) => ['url' => "http://r.example/$i", 'method' => 'POST', 'body' => 'x'], range(1, 600)), null,
+            function (array $soFar) use (&$requestReports) {
+                $requestReports[] = $soFar['done'];
+            });
+        $this->assertSame([500, 600], $requestReports);
+        try {
+            $q->seed(['http://x.example/'], null, 'no_such_function');
+            $this->fail('a progress that is not callable accepted');
+        } catch (\TypeError $e) {
+            $this->assertStringContainsString('progress', $e->getMessage());
+        }
+        $this->assertSame(5600, $q->stats()['seen'], 'nothing of a refused call is sent');
+    }
+
     public function testLongDeletionsReportTheirProgressAndAThrowingCallbackStopsThem(): void
     {
         $q = $this->open(['host_delay' => 0.0]);

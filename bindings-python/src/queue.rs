@@ -5,10 +5,11 @@
 use crate::args::{LeaseArg, json_out, lease_args, nack_args, release_args, seconds, seed_args};
 use crate::convert::{Int, Text, to_json};
 use crate::errors::to_pyerr;
-use crate::handle::{Awaiting, Blocking, Handle, Mode};
-use crate::runtime::{awaitable, block_on};
+use crate::handle::{Awaiting, Blocking, CoreQueue, Handle, Mode};
+use crate::runtime::{Convert, awaitable, block_on};
 use crate::types::{Lease, SeedReport};
 use crate::work::{AsyncLeased, AsyncWork, Leased, Work};
+use crawlq::binding::progress::Reporter;
 use crawlq::{Answer, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -121,6 +122,50 @@ fn crawl_deletion_out(py: Python<'_>, gone: &crawlq::CrawlDeletion) -> PyResult<
     json_out(py, json::crawl_deletion_to_json(gone, Style::Snake))
 }
 
+/// A seed call's progress as the dict `SeedProgress`.
+fn seed_progress_out(py: Python<'_>, so_far: &crawlq::SeedProgress) -> PyResult<Py<PyAny>> {
+    json_out(py, json::seed_progress_to_json(so_far, Style::Snake))
+}
+
+/// A seed call (`op` seeds, reporting its progress to the reporter it is given, if any): with
+/// `progress`, each report goes to it between round trips; without, it runs as any call does
+/// (no report waits for the caller).
+fn seed_call<M: Mode, F, Fut>(
+    py: Python<'_>,
+    handle: &Arc<Handle>,
+    progress: Option<Py<PyAny>>,
+    op: F,
+) -> PyResult<Py<PyAny>>
+where
+    F: FnOnce(Arc<CoreQueue>, Option<Reporter<crawlq::SeedProgress>>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = crawlq::Result<crawlq::SeedReport>> + Send + 'static,
+{
+    let convert: Convert<crawlq::SeedReport> =
+        Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any()));
+    match progress {
+        None => M::run(py, handle, move |q| op(q, None), convert),
+        progress => M::reporting(
+            py,
+            handle,
+            progress,
+            move |q, reporter| op(q, Some(reporter)),
+            seed_progress_out,
+            convert,
+        ),
+    }
+}
+
+/// The core's report of a seed's progress, sent to `reporter` when there is one.
+fn report_to(
+    reporter: &Option<Reporter<crawlq::SeedProgress>>,
+) -> impl FnMut(crawlq::SeedProgress) + Send + '_ {
+    move |p| {
+        if let Some(reporter) = reporter {
+            let _ = reporter.unbounded_send(p);
+        }
+    }
+}
+
 /// A host's deletion (or its totals so far) as the dict `HostDeletion`.
 fn host_deletion_out(py: Python<'_>, gone: &crawlq::HostDeletion) -> PyResult<Py<PyAny>> {
     json_out(py, json::host_deletion_to_json(gone, Style::Snake))
@@ -154,7 +199,10 @@ macro_rules! queue_methods {
             /// payload, force). Returns a SeedReport; invalid items are reported, never raised.
             /// `crawl` names the crawl to seed into (None: the default crawl): de-duplication is
             /// per crawl, hosts are shared by every crawl, and crawls are leased from in turn.
-            #[pyo3(signature = (items, *, priority = Int::of(0), delay = 0.0, payload = None, force = false, crawl = None), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False, crawl=None)")]
+            /// `progress`, when given, is called after each round trip with a SeedProgress dict
+            /// (done, total, added, duplicates, invalid); if it raises, the seed stops there
+            /// and the exception propagates (what was sent is seeded; seeding again is safe).
+            #[pyo3(signature = (items, *, priority = Int::of(0), delay = 0.0, payload = None, force = false, crawl = None, progress = None), text_signature = "($self, /, items, *, priority=0, delay=0.0, payload=None, force=False, crawl=None, progress=None)")]
             #[allow(clippy::too_many_arguments)]
             fn seed(
                 &self,
@@ -165,21 +213,21 @@ macro_rules! queue_methods {
                 payload: Option<&Bound<'_, PyAny>>,
                 force: bool,
                 crawl: Option<String>,
+                progress: Option<Py<PyAny>>,
             ) -> PyResult<Py<PyAny>> {
                 let (items, opts) = seed_args(items, "items", priority, delay, payload, force, crawl)?;
-                <$mode>::run(
-                    py,
-                    &self.handle,
-                    move |q| async move { q.seed(&items, &opts).await },
-                    Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any())),
-                )
+                seed_call::<$mode, _, _>(py, &self.handle, progress, move |q, reporter| async move {
+                    q.seed_with_progress(&items, &opts, report_to(&reporter)).await
+                })
             }
 
             /// Seed crawl requests (dicts with url and optional method, headers, body,
             /// user_data, label, depth, retries, found_on, frameworks, and each one's priority,
             /// delay, force): stored in the request shape every framework adapter reads, known
             /// by their URL (a plain GET) or by method, URL and body. Returns a SeedReport.
-            #[pyo3(signature = (requests, *, priority = Int::of(0), delay = 0.0, force = false, crawl = None), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False, crawl=None)")]
+            /// `progress`: as `seed`'s.
+            #[pyo3(signature = (requests, *, priority = Int::of(0), delay = 0.0, force = false, crawl = None, progress = None), text_signature = "($self, /, requests, *, priority=0, delay=0.0, force=False, crawl=None, progress=None)")]
+            #[allow(clippy::too_many_arguments)]
             fn seed_requests(
                 &self,
                 py: Python<'_>,
@@ -188,18 +236,14 @@ macro_rules! queue_methods {
                 delay: f64,
                 force: bool,
                 crawl: Option<String>,
+                progress: Option<Py<PyAny>>,
             ) -> PyResult<Py<PyAny>> {
                 let requests = crate::args::requests_json(requests)?;
                 let opts = crate::args::seed_options(priority, delay, None, force, crawl)?;
-                <$mode>::run(
-                    py,
-                    &self.handle,
-                    move |q| async move {
-                        let items = json::request_seed_items(&requests, Style::Snake, q.ops())?;
-                        q.seed(&items, &opts).await
-                    },
-                    Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any())),
-                )
+                seed_call::<$mode, _, _>(py, &self.handle, progress, move |q, reporter| async move {
+                    let items = json::request_seed_items(&requests, Style::Snake, q.ops())?;
+                    q.seed_with_progress(&items, &opts, report_to(&reporter)).await
+                })
             }
 
             /// Lease up to `max` items, waiting up to `wait` seconds when none is ready.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import Counter
 
 import pytest
@@ -271,6 +272,33 @@ def test_a_cancelled_seed_stops_between_its_calls_and_seeding_again_adds_the_res
         report = await aq.seed(urls)
         assert (report.added, report.duplicates, report.invalid) == (len(urls) - seen, seen, [])
         assert (await aq.stats())["seen"] == len(urls)
+        aq.close()
+
+    asyncio.run(main())
+
+
+def test_an_async_seed_reports_its_progress_on_the_loop(redis_server: RedisServer, name: str) -> None:
+    async def main() -> None:
+        aq = crawlq.AsyncQueue(redis_server.url, name, seed_batch=400)
+        loop_thread = threading.get_ident()
+        reports: list[tuple[int, int]] = []
+
+        def note(so_far: crawlq.SeedProgress) -> None:
+            assert threading.get_ident() == loop_thread, "called on the event loop's thread"
+            reports.append((so_far["done"], so_far["added"]))
+
+        report = await aq.seed([f"http://a{i % 9}.example/{i}" for i in range(1_000)], progress=note)
+        assert report.added == 1000
+        assert reports == [(400, 400), (800, 800), (1000, 1000)]
+
+        def stop(so_far: crawlq.SeedProgress) -> None:
+            raise ValueError(f"stop at {so_far['done']}")
+
+        with pytest.raises(ValueError, match="stop at 400"):
+            await aq.seed([f"http://b{i % 9}.example/{i}" for i in range(1_000)], progress=stop)
+        await asyncio.sleep(0.3)
+        seen = (await aq.stats())["seen"] - 1000
+        assert seen in (400, 650, 800), seen  # reported, and at most the calls sent after it
         aq.close()
 
     asyncio.run(main())

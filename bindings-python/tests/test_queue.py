@@ -24,6 +24,38 @@ def test_seed_reports_added_duplicates_and_invalid(q: crawlq.Queue) -> None:
     assert sorted(l.id for l in leases) == sorted([report.ids[0], report.ids[3]]), "a lease carries its seed's id"
 
 
+def test_a_long_seed_reports_its_progress_and_a_raising_callback_stops_it(redis_server: RedisServer, name: str) -> None:
+    q = crawlq.Queue(redis_server.url, name, seed_batch=500)
+    urls = [f"http://p{i % 40}.example/{i}" for i in range(2_000)] + ["ftp://refused.example/"]
+    reports: list[crawlq.SeedProgress] = []
+    report = q.seed(urls + urls[:500], progress=reports.append)
+    assert [r["done"] for r in reports] == [500, 1000, 1500, 2000, 2500, 2501], "after each round trip"
+    assert {r["total"] for r in reports} == {2501}
+    assert reports[-1] == {"done": 2501, "total": 2501, "added": 2000, "duplicates": 500, "invalid": 1}
+    assert (report.added, report.duplicates, len(report.invalid)) == (2000, 500, 1)
+    assert all(a["added"] <= b["added"] for a, b in zip(reports, reports[1:]))
+
+    def stop(so_far: crawlq.SeedProgress) -> None:
+        if so_far["done"] >= 1000:
+            raise RuntimeError("enough")
+
+    other = [f"http://s{i % 40}.example/{i}" for i in range(3_000)]
+    with pytest.raises(RuntimeError, match="enough"):
+        q.seed(other, progress=stop)
+    seen = q.stats()["seen"] - 2000
+    # the round trips reported, and at most the one sent before the callback raised
+    assert 1000 <= seen <= 1500 and seen % 250 == 0, seen
+    again = q.seed(other)
+    assert (again.added, again.duplicates) == (3000 - seen, seen)
+    requests = [{"url": f"http://r.example/{i}", "method": "POST", "body": b"x"} for i in range(600)]
+    request_reports: list[crawlq.SeedProgress] = []
+    q.seed_requests(requests, progress=request_reports.append)
+    assert [r["done"] for r in request_reports] == [500, 600]
+    with pytest.raises(TypeError, match="progress must be callable, got int"):
+        q.seed(["http://x.example/"], progress=3)  # type: ignore[arg-type]
+    assert q.stats()["seen"] == 5600, "nothing of a refused call is sent"
+
+
 def test_an_item_field_that_is_not_json_refuses_that_item_and_says_where(q: crawlq.Queue) -> None:
     report = q.seed(["http://a.com/1", {"url": "http://a.com/2", "priority": math.nan}])
     assert report.added == 1

@@ -84,6 +84,17 @@ test('a number JSON cannot hold is refused in the same words as by the native ad
   await viaNative.close()
 })
 
+test('a seed through the wasm build reports its progress, as the addon\'s does', async () => {
+  const q = await wasm.Queue.connect(redis.url, uniqueName('progress'), { seedBatch: 300 })
+  const reports = []
+  const urls = Array.from({ length: 700 }, (_, i) => `http://w${i % 7}.example/${i}`)
+  await q.seed(urls, { onProgress: async p => { reports.push([p.done, p.total, p.added]) } })
+  assert.deepEqual(reports, [[300, 700, 300], [600, 700, 600], [700, 700, 700]])
+  const stop = new Error('stop')
+  await assert.rejects(q.seed(urls.map(u => u + '?b'), { onProgress: () => { throw stop } }), e => e === stop)
+  await q.close()
+})
+
 test('the ioredis transport runs a queue too', async () => {
   const transport = await wasm.ioredisTransport(redis.url, { commandTimeoutMs: 2000 })
   const q = new wasm.Queue(transport, uniqueName('ioredis'), { hostDelayMs: 0 })

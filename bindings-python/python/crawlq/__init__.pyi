@@ -265,6 +265,17 @@ class HostPage(TypedDict):
     cursor: Optional[str]
     """Pass it to list_hosts for the next page; None after the last one."""
 
+class SeedProgress(TypedDict):
+    """How far a seed call is, after one of its round trips."""
+
+    done: int
+    """Items handled so far (seeded, found duplicate or refused), of ``total``."""
+    total: int
+    added: int
+    duplicates: int
+    invalid: int
+    """Items refused so far (the report lists them)."""
+
 class CrawlDeletion(TypedDict):
     crawl: str
     ready: int
@@ -461,6 +472,7 @@ class Queue:
         payload: JSON = None,
         force: bool = False,
         crawl: Optional[str] = None,
+        progress: Optional[Callable[[SeedProgress], object]] = None,
     ) -> SeedReport: ...
     def seed_requests(
         self,
@@ -470,6 +482,7 @@ class Queue:
         delay: float = 0.0,
         force: bool = False,
         crawl: Optional[str] = None,
+        progress: Optional[Callable[[SeedProgress], object]] = None,
     ) -> SeedReport:
         """Seed crawl requests in the shape every framework adapter reads; a plain GET is known
         by its URL, any other request by its method, URL and body."""
@@ -780,6 +793,7 @@ class AsyncQueue:
         payload: JSON = None,
         force: bool = False,
         crawl: Optional[str] = None,
+        progress: Optional[Callable[[SeedProgress], object]] = None,
     ) -> SeedReport: ...
     async def seed_requests(
         self,
@@ -789,6 +803,7 @@ class AsyncQueue:
         delay: float = 0.0,
         force: bool = False,
         crawl: Optional[str] = None,
+        progress: Optional[Callable[[SeedProgress], object]] = None,
     ) -> SeedReport: ...
     async def lease(self, max: int = 1, wait: float = 5.0, *, ttl: Optional[float] = None) -> list[Lease]: ...
     @overload

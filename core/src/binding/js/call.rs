@@ -509,10 +509,11 @@ impl JsCall {
     }
 
     /// Run the call on `q` as [`JsCall::run_until`] does; a long call (`deleteCrawl`,
-    /// `deleteHost`, `removeQueue`) given `progress` (its options held `onProgress`) reports
-    /// its totals so far there after each bounded step, waiting for each report to be
-    /// handled, and resolves `undefined` when the reader stopped it (the package's
-    /// JavaScript then rejects with the callback's error). Other calls ignore `progress`.
+    /// `deleteHost`, `removeQueue`, `seed`, `seedRequests`) given `progress` (its options held
+    /// `onProgress`) reports its totals so far there after each bounded step (a seed: after
+    /// each round trip, how far it is), waiting for each report to be handled, and resolves
+    /// `undefined` when the reader stopped it (the package's JavaScript then rejects with the
+    /// callback's error). Other calls ignore `progress`.
     pub async fn run_with<E: Executor>(
         self,
         q: &Queue<E>,
@@ -544,6 +545,19 @@ impl JsCall {
                 reported(progress, to_json, call)
                     .await?
                     .map(|d| to_json(&d))
+            }
+            // a seed reports how far it is after each round trip (its result is its report)
+            JsCall::Seed { items, opts } if progress.is_some() => {
+                let to_json = |p: &crate::SeedProgress| j::seed_progress_to_json(p, camel);
+                let call = |reporter: Reporter<crate::SeedProgress>| async move {
+                    q.seed_with_progress(&items, &opts, |p| {
+                        let _ = reporter.unbounded_send(p);
+                    })
+                    .await
+                };
+                reported(progress, to_json, call)
+                    .await?
+                    .map(|r| j::seed_report_to_json(&r, camel))
             }
             JsCall::RemoveQueue { even_if_leased } => {
                 let to_json = |n: &u64| json!(n);
@@ -747,13 +761,13 @@ impl JsCall {
 
 /// A long call with its reports going to `progress` when the caller gave one: its result, or
 /// None when the reader stopped it.
-async fn reported<D, C, F>(
+async fn reported<D, R, C, F>(
     progress: Option<ProgressTx>,
-    to_json: impl Fn(&D) -> Value,
+    to_json: impl Fn(&R) -> Value,
     call: C,
 ) -> Result<Option<D>>
 where
-    C: FnOnce(Reporter<D>) -> F,
+    C: FnOnce(Reporter<R>) -> F,
     F: std::future::Future<Output = Result<D>>,
 {
     match progress {

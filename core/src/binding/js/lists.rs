@@ -11,17 +11,17 @@
 macro_rules! js_queue_methods {
     ($expand:ident) => {
         $expand! {
-            seed "seed" (items, options) "items: string | Iterable<string | SeedItem>, options?: SeedOptions" "Promise<SeedReport>"
+            seed "seed" (items, options) "items: string | Iterable<string | SeedItem>, options?: SeedCallOptions" "Promise<SeedReport>"
                 "Seed URLs or hosts (strings, or `{url | host, priority, delayMs, payload, force}`), an"
                 "array or any iterable of them. Invalid items are reported with their index, never"
-                "thrown.";
-            seed_requests "seedRequests" (requests, options) "requests: Iterable<CrawlRequestInput>, options?: RequestOptions" "Promise<SeedReport>"
+                "thrown. `onProgress` is called after each round trip with how far the seed is.";
+            seed_requests "seedRequests" (requests, options) "requests: Iterable<CrawlRequestInput>, options?: RequestOptions & { onProgress?: (soFar: SeedProgress) => unknown }" "Promise<SeedReport>"
                 "Seed crawl requests (`{ url, method, headers, body, userData, label, depth, retries,"
                 "foundOn, frameworks }` and each one's `priority`, `delayMs`, `force`): stored in the"
                 "request shape every framework adapter reads, known by their URL (a plain GET) or by"
                 "method, URL and body. A request whose fields cannot be read is in the report's"
                 "`invalid` (`invalid_request`); options: `priority`, `delayMs`, `force`, `crawl` (not"
-                "`payload`: a request is its own payload).";
+                "`payload`: a request is its own payload), `onProgress` as `seed`'s.";
             lease "lease" (options) "options?: LeaseOptions" "Promise<Lease[]>"
                 "Lease up to `max` items (default 1), waiting up to `waitMs` (default 5000) when none is"
                 "ready; resolves with `[]` after that. `signal` (an AbortSignal, here and in the other"

@@ -278,6 +278,18 @@ pub fn host_deletion_to_json(d: &HostDeletion, style: Style) -> Value {
         .done()
 }
 
+/// How far a seed call is: items done of the total (seeded, found duplicate or refused), and
+/// the added, duplicate and refused counts so far.
+pub fn seed_progress_to_json(p: &crate::SeedProgress, style: Style) -> Value {
+    Out::new(style)
+        .value("done", p.done)
+        .value("total", p.total)
+        .value("added", p.added)
+        .value("duplicates", p.duplicates)
+        .value("invalid", p.invalid)
+        .done()
+}
+
 /// What a crawl's deletion removed: crawl, ready, delayed, leased, dead, removed.
 pub fn crawl_deletion_to_json(d: &crate::CrawlDeletion, style: Style) -> Value {
     Out::new(style)
