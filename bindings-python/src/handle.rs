@@ -7,7 +7,7 @@ use crate::runtime::{
     Convert, OnReport, awaitable, awaitable_reporting, awaitable_stopping, block_on, runtime,
 };
 use crate::types::quoted;
-use crawlq::binding::progress::{Reporter, Reporting};
+use crawlq::binding::progress::{Reporter, Reporting, unread};
 use crawlq::{Answers, LeaseHandle, LeaseOptions, StopSignal, Style, binding::json};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -322,6 +322,12 @@ impl Mode for Awaiting {
     {
         check_callable(py, &progress)?;
         let h = handle.clone();
+        if progress.is_none() {
+            // no reader: the call runs as any call does, its reports going nowhere (a report
+            // handled on the loop would hold each step up for a turn of it)
+            let fut = async move { op(h.queue().await?, unread()).await };
+            return Ok(awaitable(py, fut, convert, None)?.unbind());
+        }
         let call = move |reporter| async move { op(h.queue().await?, reporter).await };
         let on_report: OnReport<R> = Box::new(move |py, report| match &progress {
             Some(progress) => progress.call1(py, (report_out(py, &report)?,)).map(drop),

@@ -127,42 +127,16 @@ fn seed_progress_out(py: Python<'_>, so_far: &crawlq::SeedProgress) -> PyResult<
     json_out(py, json::seed_progress_to_json(so_far, Style::Snake))
 }
 
-/// A seed call (`op` seeds, reporting its progress to the reporter it is given, if any): with
-/// `progress`, each report goes to it between round trips; without, it runs as any call does
-/// (no report waits for the caller).
-fn seed_call<M: Mode, F, Fut>(
-    py: Python<'_>,
-    handle: &Arc<Handle>,
-    progress: Option<Py<PyAny>>,
-    op: F,
-) -> PyResult<Py<PyAny>>
-where
-    F: FnOnce(Arc<CoreQueue>, Option<Reporter<crawlq::SeedProgress>>) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = crawlq::Result<crawlq::SeedReport>> + Send + 'static,
-{
-    let convert: Convert<crawlq::SeedReport> =
-        Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any()));
-    match progress {
-        None => M::run(py, handle, move |q| op(q, None), convert),
-        progress => M::reporting(
-            py,
-            handle,
-            progress,
-            move |q, reporter| op(q, Some(reporter)),
-            seed_progress_out,
-            convert,
-        ),
-    }
+/// A seed's report as the class `SeedReport`.
+fn seed_report_out() -> Convert<crawlq::SeedReport> {
+    Box::new(|py, r| Ok(Py::new(py, SeedReport::new(py, r)?)?.into_any()))
 }
 
-/// The core's report of a seed's progress, sent to `reporter` when there is one.
-fn report_to(
-    reporter: &Option<Reporter<crawlq::SeedProgress>>,
-) -> impl FnMut(crawlq::SeedProgress) + Send + '_ {
+/// The core's reports of a seed's progress, sent to `reporter` (a `progress` callback's, or
+/// nowhere without one; `Queue` notices Ctrl-C between them either way).
+fn report_to(reporter: Reporter<crawlq::SeedProgress>) -> impl FnMut(crawlq::SeedProgress) + Send {
     move |p| {
-        if let Some(reporter) = reporter {
-            let _ = reporter.unbounded_send(p);
-        }
+        let _ = reporter.unbounded_send(p);
     }
 }
 
@@ -216,9 +190,10 @@ macro_rules! queue_methods {
                 progress: Option<Py<PyAny>>,
             ) -> PyResult<Py<PyAny>> {
                 let (items, opts) = seed_args(items, "items", priority, delay, payload, force, crawl)?;
-                seed_call::<$mode, _, _>(py, &self.handle, progress, move |q, reporter| async move {
-                    q.seed_with_progress(&items, &opts, report_to(&reporter)).await
-                })
+                let seed = move |q: Arc<CoreQueue>, reporter| async move {
+                    q.seed_with_progress(&items, &opts, report_to(reporter)).await
+                };
+                <$mode>::reporting(py, &self.handle, progress, seed, seed_progress_out, seed_report_out())
             }
 
             /// Seed crawl requests (dicts with url and optional method, headers, body,
@@ -240,10 +215,11 @@ macro_rules! queue_methods {
             ) -> PyResult<Py<PyAny>> {
                 let requests = crate::args::requests_json(requests)?;
                 let opts = crate::args::seed_options(priority, delay, None, force, crawl)?;
-                seed_call::<$mode, _, _>(py, &self.handle, progress, move |q, reporter| async move {
+                let seed = move |q: Arc<CoreQueue>, reporter| async move {
                     let items = json::request_seed_items(&requests, Style::Snake, q.ops())?;
-                    q.seed_with_progress(&items, &opts, report_to(&reporter)).await
-                })
+                    q.seed_with_progress(&items, &opts, report_to(reporter)).await
+                };
+                <$mode>::reporting(py, &self.handle, progress, seed, seed_progress_out, seed_report_out())
             }
 
             /// Lease up to `max` items, waiting up to `wait` seconds when none is ready.

@@ -123,3 +123,26 @@ def test_ctrl_c_stops_a_long_deletion_between_its_calls(redis_server: RedisServe
     assert 0 < left <= 30_000  # stopped before the end (or before its first lane)
     assert q.delete_crawl("big")["removed"] == left
     q.close()
+
+
+def test_ctrl_c_stops_a_long_seed_between_its_round_trips(redis_server: RedisServer, name: str) -> None:
+    result = run_script(
+        """
+        import crawlq, os, signal, threading
+        q = crawlq.Queue("{url}", "{name}", seed_batch=1000)
+        urls = ["http://h%d.com/%d" % (i % 50, i) for i in range(400_000)]
+        # the first report comes once the items are read and a round trip is answered
+        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            q.seed(urls)  # no callback: Ctrl-C is noticed between its round trips all the same
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted")
+        """,
+        redis_server.url,
+        name,
+    )
+    assert result.stdout.strip() == "interrupted", result.stderr
+    seen = crawlq.Queue(redis_server.url, name).stats()["seen"]
+    # the round trips answered, and at most the one sent after the last of them
+    assert seen < 400_000 and seen % 250 == 0, seen

@@ -20,6 +20,11 @@ use tokio::runtime::Runtime;
 /// Where a long call sends its reports (each a snapshot of its totals so far).
 pub type Reporter<R> = UnboundedSender<R>;
 
+/// A reporter whose reports go nowhere: for a long call run without a reader, as any call runs.
+pub fn unread<R>() -> Reporter<R> {
+    unbounded().0
+}
+
 #[cfg(feature = "redis-executor")]
 type Call<T> = Pin<Box<dyn Future<Output = crate::Result<T>> + Send>>;
 

@@ -772,7 +772,7 @@ where
 {
     match progress {
         // no reader: the reports go nowhere
-        None => call(futures_channel::mpsc::unbounded().0).await.map(Some),
+        None => call(crate::binding::progress::unread()).await.map(Some),
         Some(progress) => forward_reports(call, |d| progress.report(to_json(&d)))
             .await
             .transpose(),
