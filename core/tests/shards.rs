@@ -386,8 +386,17 @@ async fn one_queue_over_a_cluster() {
         per_master.len() == 3 && per_master.values().all(|&n| n >= 2),
         "8 shards over 3 masters: {per_master:?}"
     );
-    // an unreachable node is named
-    // (the first contact is retried until the longer of the two timeouts)
+    // a database other than 0, which a cluster does not have, is a setting to fix
+    let err = Queue::connect(&url.replace("/0", "/3"), "q", Config::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "CONFIG", "{err}");
+    assert!(
+        err.to_string()
+            .contains("a Redis Cluster has database 0 only"),
+        "{err}"
+    );
+    // an unreachable node is named (the first contact is retried until connect_timeout)
     let quick = Config {
         connect_timeout: Duration::from_millis(300),
         command_timeout: Duration::from_millis(300),

@@ -96,12 +96,19 @@ pub fn why_url_unread(url: &str, client_says: &str) -> String {
 /// let err = handshake_refusal("connecting to redis://h:6379/99", "ERR DB index is out of range").unwrap();
 /// assert_eq!(err.code(), "CONFIG");
 /// assert!(handshake_refusal("connecting", "WRONGPASS invalid username-password pair").is_some());
+/// assert!(handshake_refusal("connecting", "ERR SELECT is not allowed in cluster mode").is_some());
 /// assert!(handshake_refusal("connecting", "LOADING Redis is loading").is_none());
 /// ```
 pub fn handshake_refusal(context: &str, reply: &str) -> Option<Error> {
     let reply = reply.trim();
     if reply.starts_with("WRONGPASS") || reply.starts_with("NOAUTH") {
         return Some(auth_refused(context, reply));
+    }
+    if reply.contains("SELECT is not allowed in cluster mode") {
+        return Some(Error::Config(format!(
+            "{context}: a Redis Cluster has database 0 only ({reply}); drop the URL's database \
+             number or make it /0"
+        )));
     }
     if reply.contains("DB index is out of range") {
         return Some(Error::Config(format!(
