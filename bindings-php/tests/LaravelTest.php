@@ -704,6 +704,7 @@ final class LaravelTest extends TestCase
             'cache' => ['host' => '127.0.0.1', 'port' => $port, 'password' => $password, 'database' => 3],
             'socket' => ['scheme' => 'unix', 'path' => '/nonexistent/redis.sock', 'password' => $password],
             'by-url' => ['url' => 'redis://127.0.0.1:1/0', 'host' => 'ignored'],
+            'tls-host' => ['host' => 'tls://127.0.0.1', 'port' => 1, 'password' => 'pw', 'database' => 2],
         ]);
         $name = unique_name('laravel');
         $this->app['config']->set('queue.connections.from-database', ['driver' => 'crawlq', 'connection' => 'cache', 'queue' => $name]);
@@ -716,7 +717,7 @@ final class LaravelTest extends TestCase
 
         $connector = new CrawlqConnector($this->app['config']);
         foreach (['socket' => 'unix:///nonexistent/redis.sock?db=0&pass=p%40ss%2Fw%3Ard%3F%23%25',
-                  'by-url' => 'redis://127.0.0.1:1/0'] as $redis => $url) {
+                  'by-url' => 'redis://127.0.0.1:1/0', 'tls-host' => 'rediss://:pw@127.0.0.1:1/2'] as $redis => $url) {
             try {
                 $connector->connect(['connection' => $redis, 'queue' => 'q', 'options' => ['connect_timeout' => 0.2, 'command_timeout' => 0.2]])->size();
                 $this->fail("no exception for $redis");

@@ -57,8 +57,9 @@ class CrawlqConnector implements ConnectorInterface
 
     /**
      * The URL of a Redis connection of config/database.php (`database.redis.<name>`): its
-     * `url`, or one made of its `scheme` (tcp, tls, unix), `host`, `port`, `path`, `username`,
-     * `password` and `database`, percent-encoded.
+     * `url`, or one made of its `scheme` (tcp, tls, unix; or one in the host, as phpredis takes
+     * `tls://host`), `host`, `port`, `path`, `username`, `password` and `database`,
+     * percent-encoded.
      */
     private function urlOfRedisConnection(string $name): string
     {
@@ -72,22 +73,26 @@ class CrawlqConnector implements ConnectorInterface
             return (string) $redis['url'];
         }
         $scheme = (string) ($redis['scheme'] ?? 'tcp');
+        $host = (string) ($redis['host'] ?? '127.0.0.1');
+        // phpredis takes TLS as a scheme in the host: 'host' => 'tls://cache.internal'
+        if (preg_match('#^([a-z]+)://(.*)$#i', $host, $m)) {
+            [$scheme, $host] = [strtolower($m[1]), $m[2]];
+        }
         $user = (string) ($redis['username'] ?? '');
         $password = (string) ($redis['password'] ?? '');
         $database = (int) ($redis['database'] ?? 0);
         if ($scheme === 'unix') {
             $query = ['db' => $database] + ($user !== '' ? ['user' => $user] : []) + ($password !== '' ? ['pass' => $password] : []);
-            return 'unix://' . ($redis['path'] ?? $redis['host'] ?? '') . '?' . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
+            return 'unix://' . ($redis['path'] ?? $host) . '?' . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
         }
-        if (!in_array($scheme, ['tcp', 'redis', 'tls', 'rediss'], true)) {
+        if (!in_array($scheme, ['tcp', 'redis', 'tls', 'ssl', 'rediss'], true)) {
             throw new \InvalidArgumentException("crawlq: Redis connection '$name' has the scheme '$scheme': tcp, tls or unix are read");
         }
         $auth = $password === '' && $user === '' ? '' : rawurlencode($user) . ($password !== '' ? ':' . rawurlencode($password) : '') . '@';
-        $host = (string) ($redis['host'] ?? '127.0.0.1');
         if (str_contains($host, ':') && $host[0] !== '[') {
             $host = "[$host]"; // an IPv6 address
         }
-        $tls = in_array($scheme, ['tls', 'rediss'], true);
+        $tls = in_array($scheme, ['tls', 'ssl', 'rediss'], true);
         return ($tls ? 'rediss' : 'redis') . "://$auth$host:" . (int) ($redis['port'] ?? 6379) . "/$database";
     }
 }
