@@ -313,25 +313,28 @@ fn traversed(items: &Zval) -> PhpResult<Option<Zval>> {
     Ok(Some(to_array.try_call(vec![items, &keep_keys])?))
 }
 
-/// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
-/// (anything else, or items of the wrong type, a TypeError), bad items or options an
-/// argument error.
-/// A seed call (`seed`, given where to report its progress) whose progress, how far it is
-/// after each round trip, goes to `progress` when given (a thrown exception stops it there).
-fn seeded<F, Fut>(progress: Option<ZendCallable>, seed: F) -> PhpResult<SeedReport>
-where
-    F: FnOnce(Box<dyn FnMut(crawlq::SeedProgress) + Send>) -> Fut,
-    Fut: std::future::Future<Output = crawlq::Result<crawlq::SeedReport>> + Send + 'static,
-{
+/// Seed `items` on `queue`, its progress (how far it is after each round trip) going to
+/// `progress` when given; an exception it throws stops the seed there.
+fn seeded(
+    queue: Arc<CoreQueue>,
+    items: Vec<crawlq::SeedItem>,
+    opts: crawlq::SeedOptions,
+    progress: Option<ZendCallable>,
+) -> PhpResult<SeedReport> {
     let to_zval = |p: &crawlq::SeedProgress| zval_of(&json::seed_progress_to_json(p, Style::Snake));
-    let report = runtime::with_progress(progress.as_ref(), to_zval, |reporter| {
-        seed(Box::new(move |p| {
-            let _ = reporter.unbounded_send(p);
-        }))
+    let report = runtime::with_progress(progress.as_ref(), to_zval, |reporter| async move {
+        queue
+            .seed_with_progress(&items, &opts, |p| {
+                let _ = reporter.unbounded_send(p);
+            })
+            .await
     })?;
     Ok(SeedReport { report })
 }
 
+/// The items and options of a seed (`seed`, `ackWithLinks`): a string or an array of items
+/// (anything else, or items of the wrong type, a TypeError), bad items or options an
+/// argument error.
 fn seed_arg(
     items: &Zval,
     options: Option<&Zval>,
@@ -465,10 +468,7 @@ impl Queue {
         progress: Option<ZendCallable>,
     ) -> PhpResult<SeedReport> {
         let (items, opts) = seed_arg(items, options, "items")?;
-        let queue = self.handle.queue()?;
-        seeded(progress, move |report_to| async move {
-            queue.seed_with_progress(&items, &opts, report_to).await
-        })
+        seeded(self.handle.queue()?, items, opts, progress)
     }
 
     /// Seed crawl requests (arrays with 'url' and optional 'method', 'headers', 'body',
@@ -485,9 +485,7 @@ impl Queue {
     ) -> PhpResult<SeedReport> {
         let queue = self.handle.queue()?;
         let (items, opts) = requests_arg(&queue, requests, options, None)?;
-        seeded(progress, move |report_to| async move {
-            queue.seed_with_progress(&items, &opts, report_to).await
-        })
+        seeded(queue, items, opts, progress)
     }
 
     /// Lease up to `$max` items, waiting up to `$wait` seconds when none is ready (an empty
