@@ -40,12 +40,14 @@ struct Cli {
 #[derive(Debug, Args)]
 pub(crate) struct Global {
     /// Redis URL: redis://[:password@]host[:port][/db], rediss://... (TLS) or unix:///path.
+    /// Unset: $CRAWLQ_URL (the framework adapters' variable), else redis://127.0.0.1:6379/0.
     #[arg(
         long,
         global = true,
         env = "CRAWLQ_REDIS_URL",
-        default_value = "redis://127.0.0.1:6379/0",
-        hide_env_values = true
+        hide_env_values = true,
+        default_value_t = redis_url_from_env(),
+        hide_default_value = true
     )]
     pub(crate) redis: String,
 
@@ -115,6 +117,16 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+}
+
+/// The URL when neither `--redis` nor `$CRAWLQ_REDIS_URL` gives one: `$CRAWLQ_URL`, which the
+/// Scrapy settings and Laravel config of docs/frameworks.md read, so a shell that runs a worker
+/// reaches the same Redis with the CLI; else the local default.
+fn redis_url_from_env() -> String {
+    std::env::var("CRAWLQ_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .unwrap_or_else(|| "redis://127.0.0.1:6379/0".to_string())
 }
 
 fn main() -> ExitCode {

@@ -147,6 +147,59 @@ async fn seed_reports_exact_counts_and_invalid_line_numbers() {
     assert!(queued.contains(&"https://example.com/a".to_string()));
 }
 
+/// Which Redis the CLI reaches: `--redis`, else `$CRAWLQ_REDIS_URL`, else `$CRAWLQ_URL` (the
+/// adapters' variable), else the local default; a port that refuses shows which was used.
+#[tokio::test]
+async fn the_redis_url_comes_from_the_flag_then_crawlq_redis_url_then_crawlq_url() {
+    let name = unique("url-env");
+    queue(&name)
+        .await
+        .seed(&["https://example.com/env".into()], &SeedOptions::default())
+        .await
+        .unwrap();
+    let dead = "redis://127.0.0.1:1/0";
+    let pending = |out: &Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        json_out(out)["pending"].as_u64()
+    };
+    let run = |env: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_crawlq"));
+        cmd.env_remove("CRAWLQ_REDIS_URL")
+            .env_remove("CRAWLQ_URL")
+            .env_remove("CRAWLQ_QUEUE")
+            .args(["-q", &name, "-o", "connect_timeout=2"])
+            .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run crawlq")
+    };
+    let url = shared().url();
+    let only_crawlq_url = run(&[("CRAWLQ_URL", &url)], &["stats", "--json"]);
+    assert_eq!(pending(&only_crawlq_url), Some(1));
+    let both = run(
+        &[("CRAWLQ_URL", dead), ("CRAWLQ_REDIS_URL", &url)],
+        &["stats", "--json"],
+    );
+    assert_eq!(
+        pending(&both),
+        Some(1),
+        "CRAWLQ_REDIS_URL before CRAWLQ_URL"
+    );
+    let flag = run(
+        &[("CRAWLQ_URL", dead), ("CRAWLQ_REDIS_URL", dead)],
+        &["--redis", &url, "stats", "--json"],
+    );
+    assert_eq!(pending(&flag), Some(1), "--redis before either variable");
+    let refused = run(&[("CRAWLQ_URL", dead)], &["stats", "--json"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("127.0.0.1:1"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
 #[tokio::test]
 async fn seed_into_a_named_crawl() {
     let name = unique("seed-crawl");
