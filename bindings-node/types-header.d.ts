@@ -67,6 +67,11 @@ export interface QueueOptions {
   reclaimBatch?: number
   adaptiveDelayStepMs?: number
   adaptiveDelayMaxMs?: number
+  /**
+   * The longest a server's Retry-After (`nack`'s `retryAfter`) holds its host and the retry
+   * (default 1 day; 0: no cap); a longer one is taken as this.
+   */
+  retryAfterMaxMs?: number
   /** PEM file of the CA of a `rediss://` server with a private CA. */
   tlsCaFile?: string
   /** After each change, wait until this many replicas have it (Redis WAIT); default 0. */

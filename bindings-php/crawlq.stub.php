@@ -26,7 +26,7 @@ final class Queue
      *     host_in_flight?: int, host_delay_after?: 'lease'|'answer', host_delay_factor?: float,
      *     host_delay_max?: float, crawl_delay_max?: float, host_key?: 'host'|'domain', key_prefix?: string, connect_timeout?: float,
      *     command_timeout?: float, max_payload_bytes?: int, seed_batch?: int, seen_cache?: int,
-     *     answer_linger?: float, reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float,
+     *     answer_linger?: float, reclaim_batch?: int, adaptive_delay_step?: float, adaptive_delay_max?: float, retry_after_max?: float,
      *     tls_ca_file?: string, min_replicas?: int, replica_timeout?: float, lease_crawls?: string|list<string>,
      *     shards?: int, extend_every?: float, revisit_after?: float, sort_query?: bool,
      *     allow_eviction?: bool}|null $options

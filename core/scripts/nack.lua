@@ -4,7 +4,8 @@
 -- KEYS: the queue's meta key (see common/1-prelude.lua)
 -- ARGV: 1 base, 2 clock, 3 max attempts, 4 backoff kind ('fixed' | 'exponential'),
 --       5 backoff base ms, 6 backoff cap ms, 7 backoff jitter (0..1), 8 default host delay ms,
---       9 adaptive step ms, 10 adaptive max ms, 11 lease count N, then 8 fields per lease:
+--       9 adaptive step ms, 10 adaptive max ms, 11 retry after max ms (0: no cap), 12 lease
+--       count N, then 8 fields per lease:
 --       lease key ('<token>:<id>'), retry (0/1), delay ms (-1 = backoff policy), reason (a JSON
 --       string literal, '' keeps the stored last_error), rate limited (0/1), random number in
 --       [0, 1) for jitter, payload (canonical JSON stored in place of the item's payload, ''
@@ -15,18 +16,19 @@
 -- A failed attempt counts against max attempts; a rate-limited nack does not (the host was
 -- busy, not the item) but doubles the host's adaptive extra delay (from the step, up to the
 -- max) and holds the host back for its full delay from now. A retry after holds the retry and
--- the host at least until then (whether or not rate limited). A record no script can read goes
+-- the host at least until then (whether or not rate limited), at most the retry after max. A record no script can read goes
 -- to dead letters as it is.
 
 -- The nack's steps (scripts.rs, STEPS_END): each call runs the body at the end.
 local NACK = {}
 
--- The call's retry policy (ARGV 3-10).
+-- The call's retry policy (ARGV 3-11).
 function NACK.policy(argv)
   return {
     max_attempts = tonumber(argv[3]), kind = argv[4],
     base = tonumber(argv[5]), cap = tonumber(argv[6]), jitter = tonumber(argv[7]),
     default_delay = tonumber(argv[8]), step = tonumber(argv[9]), adaptive_max = tonumber(argv[10]),
+    retry_after_max = tonumber(argv[11]),
   }
 end
 
@@ -45,15 +47,21 @@ function NACK.hold_host(host, at)
 end
 
 -- The hold a host asked for (Retry-After: ms from now, or '@' and a time in ms), in ms from
--- now (0: none).
-function NACK.retry_after_ms(after)
+-- now (0: none), at most `max` ms (0: no cap).
+function NACK.retry_after_ms(after, max)
   if after == '' then
     return 0
   end
+  local ms
   if string.byte(after, 1) == 64 then
-    return math.max((tonumber(string.sub(after, 2)) or NOW) - NOW, 0)
+    ms = math.max((tonumber(string.sub(after, 2)) or NOW) - NOW, 0)
+  else
+    ms = math.max(tonumber(after) or 0, 0)
   end
-  return math.max(tonumber(after) or 0, 0)
+  if max > 0 and ms > max then
+    return max
+  end
+  return ms
 end
 
 -- A rate-limited answer doubles the host's adaptive extra delay (from the step, up to the max)
@@ -113,7 +121,7 @@ function NACK.retry_in(call, fresh, host, d, crawl)
 end
 
 --- per call ---
-local policy, n = NACK.policy(ARGV), tonumber(ARGV[11])
+local policy, n = NACK.policy(ARGV), tonumber(ARGV[12])
 expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zset', K_HEADS, 'zset',
   K_DELAYED, 'zset', K_DEAD, 'zset', K_DEADREC, 'hash', K_HOSTDELAY, 'hash', K_ADAPTIVE, 'hash',
   K_WAKE, 'list', K_HOSTDEAD, 'hash', K_HOSTDELAYED, 'hash', FLIGHT.full, 'hash', K_HOSTPAUSE, 'hash' })
@@ -121,7 +129,7 @@ expect_types({ K_LEASES, 'hash', K_LEASED, 'zset', K_READY, 'zset', K_WAIT, 'zse
 -- with one multi-member call each at the end (no later iteration reads them).
 local lease_keys = {}
 for i = 0, n - 1 do
-  lease_keys[i + 1] = ARGV[12 + i * 8]
+  lease_keys[i + 1] = ARGV[13 + i * 8]
 end
 local recs = call_chunked('HMGET', K_LEASES, lease_keys)
 local out = {}
@@ -130,10 +138,10 @@ local call = { immediate = 0, retried = 0, died = 0, level = nil, delayed = {} }
 local flights = FLIGHT.any()
 local gone, answered = {}, {}
 for i = 0, n - 1 do
-  local a = 12 + i * 8
+  local a = 13 + i * 8
   local lease_key, retry, explicit = ARGV[a], ARGV[a + 1] == '1', tonumber(ARGV[a + 2])
   local reason, rate_limited, random = ARGV[a + 3], ARGV[a + 4] == '1', tonumber(ARGV[a + 5])
-  local payload, retry_after = ARGV[a + 6], NACK.retry_after_ms(ARGV[a + 7] or '')
+  local payload, retry_after = ARGV[a + 6], NACK.retry_after_ms(ARGV[a + 7] or '', policy.retry_after_max)
   local rec = recs[i + 1]
   if not rec or answered[lease_key] then
     out[i + 1] = 'lost'

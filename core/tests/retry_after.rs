@@ -179,3 +179,76 @@ async fn retry_after_in_each_style_and_bad_values_are_refused() {
         assert_eq!(err.code(), "INVALID_ARGUMENT", "{bad}: {err}");
     }
 }
+
+/// A Retry-After longer than `retry_after_max` (seconds or a date) holds the host and the retry
+/// that long; 0 takes it whole; the default is a day.
+#[tokio::test]
+async fn a_retry_after_longer_than_retry_after_max_is_taken_as_the_max() {
+    assert_eq!(
+        Config::default().retry_after_max,
+        Duration::from_secs(86_400)
+    );
+    let capped = open(
+        "retry-after-max",
+        Config {
+            retry_after_max: Duration::from_secs(600),
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    capped
+        .seed(
+            &items(&["http://a.com/1", "http://b.com/1", "http://c.com/1"]),
+            &SeedOptions::default(),
+        )
+        .await
+        .unwrap();
+    let leases = capped.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(hosts_of(&leases), ["a.com", "b.com", "c.com"]);
+    // ten years in seconds; a date two hours on; a date within the cap
+    let outcome = capped
+        .nack(&[
+            nack_after(&leases[0], "315360000", false),
+            nack_after(&leases[1], "Fri, 15 Jan 2027 10:00:00 GMT", true),
+            nack_after(&leases[2], "Fri, 15 Jan 2027 08:05:00 GMT", false),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(outcome, [NackOutcome::Retried; 3]);
+    for (host, held) in [("a.com", 600_000), ("b.com", 600_000), ("c.com", 300_000)] {
+        let info = capped.host_info(host).await.unwrap();
+        assert_eq!(info.held_until_ms, Some(T0 + held), "{host}");
+    }
+    capped.set_fixed_clock(Some(T0 + 599_999));
+    assert_eq!(
+        hosts_of(&capped.lease(10, Duration::ZERO).await.unwrap()),
+        ["c.com"]
+    );
+    capped.set_fixed_clock(Some(T0 + 600_000));
+    let due = capped.lease(10, Duration::ZERO).await.unwrap();
+    assert_eq!(
+        hosts_of(&due),
+        ["a.com", "b.com"],
+        "the retries waited the cap"
+    );
+
+    let uncapped = open(
+        "retry-after-max-0",
+        Config {
+            retry_after_max: Duration::ZERO,
+            ..fixed_clock_config()
+        },
+    )
+    .await;
+    uncapped
+        .seed(&items(&["http://a.com/1"]), &SeedOptions::default())
+        .await
+        .unwrap();
+    let lease = uncapped.lease(1, Duration::ZERO).await.unwrap();
+    uncapped
+        .nack(&[nack_after(&lease[0], "315360000", false)])
+        .await
+        .unwrap();
+    let info = uncapped.host_info("a.com").await.unwrap();
+    assert_eq!(info.held_until_ms, Some(T0 + 315_360_000_000));
+}

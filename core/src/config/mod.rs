@@ -219,6 +219,11 @@ pub struct Config {
     pub adaptive_delay_step: Duration,
     /// Cap of the adaptive extra delay (default 60 s).
     pub adaptive_delay_max: Duration,
+    /// The longest a server's `Retry-After` ([`crate::NackOptions::retry_after`]) holds its
+    /// host and the retried item (default 1 day; 0: no cap): a longer one, in seconds or as an
+    /// HTTP-date, is taken as this, so a broken or hostile header (`Retry-After: 315360000`)
+    /// cannot stop a host for years.
+    pub retry_after_max: Duration,
     /// PEM file of the CA that signed the server's certificate, for `rediss://` with a private
     /// CA (default: the system's trust store).
     pub tls_ca_file: Option<String>,
@@ -287,6 +292,7 @@ impl Default for Config {
             reclaim_batch: 100,
             adaptive_delay_step: Duration::from_secs(1),
             adaptive_delay_max: Duration::from_secs(60),
+            retry_after_max: Duration::from_secs(24 * 3600),
             tls_ca_file: None,
             min_replicas: 0,
             replica_timeout: Duration::from_secs(1),
@@ -359,6 +365,7 @@ impl Config {
             ("reclaim_batch", Parsed::Count(n)) => self.reclaim_batch = n as usize,
             ("adaptive_delay_step", Parsed::Duration(d)) => self.adaptive_delay_step = d,
             ("adaptive_delay_max", Parsed::Duration(d)) => self.adaptive_delay_max = d,
+            ("retry_after_max", Parsed::Duration(d)) => self.retry_after_max = d,
             ("tls_ca_file", Parsed::Text(p)) => self.tls_ca_file = Some(p),
             ("min_replicas", Parsed::Count(n)) => self.min_replicas = n as u32,
             ("replica_timeout", Parsed::Duration(d)) => self.replica_timeout = d,
@@ -427,6 +434,7 @@ impl Config {
             ("crawl_delay_max", self.crawl_delay_max),
             ("host_delay_max", self.host_delay_max),
             ("adaptive_delay_max", self.adaptive_delay_max),
+            ("retry_after_max", self.retry_after_max),
             ("connect_timeout", self.connect_timeout),
             ("command_timeout", self.command_timeout),
             ("replica_timeout", self.replica_timeout),
@@ -514,6 +522,7 @@ impl Config {
                 "reclaim_batch" => Value::from(self.reclaim_batch),
                 "adaptive_delay_step" => duration(self.adaptive_delay_step),
                 "adaptive_delay_max" => duration(self.adaptive_delay_max),
+                "retry_after_max" => duration(self.retry_after_max),
                 "tls_ca_file" => self.tls_ca_file.clone().map_or(Value::Null, Value::from),
                 "min_replicas" => Value::from(self.min_replicas),
                 "replica_timeout" => duration(self.replica_timeout),

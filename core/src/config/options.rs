@@ -144,6 +144,10 @@ pub(super) const SPECS: &[Spec] = &[
         kind: Kind::Duration,
     },
     Spec {
+        snake: "retry_after_max",
+        kind: Kind::Duration,
+    },
+    Spec {
         snake: "tls_ca_file",
         kind: Kind::Text,
     },

@@ -198,7 +198,7 @@ impl Ops {
         randoms: &[f64],
     ) -> Result<ScriptCall> {
         let c = &self.config;
-        let mut call = self.call(&scripts::NACK, 9 + leases.len() * 8);
+        let mut call = self.call(&scripts::NACK, 10 + leases.len() * 8);
         call.args.push(c.max_attempts.to_string().into_bytes());
         call.args.push(
             match c.backoff.kind {
@@ -213,6 +213,7 @@ impl Ops {
         call.args.push(millis(c.host_delay).into_bytes());
         call.args.push(millis(c.adaptive_delay_step).into_bytes());
         call.args.push(millis(c.adaptive_delay_max).into_bytes());
+        call.args.push(millis(c.retry_after_max).into_bytes());
         call.args.push(leases.len().to_string().into_bytes());
         for (i, (lease, opts)) in leases.iter().enumerate() {
             call.args.push(lease.lease_key().into_bytes());
