@@ -9,10 +9,11 @@ const { redactedUrl, useCore } = require('./adapters/common.js')
 const CODES = { config: 'ERR_CRAWLQ_CONFIG', timeout: 'ERR_CRAWLQ_TIMEOUT', server: 'ERR_CRAWLQ_SERVER' }
 
 /** A transport's connect failure as the error the native addon would reject with. */
-function connectError (err) {
+function connectError (err, wasm) {
   if (err && typeof err.code === 'string' && err.code.startsWith('ERR_CRAWLQ_')) return err
-  const out = new Error(err && err.message ? err.message : String(err), { cause: err })
-  out.code = CODES[err && err.kind] ?? 'ERR_CRAWLQ_UNAVAILABLE'
+  const kind = (err && err.kind) || 'unavailable'
+  const out = new Error(wasm.connectFailureMessage(kind, err && err.message ? err.message : String(err)), { cause: err })
+  out.code = CODES[kind] ?? 'ERR_CRAWLQ_UNAVAILABLE'
   return out
 }
 
@@ -42,7 +43,7 @@ function installConnect (Queue, validateOptions, wasm) {
     try {
       transport = await nodeRedisTransport(url, options ?? {})
     } catch (err) {
-      throw connectError(err)
+      throw connectError(err, wasm)
     }
     try {
       await refuseCluster(transport, url)

@@ -173,7 +173,38 @@ crawlq::js_functions!(wasm_functions);
 /// refusal is a configuration error, as in the native bindings.
 #[wasm_bindgen(js_name = handshakeRefusal, skip_typescript)]
 pub fn handshake_refusal(context: &str, reply: &str) -> Option<String> {
-    crawlq::config::handshake_refusal(context, reply).map(|e| e.to_string())
+    crawlq::config::handshake_refusal(context, reply).map(config_message)
+}
+
+/// For the transports: what is wrong with a URL's scheme (another one, or none: `host:port`,
+/// which ioredis reads and the native bindings refuse), in the core's words; undefined if none.
+#[wasm_bindgen(js_name = redisUrlProblem, skip_typescript)]
+pub fn redis_url_problem(url: &str) -> Option<String> {
+    crawlq::config::check_redis_url_scheme(url)
+        .err()
+        .map(config_message)
+}
+
+/// A configuration error's words without its kind's prefix: the transports' errors carry
+/// their kind apart (`err.kind`), as their other errors do.
+fn config_message(err: crawlq::Error) -> String {
+    match err {
+        crawlq::Error::Config(message) => message,
+        other => other.to_string(),
+    }
+}
+
+/// For `Queue.connect`: a transport's connect failure (its `kind` and message) in the words of
+/// the native addon's error of that kind (`redis unavailable: connecting to ...`).
+#[wasm_bindgen(js_name = connectFailureMessage, skip_typescript)]
+pub fn connect_failure_message(kind: &str, message: &str) -> String {
+    match kind {
+        "config" => crawlq::Error::Config(message.into()),
+        "timeout" => crawlq::Error::Timeout(message.into()),
+        "server" => crawlq::Error::from_server_reply(message),
+        _ => crawlq::Error::Unavailable(message.into()),
+    }
+    .to_string()
 }
 
 /// For the transports: why a URL the client could not read is wrong (`clientSays`: the

@@ -156,6 +156,19 @@ test('the transports\' errors name the URL without its password', async () => {
     assert.doesNotMatch(err.message, /s3cret/)
     return true
   })
+  // Queue.connect words them as the native addon does, the kind's prefix first
+  for (const build of [wasm, native]) {
+    await assert.rejects(build.Queue.connect('redis://user:s3cret@127.0.0.1:1/0', 'q', { connectTimeoutMs: 300 }), err => {
+      assert.equal(err.code, 'ERR_CRAWLQ_UNAVAILABLE', err.message)
+      assert.match(err.message, /^redis unavailable: connecting to redis:\/\/\*\*\*@127\.0\.0\.1:1\/0: /)
+      return true
+    })
+    await assert.rejects(build.Queue.connect('http://:s3cret@127.0.0.1:1/', 'q'), err => {
+      assert.equal(err.code, 'ERR_CRAWLQ_CONFIG', err.message)
+      assert.match(err.message, /^invalid configuration: redis URL http:\/\/\*\*\*@127\.0\.0\.1:1\/: unsupported scheme/)
+      return true
+    })
+  }
 })
 
 test('a refused password or database and an unreadable URL are config errors, as in the native addon', async () => {
@@ -165,12 +178,12 @@ test('a refused password or database and an unreadable URL are config errors, as
     [`redis://:wrong@127.0.0.1:${port}/0`]: /authentication failed \(WRONGPASS/,
     [`redis://127.0.0.1:${port}/0`]: /authentication failed \(NOAUTH/,
     [`redis://:s3cret@127.0.0.1:${port}/99`]: /no database of the URL's number \(ERR DB index is out of range\)/,
-    [`127.0.0.1:${port}`]: new RegExp(`no scheme: write redis://127\\.0\\.0\\.1:${port}$`)
+    [`127.0.0.1:${port}`]: new RegExp(`no scheme: write redis://127\\.0\\.0\\.1:${port}$`),
+    [`http://127.0.0.1:${port}`]: /unsupported scheme "http"/
   }
   try {
     for (const [url, says] of Object.entries(refused)) {
       for (const transport of [wasm.nodeRedisTransport, wasm.ioredisTransport]) {
-        if (transport === wasm.ioredisTransport && !url.includes('://')) continue // ioredis reads host:port
         await assert.rejects(transport(url, { connectTimeoutMs: 1000 }), err => {
           assert.equal(err.kind, 'config', `${transport.name} ${url}: ${err.message}`)
           assert.match(err.message, says)

@@ -28,6 +28,15 @@ function redactedUrl (url) {
   return loaded().redactedUrl(String(url))
 }
 
+/**
+ * Refuse a URL of a scheme the native bindings refuse, or of none (`host:port`, which ioredis
+ * would read), before a client is made for it: a configuration error in the core's words.
+ */
+function checkUrl (url) {
+  const problem = loaded().redisUrlProblem(String(url))
+  if (problem) throw kindError('config', problem)
+}
+
 /** A URL the client refused to read (`err`), as a configuration error saying why, in the core's words. */
 function urlError (url, err) {
   return kindError('config', `redis URL ${redactedUrl(url)}: ${loaded().whyUrlUnread(String(url), err.message)}`, err)
@@ -202,4 +211,4 @@ class ClientTransport {
   }
 }
 
-module.exports = { ClientTransport, connectFailure, kindError, redactedUrl, unixSocket, urlError, useCore, withTimeout }
+module.exports = { checkUrl, ClientTransport, connectFailure, kindError, redactedUrl, unixSocket, urlError, useCore, withTimeout }

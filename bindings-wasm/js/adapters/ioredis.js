@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `ioredis` client.
 
 const fs = require('node:fs')
-const { ClientTransport, connectFailure, kindError, unixSocket, urlError } = require('./common.js')
+const { checkUrl, ClientTransport, connectFailure, kindError, unixSocket, urlError } = require('./common.js')
 
 function loadIoredis () {
   try {
@@ -14,6 +14,7 @@ function loadIoredis () {
 
 /** Connect with ioredis and return a transport (same options as nodeRedisTransport). */
 async function ioredisTransport (url, options = {}) {
+  checkUrl(url)
   const { default: Redis, ReplyError } = loadIoredis()
   // ioredis takes a unix socket as `path`, not as a URL
   const unix = unixSocket(url)

@@ -2,7 +2,7 @@
 // A crawlq transport over the npm `redis` client (node-redis v5).
 
 const fs = require('node:fs')
-const { ClientTransport, connectFailure, kindError, unixSocket, urlError } = require('./common.js')
+const { checkUrl, ClientTransport, connectFailure, kindError, unixSocket, urlError } = require('./common.js')
 
 function loadRedis () {
   try {
@@ -17,6 +17,7 @@ function loadRedis () {
  * connection ones (connectTimeoutMs, commandTimeoutMs, tlsCaFile) are used here.
  */
 async function nodeRedisTransport (url, options = {}) {
+  checkUrl(url)
   const { createClient, ErrorReply } = loadRedis()
   // node-redis takes a unix socket as `socket.path`, not as a URL ("Invalid protocol")
   const unix = unixSocket(url)

@@ -35,11 +35,14 @@ const REDIS_SCHEMES: [&str; 7] = [
 ];
 
 /// Refuse a URL of another scheme (`http://...`, a common slip) with the schemes that are
-/// read, instead of the client's "did not parse". A URL without `://` is left to the client.
+/// read, instead of the client's "did not parse", and a URL without one (`host:port`), which
+/// the redis client refuses and some JavaScript clients read, saying how to write it.
 ///
 /// ```
 /// use crawlq::config::check_redis_url_scheme;
 /// assert!(check_redis_url_scheme("redis://127.0.0.1:6379/0").is_ok());
+/// assert_eq!(check_redis_url_scheme("127.0.0.1:6379").unwrap_err().to_string(),
+///     "invalid configuration: redis URL 127.0.0.1:6379: no scheme: write redis://127.0.0.1:6379");
 /// assert_eq!(check_redis_url_scheme("http://u:pw@h/").unwrap_err().to_string(),
 ///     "invalid configuration: redis URL http://***@h/: unsupported scheme \"http\": use \
 ///      redis://host:port/db, rediss:// (TLS) or unix:///path/to/socket");
@@ -53,7 +56,13 @@ pub fn check_redis_url_scheme(url: &str) -> Result<()> {
                 redacted_url(url)
             )))
         }
-        _ => Ok(()),
+        Some(_) => Ok(()),
+        // some clients read `host:port` as a URL (ioredis), others refuse it: refused in all
+        None => Err(Error::Config(format!(
+            "redis URL {}: {}",
+            redacted_url(url),
+            why_url_unread(url, "")
+        ))),
     }
 }
 
@@ -140,11 +149,13 @@ mod tests {
             "unix:///tmp/redis.sock",
             "redis+unix:///tmp/redis.sock",
             "valkey://h",
-            "127.0.0.1:6379",
         ] {
             assert!(check_redis_url_scheme(url).is_ok(), "{url}");
         }
-        assert!(check_redis_url_scheme("https://h/").is_err());
+        for url in ["https://h/", "127.0.0.1:6379", "/tmp/redis.sock", ""] {
+            let err = check_redis_url_scheme(url).unwrap_err();
+            assert_eq!(err.code(), "CONFIG", "{url}");
+        }
     }
 
     #[test]
