@@ -185,6 +185,13 @@ pub fn redis_url_problem(url: &str) -> Option<String> {
         .map(config_message)
 }
 
+/// For the transports: a connection answered in another protocol than Redis's (`said`: the
+/// client's parse error), as the native bindings word it.
+#[wasm_bindgen(js_name = notRedisProtocol, skip_typescript)]
+pub fn not_redis_protocol(context: &str, said: &str) -> String {
+    config_message(crawlq::config::not_redis_protocol(context, said))
+}
+
 /// A configuration error's words without its kind's prefix: the transports' errors carry
 /// their kind apart (`err.kind`), as their other errors do.
 fn config_message(err: crawlq::Error) -> String {

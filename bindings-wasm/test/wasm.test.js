@@ -171,6 +171,28 @@ test('the transports\' errors name the URL without its password', async () => {
   }
 })
 
+test('an HTTP port is a config error through ioredis, as in the native addon; node-redis only sees the socket close', async () => {
+  const server = require('node:http').createServer((req, res) => res.end('not redis'))
+  await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+  const url = `redis://127.0.0.1:${server.address().port}/0`
+  try {
+    await assert.rejects(wasm.ioredisTransport(url, { connectTimeoutMs: 1000 }), err => {
+      assert.equal(err.kind, 'config', err.message)
+      assert.match(err.message, /did not answer in Redis's protocol \(Protocol error, .*\): is that the address of a Redis server\?$/)
+      return true
+    })
+    await assert.rejects(native.Queue.connect(url, 'q', { connectTimeoutMs: 1000 }), err => {
+      assert.equal(err.code, 'ERR_CRAWLQ_CONFIG', err.message)
+      assert.match(err.message, /did not answer in Redis's protocol/)
+      return true
+    })
+    await assert.rejects(wasm.nodeRedisTransport(url, { connectTimeoutMs: 1000 }), err => err.kind === 'unavailable')
+  } finally {
+    server.closeAllConnections()
+    await new Promise(resolve => server.close(resolve))
+  }
+})
+
 test('a refused password or database and an unreadable URL are config errors, as in the native addon', async () => {
   const own = await startRedis('--requirepass', 's3cret')
   const port = new URL(own.url).port

@@ -44,11 +44,13 @@ function urlError (url, err) {
 
 /**
  * A failure to connect (`err`), as the native bindings report it: the server's refusal of the
- * handshake (a wrong password, a database it lacks) is a configuration error, anything else
- * leaves the server unavailable.
+ * handshake (a wrong password, a database it lacks) and an answer in another protocol (an
+ * HTTP port; ioredis's parser says so, node-redis only sees the socket close) are
+ * configuration errors, anything else leaves the server unavailable.
  */
 function connectFailure (url, err, isReplyError) {
   const context = `connecting to ${redactedUrl(url)}`
+  if (err && err.name === 'ParserError') return kindError('config', loaded().notRedisProtocol(context, err.message), err)
   const refusal = isReplyError(err) ? loaded().handshakeRefusal(context, err.message) : undefined
   return refusal ? kindError('config', refusal, err) : kindError('unavailable', `${context}: ${err.message}`, err)
 }

@@ -15,7 +15,8 @@ mod values;
 
 use options::{Parsed, SPECS, name_in, parse_value, unknown_option};
 pub use redis_url::{
-    auth_refused, check_redis_url_scheme, handshake_refusal, redacted_url, why_url_unread,
+    auth_refused, check_redis_url_scheme, handshake_refusal, not_redis_protocol, redacted_url,
+    why_url_unread,
 };
 pub use values::*;
 

@@ -96,6 +96,23 @@ pub fn why_url_unread(url: &str, client_says: &str) -> String {
     }
 }
 
+/// An address whose server answered a connection in another protocol than Redis's (an HTTP
+/// port, say): a setting to fix, not worth trying again. `said`: the client's parse error.
+///
+/// ```
+/// use crawlq::config::not_redis_protocol;
+/// let err = not_redis_protocol("connecting to redis://h:80/0", "Protocol error, got \"H\" as reply type byte\nmore");
+/// assert_eq!(err.code(), "CONFIG");
+/// assert!(err.to_string().ends_with("(Protocol error, got \"H\" as reply type byte): is that the address of a Redis server?"));
+/// ```
+pub fn not_redis_protocol(context: &str, said: &str) -> Error {
+    Error::Config(format!(
+        "{context}: the server did not answer in Redis's protocol ({}): is that the address of \
+         a Redis server?",
+        said.lines().next().unwrap_or_default()
+    ))
+}
+
 /// A server's refusal of a connection's handshake (`AUTH`, `HELLO`, `SELECT`) as every client
 /// reports it: a setting the caller can fix in the URL, so an [`Error::Config`]; `None` for
 /// another reply. `context` says what was being done (`connecting to redis://***@host`).

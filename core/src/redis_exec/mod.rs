@@ -178,12 +178,7 @@ impl RedisExecutor {
                 }
                 // an address of another service (an HTTP port): not worth trying again
                 Err(e) if e.kind() == ErrorKind::Parse => {
-                    let said = e.to_string();
-                    return Err(Error::Config(format!(
-                        "{context}: the server did not answer in Redis's protocol ({}): is that \
-                         the address of a Redis server?",
-                        said.lines().next().unwrap_or_default()
-                    )));
+                    return Err(crate::config::not_redis_protocol(&context, &e.to_string()));
                 }
                 Err(e) => return Err(to_error(e, &context)),
             }
