@@ -16,8 +16,8 @@
 -- A failed attempt counts against max attempts; a rate-limited nack does not (the host was
 -- busy, not the item) but doubles the host's adaptive extra delay (from the step, up to the
 -- max) and holds the host back for its full delay from now. A retry after holds the retry and
--- the host at least until then (whether or not rate limited), at most the retry after max. A record no script can read goes
--- to dead letters as it is.
+-- the host at least until then (whether or not rate limited), at most the retry after max. A
+-- record no script can read goes to dead letters as it is.
 
 -- The nack's steps (scripts.rs, STEPS_END): each call runs the body at the end.
 local NACK = {}
