@@ -296,7 +296,7 @@ export interface NackOptions {
   reason?: string | null
   /** The host said "slow down": the attempt is not counted, the host's delay grows. */
   rateLimited?: boolean
-  /** The host's `Retry-After` header, as it came (seconds or an HTTP-date): the retry and every lease of the host wait at least that long. */
+  /** The host's `Retry-After` header, as it came (seconds or an HTTP-date): the retry and every lease of the host wait at least that long, at most the queue's `retryAfterMaxMs`. */
   retryAfter?: string
   /** The same as a number of milliseconds. */
   retryAfterMs?: number

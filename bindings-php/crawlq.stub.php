@@ -149,7 +149,9 @@ final class Queue
      * @param Lease|list<Lease> $lease
      * @param array{retry?: bool, delay?: float|null, reason?: string, rate_limited?: bool, payload?: mixed,
      *     retry_after?: string|float, retry_after_header?: string|null}|null $options
-     *        payload is stored in place of the item's payload (null keeps it)
+     *        payload is stored in place of the item's payload (null keeps it); retry_after (the
+     *        host's Retry-After text, or seconds) holds the retry and the host that long, at most
+     *        the queue's retry_after_max
      * @return 'retried'|'dead'|'lost'|list<'retried'|'dead'|'lost'>
      */
     public function nack(mixed $lease, mixed $options = null): mixed {}

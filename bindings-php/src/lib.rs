@@ -643,7 +643,8 @@ impl Queue {
     /// Fail a lease (or an array): 'retried', 'dead' or 'lost'. Options: retry (bool), delay
     /// (seconds or null for the backoff policy), reason (string), rate_limited (bool), payload
     /// (stored in place of the item's payload; null keeps it), retry_after (the host's
-    /// Retry-After text, or seconds: the retry and the host wait at least that long).
+    /// Retry-After text, or seconds: the retry and the host wait at least that long, at most
+    /// the queue's retry_after_max).
     pub fn nack(&self, lease: &Zval, options: Option<&Zval>) -> PhpResult<Zval> {
         let arg = LeaseArg::extract(lease)?;
         let options = options_json(options, "options")?;

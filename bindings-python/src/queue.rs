@@ -395,7 +395,8 @@ macro_rules! queue_methods {
 
             /// Fail a lease (or a sequence): "retried", "dead" or "lost". A `payload`
             /// replaces the item's stored payload (None keeps it). `retry_after` (the text of
-            /// a Retry-After header, or seconds) holds the retry and the host that long;
+            /// a Retry-After header, or seconds) holds the retry and the host that long, at
+            /// most the queue's `retry_after_max`;
             /// `retry_after_header` is the header as a server sent it (one that is neither
             /// seconds nor an HTTP-date is ignored).
             #[pyo3(signature = (lease, *, retry = true, delay = None, reason = None, rate_limited = false, payload = None, retry_after = None, retry_after_header = None))]
