@@ -34,9 +34,11 @@ async function ioredisTransport (url, options = {}) {
     } catch (err) {
       throw urlError(url, err)
     }
-    // ioredis rejects connect() with "Connection is closed." and says why only in an event
+    // ioredis rejects connect() with "Connection is closed." and says why only in an event:
+    // the first one (ECONNREFUSED, a parser's protocol error), not the errors of the commands
+    // it then fails ("Stream isn't writeable")
     let why = null
-    client.on('error', err => { why = err })
+    client.on('error', err => { why = why ?? err })
     try {
       await client.connect()
       // ioredis selects the URL's database once ready and goes on in database 0 when the
