@@ -3,6 +3,7 @@ spider processes on the local test site) is tests/frameworks/run.py."""
 
 from __future__ import annotations
 
+import email.utils
 import re
 import time
 from typing import Any
@@ -345,14 +346,15 @@ def test_a_429_with_retry_after_holds_the_request_and_its_host(redis_server: Red
     from crawlq.scrapy import DownloaderMiddleware
 
     settings = {"CRAWLQ_QUEUE": name, "SPIDER_MIDDLEWARES": {"crawlq.scrapy.SpiderMiddleware": 60},
-                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10}}
+                "DOWNLOADER_MIDDLEWARES": {"crawlq.scrapy.DownloaderMiddleware": 10},
+                "CRAWLQ_OPTIONS": {"retry_after_max": 600}}
     scheduler = _open(settings, redis_server)
     try:
-        for url in ("http://busy.example/1", "http://busy.example/2", "http://odd.example/1"):
+        for url in ("http://busy.example/1", "http://busy.example/2", "http://odd.example/1", "http://date.example/1"):
             scheduler.enqueue_request(scrapy.Request(url))
         middleware = DownloaderMiddleware(scheduler.crawler)
         got = {}
-        while len(got) < 2:
+        while len(got) < 3:
             request = scheduler.next_request()
             if request is not None:
                 got[request.url.split("/")[2]] = request
@@ -368,7 +370,14 @@ def test_a_429_with_retry_after_holds_the_request_and_its_host(redis_server: Red
         with pytest.raises(IgnoreRequest):
             middleware.process_response(got["odd.example"], Response(got["odd.example"].url, status=503,
                                                                     headers={"Retry-After": "later"}))
-        assert q.stats()["retried_total"] == 2
+        # an HTTP-date ten years on: held for retry_after_max (CRAWLQ_OPTIONS), not ten years
+        years_on = email.utils.formatdate(time.time() + 10 * 365 * 86400, usegmt=True)
+        asked = time.time()
+        with pytest.raises(IgnoreRequest):
+            middleware.process_response(got["date.example"], Response(got["date.example"].url, status=503,
+                                                                     headers={"Retry-After": years_on}))
+        assert q.host_info("date.example")["held_until"] == pytest.approx(asked + 600, abs=5)
+        assert q.stats()["retried_total"] == 3
         q.close()
     finally:
         scheduler.close("shutdown")

@@ -47,8 +47,9 @@ What happens to a request:
   that ``HttpErrorMiddleware`` refuses (404, 410, ...) is a dead letter at once (reason
   ``HTTP 404``); a status in ``CRAWLQ_RETRY_HTTP_CODES`` (default: Scrapy's
   ``RETRY_HTTP_CODES``) and a download error (DNS, timeout, refused) are nacked for a retry
-  and never reach the callback (429 also slows the host down, and a ``Retry-After`` in
-  seconds is the retry's delay). A redirect seeds the target and acks the original.
+  and never reach the callback (429 also slows the host down, and a ``Retry-After``, seconds
+  or an HTTP-date, holds the retry and the host, at most ``retry_after_max``). A redirect
+  seeds the target and acks the original.
 * robots.txt (``ROBOTSTXT_OBEY``): the ``Crawl-delay`` of each robots.txt Scrapy reads becomes
   the host's delay for every worker (``set_host_crawl_delay``: never over an operator's
   ``set_host_delay``; capped by ``crawl_delay_max``), for ``ROBOTSTXT_USER_AGENT`` (else
