@@ -97,6 +97,46 @@ pub async fn crawlq_crawl(
     done.join(tasks).await
 }
 
+/// crawlq the way a crawler used it before a page could be answered in one call: each page
+/// leased alone, its links seeded, then its lease acked (three round trips, no known-seen
+/// cache). bench/run.py measures it in the same run as `crawlq_crawl`, as the yardstick of the
+/// crawl target (bench/README.md, "Targets").
+pub async fn crawlq_crawl_loop(
+    url: &str,
+    queue: &str,
+    concurrency: usize,
+    file: &str,
+) -> Result<(u64, f64)> {
+    let pages = Arc::new(read_pages(file)?);
+    let q = Arc::new(Queue::connect(url, queue, bench_config()).await?);
+    let done = Arc::new(Drained::start());
+    let next = LeaseOptions {
+        max: 1,
+        wait: IDLE_WAIT,
+        ttl: None,
+    };
+    let mut tasks = Vec::new();
+    for worker in 0..concurrency {
+        let (q, done, pages) = (q.clone(), done.clone(), pages.clone());
+        tasks.push(tokio::spawn(async move {
+            for links in pages.iter().skip(worker).step_by(concurrency) {
+                let Some(lease) = q.lease_with(&next).await?.pop() else {
+                    return Err(crawlq::Error::InvalidArgument(
+                        "the frontier ran dry".into(),
+                    ));
+                };
+                let links: Vec<SeedItem> =
+                    links.iter().map(|l| SeedItem::from(l.as_str())).collect();
+                q.seed(&links, &SeedOptions::default()).await?;
+                let acked = q.ack(&[lease.handle()]).await?;
+                done.add(acked.iter().filter(|a| **a).count() as u64);
+            }
+            Ok::<_, crawlq::Error>(())
+        }));
+    }
+    done.join(tasks).await
+}
+
 /// The scrapy-redis pattern: a set of request fingerprints (SHA-1) and a list of requests.
 fn fingerprint(url: &str) -> String {
     sha1_smol::Sha1::from(url).digest().to_string()

@@ -7,6 +7,7 @@
 //! crawlq-bench crawlq drain <redis-url> <queue> <concurrency> <batch> <host-delay-ms> <expected>
 //! crawlq-bench crawlq drain-next ...   the same, each ack sent with the next lease (ack_and_lease)
 //! crawlq-bench crawlq crawl <redis-url> <queue> <concurrency> <pages-file>   (crawl.rs)
+//! crawlq-bench crawlq crawl-loop ...   the same pages, each leased, its links seeded, then acked
 //! crawlq-bench scrapy-redis seed  <redis-url> <key> <file>
 //! crawlq-bench scrapy-redis crawl <redis-url> <key> <concurrency> <pages-file>
 //! crawlq-bench list   seed  <redis-url> <key> <file>            one LPUSH round trip per URL
@@ -65,6 +66,9 @@ async fn main() {
         }
         ["crawlq", "crawl", url, queue, concurrency, file] => {
             crawl::crawlq_crawl(url, queue, parse(concurrency), file).await
+        }
+        ["crawlq", "crawl-loop", url, queue, concurrency, file] => {
+            crawl::crawlq_crawl_loop(url, queue, parse(concurrency), file).await
         }
         ["scrapy-redis", "seed", url, key, file] => crawl::scrapy_redis_seed(url, key, file).await,
         ["scrapy-redis", "crawl", url, key, concurrency, file] => {
