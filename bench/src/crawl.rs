@@ -40,18 +40,33 @@ fn fetch_time(ms: u64, worker: usize, page: usize) -> std::time::Duration {
     std::time::Duration::from_micros(ms * 500 + ms * spread)
 }
 
-/// crawlq: each worker leases a page, then answers each of its pages with
-/// `ack_with_links_and_lease` (its links seeded, its lease acked, the next page leased: one
-/// call per page), the last with `ack_with_links`.
+/// How a crawlq worker answers its pages.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Answer {
+    /// One call per page: `ack_with_links_and_lease` (its links seeded, its lease acked, the
+    /// next page leased), the last page with `ack_with_links`; the known-seen cache on.
+    OneCall,
+    /// The loop a page's one call replaces: lease the page, seed its links, ack it (three
+    /// round trips, no known-seen cache). bench/run.py measures it in the same round as
+    /// `OneCall`, as the yardstick of the crawl target (bench/README.md, "Targets").
+    ThreeCalls,
+}
+
+/// crawlq: each worker leases a page, then answers each of its pages as `answer` says.
 pub async fn crawlq_crawl(
     url: &str,
     queue: &str,
     concurrency: usize,
     file: &str,
+    answer: Answer,
 ) -> Result<(u64, f64)> {
     let pages = Arc::new(read_pages(file)?);
     let config = Config {
-        seen_cache: SEEN_CACHE,
+        seen_cache: if answer == Answer::OneCall {
+            SEEN_CACHE
+        } else {
+            0
+        },
         ..bench_config()
     };
     let q = Arc::new(Queue::connect(url, queue, config).await?);
@@ -80,7 +95,14 @@ pub async fn crawlq_crawl(
                     tokio::time::sleep(fetch_time(ms, worker, i)).await;
                 }
                 let opts = SeedOptions::default();
-                let acked = if i + 1 == mine.len() {
+                let acked = if answer == Answer::ThreeCalls {
+                    q.seed(&links, &opts).await?;
+                    let acked = q.ack(&[lease.handle()]).await?.first() == Some(&true);
+                    if i + 1 < mine.len() {
+                        held = q.lease_with(&next).await?.pop();
+                    }
+                    acked
+                } else if i + 1 == mine.len() {
                     q.ack_with_links(&lease.handle(), &links, &opts).await?.0
                 } else {
                     let (acked, _, mut more) = q
@@ -90,46 +112,6 @@ pub async fn crawlq_crawl(
                     acked
                 };
                 done.add(u64::from(acked));
-            }
-            Ok::<_, crawlq::Error>(())
-        }));
-    }
-    done.join(tasks).await
-}
-
-/// crawlq the way a crawler used it before a page could be answered in one call: each page
-/// leased alone, its links seeded, then its lease acked (three round trips, no known-seen
-/// cache). bench/run.py measures it in the same run as `crawlq_crawl`, as the yardstick of the
-/// crawl target (bench/README.md, "Targets").
-pub async fn crawlq_crawl_loop(
-    url: &str,
-    queue: &str,
-    concurrency: usize,
-    file: &str,
-) -> Result<(u64, f64)> {
-    let pages = Arc::new(read_pages(file)?);
-    let q = Arc::new(Queue::connect(url, queue, bench_config()).await?);
-    let done = Arc::new(Drained::start());
-    let next = LeaseOptions {
-        max: 1,
-        wait: IDLE_WAIT,
-        ttl: None,
-    };
-    let mut tasks = Vec::new();
-    for worker in 0..concurrency {
-        let (q, done, pages) = (q.clone(), done.clone(), pages.clone());
-        tasks.push(tokio::spawn(async move {
-            for links in pages.iter().skip(worker).step_by(concurrency) {
-                let Some(lease) = q.lease_with(&next).await?.pop() else {
-                    return Err(crawlq::Error::InvalidArgument(
-                        "the frontier ran dry".into(),
-                    ));
-                };
-                let links: Vec<SeedItem> =
-                    links.iter().map(|l| SeedItem::from(l.as_str())).collect();
-                q.seed(&links, &SeedOptions::default()).await?;
-                let acked = q.ack(&[lease.handle()]).await?;
-                done.add(acked.iter().filter(|a| **a).count() as u64);
             }
             Ok::<_, crawlq::Error>(())
         }));

@@ -64,11 +64,20 @@ async fn main() {
             )
             .await
         }
-        ["crawlq", "crawl", url, queue, concurrency, file] => {
-            crawl::crawlq_crawl(url, queue, parse(concurrency), file).await
-        }
-        ["crawlq", "crawl-loop", url, queue, concurrency, file] => {
-            crawl::crawlq_crawl_loop(url, queue, parse(concurrency), file).await
+        [
+            "crawlq",
+            mode @ ("crawl" | "crawl-loop"),
+            url,
+            queue,
+            concurrency,
+            file,
+        ] => {
+            let answer = if *mode == "crawl" {
+                crawl::Answer::OneCall
+            } else {
+                crawl::Answer::ThreeCalls
+            };
+            crawl::crawlq_crawl(url, queue, parse(concurrency), file, answer).await
         }
         ["scrapy-redis", "seed", url, key, file] => crawl::scrapy_redis_seed(url, key, file).await,
         ["scrapy-redis", "crawl", url, key, concurrency, file] => {
